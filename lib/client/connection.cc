@@ -1,0 +1,99 @@
+#include "lib/client/connection.h"
+
+#include <fstream>
+#include <sstream>
+
+#include <grpcpp/create_channel.h>
+#include <grpcpp/security/credentials.h>
+
+#include "absl/strings/str_cat.h"
+#include "lib/common/grpc_status.h"
+
+namespace tock::client {
+namespace {
+
+absl::StatusOr<std::string> ReadFile(const std::string& path, std::string_view what) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return absl::InvalidArgumentError(absl::StrCat("cannot read the ", what, " file ", path));
+  }
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Connection>> Connection::Open(const ConnectionOptions& options) {
+  if (options.address.empty()) {
+    return absl::InvalidArgumentError("the server address is empty; use --address HOST:PORT");
+  }
+  std::shared_ptr<grpc::ChannelCredentials> credentials;
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(128 * 1024 * 1024);
+  if (options.tls.enabled) {
+    grpc::SslCredentialsOptions ssl;
+    if (!options.tls.ca_cert_path.empty()) {
+      auto ca = ReadFile(options.tls.ca_cert_path, "TLS CA certificate");
+      if (!ca.ok()) return ca.status();
+      ssl.pem_root_certs = *ca;
+    }
+    if (!options.tls.cert_path.empty() || !options.tls.key_path.empty()) {
+      auto cert = ReadFile(options.tls.cert_path, "TLS client certificate");
+      if (!cert.ok()) return cert.status();
+      auto key = ReadFile(options.tls.key_path, "TLS client key");
+      if (!key.ok()) return key.status();
+      ssl.pem_cert_chain = *cert;
+      ssl.pem_private_key = *key;
+    }
+    if (!options.tls.server_name.empty()) {
+      args.SetSslTargetNameOverride(options.tls.server_name);
+    }
+    credentials = grpc::SslCredentials(ssl);
+  } else {
+    credentials = grpc::InsecureChannelCredentials();
+  }
+  auto channel = grpc::CreateCustomChannel(options.address, credentials, args);
+  return std::unique_ptr<Connection>(new Connection(options, std::move(channel)));
+}
+
+Connection::Connection(ConnectionOptions options, std::shared_ptr<grpc::Channel> channel)
+    : options_(std::move(options)),
+      channel_(std::move(channel)),
+      workflow_(temporal::api::workflowservice::v1::WorkflowService::NewStub(channel_)),
+      operator_(temporal::api::operatorservice::v1::OperatorService::NewStub(channel_)),
+      admin_(tock::admin::v1::AdminService::NewStub(channel_)) {}
+
+std::unique_ptr<grpc::ClientContext> Connection::NewContext(
+    const std::string& namespace_name) const {
+  auto context = std::make_unique<grpc::ClientContext>();
+  if (options_.timeout > absl::ZeroDuration()) {
+    context->set_deadline(absl::ToChronoTime(absl::Now() + options_.timeout));
+  }
+  context->AddMetadata("client-name", "tock");
+  context->AddMetadata("client-version", "0.1.0");
+  if (!options_.api_key.empty()) {
+    context->AddMetadata("authorization", absl::StrCat("Bearer ", options_.api_key));
+  }
+  if (!namespace_name.empty()) context->AddMetadata("temporal-namespace", namespace_name);
+  return context;
+}
+
+absl::Status Connection::Translate(const grpc::Status& status) const {
+  absl::Status result = FromGrpcStatus(status);
+  if (result.code() == absl::StatusCode::kUnavailable) {
+    absl::Status named(result.code(), absl::StrCat("cannot reach the server at ",
+                                                   options_.address, ": ", result.message()));
+    result.ForEachPayload(
+        [&](std::string_view url, const absl::Cord& payload) { named.SetPayload(url, payload); });
+    return named;
+  }
+  if (result.code() == absl::StatusCode::kDeadlineExceeded) {
+    return absl::DeadlineExceededError(
+        absl::StrCat("the server at ", options_.address, " did not answer within ",
+                     absl::FormatDuration(options_.timeout), " (", result.message(), ")"));
+  }
+  return result;
+}
+
+}  // namespace tock::client

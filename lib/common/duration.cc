@@ -1,0 +1,93 @@
+#include "lib/common/duration.h"
+
+#include <cctype>
+#include <cstdint>
+
+#include "absl/strings/str_cat.h"
+
+namespace tock {
+namespace {
+
+absl::Status BadDuration(std::string_view text) {
+  return absl::InvalidArgumentError(absl::StrCat(
+      "invalid duration \"", text,
+      "\": use a whole number with a unit d, h, m, s or ms, for example 3d, 36h, 90m or 1d12h"));
+}
+
+}  // namespace
+
+absl::StatusOr<absl::Duration> ParseDuration(std::string_view text, BareNumberUnit bare) {
+  std::string_view rest = text;
+  bool negative = false;
+  if (!rest.empty() && (rest.front() == '-' || rest.front() == '+')) {
+    negative = rest.front() == '-';
+    rest.remove_prefix(1);
+  }
+  if (rest.empty()) return BadDuration(text);
+
+  bool all_digits = true;
+  for (char c : rest) all_digits = all_digits && std::isdigit(static_cast<unsigned char>(c));
+  if (all_digits) {
+    if (bare == BareNumberUnit::kNone || rest.size() > 12) return BadDuration(text);
+    int64_t n = std::stoll(std::string(rest));
+    absl::Duration d = bare == BareNumberUnit::kDays ? absl::Hours(24 * n) : absl::Seconds(n);
+    return negative ? -d : d;
+  }
+
+  absl::Duration total = absl::ZeroDuration();
+  while (!rest.empty()) {
+    size_t digits = 0;
+    while (digits < rest.size() && std::isdigit(static_cast<unsigned char>(rest[digits]))) {
+      ++digits;
+    }
+    if (digits == 0 || digits > 12) return BadDuration(text);
+    int64_t n = std::stoll(std::string(rest.substr(0, digits)));
+    rest.remove_prefix(digits);
+    size_t unit_len = 0;
+    while (unit_len < rest.size() && std::isalpha(static_cast<unsigned char>(rest[unit_len]))) {
+      ++unit_len;
+    }
+    std::string_view unit = rest.substr(0, unit_len);
+    rest.remove_prefix(unit_len);
+    if (unit == "d") {
+      total += absl::Hours(24 * n);
+    } else if (unit == "h") {
+      total += absl::Hours(n);
+    } else if (unit == "m") {
+      total += absl::Minutes(n);
+    } else if (unit == "s") {
+      total += absl::Seconds(n);
+    } else if (unit == "ms") {
+      total += absl::Milliseconds(n);
+    } else {
+      return BadDuration(text);
+    }
+  }
+  return negative ? -total : total;
+}
+
+std::string FormatDuration(absl::Duration d) {
+  if (d == absl::ZeroDuration()) return "0s";
+  std::string out;
+  if (d < absl::ZeroDuration()) {
+    out = "-";
+    d = -d;
+  }
+  struct Unit {
+    absl::Duration size;
+    const char* name;
+  };
+  static const Unit kUnits[] = {{absl::Hours(24), "d"},  {absl::Hours(1), "h"},
+                                {absl::Minutes(1), "m"}, {absl::Seconds(1), "s"},
+                                {absl::Milliseconds(1), "ms"}};
+  for (const Unit& unit : kUnits) {
+    int64_t n = absl::IDivDuration(d, unit.size, &d);
+    if (n > 0) absl::StrAppend(&out, n, unit.name);
+  }
+  if (d > absl::ZeroDuration()) {
+    absl::StrAppend(&out, absl::ToInt64Microseconds(d) > 0 ? absl::StrCat(absl::ToInt64Microseconds(d), "us") : absl::StrCat(absl::ToInt64Nanoseconds(d), "ns"));
+  }
+  return out;
+}
+
+}  // namespace tock

@@ -1,0 +1,13 @@
+// FarmHash fingerprints, byte-for-byte those Temporal uses for shard placement and archive
+// paths (Debian's libfarmhash is the same algorithm as Go's dgryski/go-farm).
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+namespace tock {
+
+uint32_t Fingerprint32(std::string_view data);
+uint64_t Fingerprint64(std::string_view data);
+
+}  // namespace tock

@@ -1,0 +1,36 @@
+#include "lib/common/ids.h"
+
+#include <cstdint>
+#include <mutex>
+#include <random>
+
+#include "absl/strings/str_format.h"
+
+namespace tock {
+
+std::string NewUuid() {
+  static std::mutex mu;
+  static std::mt19937_64 rng{std::random_device{}()};
+  uint64_t hi, lo;
+  {
+    std::lock_guard lock(mu);
+    hi = rng();
+    lo = rng();
+  }
+  hi = (hi & 0xffffffffffff0fffULL) | 0x0000000000004000ULL;  // version 4
+  lo = (lo & 0x3fffffffffffffffULL) | 0x8000000000000000ULL;  // RFC 4122 variant
+  return absl::StrFormat("%08x-%04x-%04x-%04x-%012x", hi >> 32, (hi >> 16) & 0xffff, hi & 0xffff,
+                         lo >> 48, lo & 0xffffffffffffULL);
+}
+
+bool IsUuid(const std::string& text) {
+  if (text.size() != 36) return false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+    if (dash != (text[i] == '-')) return false;
+    if (!dash && !std::isxdigit(static_cast<unsigned char>(text[i]))) return false;
+  }
+  return true;
+}
+
+}  // namespace tock

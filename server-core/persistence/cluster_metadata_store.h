@@ -1,0 +1,28 @@
+// Facts fixed when a database is created and checked at every later start.
+//
+// Thread safety: implementations are safe to call from many threads.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+
+namespace tock::persistence {
+
+class ClusterMetadataStore {
+ public:
+  virtual ~ClusterMetadataStore() = default;
+
+  // On a new database stores `shard_count` and returns it. On an existing one returns the
+  // stored count when it equals `shard_count`, otherwise FAILED_PRECONDITION:
+  // "history shard count is 8 in the configuration but 4 in the database at PATH; the number
+  // of history shards is fixed when the database is created".
+  virtual absl::StatusOr<int32_t> InitHistoryShardCount(int32_t shard_count) = 0;
+
+  // On a new database stores the current cluster name; afterwards refuses another name
+  // (FAILED_PRECONDITION naming both), since the data was written as that cluster.
+  virtual absl::Status InitClusterName(const std::string& cluster_name) = 0;
+};
+
+}  // namespace tock::persistence

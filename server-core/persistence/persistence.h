@@ -1,0 +1,35 @@
+// The persistence layer of one server: one store per aggregate over one database.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "server-core/persistence/cluster_metadata_store.h"
+#include "server-core/persistence/namespace_store.h"
+
+namespace tock::persistence {
+
+struct PersistenceConfig {
+  // "sqlite" (the default) or "postgres" (not built yet).
+  std::string engine = "sqlite";
+  // SQLite database file; empty or ":memory:" for an in-memory database.
+  std::string sqlite_path;
+};
+
+class Persistence {
+ public:
+  virtual ~Persistence() = default;
+  virtual NamespaceStore& namespaces() = 0;
+  virtual ClusterMetadataStore& cluster_metadata() = 0;
+  // For banners and DescribeCluster: "sqlite", and the file or ":memory:".
+  virtual std::string engine() const = 0;
+  virtual std::string location() const = 0;
+};
+
+// Opens (creating when needed) the database and applies pending schema migrations.
+// UNAVAILABLE when the file cannot be opened; FAILED_PRECONDITION when the schema is newer
+// than this binary knows.
+absl::StatusOr<std::unique_ptr<Persistence>> OpenPersistence(const PersistenceConfig& config);
+
+}  // namespace tock::persistence
