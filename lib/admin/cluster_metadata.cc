@@ -8,7 +8,7 @@
 namespace tock::admin {
 namespace {
 
-absl::Status FieldError(std::string_view field, std::string_view problem) {
+absl::Status FieldError(absl::string_view field, absl::string_view problem) {
   return absl::InvalidArgumentError(absl::StrCat("cluster_metadata.", field, ": ", problem));
 }
 

@@ -6,11 +6,11 @@
 namespace tock::admin {
 namespace {
 
-absl::Status RetentionError(std::string_view received) {
+absl::Status RetentionError(absl::string_view received) {
   return absl::InvalidArgumentError(absl::StrCat(kInvalidRetentionMessage,
                                                  " Retention must be between ",
-                                                 FormatDuration(kMinRetention), " and ",
-                                                 FormatDuration(kMaxRetention),
+                                                 FormatHumanDuration(kMinRetention), " and ",
+                                                 FormatHumanDuration(kMaxRetention),
                                                  " inclusive; got ", received, "."));
 }
 
@@ -18,7 +18,7 @@ absl::Status RetentionError(std::string_view received) {
 
 absl::Status ValidateRetention(absl::Duration retention) {
   if (retention < kMinRetention || retention > kMaxRetention) {
-    return RetentionError(FormatDuration(retention));
+    return RetentionError(FormatHumanDuration(retention));
   }
   return absl::OkStatus();
 }
@@ -29,8 +29,8 @@ absl::StatusOr<absl::Duration> ResolveRetention(std::optional<absl::Duration> re
   return *requested;
 }
 
-absl::StatusOr<absl::Duration> ParseRetention(std::string_view text) {
-  absl::StatusOr<absl::Duration> parsed = ParseDuration(text, BareNumberUnit::kDays);
+absl::StatusOr<absl::Duration> ParseRetention(absl::string_view text) {
+  absl::StatusOr<absl::Duration> parsed = ParseHumanDuration(text, BareNumberUnit::kDays);
   if (!parsed.ok()) return RetentionError(absl::StrCat("\"", text, "\""));
   if (absl::Status s = ValidateRetention(*parsed); !s.ok()) return s;
   return *parsed;

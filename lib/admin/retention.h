@@ -3,7 +3,7 @@
 #pragma once
 
 #include <optional>
-#include <string_view>
+#include "absl/strings/string_view.h"
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -15,7 +15,7 @@ inline constexpr absl::Duration kMinRetention = absl::Hours(24);
 inline constexpr absl::Duration kMaxRetention = absl::Hours(24 * 30);
 
 // The exact prefix of every retention error (SPEC §1.1; tests and SDK helpers match it).
-inline constexpr std::string_view kInvalidRetentionMessage =
+inline constexpr absl::string_view kInvalidRetentionMessage =
     "A valid retention period is not set on request.";
 
 // OK when 1d <= retention <= 30d; otherwise INVALID_ARGUMENT starting with
@@ -27,6 +27,6 @@ absl::StatusOr<absl::Duration> ResolveRetention(std::optional<absl::Duration> re
 
 // Parses CLI text ("3d", "36h", "1d12h", or bare days "3") and validates it. A text that is
 // not a duration at all is INVALID_ARGUMENT with the retention message too.
-absl::StatusOr<absl::Duration> ParseRetention(std::string_view text);
+absl::StatusOr<absl::Duration> ParseRetention(absl::string_view text);
 
 }  // namespace tock::admin

@@ -12,7 +12,7 @@
 namespace tock::client {
 namespace {
 
-absl::StatusOr<std::string> ReadFile(const std::string& path, std::string_view what) {
+absl::StatusOr<std::string> ReadFile(const std::string& path, absl::string_view what) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     return absl::InvalidArgumentError(absl::StrCat("cannot read the ", what, " file ", path));
@@ -85,7 +85,7 @@ absl::Status Connection::Translate(const grpc::Status& status) const {
     absl::Status named(result.code(), absl::StrCat("cannot reach the server at ",
                                                    options_.address, ": ", result.message()));
     result.ForEachPayload(
-        [&](std::string_view url, const absl::Cord& payload) { named.SetPayload(url, payload); });
+        [&](absl::string_view url, const absl::Cord& payload) { named.SetPayload(url, payload); });
     return named;
   }
   if (result.code() == absl::StatusCode::kDeadlineExceeded) {

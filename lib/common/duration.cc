@@ -8,7 +8,7 @@
 namespace tock {
 namespace {
 
-absl::Status BadDuration(std::string_view text) {
+absl::Status BadDuration(absl::string_view text) {
   return absl::InvalidArgumentError(absl::StrCat(
       "invalid duration \"", text,
       "\": use a whole number with a unit d, h, m, s or ms, for example 3d, 36h, 90m or 1d12h"));
@@ -16,8 +16,8 @@ absl::Status BadDuration(std::string_view text) {
 
 }  // namespace
 
-absl::StatusOr<absl::Duration> ParseDuration(std::string_view text, BareNumberUnit bare) {
-  std::string_view rest = text;
+absl::StatusOr<absl::Duration> ParseHumanDuration(absl::string_view text, BareNumberUnit bare) {
+  absl::string_view rest = text;
   bool negative = false;
   if (!rest.empty() && (rest.front() == '-' || rest.front() == '+')) {
     negative = rest.front() == '-';
@@ -47,7 +47,7 @@ absl::StatusOr<absl::Duration> ParseDuration(std::string_view text, BareNumberUn
     while (unit_len < rest.size() && std::isalpha(static_cast<unsigned char>(rest[unit_len]))) {
       ++unit_len;
     }
-    std::string_view unit = rest.substr(0, unit_len);
+    absl::string_view unit = rest.substr(0, unit_len);
     rest.remove_prefix(unit_len);
     if (unit == "d") {
       total += absl::Hours(24 * n);
@@ -66,7 +66,7 @@ absl::StatusOr<absl::Duration> ParseDuration(std::string_view text, BareNumberUn
   return negative ? -total : total;
 }
 
-std::string FormatDuration(absl::Duration d) {
+std::string FormatHumanDuration(absl::Duration d) {
   if (d == absl::ZeroDuration()) return "0s";
   std::string out;
   if (d < absl::ZeroDuration()) {

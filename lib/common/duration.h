@@ -2,7 +2,7 @@
 #pragma once
 
 #include <string>
-#include <string_view>
+#include "absl/strings/string_view.h"
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -14,10 +14,10 @@ enum class BareNumberUnit { kNone, kDays, kSeconds };
 
 // Parses a sequence of <integer><unit> parts with units d, h, m, s, ms (a leading '-' makes
 // the whole value negative). Errors are INVALID_ARGUMENT naming the text and the format.
-absl::StatusOr<absl::Duration> ParseDuration(std::string_view text,
+absl::StatusOr<absl::Duration> ParseHumanDuration(absl::string_view text,
                                              BareNumberUnit bare = BareNumberUnit::kNone);
 
 // The shortest exact form using d, h, m, s, ms: 48h -> "2d", 36h -> "1d12h", 0 -> "0s".
-std::string FormatDuration(absl::Duration d);
+std::string FormatHumanDuration(absl::Duration d);
 
 }  // namespace tock

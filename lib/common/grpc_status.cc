@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "absl/strings/match.h"
 #include "lib/common/status.h"
 #include "tock/rpc/v1/status.pb.h"
 
@@ -12,8 +13,8 @@ grpc::Status ToGrpcStatus(const absl::Status& status) {
   tock::rpc::v1::Status rich;
   rich.set_code(static_cast<int>(status.code()));
   rich.set_message(std::string(status.message()));
-  status.ForEachPayload([&](std::string_view type_url, const absl::Cord& payload) {
-    if (!type_url.starts_with(kTypeUrlPrefix)) return;
+  status.ForEachPayload([&](absl::string_view type_url, const absl::Cord& payload) {
+    if (!absl::StartsWith(type_url, kTypeUrlPrefix)) return;
     auto* any = rich.add_details();
     any->set_type_url(std::string(type_url));
     any->set_value(std::string(payload));

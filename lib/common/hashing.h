@@ -3,11 +3,11 @@
 #pragma once
 
 #include <cstdint>
-#include <string_view>
+#include "absl/strings/string_view.h"
 
 namespace tock {
 
-uint32_t Fingerprint32(std::string_view data);
-uint64_t Fingerprint64(std::string_view data);
+uint32_t Fingerprint32(absl::string_view data);
+uint64_t Fingerprint64(absl::string_view data);
 
 }  // namespace tock

@@ -1,5 +1,7 @@
 #include "lib/common/clock.h"
 
+#include "absl/time/clock.h"
+
 namespace tock {
 namespace {
 

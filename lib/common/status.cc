@@ -14,7 +14,7 @@ absl::Status WithDetail(absl::Status status, const google::protobuf::Message& de
   return status;
 }
 
-absl::Status NamespaceNotFoundError(std::string_view name) {
+absl::Status NamespaceNotFoundError(absl::string_view name) {
   temporal::api::errordetails::v1::NamespaceNotFoundFailure detail;
   detail.set_namespace_(std::string(name));
   return WithDetail(absl::NotFoundError(absl::StrCat("Namespace ", name, " is not found.")),
@@ -26,8 +26,8 @@ absl::Status NamespaceAlreadyExistsError() {
                     temporal::api::errordetails::v1::NamespaceAlreadyExistsFailure());
 }
 
-absl::Status NamespaceNotActiveError(std::string_view name, std::string_view active_cluster,
-                                     std::string_view current_cluster) {
+absl::Status NamespaceNotActiveError(absl::string_view name, absl::string_view active_cluster,
+                                     absl::string_view current_cluster) {
   temporal::api::errordetails::v1::NamespaceNotActiveFailure detail;
   detail.set_namespace_(std::string(name));
   detail.set_current_cluster(std::string(current_cluster));
@@ -39,8 +39,8 @@ absl::Status NamespaceNotActiveError(std::string_view name, std::string_view act
       detail);
 }
 
-absl::Status NamespaceInvalidStateError(std::string_view name, int state,
-                                        std::string_view allowed) {
+absl::Status NamespaceInvalidStateError(absl::string_view name, int state,
+                                        absl::string_view allowed) {
   temporal::api::errordetails::v1::NamespaceInvalidStateFailure detail;
   detail.set_namespace_(std::string(name));
   detail.set_state(static_cast<temporal::api::enums::v1::NamespaceState>(state));

@@ -8,7 +8,7 @@
 
 #include <optional>
 #include <string>
-#include <string_view>
+#include "absl/strings/string_view.h"
 
 #include <google/protobuf/message.h>
 
@@ -16,7 +16,7 @@
 
 namespace tock {
 
-inline constexpr std::string_view kTypeUrlPrefix = "type.googleapis.com/";
+inline constexpr absl::string_view kTypeUrlPrefix = "type.googleapis.com/";
 
 // The type URL under which `message` is stored in an Any.
 std::string TypeUrlOf(const google::protobuf::Message& message);
@@ -35,11 +35,11 @@ std::optional<T> GetDetail(const absl::Status& status) {
 }
 
 // Common Temporal errors, with the message and the detail the SDKs expect.
-absl::Status NamespaceNotFoundError(std::string_view name);
+absl::Status NamespaceNotFoundError(absl::string_view name);
 absl::Status NamespaceAlreadyExistsError();
-absl::Status NamespaceNotActiveError(std::string_view name, std::string_view active_cluster,
-                                     std::string_view current_cluster);
-absl::Status NamespaceInvalidStateError(std::string_view name, int state,
-                                        std::string_view allowed);
+absl::Status NamespaceNotActiveError(absl::string_view name, absl::string_view active_cluster,
+                                     absl::string_view current_cluster);
+absl::Status NamespaceInvalidStateError(absl::string_view name, int state,
+                                        absl::string_view allowed);
 
 }  // namespace tock

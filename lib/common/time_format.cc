@@ -10,7 +10,7 @@ std::string FormatTime(absl::Time t) {
   return absl::FormatTime(format, t, absl::UTCTimeZone());
 }
 
-absl::StatusOr<absl::Time> ParseTime(std::string_view text, absl::Time now) {
+absl::StatusOr<absl::Time> ParseTime(absl::string_view text, absl::Time now) {
   if (text == "now") return now;
   absl::Time t;
   std::string err;

@@ -2,7 +2,7 @@
 #pragma once
 
 #include <string>
-#include <string_view>
+#include "absl/strings/string_view.h"
 
 #include <google/protobuf/timestamp.pb.h>
 
@@ -16,7 +16,7 @@ std::string FormatTime(absl::Time t);
 
 // Accepts RFC 3339 ("2026-11-22T10:15:30Z", with fraction or offset), a date
 // ("2026-11-22", midnight UTC), or "now". INVALID_ARGUMENT otherwise, naming the formats.
-absl::StatusOr<absl::Time> ParseTime(std::string_view text, absl::Time now);
+absl::StatusOr<absl::Time> ParseTime(absl::string_view text, absl::Time now);
 
 absl::Time FromProtoTime(const google::protobuf::Timestamp& ts);
 google::protobuf::Timestamp ToProtoTime(absl::Time t);

@@ -1,0 +1,62 @@
+// tock-server configuration: YAML file, then command-line overrides, then validation.
+//
+// Example (every key optional; these are the defaults but for the clusters):
+//
+//   listen:
+//     ip: 127.0.0.1
+//     port: 7233            # 0 picks a free port; the banner prints the one bound
+//   persistence:
+//     engine: sqlite
+//     sqlite:
+//       path: ""            # empty: in-memory database
+//   history:
+//     shards: 4             # fixed when the database is created
+//   cluster_metadata:
+//     enable_global_namespace: true
+//     failover_version_increment: 10
+//     master_cluster_name: a
+//     current_cluster_name: a
+//     clusters:
+//       a: {enabled: true, initial_failover_version: 1, rpc_address: "127.0.0.1:7233"}
+//       b: {enabled: true, initial_failover_version: 2, rpc_address: "127.0.0.1:7234"}
+//   namespaces: [default]   # registered at start when missing; default always is
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "lib/admin/cluster_metadata.h"
+#include "server-core/persistence/persistence.h"
+
+namespace tock::server {
+
+// The cluster name of a server configured without cluster metadata.
+inline constexpr char kDefaultClusterName[] = "active";
+
+struct ServerConfig {
+  std::string ip = "127.0.0.1";
+  int port = 7233;
+  persistence::PersistenceConfig persistence;
+  int32_t history_shards = 4;
+  // Unset: a single cluster named kDefaultClusterName at this server's address.
+  std::optional<admin::ClusterMetadata> cluster_metadata;
+  std::vector<std::string> namespaces;  // besides "default"
+
+  // The configured cluster metadata, or the single-cluster default.
+  admin::ClusterMetadata EffectiveClusterMetadata() const;
+
+  // Checks everything a start needs; INVALID_ARGUMENT naming the field.
+  absl::Status Validate() const;
+};
+
+// Parses a YAML document. INVALID_ARGUMENT naming the key and what is allowed on a bad or
+// unknown key (a typo must not be silently ignored).
+absl::StatusOr<ServerConfig> ParseServerConfig(const std::string& yaml_text);
+
+// Reads and parses a file; NOT_FOUND when it cannot be read.
+absl::StatusOr<ServerConfig> LoadServerConfig(const std::string& path);
+
+}  // namespace tock::server

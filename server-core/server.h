@@ -1,0 +1,43 @@
+// One tock-server: persistence, services and the gRPC server, built from a ServerConfig.
+// Used by cmd/tock-server and by `tock server start-dev` (the same server in process).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "lib/common/clock.h"
+#include "server-core/config/server_config.h"
+
+namespace tock::server {
+
+class TockServer {
+ public:
+  // Opens the database (applying migrations), checks the shard count and cluster name
+  // against it, registers "default" and the configured namespaces when missing, and starts
+  // listening. UNAVAILABLE when the port cannot be bound; other errors name the cause.
+  static absl::StatusOr<std::unique_ptr<TockServer>> Start(const ServerConfig& config,
+                                                           Clock& clock);
+  virtual ~TockServer() = default;
+
+  // "IP:PORT" actually bound (the real port when the config asked for 0).
+  virtual std::string address() const = 0;
+
+  // The start banner. Its first line is exactly
+  //   "Tock server <version> listening on <ip>:<port>"
+  // (tests find the address with the regex "listening on (\S+)"), then the database,
+  // the cluster and the namespaces, one per line.
+  virtual std::string Banner() const = 0;
+
+  // Stops accepting calls, finishes or cancels those in flight, closes the database.
+  // Idempotent; safe to call from a signal-handling thread.
+  virtual void Shutdown() = 0;
+
+  // Blocks until Shutdown has completed.
+  virtual void Wait() = 0;
+};
+
+// The version string printed by banners and GetSystemInfo.
+inline constexpr char kTockVersion[] = "0.1.0";
+
+}  // namespace tock::server
