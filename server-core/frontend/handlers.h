@@ -1,0 +1,30 @@
+// gRPC adapters of the frontend: they register the implemented methods of
+// WorkflowService, OperatorService and tock.admin.v1.AdminService in the dispatcher and
+// forward each request to an engine. No domain logic lives here.
+#pragma once
+
+#include <string>
+
+#include "absl/time/time.h"
+#include "server-core/frontend/namespace_engine.h"
+#include "server-core/rpc/dispatcher.h"
+
+namespace tock::server::frontend {
+
+// Facts about the running server that GetClusterInfo, ListClusters and DescribeCluster report.
+struct ServerFacts {
+  std::string cluster_id;
+  int32_t history_shard_count = 0;
+  std::string persistence_engine;
+  std::string persistence_location;
+  absl::Time start_time;
+};
+
+void RegisterWorkflowServiceHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& namespaces,
+                                     const ServerFacts& facts);
+void RegisterOperatorServiceHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& namespaces,
+                                     const ServerFacts& facts);
+void RegisterAdminServiceHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& namespaces,
+                                  const ServerFacts& facts);
+
+}  // namespace tock::server::frontend

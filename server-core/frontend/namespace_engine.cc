@@ -1,0 +1,382 @@
+#include "server-core/frontend/namespace_engine.h"
+
+#include <algorithm>
+#include <optional>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "lib/admin/retention.h"
+#include "lib/common/ids.h"
+#include "lib/common/proto_time.h"
+#include "lib/common/status.h"
+#include "lib/common/time_format.h"
+#include "server-core/frontend/namespace_name.h"
+
+namespace tock::server::frontend {
+namespace {
+
+using temporal::api::enums::v1::NamespaceState;
+using temporal::api::enums::v1::NAMESPACE_STATE_DELETED;
+using temporal::api::enums::v1::NAMESPACE_STATE_DEPRECATED;
+using temporal::api::enums::v1::NAMESPACE_STATE_REGISTERED;
+using temporal::api::enums::v1::NAMESPACE_STATE_UNSPECIFIED;
+
+constexpr int kMaxFailoverHistory = 10;
+constexpr char kNotMasterMessage[] =
+    "Cluster is not master cluster, cannot do namespace registration or namespace update.";
+
+absl::Status ValidateStateTransition(NamespaceState from, NamespaceState to) {
+  bool allowed = (from == NAMESPACE_STATE_REGISTERED &&
+                  (to == NAMESPACE_STATE_DEPRECATED || to == NAMESPACE_STATE_DELETED)) ||
+                 (from == NAMESPACE_STATE_DEPRECATED && to == NAMESPACE_STATE_DELETED);
+  if (!allowed) return absl::InvalidArgumentError("Invalid namespace state update.");
+  return absl::OkStatus();
+}
+
+void AppendFailover(persistence::NamespaceRecord& record, absl::Time now) {
+  auto* history = record.mutable_failover_history();
+  if (!history->empty() &&
+      history->at(history->size() - 1).failover_version() == record.failover_version()) {
+    return;
+  }
+  auto* entry = history->Add();
+  *entry->mutable_failover_time() = ToProtoTime(now);
+  entry->set_failover_version(record.failover_version());
+  if (history->size() > kMaxFailoverHistory) {
+    history->DeleteSubrange(0, history->size() - kMaxFailoverHistory);
+  }
+}
+
+tock::admin::v1::NamespaceVersion ToApiVersion(const persistence::NamespaceVersion& v) {
+  tock::admin::v1::NamespaceVersion out;
+  out.set_version(v.version);
+  *out.mutable_valid_from() = ToProtoTime(v.valid_from);
+  if (v.valid_to.has_value()) *out.mutable_valid_to() = ToProtoTime(*v.valid_to);
+  out.set_operation(v.operation);
+  *out.mutable_record() = v.record;
+  return out;
+}
+
+}  // namespace
+
+wf::DescribeNamespaceResponse ToDescribeResponse(const persistence::NamespaceRecord& record) {
+  wf::DescribeNamespaceResponse out;
+  *out.mutable_namespace_info() = record.info();
+  *out.mutable_config() = record.config();
+  *out.mutable_replication_config() = record.replication_config();
+  out.set_failover_version(record.failover_version());
+  out.set_is_global_namespace(record.is_global_namespace());
+  *out.mutable_failover_history() = record.failover_history();
+  return out;
+}
+
+absl::Status NamespaceEngine::ValidateReplication(
+    const std::string& active, const google::protobuf::RepeatedPtrField<std::string>& clusters,
+    bool is_global) const {
+  auto known = [&](const std::string& name) {
+    auto it = cluster_.clusters.find(name);
+    return it != cluster_.clusters.end() && it->second.enabled;
+  };
+  if (!known(active)) return absl::InvalidArgumentError(absl::StrCat("Invalid cluster name: ", active));
+  for (const std::string& name : clusters) {
+    if (!known(name)) return absl::InvalidArgumentError(absl::StrCat("Invalid cluster name: ", name));
+  }
+  if (is_global) {
+    if (std::find(clusters.begin(), clusters.end(), active) == clusters.end()) {
+      return absl::InvalidArgumentError("Active cluster is not contained in all clusters.");
+    }
+  } else {
+    if (active != cluster_.current_cluster_name) {
+      return absl::InvalidArgumentError("Invalid local namespace active cluster");
+    }
+    if (clusters.size() != 1 || clusters[0] != active) {
+      return absl::InvalidArgumentError("Invalid local namespace clusters");
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<wf::RegisterNamespaceResponse> NamespaceEngine::Register(
+    const wf::RegisterNamespaceRequest& req) {
+  if (absl::Status s = ValidateNamespaceName(req.namespace_()); !s.ok()) return s;
+  const bool is_global = req.is_global_namespace();
+  if (is_global && !cluster_.enable_global_namespace) {
+    return absl::InvalidArgumentError("Cannot register global namespace when not enabled");
+  }
+  if (is_global && !cluster_.IsMasterCluster()) return absl::InvalidArgumentError(kNotMasterMessage);
+
+  std::optional<absl::Duration> requested;
+  if (req.has_workflow_execution_retention_period()) {
+    requested = FromProtoDuration(req.workflow_execution_retention_period());
+  }
+  absl::StatusOr<absl::Duration> retention = admin::ResolveRetention(requested);
+  if (!retention.ok()) return retention.status();
+
+  if (store_.GetNamespaceByName(req.namespace_()).ok()) return tock::NamespaceAlreadyExistsError();
+
+  const std::string active = req.active_cluster_name().empty() ? cluster_.current_cluster_name
+                                                               : req.active_cluster_name();
+  google::protobuf::RepeatedPtrField<std::string> clusters;
+  for (const auto& c : req.clusters()) clusters.Add()->assign(c.cluster_name());
+  if (clusters.empty()) clusters.Add()->assign(active);
+  if (absl::Status s = ValidateReplication(active, clusters, is_global); !s.ok()) return s;
+
+  const absl::Time now = clock_.Now();
+  persistence::NamespaceRecord record;
+  auto* info = record.mutable_info();
+  info->set_name(req.namespace_());
+  info->set_id(NewUuid());
+  info->set_state(NAMESPACE_STATE_REGISTERED);
+  info->set_description(req.description());
+  info->set_owner_email(req.owner_email());
+  *info->mutable_data() = req.data();
+  auto* config = record.mutable_config();
+  *config->mutable_workflow_execution_retention_ttl() = ToProtoDuration(*retention);
+  config->set_history_archival_state(temporal::api::enums::v1::ARCHIVAL_STATE_DISABLED);
+  config->set_visibility_archival_state(temporal::api::enums::v1::ARCHIVAL_STATE_DISABLED);
+  auto* replication = record.mutable_replication_config();
+  replication->set_active_cluster_name(active);
+  for (const std::string& c : clusters) replication->add_clusters()->set_cluster_name(c);
+  replication->set_state(temporal::api::enums::v1::REPLICATION_STATE_NORMAL);
+  record.set_is_global_namespace(is_global);
+  record.set_failover_version(is_global ? cluster_.NextFailoverVersion(active, 0) : 0);
+  if (is_global) AppendFailover(record, now);
+
+  absl::StatusOr<persistence::NamespaceVersion> created = store_.CreateNamespace(record, now);
+  if (!created.ok()) return created.status();
+  return wf::RegisterNamespaceResponse();
+}
+
+absl::StatusOr<wf::DescribeNamespaceResponse> NamespaceEngine::Describe(
+    const wf::DescribeNamespaceRequest& req) {
+  if (!req.namespace_().empty() && !req.id().empty()) {
+    return absl::InvalidArgumentError(
+        "GetNamespace operation failed. Both ID and Name specified in request.");
+  }
+  absl::StatusOr<persistence::NamespaceVersion> current;
+  if (!req.id().empty()) {
+    current = store_.GetNamespaceById(req.id());
+  } else {
+    if (absl::Status s = ValidateNamespaceName(req.namespace_()); !s.ok()) return s;
+    current = store_.GetNamespaceByName(req.namespace_());
+  }
+  if (!current.ok()) return current.status();
+  return ToDescribeResponse(current->record);
+}
+
+absl::StatusOr<wf::ListNamespacesResponse> NamespaceEngine::List(
+    const wf::ListNamespacesRequest& req) {
+  absl::StatusOr<persistence::NamespacePage> page =
+      store_.ListNamespaces(req.page_size(), req.next_page_token(),
+                            req.namespace_filter().include_deleted());
+  if (!page.ok()) return page.status();
+  wf::ListNamespacesResponse out;
+  for (const auto& v : page->namespaces) *out.add_namespaces() = ToDescribeResponse(v.record);
+  out.set_next_page_token(page->next_page_token);
+  return out;
+}
+
+absl::StatusOr<wf::UpdateNamespaceResponse> NamespaceEngine::Update(
+    const wf::UpdateNamespaceRequest& req) {
+  if (absl::Status s = ValidateNamespaceName(req.namespace_()); !s.ok()) return s;
+  absl::StatusOr<persistence::NamespaceVersion> current = store_.GetNamespaceByName(req.namespace_());
+  if (!current.ok()) return current.status();
+
+  persistence::NamespaceRecord record = current->record;
+  const bool needs_promotion = !record.is_global_namespace() && req.promote_namespace();
+  const bool is_global = record.is_global_namespace() || req.promote_namespace();
+  bool configuration_changed = false;
+  bool active_cluster_changed = false;
+  std::string operation = "update";
+
+  if (req.has_update_info()) {
+    const auto& update = req.update_info();
+    auto* info = record.mutable_info();
+    if (!update.description().empty() && update.description() != info->description()) {
+      info->set_description(update.description());
+      configuration_changed = true;
+    }
+    if (!update.owner_email().empty() && update.owner_email() != info->owner_email()) {
+      info->set_owner_email(update.owner_email());
+      configuration_changed = true;
+    }
+    for (const auto& [key, value] : update.data()) {
+      auto it = info->data().find(key);
+      if (it == info->data().end() || it->second != value) {
+        (*info->mutable_data())[key] = value;
+        configuration_changed = true;
+      }
+    }
+    if (update.state() != NAMESPACE_STATE_UNSPECIFIED && update.state() != info->state()) {
+      if (absl::Status s = ValidateStateTransition(info->state(), update.state()); !s.ok()) {
+        return s;
+      }
+      info->set_state(update.state());
+      operation = update.state() == NAMESPACE_STATE_DELETED ? "delete" : "deprecate";
+      configuration_changed = true;
+    }
+  }
+  if (req.has_config() && req.config().has_workflow_execution_retention_ttl()) {
+    absl::Duration retention = FromProtoDuration(req.config().workflow_execution_retention_ttl());
+    if (absl::Status s = admin::ValidateRetention(retention); !s.ok()) return s;
+    if (retention != FromProtoDuration(record.config().workflow_execution_retention_ttl())) {
+      *record.mutable_config()->mutable_workflow_execution_retention_ttl() =
+          ToProtoDuration(retention);
+      configuration_changed = true;
+    }
+  }
+  auto* replication = record.mutable_replication_config();
+  if (req.has_replication_config()) {
+    const auto& update = req.replication_config();
+    if (!update.clusters().empty()) {
+      google::protobuf::RepeatedPtrField<temporal::api::replication::v1::ClusterReplicationConfig>
+          clusters = update.clusters();
+      auto names = [](const auto& list) {
+        std::vector<std::string> out;
+        for (const auto& c : list) out.push_back(c.cluster_name());
+        return out;
+      };
+      if (names(clusters) != names(replication->clusters())) {
+        *replication->mutable_clusters() = clusters;
+        configuration_changed = true;
+      }
+    }
+    if (!update.active_cluster_name().empty() &&
+        update.active_cluster_name() != replication->active_cluster_name()) {
+      replication->set_active_cluster_name(update.active_cluster_name());
+      replication->set_state(temporal::api::enums::v1::REPLICATION_STATE_NORMAL);
+      active_cluster_changed = true;
+    }
+  }
+
+  if (is_global && !cluster_.enable_global_namespace) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "global namespace is not enabled on this cluster, cannot update global namespace or "
+        "promote local namespace: ",
+        req.namespace_()));
+  }
+  google::protobuf::RepeatedPtrField<std::string> cluster_names;
+  for (const auto& c : replication->clusters()) cluster_names.Add()->assign(c.cluster_name());
+  if (absl::Status s =
+          ValidateReplication(replication->active_cluster_name(), cluster_names, is_global);
+      !s.ok()) {
+    return s;
+  }
+  if (configuration_changed && active_cluster_changed && is_global) {
+    return absl::InvalidArgumentError(
+        "Cannot set active cluster to current cluster when other parameters are set.");
+  }
+
+  const persistence::NamespaceRecord* result = &current->record;
+  absl::StatusOr<persistence::NamespaceVersion> appended;
+  if (configuration_changed || active_cluster_changed || needs_promotion) {
+    if (needs_promotion) {
+      record.set_is_global_namespace(true);
+      operation = "promote";
+    }
+    if ((needs_promotion || active_cluster_changed) && is_global) {
+      record.set_failover_version(cluster_.NextFailoverVersion(replication->active_cluster_name(),
+                                                               record.failover_version()));
+      if (active_cluster_changed) operation = "failover";
+    }
+    if (configuration_changed) record.set_config_version(record.config_version() + 1);
+    appended = Append(*current, std::move(record), operation);
+    if (!appended.ok()) return appended.status();
+    result = &appended->record;
+  }
+
+  wf::UpdateNamespaceResponse out;
+  *out.mutable_namespace_info() = result->info();
+  *out.mutable_config() = result->config();
+  *out.mutable_replication_config() = result->replication_config();
+  out.set_failover_version(result->failover_version());
+  out.set_is_global_namespace(result->is_global_namespace());
+  return out;
+}
+
+absl::StatusOr<persistence::NamespaceVersion> NamespaceEngine::Append(
+    const persistence::NamespaceVersion& current, persistence::NamespaceRecord record,
+    const std::string& operation) {
+  const absl::Time now = clock_.Now();
+  if (record.is_global_namespace()) AppendFailover(record, now);
+  return store_.AppendNamespaceVersion(record, current.version, operation, now);
+}
+
+absl::StatusOr<persistence::NamespaceVersion> NamespaceEngine::SetState(
+    const std::string& name, int state, const std::string& operation) {
+  if (absl::Status s = ValidateNamespaceName(name); !s.ok()) return s;
+  absl::StatusOr<persistence::NamespaceVersion> current = store_.GetNamespaceByName(name);
+  if (!current.ok()) return current.status();
+  auto target = static_cast<NamespaceState>(state);
+  if (absl::Status s = ValidateStateTransition(current->record.info().state(), target); !s.ok()) {
+    return s;
+  }
+  persistence::NamespaceRecord record = current->record;
+  record.mutable_info()->set_state(target);
+  record.set_config_version(record.config_version() + 1);
+  return Append(*current, std::move(record), operation);
+}
+
+absl::StatusOr<wf::DeprecateNamespaceResponse> NamespaceEngine::Deprecate(
+    const wf::DeprecateNamespaceRequest& req) {
+  if (cluster_.enable_global_namespace && !cluster_.IsMasterCluster()) {
+    return absl::InvalidArgumentError(kNotMasterMessage);
+  }
+  absl::StatusOr<persistence::NamespaceVersion> v =
+      SetState(req.namespace_(), NAMESPACE_STATE_DEPRECATED, "deprecate");
+  if (!v.ok()) return v.status();
+  return wf::DeprecateNamespaceResponse();
+}
+
+absl::StatusOr<op::DeleteNamespaceResponse> NamespaceEngine::Delete(
+    const op::DeleteNamespaceRequest& req) {
+  std::string name = req.namespace_();
+  if (name.empty() && !req.namespace_id().empty()) {
+    absl::StatusOr<persistence::NamespaceVersion> by_id = store_.GetNamespaceById(req.namespace_id());
+    if (!by_id.ok()) return by_id.status();
+    name = by_id->record.info().name();
+  }
+  absl::StatusOr<persistence::NamespaceVersion> v =
+      SetState(name, NAMESPACE_STATE_DELETED, "delete");
+  if (!v.ok()) return v.status();
+  op::DeleteNamespaceResponse out;
+  out.set_deleted_namespace(name);
+  return out;
+}
+
+absl::StatusOr<tock::admin::v1::GetNamespaceHistoryResponse> NamespaceEngine::History(
+    const tock::admin::v1::GetNamespaceHistoryRequest& req) {
+  if (absl::Status s = ValidateNamespaceName(req.namespace_()); !s.ok()) return s;
+  absl::StatusOr<std::vector<persistence::NamespaceVersion>> versions =
+      store_.GetNamespaceHistory(req.namespace_());
+  if (!versions.ok()) return versions.status();
+  tock::admin::v1::GetNamespaceHistoryResponse out;
+  for (const auto& v : *versions) *out.add_versions() = ToApiVersion(v);
+  return out;
+}
+
+absl::StatusOr<tock::admin::v1::DescribeNamespaceAsOfResponse> NamespaceEngine::DescribeAsOf(
+    const tock::admin::v1::DescribeNamespaceAsOfRequest& req) {
+  if (absl::Status s = ValidateNamespaceName(req.namespace_()); !s.ok()) return s;
+  absl::StatusOr<persistence::NamespaceVersion> v =
+      req.has_as_of() ? store_.GetNamespaceAsOf(req.namespace_(), FromProtoTime(req.as_of()))
+                      : store_.GetNamespaceByName(req.namespace_());
+  if (!v.ok()) return v.status();
+  tock::admin::v1::DescribeNamespaceAsOfResponse out;
+  *out.mutable_version() = ToApiVersion(*v);
+  *out.mutable_namespace_() = ToDescribeResponse(v->record);
+  return out;
+}
+
+absl::Status NamespaceEngine::EnsureRegistered(const std::string& name) {
+  if (store_.GetNamespaceByName(name).ok()) return absl::OkStatus();
+  wf::RegisterNamespaceRequest req;
+  req.set_namespace_(name);
+  absl::StatusOr<wf::RegisterNamespaceResponse> registered = Register(req);
+  if (!registered.ok() && registered.status().code() != absl::StatusCode::kAlreadyExists) {
+    return registered.status();
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace tock::server::frontend

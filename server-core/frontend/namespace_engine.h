@@ -1,0 +1,68 @@
+// Namespace domain logic of the frontend (SPEC §1, §2.1–2.2): validation in Temporal's
+// order and with its exact messages, failover versioning, and the valid-time history.
+// Testable without gRPC: requests and responses are the API messages.
+//
+// Thread safety: safe from many threads. Concurrent updates of one namespace are resolved
+// by the store's expected-version check (the loser gets ABORTED and may retry).
+#pragma once
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "lib/admin/cluster_metadata.h"
+#include "lib/common/clock.h"
+#include "server-core/persistence/namespace_store.h"
+#include "temporal/api/operatorservice/v1/request_response.pb.h"
+#include "temporal/api/workflowservice/v1/request_response.pb.h"
+#include "tock/admin/v1/service.pb.h"
+
+namespace tock::server::frontend {
+
+namespace wf = temporal::api::workflowservice::v1;
+namespace op = temporal::api::operatorservice::v1;
+
+class NamespaceEngine {
+ public:
+  NamespaceEngine(persistence::NamespaceStore& store, admin::ClusterMetadata cluster, Clock& clock)
+      : store_(store), cluster_(std::move(cluster)), clock_(clock) {}
+
+  absl::StatusOr<wf::RegisterNamespaceResponse> Register(const wf::RegisterNamespaceRequest& req);
+  absl::StatusOr<wf::DescribeNamespaceResponse> Describe(const wf::DescribeNamespaceRequest& req);
+  absl::StatusOr<wf::ListNamespacesResponse> List(const wf::ListNamespacesRequest& req);
+  absl::StatusOr<wf::UpdateNamespaceResponse> Update(const wf::UpdateNamespaceRequest& req);
+  absl::StatusOr<wf::DeprecateNamespaceResponse> Deprecate(
+      const wf::DeprecateNamespaceRequest& req);
+  // Soft delete: the namespace becomes DELETED; nothing is removed.
+  absl::StatusOr<op::DeleteNamespaceResponse> Delete(const op::DeleteNamespaceRequest& req);
+
+  absl::StatusOr<tock::admin::v1::GetNamespaceHistoryResponse> History(
+      const tock::admin::v1::GetNamespaceHistoryRequest& req);
+  absl::StatusOr<tock::admin::v1::DescribeNamespaceAsOfResponse> DescribeAsOf(
+      const tock::admin::v1::DescribeNamespaceAsOfRequest& req);
+
+  // Registers `name` with the defaults unless it exists (server start: "default" and the
+  // configured namespaces).
+  absl::Status EnsureRegistered(const std::string& name);
+
+  const admin::ClusterMetadata& cluster() const { return cluster_; }
+
+ private:
+  absl::Status ValidateReplication(const std::string& active,
+                                   const google::protobuf::RepeatedPtrField<std::string>& clusters,
+                                   bool is_global) const;
+  // Appends `record` as the next version after `current`; the operation names the change.
+  absl::StatusOr<persistence::NamespaceVersion> Append(
+      const persistence::NamespaceVersion& current, persistence::NamespaceRecord record,
+      const std::string& operation);
+  absl::StatusOr<persistence::NamespaceVersion> SetState(const std::string& name, int state,
+                                                         const std::string& operation);
+
+  persistence::NamespaceStore& store_;
+  const admin::ClusterMetadata cluster_;
+  Clock& clock_;
+};
+
+// The API view of a stored namespace version.
+wf::DescribeNamespaceResponse ToDescribeResponse(const persistence::NamespaceRecord& record);
+
+}  // namespace tock::server::frontend

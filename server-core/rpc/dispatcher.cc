@@ -1,0 +1,65 @@
+#include "server-core/rpc/dispatcher.h"
+
+#include <atomic>
+
+namespace tock::server::rpc {
+
+// Serves one unary call over the generic bidi-stream surface: read the single request,
+// run the handler, write the single response (or only the status) and finish.
+class UnaryReactor : public grpc::ServerGenericBidiReactor {
+ public:
+  UnaryReactor(const Dispatcher& dispatcher, grpc::GenericCallbackServerContext* ctx)
+      : dispatcher_(dispatcher), ctx_(ctx) {
+    context_.grpc = ctx;
+    const std::string& full = ctx->method();
+    context_.method = !full.empty() && full[0] == '/' ? full.substr(1) : full;
+    StartRead(&request_);
+  }
+
+  void OnReadDone(bool ok) override {
+    if (!ok) {
+      Finish(grpc::Status(grpc::StatusCode::CANCELLED, "the request was not received"));
+      return;
+    }
+    auto it = dispatcher_.handlers_.find(context_.method);
+    if (it == dispatcher_.handlers_.end()) {
+      Finish(grpc::Status(grpc::StatusCode::UNIMPLEMENTED,
+                          "Method " + context_.method + " is unimplemented"));
+      return;
+    }
+    it->second(context_, request_, [this](const grpc::Status& status, grpc::ByteBuffer* out) {
+      Respond(status, out);
+    });
+  }
+
+  void OnDone() override { delete this; }
+
+ private:
+  void Respond(const grpc::Status& status, grpc::ByteBuffer* out) {
+    if (responded_.exchange(true)) return;  // a handler answers once; ignore a second call
+    if (status.ok() && out != nullptr) {
+      response_ = std::move(*out);
+      StartWriteAndFinish(&response_, grpc::WriteOptions(), grpc::Status::OK);
+    } else {
+      Finish(status);
+    }
+  }
+
+  const Dispatcher& dispatcher_;
+  grpc::GenericCallbackServerContext* ctx_;
+  CallContext context_;
+  grpc::ByteBuffer request_;
+  grpc::ByteBuffer response_;
+  std::atomic<bool> responded_{false};
+};
+
+void Dispatcher::AddRaw(const std::string& method, RawHandler handler) {
+  handlers_[method] = std::move(handler);
+}
+
+grpc::ServerGenericBidiReactor* Dispatcher::CreateReactor(
+    grpc::GenericCallbackServerContext* ctx) {
+  return new UnaryReactor(*this, ctx);
+}
+
+}  // namespace tock::server::rpc

@@ -1,0 +1,141 @@
+#include "server-core/server.h"
+
+#include <condition_variable>
+#include <mutex>
+
+#include <grpcpp/grpcpp.h>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "server-core/frontend/handlers.h"
+#include "server-core/frontend/namespace_engine.h"
+#include "server-core/persistence/persistence.h"
+#include "server-core/rpc/dispatcher.h"
+
+namespace tock::server {
+namespace {
+
+class TockServerImpl : public TockServer {
+ public:
+  TockServerImpl(ServerConfig config, Clock& clock) : config_(std::move(config)), clock_(clock) {}
+
+  absl::Status Init() {
+    if (absl::Status s = config_.Validate(); !s.ok()) return s;
+    absl::StatusOr<std::unique_ptr<persistence::Persistence>> opened =
+        persistence::OpenPersistence(config_.persistence);
+    if (!opened.ok()) return opened.status();
+    persistence_ = std::move(*opened);
+    absl::StatusOr<int32_t> shards =
+        persistence_->cluster_metadata().InitHistoryShardCount(config_.history_shards);
+    if (!shards.ok()) return shards.status();
+
+    cluster_ = config_.EffectiveClusterMetadata();
+    if (absl::Status s = persistence_->cluster_metadata().InitClusterName(
+            cluster_.current_cluster_name);
+        !s.ok()) {
+      return s;
+    }
+    facts_.cluster_id = absl::StrCat("tock-", cluster_.current_cluster_name);
+    facts_.history_shard_count = *shards;
+    facts_.persistence_engine = persistence_->engine();
+    facts_.persistence_location = persistence_->location();
+    facts_.start_time = clock_.Now();
+
+    namespaces_ = std::make_unique<frontend::NamespaceEngine>(persistence_->namespaces(),
+                                                              cluster_, clock_);
+    std::vector<std::string> names = {"default"};
+    for (const std::string& n : config_.namespaces) {
+      if (n != "default") names.push_back(n);
+    }
+    for (const std::string& n : names) {
+      if (absl::Status s = namespaces_->EnsureRegistered(n); !s.ok()) {
+        return absl::Status(s.code(), absl::StrCat("cannot register namespace \"", n,
+                                                   "\" at start: ", s.message()));
+      }
+    }
+    registered_names_ = names;
+
+    frontend::RegisterWorkflowServiceHandlers(dispatcher_, *namespaces_, facts_);
+    frontend::RegisterOperatorServiceHandlers(dispatcher_, *namespaces_, facts_);
+    frontend::RegisterAdminServiceHandlers(dispatcher_, *namespaces_, facts_);
+
+    grpc::ServerBuilder builder;
+    // The SDKs ping every 30 s, also without calls (reference/sdk_protocol.md §1.1); gRPC's
+    // defaults would answer with GOAWAY "too_many_pings".
+    builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+    builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 10000);
+    builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 0);
+    builder.SetMaxReceiveMessageSize(128 * 1024 * 1024);
+    builder.SetMaxSendMessageSize(128 * 1024 * 1024);
+    const std::string requested = absl::StrCat(config_.ip, ":", config_.port);
+    builder.AddListeningPort(requested, grpc::InsecureServerCredentials(), &bound_port_);
+    builder.RegisterCallbackGenericService(&dispatcher_);
+    server_ = builder.BuildAndStart();
+    if (server_ == nullptr || bound_port_ == 0) {
+      return absl::UnavailableError(absl::StrCat(
+          "cannot listen on ", requested, ": the address is in use or not available here"));
+    }
+    return absl::OkStatus();
+  }
+
+  std::string address() const override { return absl::StrCat(config_.ip, ":", bound_port_); }
+
+  std::string Banner() const override {
+    std::string clusters;
+    for (const auto& [name, info] : cluster_.clusters) {
+      if (!clusters.empty()) clusters += ", ";
+      absl::StrAppend(&clusters, name, " (initial version ", info.initial_failover_version, ")");
+    }
+    return absl::StrCat("Tock server ", kTockVersion, " listening on ", address(), "\n",
+                        "  database:   ", facts_.persistence_engine, " ",
+                        facts_.persistence_location, "\n",
+                        "  cluster:    ", cluster_.current_cluster_name, " of ", clusters,
+                        "; ", facts_.history_shard_count, " history shards\n",
+                        "  namespaces: ", absl::StrJoin(registered_names_, ", "), "\n");
+  }
+
+  void Shutdown() override {
+    std::lock_guard lock(mu_);
+    if (shut_down_) return;
+    if (server_ != nullptr) server_->Shutdown(absl::ToChronoTime(absl::Now() + absl::Seconds(5)));
+    server_.reset();
+    namespaces_.reset();
+    persistence_.reset();
+    shut_down_ = true;
+    done_.notify_all();
+  }
+
+  void Wait() override {
+    std::unique_lock lock(mu_);
+    done_.wait(lock, [this] { return shut_down_; });
+  }
+
+  ~TockServerImpl() override { Shutdown(); }
+
+ private:
+  ServerConfig config_;
+  Clock& clock_;
+  admin::ClusterMetadata cluster_;
+  frontend::ServerFacts facts_;
+  std::unique_ptr<persistence::Persistence> persistence_;
+  std::unique_ptr<frontend::NamespaceEngine> namespaces_;
+  std::vector<std::string> registered_names_;
+  rpc::Dispatcher dispatcher_;
+  std::unique_ptr<grpc::Server> server_;
+  int bound_port_ = 0;
+
+  std::mutex mu_;
+  std::condition_variable done_;
+  bool shut_down_ = false;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<TockServer>> TockServer::Start(const ServerConfig& config,
+                                                               Clock& clock) {
+  auto server = std::make_unique<TockServerImpl>(config, clock);
+  if (absl::Status s = server->Init(); !s.ok()) return s;
+  return std::unique_ptr<TockServer>(std::move(server));
+}
+
+}  // namespace tock::server
