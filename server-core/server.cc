@@ -65,6 +65,8 @@ class TockServerImpl : public TockServer {
     builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
     builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 10000);
     builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 0);
+    // Without this a second server could bind the same port (SO_REUSEPORT) and split calls.
+    builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
     builder.SetMaxReceiveMessageSize(128 * 1024 * 1024);
     builder.SetMaxSendMessageSize(128 * 1024 * 1024);
     const std::string requested = absl::StrCat(config_.ip, ":", config_.port);

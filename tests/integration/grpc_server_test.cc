@@ -1,0 +1,178 @@
+// The whole server over real gRPC on a free port: wire behaviour the SDKs depend on.
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "absl/strings/match.h"
+#include "lib/client/connection.h"
+#include "lib/common/status.h"
+#include "server-core/server.h"
+#include "temporal/api/errordetails/v1/message.pb.h"
+
+namespace tock::server {
+namespace {
+
+namespace wf = temporal::api::workflowservice::v1;
+
+std::unique_ptr<TockServer> StartOrDie(ServerConfig config) {
+  config.port = 0;
+  auto server = TockServer::Start(config, RealClock());
+  EXPECT_TRUE(server.ok()) << server.status();
+  return server.ok() ? std::move(*server) : nullptr;
+}
+
+std::unique_ptr<client::Connection> Connect(const TockServer& server) {
+  client::ConnectionOptions options;
+  options.address = server.address();
+  auto connection = client::Connection::Open(options);
+  EXPECT_TRUE(connection.ok());
+  return std::move(*connection);
+}
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "tock-it-XXXXXX").string();
+    path_ = mkdtemp(pattern.data());
+  }
+  ~TempDir() { std::filesystem::remove_all(path_); }
+  std::string file(const std::string& name) const { return (path_ / name).string(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+TEST(GrpcServerTest, BannerNamesTheBoundAddress) {
+  auto server = StartOrDie({});
+  ASSERT_NE(server, nullptr);
+  std::string first_line = server->Banner().substr(0, server->Banner().find('\n'));
+  EXPECT_EQ(first_line, std::string("Tock server ") + kTockVersion + " listening on " +
+                            server->address());
+  EXPECT_FALSE(absl::EndsWith(server->address(), ":0"));
+}
+
+TEST(GrpcServerTest, SystemInfoAdvertisesWhatTheSdkNeeds) {
+  auto server = StartOrDie({});
+  auto connection = Connect(*server);
+  auto info = connection->Call(&wf::WorkflowService::Stub::GetSystemInfo, connection->workflow(),
+                               wf::GetSystemInfoRequest());
+  ASSERT_TRUE(info.ok()) << info.status();
+  EXPECT_TRUE(info->capabilities().sdk_metadata());
+  EXPECT_TRUE(info->capabilities().signal_and_query_header());
+  EXPECT_FALSE(info->capabilities().build_id_based_versioning());
+  EXPECT_FALSE(info->capabilities().eager_workflow_start());
+}
+
+TEST(GrpcServerTest, UnbuiltMethodsAnswerUnimplementedWithTheirName) {
+  auto server = StartOrDie({});
+  auto connection = Connect(*server);
+  wf::StartWorkflowExecutionRequest req;
+  req.set_namespace_("default");
+  auto out = connection->Call(&wf::WorkflowService::Stub::StartWorkflowExecution,
+                              connection->workflow(), req);
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_EQ(out.status().message(),
+            "Method temporal.api.workflowservice.v1.WorkflowService/StartWorkflowExecution is "
+            "unimplemented");
+}
+
+TEST(GrpcServerTest, ErrorDetailsTravelInTheTrailer) {
+  auto server = StartOrDie({});
+  auto connection = Connect(*server);
+  wf::DescribeNamespaceRequest req;
+  req.set_namespace_("missing");
+  auto out = connection->Call(&wf::WorkflowService::Stub::DescribeNamespace,
+                              connection->workflow(), req);
+  ASSERT_EQ(out.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(out.status().message(), "Namespace missing is not found.");
+  auto detail =
+      GetDetail<temporal::api::errordetails::v1::NamespaceNotFoundFailure>(out.status());
+  ASSERT_TRUE(detail.has_value());
+  EXPECT_EQ(detail->namespace_(), "missing");
+}
+
+TEST(GrpcServerTest, DefaultAndConfiguredNamespacesExistAtStart) {
+  ServerConfig config;
+  config.namespaces = {"orders", "default"};
+  auto server = StartOrDie(config);
+  auto connection = Connect(*server);
+  for (const char* name : {"default", "orders"}) {
+    wf::DescribeNamespaceRequest req;
+    req.set_namespace_(name);
+    auto out = connection->Call(&wf::WorkflowService::Stub::DescribeNamespace,
+                                connection->workflow(), req);
+    ASSERT_TRUE(out.ok()) << name << ": " << out.status();
+    EXPECT_EQ(out->config().workflow_execution_retention_ttl().seconds(), 2 * 86400);
+  }
+}
+
+TEST(GrpcServerTest, DataSurvivesRestartAndShardCountIsFixed) {
+  TempDir dir;
+  ServerConfig config;
+  config.persistence.sqlite_path = dir.file("tock.db");
+  {
+    auto server = StartOrDie(config);
+    auto connection = Connect(*server);
+    wf::RegisterNamespaceRequest req;
+    req.set_namespace_("kept");
+    req.set_description("survives");
+    ASSERT_TRUE(connection
+                    ->Call(&wf::WorkflowService::Stub::RegisterNamespace, connection->workflow(),
+                           req)
+                    .ok());
+    server->Shutdown();
+  }
+  {
+    auto server = StartOrDie(config);
+    auto connection = Connect(*server);
+    wf::DescribeNamespaceRequest req;
+    req.set_namespace_("kept");
+    auto out = connection->Call(&wf::WorkflowService::Stub::DescribeNamespace,
+                                connection->workflow(), req);
+    ASSERT_TRUE(out.ok()) << out.status();
+    EXPECT_EQ(out->namespace_info().description(), "survives");
+  }
+  config.history_shards = 8;
+  config.port = 0;
+  auto refused = TockServer::Start(config, RealClock());
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(refused.status().message().find('8'), std::string::npos);
+  EXPECT_NE(refused.status().message().find('4'), std::string::npos);
+}
+
+TEST(GrpcServerTest, BadClusterConfigNamesTheField) {
+  auto parsed = ParseServerConfig(R"(
+cluster_metadata:
+  enable_global_namespace: true
+  failover_version_increment: 10
+  master_cluster_name: a
+  current_cluster_name: a
+  clusters:
+    a: {enabled: true, initial_failover_version: 10, rpc_address: "127.0.0.1:7233"}
+)");
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  auto started = TockServer::Start(*parsed, RealClock());
+  ASSERT_FALSE(started.ok());
+  EXPECT_EQ(started.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(started.status().message().find("clusters.a.initial_failover_version"),
+            std::string::npos)
+      << started.status().message();
+
+  auto typo = ParseServerConfig("listen: {prot: 7233}\n");
+  ASSERT_FALSE(typo.ok());
+  EXPECT_NE(typo.status().message().find("listen.prot"), std::string::npos);
+}
+
+TEST(GrpcServerTest, PortInUseIsUnavailable) {
+  auto first = StartOrDie({});
+  ServerConfig config;
+  config.port = std::stoi(first->address().substr(first->address().rfind(':') + 1));
+  auto second = TockServer::Start(config, RealClock());
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.status().code(), absl::StatusCode::kUnavailable);
+}
+
+}  // namespace
+}  // namespace tock::server
