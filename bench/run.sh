@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Builds and runs the benchmarks; figures go in README.md ("Performance").
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/build.sh --target tock tock-server min_describe namespace_bench
+./build/bench/namespace_bench ./build/cmd/tock-server/tock-server ./build/cmd/tock/tock \
+  ./build/bench/min_describe "${1:-41}"
