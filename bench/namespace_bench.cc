@@ -6,6 +6,7 @@
 //   3. DescribeNamespace requests per second with 16 concurrent callers on one channel.
 // Usage: namespace_bench TOCK_SERVER TOCK MIN_DESCRIBE [runs]
 #include <signal.h>
+#include <fcntl.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
