@@ -6,6 +6,7 @@
 
 #include "absl/strings/match.h"
 #include "lib/common/proto_time.h"
+#include "lib/common/time_format.h"
 #include "lib/common/status.h"
 #include "server-core/persistence/persistence.h"
 #include "temporal/api/errordetails/v1/message.pb.h"

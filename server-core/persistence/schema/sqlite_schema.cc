@@ -1,0 +1,73 @@
+#include "server-core/persistence/schema/sqlite_schema.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace tock::persistence {
+
+const std::vector<Migration>& SqliteMigrations() {
+  static const std::vector<Migration> migrations = {
+      {1, "namespaces as a valid-time table; cluster metadata", R"sql(
+CREATE TABLE namespace_versions (
+  namespace_id  TEXT    NOT NULL,
+  name          TEXT    NOT NULL,
+  version       INTEGER NOT NULL,
+  valid_from_ms INTEGER NOT NULL,
+  valid_to_ms   INTEGER,            -- NULL: the current version
+  operation     TEXT    NOT NULL,
+  record        BLOB    NOT NULL,   -- tock.persistence.v1.NamespaceRecord
+  deleted       INTEGER NOT NULL,   -- record.info.state == DELETED, for list filtering
+  PRIMARY KEY (namespace_id, version)
+);
+CREATE UNIQUE INDEX namespace_current_name ON namespace_versions(name) WHERE valid_to_ms IS NULL;
+CREATE INDEX namespace_name_time ON namespace_versions(name, valid_from_ms);
+CREATE TABLE cluster_metadata (
+  key   TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+);
+)sql"},
+  };
+  return migrations;
+}
+
+absl::Status MigrateSqlite(SqliteDb& db) {
+  std::lock_guard lock(db.mutex());
+  if (absl::Status s = db.Exec(
+          "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, "
+          "description TEXT NOT NULL, applied_ms INTEGER NOT NULL)");
+      !s.ok()) {
+    return s;
+  }
+  auto current = db.Prepare("SELECT COALESCE(MAX(version), 0) FROM schema_version");
+  if (!current.ok()) return current.status();
+  auto row = (*current)->Step();
+  if (!row.ok()) return row.status();
+  const int64_t applied = (*current)->Int(0);
+  (*current)->Reset();
+  const int known = SqliteMigrations().back().version;
+  if (applied > known) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the database ", db.location(), " has schema version ", applied,
+        " but this tock-server knows versions up to ", known, "; use a newer tock-server"));
+  }
+  for (const Migration& m : SqliteMigrations()) {
+    if (m.version <= applied) continue;
+    Transaction tx(db);
+    if (absl::Status s = tx.Begin(); !s.ok()) return s;
+    if (absl::Status s = db.Exec(m.sql); !s.ok()) {
+      return absl::InternalError(
+          absl::StrCat("schema migration ", m.version, " failed: ", s.message()));
+    }
+    auto record = db.Prepare(
+        "INSERT INTO schema_version(version, description, applied_ms) VALUES (?, ?, "
+        "CAST(strftime('%s','now') AS INTEGER) * 1000)");
+    if (!record.ok()) return record.status();
+    if (absl::Status s = (*record)->Bind(1, int64_t{m.version}).Bind(2, m.description).Run();
+        !s.ok()) {
+      return s;
+    }
+    if (absl::Status s = tx.Commit(); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace tock::persistence

@@ -1,0 +1,123 @@
+#include "server-core/persistence/sqlite/sqlite_db.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace tock::persistence {
+
+Statement& Statement::Reset() {
+  sqlite3_reset(stmt_);
+  sqlite3_clear_bindings(stmt_);
+  return *this;
+}
+
+Statement& Statement::Bind(int index, int64_t value) {
+  sqlite3_bind_int64(stmt_, index, value);
+  return *this;
+}
+
+Statement& Statement::Bind(int index, const std::string& text) {
+  sqlite3_bind_text(stmt_, index, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
+  return *this;
+}
+
+Statement& Statement::BindBlob(int index, const std::string& bytes) {
+  sqlite3_bind_blob(stmt_, index, bytes.data(), static_cast<int>(bytes.size()), SQLITE_TRANSIENT);
+  return *this;
+}
+
+Statement& Statement::BindNull(int index) {
+  sqlite3_bind_null(stmt_, index);
+  return *this;
+}
+
+absl::StatusOr<bool> Statement::Step() {
+  int rc = sqlite3_step(stmt_);
+  if (rc == SQLITE_ROW) return true;
+  if (rc == SQLITE_DONE) return false;
+  sqlite3* db = sqlite3_db_handle(stmt_);
+  absl::StatusCode code = (rc == SQLITE_BUSY || rc == SQLITE_LOCKED || rc == SQLITE_IOERR ||
+                           rc == SQLITE_FULL)
+                              ? absl::StatusCode::kUnavailable
+                              : absl::StatusCode::kInternal;
+  return absl::Status(code, absl::StrCat("sqlite: ", sqlite3_errmsg(db)));
+}
+
+absl::Status Statement::Run() {
+  absl::StatusOr<bool> row = Step();
+  if (!row.ok()) return row.status();
+  return absl::OkStatus();
+}
+
+std::string Statement::Text(int column) const {
+  const unsigned char* text = sqlite3_column_text(stmt_, column);
+  return text == nullptr ? std::string()
+                         : std::string(reinterpret_cast<const char*>(text),
+                                       sqlite3_column_bytes(stmt_, column));
+}
+
+std::string Statement::Blob(int column) const {
+  const void* blob = sqlite3_column_blob(stmt_, column);
+  return blob == nullptr ? std::string()
+                         : std::string(static_cast<const char*>(blob),
+                                       sqlite3_column_bytes(stmt_, column));
+}
+
+absl::StatusOr<std::unique_ptr<SqliteDb>> SqliteDb::Open(const std::string& path) {
+  const bool in_memory = path.empty() || path == ":memory:";
+  sqlite3* raw = nullptr;
+  int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX;
+  int rc = sqlite3_open_v2(in_memory ? ":memory:" : path.c_str(), &raw, flags, nullptr);
+  if (rc != SQLITE_OK) {
+    std::string message = raw != nullptr ? sqlite3_errmsg(raw) : sqlite3_errstr(rc);
+    sqlite3_close(raw);
+    return absl::UnavailableError(
+        absl::StrCat("cannot open the SQLite database ", path, ": ", message));
+  }
+  std::unique_ptr<SqliteDb> db(new SqliteDb(raw, in_memory ? ":memory:" : path));
+  sqlite3_busy_timeout(raw, 5000);
+  std::string pragmas = "PRAGMA foreign_keys=ON;";
+  if (!in_memory) pragmas += "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;";
+  if (absl::Status s = db->Exec(pragmas); !s.ok()) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot use the SQLite database ", path, ": ", s.message()));
+  }
+  return db;
+}
+
+SqliteDb::~SqliteDb() {
+  for (auto& [sql, entry] : statements_) sqlite3_finalize(entry.first);
+  sqlite3_close(db_);
+}
+
+absl::StatusOr<Statement*> SqliteDb::Prepare(const std::string& sql) {
+  auto it = statements_.find(sql);
+  if (it == statements_.end()) {
+    sqlite3_stmt* stmt = nullptr;
+    if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &stmt, nullptr) != SQLITE_OK) {
+      return Error(absl::StrCat("preparing \"", sql, "\""));
+    }
+    it = statements_.emplace(sql, std::make_pair(stmt, std::make_unique<Statement>(stmt))).first;
+  }
+  return &it->second.second->Reset();
+}
+
+absl::Status SqliteDb::Exec(const std::string& sql) {
+  char* error = nullptr;
+  if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &error) != SQLITE_OK) {
+    std::string message = error != nullptr ? error : "unknown error";
+    sqlite3_free(error);
+    int rc = sqlite3_errcode(db_);
+    absl::StatusCode code = (rc == SQLITE_BUSY || rc == SQLITE_LOCKED || rc == SQLITE_IOERR ||
+                             rc == SQLITE_FULL || rc == SQLITE_CANTOPEN)
+                                ? absl::StatusCode::kUnavailable
+                                : absl::StatusCode::kInternal;
+    return absl::Status(code, absl::StrCat("sqlite: ", message));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SqliteDb::Error(const std::string& what) const {
+  return absl::InternalError(absl::StrCat("sqlite: ", what, ": ", sqlite3_errmsg(db_)));
+}
+
+}  // namespace tock::persistence

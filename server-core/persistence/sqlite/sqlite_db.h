@@ -1,0 +1,88 @@
+// A small RAII layer over the SQLite C API: one connection, cached prepared statements,
+// IMMEDIATE transactions, and errors as absl::Status.
+//
+// Thread safety: a SqliteDb is used under its mutex (Lock()); statements and transactions
+// must only be used while holding it.
+#pragma once
+
+#include <sqlite3.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "absl/status/statusor.h"
+
+namespace tock::persistence {
+
+class Statement {
+ public:
+  explicit Statement(sqlite3_stmt* stmt) : stmt_(stmt) {}
+  // Resets and clears bindings so the statement can run again.
+  Statement& Reset();
+  Statement& Bind(int index, int64_t value);
+  Statement& Bind(int index, const std::string& text);
+  Statement& BindBlob(int index, const std::string& bytes);
+  Statement& BindNull(int index);
+  // SQLITE_ROW -> true, SQLITE_DONE -> false, anything else -> error.
+  absl::StatusOr<bool> Step();
+  // Steps to completion, expecting no rows.
+  absl::Status Run();
+
+  int64_t Int(int column) const { return sqlite3_column_int64(stmt_, column); }
+  bool IsNull(int column) const { return sqlite3_column_type(stmt_, column) == SQLITE_NULL; }
+  std::string Text(int column) const;
+  std::string Blob(int column) const;
+
+ private:
+  sqlite3_stmt* stmt_;
+};
+
+class SqliteDb {
+ public:
+  // Opens `path` ("" or ":memory:" for an in-memory database): WAL and a 5 s busy timeout
+  // for files, foreign keys on. UNAVAILABLE naming the path when it cannot be opened.
+  static absl::StatusOr<std::unique_ptr<SqliteDb>> Open(const std::string& path);
+  ~SqliteDb();
+
+  std::mutex& mutex() { return mu_; }
+  const std::string& location() const { return location_; }
+
+  // A cached prepared statement, reset and ready to bind.
+  absl::StatusOr<Statement*> Prepare(const std::string& sql);
+  // Runs one or more statements without results.
+  absl::Status Exec(const std::string& sql);
+  // The error of the last failed call on this connection, prefixed with `what`.
+  absl::Status Error(const std::string& what) const;
+
+ private:
+  SqliteDb(sqlite3* db, std::string location) : db_(db), location_(std::move(location)) {}
+
+  sqlite3* db_;
+  std::string location_;
+  std::mutex mu_;
+  std::map<std::string, std::pair<sqlite3_stmt*, std::unique_ptr<Statement>>> statements_;
+};
+
+// BEGIN IMMEDIATE ... COMMIT; rolls back in the destructor unless committed.
+class Transaction {
+ public:
+  explicit Transaction(SqliteDb& db) : db_(db) {}
+  absl::Status Begin() { return db_.Exec("BEGIN IMMEDIATE"); }
+  absl::Status Commit() {
+    absl::Status s = db_.Exec("COMMIT");
+    committed_ = s.ok();
+    return s;
+  }
+  ~Transaction() {
+    if (!committed_) db_.Exec("ROLLBACK").IgnoreError();
+  }
+
+ private:
+  SqliteDb& db_;
+  bool committed_ = false;
+};
+
+}  // namespace tock::persistence

@@ -1,0 +1,285 @@
+#include <cstdlib>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "lib/admin/valid_time.h"
+#include "lib/common/status.h"
+#include "server-core/persistence/sqlite/sqlite_stores.h"
+
+namespace tock::persistence {
+namespace {
+
+constexpr char kColumns[] =
+    "version, valid_from_ms, valid_to_ms, operation, record FROM namespace_versions";
+constexpr int32_t kDefaultPageSize = 100;
+
+#define ASSIGN_OR_RETURN_STMT(var, expr) \
+  auto var##_or = (expr);                \
+  if (!var##_or.ok()) return var##_or.status(); \
+  Statement& var = **var##_or
+
+absl::StatusOr<NamespaceVersion> ReadRow(const Statement& s) {
+  NamespaceVersion v;
+  v.version = s.Int(0);
+  v.valid_from = absl::FromUnixMillis(s.Int(1));
+  if (!s.IsNull(2)) v.valid_to = absl::FromUnixMillis(s.Int(2));
+  v.operation = s.Text(3);
+  if (!v.record.ParseFromString(s.Blob(4))) {
+    return absl::DataLossError("a stored namespace record cannot be parsed");
+  }
+  return v;
+}
+
+bool IsDeleted(const NamespaceRecord& record) {
+  return record.info().state() == temporal::api::enums::v1::NAMESPACE_STATE_DELETED;
+}
+
+class SqliteNamespaceStore : public NamespaceStore {
+ public:
+  explicit SqliteNamespaceStore(SqliteDb& db) : db_(db) {}
+
+  absl::StatusOr<NamespaceVersion> CreateNamespace(const NamespaceRecord& record,
+                                                   absl::Time now) override {
+    std::lock_guard lock(db_.mutex());
+    Transaction tx(db_);
+    if (absl::Status s = tx.Begin(); !s.ok()) return s;
+    ASSIGN_OR_RETURN_STMT(exists, db_.Prepare(
+        "SELECT 1 FROM namespace_versions WHERE (name = ? AND valid_to_ms IS NULL) OR "
+        "namespace_id = ? LIMIT 1"));
+    auto found = exists.Bind(1, record.info().name()).Bind(2, record.info().id()).Step();
+    if (!found.ok()) return found.status();
+    exists.Reset();
+    if (*found) return NamespaceAlreadyExistsError();
+
+    NamespaceVersion v;
+    v.version = 1;
+    v.valid_from = admin::TruncateToMillis(now);
+    v.operation = "register";
+    v.record = record;
+    if (absl::Status s = Insert(v); !s.ok()) return s;
+    if (absl::Status s = tx.Commit(); !s.ok()) return s;
+    return v;
+  }
+
+  absl::StatusOr<NamespaceVersion> GetNamespaceByName(const std::string& name) override {
+    std::lock_guard lock(db_.mutex());
+    return GetCurrent("name", name);
+  }
+
+  absl::StatusOr<NamespaceVersion> GetNamespaceById(const std::string& id) override {
+    std::lock_guard lock(db_.mutex());
+    return GetCurrent("namespace_id", id);
+  }
+
+  absl::StatusOr<NamespaceVersion> GetNamespaceAsOf(const std::string& name,
+                                                    absl::Time as_of) override {
+    std::lock_guard lock(db_.mutex());
+    ASSIGN_OR_RETURN_STMT(q, db_.Prepare(absl::StrCat(
+        "SELECT ", kColumns,
+        " WHERE name = ? AND valid_from_ms <= ? AND (valid_to_ms IS NULL OR valid_to_ms > ?) "
+        "ORDER BY valid_from_ms DESC LIMIT 1")));
+    const int64_t t = absl::ToUnixMillis(as_of);
+    auto row = q.Bind(1, name).Bind(2, t).Bind(3, t).Step();
+    if (!row.ok()) return row.status();
+    if (!*row) {
+      q.Reset();
+      return absl::NotFoundError(absl::StrCat("Namespace ", name, " did not exist at ",
+                                              absl::FormatTime(as_of, absl::UTCTimeZone()), "."));
+    }
+    auto v = ReadRow(q);
+    q.Reset();
+    return v;
+  }
+
+  absl::StatusOr<NamespaceVersion> AppendNamespaceVersion(const NamespaceRecord& record,
+                                                          int64_t expected_version,
+                                                          const std::string& operation,
+                                                          absl::Time now) override {
+    std::lock_guard lock(db_.mutex());
+    Transaction tx(db_);
+    if (absl::Status s = tx.Begin(); !s.ok()) return s;
+    absl::StatusOr<NamespaceVersion> current = GetCurrent("namespace_id", record.info().id());
+    if (!current.ok()) return current.status();
+    if (current->record.info().name() != record.info().name()) {
+      return absl::InvalidArgumentError("a namespace version must keep its id and name");
+    }
+    if (current->version != expected_version) {
+      return absl::AbortedError(absl::StrCat(
+          "Namespace ", record.info().name(), " was changed concurrently (version ",
+          current->version, ", expected ", expected_version, "); retry the update."));
+    }
+    NamespaceVersion next;
+    next.version = current->version + 1;
+    next.valid_from = admin::NextValidFrom(current->valid_from, now);
+    next.operation = operation;
+    next.record = record;
+    ASSIGN_OR_RETURN_STMT(close, db_.Prepare(
+        "UPDATE namespace_versions SET valid_to_ms = ? WHERE namespace_id = ? AND version = ?"));
+    if (absl::Status s = close.Bind(1, absl::ToUnixMillis(next.valid_from))
+                             .Bind(2, record.info().id())
+                             .Bind(3, current->version)
+                             .Run();
+        !s.ok()) {
+      return s;
+    }
+    if (absl::Status s = Insert(next); !s.ok()) return s;
+    if (absl::Status s = tx.Commit(); !s.ok()) return s;
+    return next;
+  }
+
+  absl::StatusOr<NamespacePage> ListNamespaces(int32_t page_size, const std::string& page_token,
+                                               bool include_deleted) override {
+    if (page_size <= 0) page_size = kDefaultPageSize;
+    std::string after;
+    if (!page_token.empty()) {
+      if (!page_token.starts_with("n:") || !absl::WebSafeBase64Unescape(page_token.substr(2), &after)) {
+        return absl::InvalidArgumentError(
+            "the next_page_token is not one this server gave out; start the list again");
+      }
+    }
+    std::lock_guard lock(db_.mutex());
+    ASSIGN_OR_RETURN_STMT(q, db_.Prepare(absl::StrCat(
+        "SELECT ", kColumns,
+        " WHERE valid_to_ms IS NULL AND name > ? AND (? OR deleted = 0) ORDER BY name LIMIT ?")));
+    q.Bind(1, after).Bind(2, int64_t{include_deleted}).Bind(3, int64_t{page_size} + 1);
+    NamespacePage page;
+    while (true) {
+      auto row = q.Step();
+      if (!row.ok()) {
+        q.Reset();
+        return row.status();
+      }
+      if (!*row) break;
+      auto v = ReadRow(q);
+      if (!v.ok()) {
+        q.Reset();
+        return v.status();
+      }
+      page.namespaces.push_back(std::move(*v));
+    }
+    q.Reset();
+    if (page.namespaces.size() > static_cast<size_t>(page_size)) {
+      page.namespaces.pop_back();
+      page.next_page_token =
+          "n:" + absl::WebSafeBase64Escape(page.namespaces.back().record.info().name());
+    }
+    return page;
+  }
+
+  absl::StatusOr<std::vector<NamespaceVersion>> GetNamespaceHistory(
+      const std::string& name) override {
+    std::lock_guard lock(db_.mutex());
+    absl::StatusOr<NamespaceVersion> current = GetCurrent("name", name);
+    if (!current.ok()) return current.status();
+    ASSIGN_OR_RETURN_STMT(q, db_.Prepare(absl::StrCat(
+        "SELECT ", kColumns, " WHERE namespace_id = ? ORDER BY version")));
+    q.Bind(1, current->record.info().id());
+    std::vector<NamespaceVersion> out;
+    while (true) {
+      auto row = q.Step();
+      if (!row.ok() || !*row) {
+        q.Reset();
+        if (!row.ok()) return row.status();
+        break;
+      }
+      auto v = ReadRow(q);
+      if (!v.ok()) {
+        q.Reset();
+        return v.status();
+      }
+      out.push_back(std::move(*v));
+    }
+    return out;
+  }
+
+ private:
+  // Requires the lock. `column` is a fixed column name, never user input.
+  absl::StatusOr<NamespaceVersion> GetCurrent(const char* column, const std::string& value) {
+    ASSIGN_OR_RETURN_STMT(q, db_.Prepare(absl::StrCat(
+        "SELECT ", kColumns, " WHERE ", column, " = ? AND valid_to_ms IS NULL")));
+    auto row = q.Bind(1, value).Step();
+    if (!row.ok()) return row.status();
+    if (!*row) {
+      q.Reset();
+      return NamespaceNotFoundError(value);
+    }
+    auto v = ReadRow(q);
+    q.Reset();
+    return v;
+  }
+
+  // Requires the lock and an open transaction.
+  absl::Status Insert(const NamespaceVersion& v) {
+    ASSIGN_OR_RETURN_STMT(ins, db_.Prepare(
+        "INSERT INTO namespace_versions(namespace_id, name, version, valid_from_ms, "
+        "valid_to_ms, operation, record, deleted) VALUES (?, ?, ?, ?, NULL, ?, ?, ?)"));
+    return ins.Bind(1, v.record.info().id())
+        .Bind(2, v.record.info().name())
+        .Bind(3, v.version)
+        .Bind(4, absl::ToUnixMillis(v.valid_from))
+        .Bind(5, v.operation)
+        .BindBlob(6, v.record.SerializeAsString())
+        .Bind(7, int64_t{IsDeleted(v.record)})
+        .Run();
+  }
+
+  SqliteDb& db_;
+};
+
+class SqliteClusterMetadataStore : public ClusterMetadataStore {
+ public:
+  explicit SqliteClusterMetadataStore(SqliteDb& db) : db_(db) {}
+
+  absl::StatusOr<int32_t> InitHistoryShardCount(int32_t shard_count) override {
+    auto stored = InitValue("history_shard_count", std::to_string(shard_count));
+    if (!stored.ok()) return stored.status();
+    if (*stored != std::to_string(shard_count)) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "history shard count is ", shard_count, " in the configuration but ", *stored,
+          " in the database at ", db_.location(),
+          "; the number of history shards is fixed when the database is created"));
+    }
+    return shard_count;
+  }
+
+  absl::Status InitClusterName(const std::string& cluster_name) override {
+    auto stored = InitValue("current_cluster_name", cluster_name);
+    if (!stored.ok()) return stored.status();
+    if (*stored != cluster_name) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "the configuration names this cluster \"", cluster_name, "\" but the database at ",
+          db_.location(), " was written by cluster \"", *stored,
+          "\"; a database belongs to one cluster"));
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  // Stores `value` under `key` unless present; returns what is stored.
+  absl::StatusOr<std::string> InitValue(const std::string& key, const std::string& value) {
+    std::lock_guard lock(db_.mutex());
+    ASSIGN_OR_RETURN_STMT(ins, db_.Prepare(
+        "INSERT INTO cluster_metadata(key, value) VALUES (?, ?) ON CONFLICT(key) DO NOTHING"));
+    if (absl::Status s = ins.Bind(1, key).Bind(2, value).Run(); !s.ok()) return s;
+    ASSIGN_OR_RETURN_STMT(q, db_.Prepare("SELECT value FROM cluster_metadata WHERE key = ?"));
+    auto row = q.Bind(1, key).Step();
+    if (!row.ok()) return row.status();
+    std::string stored = *row ? q.Text(0) : value;
+    q.Reset();
+    return stored;
+  }
+
+  SqliteDb& db_;
+};
+
+}  // namespace
+
+std::unique_ptr<NamespaceStore> NewSqliteNamespaceStore(SqliteDb& db) {
+  return std::make_unique<SqliteNamespaceStore>(db);
+}
+
+std::unique_ptr<ClusterMetadataStore> NewSqliteClusterMetadataStore(SqliteDb& db) {
+  return std::make_unique<SqliteClusterMetadataStore>(db);
+}
+
+}  // namespace tock::persistence

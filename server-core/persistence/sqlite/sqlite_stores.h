@@ -1,0 +1,15 @@
+// The SQLite implementations of the persistence stores (contracts in ../*_store.h).
+#pragma once
+
+#include <memory>
+
+#include "server-core/persistence/cluster_metadata_store.h"
+#include "server-core/persistence/namespace_store.h"
+#include "server-core/persistence/sqlite/sqlite_db.h"
+
+namespace tock::persistence {
+
+std::unique_ptr<NamespaceStore> NewSqliteNamespaceStore(SqliteDb& db);
+std::unique_ptr<ClusterMetadataStore> NewSqliteClusterMetadataStore(SqliteDb& db);
+
+}  // namespace tock::persistence
