@@ -11,6 +11,11 @@ class UnaryReactor : public grpc::ServerGenericBidiReactor {
   UnaryReactor(const Dispatcher& dispatcher, grpc::GenericCallbackServerContext* ctx)
       : dispatcher_(dispatcher), ctx_(ctx) {
     context_.grpc = ctx;
+    context_.cancellation = std::make_shared<CancellationSignal>();
+    auto deadline = ctx->deadline();
+    if (deadline != std::chrono::system_clock::time_point::max()) {
+      context_.deadline = absl::FromChrono(deadline);
+    }
     const std::string& full = ctx->method();
     context_.method = !full.empty() && full[0] == '/' ? full.substr(1) : full;
     StartRead(&request_);
@@ -32,6 +37,8 @@ class UnaryReactor : public grpc::ServerGenericBidiReactor {
     });
   }
 
+  void OnCancel() override { context_.cancellation->Cancel(); }
+
   void OnDone() override { delete this; }
 
  private:
@@ -52,6 +59,33 @@ class UnaryReactor : public grpc::ServerGenericBidiReactor {
   grpc::ByteBuffer response_;
   std::atomic<bool> responded_{false};
 };
+
+void CancellationSignal::OnCancel(std::function<void()> callback) {
+  {
+    std::lock_guard lock(mu_);
+    if (!cancelled_) {
+      callback_ = std::move(callback);
+      return;
+    }
+  }
+  callback();
+}
+
+bool CancellationSignal::cancelled() const {
+  std::lock_guard lock(mu_);
+  return cancelled_;
+}
+
+void CancellationSignal::Cancel() {
+  std::function<void()> callback;
+  {
+    std::lock_guard lock(mu_);
+    if (cancelled_) return;
+    cancelled_ = true;
+    callback = std::move(callback_);
+  }
+  if (callback) callback();
+}
 
 void Dispatcher::AddRaw(const std::string& method, RawHandler handler) {
   handlers_[method] = std::move(handler);

@@ -17,6 +17,7 @@
 
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 
@@ -25,9 +26,28 @@
 #include <grpcpp/support/byte_buffer.h>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "lib/common/grpc_status.h"
 
 namespace tock::server::rpc {
+
+// Lets an asynchronous handler learn that its caller went away (cancelled, deadline
+// passed, connection lost), so that a long poll stops waiting and hands its task to nobody.
+// Thread-safe.
+class CancellationSignal {
+ public:
+  // Runs `callback` once when the call is cancelled, or at once if it already is.
+  // Replaces an earlier callback.
+  void OnCancel(std::function<void()> callback);
+  bool cancelled() const;
+  // Called by the dispatcher.
+  void Cancel();
+
+ private:
+  mutable std::mutex mu_;
+  bool cancelled_ = false;
+  std::function<void()> callback_;
+};
 
 // What a handler may read about its call besides the request.
 struct CallContext {
@@ -35,6 +55,9 @@ struct CallContext {
   grpc::GenericCallbackServerContext* grpc = nullptr;
   // "temporal.api.workflowservice.v1.WorkflowService/DescribeNamespace".
   std::string method;
+  // The caller's deadline (absl::InfiniteFuture() when it set none).
+  absl::Time deadline = absl::InfiniteFuture();
+  std::shared_ptr<CancellationSignal> cancellation;
 };
 
 // Completes one call. Movable, callable once; safe from any thread.
