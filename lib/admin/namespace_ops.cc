@@ -1,0 +1,153 @@
+#include "lib/admin/namespace_ops.h"
+
+#include "absl/strings/str_cat.h"
+#include "lib/admin/retention.h"
+#include "lib/common/proto_time.h"
+#include "lib/common/time_format.h"
+#include "temporal/api/operatorservice/v1/request_response.pb.h"
+
+namespace tock::admin {
+namespace {
+
+using WorkflowStub = temporal::api::workflowservice::v1::WorkflowService::Stub;
+using OperatorStub = temporal::api::operatorservice::v1::OperatorService::Stub;
+using AdminStub = tock::admin::v1::AdminService::Stub;
+
+}  // namespace
+
+absl::StatusOr<std::map<std::string, std::string>> ParseKeyValues(
+    const std::vector<std::string>& pairs) {
+  std::map<std::string, std::string> out;
+  for (const std::string& pair : pairs) {
+    size_t eq = pair.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("invalid --data \"", pair, "\": use KEY=VALUE, for example team=payments"));
+    }
+    out[pair.substr(0, eq)] = pair.substr(eq + 1);
+  }
+  return out;
+}
+
+absl::StatusOr<wf::DescribeNamespaceResponse> RegisterNamespace(
+    client::Connection& connection, const RegisterNamespaceOptions& options) {
+  wf::RegisterNamespaceRequest req;
+  req.set_namespace_(options.name);
+  if (options.retention.has_value()) {
+    absl::StatusOr<absl::Duration> retention = ParseRetention(*options.retention);
+    if (!retention.ok()) return retention.status();
+    *req.mutable_workflow_execution_retention_period() = ToProtoDuration(*retention);
+  }
+  req.set_description(options.description);
+  req.set_owner_email(options.owner_email);
+  for (const auto& [k, v] : options.data) (*req.mutable_data())[k] = v;
+  req.set_is_global_namespace(options.global);
+  for (const auto& c : options.clusters) req.add_clusters()->set_cluster_name(c);
+  req.set_active_cluster_name(options.active_cluster);
+  auto registered = connection.Call(&WorkflowStub::RegisterNamespace, connection.workflow(), req,
+                                    options.name);
+  if (!registered.ok()) return registered.status();
+  return DescribeNamespace(connection, options.name);
+}
+
+absl::StatusOr<wf::DescribeNamespaceResponse> DescribeNamespace(client::Connection& connection,
+                                                                const std::string& name) {
+  wf::DescribeNamespaceRequest req;
+  req.set_namespace_(name);
+  return connection.Call(&WorkflowStub::DescribeNamespace, connection.workflow(), req, name);
+}
+
+absl::StatusOr<tock::admin::v1::DescribeNamespaceAsOfResponse> DescribeNamespaceAsOf(
+    client::Connection& connection, const std::string& name, absl::Time as_of) {
+  tock::admin::v1::DescribeNamespaceAsOfRequest req;
+  req.set_namespace_(name);
+  *req.mutable_as_of() = ToProtoTime(as_of);
+  return connection.Call(&AdminStub::DescribeNamespaceAsOf, connection.admin(), req, name);
+}
+
+absl::Status ListNamespaces(
+    client::Connection& connection, bool include_deleted,
+    const std::function<absl::Status(const wf::DescribeNamespaceResponse&)>& each) {
+  wf::ListNamespacesRequest req;
+  req.set_page_size(100);
+  req.mutable_namespace_filter()->set_include_deleted(include_deleted);
+  while (true) {
+    auto page = connection.Call(&WorkflowStub::ListNamespaces, connection.workflow(), req);
+    if (!page.ok()) return page.status();
+    for (const auto& ns : page->namespaces()) {
+      if (absl::Status s = each(ns); !s.ok()) return s;
+    }
+    if (page->next_page_token().empty()) return absl::OkStatus();
+    req.set_next_page_token(page->next_page_token());
+  }
+}
+
+absl::StatusOr<wf::UpdateNamespaceResponse> UpdateNamespace(
+    client::Connection& connection, const UpdateNamespaceOptions& options) {
+  wf::UpdateNamespaceRequest req;
+  req.set_namespace_(options.name);
+  if (options.retention.has_value()) {
+    absl::StatusOr<absl::Duration> retention = ParseRetention(*options.retention);
+    if (!retention.ok()) return retention.status();
+    *req.mutable_config()->mutable_workflow_execution_retention_ttl() =
+        ToProtoDuration(*retention);
+  }
+  auto* info = req.mutable_update_info();
+  info->set_description(options.description);
+  info->set_owner_email(options.owner_email);
+  for (const auto& [k, v] : options.data) (*info->mutable_data())[k] = v;
+  req.set_promote_namespace(options.promote_global);
+  for (const auto& c : options.clusters) {
+    req.mutable_replication_config()->add_clusters()->set_cluster_name(c);
+  }
+  return connection.Call(&WorkflowStub::UpdateNamespace, connection.workflow(), req, options.name);
+}
+
+absl::StatusOr<wf::UpdateNamespaceResponse> FailoverNamespace(client::Connection& connection,
+                                                              const std::string& name,
+                                                              const std::string& to_cluster) {
+  if (to_cluster.empty()) {
+    return absl::InvalidArgumentError("the target cluster is empty; use --to CLUSTER");
+  }
+  wf::UpdateNamespaceRequest req;
+  req.set_namespace_(name);
+  req.mutable_replication_config()->set_active_cluster_name(to_cluster);
+  return connection.Call(&WorkflowStub::UpdateNamespace, connection.workflow(), req, name);
+}
+
+absl::Status DeprecateNamespace(client::Connection& connection, const std::string& name) {
+  wf::DeprecateNamespaceRequest req;
+  req.set_namespace_(name);
+  return connection.Call(&WorkflowStub::DeprecateNamespace, connection.workflow(), req, name)
+      .status();
+}
+
+absl::StatusOr<std::string> DeleteNamespace(client::Connection& connection,
+                                            const std::string& name) {
+  temporal::api::operatorservice::v1::DeleteNamespaceRequest req;
+  req.set_namespace_(name);
+  auto out = connection.Call(&OperatorStub::DeleteNamespace, connection.operator_service(), req,
+                             name);
+  if (!out.ok()) return out.status();
+  return out->deleted_namespace();
+}
+
+absl::StatusOr<std::vector<NamespaceHistoryEntry>> NamespaceHistory(
+    client::Connection& connection, const std::string& name) {
+  tock::admin::v1::GetNamespaceHistoryRequest req;
+  req.set_namespace_(name);
+  auto out = connection.Call(&AdminStub::GetNamespaceHistory, connection.admin(), req, name);
+  if (!out.ok()) return out.status();
+  std::vector<NamespaceHistoryEntry> entries;
+  const tock::persistence::v1::NamespaceRecord empty;
+  for (int i = 0; i < out->versions_size(); ++i) {
+    NamespaceHistoryEntry entry;
+    entry.version = out->versions(i);
+    entry.changes = DiffNamespaceRecords(i == 0 ? empty : out->versions(i - 1).record(),
+                                         out->versions(i).record());
+    entries.push_back(std::move(entry));
+  }
+  return entries;
+}
+
+}  // namespace tock::admin
