@@ -77,6 +77,10 @@ class TockServerImpl : public TockServer {
       return absl::UnavailableError(absl::StrCat(
           "cannot listen on ", requested, ": the address is in use or not available here"));
     }
+    if (!config_.cluster_metadata.has_value()) {
+      cluster_.clusters[cluster_.current_cluster_name].rpc_address = address();
+      namespaces_->SetCurrentClusterAddress(address());
+    }
     return absl::OkStatus();
   }
 

@@ -17,7 +17,7 @@ struct FieldChange {
 };
 
 // Field-by-field differences, ordered by path. Durations read as operators write them
-// ("3d"); the failover history list is left out (the failover version itself is compared).
+// ("3d"); the failover history list and the config version counter are left out (the failover version itself is compared).
 std::vector<FieldChange> DiffNamespaceRecords(const tock::persistence::v1::NamespaceRecord& before,
                                               const tock::persistence::v1::NamespaceRecord& after);
 

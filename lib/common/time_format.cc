@@ -4,13 +4,13 @@
 
 namespace tock {
 
-std::string FormatTime(absl::Time t) {
+std::string FormatTimestamp(absl::Time t) {
   const char* format = absl::ToUnixMillis(t) % 1000 == 0 ? "%Y-%m-%dT%H:%M:%SZ"
                                                           : "%Y-%m-%dT%H:%M:%E3SZ";
   return absl::FormatTime(format, t, absl::UTCTimeZone());
 }
 
-absl::StatusOr<absl::Time> ParseTime(absl::string_view text, absl::Time now) {
+absl::StatusOr<absl::Time> ParseTimestamp(absl::string_view text, absl::Time now) {
   if (text == "now") return now;
   absl::Time t;
   std::string err;

@@ -12,11 +12,11 @@
 namespace tock {
 
 // "2026-11-22T10:15:30.123Z" (milliseconds only when non-zero).
-std::string FormatTime(absl::Time t);
+std::string FormatTimestamp(absl::Time t);
 
 // Accepts RFC 3339 ("2026-11-22T10:15:30Z", with fraction or offset), a date
 // ("2026-11-22", midnight UTC), or "now". INVALID_ARGUMENT otherwise, naming the formats.
-absl::StatusOr<absl::Time> ParseTime(absl::string_view text, absl::Time now);
+absl::StatusOr<absl::Time> ParseTimestamp(absl::string_view text, absl::Time now);
 
 absl::Time FromProtoTime(const google::protobuf::Timestamp& ts);
 google::protobuf::Timestamp ToProtoTime(absl::Time t);

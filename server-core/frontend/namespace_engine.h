@@ -46,6 +46,13 @@ class NamespaceEngine {
 
   const admin::ClusterMetadata& cluster() const { return cluster_; }
 
+  // The address of the current cluster once the server is bound (a server configured without
+  // cluster metadata on port 0 learns it only then). Call before any request can arrive:
+  // nobody can know a port 0 address before the banner prints it.
+  void SetCurrentClusterAddress(const std::string& address) {
+    cluster_.clusters[cluster_.current_cluster_name].rpc_address = address;
+  }
+
  private:
   absl::Status ValidateReplication(const std::string& active,
                                    const google::protobuf::RepeatedPtrField<std::string>& clusters,
@@ -58,7 +65,7 @@ class NamespaceEngine {
                                                          const std::string& operation);
 
   persistence::NamespaceStore& store_;
-  const admin::ClusterMetadata cluster_;
+  admin::ClusterMetadata cluster_;
   Clock& clock_;
 };
 

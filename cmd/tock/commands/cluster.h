@@ -1,0 +1,12 @@
+// `tock cluster describe|list`.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include "cmd/tock/context.h"
+
+namespace tock::cli {
+
+void AddClusterCommands(CLI::App& app, CommandContext& ctx);
+
+}  // namespace tock::cli

@@ -1,0 +1,78 @@
+// What every command needs besides its own flags: the streams, the global options, the
+// printer and a lazily opened connection. One CommandContext lives for a whole process (or,
+// later, a whole REPL session, so the connection stays open between commands).
+#pragma once
+
+#include <functional>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "cmd/tock/output/printer.h"
+#include "lib/client/connection.h"
+
+namespace tock::cli {
+
+// Exit codes (DESIGN.md "CLI contract", `man tock` EXIT STATUS).
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitError = 1;
+inline constexpr int kExitUsage = 2;
+inline constexpr int kExitNotFound = 3;
+inline constexpr int kExitUnavailable = 4;
+inline constexpr int kExitConflict = 5;
+
+int ExitCodeFor(const absl::Status& status);
+
+struct GlobalOptions {
+  std::string address;
+  std::string namespace_name;
+  std::string output;  // empty: table on a terminal, json otherwise
+  std::string timeout = "10s";
+  bool tls = false;
+  std::string tls_ca_cert;
+  std::string tls_cert;
+  std::string tls_key;
+  std::string tls_server_name;
+  std::string api_key;
+  std::string color = "auto";
+};
+
+// The defaults of the global options from the environment (TOCK_* before TEMPORAL_*).
+GlobalOptions DefaultGlobalOptions();
+
+class CommandContext {
+ public:
+  CommandContext(std::istream& in, std::ostream& out, std::ostream& err, bool stdin_is_terminal,
+                 bool stdout_is_terminal)
+      : in(in),
+        out(out),
+        err(err),
+        stdin_is_terminal(stdin_is_terminal),
+        stdout_is_terminal(stdout_is_terminal),
+        options(DefaultGlobalOptions()) {}
+
+  std::istream& in;
+  std::ostream& out;
+  std::ostream& err;
+  const bool stdin_is_terminal;
+  const bool stdout_is_terminal;
+  GlobalOptions options;
+
+  // The command chosen by the parse; it runs after parsing succeeded.
+  std::function<absl::Status()> action;
+
+  // The connection for the current options, opened on first use and reused while the
+  // address and credentials stay the same.
+  absl::StatusOr<client::Connection*> connection();
+
+  // A printer in the chosen format (validated), writing to `out`.
+  absl::StatusOr<Printer> printer();
+
+ private:
+  std::unique_ptr<client::Connection> connection_;
+  std::string connection_key_;
+};
+
+}  // namespace tock::cli
