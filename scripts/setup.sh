@@ -37,8 +37,12 @@ for dir in tests/sdk; do
   stamp="$dir/node_modules/.tock-lock-hash"
   want=$(sha256sum "$dir/package-lock.json" | cut -d' ' -f1)
   if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
-    echo "setup: npm ci in $dir"
-    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
+    echo "setup: npm install in $dir (versions and integrity from its lockfile)"
+    # Not `npm ci`: npm 11 records only this platform's optional packages (@swc/core's
+    # native builds) in the lockfile and `npm ci` then calls it out of sync. `npm install
+    # --no-save` installs the locked versions, checks their integrity, and leaves the
+    # lockfile untouched.
+    (cd "$dir" && npm install --no-save --no-audit --no-fund --loglevel=error)
     echo "$want" > "$stamp"
   fi
 done
