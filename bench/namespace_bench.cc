@@ -67,6 +67,7 @@ Server StartServer(const std::string& binary) {
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, out[1], 1);
   posix_spawn_file_actions_addclose(&actions, out[0]);
+  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
   std::vector<std::string> args = {binary, "--port", "0"};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
