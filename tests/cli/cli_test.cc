@@ -280,7 +280,7 @@ TEST_F(CliTest, DataSurvivesARestartOnTheSameFile) {
   StartServer();
   ASSERT_EQ(Tock({"namespace", "register", "kept", "--retention", "4d"}).exit_code, 0);
   ASSERT_EQ(Tock({"namespace", "update", "kept", "--description", "v2"}).exit_code, 0);
-  server_->Stop();
+  EXPECT_EQ(server_->Stop(), 0) << "SIGTERM shuts down cleanly";
   StartServer();
   json ns = TockJson({"namespace", "describe", "kept"});
   EXPECT_EQ(ns["config"]["workflowExecutionRetentionTtl"], "345600s");

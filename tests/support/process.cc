@@ -183,7 +183,7 @@ bool ServerProcess::Start(const std::vector<std::string>& args) {
   return false;
 }
 
-void ServerProcess::Reap(std::chrono::milliseconds grace) {
+int ServerProcess::Reap(std::chrono::milliseconds grace) {
   const auto deadline = SteadyClock::now() + grace;
   int status = 0;
   while (waitpid(pid_, &status, WNOHANG) == 0) {
@@ -198,12 +198,13 @@ void ServerProcess::Reap(std::chrono::milliseconds grace) {
   if (stdout_fd_ >= 0) close(stdout_fd_);
   if (stderr_fd_ >= 0) close(stderr_fd_);
   stdout_fd_ = stderr_fd_ = -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-void ServerProcess::Stop() {
-  if (pid_ <= 0) return;
+int ServerProcess::Stop() {
+  if (pid_ <= 0) return -1;
   kill(pid_, SIGTERM);
-  Reap(std::chrono::seconds(5));
+  return Reap(std::chrono::seconds(5));
 }
 
 void ServerProcess::Kill() {

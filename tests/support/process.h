@@ -52,7 +52,8 @@ class ServerProcess {
 
   // Starts and waits for the banner (20 s at most). False with the reason in error().
   bool Start(const std::vector<std::string>& args);
-  void Stop();
+  // SIGTERM, then SIGKILL after 5 s. Returns the exit code (-1 when killed by a signal).
+  int Stop();
   void Kill();
 
   const std::string& address() const { return address_; }
@@ -61,7 +62,7 @@ class ServerProcess {
   pid_t pid() const { return pid_; }
 
  private:
-  void Reap(std::chrono::milliseconds grace);
+  int Reap(std::chrono::milliseconds grace);
 
   std::string binary_;
   pid_t pid_ = 0;
