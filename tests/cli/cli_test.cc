@@ -3,23 +3,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/support/fixtures.h"
 #include "tests/support/process.h"
 
 namespace tock::testing {
 namespace {
 
 using nlohmann::json;
-
-constexpr char kTwoClusters[] = R"(
-cluster_metadata:
-  enable_global_namespace: true
-  failover_version_increment: 10
-  master_cluster_name: a
-  current_cluster_name: a
-  clusters:
-    a: {enabled: true, initial_failover_version: 1, rpc_address: "127.0.0.1:7233"}
-    b: {enabled: true, initial_failover_version: 2, rpc_address: "127.0.0.1:7234"}
-)";
 
 constexpr char kRetentionPrefix[] = "error: A valid retention period is not set on request.";
 
@@ -241,7 +231,7 @@ TEST_F(CliTest, HistoryAndAsOfReadThePast) {
 }
 
 TEST_F(CliTest, TwoClusterFailoverGivesVersionsOneTwoEleven) {
-  StartServer({"--config", dir_.Write("two.yaml", kTwoClusters)});
+  StartServer({"--config", dir_.Write("two.yaml", kTwoClusterConfigYaml)});
   json ns = TockJson({"namespace", "register", "pay", "--global", "--clusters", "a,b",
                       "--active-cluster", "a"});
   EXPECT_EQ(ns["failoverVersion"], "1");
@@ -300,7 +290,7 @@ TEST_F(CliTest, ServerRefusesAnotherShardCountAndBadConfig) {
       << other.error();
 
   ServerProcess bad(TOCK_SERVER_BIN);
-  std::string config = kTwoClusters;
+  std::string config = kTwoClusterConfigYaml;
   config.replace(config.find("initial_failover_version: 2"), 27, "initial_failover_version: 10");
   EXPECT_FALSE(bad.Start({"--config", dir_.Write("bad.yaml", config)}));
   EXPECT_NE(bad.error().find("initial_failover_version"), std::string::npos) << bad.error();

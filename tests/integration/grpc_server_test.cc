@@ -9,6 +9,7 @@
 #include "lib/common/status.h"
 #include "server-core/server.h"
 #include "temporal/api/errordetails/v1/message.pb.h"
+#include "tests/support/fixtures.h"
 
 namespace tock::server {
 namespace {
@@ -143,15 +144,9 @@ TEST(GrpcServerTest, DataSurvivesRestartAndShardCountIsFixed) {
 }
 
 TEST(GrpcServerTest, BadClusterConfigNamesTheField) {
-  auto parsed = ParseServerConfig(R"(
-cluster_metadata:
-  enable_global_namespace: true
-  failover_version_increment: 10
-  master_cluster_name: a
-  current_cluster_name: a
-  clusters:
-    a: {enabled: true, initial_failover_version: 10, rpc_address: "127.0.0.1:7233"}
-)");
+  std::string yaml = testing::kTwoClusterConfigYaml;
+  yaml.replace(yaml.find("initial_failover_version: 1,"), 28, "initial_failover_version: 10,");
+  auto parsed = ParseServerConfig(yaml);
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   auto started = TockServer::Start(*parsed, RealClock());
   ASSERT_FALSE(started.ok());

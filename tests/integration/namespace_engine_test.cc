@@ -9,6 +9,7 @@
 #include "lib/common/time_format.h"
 #include "lib/common/status.h"
 #include "server-core/persistence/persistence.h"
+#include "tests/support/fixtures.h"
 #include "temporal/api/errordetails/v1/message.pb.h"
 
 namespace tock::server::frontend {
@@ -17,17 +18,6 @@ namespace {
 using temporal::api::enums::v1::NAMESPACE_STATE_DELETED;
 using temporal::api::enums::v1::NAMESPACE_STATE_DEPRECATED;
 using temporal::api::enums::v1::NAMESPACE_STATE_REGISTERED;
-
-admin::ClusterMetadata TwoClusters(const std::string& current) {
-  admin::ClusterMetadata m;
-  m.current_cluster_name = current;
-  m.master_cluster_name = "a";
-  m.enable_global_namespace = true;
-  m.failover_version_increment = 10;
-  m.clusters["a"] = {true, 1, "127.0.0.1:7233"};
-  m.clusters["b"] = {true, 2, "127.0.0.1:7234"};
-  return m;
-}
 
 class NamespaceEngineTest : public ::testing::Test {
  protected:
@@ -213,14 +203,14 @@ TEST_F(NamespaceEngineTest, GlobalNamespaceNeedsGlobalEnabled) {
 }
 
 TEST_F(NamespaceEngineTest, LocalNamespaceReplicationRules) {
-  Open(TwoClusters("a"));
+  Open(testing::SeedClusterMetadata());
   EXPECT_EQ(Register("l", {}, false, {}, "b").message(), "Invalid local namespace active cluster");
   EXPECT_EQ(Register("l", {}, false, {"a", "b"}, "a").message(), "Invalid local namespace clusters");
   EXPECT_EQ(Register("l", {}, false, {}, "zz").message(), "Invalid cluster name: zz");
 }
 
 TEST_F(NamespaceEngineTest, SeedFailoverExample) {
-  Open(TwoClusters("a"));
+  Open(testing::SeedClusterMetadata());
   ASSERT_TRUE(Register("alpha", {}, true, {"a", "b"}, "a").ok());
   EXPECT_EQ(Describe("alpha").failover_version(), 1);
   auto to_b = Failover("alpha", "b");
@@ -246,7 +236,7 @@ TEST_F(NamespaceEngineTest, SeedFailoverExample) {
 }
 
 TEST_F(NamespaceEngineTest, FailoverWithOtherChangesIsRefused) {
-  Open(TwoClusters("a"));
+  Open(testing::SeedClusterMetadata());
   ASSERT_TRUE(Register("f", {}, true, {"a", "b"}, "a").ok());
   wf::UpdateNamespaceRequest req;
   req.set_namespace_("f");
@@ -258,7 +248,7 @@ TEST_F(NamespaceEngineTest, FailoverWithOtherChangesIsRefused) {
 }
 
 TEST_F(NamespaceEngineTest, FailoverHistoryKeepsTheLastTen) {
-  Open(TwoClusters("a"));
+  Open(testing::SeedClusterMetadata());
   ASSERT_TRUE(Register("h", {}, true, {"a", "b"}, "a").ok());
   for (int i = 0; i < 12; ++i) ASSERT_TRUE(Failover("h", i % 2 == 0 ? "b" : "a").ok());
   auto d = Describe("h");
@@ -267,7 +257,7 @@ TEST_F(NamespaceEngineTest, FailoverHistoryKeepsTheLastTen) {
 }
 
 TEST_F(NamespaceEngineTest, PromoteLocalToGlobal) {
-  Open(TwoClusters("a"));
+  Open(testing::SeedClusterMetadata());
   ASSERT_TRUE(Register("p").ok());
   wf::UpdateNamespaceRequest req;
   req.set_namespace_("p");

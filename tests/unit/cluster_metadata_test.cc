@@ -3,22 +3,13 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/support/fixtures.h"
+
 namespace tock::admin {
 namespace {
 
-ClusterMetadata SeedExample() {
-  ClusterMetadata m;
-  m.current_cluster_name = "a";
-  m.master_cluster_name = "a";
-  m.enable_global_namespace = true;
-  m.failover_version_increment = 10;
-  m.clusters["a"] = {true, 1, "127.0.0.1:7233"};
-  m.clusters["b"] = {true, 2, "127.0.0.1:7234"};
-  return m;
-}
-
 TEST(FailoverVersionTest, SeedExample) {
-  ClusterMetadata m = SeedExample();
+  ClusterMetadata m = testing::SeedClusterMetadata();
   ASSERT_TRUE(m.Validate().ok());
   // alpha registered on A -> 1, fails over to B -> 2.
   int64_t alpha = m.NextFailoverVersion("a", 0);
@@ -35,7 +26,7 @@ TEST(FailoverVersionTest, SeedExample) {
 }
 
 TEST(FailoverVersionTest, OwnerOfAVersion) {
-  ClusterMetadata m = SeedExample();
+  ClusterMetadata m = testing::SeedClusterMetadata();
   EXPECT_EQ(m.ClusterForFailoverVersion(0), "a");
   EXPECT_EQ(m.ClusterForFailoverVersion(1), "a");
   EXPECT_EQ(m.ClusterForFailoverVersion(12), "b");
@@ -51,7 +42,7 @@ void ExpectFieldError(const ClusterMetadata& m, const std::string& field) {
 }
 
 TEST(ClusterMetadataTest, EveryRuleNamesItsField) {
-  ClusterMetadata m = SeedExample();
+  ClusterMetadata m = testing::SeedClusterMetadata();
   m.clusters["b"].initial_failover_version = 10;
   ExpectFieldError(m, "cluster_metadata.clusters.b.initial_failover_version");
   m.clusters["b"].initial_failover_version = 0;
@@ -59,24 +50,24 @@ TEST(ClusterMetadataTest, EveryRuleNamesItsField) {
   m.clusters["b"].initial_failover_version = 1;
   ExpectFieldError(m, "initial_failover_version");  // duplicate of a's
 
-  m = SeedExample();
+  m = testing::SeedClusterMetadata();
   m.current_cluster_name = "c";
   ExpectFieldError(m, "cluster_metadata.current_cluster_name");
-  m = SeedExample();
+  m = testing::SeedClusterMetadata();
   m.master_cluster_name = "c";
   ExpectFieldError(m, "cluster_metadata.master_cluster_name");
-  m = SeedExample();
+  m = testing::SeedClusterMetadata();
   m.master_cluster_name = "";
   ExpectFieldError(m, "cluster_metadata.master_cluster_name");
-  m = SeedExample();
+  m = testing::SeedClusterMetadata();
   m.failover_version_increment = 0;
   ExpectFieldError(m, "cluster_metadata.failover_version_increment");
-  m = SeedExample();
+  m = testing::SeedClusterMetadata();
   m.clusters["b"].rpc_address = "";
   ExpectFieldError(m, "cluster_metadata.clusters.b.rpc_address");
   m.clusters["b"].enabled = false;
   EXPECT_TRUE(m.Validate().ok()) << "a disabled cluster needs no address";
-  m = SeedExample();
+  m = testing::SeedClusterMetadata();
   m.clusters.clear();
   ExpectFieldError(m, "cluster_metadata.clusters");
 }
