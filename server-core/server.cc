@@ -9,6 +9,10 @@
 #include "absl/strings/str_join.h"
 #include "server-core/frontend/handlers.h"
 #include "server-core/frontend/namespace_engine.h"
+#include "server-core/history/history_engine.h"
+#include "server-core/history/shard_controller.h"
+#include "server-core/matching/matching_engine.h"
+#include "lib/common/timer_thread.h"
 #include "server-core/persistence/persistence.h"
 #include "server-core/rpc/dispatcher.h"
 
@@ -55,7 +59,17 @@ class TockServerImpl : public TockServer {
     }
     registered_names_ = names;
 
+    shards_ = std::make_unique<history::ShardController>(
+        persistence_->executions(), *shards, absl::StrCat("tock-server@", config_.ip, ":", config_.port));
+    if (absl::Status s = shards_->AcquireAll(); !s.ok()) return s;
+    timer_thread_ = std::make_unique<TimerThread>(clock_);
+    matching_ = std::make_unique<matching::MatchingEngine>(clock_, *timer_thread_);
+    history_ = std::make_unique<history::HistoryEngine>(persistence_->executions(), *shards_,
+                                                        *matching_, clock_, *timer_thread_);
+    if (absl::Status s = history_->Recover(); !s.ok()) return s;
+
     frontend::RegisterWorkflowServiceHandlers(dispatcher_, *namespaces_, facts_);
+    frontend::RegisterWorkflowRpcHandlers(dispatcher_, *namespaces_, *history_, *matching_, clock_);
     frontend::RegisterOperatorServiceHandlers(dispatcher_, *namespaces_, facts_);
     frontend::RegisterAdminServiceHandlers(dispatcher_, *namespaces_, facts_);
 
@@ -105,6 +119,11 @@ class TockServerImpl : public TockServer {
     if (shut_down_) return;
     if (server_ != nullptr) server_->Shutdown(absl::ToChronoTime(absl::Now() + absl::Seconds(5)));
     server_.reset();
+    // Timers first: their callbacks use the history engine.
+    timer_thread_.reset();
+    history_.reset();
+    matching_.reset();
+    shards_.reset();
     namespaces_.reset();
     persistence_.reset();
     shut_down_ = true;
@@ -125,6 +144,10 @@ class TockServerImpl : public TockServer {
   frontend::ServerFacts facts_;
   std::unique_ptr<persistence::Persistence> persistence_;
   std::unique_ptr<frontend::NamespaceEngine> namespaces_;
+  std::unique_ptr<history::ShardController> shards_;
+  std::unique_ptr<TimerThread> timer_thread_;
+  std::unique_ptr<matching::MatchingEngine> matching_;
+  std::unique_ptr<history::HistoryEngine> history_;
   std::vector<std::string> registered_names_;
   rpc::Dispatcher dispatcher_;
   std::unique_ptr<grpc::Server> server_;

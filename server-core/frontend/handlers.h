@@ -6,6 +6,7 @@
 #include <string>
 
 #include "absl/time/time.h"
+#include "lib/common/clock.h"
 #include "server-core/frontend/namespace_engine.h"
 #include "server-core/rpc/dispatcher.h"
 
@@ -24,6 +25,22 @@ void RegisterWorkflowServiceHandlers(rpc::Dispatcher& dispatcher, NamespaceEngin
                                      const ServerFacts& facts);
 void RegisterOperatorServiceHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& namespaces,
                                      const ServerFacts& facts);
+}  // namespace tock::server::frontend
+
+namespace tock::server::history {
+class HistoryEngine;
+}
+namespace tock::server::matching {
+class MatchingEngine;
+}
+
+namespace tock::server::frontend {
+
+// Start, polls, task responses, signal/cancel/terminate/describe/history.
+void RegisterWorkflowRpcHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& namespaces,
+                                 history::HistoryEngine& history,
+                                 matching::MatchingEngine& matching, Clock& clock);
+
 void RegisterAdminServiceHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& namespaces,
                                   const ServerFacts& facts);
 

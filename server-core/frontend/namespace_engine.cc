@@ -368,6 +368,25 @@ absl::StatusOr<tock::admin::v1::DescribeNamespaceAsOfResponse> NamespaceEngine::
   return out;
 }
 
+absl::StatusOr<NamespaceEngine::Resolved> NamespaceEngine::Resolve(const std::string& name,
+                                                                  bool allow_deprecated) {
+  if (absl::Status s = ValidateNamespaceName(name); !s.ok()) return s;
+  absl::StatusOr<persistence::NamespaceVersion> current = store_.GetNamespaceByName(name);
+  if (!current.ok()) return current.status();
+  const auto state = current->record.info().state();
+  if (state != NAMESPACE_STATE_REGISTERED &&
+      !(allow_deprecated && state == NAMESPACE_STATE_DEPRECATED)) {
+    return NamespaceInvalidStateError(
+        name, state, allow_deprecated ? "Registered, Deprecated" : "Registered");
+  }
+  if (!cluster_.IsActiveFor(current->record.failover_version()) &&
+      current->record.is_global_namespace()) {
+    return NamespaceNotActiveError(name, current->record.replication_config().active_cluster_name(),
+                                   cluster_.current_cluster_name);
+  }
+  return Resolved{current->record.info().id(), name, current->record.failover_version()};
+}
+
 absl::Status NamespaceEngine::EnsureRegistered(const std::string& name) {
   if (store_.GetNamespaceByName(name).ok()) return absl::OkStatus();
   wf::RegisterNamespaceRequest req;

@@ -40,6 +40,16 @@ class NamespaceEngine {
   absl::StatusOr<tock::admin::v1::DescribeNamespaceAsOfResponse> DescribeAsOf(
       const tock::admin::v1::DescribeNamespaceAsOfRequest& req);
 
+  // The namespace a workflow call addresses. NOT_FOUND for an unknown name;
+  // FAILED_PRECONDITION (namespace invalid state) unless it is REGISTERED, or also
+  // DEPRECATED when `allow_deprecated` (SPEC §1.2).
+  struct Resolved {
+    std::string id;
+    std::string name;
+    int64_t failover_version = 0;
+  };
+  absl::StatusOr<Resolved> Resolve(const std::string& name, bool allow_deprecated);
+
   // Registers `name` with the defaults unless it exists (server start: "default" and the
   // configured namespaces).
   absl::Status EnsureRegistered(const std::string& name);

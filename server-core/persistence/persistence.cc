@@ -14,10 +14,12 @@ class SqlitePersistence : public Persistence {
   explicit SqlitePersistence(std::unique_ptr<SqliteDb> db)
       : db_(std::move(db)),
         namespaces_(NewSqliteNamespaceStore(*db_)),
-        cluster_metadata_(NewSqliteClusterMetadataStore(*db_)) {}
+        cluster_metadata_(NewSqliteClusterMetadataStore(*db_)),
+        executions_(NewSqliteExecutionStore(*db_)) {}
 
   NamespaceStore& namespaces() override { return *namespaces_; }
   ClusterMetadataStore& cluster_metadata() override { return *cluster_metadata_; }
+  ExecutionStore& executions() override { return *executions_; }
   std::string engine() const override { return "sqlite"; }
   std::string location() const override { return db_->location(); }
 
@@ -25,6 +27,7 @@ class SqlitePersistence : public Persistence {
   std::unique_ptr<SqliteDb> db_;
   std::unique_ptr<NamespaceStore> namespaces_;
   std::unique_ptr<ClusterMetadataStore> cluster_metadata_;
+  std::unique_ptr<ExecutionStore> executions_;
 };
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "server-core/rpc/dispatcher.h"
 
 #include <atomic>
+#include <memory>
 
 namespace tock::server::rpc {
 
@@ -32,9 +33,15 @@ class UnaryReactor : public grpc::ServerGenericBidiReactor {
                           "Method " + context_.method + " is unimplemented"));
       return;
     }
-    it->second(context_, request_, [this](const grpc::Status& status, grpc::ByteBuffer* out) {
-      Respond(status, out);
-    });
+    // The responder may be called more than once (a long poll's answer racing its
+    // cancellation); only the first call reaches this reactor, and the shared flag outlives
+    // it, so a late call never touches a finished reactor.
+    auto answered = answered_;
+    it->second(context_, request_,
+               [this, answered](const grpc::Status& status, grpc::ByteBuffer* out) {
+                 if (answered->exchange(true)) return;
+                 Respond(status, out);
+               });
   }
 
   void OnCancel() override { context_.cancellation->Cancel(); }
@@ -43,7 +50,6 @@ class UnaryReactor : public grpc::ServerGenericBidiReactor {
 
  private:
   void Respond(const grpc::Status& status, grpc::ByteBuffer* out) {
-    if (responded_.exchange(true)) return;  // a handler answers once; ignore a second call
     if (status.ok() && out != nullptr) {
       response_ = std::move(*out);
       StartWriteAndFinish(&response_, grpc::WriteOptions(), grpc::Status::OK);
@@ -57,7 +63,7 @@ class UnaryReactor : public grpc::ServerGenericBidiReactor {
   CallContext context_;
   grpc::ByteBuffer request_;
   grpc::ByteBuffer response_;
-  std::atomic<bool> responded_{false};
+  std::shared_ptr<std::atomic<bool>> answered_ = std::make_shared<std::atomic<bool>>(false);
 };
 
 void CancellationSignal::OnCancel(std::function<void()> callback) {

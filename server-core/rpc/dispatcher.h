@@ -60,7 +60,7 @@ struct CallContext {
   std::shared_ptr<CancellationSignal> cancellation;
 };
 
-// Completes one call. Movable, callable once; safe from any thread.
+// Completes one call. Safe from any thread; calls after the first are ignored.
 using RawResponder = std::function<void(const grpc::Status&, grpc::ByteBuffer*)>;
 using RawHandler =
     std::function<void(const CallContext&, const grpc::ByteBuffer&, RawResponder)>;

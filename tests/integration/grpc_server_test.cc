@@ -68,13 +68,12 @@ TEST(GrpcServerTest, SystemInfoAdvertisesWhatTheSdkNeeds) {
 TEST(GrpcServerTest, UnbuiltMethodsAnswerUnimplementedWithTheirName) {
   auto server = StartOrDie({});
   auto connection = Connect(*server);
-  wf::StartWorkflowExecutionRequest req;
+  wf::ListSchedulesRequest req;
   req.set_namespace_("default");
-  auto out = connection->Call(&wf::WorkflowService::Stub::StartWorkflowExecution,
-                              connection->workflow(), req);
+  auto out = connection->Call(&wf::WorkflowService::Stub::ListSchedules, connection->workflow(), req);
   EXPECT_EQ(out.status().code(), absl::StatusCode::kUnimplemented);
   EXPECT_EQ(out.status().message(),
-            "Method temporal.api.workflowservice.v1.WorkflowService/StartWorkflowExecution is "
+            "Method temporal.api.workflowservice.v1.WorkflowService/ListSchedules is "
             "unimplemented");
 }
 

@@ -25,6 +25,67 @@ CREATE TABLE cluster_metadata (
   value TEXT NOT NULL
 );
 )sql"},
+      {2, "workflow runs: shards, mutable state, history, tasks, timers, visibility", R"sql(
+CREATE TABLE shards (
+  shard_id    INTEGER PRIMARY KEY,
+  range_id    INTEGER NOT NULL,
+  owner       TEXT    NOT NULL,
+  claimed_ms  INTEGER NOT NULL
+);
+CREATE TABLE executions (
+  namespace_id TEXT    NOT NULL,
+  workflow_id  TEXT    NOT NULL,
+  run_id       TEXT    NOT NULL,
+  shard_id     INTEGER NOT NULL,
+  db_version   INTEGER NOT NULL,
+  state        BLOB    NOT NULL,   -- tock.persistence.v1.MutableState
+  PRIMARY KEY (namespace_id, workflow_id, run_id)
+) WITHOUT ROWID;
+CREATE TABLE current_executions (
+  namespace_id     TEXT    NOT NULL,
+  workflow_id      TEXT    NOT NULL,
+  run_id           TEXT    NOT NULL,
+  status           INTEGER NOT NULL,
+  start_request_id TEXT    NOT NULL,
+  PRIMARY KEY (namespace_id, workflow_id)
+) WITHOUT ROWID;
+CREATE TABLE history_events (
+  run_id   TEXT    NOT NULL,
+  event_id INTEGER NOT NULL,
+  data     BLOB    NOT NULL,       -- temporal.api.history.v1.HistoryEvent
+  PRIMARY KEY (run_id, event_id)
+) WITHOUT ROWID;
+CREATE TABLE task_queue_tasks (
+  task_id      INTEGER PRIMARY KEY AUTOINCREMENT,
+  namespace_id TEXT    NOT NULL,
+  task_queue   TEXT    NOT NULL,
+  kind         INTEGER NOT NULL,
+  data         BLOB    NOT NULL    -- tock.persistence.v1.TransferTask
+);
+CREATE TABLE timer_tasks (
+  shard_id INTEGER NOT NULL,
+  fire_ms  INTEGER NOT NULL,
+  task_id  INTEGER NOT NULL,
+  data     BLOB    NOT NULL,       -- tock.persistence.v1.TimerTask
+  PRIMARY KEY (shard_id, fire_ms, task_id)
+) WITHOUT ROWID;
+CREATE TABLE visibility (
+  namespace_id   TEXT    NOT NULL,
+  run_id         TEXT    NOT NULL,
+  workflow_id    TEXT    NOT NULL,
+  workflow_type  TEXT    NOT NULL,
+  task_queue     TEXT    NOT NULL,
+  status         INTEGER NOT NULL,
+  start_ms       INTEGER NOT NULL,
+  execution_ms   INTEGER NOT NULL,
+  close_ms       INTEGER,
+  history_length INTEGER NOT NULL,
+  info           BLOB    NOT NULL, -- temporal.api.workflow.v1.WorkflowExecutionInfo
+  PRIMARY KEY (namespace_id, run_id)
+) WITHOUT ROWID;
+CREATE INDEX visibility_start ON visibility(namespace_id, start_ms DESC);
+CREATE INDEX visibility_workflow ON visibility(namespace_id, workflow_id);
+)sql"},
   };
   return migrations;
 }

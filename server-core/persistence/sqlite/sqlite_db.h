@@ -54,6 +54,9 @@ class SqliteDb {
   absl::StatusOr<Statement*> Prepare(const std::string& sql);
   // Runs one or more statements without results.
   absl::Status Exec(const std::string& sql);
+  // Rows changed by the last statement, and the rowid of the last insert.
+  int64_t Changes() const { return sqlite3_changes64(db_); }
+  int64_t LastInsertRowId() const { return sqlite3_last_insert_rowid(db_); }
   // The error of the last failed call on this connection, prefixed with `what`.
   absl::Status Error(const std::string& what) const;
 

@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "server-core/persistence/cluster_metadata_store.h"
+#include "server-core/persistence/execution_store.h"
 #include "server-core/persistence/namespace_store.h"
 #include "server-core/persistence/sqlite/sqlite_db.h"
 
@@ -11,5 +12,6 @@ namespace tock::persistence {
 
 std::unique_ptr<NamespaceStore> NewSqliteNamespaceStore(SqliteDb& db);
 std::unique_ptr<ClusterMetadataStore> NewSqliteClusterMetadataStore(SqliteDb& db);
+std::unique_ptr<ExecutionStore> NewSqliteExecutionStore(SqliteDb& db);
 
 }  // namespace tock::persistence

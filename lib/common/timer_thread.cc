@@ -1,0 +1,71 @@
+#include "lib/common/timer_thread.h"
+
+namespace tock {
+
+TimerThread::TimerThread(Clock& clock) : clock_(clock), thread_([this] { Loop(); }) {}
+
+TimerThread::~TimerThread() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  thread_.join();
+}
+
+TimerThread::Id TimerThread::Schedule(absl::Time when, std::function<void()> callback) {
+  Id id;
+  {
+    std::lock_guard lock(mu_);
+    id = next_id_++;
+    queue_.emplace(when, id);
+    pending_.emplace(id, std::make_pair(when, std::move(callback)));
+  }
+  cv_.notify_all();
+  return id;
+}
+
+bool TimerThread::Cancel(Id id) {
+  std::lock_guard lock(mu_);
+  auto it = pending_.find(id);
+  if (it == pending_.end()) return false;
+  auto range = queue_.equal_range(it->second.first);
+  for (auto q = range.first; q != range.second; ++q) {
+    if (q->second == id) {
+      queue_.erase(q);
+      break;
+    }
+  }
+  pending_.erase(it);
+  return true;
+}
+
+void TimerThread::Wake() { cv_.notify_all(); }
+
+void TimerThread::Loop() {
+  std::unique_lock lock(mu_);
+  while (!stopping_) {
+    if (queue_.empty()) {
+      cv_.wait(lock);
+      continue;
+    }
+    absl::Time now = clock_.Now();
+    auto first = queue_.begin();
+    if (first->first > now) {
+      // Sleep at most a second at a time so a ManualClock that moved is noticed.
+      absl::Duration wait = std::min(first->first - now, absl::Seconds(1));
+      cv_.wait_for(lock, absl::ToChronoNanoseconds(wait));
+      continue;
+    }
+    Id id = first->second;
+    queue_.erase(first);
+    auto it = pending_.find(id);
+    std::function<void()> callback = std::move(it->second.second);
+    pending_.erase(it);
+    lock.unlock();
+    callback();
+    lock.lock();
+  }
+}
+
+}  // namespace tock

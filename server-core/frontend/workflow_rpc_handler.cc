@@ -1,0 +1,260 @@
+// WorkflowService methods that run workflows: start, the worker's polls and responses,
+// and what clients do to runs. Long polls are asynchronous: no thread waits.
+#include "absl/strings/str_cat.h"
+#include "lib/common/time_format.h"
+#include "server-core/frontend/handlers.h"
+#include "server-core/history/history_engine.h"
+#include "server-core/matching/matching_engine.h"
+
+namespace tock::server::frontend {
+namespace {
+
+namespace enums = temporal::api::enums::v1;
+constexpr char kService[] = "temporal.api.workflowservice.v1.WorkflowService/";
+constexpr absl::Duration kMaxPoll = absl::Seconds(60);
+constexpr absl::Duration kPollMargin = absl::Seconds(1);
+
+std::string Method(const char* name) { return std::string(kService) + name; }
+
+// How long a poll may wait: until a second before the caller gives up, at most a minute.
+absl::Time PollDeadline(const rpc::CallContext& ctx, absl::Time now) {
+  return std::min(ctx.deadline - kPollMargin, now + kMaxPoll);
+}
+
+// Runs one long poll: waits for a task, starts it in history (a stale task is skipped and
+// the poll goes on), and answers the default response when the deadline passes.
+template <typename Response>
+class LongPoll : public std::enable_shared_from_this<LongPoll<Response>> {
+ public:
+  using Start = std::function<absl::StatusOr<Response>(const persistence::TaskQueueTask&)>;
+  LongPoll(matching::MatchingEngine& matching, std::string namespace_id, std::string queue,
+           persistence::TaskKind kind, absl::Time deadline, std::string identity, Start start,
+           rpc::Responder<Response> respond)
+      : matching_(matching), namespace_id_(std::move(namespace_id)), queue_(std::move(queue)),
+        kind_(kind), deadline_(deadline), identity_(std::move(identity)),
+        start_(std::move(start)), respond_(std::move(respond)) {}
+
+  void Run(const std::shared_ptr<rpc::CancellationSignal>& cancellation) {
+    auto self = this->shared_from_this();
+    cancellation->OnCancel([self] {
+      self->cancelled_ = true;
+      self->matching_.CancelPoll(self->poll_id_.load());
+    });
+    Next();
+  }
+
+ private:
+  void Next() {
+    auto self = this->shared_from_this();
+    poll_id_ = matching_.Poll(namespace_id_, queue_, kind_, deadline_, identity_,
+                              [self](std::optional<persistence::TaskQueueTask> task) {
+      if (!task.has_value()) return self->respond_(Response());
+      if (self->cancelled_) {
+        // The caller is gone: give the task back rather than start it for nobody.
+        self->matching_.AddTask(std::move(*task));
+        return self->respond_(Response());
+      }
+      absl::StatusOr<Response> started = self->start_(*task);
+      if (started.ok()) return self->respond_(std::move(*started));
+      if (started.status().code() == absl::StatusCode::kNotFound) return self->Next();
+      self->respond_(started.status());
+    });
+  }
+
+  matching::MatchingEngine& matching_;
+  const std::string namespace_id_, queue_;
+  const persistence::TaskKind kind_;
+  const absl::Time deadline_;
+  const std::string identity_;
+  Start start_;
+  rpc::Responder<Response> respond_;
+  std::atomic<matching::MatchingEngine::PollId> poll_id_{0};
+  std::atomic<bool> cancelled_{false};
+};
+
+history::NamespaceRef Ref(const NamespaceEngine::Resolved& r) {
+  return history::NamespaceRef{r.id, r.name, r.failover_version};
+}
+
+}  // namespace
+
+void RegisterWorkflowRpcHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& namespaces,
+                                 history::HistoryEngine& history,
+                                 matching::MatchingEngine& matching, Clock& clock) {
+  // Resolves the namespace of a request, then calls `fn` with it.
+  auto with_namespace = [&namespaces](const std::string& name, bool allow_deprecated, auto fn)
+      -> decltype(fn(history::NamespaceRef())) {
+    absl::StatusOr<NamespaceEngine::Resolved> ns = namespaces.Resolve(name, allow_deprecated);
+    if (!ns.ok()) return ns.status();
+    return fn(Ref(*ns));
+  };
+
+  dispatcher.AddUnary<wf::StartWorkflowExecutionRequest, wf::StartWorkflowExecutionResponse>(
+      Method("StartWorkflowExecution"), [&, with_namespace](const auto& req, const rpc::CallContext&) {
+        return with_namespace(req.namespace_(), false, [&](const history::NamespaceRef& ns) {
+          return history.StartWorkflow(ns, req);
+        });
+      });
+
+  dispatcher.AddAsync<wf::PollWorkflowTaskQueueRequest, wf::PollWorkflowTaskQueueResponse>(
+      Method("PollWorkflowTaskQueue"),
+      [&](const wf::PollWorkflowTaskQueueRequest& req, const rpc::CallContext& ctx,
+          rpc::Responder<wf::PollWorkflowTaskQueueResponse> respond) {
+        absl::StatusOr<NamespaceEngine::Resolved> ns = namespaces.Resolve(req.namespace_(), true);
+        if (!ns.ok()) return respond(ns.status());
+        if (req.task_queue().name().empty()) {
+          return respond(absl::InvalidArgumentError("TaskQueue is not set on request."));
+        }
+        history::NamespaceRef ref = Ref(*ns);
+        std::string identity = req.identity();
+        auto poll = std::make_shared<LongPoll<wf::PollWorkflowTaskQueueResponse>>(
+            matching, ref.id, req.task_queue().name(), persistence::TaskKind::kWorkflow,
+            PollDeadline(ctx, clock.Now()), identity,
+            [&history, ref, identity](const persistence::TaskQueueTask& task) {
+              return history.RecordWorkflowTaskStarted(ref, task, identity);
+            },
+            std::move(respond));
+        poll->Run(ctx.cancellation);
+      });
+
+  dispatcher.AddAsync<wf::PollActivityTaskQueueRequest, wf::PollActivityTaskQueueResponse>(
+      Method("PollActivityTaskQueue"),
+      [&](const wf::PollActivityTaskQueueRequest& req, const rpc::CallContext& ctx,
+          rpc::Responder<wf::PollActivityTaskQueueResponse> respond) {
+        absl::StatusOr<NamespaceEngine::Resolved> ns = namespaces.Resolve(req.namespace_(), true);
+        if (!ns.ok()) return respond(ns.status());
+        if (req.task_queue().name().empty()) {
+          return respond(absl::InvalidArgumentError("TaskQueue is not set on request."));
+        }
+        history::NamespaceRef ref = Ref(*ns);
+        std::string identity = req.identity();
+        auto poll = std::make_shared<LongPoll<wf::PollActivityTaskQueueResponse>>(
+            matching, ref.id, req.task_queue().name(), persistence::TaskKind::kActivity,
+            PollDeadline(ctx, clock.Now()), identity,
+            [&history, ref, identity](const persistence::TaskQueueTask& task) {
+              return history.RecordActivityTaskStarted(ref, task, identity);
+            },
+            std::move(respond));
+        poll->Run(ctx.cancellation);
+      });
+
+  dispatcher.AddUnary<wf::RespondWorkflowTaskCompletedRequest, wf::RespondWorkflowTaskCompletedResponse>(
+      Method("RespondWorkflowTaskCompleted"), [&, with_namespace](const auto& req, const rpc::CallContext&) {
+        return with_namespace(req.namespace_(), true, [&](const history::NamespaceRef& ns) {
+          return history.RespondWorkflowTaskCompleted(ns, req);
+        });
+      });
+  dispatcher.AddUnary<wf::RespondWorkflowTaskFailedRequest, wf::RespondWorkflowTaskFailedResponse>(
+      Method("RespondWorkflowTaskFailed"), [&, with_namespace](const auto& req, const rpc::CallContext&) {
+        return with_namespace(req.namespace_(), true,
+                              [&](const history::NamespaceRef& ns) -> absl::StatusOr<wf::RespondWorkflowTaskFailedResponse> {
+          if (absl::Status s = history.RespondWorkflowTaskFailed(ns, req); !s.ok()) return s;
+          return wf::RespondWorkflowTaskFailedResponse();
+        });
+      });
+  dispatcher.AddUnary<wf::RespondActivityTaskCompletedRequest, wf::RespondActivityTaskCompletedResponse>(
+      Method("RespondActivityTaskCompleted"), [&, with_namespace](const auto& req, const rpc::CallContext&) {
+        return with_namespace(req.namespace_(), true,
+                              [&](const history::NamespaceRef& ns) -> absl::StatusOr<wf::RespondActivityTaskCompletedResponse> {
+          if (absl::Status s = history.RespondActivityTaskCompleted(ns, req.task_token(), req.result(), req.identity());
+              !s.ok()) {
+            return s;
+          }
+          return wf::RespondActivityTaskCompletedResponse();
+        });
+      });
+  dispatcher.AddUnary<wf::RespondActivityTaskFailedRequest, wf::RespondActivityTaskFailedResponse>(
+      Method("RespondActivityTaskFailed"), [&, with_namespace](const auto& req, const rpc::CallContext&) {
+        return with_namespace(req.namespace_(), true,
+                              [&](const history::NamespaceRef& ns) -> absl::StatusOr<wf::RespondActivityTaskFailedResponse> {
+          if (absl::Status s = history.RespondActivityTaskFailed(ns, req); !s.ok()) return s;
+          return wf::RespondActivityTaskFailedResponse();
+        });
+      });
+  dispatcher.AddUnary<wf::RespondActivityTaskCanceledRequest, wf::RespondActivityTaskCanceledResponse>(
+      Method("RespondActivityTaskCanceled"), [&, with_namespace](const auto& req, const rpc::CallContext&) {
+        return with_namespace(req.namespace_(), true,
+                              [&](const history::NamespaceRef& ns) -> absl::StatusOr<wf::RespondActivityTaskCanceledResponse> {
+          if (absl::Status s = history.RespondActivityTaskCanceled(ns, req.task_token(), req.details(), req.identity());
+              !s.ok()) {
+            return s;
+          }
+          return wf::RespondActivityTaskCanceledResponse();
+        });
+      });
+  dispatcher.AddUnary<wf::RecordActivityTaskHeartbeatRequest, wf::RecordActivityTaskHeartbeatResponse>(
+      Method("RecordActivityTaskHeartbeat"), [&, with_namespace](const auto& req, const rpc::CallContext&) {
+        return with_namespace(req.namespace_(), true, [&](const history::NamespaceRef& ns) {
+          return history.RecordActivityTaskHeartbeat(ns, req.task_token(), req.details());
+        });
+      });
+  dispatcher.AddUnary<wf::SignalWorkflowExecutionRequest, wf::SignalWorkflowExecutionResponse>(
+      Method("SignalWorkflowExecution"), [&, with_namespace](const auto& req, const rpc::CallContext&) {
+        return with_namespace(req.namespace_(), true,
+                              [&](const history::NamespaceRef& ns) -> absl::StatusOr<wf::SignalWorkflowExecutionResponse> {
+          if (absl::Status s = history.SignalWorkflow(ns, req); !s.ok()) return s;
+          return wf::SignalWorkflowExecutionResponse();
+        });
+      });
+  dispatcher.AddUnary<wf::RequestCancelWorkflowExecutionRequest, wf::RequestCancelWorkflowExecutionResponse>(
+      Method("RequestCancelWorkflowExecution"), [&, with_namespace](const auto& req, const rpc::CallContext&) {
+        return with_namespace(req.namespace_(), true,
+                              [&](const history::NamespaceRef& ns) -> absl::StatusOr<wf::RequestCancelWorkflowExecutionResponse> {
+          if (absl::Status s = history.RequestCancelWorkflow(ns, req); !s.ok()) return s;
+          return wf::RequestCancelWorkflowExecutionResponse();
+        });
+      });
+  dispatcher.AddUnary<wf::TerminateWorkflowExecutionRequest, wf::TerminateWorkflowExecutionResponse>(
+      Method("TerminateWorkflowExecution"), [&, with_namespace](const auto& req, const rpc::CallContext&) {
+        return with_namespace(req.namespace_(), true,
+                              [&](const history::NamespaceRef& ns) -> absl::StatusOr<wf::TerminateWorkflowExecutionResponse> {
+          if (absl::Status s = history.TerminateWorkflow(ns, req); !s.ok()) return s;
+          return wf::TerminateWorkflowExecutionResponse();
+        });
+      });
+  dispatcher.AddUnary<wf::DescribeWorkflowExecutionRequest, wf::DescribeWorkflowExecutionResponse>(
+      Method("DescribeWorkflowExecution"), [&, with_namespace](const auto& req, const rpc::CallContext&) {
+        return with_namespace(req.namespace_(), true, [&](const history::NamespaceRef& ns) {
+          return history.DescribeWorkflow(ns, req);
+        });
+      });
+  dispatcher.AddAsync<wf::GetWorkflowExecutionHistoryRequest, wf::GetWorkflowExecutionHistoryResponse>(
+      Method("GetWorkflowExecutionHistory"),
+      [&](const wf::GetWorkflowExecutionHistoryRequest& req, const rpc::CallContext& ctx,
+          rpc::Responder<wf::GetWorkflowExecutionHistoryResponse> respond) {
+        absl::StatusOr<NamespaceEngine::Resolved> ns = namespaces.Resolve(req.namespace_(), true);
+        if (!ns.ok()) return respond(ns.status());
+        // A waiting caller that goes away is answered (the dispatcher ignores the later
+        // answer of the wait itself).
+        ctx.cancellation->OnCancel(
+            [respond] { respond(absl::CancelledError("the caller cancelled the history poll")); });
+        history.GetWorkflowHistory(Ref(*ns), req, ctx.deadline, respond);
+      });
+  dispatcher.AddUnary<wf::ShutdownWorkerRequest, wf::ShutdownWorkerResponse>(
+      Method("ShutdownWorker"), [](const auto&, const rpc::CallContext&) {
+        // Workflow tasks never go to sticky queues here, so there is nothing to move.
+        return absl::StatusOr<wf::ShutdownWorkerResponse>(wf::ShutdownWorkerResponse());
+      });
+  dispatcher.AddUnary<wf::ResetStickyTaskQueueRequest, wf::ResetStickyTaskQueueResponse>(
+      Method("ResetStickyTaskQueue"), [](const auto&, const rpc::CallContext&) {
+        return absl::StatusOr<wf::ResetStickyTaskQueueResponse>(wf::ResetStickyTaskQueueResponse());
+      });
+  dispatcher.AddUnary<wf::DescribeTaskQueueRequest, wf::DescribeTaskQueueResponse>(
+      Method("DescribeTaskQueue"), [&, with_namespace](const auto& req, const rpc::CallContext&) {
+        return with_namespace(req.namespace_(), true,
+                              [&](const history::NamespaceRef& ns) -> absl::StatusOr<wf::DescribeTaskQueueResponse> {
+          auto kind = req.task_queue_type() == enums::TASK_QUEUE_TYPE_ACTIVITY
+                          ? persistence::TaskKind::kActivity
+                          : persistence::TaskKind::kWorkflow;
+          wf::DescribeTaskQueueResponse out;
+          for (const auto& p : matching.Pollers(ns.id, req.task_queue().name(), kind)) {
+            auto* poller = out.add_pollers();
+            poller->set_identity(p.identity);
+            *poller->mutable_last_access_time() = ToProtoTime(p.last_access_time);
+          }
+          return out;
+        });
+      });
+}
+
+}  // namespace tock::server::frontend

@@ -1,0 +1,259 @@
+// Activity tasks: start at poll, heartbeats, results, retries by policy.
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "lib/common/ids.h"
+#include "lib/common/proto_time.h"
+#include "lib/common/time_format.h"
+#include "server-core/history/activity_retry.h"
+#include "server-core/history/history_engine.h"
+#include "server-core/history/task_token.h"
+
+namespace tock::server::history {
+namespace {
+
+namespace enums = temporal::api::enums::v1;
+using tock::persistence::v1::ActivityInfo;
+using tock::persistence::v1::TimerTask;
+
+absl::StatusOr<ActivityInfo*> StartedActivity(RunTransaction& tx, const TaskToken& token) {
+  if (!token.is_activity() || !tx.IsOpen()) return absl::NotFoundError("Activity task not found.");
+  auto* activities = tx.state().mutable_activities();
+  auto it = activities->find(token.scheduled_event_id());
+  if (it == activities->end() || it->second.stamp() != token.stamp() ||
+      !it->second.has_started_time()) {
+    return absl::NotFoundError("Activity task not found.");
+  }
+  return &it->second;
+}
+
+}  // namespace
+
+void AppendActivityStarted(RunTransaction& tx, const ActivityInfo& a) {
+  HistoryEvent& e = tx.AppendOrBuffer(enums::EVENT_TYPE_ACTIVITY_TASK_STARTED);
+  auto* attrs = e.mutable_activity_task_started_event_attributes();
+  attrs->set_scheduled_event_id(a.scheduled_event_id());
+  attrs->set_identity(a.started_identity());
+  attrs->set_request_id(a.request_id());
+  attrs->set_attempt(a.attempt());
+  if (a.has_last_failure()) *attrs->mutable_last_failure() = a.last_failure();
+}
+
+int64_t LastAppendedId(const RunTransaction& tx, enums::EventType type) {
+  if (tx.WorkflowTaskStarted() || tx.new_events().empty()) return 0;  // fixed at flush
+  const HistoryEvent& last = tx.new_events().back();
+  return last.event_type() == type ? last.event_id() : 0;
+}
+
+void RemoveActivity(RunTransaction& tx, int64_t scheduled_event_id) {
+  auto* activities = tx.state().mutable_activities();
+  auto it = activities->find(scheduled_event_id);
+  if (it == activities->end()) return;
+  for (const auto& key : it->second.timers()) tx.RetireTimer(key);
+  activities->erase(it);
+}
+
+bool RetryActivity(RunTransaction& tx, ActivityInfo& a, const temporal::api::failure::v1::Failure& failure,
+                   enums::RetryState* retry_state) {
+  absl::StatusOr<absl::Duration> backoff = NextActivityRetry(a, failure, tx.now(), retry_state);
+  if (!backoff.ok()) return false;
+  for (const auto& key : a.timers()) tx.RetireTimer(key);
+  a.clear_timers();
+  a.set_attempt(a.attempt() + 1);
+  a.set_stamp(a.stamp() + 1);
+  a.clear_started_time();
+  a.clear_started_identity();
+  *a.mutable_last_failure() = failure;
+  TimerTask retry;
+  retry.set_kind(TimerTask::KIND_ACTIVITY_RETRY);
+  retry.set_event_id(a.scheduled_event_id());
+  retry.set_stamp(a.stamp());
+  retry.set_attempt(a.attempt());
+  *a.add_timers() = tx.AddTimer(tx.now() + *backoff, retry);
+  // The schedule-to-close deadline still applies to the whole activity.
+  absl::Duration s2c = FromProtoDuration(a.schedule_to_close_timeout());
+  if (s2c > absl::ZeroDuration()) {
+    TimerTask timeout;
+    timeout.set_kind(TimerTask::KIND_ACTIVITY_TIMEOUT);
+    timeout.set_event_id(a.scheduled_event_id());
+    timeout.set_timeout_type(enums::TIMEOUT_TYPE_SCHEDULE_TO_CLOSE);
+    *a.add_timers() = tx.AddTimer(FromProtoTime(a.scheduled_time()) + s2c, timeout);
+  }
+  return true;
+}
+
+absl::StatusOr<wf::PollActivityTaskQueueResponse> HistoryEngine::RecordActivityTaskStarted(
+    const NamespaceRef& ns, const persistence::TaskQueueTask& task, const std::string& identity) {
+  const auto& t = task.task;
+  MutableStateRecord committed;
+  ActivityInfo started;
+  absl::Status s = Mutate(ns, {t.namespace_id(), t.workflow_id(), t.run_id()},
+                          [&](RunTransaction& tx) -> absl::Status {
+    tx.ConsumeTask(task.task_id);
+    auto* activities = tx.state().mutable_activities();
+    auto it = activities->find(t.scheduled_event_id());
+    if (!tx.IsOpen() || it == activities->end() || it->second.stamp() != t.stamp() ||
+        it->second.has_started_time()) {
+      return CommitThenFail(absl::NotFoundError("Activity task not found."));
+    }
+    ActivityInfo& a = it->second;
+    for (const auto& key : a.timers()) tx.RetireTimer(key);
+    a.clear_timers();
+    *a.mutable_started_time() = ToProtoTime(tx.now());
+    a.set_started_identity(identity);
+    a.set_request_id(NewUuid());
+    auto add_timeout = [&](enums::TimeoutType type, absl::Time when) {
+      TimerTask timeout;
+      timeout.set_kind(TimerTask::KIND_ACTIVITY_TIMEOUT);
+      timeout.set_event_id(a.scheduled_event_id());
+      timeout.set_stamp(a.stamp());
+      timeout.set_timeout_type(type);
+      *a.add_timers() = tx.AddTimer(when, timeout);
+    };
+    add_timeout(enums::TIMEOUT_TYPE_START_TO_CLOSE,
+                tx.now() + FromProtoDuration(a.start_to_close_timeout()));
+    if (FromProtoDuration(a.heartbeat_timeout()) > absl::ZeroDuration()) {
+      add_timeout(enums::TIMEOUT_TYPE_HEARTBEAT, tx.now() + FromProtoDuration(a.heartbeat_timeout()));
+    }
+    absl::Duration s2c = FromProtoDuration(a.schedule_to_close_timeout());
+    if (s2c > absl::ZeroDuration()) {
+      add_timeout(enums::TIMEOUT_TYPE_SCHEDULE_TO_CLOSE, FromProtoTime(a.scheduled_time()) + s2c);
+    }
+    committed = tx.state();
+    started = a;
+    return absl::OkStatus();
+  });
+  if (!s.ok()) return s;
+
+  absl::StatusOr<std::vector<HistoryEvent>> scheduled =
+      store_.ReadEvents(t.run_id(), started.scheduled_event_id(), started.scheduled_event_id() + 1, 1);
+  if (!scheduled.ok()) return scheduled.status();
+  if (scheduled->empty()) return absl::InternalError("the ActivityTaskScheduled event is missing");
+  const auto& attrs = scheduled->front().activity_task_scheduled_event_attributes();
+  const auto& exec = committed.execution();
+  wf::PollActivityTaskQueueResponse out;
+  out.set_task_token(EncodeTaskToken(MakeActivityTaskToken(committed, started)));
+  out.set_workflow_namespace(ns.name);
+  out.mutable_workflow_type()->set_name(exec.workflow_type());
+  out.mutable_workflow_execution()->set_workflow_id(exec.workflow_id());
+  out.mutable_workflow_execution()->set_run_id(exec.run_id());
+  *out.mutable_activity_type() = attrs.activity_type();
+  out.set_activity_id(attrs.activity_id());
+  *out.mutable_header() = attrs.header();
+  *out.mutable_input() = attrs.input();
+  if (started.has_heartbeat_details()) *out.mutable_heartbeat_details() = started.heartbeat_details();
+  *out.mutable_scheduled_time() = started.scheduled_time();
+  *out.mutable_current_attempt_scheduled_time() = started.current_attempt_scheduled_time();
+  *out.mutable_started_time() = started.started_time();
+  out.set_attempt(started.attempt());
+  *out.mutable_schedule_to_close_timeout() = started.schedule_to_close_timeout();
+  *out.mutable_start_to_close_timeout() = started.start_to_close_timeout();
+  *out.mutable_heartbeat_timeout() = started.heartbeat_timeout();
+  *out.mutable_retry_policy() = started.retry_policy();
+  if (attrs.has_priority()) *out.mutable_priority() = attrs.priority();
+  return out;
+}
+
+absl::Status HistoryEngine::RespondActivityTaskCompleted(
+    const NamespaceRef& ns, const std::string& token_bytes,
+    const temporal::api::common::v1::Payloads& result, const std::string& identity) {
+  absl::StatusOr<TaskToken> token = DecodeTaskToken(token_bytes);
+  if (!token.ok()) return token.status();
+  return Mutate(ns, {token->namespace_id(), token->workflow_id(), token->run_id()},
+                [&](RunTransaction& tx) -> absl::Status {
+    absl::StatusOr<ActivityInfo*> a = StartedActivity(tx, *token);
+    if (!a.ok()) return a.status();
+    if (!identity.empty()) (*a)->set_started_identity(identity);
+    AppendActivityStarted(tx, **a);
+    const int64_t started_id = LastAppendedId(tx, enums::EVENT_TYPE_ACTIVITY_TASK_STARTED);
+    HistoryEvent& e = tx.AppendOrBuffer(enums::EVENT_TYPE_ACTIVITY_TASK_COMPLETED);
+    auto* attrs = e.mutable_activity_task_completed_event_attributes();
+    *attrs->mutable_result() = result;
+    attrs->set_scheduled_event_id(token->scheduled_event_id());
+    attrs->set_started_event_id(started_id);
+    attrs->set_identity(identity);
+    RemoveActivity(tx, token->scheduled_event_id());
+    tx.ScheduleWorkflowTask();
+    return absl::OkStatus();
+  });
+}
+
+absl::Status HistoryEngine::RespondActivityTaskFailed(const NamespaceRef& ns,
+                                                      const wf::RespondActivityTaskFailedRequest& req) {
+  absl::StatusOr<TaskToken> token = DecodeTaskToken(req.task_token());
+  if (!token.ok()) return token.status();
+  return Mutate(ns, {token->namespace_id(), token->workflow_id(), token->run_id()},
+                [&](RunTransaction& tx) -> absl::Status {
+    absl::StatusOr<ActivityInfo*> a = StartedActivity(tx, *token);
+    if (!a.ok()) return a.status();
+    ActivityInfo& activity = **a;
+    if (req.has_last_heartbeat_details()) {
+      *activity.mutable_heartbeat_details() = req.last_heartbeat_details();
+    }
+    enums::RetryState retry_state = enums::RETRY_STATE_UNSPECIFIED;
+    if (RetryActivity(tx, activity, req.failure(), &retry_state)) return absl::OkStatus();
+    AppendActivityStarted(tx, activity);
+    const int64_t started_id = LastAppendedId(tx, enums::EVENT_TYPE_ACTIVITY_TASK_STARTED);
+    HistoryEvent& e = tx.AppendOrBuffer(enums::EVENT_TYPE_ACTIVITY_TASK_FAILED);
+    auto* attrs = e.mutable_activity_task_failed_event_attributes();
+    *attrs->mutable_failure() = req.failure();
+    attrs->set_scheduled_event_id(token->scheduled_event_id());
+    attrs->set_started_event_id(started_id);
+    attrs->set_identity(req.identity());
+    attrs->set_retry_state(retry_state);
+    RemoveActivity(tx, token->scheduled_event_id());
+    tx.ScheduleWorkflowTask();
+    return absl::OkStatus();
+  });
+}
+
+absl::Status HistoryEngine::RespondActivityTaskCanceled(
+    const NamespaceRef& ns, const std::string& token_bytes,
+    const temporal::api::common::v1::Payloads& details, const std::string& identity) {
+  absl::StatusOr<TaskToken> token = DecodeTaskToken(token_bytes);
+  if (!token.ok()) return token.status();
+  return Mutate(ns, {token->namespace_id(), token->workflow_id(), token->run_id()},
+                [&](RunTransaction& tx) -> absl::Status {
+    absl::StatusOr<ActivityInfo*> a = StartedActivity(tx, *token);
+    if (!a.ok()) return a.status();
+    if (!(*a)->cancel_requested()) {
+      return absl::FailedPreconditionError("the activity was not asked to cancel");
+    }
+    const int64_t cancel_requested_id = (*a)->cancel_requested_event_id();
+    AppendActivityStarted(tx, **a);
+    const int64_t started_id = LastAppendedId(tx, enums::EVENT_TYPE_ACTIVITY_TASK_STARTED);
+    HistoryEvent& e = tx.AppendOrBuffer(enums::EVENT_TYPE_ACTIVITY_TASK_CANCELED);
+    auto* attrs = e.mutable_activity_task_canceled_event_attributes();
+    *attrs->mutable_details() = details;
+    attrs->set_latest_cancel_requested_event_id(cancel_requested_id);
+    attrs->set_scheduled_event_id(token->scheduled_event_id());
+    attrs->set_started_event_id(started_id);
+    attrs->set_identity(identity);
+    RemoveActivity(tx, token->scheduled_event_id());
+    tx.ScheduleWorkflowTask();
+    return absl::OkStatus();
+  });
+}
+
+absl::StatusOr<wf::RecordActivityTaskHeartbeatResponse> HistoryEngine::RecordActivityTaskHeartbeat(
+    const NamespaceRef& ns, const std::string& token_bytes,
+    const temporal::api::common::v1::Payloads& details) {
+  absl::StatusOr<TaskToken> token = DecodeTaskToken(token_bytes);
+  if (!token.ok()) return token.status();
+  bool cancel_requested = false;
+  absl::Status s = Mutate(ns, {token->namespace_id(), token->workflow_id(), token->run_id()},
+                          [&](RunTransaction& tx) -> absl::Status {
+    absl::StatusOr<ActivityInfo*> a = StartedActivity(tx, *token);
+    if (!a.ok()) return a.status();
+    *(*a)->mutable_heartbeat_details() = details;
+    *(*a)->mutable_last_heartbeat_time() = ToProtoTime(tx.now());
+    cancel_requested = (*a)->cancel_requested();
+    return absl::OkStatus();
+  });
+  if (!s.ok()) return s;
+  wf::RecordActivityTaskHeartbeatResponse out;
+  out.set_cancel_requested(cancel_requested);
+  return out;
+}
+
+}  // namespace tock::server::history

@@ -1,0 +1,263 @@
+// What clients do to a run from outside: signal, cancel, terminate, describe, read history.
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "lib/common/proto_time.h"
+#include "lib/common/time_format.h"
+#include "lib/common/status.h"
+#include "server-core/history/history_engine.h"
+#include "temporal/api/errordetails/v1/message.pb.h"
+
+namespace tock::server::history {
+namespace {
+
+namespace enums = temporal::api::enums::v1;
+constexpr int kRememberedRequestIds = 100;
+constexpr int32_t kMaxHistoryPage = 1000;
+constexpr absl::Duration kHistoryLongPoll = absl::Seconds(20);
+
+absl::Status Closed() {
+  return WithDetail(absl::NotFoundError("Workflow execution already completed."),
+                    temporal::api::errordetails::v1::NotFoundFailure());
+}
+
+// True when `request_id` was applied to this run before (a retried call); remembers it.
+bool SeenRequest(RunTransaction& tx, const std::string& request_id) {
+  if (request_id.empty()) return false;
+  auto* ids = tx.state().mutable_execution()->mutable_applied_request_ids();
+  if (std::find(ids->begin(), ids->end(), request_id) != ids->end()) return true;
+  ids->Add()->assign(request_id);
+  if (ids->size() > kRememberedRequestIds) ids->DeleteSubrange(0, ids->size() - kRememberedRequestIds);
+  return false;
+}
+
+absl::Status CheckFirstRun(const RunTransaction& tx, const std::string& first_execution_run_id) {
+  if (!first_execution_run_id.empty() &&
+      tx.execution().first_execution_run_id() != first_execution_run_id) {
+    return WithDetail(absl::NotFoundError("Workflow execution not found for that first run id."),
+                      temporal::api::errordetails::v1::NotFoundFailure());
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status HistoryEngine::SignalWorkflow(const NamespaceRef& ns,
+                                           const wf::SignalWorkflowExecutionRequest& req) {
+  if (req.signal_name().empty()) return absl::InvalidArgumentError("SignalName is not set on request.");
+  absl::StatusOr<std::string> run_id =
+      ResolveRunId(ns.id, req.workflow_execution().workflow_id(), req.workflow_execution().run_id());
+  if (!run_id.ok()) return run_id.status();
+  return Mutate(ns, {ns.id, req.workflow_execution().workflow_id(), *run_id},
+                [&](RunTransaction& tx) -> absl::Status {
+    if (!tx.IsOpen()) return Closed();
+    if (SeenRequest(tx, req.request_id())) return absl::OkStatus();
+    HistoryEvent& e = tx.AppendOrBuffer(enums::EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED);
+    auto* attrs = e.mutable_workflow_execution_signaled_event_attributes();
+    attrs->set_signal_name(req.signal_name());
+    *attrs->mutable_input() = req.input();
+    attrs->set_identity(req.identity());
+    *attrs->mutable_header() = req.header();
+    attrs->set_request_id(req.request_id());
+    tx.ScheduleWorkflowTask();
+    return absl::OkStatus();
+  });
+}
+
+absl::Status HistoryEngine::RequestCancelWorkflow(
+    const NamespaceRef& ns, const wf::RequestCancelWorkflowExecutionRequest& req) {
+  absl::StatusOr<std::string> run_id =
+      ResolveRunId(ns.id, req.workflow_execution().workflow_id(), req.workflow_execution().run_id());
+  if (!run_id.ok()) return run_id.status();
+  return Mutate(ns, {ns.id, req.workflow_execution().workflow_id(), *run_id},
+                [&](RunTransaction& tx) -> absl::Status {
+    if (absl::Status s = CheckFirstRun(tx, req.first_execution_run_id()); !s.ok()) return s;
+    if (!tx.IsOpen()) return Closed();
+    if (tx.execution().cancel_requested()) return absl::OkStatus();  // idempotent
+    HistoryEvent& e = tx.AppendOrBuffer(enums::EVENT_TYPE_WORKFLOW_EXECUTION_CANCEL_REQUESTED);
+    auto* attrs = e.mutable_workflow_execution_cancel_requested_event_attributes();
+    attrs->set_cause(req.reason());
+    attrs->set_identity(req.identity());
+    tx.state().mutable_execution()->set_cancel_requested(true);
+    tx.state().mutable_execution()->set_cancel_request_id(req.request_id());
+    tx.ScheduleWorkflowTask();
+    return absl::OkStatus();
+  });
+}
+
+absl::Status HistoryEngine::TerminateWorkflow(const NamespaceRef& ns,
+                                              const wf::TerminateWorkflowExecutionRequest& req) {
+  absl::StatusOr<std::string> run_id =
+      ResolveRunId(ns.id, req.workflow_execution().workflow_id(), req.workflow_execution().run_id());
+  if (!run_id.ok()) return run_id.status();
+  return Mutate(ns, {ns.id, req.workflow_execution().workflow_id(), *run_id},
+                [&](RunTransaction& tx) -> absl::Status {
+    if (absl::Status s = CheckFirstRun(tx, req.first_execution_run_id()); !s.ok()) return s;
+    if (!tx.IsOpen()) return Closed();
+    if (tx.WorkflowTaskStarted()) {
+      // WorkflowTaskStarted may only be followed by the task's outcome (sdk_protocol §3.1).
+      const auto& wft = tx.state().workflow_task();
+      HistoryEvent& failed = tx.Append(enums::EVENT_TYPE_WORKFLOW_TASK_FAILED);
+      auto* attrs = failed.mutable_workflow_task_failed_event_attributes();
+      attrs->set_scheduled_event_id(wft.scheduled_event_id());
+      attrs->set_started_event_id(wft.started_event_id());
+      attrs->set_cause(enums::WORKFLOW_TASK_FAILED_CAUSE_FORCE_CLOSE_COMMAND);
+      attrs->set_identity(req.identity());
+      tx.state().clear_workflow_task();
+    }
+    tx.FlushBuffered();
+    HistoryEvent& e = tx.Append(enums::EVENT_TYPE_WORKFLOW_EXECUTION_TERMINATED);
+    auto* attrs = e.mutable_workflow_execution_terminated_event_attributes();
+    attrs->set_reason(req.reason());
+    *attrs->mutable_details() = req.details();
+    attrs->set_identity(req.identity());
+    tx.Close(enums::WORKFLOW_EXECUTION_STATUS_TERMINATED);
+    return absl::OkStatus();
+  });
+}
+
+absl::StatusOr<wf::DescribeWorkflowExecutionResponse> HistoryEngine::DescribeWorkflow(
+    const NamespaceRef& ns, const wf::DescribeWorkflowExecutionRequest& req) {
+  absl::StatusOr<std::string> run_id =
+      ResolveRunId(ns.id, req.execution().workflow_id(), req.execution().run_id());
+  if (!run_id.ok()) return run_id.status();
+  MutableStateRecord state;
+  absl::Status s = Mutate(ns, {ns.id, req.execution().workflow_id(), *run_id},
+                          [&](RunTransaction& tx) -> absl::Status {
+    state = tx.state();
+    return absl::CancelledError("read only");  // nothing to write
+  });
+  if (s.code() != absl::StatusCode::kCancelled) return s;
+  const auto& exec = state.execution();
+  wf::DescribeWorkflowExecutionResponse out;
+  *out.mutable_workflow_execution_info() = ExecutionSummary(state);
+  auto* config = out.mutable_execution_config();
+  config->mutable_task_queue()->set_name(exec.task_queue());
+  config->mutable_task_queue()->set_kind(enums::TASK_QUEUE_KIND_NORMAL);
+  *config->mutable_workflow_execution_timeout() = exec.workflow_execution_timeout();
+  *config->mutable_workflow_run_timeout() = exec.workflow_run_timeout();
+  *config->mutable_default_workflow_task_timeout() = exec.default_workflow_task_timeout();
+  for (const auto& [id, a] : state.activities()) {
+    auto* p = out.add_pending_activities();
+    p->set_activity_id(a.activity_id());
+    p->mutable_activity_type()->set_name(a.activity_type());
+    p->set_state(a.cancel_requested() ? enums::PENDING_ACTIVITY_STATE_CANCEL_REQUESTED
+                 : a.has_started_time() ? enums::PENDING_ACTIVITY_STATE_STARTED
+                                        : enums::PENDING_ACTIVITY_STATE_SCHEDULED);
+    if (a.has_heartbeat_details()) *p->mutable_heartbeat_details() = a.heartbeat_details();
+    if (a.has_last_heartbeat_time()) *p->mutable_last_heartbeat_time() = a.last_heartbeat_time();
+    if (a.has_started_time()) *p->mutable_last_started_time() = a.started_time();
+    p->set_attempt(a.attempt());
+    p->set_maximum_attempts(a.retry_policy().maximum_attempts());
+    *p->mutable_scheduled_time() = a.current_attempt_scheduled_time();
+    if (a.has_last_failure()) *p->mutable_last_failure() = a.last_failure();
+    p->set_last_worker_identity(a.started_identity());
+  }
+  for (const auto& [id, c] : state.children()) {
+    auto* p = out.add_pending_children();
+    p->set_workflow_id(c.workflow_id());
+    p->set_run_id(c.run_id());
+    p->set_workflow_type_name(c.workflow_type());
+    p->set_initiated_id(c.initiated_event_id());
+    p->set_parent_close_policy(c.parent_close_policy());
+  }
+  if (state.workflow_task().scheduled_event_id() != 0) {
+    const auto& wft = state.workflow_task();
+    auto* p = out.mutable_pending_workflow_task();
+    p->set_state(wft.started_event_id() != 0 ? enums::PENDING_WORKFLOW_TASK_STATE_STARTED
+                                             : enums::PENDING_WORKFLOW_TASK_STATE_SCHEDULED);
+    *p->mutable_scheduled_time() = wft.scheduled_time();
+    if (wft.has_started_time()) *p->mutable_started_time() = wft.started_time();
+    p->set_attempt(wft.attempt());
+  }
+  return out;
+}
+
+void HistoryEngine::GetWorkflowHistory(
+    const NamespaceRef& ns, const wf::GetWorkflowExecutionHistoryRequest& req, absl::Time deadline,
+    std::function<void(absl::StatusOr<wf::GetWorkflowExecutionHistoryResponse>)> done) {
+  absl::StatusOr<std::string> run_id =
+      ResolveRunId(ns.id, req.execution().workflow_id(), req.execution().run_id());
+  if (!run_id.ok()) return done(run_id.status());
+  MutableStateRecord state;
+  {
+    absl::Status s = Mutate(ns, {ns.id, req.execution().workflow_id(), *run_id},
+                            [&](RunTransaction& tx) -> absl::Status {
+      state = tx.state();
+      return absl::CancelledError("read only");
+    });
+    if (s.code() != absl::StatusCode::kCancelled) return done(s);
+  }
+  const bool open = state.execution().status() == enums::WORKFLOW_EXECUTION_STATUS_RUNNING;
+  const int64_t next_event_id = state.next_event_id();
+  int64_t from = 1;
+  if (!req.next_page_token().empty()) {
+    try {
+      from = std::stoll(req.next_page_token());
+    } catch (...) {
+      return done(absl::InvalidArgumentError("the next_page_token is not one this server issued"));
+    }
+  }
+  const bool close_only =
+      req.history_event_filter_type() == enums::HISTORY_EVENT_FILTER_TYPE_CLOSE_EVENT;
+  const bool must_wait = req.wait_new_event() && open && (close_only || from >= next_event_id);
+  if (must_wait) {
+    const absl::Time limit = std::min(deadline - absl::Seconds(1), clock_.Now() + kHistoryLongPoll);
+    if (clock_.Now() >= limit) {
+      wf::GetWorkflowExecutionHistoryResponse empty;
+      empty.mutable_history();
+      if (!close_only) empty.set_next_page_token(req.next_page_token().empty() ? std::to_string(from) : req.next_page_token());
+      return done(empty);
+    }
+    // Wait for the next commit of this run, then answer afresh (bounded by `limit`).
+    auto once = std::make_shared<std::atomic<bool>>(false);
+    auto retry = [this, ns, req, deadline, done, once, run = *run_id](bool expired) {
+      if (once->exchange(true)) return;
+      if (expired) {
+        wf::GetWorkflowExecutionHistoryRequest again = req;
+        again.set_wait_new_event(false);
+        wf::GetWorkflowExecutionHistoryResponse empty;
+        empty.mutable_history();
+        if (req.history_event_filter_type() != enums::HISTORY_EVENT_FILTER_TYPE_CLOSE_EVENT) {
+          empty.set_next_page_token(req.next_page_token().empty() ? "1" : req.next_page_token());
+        }
+        return done(empty);
+      }
+      GetWorkflowHistory(ns, req, deadline, done);
+    };
+    {
+      std::lock_guard lock(waiters_mu_);
+      history_waiters_.emplace(*run_id, [retry] { retry(false); });
+    }
+    timers_.Schedule(limit, [retry] { retry(true); });
+    return;
+  }
+
+  wf::GetWorkflowExecutionHistoryResponse out;
+  auto* history = out.mutable_history();
+  if (close_only) {
+    if (!open) {
+      auto last = store_.ReadEvents(*run_id, next_event_id - 1, next_event_id, 1);
+      if (!last.ok()) return done(last.status());
+      for (auto& e : *last) *history->add_events() = std::move(e);
+    }
+    return done(out);
+  }
+  int32_t page = req.maximum_page_size() > 0 ? std::min(req.maximum_page_size(), kMaxHistoryPage)
+                                             : kMaxHistoryPage;
+  auto events = store_.ReadEvents(*run_id, from, next_event_id, page);
+  if (!events.ok()) return done(events.status());
+  int64_t last = from - 1;
+  for (auto& e : *events) {
+    last = e.event_id();
+    *history->add_events() = std::move(e);
+  }
+  if (last + 1 < next_event_id) {
+    out.set_next_page_token(std::to_string(last + 1));
+  } else if (req.wait_new_event() && open) {
+    out.set_next_page_token(std::to_string(last + 1));  // the follower asks again from here
+  }
+  return done(out);
+}
+
+}  // namespace tock::server::history

@@ -1,0 +1,374 @@
+#include "server-core/history/history_engine.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "lib/common/ids.h"
+#include "lib/common/proto_time.h"
+#include "lib/common/time_format.h"
+#include "lib/common/status.h"
+#include "server-core/history/task_token.h"
+#include "temporal/api/errordetails/v1/message.pb.h"
+
+namespace tock::server::history {
+namespace {
+
+namespace enums = temporal::api::enums::v1;
+using tock::persistence::v1::TimerTask;
+
+constexpr char kCommitThenFail[] = "tock/commit-then-fail";
+constexpr absl::Duration kDefaultWorkflowTaskTimeout = absl::Seconds(10);
+constexpr absl::Duration kMaxWorkflowTaskTimeout = absl::Seconds(120);
+constexpr absl::Duration kHistoryLongPoll = absl::Seconds(20);
+constexpr int32_t kDefaultHistoryPageSize = 1000;
+constexpr size_t kMaxCachedRuns = 20000;
+
+absl::Status WorkflowNotFound(const std::string& workflow_id, const std::string& run_id) {
+  return WithDetail(absl::NotFoundError(absl::StrCat("Workflow execution not found. WorkflowId: ",
+                                                     workflow_id, ", RunId: ", run_id, ".")),
+                    temporal::api::errordetails::v1::NotFoundFailure());
+}
+
+absl::Status AlreadyCompleted() {
+  return WithDetail(absl::NotFoundError("Workflow execution already completed."),
+                    temporal::api::errordetails::v1::NotFoundFailure());
+}
+
+absl::Status TaskNotFound(absl::string_view what) {
+  return absl::NotFoundError(absl::StrCat(what, " not found."));
+}
+
+absl::Status ValidateId(const std::string& value, absl::string_view field) {
+  if (value.empty()) return absl::InvalidArgumentError(absl::StrCat(field, " is not set on request."));
+  if (value.size() > 1000) {
+    return absl::InvalidArgumentError(absl::StrCat(field, " exceeds length limit (1000 characters)."));
+  }
+  return absl::OkStatus();
+}
+
+bool HasPayload(const absl::Status& s) { return s.GetPayload(kCommitThenFail).has_value(); }
+
+}  // namespace
+
+absl::Status CommitThenFail(absl::Status status) {
+  status.SetPayload(kCommitThenFail, absl::Cord("1"));
+  return status;
+}
+
+HistoryEngine::HistoryEngine(persistence::ExecutionStore& store, ShardController& shards,
+                             matching::MatchingEngine& matching, Clock& clock, TimerThread& timers)
+    : store_(store), shards_(shards), matching_(matching), clock_(clock), timers_(timers) {}
+
+HistoryEngine::~HistoryEngine() = default;
+
+absl::Status HistoryEngine::Recover() {
+  absl::StatusOr<std::vector<persistence::TaskQueueTask>> tasks = store_.LoadTaskQueueTasks();
+  if (!tasks.ok()) return tasks.status();
+  for (auto& task : *tasks) matching_.AddTask(std::move(task));
+  for (int32_t shard = 1; shard <= shards_.shard_count(); ++shard) {
+    absl::StatusOr<std::vector<persistence::TimerTaskRow>> timers =
+        store_.LoadTimers(shard, absl::InfiniteFuture(), INT32_MAX);
+    if (!timers.ok()) return timers.status();
+    for (const auto& row : *timers) ArmTimer(row);
+  }
+  return absl::OkStatus();
+}
+
+std::shared_ptr<HistoryEngine::RunEntry> HistoryEngine::Entry(const std::string& key) {
+  std::lock_guard lock(runs_mu_);
+  if (runs_.size() > kMaxCachedRuns) {
+    for (auto it = runs_.begin(); it != runs_.end();) {
+      it = it->second.use_count() == 1 ? runs_.erase(it) : std::next(it);
+    }
+  }
+  auto& entry = runs_[key];
+  if (entry == nullptr) entry = std::make_shared<RunEntry>();
+  return entry;
+}
+
+absl::StatusOr<std::string> HistoryEngine::ResolveRunId(const std::string& namespace_id,
+                                                        const std::string& workflow_id,
+                                                        const std::string& run_id) {
+  if (absl::Status s = ValidateId(workflow_id, "WorkflowId"); !s.ok()) return s;
+  if (!run_id.empty()) return run_id;
+  absl::StatusOr<persistence::CurrentRun> current = store_.GetCurrentRun(namespace_id, workflow_id);
+  if (!current.ok()) {
+    if (current.status().code() == absl::StatusCode::kNotFound) return WorkflowNotFound(workflow_id, "");
+    return current.status();
+  }
+  return current->run_id;
+}
+
+absl::Status HistoryEngine::Mutate(const NamespaceRef& ns, const RunKey& key,
+                                   const Mutation& mutate) {
+  persistence::Commit commit;
+  absl::Status result;
+  {
+    std::shared_ptr<RunEntry> entry = Entry(key.run_id);
+    std::lock_guard lock(entry->mu);
+    MutableStateRecord state;
+    if (entry->state.has_value()) {
+      state = *entry->state;
+    } else {
+      absl::StatusOr<MutableStateRecord> loaded =
+          store_.GetRun(key.namespace_id, key.workflow_id, key.run_id);
+      if (!loaded.ok()) {
+        if (loaded.status().code() == absl::StatusCode::kNotFound) {
+          return WorkflowNotFound(key.workflow_id, key.run_id);
+        }
+        return loaded.status();
+      }
+      state = std::move(*loaded);
+    }
+    RunTransaction tx(std::move(state), clock_.Now(), ns.failover_version, shards_);
+    result = mutate(tx);
+    if (!result.ok() && !HasPayload(result)) return result;
+    commit.shard_id = tx.shard_id();
+    commit.range_id = shards_.RangeId(tx.shard_id());
+    commit.runs.push_back(tx.TakeRunWrite(persistence::CurrentRunChange::kNone));
+    commit.new_tasks = std::move(tx.new_tasks());
+    commit.new_timers = std::move(tx.new_timers());
+    commit.done_timers = std::move(tx.done_timers());
+    commit.done_task_ids = std::move(tx.done_task_ids());
+    if (absl::Status w = store_.Write(commit); !w.ok()) {
+      entry->state.reset();
+      return w;
+    }
+    entry->state = commit.runs.front().state;
+  }
+  Publish(commit, key.run_id);
+  if (HasPayload(result)) result.ErasePayload(kCommitThenFail);
+  return result;
+}
+
+void HistoryEngine::Publish(persistence::Commit& commit, const std::string& run_id) {
+  for (const auto& row : commit.new_timers) ArmTimer(row);
+  for (auto& task : commit.new_tasks) matching_.AddTask(std::move(task));
+  NotifyHistoryWaiters(run_id);
+}
+
+void HistoryEngine::ArmTimer(const persistence::TimerTaskRow& row) {
+  timers_.Schedule(row.fire_time, [this, row] { FireTimer(row); });
+}
+
+void HistoryEngine::NotifyHistoryWaiters(const std::string& run_id) {
+  std::vector<std::function<void()>> wake;
+  {
+    std::lock_guard lock(waiters_mu_);
+    auto range = history_waiters_.equal_range(run_id);
+    for (auto it = range.first; it != range.second; ++it) wake.push_back(std::move(it->second));
+    history_waiters_.erase(range.first, range.second);
+  }
+  for (auto& w : wake) w();
+}
+
+absl::StatusOr<std::vector<persistence::HistoryEvent>> HistoryEngine::ReadHistory(
+    const MutableStateRecord& s) {
+  return store_.ReadEvents(s.execution().run_id(), 1, s.next_event_id(), INT32_MAX);
+}
+
+absl::StatusOr<wf::StartWorkflowExecutionResponse> HistoryEngine::StartWorkflow(
+    const NamespaceRef& ns, const wf::StartWorkflowExecutionRequest& req) {
+  if (absl::Status s = ValidateId(req.workflow_id(), "WorkflowId"); !s.ok()) return s;
+  if (absl::Status s = ValidateId(req.workflow_type().name(), "WorkflowType"); !s.ok()) return s;
+  if (absl::Status s = ValidateId(req.task_queue().name(), "TaskQueue"); !s.ok()) return s;
+  if (req.request_id().size() > 1000) return absl::InvalidArgumentError("RequestId exceeds length limit.");
+
+  // Starts of one workflow id are serialised by a lock of their own.
+  std::shared_ptr<RunEntry> id_lock = Entry(absl::StrCat("workflow-id/", ns.id, "/", req.workflow_id()));
+  std::lock_guard lock(id_lock->mu);
+
+  std::string replaced_run_id;
+  absl::StatusOr<persistence::CurrentRun> current = store_.GetCurrentRun(ns.id, req.workflow_id());
+  if (current.ok()) {
+    if (!req.request_id().empty() && current->start_request_id == req.request_id()) {
+      wf::StartWorkflowExecutionResponse out;
+      out.set_run_id(current->run_id);
+      out.set_started(false);
+      return out;
+    }
+    if (current->status == enums::WORKFLOW_EXECUTION_STATUS_RUNNING) {
+      if (req.workflow_id_conflict_policy() == enums::WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING) {
+        wf::StartWorkflowExecutionResponse out;
+        out.set_run_id(current->run_id);
+        out.set_started(false);
+        return out;
+      }
+      if (req.workflow_id_conflict_policy() ==
+          enums::WORKFLOW_ID_CONFLICT_POLICY_TERMINATE_EXISTING) {
+        wf::TerminateWorkflowExecutionRequest terminate;
+        terminate.mutable_workflow_execution()->set_workflow_id(req.workflow_id());
+        terminate.mutable_workflow_execution()->set_run_id(current->run_id);
+        terminate.set_reason("terminated by a start with the TERMINATE_EXISTING conflict policy");
+        terminate.set_identity(req.identity());
+        if (absl::Status s = TerminateWorkflow(ns, terminate); !s.ok()) return s;
+      } else {
+        temporal::api::errordetails::v1::WorkflowExecutionAlreadyStartedFailure detail;
+        detail.set_start_request_id(current->start_request_id);
+        detail.set_run_id(current->run_id);
+        return WithDetail(
+            absl::AlreadyExistsError(absl::StrCat("Workflow execution is already running. WorkflowId: ",
+                                                  req.workflow_id(), ", RunId: ", current->run_id, ".")),
+            detail);
+      }
+    } else {
+      auto policy = req.workflow_id_reuse_policy();
+      bool rejected = policy == enums::WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE ||
+                      (policy == enums::WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY &&
+                       current->status == enums::WORKFLOW_EXECUTION_STATUS_COMPLETED);
+      if (rejected) {
+        temporal::api::errordetails::v1::WorkflowExecutionAlreadyStartedFailure detail;
+        detail.set_start_request_id(current->start_request_id);
+        detail.set_run_id(current->run_id);
+        return WithDetail(absl::AlreadyExistsError(absl::StrCat(
+                              "Workflow execution already finished and its id reuse policy does "
+                              "not allow a new run. WorkflowId: ",
+                              req.workflow_id(), ", RunId: ", current->run_id, ".")),
+                          detail);
+      }
+    }
+    replaced_run_id = current->run_id;
+  } else if (current.status().code() != absl::StatusCode::kNotFound) {
+    return current.status();
+  }
+
+  const absl::Time now = clock_.Now();
+  MutableStateRecord state;
+  auto* exec = state.mutable_execution();
+  const std::string run_id = NewUuid();
+  exec->set_namespace_id(ns.id);
+  exec->set_workflow_id(req.workflow_id());
+  exec->set_run_id(run_id);
+  exec->set_first_execution_run_id(run_id);
+  exec->set_workflow_type(req.workflow_type().name());
+  exec->set_task_queue(req.task_queue().name());
+  exec->set_status(enums::WORKFLOW_EXECUTION_STATUS_RUNNING);
+  *exec->mutable_start_time() = ToProtoTime(now);
+  *exec->mutable_execution_time() = ToProtoTime(now);
+  exec->set_start_request_id(req.request_id());
+  exec->set_attempt(1);
+  exec->set_identity(req.identity());
+  *exec->mutable_memo() = req.memo();
+  *exec->mutable_search_attributes() = req.search_attributes();
+  *exec->mutable_retry_policy() = req.retry_policy();
+  exec->set_cron_schedule(req.cron_schedule());
+
+  // Timeouts as Temporal resolves them: run = min(run, execution) when either is set; task
+  // timeout 10 s by default, at most 120 s and at most the run timeout.
+  absl::Duration execution_timeout = FromProtoDuration(req.workflow_execution_timeout());
+  absl::Duration run_timeout = FromProtoDuration(req.workflow_run_timeout());
+  if (run_timeout == absl::ZeroDuration() ||
+      (execution_timeout > absl::ZeroDuration() && execution_timeout < run_timeout)) {
+    run_timeout = execution_timeout;
+  }
+  absl::Duration task_timeout = FromProtoDuration(req.workflow_task_timeout());
+  if (task_timeout <= absl::ZeroDuration()) task_timeout = kDefaultWorkflowTaskTimeout;
+  task_timeout = std::min(task_timeout, kMaxWorkflowTaskTimeout);
+  if (run_timeout > absl::ZeroDuration()) task_timeout = std::min(task_timeout, run_timeout);
+  *exec->mutable_workflow_execution_timeout() = ToProtoDuration(execution_timeout);
+  *exec->mutable_workflow_run_timeout() = ToProtoDuration(run_timeout);
+  *exec->mutable_default_workflow_task_timeout() = ToProtoDuration(task_timeout);
+
+  RunTransaction tx(std::move(state), now, ns.failover_version, shards_);
+  HistoryEvent& started = tx.Append(enums::EVENT_TYPE_WORKFLOW_EXECUTION_STARTED);
+  auto* attrs = started.mutable_workflow_execution_started_event_attributes();
+  *attrs->mutable_workflow_type() = req.workflow_type();
+  attrs->mutable_task_queue()->set_name(req.task_queue().name());
+  attrs->mutable_task_queue()->set_kind(enums::TASK_QUEUE_KIND_NORMAL);
+  *attrs->mutable_input() = req.input();
+  *attrs->mutable_workflow_execution_timeout() = ToProtoDuration(execution_timeout);
+  *attrs->mutable_workflow_run_timeout() = ToProtoDuration(run_timeout);
+  *attrs->mutable_workflow_task_timeout() = ToProtoDuration(task_timeout);
+  attrs->set_original_execution_run_id(run_id);
+  attrs->set_first_execution_run_id(run_id);
+  attrs->set_identity(req.identity());
+  attrs->set_attempt(1);
+  *attrs->mutable_header() = req.header();
+  *attrs->mutable_memo() = req.memo();
+  *attrs->mutable_search_attributes() = req.search_attributes();
+  if (req.has_retry_policy()) *attrs->mutable_retry_policy() = req.retry_policy();
+  attrs->set_cron_schedule(req.cron_schedule());
+  if (run_timeout > absl::ZeroDuration()) {
+    *attrs->mutable_workflow_execution_expiration_time() = ToProtoTime(now + run_timeout);
+    TimerTask timeout;
+    timeout.set_kind(TimerTask::KIND_WORKFLOW_RUN_TIMEOUT);
+    tx.AddTimer(now + run_timeout, timeout);
+  }
+  if (req.has_user_metadata()) *started.mutable_user_metadata() = req.user_metadata();
+  tx.ScheduleWorkflowTask();
+
+  persistence::Commit commit;
+  commit.shard_id = tx.shard_id();
+  commit.range_id = shards_.RangeId(tx.shard_id());
+  commit.runs.push_back(tx.TakeRunWrite(replaced_run_id.empty()
+                                            ? persistence::CurrentRunChange::kCreate
+                                            : persistence::CurrentRunChange::kReplace,
+                                        replaced_run_id));
+  commit.new_tasks = std::move(tx.new_tasks());
+  commit.new_timers = std::move(tx.new_timers());
+  if (absl::Status s = store_.Write(commit); !s.ok()) return s;
+  Entry(run_id)->state = commit.runs.front().state;
+  Publish(commit, run_id);
+  wf::StartWorkflowExecutionResponse out;
+  out.set_run_id(run_id);
+  out.set_started(true);
+  return out;
+}
+
+absl::StatusOr<wf::PollWorkflowTaskQueueResponse> HistoryEngine::RecordWorkflowTaskStarted(
+    const NamespaceRef& ns, const persistence::TaskQueueTask& task, const std::string& identity) {
+  const auto& t = task.task;
+  MutableStateRecord committed;
+  absl::Status s = Mutate(ns, {t.namespace_id(), t.workflow_id(), t.run_id()},
+                          [&](RunTransaction& tx) -> absl::Status {
+    tx.ConsumeTask(task.task_id);
+    const auto& wft = tx.state().workflow_task();
+    if (!tx.IsOpen() || wft.scheduled_event_id() != t.scheduled_event_id() ||
+        wft.started_event_id() != 0) {
+      return CommitThenFail(TaskNotFound("Workflow task"));
+    }
+    HistoryEvent& started = tx.Append(enums::EVENT_TYPE_WORKFLOW_TASK_STARTED);
+    auto* attrs = started.mutable_workflow_task_started_event_attributes();
+    attrs->set_scheduled_event_id(wft.scheduled_event_id());
+    attrs->set_identity(identity);
+    attrs->set_request_id(NewUuid());
+    attrs->set_history_size_bytes(tx.execution().history_size_bytes());
+    auto* w = tx.state().mutable_workflow_task();
+    w->set_started_event_id(started.event_id());
+    *w->mutable_started_time() = ToProtoTime(tx.now());
+    w->set_identity(identity);
+    w->set_request_id(attrs->request_id());
+    TimerTask timeout;
+    timeout.set_kind(TimerTask::KIND_WORKFLOW_TASK_TIMEOUT);
+    timeout.set_event_id(w->scheduled_event_id());
+    timeout.set_attempt(w->attempt());
+    timeout.set_timeout_type(enums::TIMEOUT_TYPE_START_TO_CLOSE);
+    *w->mutable_timeout_timer() =
+        tx.AddTimer(tx.now() + FromProtoDuration(w->start_to_close_timeout()), timeout);
+    committed = tx.state();
+    return absl::OkStatus();
+  });
+  if (!s.ok()) return s;
+
+  absl::StatusOr<std::vector<HistoryEvent>> events = ReadHistory(committed);
+  if (!events.ok()) return events.status();
+  const auto& exec = committed.execution();
+  const auto& wft = committed.workflow_task();
+  wf::PollWorkflowTaskQueueResponse out;
+  out.set_task_token(EncodeTaskToken(MakeWorkflowTaskToken(committed)));
+  out.mutable_workflow_execution()->set_workflow_id(exec.workflow_id());
+  out.mutable_workflow_execution()->set_run_id(exec.run_id());
+  out.mutable_workflow_type()->set_name(exec.workflow_type());
+  out.set_previous_started_event_id(committed.last_completed_workflow_task_started_event_id());
+  out.set_started_event_id(wft.started_event_id());
+  out.set_attempt(wft.attempt());
+  out.set_backlog_count_hint(0);
+  for (auto& e : *events) *out.mutable_history()->add_events() = std::move(e);
+  out.mutable_workflow_execution_task_queue()->set_name(exec.task_queue());
+  out.mutable_workflow_execution_task_queue()->set_kind(enums::TASK_QUEUE_KIND_NORMAL);
+  *out.mutable_scheduled_time() = wft.scheduled_time();
+  *out.mutable_started_time() = wft.started_time();
+  return out;
+}
+
+}  // namespace tock::server::history

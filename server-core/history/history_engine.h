@@ -1,0 +1,141 @@
+// The history service: workflow runs as durable state machines (SPEC §4, §5;
+// reference/sdk_protocol.md §2–§5).
+//
+// Every operation locks its run, applies the change to a copy of the mutable state in a
+// RunTransaction, and commits the state, the new events, the tasks and timers it creates and
+// the ones it retires in ONE store transaction fenced by the shard's range id. Only after
+// the commit succeeded are tasks handed to matching, timers armed and history waiters woken;
+// on failure the cached state is dropped and nothing happened.
+//
+// Thread safety: safe from any thread; operations on one run are serialised by its lock.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "absl/status/statusor.h"
+#include "lib/common/clock.h"
+#include "lib/common/timer_thread.h"
+#include "server-core/history/run_transaction.h"
+#include "server-core/history/shard_controller.h"
+#include "server-core/matching/matching_engine.h"
+#include "server-core/persistence/execution_store.h"
+#include "temporal/api/workflowservice/v1/request_response.pb.h"
+
+namespace tock::server::history {
+
+namespace wf = temporal::api::workflowservice::v1;
+
+// The namespace a call addresses, resolved by the frontend.
+struct NamespaceRef {
+  std::string id;
+  std::string name;
+  int64_t failover_version = 0;
+};
+
+class HistoryEngine {
+ public:
+  HistoryEngine(persistence::ExecutionStore& store, ShardController& shards,
+                matching::MatchingEngine& matching, Clock& clock, TimerThread& timers);
+  ~HistoryEngine();
+
+  // After a restart: hands the stored task-queue tasks to matching and arms every stored
+  // timer, so work resumes exactly where it stopped.
+  absl::Status Recover();
+
+  absl::StatusOr<wf::StartWorkflowExecutionResponse> StartWorkflow(
+      const NamespaceRef& ns, const wf::StartWorkflowExecutionRequest& req);
+
+  // The poll path: matching handed out `task`; start it. NOT_FOUND when the task is stale
+  // (the caller then polls again).
+  absl::StatusOr<wf::PollWorkflowTaskQueueResponse> RecordWorkflowTaskStarted(
+      const NamespaceRef& ns, const persistence::TaskQueueTask& task, const std::string& identity);
+  absl::StatusOr<wf::PollActivityTaskQueueResponse> RecordActivityTaskStarted(
+      const NamespaceRef& ns, const persistence::TaskQueueTask& task, const std::string& identity);
+
+  absl::StatusOr<wf::RespondWorkflowTaskCompletedResponse> RespondWorkflowTaskCompleted(
+      const NamespaceRef& ns, const wf::RespondWorkflowTaskCompletedRequest& req);
+  absl::Status RespondWorkflowTaskFailed(const NamespaceRef& ns,
+                                         const wf::RespondWorkflowTaskFailedRequest& req);
+
+  absl::Status RespondActivityTaskCompleted(const NamespaceRef& ns, const std::string& token,
+                                            const temporal::api::common::v1::Payloads& result,
+                                            const std::string& identity);
+  absl::Status RespondActivityTaskFailed(const NamespaceRef& ns,
+                                         const wf::RespondActivityTaskFailedRequest& req);
+  absl::Status RespondActivityTaskCanceled(const NamespaceRef& ns, const std::string& token,
+                                           const temporal::api::common::v1::Payloads& details,
+                                           const std::string& identity);
+  absl::StatusOr<wf::RecordActivityTaskHeartbeatResponse> RecordActivityTaskHeartbeat(
+      const NamespaceRef& ns, const std::string& token,
+      const temporal::api::common::v1::Payloads& details);
+
+  absl::Status SignalWorkflow(const NamespaceRef& ns,
+                              const wf::SignalWorkflowExecutionRequest& req);
+  absl::Status RequestCancelWorkflow(const NamespaceRef& ns,
+                                     const wf::RequestCancelWorkflowExecutionRequest& req);
+  absl::Status TerminateWorkflow(const NamespaceRef& ns,
+                                 const wf::TerminateWorkflowExecutionRequest& req);
+
+  absl::StatusOr<wf::DescribeWorkflowExecutionResponse> DescribeWorkflow(
+      const NamespaceRef& ns, const wf::DescribeWorkflowExecutionRequest& req);
+
+  // Pages of committed events; with wait_new_event, waits (without a thread) until there
+  // is something new or `deadline`, then answers an empty page.
+  void GetWorkflowHistory(const NamespaceRef& ns, const wf::GetWorkflowExecutionHistoryRequest& req,
+                          absl::Time deadline,
+                          std::function<void(absl::StatusOr<wf::GetWorkflowExecutionHistoryResponse>)> done);
+
+  // A durable timer is due (called by the timer thread).
+  void FireTimer(const persistence::TimerTaskRow& row);
+
+ private:
+  struct RunEntry {
+    std::mutex mu;
+    std::optional<MutableStateRecord> state;  // cached after a successful commit
+  };
+  struct RunKey {
+    std::string namespace_id, workflow_id, run_id;
+  };
+  using Mutation = std::function<absl::Status(RunTransaction&)>;
+
+  std::shared_ptr<RunEntry> Entry(const std::string& run_id);
+  absl::StatusOr<std::string> ResolveRunId(const std::string& namespace_id,
+                                           const std::string& workflow_id,
+                                           const std::string& run_id);
+  // Loads the run under its lock, applies `mutate`, commits, then runs the post-commit
+  // effects. `mutate` returning an error aborts (nothing written) unless it is
+  // kCommitThenFail, which commits and then returns the error (UnhandledCommand).
+  absl::Status Mutate(const NamespaceRef& ns, const RunKey& key, const Mutation& mutate);
+  absl::Status CommitAndPublish(RunTransaction& tx, persistence::Commit commit);
+  void Publish(persistence::Commit& commit, const std::string& run_id);
+  void ArmTimer(const persistence::TimerTaskRow& row);
+  absl::StatusOr<std::vector<persistence::HistoryEvent>> ReadHistory(const MutableStateRecord& s);
+
+  // RespondWorkflowTaskCompleted's commands, in order (workflow_task_commands.cc).
+  absl::Status ApplyCommands(RunTransaction& tx, const NamespaceRef& ns,
+                             const wf::RespondWorkflowTaskCompletedRequest& req,
+                             int64_t completed_event_id, bool* needs_workflow_task);
+
+  void NotifyHistoryWaiters(const std::string& run_id);
+
+  persistence::ExecutionStore& store_;
+  ShardController& shards_;
+  matching::MatchingEngine& matching_;
+  Clock& clock_;
+  TimerThread& timers_;
+
+  std::mutex runs_mu_;
+  std::unordered_map<std::string, std::shared_ptr<RunEntry>> runs_;  // by run id
+
+  std::mutex waiters_mu_;
+  std::unordered_multimap<std::string, std::function<void()>> history_waiters_;
+};
+
+// The status a Mutation returns to commit its change and still fail the call.
+absl::Status CommitThenFail(absl::Status status);
+
+}  // namespace tock::server::history

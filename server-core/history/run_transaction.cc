@@ -1,0 +1,283 @@
+#include "server-core/history/run_transaction.h"
+
+#include <map>
+
+#include "lib/common/proto_time.h"
+#include "lib/common/time_format.h"
+
+namespace tock::server::history {
+namespace {
+
+namespace enums = temporal::api::enums::v1;
+using tock::persistence::v1::TimerKey;
+using tock::persistence::v1::TimerTask;
+using tock::persistence::v1::TransferTask;
+
+// The scheduled event id an activity result event refers to (0 for other events).
+int64_t ActivityScheduledId(const HistoryEvent& e) {
+  switch (e.event_type()) {
+    case enums::EVENT_TYPE_ACTIVITY_TASK_STARTED:
+      return e.activity_task_started_event_attributes().scheduled_event_id();
+    case enums::EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
+      return e.activity_task_completed_event_attributes().scheduled_event_id();
+    case enums::EVENT_TYPE_ACTIVITY_TASK_FAILED:
+      return e.activity_task_failed_event_attributes().scheduled_event_id();
+    case enums::EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT:
+      return e.activity_task_timed_out_event_attributes().scheduled_event_id();
+    case enums::EVENT_TYPE_ACTIVITY_TASK_CANCELED:
+      return e.activity_task_canceled_event_attributes().scheduled_event_id();
+    default:
+      return 0;
+  }
+}
+
+void SetActivityStartedId(HistoryEvent& e, int64_t started_id) {
+  switch (e.event_type()) {
+    case enums::EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
+      e.mutable_activity_task_completed_event_attributes()->set_started_event_id(started_id);
+      break;
+    case enums::EVENT_TYPE_ACTIVITY_TASK_FAILED:
+      e.mutable_activity_task_failed_event_attributes()->set_started_event_id(started_id);
+      break;
+    case enums::EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT:
+      e.mutable_activity_task_timed_out_event_attributes()->set_started_event_id(started_id);
+      break;
+    case enums::EVENT_TYPE_ACTIVITY_TASK_CANCELED:
+      e.mutable_activity_task_canceled_event_attributes()->set_started_event_id(started_id);
+      break;
+    default:
+      break;
+  }
+}
+
+// The version of the run's last event: what internal changes (timers) stamp new events with
+// when the namespace's version is not at hand.
+int64_t LastVersion(const MutableStateRecord& state) {
+  const auto& histories = state.version_histories();
+  if (histories.histories_size() == 0) return 0;
+  const auto& items = histories.histories(histories.current_version_history_index()).items();
+  return items.empty() ? 0 : items.at(items.size() - 1).version();
+}
+
+}  // namespace
+
+RunTransaction::RunTransaction(MutableStateRecord state, absl::Time now, int64_t namespace_version,
+                               ShardController& shards)
+    : state_(std::move(state)),
+      expected_db_version_(state_.db_version()),
+      now_(now),
+      version_(namespace_version >= 0 ? namespace_version : LastVersion(state_)),
+      shards_(shards),
+      shard_id_(shards.ShardFor(state_.execution().namespace_id(),
+                                state_.execution().workflow_id())) {
+  if (state_.next_event_id() == 0) state_.set_next_event_id(1);
+}
+
+bool RunTransaction::IsOpen() const {
+  return state_.execution().status() == enums::WORKFLOW_EXECUTION_STATUS_RUNNING;
+}
+
+HistoryEvent RunTransaction::NewEvent(EventType type) const {
+  HistoryEvent e;
+  e.set_event_type(type);
+  *e.mutable_event_time() = ToProtoTime(now_);
+  e.set_version(version_);
+  return e;
+}
+
+void RunTransaction::AddToHistory(HistoryEvent event) {
+  event.set_event_id(state_.next_event_id());
+  event.set_task_id(shards_.NextTaskId(shard_id_));
+  state_.set_next_event_id(event.event_id() + 1);
+  // Version history: one item per run of equal versions (SPEC §2.3).
+  auto* histories = state_.mutable_version_histories();
+  if (histories->histories_size() == 0) histories->add_histories();
+  auto* items = histories->mutable_histories(histories->current_version_history_index())
+                    ->mutable_items();
+  if (!items->empty() && items->at(items->size() - 1).version() == event.version()) {
+    items->Mutable(items->size() - 1)->set_event_id(event.event_id());
+  } else {
+    auto* item = items->Add();
+    item->set_event_id(event.event_id());
+    item->set_version(event.version());
+  }
+  state_.mutable_execution()->set_history_size_bytes(state_.execution().history_size_bytes() +
+                                                     event.ByteSizeLong());
+  events_.push_back(std::move(event));
+}
+
+HistoryEvent& RunTransaction::Append(EventType type) {
+  AddToHistory(NewEvent(type));
+  return events_.back();
+}
+
+HistoryEvent& RunTransaction::AppendOrBuffer(EventType type) {
+  if (!WorkflowTaskStarted()) return Append(type);
+  HistoryEvent* buffered = state_.add_buffered_events();
+  *buffered = NewEvent(type);
+  return *buffered;
+}
+
+void RunTransaction::FlushBuffered() {
+  std::map<int64_t, int64_t> started_ids;  // activity scheduled id -> ActivityTaskStarted id
+  auto buffered = std::move(*state_.mutable_buffered_events());
+  state_.clear_buffered_events();
+  for (HistoryEvent& event : buffered) {
+    int64_t scheduled = ActivityScheduledId(event);
+    if (scheduled != 0 && event.event_type() != enums::EVENT_TYPE_ACTIVITY_TASK_STARTED) {
+      auto it = started_ids.find(scheduled);
+      if (it != started_ids.end()) SetActivityStartedId(event, it->second);
+    }
+    bool is_started = event.event_type() == enums::EVENT_TYPE_ACTIVITY_TASK_STARTED;
+    AddToHistory(std::move(event));
+    if (is_started) started_ids[scheduled] = events_.back().event_id();
+  }
+}
+
+void RunTransaction::ScheduleWorkflowTask(int32_t attempt) {
+  if (!IsOpen() || WorkflowTaskPending()) return;
+  auto* wft = state_.mutable_workflow_task();
+  const auto& exec = state_.execution();
+  HistoryEvent& e = Append(enums::EVENT_TYPE_WORKFLOW_TASK_SCHEDULED);
+  auto* attrs = e.mutable_workflow_task_scheduled_event_attributes();
+  attrs->mutable_task_queue()->set_name(exec.task_queue());
+  attrs->mutable_task_queue()->set_kind(enums::TASK_QUEUE_KIND_NORMAL);
+  *attrs->mutable_start_to_close_timeout() = exec.default_workflow_task_timeout();
+  attrs->set_attempt(attempt < 1 ? 1 : attempt);
+  wft->Clear();
+  wft->set_scheduled_event_id(e.event_id());
+  wft->set_attempt(attrs->attempt());
+  *wft->mutable_scheduled_time() = ToProtoTime(now_);
+  *wft->mutable_start_to_close_timeout() = exec.default_workflow_task_timeout();
+  wft->set_task_queue(exec.task_queue());
+
+  persistence::TaskQueueTask task;
+  task.namespace_id = exec.namespace_id();
+  task.task_queue = exec.task_queue();
+  task.kind = persistence::TaskKind::kWorkflow;
+  task.task.set_kind(TransferTask::KIND_WORKFLOW_TASK);
+  task.task.set_namespace_id(exec.namespace_id());
+  task.task.set_workflow_id(exec.workflow_id());
+  task.task.set_run_id(exec.run_id());
+  task.task.set_task_queue(exec.task_queue());
+  task.task.set_scheduled_event_id(e.event_id());
+  task.task.set_attempt(wft->attempt());
+  new_tasks_.push_back(std::move(task));
+}
+
+void RunTransaction::DispatchActivity(const tock::persistence::v1::ActivityInfo& activity) {
+  const auto& exec = state_.execution();
+  persistence::TaskQueueTask task;
+  task.namespace_id = exec.namespace_id();
+  task.task_queue = activity.task_queue();
+  task.kind = persistence::TaskKind::kActivity;
+  task.task.set_kind(TransferTask::KIND_ACTIVITY_TASK);
+  task.task.set_namespace_id(exec.namespace_id());
+  task.task.set_workflow_id(exec.workflow_id());
+  task.task.set_run_id(exec.run_id());
+  task.task.set_task_queue(activity.task_queue());
+  task.task.set_scheduled_event_id(activity.scheduled_event_id());
+  task.task.set_attempt(activity.attempt());
+  task.task.set_stamp(activity.stamp());
+  new_tasks_.push_back(std::move(task));
+}
+
+TimerKey RunTransaction::AddTimer(absl::Time when, TimerTask task) {
+  const auto& exec = state_.execution();
+  task.set_namespace_id(exec.namespace_id());
+  task.set_workflow_id(exec.workflow_id());
+  task.set_run_id(exec.run_id());
+  persistence::TimerTaskRow row;
+  row.shard_id = shard_id_;
+  row.fire_time = absl::FromUnixMillis(absl::ToUnixMillis(when));
+  row.task_id = shards_.NextTaskId(shard_id_);
+  row.task = std::move(task);
+  TimerKey key;
+  key.set_fire_time_ms(absl::ToUnixMillis(row.fire_time));
+  key.set_task_id(row.task_id);
+  new_timers_.push_back(std::move(row));
+  return key;
+}
+
+void RunTransaction::RetireTimer(const TimerKey& key) {
+  if (key.task_id() == 0) return;
+  persistence::TimerTaskRow row;
+  row.shard_id = shard_id_;
+  row.fire_time = absl::FromUnixMillis(key.fire_time_ms());
+  row.task_id = key.task_id();
+  done_timers_.push_back(std::move(row));
+}
+
+void RunTransaction::Close(enums::WorkflowExecutionStatus status) {
+  auto* exec = state_.mutable_execution();
+  exec->set_status(status);
+  *exec->mutable_close_time() = ToProtoTime(now_);
+  RetireTimer(state_.workflow_task().timeout_timer());
+  state_.clear_workflow_task();
+  for (const auto& [id, timer] : state_.timers()) RetireTimer(timer.timer());
+  for (const auto& [id, activity] : state_.activities()) {
+    for (const auto& key : activity.timers()) RetireTimer(key);
+  }
+  state_.clear_timers();
+  state_.clear_activities();
+  state_.clear_buffered_events();
+  visibility_changed_ = true;
+}
+
+persistence::RunWrite RunTransaction::TakeRunWrite(persistence::CurrentRunChange change,
+                                                   const std::string& expected_current_run_id) {
+  persistence::RunWrite write;
+  state_.set_db_version(expected_db_version_ + 1);
+  write.expected_db_version = expected_db_version_;
+  write.events = events_;
+  write.current_run_change = change;
+  write.expected_current_run_id = expected_current_run_id;
+  if (visibility_changed_ || is_new()) {
+    const auto& exec = state_.execution();
+    persistence::VisibilityRecord v;
+    v.namespace_id = exec.namespace_id();
+    v.workflow_id = exec.workflow_id();
+    v.run_id = exec.run_id();
+    v.workflow_type = exec.workflow_type();
+    v.task_queue = exec.task_queue();
+    v.status = exec.status();
+    v.start_time = FromProtoTime(exec.start_time());
+    v.execution_time = FromProtoTime(exec.execution_time());
+    if (exec.has_close_time()) v.close_time = FromProtoTime(exec.close_time());
+    v.history_length = state_.next_event_id() - 1;
+    v.info = ExecutionSummary(state_).SerializeAsString();
+    write.visibility = std::move(v);
+  }
+  write.state = state_;
+  return write;
+}
+
+temporal::api::workflow::v1::WorkflowExecutionInfo ExecutionSummary(const MutableStateRecord& s) {
+  const auto& exec = s.execution();
+  temporal::api::workflow::v1::WorkflowExecutionInfo info;
+  info.mutable_execution()->set_workflow_id(exec.workflow_id());
+  info.mutable_execution()->set_run_id(exec.run_id());
+  info.mutable_type()->set_name(exec.workflow_type());
+  *info.mutable_start_time() = exec.start_time();
+  if (exec.has_close_time()) {
+    *info.mutable_close_time() = exec.close_time();
+    *info.mutable_execution_duration() =
+        ToProtoDuration(FromProtoTime(exec.close_time()) - FromProtoTime(exec.execution_time()));
+  }
+  info.set_status(exec.status());
+  info.set_history_length(s.next_event_id() - 1);
+  *info.mutable_execution_time() = exec.execution_time();
+  *info.mutable_memo() = exec.memo();
+  *info.mutable_search_attributes() = exec.search_attributes();
+  info.set_task_queue(exec.task_queue());
+  info.set_history_size_bytes(exec.history_size_bytes());
+  info.set_first_run_id(exec.first_execution_run_id());
+  if (exec.has_parent()) {
+    info.set_parent_namespace_id(exec.parent().namespace_id());
+    info.mutable_parent_execution()->set_workflow_id(exec.parent().workflow_id());
+    info.mutable_parent_execution()->set_run_id(exec.parent().run_id());
+  }
+  return info;
+}
+
+}  // namespace tock::server::history

@@ -1,0 +1,98 @@
+// One change of one workflow run, built in memory and then committed in one transaction:
+// the new mutable state, the events it appends, the tasks and timers it creates or retires,
+// and the visibility record when the run's summary changed.
+//
+// Event ids are assigned when an event enters the history. While a workflow task is started,
+// events that arrive from outside (signals, activity results, timer fires, cancel requests)
+// are buffered and get their ids when that task completes, so that the worker sees
+// WorkflowTaskStarted followed directly by the task's outcome (reference/sdk_protocol.md §3.1).
+//
+// Not thread-safe: used under the run's lock.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "server-core/history/shard_controller.h"
+#include "server-core/persistence/execution_store.h"
+
+namespace tock::server::history {
+
+using temporal::api::enums::v1::EventType;
+using persistence::HistoryEvent;
+using persistence::MutableStateRecord;
+
+class RunTransaction {
+ public:
+  // `namespace_version` stamps the new events; -1: the version of the run's last event.
+  RunTransaction(MutableStateRecord state, absl::Time now, int64_t namespace_version,
+                 ShardController& shards);
+
+  MutableStateRecord& state() { return state_; }
+  const tock::persistence::v1::ExecutionInfo& execution() const { return state_.execution(); }
+  const MutableStateRecord& state() const { return state_; }
+  absl::Time now() const { return now_; }
+  int32_t shard_id() const { return shard_id_; }
+  bool is_new() const { return expected_db_version_ == 0; }
+
+  bool IsOpen() const;
+  bool WorkflowTaskStarted() const { return state_.workflow_task().started_event_id() != 0; }
+  bool WorkflowTaskPending() const { return state_.workflow_task().scheduled_event_id() != 0; }
+
+  // Appends an event to the history now.
+  HistoryEvent& Append(EventType type);
+  // Appends now, or buffers while a workflow task is started.
+  HistoryEvent& AppendOrBuffer(EventType type);
+  // Moves the buffered events into the history in arrival order; an ActivityTask result
+  // that follows its ActivityTaskStarted gets that event's id as started_event_id.
+  void FlushBuffered();
+  bool HasBuffered() const { return state_.buffered_events_size() > 0; }
+
+  // Appends WorkflowTaskScheduled and queues the task, unless the run is closed or a
+  // workflow task is already scheduled or started. `attempt` 0 means 1.
+  void ScheduleWorkflowTask(int32_t attempt = 1);
+  // Queues an activity task for the activity scheduled at `scheduled_event_id`.
+  void DispatchActivity(const tock::persistence::v1::ActivityInfo& activity);
+
+  // A durable timer; returns its key so a later change can retire it.
+  tock::persistence::v1::TimerKey AddTimer(absl::Time when, tock::persistence::v1::TimerTask task);
+  void RetireTimer(const tock::persistence::v1::TimerKey& key);
+  // The task-queue task this change consumed (a poll that started it).
+  void ConsumeTask(int64_t task_id) { done_task_ids_.push_back(task_id); }
+
+  // Sets the closing status and time, retires every timer of the run, and marks
+  // visibility for update.
+  void Close(temporal::api::enums::v1::WorkflowExecutionStatus status);
+  void VisibilityChanged() { visibility_changed_ = true; }
+
+  // What to write, and what to do after the write succeeded.
+  persistence::RunWrite TakeRunWrite(persistence::CurrentRunChange change,
+                                     const std::string& expected_current_run_id = "");
+  std::vector<persistence::TaskQueueTask>& new_tasks() { return new_tasks_; }
+  std::vector<persistence::TimerTaskRow>& new_timers() { return new_timers_; }
+  std::vector<persistence::TimerTaskRow>& done_timers() { return done_timers_; }
+  std::vector<int64_t>& done_task_ids() { return done_task_ids_; }
+  const std::vector<HistoryEvent>& new_events() const { return events_; }
+
+ private:
+  HistoryEvent NewEvent(EventType type) const;
+  void AddToHistory(HistoryEvent event);
+
+  MutableStateRecord state_;
+  const int64_t expected_db_version_;
+  const absl::Time now_;
+  const int64_t version_;
+  ShardController& shards_;
+  const int32_t shard_id_;
+  std::vector<HistoryEvent> events_;
+  std::vector<persistence::TaskQueueTask> new_tasks_;
+  std::vector<persistence::TimerTaskRow> new_timers_;
+  std::vector<persistence::TimerTaskRow> done_timers_;
+  std::vector<int64_t> done_task_ids_;
+  bool visibility_changed_ = false;
+};
+
+// The summary ListWorkflowExecutions and DescribeWorkflowExecution show.
+temporal::api::workflow::v1::WorkflowExecutionInfo ExecutionSummary(const MutableStateRecord& s);
+
+}  // namespace tock::server::history

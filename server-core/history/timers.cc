@@ -1,0 +1,152 @@
+// Durable timers coming due: user timers, workflow task and activity timeouts, activity
+// retries, workflow run timeouts. Each firing is one transaction that also deletes the timer
+// row, so a timer fires at least once and, once its effect is committed, never again.
+#include "absl/strings/str_cat.h"
+#include "lib/common/proto_time.h"
+#include "lib/common/time_format.h"
+#include "server-core/history/activity_retry.h"
+#include "server-core/history/history_engine.h"
+
+namespace tock::server::history {
+
+// activity_tasks.cc
+void AppendActivityStarted(RunTransaction& tx, const tock::persistence::v1::ActivityInfo& a);
+int64_t LastAppendedId(const RunTransaction& tx, temporal::api::enums::v1::EventType type);
+void RemoveActivity(RunTransaction& tx, int64_t scheduled_event_id);
+bool RetryActivity(RunTransaction& tx, tock::persistence::v1::ActivityInfo& a,
+                   const temporal::api::failure::v1::Failure& failure,
+                   temporal::api::enums::v1::RetryState* retry_state);
+
+namespace {
+
+namespace enums = temporal::api::enums::v1;
+using tock::persistence::v1::TimerTask;
+
+constexpr absl::Duration kRetryAfterError = absl::Seconds(1);
+
+void FireUserTimer(RunTransaction& tx, const TimerTask& t) {
+  auto* timers = tx.state().mutable_timers();
+  auto it = timers->find(t.timer_id());
+  if (it == timers->end() || it->second.started_event_id() != t.event_id()) return;
+  HistoryEvent& e = tx.AppendOrBuffer(enums::EVENT_TYPE_TIMER_FIRED);
+  e.mutable_timer_fired_event_attributes()->set_timer_id(t.timer_id());
+  e.mutable_timer_fired_event_attributes()->set_started_event_id(t.event_id());
+  timers->erase(it);
+  tx.ScheduleWorkflowTask();
+}
+
+void FireWorkflowTaskTimeout(RunTransaction& tx, const TimerTask& t) {
+  const auto& wft = tx.state().workflow_task();
+  if (wft.scheduled_event_id() != t.event_id() || wft.attempt() != t.attempt() ||
+      wft.started_event_id() == 0) {
+    return;
+  }
+  HistoryEvent& e = tx.Append(enums::EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT);
+  auto* attrs = e.mutable_workflow_task_timed_out_event_attributes();
+  attrs->set_scheduled_event_id(wft.scheduled_event_id());
+  attrs->set_started_event_id(wft.started_event_id());
+  attrs->set_timeout_type(enums::TIMEOUT_TYPE_START_TO_CLOSE);
+  const int32_t attempt = wft.attempt();
+  tx.state().clear_workflow_task();
+  tx.FlushBuffered();
+  tx.ScheduleWorkflowTask(attempt + 1);
+}
+
+void FireActivityTimeout(RunTransaction& tx, const TimerTask& t) {
+  auto* activities = tx.state().mutable_activities();
+  auto it = activities->find(t.event_id());
+  if (it == activities->end()) return;
+  auto& a = it->second;
+  const auto type = static_cast<enums::TimeoutType>(t.timeout_type());
+  const bool per_attempt =
+      type == enums::TIMEOUT_TYPE_START_TO_CLOSE || type == enums::TIMEOUT_TYPE_HEARTBEAT;
+  if (per_attempt && (a.stamp() != t.stamp() || !a.has_started_time())) return;
+  if (type == enums::TIMEOUT_TYPE_HEARTBEAT) {
+    absl::Time last = a.has_last_heartbeat_time() ? FromProtoTime(a.last_heartbeat_time())
+                                                  : FromProtoTime(a.started_time());
+    absl::Time due = last + FromProtoDuration(a.heartbeat_timeout());
+    if (due > tx.now()) {  // heartbeats came in: look again when the new one is due
+      *a.add_timers() = tx.AddTimer(due, t);
+      return;
+    }
+  }
+  temporal::api::failure::v1::Failure failure;
+  failure.set_message(absl::StrCat("activity ", enums::TimeoutType_Name(type), " timeout"));
+  failure.mutable_timeout_failure_info()->set_timeout_type(type);
+  if (a.has_heartbeat_details()) {
+    *failure.mutable_timeout_failure_info()->mutable_last_heartbeat_details() = a.heartbeat_details();
+  }
+  enums::RetryState retry_state = enums::RETRY_STATE_TIMEOUT;
+  if (per_attempt && RetryActivity(tx, a, failure, &retry_state)) return;
+  if (a.has_started_time()) AppendActivityStarted(tx, a);
+  const int64_t started_id =
+      a.has_started_time() ? LastAppendedId(tx, enums::EVENT_TYPE_ACTIVITY_TASK_STARTED) : 0;
+  HistoryEvent& e = tx.AppendOrBuffer(enums::EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT);
+  auto* attrs = e.mutable_activity_task_timed_out_event_attributes();
+  *attrs->mutable_failure() = failure;
+  attrs->set_scheduled_event_id(a.scheduled_event_id());
+  attrs->set_started_event_id(started_id);
+  attrs->set_retry_state(retry_state);
+  RemoveActivity(tx, t.event_id());
+  tx.ScheduleWorkflowTask();
+}
+
+void FireActivityRetry(RunTransaction& tx, const TimerTask& t) {
+  auto* activities = tx.state().mutable_activities();
+  auto it = activities->find(t.event_id());
+  if (it == activities->end() || it->second.stamp() != t.stamp()) return;
+  *it->second.mutable_current_attempt_scheduled_time() = ToProtoTime(tx.now());
+  tx.DispatchActivity(it->second);
+}
+
+void FireRunTimeout(RunTransaction& tx) {
+  if (tx.WorkflowTaskStarted()) {
+    // The started task's outcome can no longer be recorded; the run ends here.
+  }
+  HistoryEvent& e = tx.Append(enums::EVENT_TYPE_WORKFLOW_EXECUTION_TIMED_OUT);
+  e.mutable_workflow_execution_timed_out_event_attributes()->set_retry_state(
+      enums::RETRY_STATE_TIMEOUT);
+  tx.Close(enums::WORKFLOW_EXECUTION_STATUS_TIMED_OUT);
+}
+
+}  // namespace
+
+void HistoryEngine::FireTimer(const persistence::TimerTaskRow& row) {
+  const TimerTask& t = row.task;
+  NamespaceRef ns;
+  ns.id = t.namespace_id();
+  ns.failover_version = -1;  // stamp events with the run's current version
+  absl::Status s = Mutate(ns, {t.namespace_id(), t.workflow_id(), t.run_id()},
+                          [&](RunTransaction& tx) -> absl::Status {
+    tx.done_timers().push_back(row);
+    if (!tx.IsOpen()) return absl::OkStatus();
+    switch (t.kind()) {
+      case TimerTask::KIND_USER_TIMER:
+        FireUserTimer(tx, t);
+        break;
+      case TimerTask::KIND_WORKFLOW_TASK_TIMEOUT:
+        FireWorkflowTaskTimeout(tx, t);
+        break;
+      case TimerTask::KIND_ACTIVITY_TIMEOUT:
+        FireActivityTimeout(tx, t);
+        break;
+      case TimerTask::KIND_ACTIVITY_RETRY:
+        FireActivityRetry(tx, t);
+        break;
+      case TimerTask::KIND_WORKFLOW_RUN_TIMEOUT:
+      case TimerTask::KIND_WORKFLOW_EXECUTION_TIMEOUT:
+        FireRunTimeout(tx);
+        break;
+      default:
+        break;
+    }
+    return absl::OkStatus();
+  });
+  if (s.code() == absl::StatusCode::kNotFound) return;  // the run is gone: nothing to do
+  if (!s.ok()) {
+    // A lost shard or a busy database: try again later; the row is still stored.
+    timers_.Schedule(clock_.Now() + kRetryAfterError, [this, row] { FireTimer(row); });
+  }
+}
+
+}  // namespace tock::server::history

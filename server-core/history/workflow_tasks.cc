@@ -1,0 +1,362 @@
+// Workflow task outcomes: RespondWorkflowTaskCompleted (the commands, in order) and
+// RespondWorkflowTaskFailed.
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "lib/common/proto_time.h"
+#include "lib/common/time_format.h"
+#include "server-core/history/history_engine.h"
+#include "server-core/history/task_token.h"
+
+namespace tock::server::history {
+namespace {
+
+namespace enums = temporal::api::enums::v1;
+using temporal::api::command::v1::Command;
+using tock::persistence::v1::ActivityInfo;
+using tock::persistence::v1::TimerTask;
+
+bool ClosesWorkflow(const Command& c) {
+  switch (c.command_type()) {
+    case enums::COMMAND_TYPE_COMPLETE_WORKFLOW_EXECUTION:
+    case enums::COMMAND_TYPE_FAIL_WORKFLOW_EXECUTION:
+    case enums::COMMAND_TYPE_CANCEL_WORKFLOW_EXECUTION:
+    case enums::COMMAND_TYPE_CONTINUE_AS_NEW_WORKFLOW_EXECUTION:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// The started workflow task the token names, or NOT_FOUND.
+absl::Status CheckWorkflowToken(const RunTransaction& tx, const TaskToken& token) {
+  const auto& wft = tx.state().workflow_task();
+  if (!const_cast<RunTransaction&>(tx).IsOpen() || wft.started_event_id() == 0 ||
+      wft.scheduled_event_id() != token.scheduled_event_id() || wft.attempt() != token.attempt()) {
+    return absl::NotFoundError("Workflow task not found.");
+  }
+  return absl::OkStatus();
+}
+
+// Activity timeouts as Temporal normalises them (reference/sdk_protocol.md §2.3).
+absl::Status NormalizeActivityTimeouts(
+    temporal::api::command::v1::ScheduleActivityTaskCommandAttributes& a, absl::Duration run_timeout) {
+  absl::Duration s2c = FromProtoDuration(a.schedule_to_close_timeout());
+  absl::Duration s2s = FromProtoDuration(a.schedule_to_start_timeout());
+  absl::Duration stc = FromProtoDuration(a.start_to_close_timeout());
+  absl::Duration hb = FromProtoDuration(a.heartbeat_timeout());
+  if (s2c > absl::ZeroDuration()) {
+    s2s = s2s > absl::ZeroDuration() ? std::min(s2s, s2c) : s2c;
+    stc = stc > absl::ZeroDuration() ? std::min(stc, s2c) : s2c;
+  } else if (stc > absl::ZeroDuration()) {
+    s2c = run_timeout;
+    s2s = run_timeout;
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "ScheduleActivityTask of activity ", a.activity_id(),
+        ": set StartToCloseTimeout or ScheduleToCloseTimeout"));
+  }
+  if (hb > absl::ZeroDuration()) hb = std::min(hb, stc);
+  *a.mutable_schedule_to_close_timeout() = ToProtoDuration(s2c);
+  *a.mutable_schedule_to_start_timeout() = ToProtoDuration(s2s);
+  *a.mutable_start_to_close_timeout() = ToProtoDuration(stc);
+  *a.mutable_heartbeat_timeout() = ToProtoDuration(hb);
+  if (!a.has_retry_policy()) a.mutable_retry_policy();
+  auto* retry = a.mutable_retry_policy();
+  if (FromProtoDuration(retry->initial_interval()) <= absl::ZeroDuration()) {
+    *retry->mutable_initial_interval() = ToProtoDuration(absl::Seconds(1));
+  }
+  if (retry->backoff_coefficient() < 1) retry->set_backoff_coefficient(2.0);
+  if (FromProtoDuration(retry->maximum_interval()) <= absl::ZeroDuration()) {
+    *retry->mutable_maximum_interval() =
+        ToProtoDuration(100 * FromProtoDuration(retry->initial_interval()));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<wf::RespondWorkflowTaskCompletedResponse> HistoryEngine::RespondWorkflowTaskCompleted(
+    const NamespaceRef& ns, const wf::RespondWorkflowTaskCompletedRequest& req) {
+  absl::StatusOr<TaskToken> token = DecodeTaskToken(req.task_token());
+  if (!token.ok()) return token.status();
+  if (token->namespace_id() != ns.id) return absl::NotFoundError("Workflow task not found.");
+  absl::Status s = Mutate(ns, {token->namespace_id(), token->workflow_id(), token->run_id()},
+                          [&](RunTransaction& tx) -> absl::Status {
+    if (absl::Status c = CheckWorkflowToken(tx, *token); !c.ok()) return c;
+    auto* wft = tx.state().mutable_workflow_task();
+    const int64_t scheduled = wft->scheduled_event_id();
+    const int64_t started = wft->started_event_id();
+    tx.RetireTimer(wft->timeout_timer());
+
+    const bool closes = std::any_of(req.commands().begin(), req.commands().end(), ClosesWorkflow);
+    if (closes && tx.HasBuffered()) {
+      // New events arrived while the worker decided to close: it must see them first.
+      HistoryEvent& failed = tx.Append(enums::EVENT_TYPE_WORKFLOW_TASK_FAILED);
+      auto* attrs = failed.mutable_workflow_task_failed_event_attributes();
+      attrs->set_scheduled_event_id(scheduled);
+      attrs->set_started_event_id(started);
+      attrs->set_cause(enums::WORKFLOW_TASK_FAILED_CAUSE_UNHANDLED_COMMAND);
+      attrs->set_identity(req.identity());
+      tx.state().clear_workflow_task();
+      tx.FlushBuffered();
+      tx.ScheduleWorkflowTask();
+      return CommitThenFail(absl::InvalidArgumentError("UnhandledCommand"));
+    }
+
+    HistoryEvent& completed = tx.Append(enums::EVENT_TYPE_WORKFLOW_TASK_COMPLETED);
+    auto* attrs = completed.mutable_workflow_task_completed_event_attributes();
+    attrs->set_scheduled_event_id(scheduled);
+    attrs->set_started_event_id(started);
+    attrs->set_identity(req.identity());
+    // Replays depend on the SDK flags recorded here (reference/sdk_protocol.md P1).
+    if (req.has_sdk_metadata()) *attrs->mutable_sdk_metadata() = req.sdk_metadata();
+    if (req.has_metering_metadata()) *attrs->mutable_metering_metadata() = req.metering_metadata();
+    tx.state().set_last_completed_workflow_task_started_event_id(started);
+    tx.state().clear_workflow_task();
+
+    bool needs_workflow_task = req.force_create_new_workflow_task();
+    if (absl::Status c = ApplyCommands(tx, ns, req, completed.event_id(), &needs_workflow_task);
+        !c.ok()) {
+      return c;
+    }
+    if (tx.IsOpen()) {
+      needs_workflow_task |= tx.HasBuffered();
+      tx.FlushBuffered();
+      if (needs_workflow_task) tx.ScheduleWorkflowTask();
+    }
+    return absl::OkStatus();
+  });
+  if (!s.ok()) return s;
+  return wf::RespondWorkflowTaskCompletedResponse();
+}
+
+absl::Status HistoryEngine::ApplyCommands(RunTransaction& tx, const NamespaceRef& ns,
+                                          const wf::RespondWorkflowTaskCompletedRequest& req,
+                                          int64_t completed_id, bool* needs_workflow_task) {
+  for (const Command& command : req.commands()) {
+    if (!tx.IsOpen()) {
+      return absl::InvalidArgumentError(
+          "a command follows the command that closed the workflow; close commands must be last");
+    }
+    switch (command.command_type()) {
+      case enums::COMMAND_TYPE_SCHEDULE_ACTIVITY_TASK: {
+        auto a = command.schedule_activity_task_command_attributes();
+        if (a.activity_id().empty() || a.activity_type().name().empty()) {
+          return absl::InvalidArgumentError("ScheduleActivityTask needs an activity id and type");
+        }
+        if (absl::Status s = NormalizeActivityTimeouts(
+                a, FromProtoDuration(tx.execution().workflow_run_timeout()));
+            !s.ok()) {
+          return s;
+        }
+        for (const auto& [id, existing] : tx.state().activities()) {
+          if (existing.activity_id() == a.activity_id()) {
+            return absl::InvalidArgumentError(
+                absl::StrCat("activity id ", a.activity_id(), " is already in use"));
+          }
+        }
+        const std::string queue =
+            a.task_queue().name().empty() ? tx.execution().task_queue() : a.task_queue().name();
+        HistoryEvent& e = tx.Append(enums::EVENT_TYPE_ACTIVITY_TASK_SCHEDULED);
+        auto* ev = e.mutable_activity_task_scheduled_event_attributes();
+        ev->set_activity_id(a.activity_id());
+        *ev->mutable_activity_type() = a.activity_type();
+        ev->mutable_task_queue()->set_name(queue);
+        ev->mutable_task_queue()->set_kind(enums::TASK_QUEUE_KIND_NORMAL);
+        *ev->mutable_header() = a.header();
+        *ev->mutable_input() = a.input();
+        *ev->mutable_schedule_to_close_timeout() = a.schedule_to_close_timeout();
+        *ev->mutable_schedule_to_start_timeout() = a.schedule_to_start_timeout();
+        *ev->mutable_start_to_close_timeout() = a.start_to_close_timeout();
+        *ev->mutable_heartbeat_timeout() = a.heartbeat_timeout();
+        ev->set_workflow_task_completed_event_id(completed_id);
+        *ev->mutable_retry_policy() = a.retry_policy();
+        if (a.has_priority()) *ev->mutable_priority() = a.priority();
+
+        ActivityInfo info;
+        info.set_scheduled_event_id(e.event_id());
+        info.set_activity_id(a.activity_id());
+        info.set_activity_type(a.activity_type().name());
+        info.set_task_queue(queue);
+        *info.mutable_scheduled_time() = ToProtoTime(tx.now());
+        *info.mutable_current_attempt_scheduled_time() = ToProtoTime(tx.now());
+        info.set_attempt(1);
+        info.set_stamp(1);
+        *info.mutable_schedule_to_start_timeout() = a.schedule_to_start_timeout();
+        *info.mutable_schedule_to_close_timeout() = a.schedule_to_close_timeout();
+        *info.mutable_start_to_close_timeout() = a.start_to_close_timeout();
+        *info.mutable_heartbeat_timeout() = a.heartbeat_timeout();
+        *info.mutable_retry_policy() = a.retry_policy();
+        absl::Duration s2c = FromProtoDuration(a.schedule_to_close_timeout());
+        if (s2c > absl::ZeroDuration()) {
+          TimerTask timeout;
+          timeout.set_kind(TimerTask::KIND_ACTIVITY_TIMEOUT);
+          timeout.set_event_id(e.event_id());
+          timeout.set_timeout_type(enums::TIMEOUT_TYPE_SCHEDULE_TO_CLOSE);
+          *info.add_timers() = tx.AddTimer(tx.now() + s2c, timeout);
+        }
+        tx.DispatchActivity(info);
+        (*tx.state().mutable_activities())[e.event_id()] = std::move(info);
+        break;
+      }
+      case enums::COMMAND_TYPE_REQUEST_CANCEL_ACTIVITY_TASK: {
+        int64_t scheduled = command.request_cancel_activity_task_command_attributes().scheduled_event_id();
+        auto* activities = tx.state().mutable_activities();
+        auto it = activities->find(scheduled);
+        if (it == activities->end()) {
+          return absl::InvalidArgumentError(
+              absl::StrCat("RequestCancelActivityTask: no pending activity scheduled at event ", scheduled));
+        }
+        HistoryEvent& e = tx.Append(enums::EVENT_TYPE_ACTIVITY_TASK_CANCEL_REQUESTED);
+        e.mutable_activity_task_cancel_requested_event_attributes()->set_scheduled_event_id(scheduled);
+        e.mutable_activity_task_cancel_requested_event_attributes()->set_workflow_task_completed_event_id(completed_id);
+        if (!it->second.has_started_time()) {
+          // Never picked up: cancelled at once, and the workflow hears about it.
+          HistoryEvent& c = tx.Append(enums::EVENT_TYPE_ACTIVITY_TASK_CANCELED);
+          auto* ca = c.mutable_activity_task_canceled_event_attributes();
+          ca->set_scheduled_event_id(scheduled);
+          ca->set_latest_cancel_requested_event_id(e.event_id());
+          ca->set_identity(req.identity());
+          for (const auto& key : it->second.timers()) tx.RetireTimer(key);
+          activities->erase(it);
+          *needs_workflow_task = true;
+        } else {
+          it->second.set_cancel_requested(true);
+          it->second.set_cancel_requested_event_id(e.event_id());
+        }
+        break;
+      }
+      case enums::COMMAND_TYPE_START_TIMER: {
+        const auto& a = command.start_timer_command_attributes();
+        if (a.timer_id().empty()) return absl::InvalidArgumentError("StartTimer needs a timer id");
+        if (tx.state().timers().contains(a.timer_id())) {
+          return absl::InvalidArgumentError(absl::StrCat("timer id ", a.timer_id(), " is already in use"));
+        }
+        HistoryEvent& e = tx.Append(enums::EVENT_TYPE_TIMER_STARTED);
+        auto* ev = e.mutable_timer_started_event_attributes();
+        ev->set_timer_id(a.timer_id());
+        *ev->mutable_start_to_fire_timeout() = a.start_to_fire_timeout();
+        ev->set_workflow_task_completed_event_id(completed_id);
+        tock::persistence::v1::TimerInfo timer;
+        timer.set_timer_id(a.timer_id());
+        timer.set_started_event_id(e.event_id());
+        absl::Time fire = tx.now() + FromProtoDuration(a.start_to_fire_timeout());
+        *timer.mutable_expiry_time() = ToProtoTime(fire);
+        TimerTask task;
+        task.set_kind(TimerTask::KIND_USER_TIMER);
+        task.set_timer_id(a.timer_id());
+        task.set_event_id(e.event_id());
+        *timer.mutable_timer() = tx.AddTimer(fire, task);
+        (*tx.state().mutable_timers())[a.timer_id()] = std::move(timer);
+        break;
+      }
+      case enums::COMMAND_TYPE_CANCEL_TIMER: {
+        const std::string& id = command.cancel_timer_command_attributes().timer_id();
+        auto* timers = tx.state().mutable_timers();
+        auto it = timers->find(id);
+        if (it == timers->end()) {
+          return absl::InvalidArgumentError(absl::StrCat("CancelTimer: no pending timer ", id));
+        }
+        HistoryEvent& e = tx.Append(enums::EVENT_TYPE_TIMER_CANCELED);
+        auto* ev = e.mutable_timer_canceled_event_attributes();
+        ev->set_timer_id(id);
+        ev->set_started_event_id(it->second.started_event_id());
+        ev->set_workflow_task_completed_event_id(completed_id);
+        ev->set_identity(req.identity());
+        tx.RetireTimer(it->second.timer());
+        timers->erase(it);
+        break;
+      }
+      case enums::COMMAND_TYPE_COMPLETE_WORKFLOW_EXECUTION: {
+        HistoryEvent& e = tx.Append(enums::EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED);
+        auto* ev = e.mutable_workflow_execution_completed_event_attributes();
+        *ev->mutable_result() = command.complete_workflow_execution_command_attributes().result();
+        ev->set_workflow_task_completed_event_id(completed_id);
+        tx.Close(enums::WORKFLOW_EXECUTION_STATUS_COMPLETED);
+        break;
+      }
+      case enums::COMMAND_TYPE_FAIL_WORKFLOW_EXECUTION: {
+        HistoryEvent& e = tx.Append(enums::EVENT_TYPE_WORKFLOW_EXECUTION_FAILED);
+        auto* ev = e.mutable_workflow_execution_failed_event_attributes();
+        *ev->mutable_failure() = command.fail_workflow_execution_command_attributes().failure();
+        ev->set_retry_state(enums::RETRY_STATE_RETRY_POLICY_NOT_SET);
+        ev->set_workflow_task_completed_event_id(completed_id);
+        tx.Close(enums::WORKFLOW_EXECUTION_STATUS_FAILED);
+        break;
+      }
+      case enums::COMMAND_TYPE_CANCEL_WORKFLOW_EXECUTION: {
+        HistoryEvent& e = tx.Append(enums::EVENT_TYPE_WORKFLOW_EXECUTION_CANCELED);
+        auto* ev = e.mutable_workflow_execution_canceled_event_attributes();
+        *ev->mutable_details() = command.cancel_workflow_execution_command_attributes().details();
+        ev->set_workflow_task_completed_event_id(completed_id);
+        tx.Close(enums::WORKFLOW_EXECUTION_STATUS_CANCELED);
+        break;
+      }
+      case enums::COMMAND_TYPE_RECORD_MARKER: {
+        const auto& a = command.record_marker_command_attributes();
+        HistoryEvent& e = tx.Append(enums::EVENT_TYPE_MARKER_RECORDED);
+        auto* ev = e.mutable_marker_recorded_event_attributes();
+        ev->set_marker_name(a.marker_name());
+        *ev->mutable_details() = a.details();
+        *ev->mutable_header() = a.header();
+        if (a.has_failure()) *ev->mutable_failure() = a.failure();
+        ev->set_workflow_task_completed_event_id(completed_id);
+        break;
+      }
+      case enums::COMMAND_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES: {
+        const auto& attrs = command.upsert_workflow_search_attributes_command_attributes().search_attributes();
+        HistoryEvent& e = tx.Append(enums::EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES);
+        auto* ev = e.mutable_upsert_workflow_search_attributes_event_attributes();
+        *ev->mutable_search_attributes() = attrs;
+        ev->set_workflow_task_completed_event_id(completed_id);
+        auto* fields = tx.state().mutable_execution()->mutable_search_attributes()->mutable_indexed_fields();
+        for (const auto& [k, v] : attrs.indexed_fields()) (*fields)[k] = v;
+        tx.VisibilityChanged();
+        break;
+      }
+      case enums::COMMAND_TYPE_MODIFY_WORKFLOW_PROPERTIES: {
+        const auto& memo = command.modify_workflow_properties_command_attributes().upserted_memo();
+        HistoryEvent& e = tx.Append(enums::EVENT_TYPE_WORKFLOW_PROPERTIES_MODIFIED);
+        auto* ev = e.mutable_workflow_properties_modified_event_attributes();
+        *ev->mutable_upserted_memo() = memo;
+        ev->set_workflow_task_completed_event_id(completed_id);
+        auto* fields = tx.state().mutable_execution()->mutable_memo()->mutable_fields();
+        for (const auto& [k, v] : memo.fields()) (*fields)[k] = v;
+        tx.VisibilityChanged();
+        break;
+      }
+      default:
+        return absl::UnimplementedError(absl::StrCat(
+            "command ", enums::CommandType_Name(command.command_type()),
+            " is not supported by this server yet"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status HistoryEngine::RespondWorkflowTaskFailed(const NamespaceRef& ns,
+                                                      const wf::RespondWorkflowTaskFailedRequest& req) {
+  absl::StatusOr<TaskToken> token = DecodeTaskToken(req.task_token());
+  if (!token.ok()) return token.status();
+  return Mutate(ns, {token->namespace_id(), token->workflow_id(), token->run_id()},
+                [&](RunTransaction& tx) -> absl::Status {
+    if (absl::Status c = CheckWorkflowToken(tx, *token); !c.ok()) return c;
+    auto* wft = tx.state().mutable_workflow_task();
+    tx.RetireTimer(wft->timeout_timer());
+    HistoryEvent& failed = tx.Append(enums::EVENT_TYPE_WORKFLOW_TASK_FAILED);
+    auto* attrs = failed.mutable_workflow_task_failed_event_attributes();
+    attrs->set_scheduled_event_id(wft->scheduled_event_id());
+    attrs->set_started_event_id(wft->started_event_id());
+    attrs->set_cause(req.cause());
+    if (req.has_failure()) *attrs->mutable_failure() = req.failure();
+    attrs->set_identity(req.identity());
+    const int32_t attempt = wft->attempt();
+    tx.state().clear_workflow_task();
+    tx.FlushBuffered();
+    tx.ScheduleWorkflowTask(attempt + 1);
+    return absl::OkStatus();
+  });
+}
+
+}  // namespace tock::server::history

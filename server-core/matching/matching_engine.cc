@@ -1,0 +1,92 @@
+#include "server-core/matching/matching_engine.h"
+
+namespace tock::server::matching {
+
+void MatchingEngine::AddTask(TaskQueueTask task) {
+  PollCallback done;
+  {
+    std::lock_guard lock(mu_);
+    Queue& q = queues_[{task.namespace_id, task.task_queue, task.kind}];
+    if (q.waiters.empty()) {
+      q.tasks.push_back(std::move(task));
+      return;
+    }
+    Waiter w = std::move(q.waiters.front());
+    q.waiters.pop_front();
+    waiting_.erase(w.id);
+    timers_.Cancel(w.timer);
+    done = std::move(w.done);
+  }
+  done(std::move(task));
+}
+
+MatchingEngine::PollId MatchingEngine::Poll(const std::string& namespace_id,
+                                            const std::string& task_queue, TaskKind kind,
+                                            absl::Time deadline, const std::string& identity,
+                                            PollCallback done) {
+  std::optional<TaskQueueTask> ready;
+  PollId id;
+  {
+    std::lock_guard lock(mu_);
+    id = next_poll_id_++;
+    Key key{namespace_id, task_queue, kind};
+    Queue& q = queues_[key];
+    q.pollers[identity] = clock_.Now();
+    if (!q.tasks.empty()) {
+      ready = std::move(q.tasks.front());
+      q.tasks.pop_front();
+    } else {
+      TimerThread::Id timer = timers_.Schedule(deadline, [this, id] {
+        if (PollCallback expired = TakeWaiter(id)) expired(std::nullopt);
+      });
+      q.waiters.push_back(Waiter{id, std::move(done), timer});
+      waiting_[id] = key;
+      return id;
+    }
+  }
+  done(std::move(ready));
+  return id;
+}
+
+void MatchingEngine::CancelPoll(PollId id) {
+  if (PollCallback cancelled = TakeWaiter(id)) cancelled(std::nullopt);
+}
+
+MatchingEngine::PollCallback MatchingEngine::TakeWaiter(PollId id) {
+  std::lock_guard lock(mu_);
+  auto it = waiting_.find(id);
+  if (it == waiting_.end()) return nullptr;
+  Queue& q = queues_[it->second];
+  waiting_.erase(it);
+  for (auto w = q.waiters.begin(); w != q.waiters.end(); ++w) {
+    if (w->id == id) {
+      timers_.Cancel(w->timer);
+      PollCallback done = std::move(w->done);
+      q.waiters.erase(w);
+      return done;
+    }
+  }
+  return nullptr;
+}
+
+std::vector<PollerInfo> MatchingEngine::Pollers(const std::string& namespace_id,
+                                                const std::string& task_queue, TaskKind kind) {
+  std::lock_guard lock(mu_);
+  std::vector<PollerInfo> out;
+  auto it = queues_.find({namespace_id, task_queue, kind});
+  if (it == queues_.end()) return out;
+  const absl::Time cutoff = clock_.Now() - absl::Minutes(5);
+  for (const auto& [identity, last] : it->second.pollers) {
+    if (last >= cutoff) out.push_back({identity, last});
+  }
+  return out;
+}
+
+size_t MatchingEngine::Backlog(const std::string& namespace_id, const std::string& task_queue,
+                               TaskKind kind) {
+  std::lock_guard lock(mu_);
+  auto it = queues_.find({namespace_id, task_queue, kind});
+  return it == queues_.end() ? 0 : it->second.tasks.size();
+}
+
+}  // namespace tock::server::matching

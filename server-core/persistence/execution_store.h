@@ -1,0 +1,125 @@
+// Persistence of workflow runs: mutable state, history events, the current-run pointer of a
+// workflow id, task-queue tasks, durable timers and visibility records.
+//
+// Everything a change of one run produces is written by ONE Commit, in one transaction,
+// fenced by the shard's range id: a server that lost the shard (another owner took it)
+// writes nothing and gets FAILED_PRECONDITION. So a crash at any point leaves either the
+// whole change or none of it.
+//
+// Thread safety: implementations are safe to call from many threads.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "temporal/api/history/v1/message.pb.h"
+#include "tock/persistence/v1/execution.pb.h"
+
+namespace tock::persistence {
+
+using MutableStateRecord = tock::persistence::v1::MutableState;
+using HistoryEvent = temporal::api::history::v1::HistoryEvent;
+
+enum class TaskKind { kWorkflow = 1, kActivity = 2 };
+
+// A task for matching: "the workflow/activity task of this run at this event is ready".
+struct TaskQueueTask {
+  int64_t task_id = 0;  // assigned by Commit
+  std::string namespace_id;
+  std::string task_queue;
+  TaskKind kind = TaskKind::kWorkflow;
+  tock::persistence::v1::TransferTask task;
+};
+
+// A durable timer; fires at or after `fire_time`.
+struct TimerTaskRow {
+  int32_t shard_id = 0;
+  absl::Time fire_time;
+  int64_t task_id = 0;  // assigned by Commit unless set
+  tock::persistence::v1::TimerTask task;
+};
+
+struct VisibilityRecord {
+  std::string namespace_id;
+  std::string workflow_id;
+  std::string run_id;
+  std::string workflow_type;
+  std::string task_queue;
+  int status = 0;  // temporal.api.enums.v1.WorkflowExecutionStatus
+  absl::Time start_time;
+  absl::Time execution_time;
+  std::optional<absl::Time> close_time;
+  int64_t history_length = 0;
+  std::string info;  // serialized temporal.api.workflow.v1.WorkflowExecutionInfo
+};
+
+struct CurrentRun {
+  std::string run_id;
+  int status = 0;
+  std::string start_request_id;
+};
+
+// How a Commit moves the workflow id's current-run pointer.
+enum class CurrentRunChange {
+  kNone,           // the run's status changed at most: the pointer's status follows it
+  kCreate,         // a new workflow id: fails with ALREADY_EXISTS when one exists
+  kReplace,        // replace `expected_current_run_id` (closed) with this run
+};
+
+struct RunWrite {
+  MutableStateRecord state;          // db_version must be expected_db_version + 1
+  int64_t expected_db_version = 0;   // 0: the run is new
+  std::vector<HistoryEvent> events;  // appended; ids continue the stored ones
+  CurrentRunChange current_run_change = CurrentRunChange::kNone;
+  std::string expected_current_run_id;  // with kReplace
+  std::optional<VisibilityRecord> visibility;
+};
+
+struct Commit {
+  int32_t shard_id = 0;
+  int64_t range_id = 0;
+  std::vector<RunWrite> runs;
+  std::vector<TaskQueueTask> new_tasks;
+  std::vector<int64_t> done_task_ids;  // task-queue tasks consumed by this change
+  std::vector<TimerTaskRow> new_timers;
+  std::vector<TimerTaskRow> done_timers;  // identified by shard, fire time and task id
+};
+
+class ExecutionStore {
+ public:
+  virtual ~ExecutionStore() = default;
+
+  // Takes shard `shard_id`: increments and returns its range id (creating the row).
+  virtual absl::StatusOr<int64_t> AcquireShard(int32_t shard_id, const std::string& owner) = 0;
+
+  // Writes everything or nothing. FAILED_PRECONDITION when the shard's range id moved on
+  // ("shard N is owned by another server"); ABORTED when a run's db_version does not match
+  // (a concurrent change); ALREADY_EXISTS for kCreate over an existing workflow id. Fills in
+  // the task ids of `commit.new_tasks` and `commit.new_timers`.
+  virtual absl::Status Write(Commit& commit) = 0;
+
+  virtual absl::StatusOr<MutableStateRecord> GetRun(const std::string& namespace_id,
+                                                    const std::string& workflow_id,
+                                                    const std::string& run_id) = 0;
+  // NOT_FOUND when the workflow id never ran.
+  virtual absl::StatusOr<CurrentRun> GetCurrentRun(const std::string& namespace_id,
+                                                   const std::string& workflow_id) = 0;
+
+  // Events [first_event_id, next_event_id) of a run, at most `limit`.
+  virtual absl::StatusOr<std::vector<HistoryEvent>> ReadEvents(const std::string& run_id,
+                                                               int64_t first_event_id,
+                                                               int64_t next_event_id,
+                                                               int32_t limit) = 0;
+
+  // Every pending task-queue task, oldest first (matching reloads them at start).
+  virtual absl::StatusOr<std::vector<TaskQueueTask>> LoadTaskQueueTasks() = 0;
+  // Timers of a shard due before `until`, earliest first, at most `limit`.
+  virtual absl::StatusOr<std::vector<TimerTaskRow>> LoadTimers(int32_t shard_id, absl::Time until,
+                                                               int32_t limit) = 0;
+};
+
+}  // namespace tock::persistence

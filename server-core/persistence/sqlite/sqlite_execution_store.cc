@@ -1,0 +1,328 @@
+#include "absl/strings/str_cat.h"
+#include "server-core/persistence/execution_store.h"
+#include "server-core/persistence/sqlite/sqlite_stores.h"
+
+namespace tock::persistence {
+namespace {
+
+#define RETURN_IF_ERROR(expr)                           \
+  do {                                                  \
+    if (absl::Status _s = (expr); !_s.ok()) return _s;  \
+  } while (0)
+
+#define ASSIGN_STMT(var, expr)                          \
+  auto var##_or = (expr);                               \
+  if (!var##_or.ok()) return var##_or.status();         \
+  Statement& var = **var##_or
+
+class SqliteExecutionStore : public ExecutionStore {
+ public:
+  explicit SqliteExecutionStore(SqliteDb& db) : db_(db) {}
+
+  absl::StatusOr<int64_t> AcquireShard(int32_t shard_id, const std::string& owner) override {
+    std::lock_guard lock(db_.mutex());
+    Transaction tx(db_);
+    RETURN_IF_ERROR(tx.Begin());
+    ASSIGN_STMT(upsert, db_.Prepare(
+        "INSERT INTO shards(shard_id, range_id, owner, claimed_ms) VALUES (?, 1, ?, "
+        "CAST(strftime('%s','now') AS INTEGER) * 1000) ON CONFLICT(shard_id) DO UPDATE SET "
+        "range_id = range_id + 1, owner = excluded.owner, claimed_ms = excluded.claimed_ms"));
+    RETURN_IF_ERROR(upsert.Bind(1, int64_t{shard_id}).Bind(2, owner).Run());
+    ASSIGN_STMT(q, db_.Prepare("SELECT range_id FROM shards WHERE shard_id = ?"));
+    auto row = q.Bind(1, int64_t{shard_id}).Step();
+    if (!row.ok()) return row.status();
+    int64_t range_id = q.Int(0);
+    q.Reset();
+    RETURN_IF_ERROR(tx.Commit());
+    return range_id;
+  }
+
+  absl::Status Write(Commit& commit) override {
+    std::lock_guard lock(db_.mutex());
+    Transaction tx(db_);
+    RETURN_IF_ERROR(tx.Begin());
+    // The fence: the shard must still be ours, checked inside this transaction.
+    ASSIGN_STMT(fence, db_.Prepare("SELECT range_id FROM shards WHERE shard_id = ?"));
+    auto row = fence.Bind(1, int64_t{commit.shard_id}).Step();
+    if (!row.ok()) return row.status();
+    int64_t stored_range = *row ? fence.Int(0) : -1;
+    fence.Reset();
+    if (stored_range != commit.range_id) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "shard ", commit.shard_id, " is owned by another server (range id ", stored_range,
+          ", ours ", commit.range_id, "); nothing was written"));
+    }
+    for (RunWrite& run : commit.runs) RETURN_IF_ERROR(WriteRun(commit.shard_id, run));
+    for (TaskQueueTask& task : commit.new_tasks) {
+      ASSIGN_STMT(ins, db_.Prepare(
+          "INSERT INTO task_queue_tasks(namespace_id, task_queue, kind, data) VALUES (?,?,?,?)"));
+      RETURN_IF_ERROR(ins.Bind(1, task.namespace_id)
+                          .Bind(2, task.task_queue)
+                          .Bind(3, int64_t{static_cast<int>(task.kind)})
+                          .BindBlob(4, task.task.SerializeAsString())
+                          .Run());
+      task.task_id = db_.LastInsertRowId();
+    }
+    for (int64_t id : commit.done_task_ids) {
+      ASSIGN_STMT(del, db_.Prepare("DELETE FROM task_queue_tasks WHERE task_id = ?"));
+      RETURN_IF_ERROR(del.Bind(1, id).Run());
+    }
+    for (const TimerTaskRow& timer : commit.new_timers) {
+      ASSIGN_STMT(ins, db_.Prepare(
+          "INSERT INTO timer_tasks(shard_id, fire_ms, task_id, data) VALUES (?,?,?,?)"));
+      RETURN_IF_ERROR(ins.Bind(1, int64_t{timer.shard_id})
+                          .Bind(2, absl::ToUnixMillis(timer.fire_time))
+                          .Bind(3, timer.task_id)
+                          .BindBlob(4, timer.task.SerializeAsString())
+                          .Run());
+    }
+    for (const TimerTaskRow& timer : commit.done_timers) {
+      ASSIGN_STMT(del, db_.Prepare(
+          "DELETE FROM timer_tasks WHERE shard_id = ? AND fire_ms = ? AND task_id = ?"));
+      RETURN_IF_ERROR(del.Bind(1, int64_t{timer.shard_id})
+                          .Bind(2, absl::ToUnixMillis(timer.fire_time))
+                          .Bind(3, timer.task_id)
+                          .Run());
+    }
+    return tx.Commit();
+  }
+
+  absl::StatusOr<MutableStateRecord> GetRun(const std::string& namespace_id,
+                                            const std::string& workflow_id,
+                                            const std::string& run_id) override {
+    std::lock_guard lock(db_.mutex());
+    ASSIGN_STMT(q, db_.Prepare(
+        "SELECT state FROM executions WHERE namespace_id = ? AND workflow_id = ? AND run_id = ?"));
+    auto row = q.Bind(1, namespace_id).Bind(2, workflow_id).Bind(3, run_id).Step();
+    if (!row.ok()) return row.status();
+    if (!*row) {
+      q.Reset();
+      return absl::NotFoundError(absl::StrCat("workflow execution not found for workflow id ",
+                                              workflow_id, " and run id ", run_id));
+    }
+    MutableStateRecord state;
+    bool parsed = state.ParseFromString(q.Blob(0));
+    q.Reset();
+    if (!parsed) return absl::DataLossError("a stored mutable state cannot be parsed");
+    return state;
+  }
+
+  absl::StatusOr<CurrentRun> GetCurrentRun(const std::string& namespace_id,
+                                           const std::string& workflow_id) override {
+    std::lock_guard lock(db_.mutex());
+    ASSIGN_STMT(q, db_.Prepare(
+        "SELECT run_id, status, start_request_id FROM current_executions "
+        "WHERE namespace_id = ? AND workflow_id = ?"));
+    auto row = q.Bind(1, namespace_id).Bind(2, workflow_id).Step();
+    if (!row.ok()) return row.status();
+    if (!*row) {
+      q.Reset();
+      return absl::NotFoundError(
+          absl::StrCat("workflow execution not found for workflow id ", workflow_id));
+    }
+    CurrentRun out{q.Text(0), static_cast<int>(q.Int(1)), q.Text(2)};
+    q.Reset();
+    return out;
+  }
+
+  absl::StatusOr<std::vector<HistoryEvent>> ReadEvents(const std::string& run_id,
+                                                       int64_t first_event_id,
+                                                       int64_t next_event_id,
+                                                       int32_t limit) override {
+    std::lock_guard lock(db_.mutex());
+    ASSIGN_STMT(q, db_.Prepare(
+        "SELECT data FROM history_events WHERE run_id = ? AND event_id >= ? AND event_id < ? "
+        "ORDER BY event_id LIMIT ?"));
+    q.Bind(1, run_id).Bind(2, first_event_id).Bind(3, next_event_id).Bind(4, int64_t{limit});
+    std::vector<HistoryEvent> events;
+    while (true) {
+      auto row = q.Step();
+      if (!row.ok() || !*row) {
+        q.Reset();
+        if (!row.ok()) return row.status();
+        break;
+      }
+      HistoryEvent& event = events.emplace_back();
+      if (!event.ParseFromString(q.Blob(0))) {
+        q.Reset();
+        return absl::DataLossError("a stored history event cannot be parsed");
+      }
+    }
+    return events;
+  }
+
+  absl::StatusOr<std::vector<TaskQueueTask>> LoadTaskQueueTasks() override {
+    std::lock_guard lock(db_.mutex());
+    ASSIGN_STMT(q, db_.Prepare(
+        "SELECT task_id, namespace_id, task_queue, kind, data FROM task_queue_tasks "
+        "ORDER BY task_id"));
+    std::vector<TaskQueueTask> out;
+    while (true) {
+      auto row = q.Step();
+      if (!row.ok() || !*row) {
+        q.Reset();
+        if (!row.ok()) return row.status();
+        break;
+      }
+      TaskQueueTask& t = out.emplace_back();
+      t.task_id = q.Int(0);
+      t.namespace_id = q.Text(1);
+      t.task_queue = q.Text(2);
+      t.kind = static_cast<TaskKind>(q.Int(3));
+      t.task.ParseFromString(q.Blob(4));
+    }
+    return out;
+  }
+
+  absl::StatusOr<std::vector<TimerTaskRow>> LoadTimers(int32_t shard_id, absl::Time until,
+                                                       int32_t limit) override {
+    std::lock_guard lock(db_.mutex());
+    ASSIGN_STMT(q, db_.Prepare(
+        "SELECT fire_ms, task_id, data FROM timer_tasks WHERE shard_id = ? AND fire_ms < ? "
+        "ORDER BY fire_ms, task_id LIMIT ?"));
+    q.Bind(1, int64_t{shard_id})
+        .Bind(2, until == absl::InfiniteFuture() ? INT64_MAX : absl::ToUnixMillis(until))
+        .Bind(3, int64_t{limit});
+    std::vector<TimerTaskRow> out;
+    while (true) {
+      auto row = q.Step();
+      if (!row.ok() || !*row) {
+        q.Reset();
+        if (!row.ok()) return row.status();
+        break;
+      }
+      TimerTaskRow& t = out.emplace_back();
+      t.shard_id = shard_id;
+      t.fire_time = absl::FromUnixMillis(q.Int(0));
+      t.task_id = q.Int(1);
+      t.task.ParseFromString(q.Blob(2));
+    }
+    return out;
+  }
+
+ private:
+  // Requires the lock and an open transaction.
+  absl::Status WriteRun(int32_t shard_id, RunWrite& run) {
+    const auto& exec = run.state.execution();
+    if (run.expected_db_version == 0) {
+      ASSIGN_STMT(ins, db_.Prepare(
+          "INSERT INTO executions(namespace_id, workflow_id, run_id, shard_id, db_version, "
+          "state) VALUES (?,?,?,?,?,?)"));
+      absl::Status s = ins.Bind(1, exec.namespace_id())
+                           .Bind(2, exec.workflow_id())
+                           .Bind(3, exec.run_id())
+                           .Bind(4, int64_t{shard_id})
+                           .Bind(5, run.state.db_version())
+                           .BindBlob(6, run.state.SerializeAsString())
+                           .Run();
+      if (!s.ok()) return absl::AbortedError(absl::StrCat("run ", exec.run_id(), " exists: ", s.message()));
+    } else {
+      ASSIGN_STMT(upd, db_.Prepare(
+          "UPDATE executions SET db_version = ?, state = ? WHERE namespace_id = ? AND "
+          "workflow_id = ? AND run_id = ? AND db_version = ?"));
+      RETURN_IF_ERROR(upd.Bind(1, run.state.db_version())
+                          .BindBlob(2, run.state.SerializeAsString())
+                          .Bind(3, exec.namespace_id())
+                          .Bind(4, exec.workflow_id())
+                          .Bind(5, exec.run_id())
+                          .Bind(6, run.expected_db_version)
+                          .Run());
+      if (db_.Changes() != 1) {
+        return absl::AbortedError(absl::StrCat("run ", exec.run_id(),
+                                               " was changed concurrently; nothing was written"));
+      }
+    }
+    switch (run.current_run_change) {
+      case CurrentRunChange::kCreate: {
+        ASSIGN_STMT(ins, db_.Prepare(
+            "INSERT INTO current_executions(namespace_id, workflow_id, run_id, status, "
+            "start_request_id) VALUES (?,?,?,?,?) ON CONFLICT DO NOTHING"));
+        RETURN_IF_ERROR(ins.Bind(1, exec.namespace_id())
+                            .Bind(2, exec.workflow_id())
+                            .Bind(3, exec.run_id())
+                            .Bind(4, int64_t{exec.status()})
+                            .Bind(5, exec.start_request_id())
+                            .Run());
+        if (db_.Changes() != 1) {
+          return absl::AlreadyExistsError(
+              absl::StrCat("workflow id ", exec.workflow_id(), " already has a current run"));
+        }
+        break;
+      }
+      case CurrentRunChange::kReplace: {
+        ASSIGN_STMT(upd, db_.Prepare(
+            "UPDATE current_executions SET run_id = ?, status = ?, start_request_id = ? "
+            "WHERE namespace_id = ? AND workflow_id = ? AND run_id = ?"));
+        RETURN_IF_ERROR(upd.Bind(1, exec.run_id())
+                            .Bind(2, int64_t{exec.status()})
+                            .Bind(3, exec.start_request_id())
+                            .Bind(4, exec.namespace_id())
+                            .Bind(5, exec.workflow_id())
+                            .Bind(6, run.expected_current_run_id)
+                            .Run());
+        if (db_.Changes() != 1) {
+          return absl::AbortedError(absl::StrCat("the current run of ", exec.workflow_id(),
+                                                 " changed concurrently"));
+        }
+        break;
+      }
+      case CurrentRunChange::kNone: {
+        ASSIGN_STMT(upd, db_.Prepare(
+            "UPDATE current_executions SET status = ? WHERE namespace_id = ? AND "
+            "workflow_id = ? AND run_id = ?"));
+        RETURN_IF_ERROR(upd.Bind(1, int64_t{exec.status()})
+                            .Bind(2, exec.namespace_id())
+                            .Bind(3, exec.workflow_id())
+                            .Bind(4, exec.run_id())
+                            .Run());
+        break;
+      }
+    }
+    for (const HistoryEvent& event : run.events) {
+      ASSIGN_STMT(ins, db_.Prepare(
+          "INSERT INTO history_events(run_id, event_id, data) VALUES (?,?,?)"));
+      absl::Status s = ins.Bind(1, exec.run_id())
+                           .Bind(2, event.event_id())
+                           .BindBlob(3, event.SerializeAsString())
+                           .Run();
+      if (!s.ok()) {
+        return absl::AbortedError(absl::StrCat("event ", event.event_id(), " of run ",
+                                               exec.run_id(), " exists already: ", s.message()));
+      }
+    }
+    if (run.visibility.has_value()) {
+      const VisibilityRecord& v = *run.visibility;
+      ASSIGN_STMT(up, db_.Prepare(
+          "INSERT INTO visibility(namespace_id, run_id, workflow_id, workflow_type, task_queue, "
+          "status, start_ms, execution_ms, close_ms, history_length, info) VALUES "
+          "(?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(namespace_id, run_id) DO UPDATE SET "
+          "status = excluded.status, close_ms = excluded.close_ms, "
+          "history_length = excluded.history_length, info = excluded.info"));
+      up.Bind(1, v.namespace_id)
+          .Bind(2, v.run_id)
+          .Bind(3, v.workflow_id)
+          .Bind(4, v.workflow_type)
+          .Bind(5, v.task_queue)
+          .Bind(6, int64_t{v.status})
+          .Bind(7, absl::ToUnixMillis(v.start_time))
+          .Bind(8, absl::ToUnixMillis(v.execution_time));
+      if (v.close_time.has_value()) {
+        up.Bind(9, absl::ToUnixMillis(*v.close_time));
+      } else {
+        up.BindNull(9);
+      }
+      RETURN_IF_ERROR(up.Bind(10, v.history_length).BindBlob(11, v.info).Run());
+    }
+    return absl::OkStatus();
+  }
+
+  SqliteDb& db_;
+};
+
+}  // namespace
+
+std::unique_ptr<ExecutionStore> NewSqliteExecutionStore(SqliteDb& db) {
+  return std::make_unique<SqliteExecutionStore>(db);
+}
+
+}  // namespace tock::persistence
