@@ -8,11 +8,11 @@ import { join } from 'node:path';
 const START_TIMEOUT_MS = 20_000;
 const STOP_TIMEOUT_MS = 5_000;
 
-export async function startServer({ config } = {}) {
+export async function startServer({ config, dir: existingDir, port = '0' } = {}) {
   const bin = process.env.TOCK_SERVER_BIN;
   if (!bin) throw new Error('TOCK_SERVER_BIN is not set (the path of the tock-server binary)');
-  const dir = mkdtempSync(join(tmpdir(), 'tock-sdk-'));
-  const args = ['--port', '0', '--db-file', join(dir, 'tock.db')];
+  const dir = existingDir ?? mkdtempSync(join(tmpdir(), 'tock-sdk-'));
+  const args = ['--port', String(port), '--db-file', join(dir, 'tock.db')];
   if (config) {
     const path = join(dir, 'server.yaml');
     writeFileSync(path, config);
@@ -42,19 +42,27 @@ export async function startServer({ config } = {}) {
   });
   child.removeAllListeners('exit');
 
-  async function stop() {
-    if (child.exitCode !== null || child.signalCode !== null) {
-      rmSync(dir, { recursive: true, force: true });
-      return;
-    }
+  async function halt(signal) {
+    if (child.exitCode !== null || child.signalCode !== null) return;
     const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill('SIGTERM');
+    child.kill(signal);
     const timer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
     await exited;
     clearTimeout(timer);
+  }
+
+  async function stop() {
+    await halt('SIGTERM');
     rmSync(dir, { recursive: true, force: true });
   }
-  return { address, stop, pid: child.pid };
+
+  // Stops this server (SIGKILL when `kill`, as a crash) and starts a new one on the same
+  // database and port.
+  async function restart({ kill = false, port: newPort = address.split(':').pop() } = {}) {
+    await halt(kill ? 'SIGKILL' : 'SIGTERM');
+    return startServer({ config, dir, port: newPort });
+  }
+  return { address, stop, restart, pid: child.pid };
 }
 
 // A namespace name no other run uses.
