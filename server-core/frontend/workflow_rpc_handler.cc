@@ -111,6 +111,9 @@ void RegisterWorkflowRpcHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& n
             matching, ref.id, req.task_queue().name(), persistence::TaskKind::kWorkflow,
             PollDeadline(ctx, clock.Now()), identity,
             [&history, ref, identity](const persistence::TaskQueueTask& task) {
+              if (task.task.kind() == tock::persistence::v1::TransferTask::KIND_QUERY) {
+                return history.StartQueryTask(ref, task);
+              }
               return history.RecordWorkflowTaskStarted(ref, task, identity);
             },
             std::move(respond));
@@ -229,6 +232,24 @@ void RegisterWorkflowRpcHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& n
         ctx.cancellation->OnCancel(
             [respond] { respond(absl::CancelledError("the caller cancelled the history poll")); });
         history.GetWorkflowHistory(Ref(*ns), req, ctx.deadline, respond);
+      });
+  dispatcher.AddAsync<wf::QueryWorkflowRequest, wf::QueryWorkflowResponse>(
+      Method("QueryWorkflow"),
+      [&](const wf::QueryWorkflowRequest& req, const rpc::CallContext& ctx,
+          rpc::Responder<wf::QueryWorkflowResponse> respond) {
+        absl::StatusOr<NamespaceEngine::Resolved> ns = namespaces.Resolve(req.namespace_(), true);
+        if (!ns.ok()) return respond(ns.status());
+        ctx.cancellation->OnCancel(
+            [respond] { respond(absl::CancelledError("the caller cancelled the query")); });
+        history.QueryWorkflow(Ref(*ns), req, ctx.deadline, respond);
+      });
+  dispatcher.AddUnary<wf::RespondQueryTaskCompletedRequest, wf::RespondQueryTaskCompletedResponse>(
+      Method("RespondQueryTaskCompleted"), [&, with_namespace](const auto& req, const rpc::CallContext&) {
+        return with_namespace(req.namespace_(), true,
+                              [&](const history::NamespaceRef& ns) -> absl::StatusOr<wf::RespondQueryTaskCompletedResponse> {
+          if (absl::Status s = history.RespondQueryTaskCompleted(ns, req); !s.ok()) return s;
+          return wf::RespondQueryTaskCompletedResponse();
+        });
       });
   dispatcher.AddUnary<wf::ShutdownWorkerRequest, wf::ShutdownWorkerResponse>(
       Method("ShutdownWorker"), [](const auto&, const rpc::CallContext&) {

@@ -121,13 +121,9 @@ absl::StatusOr<wf::DescribeWorkflowExecutionResponse> HistoryEngine::DescribeWor
   absl::StatusOr<std::string> run_id =
       ResolveRunId(ns.id, req.execution().workflow_id(), req.execution().run_id());
   if (!run_id.ok()) return run_id.status();
-  MutableStateRecord state;
-  absl::Status s = Mutate(ns, {ns.id, req.execution().workflow_id(), *run_id},
-                          [&](RunTransaction& tx) -> absl::Status {
-    state = tx.state();
-    return absl::CancelledError("read only");  // nothing to write
-  });
-  if (s.code() != absl::StatusCode::kCancelled) return s;
+  absl::StatusOr<MutableStateRecord> read = ReadRun({ns.id, req.execution().workflow_id(), *run_id});
+  if (!read.ok()) return read.status();
+  const MutableStateRecord& state = *read;
   const auto& exec = state.execution();
   wf::DescribeWorkflowExecutionResponse out;
   *out.mutable_workflow_execution_info() = ExecutionSummary(state);
@@ -179,15 +175,9 @@ void HistoryEngine::GetWorkflowHistory(
   absl::StatusOr<std::string> run_id =
       ResolveRunId(ns.id, req.execution().workflow_id(), req.execution().run_id());
   if (!run_id.ok()) return done(run_id.status());
-  MutableStateRecord state;
-  {
-    absl::Status s = Mutate(ns, {ns.id, req.execution().workflow_id(), *run_id},
-                            [&](RunTransaction& tx) -> absl::Status {
-      state = tx.state();
-      return absl::CancelledError("read only");
-    });
-    if (s.code() != absl::StatusCode::kCancelled) return done(s);
-  }
+  absl::StatusOr<MutableStateRecord> read = ReadRun({ns.id, req.execution().workflow_id(), *run_id});
+  if (!read.ok()) return done(read.status());
+  const MutableStateRecord& state = *read;
   const bool open = state.execution().status() == enums::WORKFLOW_EXECUTION_STATUS_RUNNING;
   const int64_t next_event_id = state.next_event_id();
   int64_t from = 1;
@@ -225,11 +215,11 @@ void HistoryEngine::GetWorkflowHistory(
       }
       GetWorkflowHistory(ns, req, deadline, done);
     };
-    {
-      std::lock_guard lock(waiters_mu_);
-      history_waiters_.emplace(*run_id, [retry] { retry(false); });
-    }
+    WaitForCommit(*run_id, [retry] { retry(false); });
     timers_.Schedule(limit, [retry] { retry(true); });
+    // A commit between the read above and the registration would be missed: look again.
+    absl::StatusOr<MutableStateRecord> now = ReadRun({ns.id, req.execution().workflow_id(), *run_id});
+    if (now.ok() && now->next_event_id() != next_event_id) retry(false);
     return;
   }
 

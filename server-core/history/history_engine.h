@@ -89,6 +89,16 @@ class HistoryEngine {
                           absl::Time deadline,
                           std::function<void(absl::StatusOr<wf::GetWorkflowExecutionHistoryResponse>)> done);
 
+  // Queries (queries.cc; reference/sdk_protocol.md §4): answered by a worker through a
+  // legacy query task once the run has no workflow task in flight; at most 30 s.
+  void QueryWorkflow(const NamespaceRef& ns, const wf::QueryWorkflowRequest& req, absl::Time deadline,
+                     std::function<void(absl::StatusOr<wf::QueryWorkflowResponse>)> done);
+  // The poll path for a query task; NOT_FOUND when the query is no longer waiting.
+  absl::StatusOr<wf::PollWorkflowTaskQueueResponse> StartQueryTask(
+      const NamespaceRef& ns, const persistence::TaskQueueTask& task);
+  absl::Status RespondQueryTaskCompleted(const NamespaceRef& ns,
+                                         const wf::RespondQueryTaskCompletedRequest& req);
+
   // A durable timer is due (called by the timer thread).
   void FireTimer(const persistence::TimerTaskRow& row);
 
@@ -121,6 +131,22 @@ class HistoryEngine {
                              int64_t completed_event_id, bool* needs_workflow_task);
 
   void NotifyHistoryWaiters(const std::string& run_id);
+  // Calls `wake` after the next commit of the run.
+  void WaitForCommit(const std::string& run_id, std::function<void()> wake);
+  // The run's state as last committed (for reads).
+  absl::StatusOr<MutableStateRecord> ReadRun(const RunKey& key);
+
+  struct PendingQuery {
+    std::function<void(absl::StatusOr<wf::QueryWorkflowResponse>)> done;
+    temporal::api::query::v1::WorkflowQuery query;
+    RunKey key;
+    TimerThread::Id timer = 0;
+  };
+  void DispatchQuery(const NamespaceRef& ns, const RunKey& key, const wf::QueryWorkflowRequest& req,
+                     absl::Time deadline,
+                     std::function<void(absl::StatusOr<wf::QueryWorkflowResponse>)> done);
+  std::mutex queries_mu_;
+  std::unordered_map<std::string, PendingQuery> queries_;
 
   persistence::ExecutionStore& store_;
   ShardController& shards_;

@@ -79,14 +79,18 @@ for (const maxCachedWorkflows of [undefined, 0]) {
     await replays(workflowId);
   });
 
-  test(`a signal unblocks a waiting workflow${label}`, async () => {
+  test(`signal then query${label}`, async () => {
     const workflowId = uniqueName('signal');
-    const result = await withWorker({ maxCachedWorkflows }, async (taskQueue) => {
+    const [before, result, after] = await withWorker({ maxCachedWorkflows }, async (taskQueue) => {
       const handle = await client.workflow.start('waitForSignal', { taskQueue, workflowId });
+      const waiting = await handle.query('status');
       await handle.signal('unblock');
-      return await handle.result();
+      const value = await handle.result();
+      return [waiting, value, await handle.query('status')];
     });
+    assert.equal(before, 'waiting');
     assert.equal(result, 'unblocked');
+    assert.equal(after, 'unblocked', 'a closed workflow answers queries too');
     await replays(workflowId);
   });
 }
