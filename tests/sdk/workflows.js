@@ -1,5 +1,14 @@
 // Workflows the SDK tests run on tock-server (bundled by the worker; deterministic code only).
-import { proxyActivities, sleep, defineSignal, defineQuery, setHandler, condition } from '@temporalio/workflow';
+import {
+  ApplicationFailure,
+  condition,
+  defineQuery,
+  defineSignal,
+  isCancellation,
+  proxyActivities,
+  setHandler,
+  sleep,
+} from '@temporalio/workflow';
 
 const { greet } = proxyActivities({ startToCloseTimeout: '10 seconds' });
 
@@ -24,4 +33,52 @@ export async function waitForSignal() {
   });
   await condition(() => state === 'unblocked');
   return state;
+}
+
+const flaky = proxyActivities({
+  startToCloseTimeout: '10 seconds',
+  retry: { initialInterval: '100 milliseconds', backoffCoefficient: 1, maximumAttempts: 5 },
+});
+
+// The activity fails twice, then succeeds on the third attempt, which it returns.
+export async function retryUntilThirdAttempt() {
+  return await flaky.failTwice();
+}
+
+const stubborn = proxyActivities({
+  startToCloseTimeout: '10 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 1, maximumAttempts: 100 },
+});
+
+export async function alwaysFailing() {
+  return await stubborn.alwaysFail();
+}
+
+const heartbeating = proxyActivities({
+  startToCloseTimeout: '30 seconds',
+  heartbeatTimeout: '1 second',
+  retry: { maximumAttempts: 1 },
+});
+
+export async function heartbeatTimeout() {
+  try {
+    await heartbeating.heartbeatOnceThenStall();
+    return 'completed';
+  } catch (err) {
+    return `${err.name}: ${err.cause?.name} ${err.cause?.timeoutType}`;
+  }
+}
+
+export async function failing(message) {
+  throw ApplicationFailure.nonRetryable(message, 'TockTestFailure');
+}
+
+export async function cancellable() {
+  try {
+    await sleep('1 day');
+    return 'slept';
+  } catch (err) {
+    if (isCancellation(err)) return 'cancelled and cleaned up';
+    throw err;
+  }
 }

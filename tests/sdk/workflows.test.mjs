@@ -6,6 +6,8 @@ import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { WorkflowFailedError } from '@temporalio/client';
+import * as activities from './activities.mjs';
 import { startServer, uniqueName } from './server.mjs';
 
 const workflowsPath = fileURLToPath(new URL('./workflows.js', import.meta.url));
@@ -35,11 +37,7 @@ async function withWorker(options, fn) {
     namespace: 'default',
     taskQueue,
     workflowsPath,
-    activities: {
-      async greet(name) {
-        return `Hello, ${name}!`;
-      },
-    },
+    activities,
     ...options,
   });
   try {
@@ -106,4 +104,90 @@ test('starting a running workflow id is ALREADY_EXISTS', async () => {
   await client.workflow.getHandle(workflowId).terminate('done');
   const description = await client.workflow.getHandle(workflowId).describe();
   assert.equal(description.status.name, 'TERMINATED');
+});
+
+test('an activity failing twice succeeds on its third attempt under its retry policy', async () => {
+  const workflowId = uniqueName('retry');
+  const attempt = await withWorker({}, (taskQueue) =>
+    client.workflow.execute('retryUntilThirdAttempt', { taskQueue, workflowId }),
+  );
+  assert.equal(attempt, 3);
+  const history = await replays(workflowId);
+  const started = history.events.find((e) => e.activityTaskStartedEventAttributes);
+  assert.equal(started.activityTaskStartedEventAttributes.attempt, 3, 'retries write no events');
+  assert.match(started.activityTaskStartedEventAttributes.lastFailure.message, /attempt 2/);
+});
+
+test('describe shows the attempt and last failure of a retrying activity', async () => {
+  const workflowId = uniqueName('describe');
+  await withWorker({}, async (taskQueue) => {
+    const handle = await client.workflow.start('alwaysFailing', { taskQueue, workflowId });
+    const deadline = Date.now() + 15_000;
+    let pending;
+    while (Date.now() < deadline) {
+      const raw = (await handle.describe()).raw;
+      pending = raw.pendingActivities?.[0];
+      if (pending && pending.attempt >= 2) break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    assert.ok(pending, 'a pending activity is listed');
+    assert.ok(pending.attempt >= 2, `attempt ${pending?.attempt}`);
+    assert.equal(pending.activityType.name, 'alwaysFail');
+    assert.match(pending.lastFailure.message, /always fails/);
+    await handle.terminate('test over');
+  });
+});
+
+test('a heartbeat timeout reaches the workflow as a TimeoutFailure', async () => {
+  const workflowId = uniqueName('heartbeat');
+  const result = await withWorker({}, (taskQueue) =>
+    client.workflow.execute('heartbeatTimeout', { taskQueue, workflowId }),
+  );
+  assert.equal(result, 'ActivityFailure: TimeoutFailure HEARTBEAT');
+  await replays(workflowId);
+});
+
+test('a failing workflow fails its result with the application failure', async () => {
+  const workflowId = uniqueName('failing');
+  await withWorker({}, async (taskQueue) => {
+    await assert.rejects(
+      client.workflow.execute('failing', { taskQueue, workflowId, args: ['broken on purpose'] }),
+      (err) =>
+        err instanceof WorkflowFailedError &&
+        err.cause?.message === 'broken on purpose' &&
+        err.cause?.type === 'TockTestFailure',
+    );
+  });
+  const description = await client.workflow.getHandle(workflowId).describe();
+  assert.equal(description.status.name, 'FAILED');
+  await replays(workflowId);
+});
+
+test('a cancel from the client is handled by the workflow', async () => {
+  const workflowId = uniqueName('cancel');
+  const result = await withWorker({}, async (taskQueue) => {
+    const handle = await client.workflow.start('cancellable', { taskQueue, workflowId });
+    await handle.query('__stack_trace').catch(() => undefined);  // wait for the first task
+    await handle.cancel();
+    return await handle.result();
+  });
+  assert.equal(result, 'cancelled and cleaned up');
+  const history = await replays(workflowId);
+  assert.ok(history.events.some((e) => e.workflowExecutionCancelRequestedEventAttributes));
+});
+
+test('200 workflows at once', async () => {
+  const results = await withWorker({}, (taskQueue) =>
+    Promise.all(
+      Array.from({ length: 200 }, (_, i) =>
+        client.workflow.execute('activityRoundTrip', {
+          taskQueue,
+          workflowId: uniqueName(`many-${i}`),
+          args: [`n${i}`],
+        }),
+      ),
+    ),
+  );
+  assert.equal(results.length, 200);
+  results.forEach((r, i) => assert.equal(r, `Hello, n${i}!`));
 });

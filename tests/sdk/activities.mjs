@@ -1,0 +1,22 @@
+// Activities the SDK tests' workers run.
+import { Context } from '@temporalio/activity';
+
+export async function greet(name) {
+  return `Hello, ${name}!`;
+}
+
+export async function failTwice() {
+  const { attempt } = Context.current().info;
+  if (attempt < 3) throw new Error(`failing attempt ${attempt} on purpose`);
+  return attempt;
+}
+
+export async function alwaysFail() {
+  throw new Error('this activity always fails');
+}
+
+export async function heartbeatOnceThenStall() {
+  Context.current().heartbeat('started');
+  await new Promise((resolve) => setTimeout(resolve, 5000));
+  return 'stalled';
+}
