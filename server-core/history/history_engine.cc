@@ -130,11 +130,20 @@ absl::Status HistoryEngine::Mutate(const NamespaceRef& ns, const RunKey& key,
     commit.new_timers = std::move(tx.new_timers());
     commit.done_timers = std::move(tx.done_timers());
     commit.done_task_ids = std::move(tx.done_task_ids());
+    if (RunTransaction* next = tx.following_run()) {
+      commit.runs.push_back(next->TakeRunWrite(persistence::CurrentRunChange::kReplace, key.run_id));
+      for (auto& t : next->new_tasks()) commit.new_tasks.push_back(std::move(t));
+      for (auto& t : next->new_timers()) commit.new_timers.push_back(std::move(t));
+    }
     if (absl::Status w = store_.Write(commit); !w.ok()) {
       entry->state.reset();
       return w;
     }
     entry->state = commit.runs.front().state;
+  }
+  if (commit.runs.size() > 1) {
+    const auto& next = commit.runs[1].state;
+    Entry(next.execution().run_id())->state = next;
   }
   Publish(commit, key.run_id);
   if (HasPayload(result)) result.ErasePayload(kCommitThenFail);
@@ -232,27 +241,6 @@ absl::StatusOr<wf::StartWorkflowExecutionResponse> HistoryEngine::StartWorkflow(
     return current.status();
   }
 
-  const absl::Time now = clock_.Now();
-  MutableStateRecord state;
-  auto* exec = state.mutable_execution();
-  const std::string run_id = NewUuid();
-  exec->set_namespace_id(ns.id);
-  exec->set_workflow_id(req.workflow_id());
-  exec->set_run_id(run_id);
-  exec->set_first_execution_run_id(run_id);
-  exec->set_workflow_type(req.workflow_type().name());
-  exec->set_task_queue(req.task_queue().name());
-  exec->set_status(enums::WORKFLOW_EXECUTION_STATUS_RUNNING);
-  *exec->mutable_start_time() = ToProtoTime(now);
-  *exec->mutable_execution_time() = ToProtoTime(now);
-  exec->set_start_request_id(req.request_id());
-  exec->set_attempt(1);
-  exec->set_identity(req.identity());
-  *exec->mutable_memo() = req.memo();
-  *exec->mutable_search_attributes() = req.search_attributes();
-  *exec->mutable_retry_policy() = req.retry_policy();
-  exec->set_cron_schedule(req.cron_schedule());
-
   // Timeouts as Temporal resolves them: run = min(run, execution) when either is set; task
   // timeout 10 s by default, at most 120 s and at most the run timeout.
   absl::Duration execution_timeout = FromProtoDuration(req.workflow_execution_timeout());
@@ -261,41 +249,25 @@ absl::StatusOr<wf::StartWorkflowExecutionResponse> HistoryEngine::StartWorkflow(
       (execution_timeout > absl::ZeroDuration() && execution_timeout < run_timeout)) {
     run_timeout = execution_timeout;
   }
-  absl::Duration task_timeout = FromProtoDuration(req.workflow_task_timeout());
-  if (task_timeout <= absl::ZeroDuration()) task_timeout = kDefaultWorkflowTaskTimeout;
-  task_timeout = std::min(task_timeout, kMaxWorkflowTaskTimeout);
-  if (run_timeout > absl::ZeroDuration()) task_timeout = std::min(task_timeout, run_timeout);
-  *exec->mutable_workflow_execution_timeout() = ToProtoDuration(execution_timeout);
-  *exec->mutable_workflow_run_timeout() = ToProtoDuration(run_timeout);
-  *exec->mutable_default_workflow_task_timeout() = ToProtoDuration(task_timeout);
-
-  RunTransaction tx(std::move(state), now, ns.failover_version, shards_);
-  HistoryEvent& started = tx.Append(enums::EVENT_TYPE_WORKFLOW_EXECUTION_STARTED);
-  auto* attrs = started.mutable_workflow_execution_started_event_attributes();
-  *attrs->mutable_workflow_type() = req.workflow_type();
-  attrs->mutable_task_queue()->set_name(req.task_queue().name());
-  attrs->mutable_task_queue()->set_kind(enums::TASK_QUEUE_KIND_NORMAL);
-  *attrs->mutable_input() = req.input();
-  *attrs->mutable_workflow_execution_timeout() = ToProtoDuration(execution_timeout);
-  *attrs->mutable_workflow_run_timeout() = ToProtoDuration(run_timeout);
-  *attrs->mutable_workflow_task_timeout() = ToProtoDuration(task_timeout);
-  attrs->set_original_execution_run_id(run_id);
-  attrs->set_first_execution_run_id(run_id);
-  attrs->set_identity(req.identity());
-  attrs->set_attempt(1);
-  *attrs->mutable_header() = req.header();
-  *attrs->mutable_memo() = req.memo();
-  *attrs->mutable_search_attributes() = req.search_attributes();
-  if (req.has_retry_policy()) *attrs->mutable_retry_policy() = req.retry_policy();
-  attrs->set_cron_schedule(req.cron_schedule());
-  if (run_timeout > absl::ZeroDuration()) {
-    *attrs->mutable_workflow_execution_expiration_time() = ToProtoTime(now + run_timeout);
-    TimerTask timeout;
-    timeout.set_kind(TimerTask::KIND_WORKFLOW_RUN_TIMEOUT);
-    tx.AddTimer(now + run_timeout, timeout);
-  }
-  if (req.has_user_metadata()) *started.mutable_user_metadata() = req.user_metadata();
-  tx.ScheduleWorkflowTask();
+  NewRun run;
+  run.workflow_id = req.workflow_id();
+  run.workflow_type = req.workflow_type();
+  run.task_queue = req.task_queue().name();
+  run.input = req.input();
+  run.execution_timeout = execution_timeout;
+  run.run_timeout = run_timeout;
+  run.task_timeout = FromProtoDuration(req.workflow_task_timeout());
+  run.request_id = req.request_id();
+  run.identity = req.identity();
+  run.header = req.header();
+  run.memo = req.memo();
+  run.search_attributes = req.search_attributes();
+  if (req.has_retry_policy()) run.retry_policy = req.retry_policy();
+  run.cron_schedule = req.cron_schedule();
+  if (req.has_user_metadata()) run.user_metadata = req.user_metadata();
+  std::unique_ptr<RunTransaction> built = BuildNewRun(ns, run, clock_.Now());
+  RunTransaction& tx = *built;
+  const std::string run_id = tx.execution().run_id();
 
   persistence::Commit commit;
   commit.shard_id = tx.shard_id();
@@ -313,6 +285,78 @@ absl::StatusOr<wf::StartWorkflowExecutionResponse> HistoryEngine::StartWorkflow(
   out.set_run_id(run_id);
   out.set_started(true);
   return out;
+}
+
+std::unique_ptr<RunTransaction> HistoryEngine::BuildNewRun(const NamespaceRef& ns,
+                                                           const NewRun& run, absl::Time now) {
+  MutableStateRecord state;
+  auto* exec = state.mutable_execution();
+  const std::string run_id = NewUuid();
+  exec->set_namespace_id(ns.id);
+  exec->set_workflow_id(run.workflow_id);
+  exec->set_run_id(run_id);
+  exec->set_first_execution_run_id(run.first_execution_run_id.empty() ? run_id
+                                                                      : run.first_execution_run_id);
+  exec->set_workflow_type(run.workflow_type.name());
+  exec->set_task_queue(run.task_queue);
+  exec->set_status(enums::WORKFLOW_EXECUTION_STATUS_RUNNING);
+  *exec->mutable_start_time() = ToProtoTime(now);
+  *exec->mutable_execution_time() = ToProtoTime(now);
+  exec->set_start_request_id(run.request_id);
+  exec->set_attempt(1);
+  exec->set_identity(run.identity);
+  *exec->mutable_memo() = run.memo;
+  *exec->mutable_search_attributes() = run.search_attributes;
+  if (run.retry_policy) *exec->mutable_retry_policy() = *run.retry_policy;
+  exec->set_cron_schedule(run.cron_schedule);
+  if (run.parent) *exec->mutable_parent() = *run.parent;
+
+  absl::Duration task_timeout = run.task_timeout;
+  if (task_timeout <= absl::ZeroDuration()) task_timeout = kDefaultWorkflowTaskTimeout;
+  task_timeout = std::min(task_timeout, kMaxWorkflowTaskTimeout);
+  if (run.run_timeout > absl::ZeroDuration()) task_timeout = std::min(task_timeout, run.run_timeout);
+  *exec->mutable_workflow_execution_timeout() = ToProtoDuration(run.execution_timeout);
+  *exec->mutable_workflow_run_timeout() = ToProtoDuration(run.run_timeout);
+  *exec->mutable_default_workflow_task_timeout() = ToProtoDuration(task_timeout);
+
+  auto tx = std::make_unique<RunTransaction>(std::move(state), now, ns.failover_version, shards_);
+  HistoryEvent& started = tx->Append(enums::EVENT_TYPE_WORKFLOW_EXECUTION_STARTED);
+  auto* attrs = started.mutable_workflow_execution_started_event_attributes();
+  *attrs->mutable_workflow_type() = run.workflow_type;
+  attrs->mutable_task_queue()->set_name(run.task_queue);
+  attrs->mutable_task_queue()->set_kind(enums::TASK_QUEUE_KIND_NORMAL);
+  *attrs->mutable_input() = run.input;
+  *attrs->mutable_workflow_execution_timeout() = ToProtoDuration(run.execution_timeout);
+  *attrs->mutable_workflow_run_timeout() = ToProtoDuration(run.run_timeout);
+  *attrs->mutable_workflow_task_timeout() = ToProtoDuration(task_timeout);
+  attrs->set_continued_execution_run_id(run.continued_execution_run_id);
+  attrs->set_initiator(run.initiator);
+  attrs->set_original_execution_run_id(run_id);
+  attrs->set_first_execution_run_id(tx->execution().first_execution_run_id());
+  attrs->set_identity(run.identity);
+  attrs->set_attempt(1);
+  *attrs->mutable_header() = run.header;
+  *attrs->mutable_memo() = run.memo;
+  *attrs->mutable_search_attributes() = run.search_attributes;
+  if (run.retry_policy) *attrs->mutable_retry_policy() = *run.retry_policy;
+  attrs->set_cron_schedule(run.cron_schedule);
+  attrs->set_workflow_id(run.workflow_id);
+  if (run.parent) {
+    attrs->set_parent_workflow_namespace(run.parent->namespace_());
+    attrs->set_parent_workflow_namespace_id(run.parent->namespace_id());
+    attrs->mutable_parent_workflow_execution()->set_workflow_id(run.parent->workflow_id());
+    attrs->mutable_parent_workflow_execution()->set_run_id(run.parent->run_id());
+    attrs->set_parent_initiated_event_id(run.parent->initiated_event_id());
+  }
+  if (run.run_timeout > absl::ZeroDuration()) {
+    *attrs->mutable_workflow_execution_expiration_time() = ToProtoTime(now + run.run_timeout);
+    TimerTask timeout;
+    timeout.set_kind(TimerTask::KIND_WORKFLOW_RUN_TIMEOUT);
+    tx->AddTimer(now + run.run_timeout, timeout);
+  }
+  if (run.user_metadata) *started.mutable_user_metadata() = *run.user_metadata;
+  tx->ScheduleWorkflowTask();
+  return tx;
 }
 
 absl::StatusOr<wf::PollWorkflowTaskQueueResponse> HistoryEngine::RecordWorkflowTaskStarted(

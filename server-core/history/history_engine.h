@@ -24,6 +24,7 @@
 #include "server-core/matching/matching_engine.h"
 #include "server-core/persistence/execution_store.h"
 #include "temporal/api/workflowservice/v1/request_response.pb.h"
+#include "temporal/api/sdk/v1/user_metadata.pb.h"
 
 namespace tock::server::history {
 
@@ -120,7 +121,30 @@ class HistoryEngine {
   // effects. `mutate` returning an error aborts (nothing written) unless it is
   // kCommitThenFail, which commits and then returns the error (UnhandledCommand).
   absl::Status Mutate(const NamespaceRef& ns, const RunKey& key, const Mutation& mutate);
-  absl::Status CommitAndPublish(RunTransaction& tx, persistence::Commit commit);
+  // What a new run starts with (a start, or a continue-as-new).
+  struct NewRun {
+    std::string workflow_id;
+    temporal::api::common::v1::WorkflowType workflow_type;
+    std::string task_queue;
+    temporal::api::common::v1::Payloads input;
+    absl::Duration execution_timeout, run_timeout, task_timeout;
+    std::string request_id;
+    std::string identity;
+    temporal::api::common::v1::Header header;
+    temporal::api::common::v1::Memo memo;
+    temporal::api::common::v1::SearchAttributes search_attributes;
+    std::optional<temporal::api::common::v1::RetryPolicy> retry_policy;
+    std::string cron_schedule;
+    std::string first_execution_run_id;      // empty: the new run is the first
+    std::string continued_execution_run_id;  // continue-as-new: the run it continues
+    temporal::api::enums::v1::ContinueAsNewInitiator initiator{};
+    std::optional<tock::persistence::v1::ParentInfo> parent;
+    std::optional<temporal::api::sdk::v1::UserMetadata> user_metadata;
+  };
+  // Events 1 (WorkflowExecutionStarted) and 2 (WorkflowTaskScheduled) of a new run, its
+  // task and its run-timeout timer.
+  std::unique_ptr<RunTransaction> BuildNewRun(const NamespaceRef& ns, const NewRun& run,
+                                              absl::Time now);
   void Publish(persistence::Commit& commit, const std::string& run_id);
   void ArmTimer(const persistence::TimerTaskRow& row);
   absl::StatusOr<std::vector<persistence::HistoryEvent>> ReadHistory(const MutableStateRecord& s);

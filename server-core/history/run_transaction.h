@@ -10,6 +10,7 @@
 // Not thread-safe: used under the run's lock.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -65,6 +66,10 @@ class RunTransaction {
   void Close(temporal::api::enums::v1::WorkflowExecutionStatus status);
   void VisibilityChanged() { visibility_changed_ = true; }
 
+  // A run that starts in the same commit and takes over the workflow id (continue-as-new).
+  void SetFollowingRun(std::unique_ptr<RunTransaction> next) { following_ = std::move(next); }
+  RunTransaction* following_run() { return following_.get(); }
+
   // What to write, and what to do after the write succeeded.
   persistence::RunWrite TakeRunWrite(persistence::CurrentRunChange change,
                                      const std::string& expected_current_run_id = "");
@@ -90,6 +95,7 @@ class RunTransaction {
   std::vector<persistence::TimerTaskRow> done_timers_;
   std::vector<int64_t> done_task_ids_;
   bool visibility_changed_ = false;
+  std::unique_ptr<RunTransaction> following_;
 };
 
 // The summary ListWorkflowExecutions and DescribeWorkflowExecution show.

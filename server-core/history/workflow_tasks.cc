@@ -326,6 +326,60 @@ absl::Status HistoryEngine::ApplyCommands(RunTransaction& tx, const NamespaceRef
         tx.VisibilityChanged();
         break;
       }
+      case enums::COMMAND_TYPE_CONTINUE_AS_NEW_WORKFLOW_EXECUTION: {
+        const auto& a = command.continue_as_new_workflow_execution_command_attributes();
+        const auto& exec = tx.execution();
+        // What the command leaves empty is inherited from this run.
+        NewRun next;
+        next.workflow_id = exec.workflow_id();
+        next.workflow_type = a.workflow_type();
+        if (next.workflow_type.name().empty()) next.workflow_type.set_name(exec.workflow_type());
+        next.task_queue = a.task_queue().name().empty() ? exec.task_queue() : a.task_queue().name();
+        next.input = a.input();
+        next.execution_timeout = FromProtoDuration(exec.workflow_execution_timeout());
+        next.run_timeout = FromProtoDuration(a.workflow_run_timeout()) > absl::ZeroDuration()
+                               ? FromProtoDuration(a.workflow_run_timeout())
+                               : FromProtoDuration(exec.workflow_run_timeout());
+        next.task_timeout = FromProtoDuration(a.workflow_task_timeout()) > absl::ZeroDuration()
+                                ? FromProtoDuration(a.workflow_task_timeout())
+                                : FromProtoDuration(exec.default_workflow_task_timeout());
+        next.identity = req.identity();
+        next.header = a.header();
+        next.memo = a.has_memo() ? a.memo() : exec.memo();
+        next.search_attributes = a.has_search_attributes() ? a.search_attributes() : exec.search_attributes();
+        if (a.has_retry_policy()) next.retry_policy = a.retry_policy();
+        next.cron_schedule = a.cron_schedule();
+        next.first_execution_run_id = exec.first_execution_run_id();
+        next.continued_execution_run_id = exec.run_id();
+        next.initiator = a.initiator() == enums::CONTINUE_AS_NEW_INITIATOR_UNSPECIFIED
+                             ? enums::CONTINUE_AS_NEW_INITIATOR_WORKFLOW
+                             : a.initiator();
+        if (exec.has_parent()) next.parent = exec.parent();
+        std::unique_ptr<RunTransaction> following = BuildNewRun(ns, next, tx.now());
+        const std::string new_run_id = following->execution().run_id();
+
+        HistoryEvent& e = tx.Append(enums::EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW);
+        auto* ev = e.mutable_workflow_execution_continued_as_new_event_attributes();
+        ev->set_new_execution_run_id(new_run_id);
+        *ev->mutable_workflow_type() = next.workflow_type;
+        ev->mutable_task_queue()->set_name(next.task_queue);
+        ev->mutable_task_queue()->set_kind(enums::TASK_QUEUE_KIND_NORMAL);
+        *ev->mutable_input() = a.input();
+        *ev->mutable_workflow_run_timeout() = ToProtoDuration(next.run_timeout);
+        *ev->mutable_workflow_task_timeout() = ToProtoDuration(next.task_timeout);
+        ev->set_workflow_task_completed_event_id(completed_id);
+        *ev->mutable_backoff_start_interval() = a.backoff_start_interval();
+        ev->set_initiator(next.initiator);
+        if (a.has_failure()) *ev->mutable_failure() = a.failure();
+        if (a.has_last_completion_result()) *ev->mutable_last_completion_result() = a.last_completion_result();
+        *ev->mutable_header() = a.header();
+        *ev->mutable_memo() = next.memo;
+        *ev->mutable_search_attributes() = next.search_attributes;
+        tx.state().mutable_execution()->set_new_execution_run_id(new_run_id);
+        tx.Close(enums::WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW);
+        tx.SetFollowingRun(std::move(following));
+        break;
+      }
       default:
         return absl::UnimplementedError(absl::StrCat(
             "command ", enums::CommandType_Name(command.command_type()),

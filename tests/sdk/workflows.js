@@ -2,6 +2,7 @@
 import {
   ApplicationFailure,
   condition,
+  continueAsNew,
   defineQuery,
   defineSignal,
   isCancellation,
@@ -81,4 +82,10 @@ export async function cancellable() {
     if (isCancellation(err)) return 'cancelled and cleaned up';
     throw err;
   }
+}
+
+// Continues as new `n` times, then returns how many runs it took.
+export async function countdown(n, runs = 1) {
+  if (n > 0) await continueAsNew(n - 1, runs + 1);
+  return runs;
 }

@@ -77,6 +77,18 @@ for (const maxCachedWorkflows of [undefined, 0]) {
     await replays(workflowId);
   });
 
+  test(`continue-as-new${label}`, async () => {
+    const workflowId = uniqueName('countdown');
+    const runs = await withWorker({ maxCachedWorkflows }, (taskQueue) =>
+      client.workflow.execute('countdown', { taskQueue, workflowId, args: [3] }),
+    );
+    assert.equal(runs, 4);
+    const description = await client.workflow.getHandle(workflowId).describe();
+    assert.equal(description.status.name, 'COMPLETED');
+    assert.notEqual(description.runId, description.firstExecutionRunId ?? description.raw.workflowExecutionInfo.firstRunId);
+    await replays(workflowId);
+  });
+
   test(`signal then query${label}`, async () => {
     const workflowId = uniqueName('signal');
     const [before, result, after] = await withWorker({ maxCachedWorkflows }, async (taskQueue) => {
