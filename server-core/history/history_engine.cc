@@ -64,7 +64,13 @@ HistoryEngine::~HistoryEngine() = default;
 absl::Status HistoryEngine::Recover() {
   absl::StatusOr<std::vector<persistence::TaskQueueTask>> tasks = store_.LoadTaskQueueTasks();
   if (!tasks.ok()) return tasks.status();
-  for (auto& task : *tasks) matching_.AddTask(std::move(task));
+  for (auto& task : *tasks) {
+    if (task.kind == persistence::TaskKind::kTransfer) {
+      ProcessTransferTask(task);
+    } else {
+      matching_.AddTask(std::move(task));
+    }
+  }
   for (int32_t shard = 1; shard <= shards_.shard_count(); ++shard) {
     absl::StatusOr<std::vector<persistence::TimerTaskRow>> timers =
         store_.LoadTimers(shard, absl::InfiniteFuture(), INT32_MAX);
@@ -152,8 +158,14 @@ absl::Status HistoryEngine::Mutate(const NamespaceRef& ns, const RunKey& key,
 
 void HistoryEngine::Publish(persistence::Commit& commit, const std::string& run_id) {
   for (const auto& row : commit.new_timers) ArmTimer(row);
-  for (auto& task : commit.new_tasks) matching_.AddTask(std::move(task));
   NotifyHistoryWaiters(run_id);
+  for (auto& task : commit.new_tasks) {
+    if (task.kind == persistence::TaskKind::kTransfer) {
+      ProcessTransferTask(task);
+    } else {
+      matching_.AddTask(std::move(task));
+    }
+  }
 }
 
 void HistoryEngine::ArmTimer(const persistence::TimerTaskRow& row) {
@@ -178,6 +190,12 @@ absl::StatusOr<std::vector<persistence::HistoryEvent>> HistoryEngine::ReadHistor
 
 absl::StatusOr<wf::StartWorkflowExecutionResponse> HistoryEngine::StartWorkflow(
     const NamespaceRef& ns, const wf::StartWorkflowExecutionRequest& req) {
+  return StartWorkflowWithParent(ns, req, std::nullopt);
+}
+
+absl::StatusOr<wf::StartWorkflowExecutionResponse> HistoryEngine::StartWorkflowWithParent(
+    const NamespaceRef& ns, const wf::StartWorkflowExecutionRequest& req,
+    std::optional<tock::persistence::v1::ParentInfo> parent) {
   if (absl::Status s = ValidateId(req.workflow_id(), "WorkflowId"); !s.ok()) return s;
   if (absl::Status s = ValidateId(req.workflow_type().name(), "WorkflowType"); !s.ok()) return s;
   if (absl::Status s = ValidateId(req.task_queue().name(), "TaskQueue"); !s.ok()) return s;
@@ -265,6 +283,7 @@ absl::StatusOr<wf::StartWorkflowExecutionResponse> HistoryEngine::StartWorkflow(
   if (req.has_retry_policy()) run.retry_policy = req.retry_policy();
   run.cron_schedule = req.cron_schedule();
   if (req.has_user_metadata()) run.user_metadata = req.user_metadata();
+  run.parent = parent;
   std::unique_ptr<RunTransaction> built = BuildNewRun(ns, run, clock_.Now());
   RunTransaction& tx = *built;
   const std::string run_id = tx.execution().run_id();

@@ -100,6 +100,10 @@ class HistoryEngine {
   absl::Status RespondQueryTaskCompleted(const NamespaceRef& ns,
                                          const wf::RespondQueryTaskCompletedRequest& req);
 
+  // The history service's own follow-up work (child_workflows.cc): start a child, tell a
+  // parent its child closed, apply parent-close policies. Retried until it succeeds.
+  void ProcessTransferTask(const persistence::TaskQueueTask& task);
+
   // A durable timer is due (called by the timer thread).
   void FireTimer(const persistence::TimerTaskRow& row);
 
@@ -155,6 +159,15 @@ class HistoryEngine {
                              int64_t completed_event_id, bool* needs_workflow_task);
 
   void NotifyHistoryWaiters(const std::string& run_id);
+  absl::StatusOr<wf::StartWorkflowExecutionResponse> StartWorkflowWithParent(
+      const NamespaceRef& ns, const wf::StartWorkflowExecutionRequest& req,
+      std::optional<tock::persistence::v1::ParentInfo> parent);
+  absl::Status StartChild(const persistence::TaskQueueTask& task);
+  absl::Status CloseExecution(const persistence::TaskQueueTask& task);
+  absl::Status ConsumeTransferTask(const persistence::TaskQueueTask& task);
+  absl::Status ApplyStartChildCommand(RunTransaction& tx, const NamespaceRef& ns,
+                                      const temporal::api::command::v1::Command& command,
+                                      int64_t completed_id);
   // Calls `wake` after the next commit of the run.
   void WaitForCommit(const std::string& run_id, std::function<void()> wake);
   // The run's state as last committed (for reads).

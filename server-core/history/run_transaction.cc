@@ -31,6 +31,30 @@ int64_t ActivityScheduledId(const HistoryEvent& e) {
   }
 }
 
+// A child's outcome event that was buffered before its ChildWorkflowExecutionStarted got an
+// id refers to that event once the id is known.
+void FixChildStartedId(HistoryEvent& e, const MutableStateRecord& state) {
+  auto fix = [&](auto* attrs) {
+    if (attrs->started_event_id() != 0) return;
+    auto it = state.children().find(attrs->initiated_event_id());
+    if (it != state.children().end()) attrs->set_started_event_id(it->second.started_event_id());
+  };
+  switch (e.event_type()) {
+    case enums::EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_COMPLETED:
+      return fix(e.mutable_child_workflow_execution_completed_event_attributes());
+    case enums::EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_FAILED:
+      return fix(e.mutable_child_workflow_execution_failed_event_attributes());
+    case enums::EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_CANCELED:
+      return fix(e.mutable_child_workflow_execution_canceled_event_attributes());
+    case enums::EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_TIMED_OUT:
+      return fix(e.mutable_child_workflow_execution_timed_out_event_attributes());
+    case enums::EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_TERMINATED:
+      return fix(e.mutable_child_workflow_execution_terminated_event_attributes());
+    default:
+      return;
+  }
+}
+
 void SetActivityStartedId(HistoryEvent& e, int64_t started_id) {
   switch (e.event_type()) {
     case enums::EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
@@ -123,6 +147,15 @@ void RunTransaction::FlushBuffered() {
   auto buffered = std::move(*state_.mutable_buffered_events());
   state_.clear_buffered_events();
   for (HistoryEvent& event : buffered) {
+    if (event.event_type() == enums::EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_STARTED) {
+      AddToHistory(std::move(event));
+      const HistoryEvent& added = events_.back();
+      int64_t initiated = added.child_workflow_execution_started_event_attributes().initiated_event_id();
+      auto it = state_.mutable_children()->find(initiated);
+      if (it != state_.mutable_children()->end()) it->second.set_started_event_id(added.event_id());
+      continue;
+    }
+    FixChildStartedId(event, state_);
     int64_t scheduled = ActivityScheduledId(event);
     if (scheduled != 0 && event.event_type() != enums::EVENT_TYPE_ACTIVITY_TASK_STARTED) {
       auto it = started_ids.find(scheduled);
@@ -131,6 +164,9 @@ void RunTransaction::FlushBuffered() {
     bool is_started = event.event_type() == enums::EVENT_TYPE_ACTIVITY_TASK_STARTED;
     AddToHistory(std::move(event));
     if (is_started) started_ids[scheduled] = events_.back().event_id();
+  }
+  for (auto it = state_.mutable_children()->begin(); it != state_.mutable_children()->end();) {
+    it = it->second.closed() ? state_.mutable_children()->erase(it) : std::next(it);
   }
 }
 
@@ -182,6 +218,18 @@ void RunTransaction::DispatchActivity(const tock::persistence::v1::ActivityInfo&
   new_tasks_.push_back(std::move(task));
 }
 
+void RunTransaction::AddTransferTask(TransferTask task) {
+  const auto& exec = state_.execution();
+  task.set_namespace_id(exec.namespace_id());
+  task.set_workflow_id(exec.workflow_id());
+  task.set_run_id(exec.run_id());
+  persistence::TaskQueueTask t;
+  t.namespace_id = exec.namespace_id();
+  t.kind = persistence::TaskKind::kTransfer;
+  t.task = std::move(task);
+  new_tasks_.push_back(std::move(t));
+}
+
 TimerKey RunTransaction::AddTimer(absl::Time when, TimerTask task) {
   const auto& exec = state_.execution();
   task.set_namespace_id(exec.namespace_id());
@@ -222,6 +270,15 @@ void RunTransaction::Close(enums::WorkflowExecutionStatus status) {
   state_.clear_activities();
   state_.clear_buffered_events();
   visibility_changed_ = true;
+  // Tell the parent (unless the run goes on as a new run) and apply the parent-close policy
+  // to children still running.
+  const bool notify_parent =
+      exec->has_parent() && status != enums::WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW;
+  if (notify_parent || !state_.children().empty()) {
+    TransferTask task;
+    task.set_kind(TransferTask::KIND_CLOSE_EXECUTION);
+    AddTransferTask(std::move(task));
+  }
 }
 
 persistence::RunWrite RunTransaction::TakeRunWrite(persistence::CurrentRunChange change,

@@ -55,6 +55,9 @@ class RunTransaction {
   // Queues an activity task for the activity scheduled at `scheduled_event_id`.
   void DispatchActivity(const tock::persistence::v1::ActivityInfo& activity);
 
+  // Follow-up work of the history service itself, durable with this change.
+  void AddTransferTask(tock::persistence::v1::TransferTask task);
+
   // A durable timer; returns its key so a later change can retire it.
   tock::persistence::v1::TimerKey AddTimer(absl::Time when, tock::persistence::v1::TimerTask task);
   void RetireTimer(const tock::persistence::v1::TimerKey& key);

@@ -380,6 +380,9 @@ absl::Status HistoryEngine::ApplyCommands(RunTransaction& tx, const NamespaceRef
         tx.SetFollowingRun(std::move(following));
         break;
       }
+      case enums::COMMAND_TYPE_START_CHILD_WORKFLOW_EXECUTION:
+        if (absl::Status s = ApplyStartChildCommand(tx, ns, command, completed_id); !s.ok()) return s;
+        break;
       default:
         return absl::UnimplementedError(absl::StrCat(
             "command ", enums::CommandType_Name(command.command_type()),

@@ -24,7 +24,9 @@ namespace tock::persistence {
 using MutableStateRecord = tock::persistence::v1::MutableState;
 using HistoryEvent = temporal::api::history::v1::HistoryEvent;
 
-enum class TaskKind { kWorkflow = 1, kActivity = 2 };
+// kTransfer tasks are the history service's own follow-up work (start a child, tell a
+// parent its child closed); they never go to a worker.
+enum class TaskKind { kWorkflow = 1, kActivity = 2, kTransfer = 3 };
 
 // A task for matching: "the workflow/activity task of this run at this event is ready".
 struct TaskQueueTask {

@@ -5,10 +5,12 @@ import {
   continueAsNew,
   defineQuery,
   defineSignal,
+  executeChild,
   isCancellation,
   proxyActivities,
   setHandler,
   sleep,
+  workflowInfo,
 } from '@temporalio/workflow';
 
 const { greet } = proxyActivities({ startToCloseTimeout: '10 seconds' });
@@ -88,4 +90,13 @@ export async function cancellable() {
 export async function countdown(n, runs = 1) {
   if (n > 0) await continueAsNew(n - 1, runs + 1);
   return runs;
+}
+
+// Runs a child workflow (an activity round trip) and returns what it returned.
+export async function parentOfChild(name) {
+  const fromChild = await executeChild(activityRoundTrip, {
+    workflowId: `${workflowInfo().workflowId}-child`,
+    args: [name],
+  });
+  return `child said: ${fromChild}`;
 }

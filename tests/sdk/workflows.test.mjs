@@ -49,7 +49,7 @@ async function withWorker(options, fn) {
 
 async function replays(workflowId) {
   const history = await client.workflow.getHandle(workflowId).fetchHistory();
-  await Worker.runReplayHistory({ workflowsPath }, history);
+  await Worker.runReplayHistory({ workflowsPath }, history, workflowId);
   return history;
 }
 
@@ -87,6 +87,26 @@ for (const maxCachedWorkflows of [undefined, 0]) {
     assert.equal(description.status.name, 'COMPLETED');
     assert.notEqual(description.runId, description.firstExecutionRunId ?? description.raw.workflowExecutionInfo.firstRunId);
     await replays(workflowId);
+  });
+
+  test(`child workflow${label}`, async () => {
+    const workflowId = uniqueName('parent');
+    const result = await withWorker({ maxCachedWorkflows }, (taskQueue) =>
+      client.workflow.execute('parentOfChild', { taskQueue, workflowId, args: ['kid'] }),
+    );
+    assert.equal(result, 'child said: Hello, kid!');
+    const history = await replays(workflowId);
+    const started = history.events.find((e) => e.childWorkflowExecutionStartedEventAttributes);
+    const completed = history.events.find((e) => e.childWorkflowExecutionCompletedEventAttributes);
+    assert.ok(started && completed, 'the parent records the child start and completion');
+    assert.equal(
+      Number(completed.childWorkflowExecutionCompletedEventAttributes.startedEventId),
+      Number(started.eventId),
+    );
+    const child = await client.workflow.getHandle(`${workflowId}-child`).describe();
+    assert.equal(child.status.name, 'COMPLETED');
+    assert.equal(child.parentExecution?.workflowId, workflowId);
+    await replays(`${workflowId}-child`);
   });
 
   test(`signal then query${label}`, async () => {
