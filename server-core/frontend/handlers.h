@@ -8,6 +8,7 @@
 #include "absl/time/time.h"
 #include "lib/common/clock.h"
 #include "server-core/frontend/namespace_engine.h"
+#include "server-core/persistence/visibility_store.h"
 #include "server-core/rpc/dispatcher.h"
 
 namespace tock::server::frontend {
@@ -40,6 +41,10 @@ namespace tock::server::frontend {
 void RegisterWorkflowRpcHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& namespaces,
                                  history::HistoryEngine& history,
                                  matching::MatchingEngine& matching, Clock& clock);
+
+// List/Count of workflow executions over the visibility store.
+void RegisterVisibilityHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& namespaces,
+                                persistence::VisibilityStore& store);
 
 void RegisterAdminServiceHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& namespaces,
                                   const ServerFacts& facts);

@@ -15,11 +15,13 @@ class SqlitePersistence : public Persistence {
       : db_(std::move(db)),
         namespaces_(NewSqliteNamespaceStore(*db_)),
         cluster_metadata_(NewSqliteClusterMetadataStore(*db_)),
-        executions_(NewSqliteExecutionStore(*db_)) {}
+        executions_(NewSqliteExecutionStore(*db_)),
+        visibility_(NewSqliteVisibilityStore(*db_)) {}
 
   NamespaceStore& namespaces() override { return *namespaces_; }
   ClusterMetadataStore& cluster_metadata() override { return *cluster_metadata_; }
   ExecutionStore& executions() override { return *executions_; }
+  VisibilityStore& visibility() override { return *visibility_; }
   std::string engine() const override { return "sqlite"; }
   std::string location() const override { return db_->location(); }
 
@@ -28,6 +30,7 @@ class SqlitePersistence : public Persistence {
   std::unique_ptr<NamespaceStore> namespaces_;
   std::unique_ptr<ClusterMetadataStore> cluster_metadata_;
   std::unique_ptr<ExecutionStore> executions_;
+  std::unique_ptr<VisibilityStore> visibility_;
 };
 
 }  // namespace

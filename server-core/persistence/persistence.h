@@ -7,6 +7,7 @@
 #include "absl/status/statusor.h"
 #include "server-core/persistence/cluster_metadata_store.h"
 #include "server-core/persistence/execution_store.h"
+#include "server-core/persistence/visibility_store.h"
 #include "server-core/persistence/namespace_store.h"
 
 namespace tock::persistence {
@@ -24,6 +25,7 @@ class Persistence {
   virtual NamespaceStore& namespaces() = 0;
   virtual ClusterMetadataStore& cluster_metadata() = 0;
   virtual ExecutionStore& executions() = 0;
+  virtual VisibilityStore& visibility() = 0;
   // For banners and DescribeCluster: "sqlite", and the file or ":memory:".
   virtual std::string engine() const = 0;
   virtual std::string location() const = 0;

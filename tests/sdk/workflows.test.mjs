@@ -223,3 +223,26 @@ test('200 workflows at once', async () => {
   assert.equal(results.length, 200);
   results.forEach((r, i) => assert.equal(r, `Hello, n${i}!`));
 });
+
+test('list and count workflows with a visibility query', async () => {
+  const prefix = uniqueName('listed');
+  await withWorker({}, (taskQueue) =>
+    Promise.all(
+      [0, 1, 2].map((i) =>
+        client.workflow.execute('activityRoundTrip', { taskQueue, workflowId: `${prefix}-${i}`, args: ['x'] }),
+      ),
+    ),
+  );
+  const query = `WorkflowId STARTS_WITH '${prefix}' AND ExecutionStatus = 'Completed' ORDER BY WorkflowId ASC`;
+  const listed = [];
+  for await (const execution of client.workflow.list({ query })) listed.push(execution);
+  assert.deepEqual(listed.map((e) => e.workflowId), [0, 1, 2].map((i) => `${prefix}-${i}`));
+  assert.equal(listed[0].type, 'activityRoundTrip');
+  assert.equal(listed[0].status.name, 'COMPLETED');
+  const { count } = await client.workflow.count(`WorkflowId STARTS_WITH '${prefix}'`);
+  assert.equal(count, 3);
+  await assert.rejects(
+    client.workflow.count('WorkflowId STARTS_WITH'),
+    (err) => err.cause?.code === 3 && /invalid query: it ends where/.test(err.cause?.details),
+  );
+});

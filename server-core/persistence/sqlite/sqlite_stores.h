@@ -5,6 +5,7 @@
 
 #include "server-core/persistence/cluster_metadata_store.h"
 #include "server-core/persistence/execution_store.h"
+#include "server-core/persistence/visibility_store.h"
 #include "server-core/persistence/namespace_store.h"
 #include "server-core/persistence/sqlite/sqlite_db.h"
 
@@ -13,5 +14,6 @@ namespace tock::persistence {
 std::unique_ptr<NamespaceStore> NewSqliteNamespaceStore(SqliteDb& db);
 std::unique_ptr<ClusterMetadataStore> NewSqliteClusterMetadataStore(SqliteDb& db);
 std::unique_ptr<ExecutionStore> NewSqliteExecutionStore(SqliteDb& db);
+std::unique_ptr<VisibilityStore> NewSqliteVisibilityStore(SqliteDb& db);
 
 }  // namespace tock::persistence
