@@ -3,6 +3,7 @@
 #include "cmd/tock/commands/cluster.h"
 #include "cmd/tock/commands/namespace.h"
 #include "cmd/tock/commands/server.h"
+#include "cmd/tock/commands/workflow.h"
 
 namespace tock::cli {
 
@@ -46,6 +47,8 @@ void BuildApp(CLI::App& app, CommandContext& ctx) {
 
   AddNamespaceCommands(app, ctx);
   AddClusterCommands(app, ctx);
+  AddWorkflowCommands(app, ctx);
+  AddTaskQueueCommands(app, ctx);
   AddServerCommands(app, ctx);
 }
 

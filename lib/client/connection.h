@@ -53,6 +53,9 @@ class Connection {
   // becomes the temporal-namespace header.
   std::unique_ptr<grpc::ClientContext> NewContext(const std::string& namespace_name = "") const;
 
+  // The error of a finished call, as Call reports it (details unpacked, address named).
+  absl::Status Translate(const grpc::Status& status) const;
+
   // Runs one unary call: Call(&Stub::Method, stub, request, ns) -> StatusOr<Response>.
   // UNAVAILABLE errors name the address so the operator sees where it tried.
   template <typename Stub, typename Request, typename Response>
@@ -69,7 +72,6 @@ class Connection {
 
  private:
   explicit Connection(ConnectionOptions options, std::shared_ptr<grpc::Channel> channel);
-  absl::Status Translate(const grpc::Status& status) const;
 
   ConnectionOptions options_;
   std::shared_ptr<grpc::Channel> channel_;

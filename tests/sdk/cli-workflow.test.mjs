@@ -1,0 +1,143 @@
+// `tock workflow ...` black-box: the built CLI against tock-server, with a real TypeScript
+// SDK worker executing the workflows; `show -o json` is fed to the SDK's replayer.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { historyFromJSON } from '@temporalio/common/lib/proto-utils.js';
+import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import * as activities from './activities.mjs';
+import { startServer, uniqueName } from './server.mjs';
+
+const workflowsPath = fileURLToPath(new URL('./workflows.js', import.meta.url));
+Runtime.install({ logger: new DefaultLogger('WARN') });
+
+let server;
+let nativeConnection;
+let worker;
+let running;
+const taskQueue = uniqueName('cli');
+
+function tock(args) {
+  const bin = process.env.TOCK_CLI_BIN;
+  if (!bin) throw new Error('TOCK_CLI_BIN is not set (the path of the tock binary)');
+  return new Promise((resolve) => {
+    execFile(bin, ['--address', server.address, ...args], { timeout: 30_000 }, (error, stdout, stderr) => {
+      resolve({ code: error ? error.code ?? 1 : 0, stdout, stderr });
+    });
+  });
+}
+
+async function tockJson(args) {
+  const r = await tock([...args, '-o', 'json']);
+  assert.equal(r.code, 0, r.stderr);
+  return JSON.parse(r.stdout);
+}
+
+before(async () => {
+  server = await startServer();
+  nativeConnection = await NativeConnection.connect({ address: server.address });
+  worker = await Worker.create({ connection: nativeConnection, taskQueue, workflowsPath, activities });
+  running = worker.run();
+});
+
+after(async () => {
+  worker?.shutdown();
+  await running;
+  await nativeConnection?.close();
+  await server?.stop();
+});
+
+test('execute prints the decoded result', async () => {
+  const out = await tockJson(['workflow', 'execute', '--type', 'activityRoundTrip', '--task-queue', taskQueue,
+                              '--id', uniqueName('exec'), '--input', '"CLI"']);
+  assert.equal(out.result, 'Hello, CLI!');
+  assert.equal(out.status, 'Workflow Execution Completed');
+});
+
+test('start, describe, result, show, and show -o json replays', async () => {
+  const id = uniqueName('start');
+  const started = await tockJson(['workflow', 'start', '-t', 'activityRoundTrip', '-q', taskQueue, '-w', id, '-i', '"x"']);
+  assert.equal(started.workflowId, id);
+  assert.match(started.runId, /^[0-9a-f-]{36}$/);
+  const result = await tockJson(['workflow', 'result', '-w', id]);
+  assert.equal(result.result, 'Hello, x!');
+
+  const described = await tockJson(['workflow', 'describe', '-w', id]);
+  assert.equal(described.workflowExecutionInfo.status, 'WORKFLOW_EXECUTION_STATUS_COMPLETED');
+  assert.equal(described.workflowExecutionInfo.type.name, 'activityRoundTrip');
+  const card = await tock(['workflow', 'describe', '-w', id, '-o', 'card']);
+  assert.match(card.stdout, /Status:\s+Completed/);
+
+  const table = await tock(['workflow', 'show', '-w', id, '-o', 'table']);
+  assert.equal(table.code, 0, table.stderr);
+  assert.match(table.stdout, /^ID\s+TIME\s+TYPE\s+DETAILS/);
+  assert.match(table.stdout, /Workflow Execution Started/);
+  assert.match(table.stdout, /Activity Task Completed .*result=Hello, x!/);
+
+  const history = await tockJson(['workflow', 'show', '-w', id]);
+  assert.ok(history.events.length >= 11);
+  // Exactly what an operator would do with the file: parse it as the SDK's History JSON.
+  await Worker.runReplayHistory({ workflowsPath }, historyFromJSON(history), id);
+
+  const lines = await tock(['workflow', 'show', '-w', id, '-o', 'jsonl']);
+  const events = lines.stdout.trim().split('\n').map((l) => JSON.parse(l));
+  assert.equal(events.length, history.events.length);
+});
+
+test('signal, query, follow and cancel, terminate', async () => {
+  const id = uniqueName('signal');
+  await tockJson(['workflow', 'start', '-t', 'waitForSignal', '-q', taskQueue, '-w', id]);
+  const waiting = await tockJson(['workflow', 'query', '-w', id, '--type', 'status']);
+  assert.equal(waiting.result, 'waiting');
+  const follow = tock(['workflow', 'show', '-w', id, '--follow', '-o', 'jsonl']);
+  await tockJson(['workflow', 'signal', '-w', id, '--name', 'unblock']);
+  const followed = await follow;
+  assert.equal(followed.code, 0, followed.stderr);
+  const types = followed.stdout.trim().split('\n').map((l) => JSON.parse(l).eventType);
+  assert.equal(types.at(-1), 'EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED', 'follow ends when the run closes');
+  assert.ok(types.includes('EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED'));
+
+  const cancelId = uniqueName('cancel');
+  await tockJson(['workflow', 'start', '-t', 'cancellable', '-q', taskQueue, '-w', cancelId]);
+  await tockJson(['workflow', 'query', '-w', cancelId, '--type', '__stack_trace']).catch(() => undefined);
+  await tockJson(['workflow', 'cancel', '-w', cancelId, '--reason', 'test']);
+  const cancelled = await tockJson(['workflow', 'result', '-w', cancelId]);
+  assert.equal(cancelled.result, 'cancelled and cleaned up');
+
+  const termId = uniqueName('term');
+  await tockJson(['workflow', 'start', '-t', 'waitForSignal', '-q', taskQueue, '-w', termId]);
+  await tockJson(['workflow', 'terminate', '-w', termId, '--reason', 'stuck']);
+  const again = await tock(['workflow', 'terminate', '-w', termId]);
+  assert.equal(again.code, 3, 'a closed workflow cannot be terminated again');
+  assert.match(again.stderr, /^error: Workflow execution already completed\./);
+  const failed = await tock(['workflow', 'result', '-w', termId]);
+  assert.equal(failed.code, 5);
+  assert.match(failed.stderr, /closed as Workflow Execution Terminated/);
+});
+
+test('list and count with queries; errors name the problem', async () => {
+  const prefix = uniqueName('listcli');
+  for (const i of [0, 1]) {
+    await tockJson(['workflow', 'execute', '-t', 'activityRoundTrip', '-q', taskQueue, '-w', `${prefix}-${i}`, '-i', '1']);
+  }
+  const q = `WorkflowId STARTS_WITH '${prefix}' ORDER BY WorkflowId ASC`;
+  const listed = await tockJson(['workflow', 'list', '--query', q]);
+  assert.deepEqual(listed.map((e) => e.execution.workflowId), [`${prefix}-0`, `${prefix}-1`]);
+  const limited = await tock(['workflow', 'list', '--query', q, '--limit', '1', '-o', 'jsonl']);
+  assert.equal(limited.stdout.trim().split('\n').length, 1);
+  const count = await tockJson(['workflow', 'count', '--query', `WorkflowId STARTS_WITH '${prefix}'`]);
+  assert.equal(count.count, 2);
+
+  const bad = await tock(['workflow', 'list', '--query', 'Nope = 1']);
+  assert.equal(bad.code, 2);
+  assert.match(bad.stderr, /^error: invalid query: unknown field 'Nope' at position 1/);
+  const missing = await tock(['workflow', 'describe', '-w', uniqueName('missing')]);
+  assert.equal(missing.code, 3);
+  assert.match(missing.stderr, /^error: Workflow execution not found\./);
+  const badInput = await tock(['workflow', 'start', '-t', 'x', '-q', taskQueue, '-i', '{not json']);
+  assert.equal(badInput.code, 2);
+  assert.match(badInput.stderr, /invalid --input/);
+  const pollers = await tockJson(['task-queue', 'describe', '-q', taskQueue]);
+  assert.ok(pollers.length >= 1, 'the worker polls the queue');
+});
