@@ -143,6 +143,7 @@ absl::StatusOr<wf::RegisterNamespaceResponse> NamespaceEngine::Register(
   if (is_global) AppendFailover(record, now);
 
   absl::StatusOr<persistence::NamespaceVersion> created = store_.CreateNamespace(record, now);
+  ForgetCached();
   if (!created.ok()) return created.status();
   return wf::RegisterNamespaceResponse();
 }
@@ -299,7 +300,9 @@ absl::StatusOr<persistence::NamespaceVersion> NamespaceEngine::Append(
     const std::string& operation) {
   const absl::Time now = clock_.Now();
   if (record.is_global_namespace()) AppendFailover(record, now);
-  return store_.AppendNamespaceVersion(record, current.version, operation, now);
+  auto appended = store_.AppendNamespaceVersion(record, current.version, operation, now);
+  ForgetCached();
+  return appended;
 }
 
 absl::StatusOr<persistence::NamespaceVersion> NamespaceEngine::SetState(
@@ -368,11 +371,28 @@ absl::StatusOr<tock::admin::v1::DescribeNamespaceAsOfResponse> NamespaceEngine::
   return out;
 }
 
+void NamespaceEngine::ForgetCached() {
+  std::lock_guard lock(cache_mu_);
+  cache_.clear();
+}
+
 absl::StatusOr<NamespaceEngine::Resolved> NamespaceEngine::Resolve(const std::string& name,
                                                                   bool allow_deprecated) {
-  if (absl::Status s = ValidateNamespaceName(name); !s.ok()) return s;
-  absl::StatusOr<persistence::NamespaceVersion> current = store_.GetNamespaceByName(name);
-  if (!current.ok()) return current.status();
+  std::optional<persistence::NamespaceVersion> cached;
+  {
+    std::lock_guard lock(cache_mu_);
+    auto it = cache_.find(name);
+    if (it != cache_.end()) cached = it->second;
+  }
+  if (!cached.has_value()) {
+    if (absl::Status s = ValidateNamespaceName(name); !s.ok()) return s;
+    absl::StatusOr<persistence::NamespaceVersion> loaded = store_.GetNamespaceByName(name);
+    if (!loaded.ok()) return loaded.status();
+    std::lock_guard lock(cache_mu_);
+    if (cache_.size() > 10000) cache_.clear();
+    cached = cache_[name] = *loaded;
+  }
+  const persistence::NamespaceVersion* current = &*cached;
   const auto state = current->record.info().state();
   if (state != NAMESPACE_STATE_REGISTERED &&
       !(allow_deprecated && state == NAMESPACE_STATE_DEPRECATED)) {

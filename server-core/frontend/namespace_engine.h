@@ -6,7 +6,9 @@
 // by the store's expected-version check (the loser gets ABORTED and may retry).
 #pragma once
 
+#include <mutex>
 #include <string>
+#include <unordered_map>
 
 #include "absl/status/statusor.h"
 #include "lib/admin/cluster_metadata.h"
@@ -77,6 +79,13 @@ class NamespaceEngine {
   persistence::NamespaceStore& store_;
   admin::ClusterMetadata cluster_;
   Clock& clock_;
+
+  // Current versions of recently used namespaces, for Resolve on every workflow call. This
+  // server is the only writer of its database and every write goes through this engine,
+  // which clears the cache, so it is never stale.
+  std::mutex cache_mu_;
+  std::unordered_map<std::string, persistence::NamespaceVersion> cache_;
+  void ForgetCached();
 };
 
 // The API view of a stored namespace version.
