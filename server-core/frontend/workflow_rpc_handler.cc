@@ -96,6 +96,48 @@ void RegisterWorkflowRpcHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& n
         });
       });
 
+  // Signal the running workflow, or start it and then signal it. The start is idempotent on
+  // its request id, so a retried call after a failure in between loses nothing.
+  dispatcher.AddUnary<wf::SignalWithStartWorkflowExecutionRequest, wf::SignalWithStartWorkflowExecutionResponse>(
+      Method("SignalWithStartWorkflowExecution"), [&, with_namespace](const auto& req, const rpc::CallContext&) {
+        return with_namespace(req.namespace_(), false,
+                              [&](const history::NamespaceRef& ns) -> absl::StatusOr<wf::SignalWithStartWorkflowExecutionResponse> {
+          wf::StartWorkflowExecutionRequest start;
+          start.set_namespace_(req.namespace_());
+          start.set_workflow_id(req.workflow_id());
+          *start.mutable_workflow_type() = req.workflow_type();
+          *start.mutable_task_queue() = req.task_queue();
+          *start.mutable_input() = req.input();
+          *start.mutable_workflow_execution_timeout() = req.workflow_execution_timeout();
+          *start.mutable_workflow_run_timeout() = req.workflow_run_timeout();
+          *start.mutable_workflow_task_timeout() = req.workflow_task_timeout();
+          start.set_identity(req.identity());
+          start.set_request_id(req.request_id());
+          start.set_workflow_id_reuse_policy(req.workflow_id_reuse_policy());
+          start.set_workflow_id_conflict_policy(enums::WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING);
+          if (req.has_retry_policy()) *start.mutable_retry_policy() = req.retry_policy();
+          start.set_cron_schedule(req.cron_schedule());
+          *start.mutable_memo() = req.memo();
+          *start.mutable_search_attributes() = req.search_attributes();
+          *start.mutable_header() = req.header();
+          auto started = history.StartWorkflow(ns, start);
+          if (!started.ok()) return started.status();
+          wf::SignalWorkflowExecutionRequest signal;
+          signal.mutable_workflow_execution()->set_workflow_id(req.workflow_id());
+          signal.mutable_workflow_execution()->set_run_id(started->run_id());
+          signal.set_signal_name(req.signal_name());
+          *signal.mutable_input() = req.signal_input();
+          signal.set_identity(req.identity());
+          signal.set_request_id(req.request_id().empty() ? "" : req.request_id() + ":signal");
+          *signal.mutable_header() = req.header();
+          if (absl::Status s = history.SignalWorkflow(ns, signal); !s.ok()) return s;
+          wf::SignalWithStartWorkflowExecutionResponse out;
+          out.set_run_id(started->run_id());
+          out.set_started(started->started());
+          return out;
+        });
+      });
+
   dispatcher.AddAsync<wf::PollWorkflowTaskQueueRequest, wf::PollWorkflowTaskQueueResponse>(
       Method("PollWorkflowTaskQueue"),
       [&](const wf::PollWorkflowTaskQueueRequest& req, const rpc::CallContext& ctx,

@@ -246,3 +246,18 @@ test('list and count workflows with a visibility query', async () => {
     (err) => err.cause?.code === 3 && /invalid query: it ends where/.test(err.cause?.details),
   );
 });
+
+test('signalWithStart starts a workflow with the signal, then signals the running one', async () => {
+  const workflowId = uniqueName('sws');
+  const result = await withWorker({}, async (taskQueue) => {
+    const first = await client.workflow.signalWithStart('waitForSignal', {
+      taskQueue, workflowId, signal: 'unblock',
+    });
+    return await first.result();
+  });
+  assert.equal(result, 'unblocked');
+  const history = await replays(workflowId);
+  const types = history.events.map((e) => e.eventType);
+  assert.ok(history.events.some((e) => e.workflowExecutionSignaledEventAttributes));
+  assert.equal(types[0], 1, 'the history starts with WorkflowExecutionStarted');
+});
