@@ -145,11 +145,12 @@ absl::Status HistoryEngine::Mutate(const NamespaceRef& ns, const RunKey& key,
       entry->state.reset();
       return w;
     }
-    entry->state = commit.runs.front().state;
+    entry->state = std::move(commit.runs.front().state);
   }
   if (commit.runs.size() > 1) {
-    const auto& next = commit.runs[1].state;
-    Entry(next.execution().run_id())->state = next;
+    auto& next = commit.runs[1].state;
+    std::string next_run = next.execution().run_id();
+    Entry(next_run)->state = std::move(next);
   }
   Publish(commit, key.run_id);
   if (HasPayload(result)) result.ErasePayload(kCommitThenFail);
@@ -298,7 +299,7 @@ absl::StatusOr<wf::StartWorkflowExecutionResponse> HistoryEngine::StartWorkflowW
   commit.new_tasks = std::move(tx.new_tasks());
   commit.new_timers = std::move(tx.new_timers());
   if (absl::Status s = store_.Write(commit); !s.ok()) return s;
-  Entry(run_id)->state = commit.runs.front().state;
+  Entry(run_id)->state = std::move(commit.runs.front().state);
   Publish(commit, run_id);
   wf::StartWorkflowExecutionResponse out;
   out.set_run_id(run_id);

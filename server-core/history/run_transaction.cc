@@ -305,7 +305,7 @@ persistence::RunWrite RunTransaction::TakeRunWrite(persistence::CurrentRunChange
     v.info = ExecutionSummary(state_).SerializeAsString();
     write.visibility = std::move(v);
   }
-  write.state = state_;
+  write.state = std::move(state_);  // the transaction is spent: no copy of the state
   return write;
 }
 

@@ -73,7 +73,7 @@ class RunTransaction {
   void SetFollowingRun(std::unique_ptr<RunTransaction> next) { following_ = std::move(next); }
   RunTransaction* following_run() { return following_.get(); }
 
-  // What to write, and what to do after the write succeeded.
+  // What to write, and what to do after the write succeeded. Moves the state out: call last.
   persistence::RunWrite TakeRunWrite(persistence::CurrentRunChange change,
                                      const std::string& expected_current_run_id = "");
   std::vector<persistence::TaskQueueTask>& new_tasks() { return new_tasks_; }

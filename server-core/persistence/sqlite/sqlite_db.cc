@@ -79,7 +79,11 @@ absl::StatusOr<std::unique_ptr<SqliteDb>> SqliteDb::Open(const std::string& path
   // One writer: this server. EXCLUSIVE locking keeps the file lock for the connection's life,
   // which saves two fcntl calls per transaction and refuses a second server on the same file.
   if (!in_memory) {
-    pragmas += "PRAGMA locking_mode=EXCLUSIVE; PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;";
+    // WAL with synchronous=NORMAL survives a process crash (kill -9) at any point; the
+    // larger checkpoint interval means fewer fsyncs (the WAL is bounded to about 40 MB).
+    pragmas +=
+        "PRAGMA locking_mode=EXCLUSIVE; PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; "
+        "PRAGMA wal_autocheckpoint=10000;";
   }
   if (absl::Status s = db->Exec(pragmas); !s.ok()) {
     return absl::UnavailableError(
