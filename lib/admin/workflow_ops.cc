@@ -224,6 +224,15 @@ absl::Status TerminateWorkflow(client::Connection& connection, const std::string
   return connection.Call(&Stub::TerminateWorkflowExecution, connection.workflow(), req, ns).status();
 }
 
+absl::Status DeleteWorkflow(client::Connection& connection, const std::string& ns,
+                            const std::string& workflow_id, const std::string& run_id) {
+  wf::DeleteWorkflowExecutionRequest req;
+  req.set_namespace_(ns);
+  req.mutable_workflow_execution()->set_workflow_id(workflow_id);
+  req.mutable_workflow_execution()->set_run_id(run_id);
+  return connection.Call(&Stub::DeleteWorkflowExecution, connection.workflow(), req, ns).status();
+}
+
 absl::Status ListWorkflows(client::Connection& connection, const std::string& ns,
                            const std::string& query, int64_t limit,
                            const std::function<absl::Status(const temporal::api::workflow::v1::WorkflowExecutionInfo&)>& each) {

@@ -70,6 +70,10 @@ absl::Status TerminateWorkflow(client::Connection& connection, const std::string
                                const std::string& workflow_id, const std::string& run_id,
                                const std::string& reason);
 
+// Terminates the run if it is still open, then removes it and its history.
+absl::Status DeleteWorkflow(client::Connection& connection, const std::string& namespace_name,
+                            const std::string& workflow_id, const std::string& run_id);
+
 // Calls `each` for up to `limit` executions (0: all), page by page (constant memory).
 absl::Status ListWorkflows(client::Connection& connection, const std::string& namespace_name,
                            const std::string& query, int64_t limit,

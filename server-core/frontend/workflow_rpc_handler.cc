@@ -293,6 +293,74 @@ void RegisterWorkflowRpcHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& n
           return wf::RespondQueryTaskCompletedResponse();
         });
       });
+  dispatcher.AddUnary<wf::DeleteWorkflowExecutionRequest, wf::DeleteWorkflowExecutionResponse>(
+      Method("DeleteWorkflowExecution"), [&, with_namespace](const auto& req, const rpc::CallContext&) {
+        return with_namespace(req.namespace_(), true,
+                              [&](const history::NamespaceRef& ns) -> absl::StatusOr<wf::DeleteWorkflowExecutionResponse> {
+          if (absl::Status s = history.DeleteWorkflow(ns, req); !s.ok()) return s;
+          return wf::DeleteWorkflowExecutionResponse();
+        });
+      });
+  dispatcher.AddUnary<wf::GetWorkflowExecutionHistoryReverseRequest, wf::GetWorkflowExecutionHistoryReverseResponse>(
+      Method("GetWorkflowExecutionHistoryReverse"), [&, with_namespace](const auto& req, const rpc::CallContext&) {
+        return with_namespace(req.namespace_(), true, [&](const history::NamespaceRef& ns) {
+          return history.GetWorkflowHistoryReverse(ns, req);
+        });
+      });
+  // The *ById variants (async activity completion) find the activity's token, then take the
+  // token path.
+  dispatcher.AddUnary<wf::RespondActivityTaskCompletedByIdRequest, wf::RespondActivityTaskCompletedByIdResponse>(
+      Method("RespondActivityTaskCompletedById"), [&, with_namespace](const auto& req, const rpc::CallContext&) {
+        return with_namespace(req.namespace_(), true,
+                              [&](const history::NamespaceRef& ns) -> absl::StatusOr<wf::RespondActivityTaskCompletedByIdResponse> {
+          auto token = history.ActivityTokenById(ns, req.workflow_id(), req.run_id(), req.activity_id());
+          if (!token.ok()) return token.status();
+          if (absl::Status s = history.RespondActivityTaskCompleted(ns, *token, req.result(), req.identity()); !s.ok()) {
+            return s;
+          }
+          return wf::RespondActivityTaskCompletedByIdResponse();
+        });
+      });
+  dispatcher.AddUnary<wf::RespondActivityTaskFailedByIdRequest, wf::RespondActivityTaskFailedByIdResponse>(
+      Method("RespondActivityTaskFailedById"), [&, with_namespace](const auto& req, const rpc::CallContext&) {
+        return with_namespace(req.namespace_(), true,
+                              [&](const history::NamespaceRef& ns) -> absl::StatusOr<wf::RespondActivityTaskFailedByIdResponse> {
+          auto token = history.ActivityTokenById(ns, req.workflow_id(), req.run_id(), req.activity_id());
+          if (!token.ok()) return token.status();
+          wf::RespondActivityTaskFailedRequest failed;
+          failed.set_task_token(*token);
+          *failed.mutable_failure() = req.failure();
+          failed.set_identity(req.identity());
+          *failed.mutable_last_heartbeat_details() = req.last_heartbeat_details();
+          if (absl::Status s = history.RespondActivityTaskFailed(ns, failed); !s.ok()) return s;
+          return wf::RespondActivityTaskFailedByIdResponse();
+        });
+      });
+  dispatcher.AddUnary<wf::RespondActivityTaskCanceledByIdRequest, wf::RespondActivityTaskCanceledByIdResponse>(
+      Method("RespondActivityTaskCanceledById"), [&, with_namespace](const auto& req, const rpc::CallContext&) {
+        return with_namespace(req.namespace_(), true,
+                              [&](const history::NamespaceRef& ns) -> absl::StatusOr<wf::RespondActivityTaskCanceledByIdResponse> {
+          auto token = history.ActivityTokenById(ns, req.workflow_id(), req.run_id(), req.activity_id());
+          if (!token.ok()) return token.status();
+          if (absl::Status s = history.RespondActivityTaskCanceled(ns, *token, req.details(), req.identity()); !s.ok()) {
+            return s;
+          }
+          return wf::RespondActivityTaskCanceledByIdResponse();
+        });
+      });
+  dispatcher.AddUnary<wf::RecordActivityTaskHeartbeatByIdRequest, wf::RecordActivityTaskHeartbeatByIdResponse>(
+      Method("RecordActivityTaskHeartbeatById"), [&, with_namespace](const auto& req, const rpc::CallContext&) {
+        return with_namespace(req.namespace_(), true,
+                              [&](const history::NamespaceRef& ns) -> absl::StatusOr<wf::RecordActivityTaskHeartbeatByIdResponse> {
+          auto token = history.ActivityTokenById(ns, req.workflow_id(), req.run_id(), req.activity_id());
+          if (!token.ok()) return token.status();
+          auto beat = history.RecordActivityTaskHeartbeat(ns, *token, req.details());
+          if (!beat.ok()) return beat.status();
+          wf::RecordActivityTaskHeartbeatByIdResponse out;
+          out.set_cancel_requested(beat->cancel_requested());
+          return out;
+        });
+      });
   dispatcher.AddUnary<wf::ShutdownWorkerRequest, wf::ShutdownWorkerResponse>(
       Method("ShutdownWorker"), [](const auto&, const rpc::CallContext&) {
         // Workflow tasks never go to sticky queues here, so there is nothing to move.

@@ -6,6 +6,7 @@
 #include "lib/common/time_format.h"
 #include "lib/common/status.h"
 #include "server-core/history/history_engine.h"
+#include "server-core/history/task_token.h"
 #include "temporal/api/errordetails/v1/message.pb.h"
 
 namespace tock::server::history {
@@ -114,6 +115,74 @@ absl::Status HistoryEngine::TerminateWorkflow(const NamespaceRef& ns,
     tx.Close(enums::WORKFLOW_EXECUTION_STATUS_TERMINATED);
     return absl::OkStatus();
   });
+}
+
+absl::Status HistoryEngine::DeleteWorkflow(const NamespaceRef& ns,
+                                           const wf::DeleteWorkflowExecutionRequest& req) {
+  absl::StatusOr<std::string> run_id = ResolveRunId(ns.id, req.workflow_execution().workflow_id(),
+                                                    req.workflow_execution().run_id());
+  if (!run_id.ok()) return run_id.status();
+  const RunKey key{ns.id, req.workflow_execution().workflow_id(), *run_id};
+  absl::StatusOr<MutableStateRecord> state = ReadRun(key);
+  if (!state.ok()) return state.status();
+  if (state->execution().status() == enums::WORKFLOW_EXECUTION_STATUS_RUNNING) {
+    wf::TerminateWorkflowExecutionRequest terminate;
+    *terminate.mutable_workflow_execution() = req.workflow_execution();
+    terminate.mutable_workflow_execution()->set_run_id(*run_id);
+    terminate.set_reason("deleted");
+    terminate.set_identity("tock-server delete");
+    if (absl::Status s = TerminateWorkflow(ns, terminate); !s.ok()) return s;
+  }
+  std::shared_ptr<RunEntry> entry = Entry(*run_id);
+  std::lock_guard lock(entry->mu);
+  if (absl::Status s = store_.DeleteRun(key.namespace_id, key.workflow_id, key.run_id); !s.ok()) {
+    return s;
+  }
+  entry->state.reset();
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> HistoryEngine::ActivityTokenById(const NamespaceRef& ns,
+                                                             const std::string& workflow_id,
+                                                             const std::string& run_id,
+                                                             const std::string& activity_id) {
+  absl::StatusOr<std::string> resolved = ResolveRunId(ns.id, workflow_id, run_id);
+  if (!resolved.ok()) return resolved.status();
+  absl::StatusOr<MutableStateRecord> state = ReadRun({ns.id, workflow_id, *resolved});
+  if (!state.ok()) return state.status();
+  for (const auto& [id, a] : state->activities()) {
+    if (a.activity_id() == activity_id && a.has_started_time()) {
+      return EncodeTaskToken(MakeActivityTaskToken(*state, a));
+    }
+  }
+  return absl::NotFoundError(absl::StrCat("Activity ", activity_id, " of workflow ", workflow_id,
+                                          " is not running."));
+}
+
+absl::StatusOr<wf::GetWorkflowExecutionHistoryReverseResponse> HistoryEngine::GetWorkflowHistoryReverse(
+    const NamespaceRef& ns, const wf::GetWorkflowExecutionHistoryReverseRequest& req) {
+  absl::StatusOr<std::string> run_id =
+      ResolveRunId(ns.id, req.execution().workflow_id(), req.execution().run_id());
+  if (!run_id.ok()) return run_id.status();
+  absl::StatusOr<MutableStateRecord> state = ReadRun({ns.id, req.execution().workflow_id(), *run_id});
+  if (!state.ok()) return state.status();
+  int64_t end = state->next_event_id();  // exclusive
+  if (!req.next_page_token().empty()) {
+    try {
+      end = std::stoll(req.next_page_token());
+    } catch (...) {
+      return absl::InvalidArgumentError("the next_page_token is not one this server issued");
+    }
+  }
+  const int32_t page = req.maximum_page_size() > 0 ? std::min(req.maximum_page_size(), kMaxHistoryPage)
+                                                   : kMaxHistoryPage;
+  const int64_t begin = std::max<int64_t>(1, end - page);
+  auto events = store_.ReadEvents(*run_id, begin, end, page);
+  if (!events.ok()) return events.status();
+  wf::GetWorkflowExecutionHistoryReverseResponse out;
+  for (auto it = events->rbegin(); it != events->rend(); ++it) *out.mutable_history()->add_events() = *it;
+  if (begin > 1) out.set_next_page_token(std::to_string(begin));
+  return out;
 }
 
 absl::StatusOr<wf::DescribeWorkflowExecutionResponse> HistoryEngine::DescribeWorkflow(

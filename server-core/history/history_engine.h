@@ -81,6 +81,18 @@ class HistoryEngine {
   absl::Status TerminateWorkflow(const NamespaceRef& ns,
                                  const wf::TerminateWorkflowExecutionRequest& req);
 
+  // Terminates the run if it is open, then removes it and its history (client_ops.cc).
+  absl::Status DeleteWorkflow(const NamespaceRef& ns, const wf::DeleteWorkflowExecutionRequest& req);
+
+  // The task token of the started activity `activity_id` of a run, for the *ById calls.
+  absl::StatusOr<std::string> ActivityTokenById(const NamespaceRef& ns, const std::string& workflow_id,
+                                                const std::string& run_id,
+                                                const std::string& activity_id);
+
+  // Newest events first (GetWorkflowExecutionHistoryReverse).
+  absl::StatusOr<wf::GetWorkflowExecutionHistoryReverseResponse> GetWorkflowHistoryReverse(
+      const NamespaceRef& ns, const wf::GetWorkflowExecutionHistoryReverseRequest& req);
+
   absl::StatusOr<wf::DescribeWorkflowExecutionResponse> DescribeWorkflow(
       const NamespaceRef& ns, const wf::DescribeWorkflowExecutionRequest& req);
 

@@ -117,6 +117,11 @@ class ExecutionStore {
                                                                int64_t next_event_id,
                                                                int32_t limit) = 0;
 
+  // Removes a run: its state, events, visibility record, and the current-run pointer when it
+  // points at this run. Tasks and timers left behind find no run and are dropped.
+  virtual absl::Status DeleteRun(const std::string& namespace_id, const std::string& workflow_id,
+                                 const std::string& run_id) = 0;
+
   // Every pending task-queue task, oldest first (matching reloads them at start).
   virtual absl::StatusOr<std::vector<TaskQueueTask>> LoadTaskQueueTasks() = 0;
   // Timers of a shard due before `until`, earliest first, at most `limit`.

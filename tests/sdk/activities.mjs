@@ -1,5 +1,5 @@
 // Activities the SDK tests' workers run.
-import { Context } from '@temporalio/activity';
+import { CompleteAsyncError, Context } from '@temporalio/activity';
 
 export async function greet(name) {
   return `Hello, ${name}!`;
@@ -19,4 +19,9 @@ export async function heartbeatOnceThenStall() {
   Context.current().heartbeat('started');
   await new Promise((resolve) => setTimeout(resolve, 5000));
   return 'stalled';
+}
+
+// Completed later, from outside, by workflow id and activity id.
+export async function completedElsewhere() {
+  throw new CompleteAsyncError();
 }

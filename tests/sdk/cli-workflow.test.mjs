@@ -138,6 +138,13 @@ test('list and count with queries; errors name the problem', async () => {
   const badInput = await tock(['workflow', 'start', '-t', 'x', '-q', taskQueue, '-i', '{not json']);
   assert.equal(badInput.code, 2);
   assert.match(badInput.stderr, /invalid --input/);
+  const noConfirm = await tock(['workflow', 'delete', '-w', `${prefix}-0`]);
+  assert.equal(noConfirm.code, 2);
+  assert.match(noConfirm.stderr, /--yes/);
+  await tockJson(['workflow', 'delete', '-w', `${prefix}-0`, '--yes']);
+  const gone = await tock(['workflow', 'describe', '-w', `${prefix}-0`]);
+  assert.equal(gone.code, 3, 'a deleted run is gone');
+  assert.equal((await tockJson(['workflow', 'count', '--query', `WorkflowId STARTS_WITH '${prefix}'`])).count, 1);
   const pollers = await tockJson(['task-queue', 'describe', '-q', taskQueue]);
   assert.ok(pollers.length >= 1, 'the worker polls the queue');
 });

@@ -100,3 +100,9 @@ export async function parentOfChild(name) {
   });
   return `child said: ${fromChild}`;
 }
+
+const asyncActivities = proxyActivities({ startToCloseTimeout: '30 seconds' });
+
+export async function waitsForAsyncActivity() {
+  return await asyncActivities.completedElsewhere();
+}

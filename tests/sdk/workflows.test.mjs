@@ -261,3 +261,25 @@ test('signalWithStart starts a workflow with the signal, then signals the runnin
   assert.ok(history.events.some((e) => e.workflowExecutionSignaledEventAttributes));
   assert.equal(types[0], 1, 'the history starts with WorkflowExecutionStarted');
 });
+
+test('an activity completed asynchronously by workflow and activity id', async () => {
+  const workflowId = uniqueName('async');
+  const result = await withWorker({}, async (taskQueue) => {
+    const handle = await client.workflow.start('waitsForAsyncActivity', { taskQueue, workflowId });
+    const deadline = Date.now() + 15_000;
+    while (Date.now() < deadline) {
+      const pending = (await handle.describe()).raw.pendingActivities ?? [];
+      if (pending[0]?.state === 2 /* STARTED */) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    await client.activity.complete({ workflowId, activityId: '1' }, 'done elsewhere');
+    return await handle.result();
+  });
+  assert.equal(result, 'done elsewhere');
+  await replays(workflowId);
+  const reversed = await connection.workflowService.getWorkflowExecutionHistoryReverse({
+    namespace: 'default', execution: { workflowId }, maximumPageSize: 2,
+  });
+  assert.deepEqual(reversed.history.events.map((e) => Number(e.eventId)), [11, 10]);
+  assert.ok(reversed.nextPageToken.length > 0);
+});

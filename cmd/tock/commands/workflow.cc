@@ -364,6 +364,46 @@ void AddWorkflowCommands(CLI::App& app, CommandContext& ctx) {
   }
   {
     struct Flags {
+      Target target;
+      bool yes = false;
+    };
+    auto f = std::make_shared<Flags>();
+    CLI::App* cmd = group->add_subcommand(
+        "delete", "Delete a run and its history (a running one is terminated first)");
+    AddTarget(cmd, f->target);
+    cmd->add_flag("-y,--yes", f->yes, "Do not ask for confirmation");
+    cmd->footer("Example:\n  tock workflow delete --workflow-id order-7 --yes\n");
+    cmd->callback([&ctx, f] {
+      ctx.action = [&ctx, f]() -> absl::Status {
+        if (!f->yes) {
+          if (!ctx.stdin_is_terminal) {
+            return absl::InvalidArgumentError(absl::StrCat(
+                "refusing to delete workflow ", f->target.workflow_id,
+                " without confirmation: pass --yes (standard input is not a terminal)"));
+          }
+          ctx.err << "Delete workflow " << f->target.workflow_id << " and its history? [y/N] "
+                  << std::flush;
+          std::string answer;
+          std::getline(ctx.in, answer);
+          if (answer != "y" && answer != "Y" && answer != "yes") {
+            return absl::CancelledError("not deleted");
+          }
+        }
+        auto c = ctx.connection();
+        if (!c.ok()) return c.status();
+        absl::Status s = admin::DeleteWorkflow(**c, ctx.options.namespace_name,
+                                               f->target.workflow_id, f->target.run_id);
+        if (!s.ok()) return s;
+        auto printer = ctx.printer();
+        if (!printer.ok()) return printer.status();
+        printer->Object({{"workflowId", f->target.workflow_id}, {"result", "deleted"}},
+                        {{"Workflow id", f->target.workflow_id}, {"Result", "deleted"}});
+        return absl::OkStatus();
+      };
+    });
+  }
+  {
+    struct Flags {
       std::string query;
       int64_t limit = 0;
     };

@@ -151,6 +151,24 @@ class SqliteExecutionStore : public ExecutionStore {
     return events;
   }
 
+  absl::Status DeleteRun(const std::string& namespace_id, const std::string& workflow_id,
+                         const std::string& run_id) override {
+    std::lock_guard lock(db_.mutex());
+    Transaction tx(db_);
+    RETURN_IF_ERROR(tx.Begin());
+    const char* statements[] = {
+        "DELETE FROM executions WHERE namespace_id = ?1 AND workflow_id = ?2 AND run_id = ?3",
+        "DELETE FROM current_executions WHERE namespace_id = ?1 AND workflow_id = ?2 AND run_id = ?3",
+        "DELETE FROM visibility WHERE namespace_id = ?1 AND run_id = ?3 AND workflow_id = ?2",
+        "DELETE FROM history_events WHERE run_id = ?3 AND ?1 IS NOT NULL AND ?2 IS NOT NULL",
+    };
+    for (const char* sql : statements) {
+      ASSIGN_STMT(del, db_.Prepare(sql));
+      RETURN_IF_ERROR(del.Bind(1, namespace_id).Bind(2, workflow_id).Bind(3, run_id).Run());
+    }
+    return tx.Commit();
+  }
+
   absl::StatusOr<std::vector<TaskQueueTask>> LoadTaskQueueTasks() override {
     std::lock_guard lock(db_.mutex());
     ASSIGN_STMT(q, db_.Prepare(
