@@ -83,6 +83,10 @@ void HistoryEngine::ProcessTransferTask(const persistence::TaskQueueTask& task) 
     case TransferTask::KIND_CLOSE_EXECUTION:
       s = CloseExecution(task);
       break;
+    case TransferTask::KIND_SIGNAL_EXTERNAL:
+    case TransferTask::KIND_CANCEL_EXTERNAL:
+      s = DeliverExternalRequest(task);
+      break;
     default:
       s = ConsumeTransferTask(task);
       break;

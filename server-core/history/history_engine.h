@@ -177,6 +177,11 @@ class HistoryEngine {
   absl::Status StartChild(const persistence::TaskQueueTask& task);
   absl::Status CloseExecution(const persistence::TaskQueueTask& task);
   absl::Status ConsumeTransferTask(const persistence::TaskQueueTask& task);
+  // external_requests.cc
+  absl::Status ApplyExternalCommand(RunTransaction& tx, const NamespaceRef& ns,
+                                    const temporal::api::command::v1::Command& command,
+                                    int64_t completed_id);
+  absl::Status DeliverExternalRequest(const persistence::TaskQueueTask& task);
   absl::Status ApplyStartChildCommand(RunTransaction& tx, const NamespaceRef& ns,
                                       const temporal::api::command::v1::Command& command,
                                       int64_t completed_id);

@@ -380,6 +380,10 @@ absl::Status HistoryEngine::ApplyCommands(RunTransaction& tx, const NamespaceRef
         tx.SetFollowingRun(std::move(following));
         break;
       }
+      case enums::COMMAND_TYPE_SIGNAL_EXTERNAL_WORKFLOW_EXECUTION:
+      case enums::COMMAND_TYPE_REQUEST_CANCEL_EXTERNAL_WORKFLOW_EXECUTION:
+        if (absl::Status s = ApplyExternalCommand(tx, ns, command, completed_id); !s.ok()) return s;
+        break;
       case enums::COMMAND_TYPE_START_CHILD_WORKFLOW_EXECUTION:
         if (absl::Status s = ApplyStartChildCommand(tx, ns, command, completed_id); !s.ok()) return s;
         break;

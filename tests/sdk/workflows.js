@@ -6,6 +6,7 @@ import {
   defineQuery,
   defineSignal,
   executeChild,
+  getExternalWorkflowHandle,
   isCancellation,
   proxyActivities,
   setHandler,
@@ -105,4 +106,20 @@ const asyncActivities = proxyActivities({ startToCloseTimeout: '30 seconds' });
 
 export async function waitsForAsyncActivity() {
   return await asyncActivities.completedElsewhere();
+}
+
+// Runs a cancellable child; when this workflow is cancelled, the child is asked to cancel too.
+export async function parentOfCancellable() {
+  try {
+    const fromChild = await executeChild(cancellable, { workflowId: `${workflowInfo().workflowId}-child` });
+    return `child returned: ${fromChild}`;
+  } catch (err) {
+    return `child failed: ${err.name}`;
+  }
+}
+
+// Signals another workflow by id.
+export async function signaller(targetWorkflowId) {
+  await getExternalWorkflowHandle(targetWorkflowId).signal(unblock);
+  return 'signalled';
 }

@@ -283,3 +283,40 @@ test('an activity completed asynchronously by workflow and activity id', async (
   assert.deepEqual(reversed.history.events.map((e) => Number(e.eventId)), [11, 10]);
   assert.ok(reversed.nextPageToken.length > 0);
 });
+
+test('cancelling a parent asks its running child to cancel (RequestCancelExternal)', async () => {
+  const workflowId = uniqueName('cparent');
+  const result = await withWorker({}, async (taskQueue) => {
+    const handle = await client.workflow.start('parentOfCancellable', { taskQueue, workflowId });
+    const child = client.workflow.getHandle(`${workflowId}-child`);
+    const deadline = Date.now() + 15_000;
+    while (Date.now() < deadline) {
+      try {
+        if ((await child.describe()).historyLength >= 3) break;
+      } catch {}
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    await handle.cancel();
+    return await handle.result().catch((err) => `parent: ${err.name}`);
+  });
+  assert.match(result, /child returned: cancelled and cleaned up|child failed|parent:/);
+  const parent = await replays(workflowId);
+  assert.ok(parent.events.some((e) => e.requestCancelExternalWorkflowExecutionInitiatedEventAttributes));
+  assert.ok(parent.events.some((e) => e.externalWorkflowExecutionCancelRequestedEventAttributes));
+  const child = await replays(`${workflowId}-child`);
+  assert.ok(child.events.some((e) => e.workflowExecutionCancelRequestedEventAttributes));
+});
+
+test('a workflow signals another workflow (SignalExternal)', async () => {
+  const targetId = uniqueName('target');
+  const senderId = uniqueName('sender');
+  const [sent, received] = await withWorker({}, async (taskQueue) => {
+    const target = await client.workflow.start('waitForSignal', { taskQueue, workflowId: targetId });
+    const sender = await client.workflow.execute('signaller', { taskQueue, workflowId: senderId, args: [targetId] });
+    return [sender, await target.result()];
+  });
+  assert.equal(sent, 'signalled');
+  assert.equal(received, 'unblocked');
+  const history = await replays(senderId);
+  assert.ok(history.events.some((e) => e.externalWorkflowExecutionSignaledEventAttributes));
+});
