@@ -263,10 +263,10 @@ void RegisterWorkflowRpcHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& n
           return history.DescribeWorkflow(ns, req);
         });
       });
-  dispatcher.AddAsync<wf::GetWorkflowExecutionHistoryRequest, wf::GetWorkflowExecutionHistoryResponse>(
+  dispatcher.AddAsyncSerialized<wf::GetWorkflowExecutionHistoryRequest>(
       Method("GetWorkflowExecutionHistory"),
       [&](const wf::GetWorkflowExecutionHistoryRequest& req, const rpc::CallContext& ctx,
-          rpc::Responder<wf::GetWorkflowExecutionHistoryResponse> respond) {
+          std::function<void(absl::StatusOr<std::string>)> respond) {
         absl::StatusOr<NamespaceEngine::Resolved> ns = namespaces.Resolve(req.namespace_(), true);
         if (!ns.ok()) return respond(ns.status());
         // A waiting caller that goes away is answered (the dispatcher ignores the later

@@ -96,11 +96,13 @@ class HistoryEngine {
   absl::StatusOr<wf::DescribeWorkflowExecutionResponse> DescribeWorkflow(
       const NamespaceRef& ns, const wf::DescribeWorkflowExecutionRequest& req);
 
-  // Pages of committed events; with wait_new_event, waits (without a thread) until there
-  // is something new or `deadline`, then answers an empty page.
+  // Pages of committed events, answered as a serialized GetWorkflowExecutionHistoryResponse
+  // assembled from the stored event bytes (no parse, no re-serialisation); with
+  // wait_new_event, waits (without a thread) until there is something new or `deadline`,
+  // then answers an empty page.
   void GetWorkflowHistory(const NamespaceRef& ns, const wf::GetWorkflowExecutionHistoryRequest& req,
                           absl::Time deadline,
-                          std::function<void(absl::StatusOr<wf::GetWorkflowExecutionHistoryResponse>)> done);
+                          std::function<void(absl::StatusOr<std::string>)> done);
 
   // Queries (queries.cc; reference/sdk_protocol.md §4): answered by a worker through a
   // legacy query task once the run has no workflow task in flight; at most 30 s.

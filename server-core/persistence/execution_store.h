@@ -122,6 +122,12 @@ class ExecutionStore {
   virtual absl::Status DeleteRun(const std::string& namespace_id, const std::string& workflow_id,
                                  const std::string& run_id) = 0;
 
+  // The same events as ReadEvents, as their stored (serialized) bytes, unparsed.
+  virtual absl::StatusOr<std::vector<std::string>> ReadEventBytes(const std::string& run_id,
+                                                                  int64_t first_event_id,
+                                                                  int64_t next_event_id,
+                                                                  int32_t limit) = 0;
+
   // Every pending task-queue task, oldest first (matching reloads them at start).
   virtual absl::StatusOr<std::vector<TaskQueueTask>> LoadTaskQueueTasks() = 0;
   // Timers of a shard due before `until`, earliest first, at most `limit`.

@@ -112,6 +112,36 @@ class Dispatcher : public grpc::CallbackGenericService {
     });
   }
 
+  // Like AddAsync, but the handler answers with the response already serialized (for
+  // responses assembled from stored bytes without parsing them, like history pages).
+  template <typename Request>
+  void AddAsyncSerialized(
+      const std::string& method,
+      std::function<void(const Request&, const CallContext&,
+                         std::function<void(absl::StatusOr<std::string>)>)> fn) {
+    AddRaw(method, [fn = std::move(fn)](const CallContext& context,
+                                        const grpc::ByteBuffer& payload, RawResponder respond) {
+      Request request;
+      grpc::ByteBuffer copy(payload);
+      if (!grpc::SerializationTraits<Request>::Deserialize(&copy, &request).ok()) {
+        respond(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                             "the request could not be parsed as " +
+                                 Request::descriptor()->full_name()),
+                nullptr);
+        return;
+      }
+      fn(request, context, [respond = std::move(respond)](absl::StatusOr<std::string> bytes) {
+        if (!bytes.ok()) {
+          respond(ToGrpcStatus(bytes.status()), nullptr);
+          return;
+        }
+        grpc::Slice slice(std::move(*bytes));
+        grpc::ByteBuffer out(&slice, 1);
+        respond(grpc::Status::OK, &out);
+      });
+    });
+  }
+
   bool Has(const std::string& method) const { return handlers_.contains(method); }
 
   // grpc::CallbackGenericService

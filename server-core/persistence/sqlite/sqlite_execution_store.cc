@@ -151,6 +151,28 @@ class SqliteExecutionStore : public ExecutionStore {
     return events;
   }
 
+  absl::StatusOr<std::vector<std::string>> ReadEventBytes(const std::string& run_id,
+                                                          int64_t first_event_id,
+                                                          int64_t next_event_id,
+                                                          int32_t limit) override {
+    std::lock_guard lock(db_.mutex());
+    ASSIGN_STMT(q, db_.Prepare(
+        "SELECT data FROM history_events WHERE run_id = ? AND event_id >= ? AND event_id < ? "
+        "ORDER BY event_id LIMIT ?"));
+    q.Bind(1, run_id).Bind(2, first_event_id).Bind(3, next_event_id).Bind(4, int64_t{limit});
+    std::vector<std::string> out;
+    while (true) {
+      auto row = q.Step();
+      if (!row.ok() || !*row) {
+        q.Reset();
+        if (!row.ok()) return row.status();
+        break;
+      }
+      out.push_back(q.Blob(0));
+    }
+    return out;
+  }
+
   absl::Status DeleteRun(const std::string& namespace_id, const std::string& workflow_id,
                          const std::string& run_id) override {
     std::lock_guard lock(db_.mutex());
