@@ -323,7 +323,7 @@ std::unique_ptr<RunTransaction> HistoryEngine::BuildNewRun(const NamespaceRef& n
   *exec->mutable_start_time() = ToProtoTime(now);
   *exec->mutable_execution_time() = ToProtoTime(now);
   exec->set_start_request_id(run.request_id);
-  exec->set_attempt(1);
+  exec->set_attempt(run.attempt);
   exec->set_identity(run.identity);
   *exec->mutable_memo() = run.memo;
   *exec->mutable_search_attributes() = run.search_attributes;
@@ -354,7 +354,7 @@ std::unique_ptr<RunTransaction> HistoryEngine::BuildNewRun(const NamespaceRef& n
   attrs->set_original_execution_run_id(run_id);
   attrs->set_first_execution_run_id(tx->execution().first_execution_run_id());
   attrs->set_identity(run.identity);
-  attrs->set_attempt(1);
+  attrs->set_attempt(run.attempt);
   *attrs->mutable_header() = run.header;
   *attrs->mutable_memo() = run.memo;
   *attrs->mutable_search_attributes() = run.search_attributes;
@@ -375,7 +375,16 @@ std::unique_ptr<RunTransaction> HistoryEngine::BuildNewRun(const NamespaceRef& n
     tx->AddTimer(now + run.run_timeout, timeout);
   }
   if (run.user_metadata) *started.mutable_user_metadata() = *run.user_metadata;
-  tx->ScheduleWorkflowTask();
+  if (run.first_task_backoff > absl::ZeroDuration()) {
+    // A retry waits its backoff before the first workflow task.
+    *attrs->mutable_first_workflow_task_backoff() = ToProtoDuration(run.first_task_backoff);
+    *tx->state().mutable_execution()->mutable_execution_time() = ToProtoTime(now + run.first_task_backoff);
+    TimerTask backoff;
+    backoff.set_kind(TimerTask::KIND_WORKFLOW_BACKOFF);
+    tx->AddTimer(now + run.first_task_backoff, backoff);
+  } else {
+    tx->ScheduleWorkflowTask();
+  }
   return tx;
 }
 

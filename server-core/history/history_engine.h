@@ -158,6 +158,8 @@ class HistoryEngine {
     temporal::api::enums::v1::ContinueAsNewInitiator initiator{};
     std::optional<tock::persistence::v1::ParentInfo> parent;
     std::optional<temporal::api::sdk::v1::UserMetadata> user_metadata;
+    int32_t attempt = 1;
+    absl::Duration first_task_backoff = absl::ZeroDuration();  // retry backoff
   };
   // Events 1 (WorkflowExecutionStarted) and 2 (WorkflowTaskScheduled) of a new run, its
   // task and its run-timeout timer.

@@ -270,10 +270,9 @@ void RunTransaction::Close(enums::WorkflowExecutionStatus status) {
   state_.clear_activities();
   state_.clear_buffered_events();
   visibility_changed_ = true;
-  // Tell the parent (unless the run goes on as a new run) and apply the parent-close policy
+  // Tell the parent (unless the run goes on as a new run: continue-as-new, retry) and apply the parent-close policy
   // to children still running.
-  const bool notify_parent =
-      exec->has_parent() && status != enums::WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW;
+  const bool notify_parent = exec->has_parent() && exec->new_execution_run_id().empty();
   if (notify_parent || !state_.children().empty()) {
     TransferTask task;
     task.set_kind(TransferTask::KIND_CLOSE_EXECUTION);

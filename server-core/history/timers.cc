@@ -133,6 +133,9 @@ void HistoryEngine::FireTimer(const persistence::TimerTaskRow& row) {
       case TimerTask::KIND_ACTIVITY_RETRY:
         FireActivityRetry(tx, t);
         break;
+      case TimerTask::KIND_WORKFLOW_BACKOFF:
+        tx.ScheduleWorkflowTask();
+        break;
       case TimerTask::KIND_WORKFLOW_RUN_TIMEOUT:
       case TimerTask::KIND_WORKFLOW_EXECUTION_TIMEOUT:
         FireRunTimeout(tx);

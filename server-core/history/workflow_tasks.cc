@@ -6,6 +6,7 @@
 #include "lib/common/proto_time.h"
 #include "lib/common/time_format.h"
 #include "server-core/history/history_engine.h"
+#include "server-core/history/activity_retry.h"
 #include "server-core/history/task_token.h"
 
 namespace tock::server::history {
@@ -277,12 +278,56 @@ absl::Status HistoryEngine::ApplyCommands(RunTransaction& tx, const NamespaceRef
         break;
       }
       case enums::COMMAND_TYPE_FAIL_WORKFLOW_EXECUTION: {
+        const auto& failure = command.fail_workflow_execution_command_attributes().failure();
+        const auto& exec = tx.execution();
+        // A workflow with a retry policy gets a new run (attempt + 1) after the backoff,
+        // started in this same transaction.
+        enums::RetryState retry_state = enums::RETRY_STATE_RETRY_POLICY_NOT_SET;
+        std::unique_ptr<RunTransaction> retry;
+        if (exec.has_retry_policy()) {
+          tock::persistence::v1::ActivityInfo as_activity;  // the retry rules are the same
+          *as_activity.mutable_retry_policy() = exec.retry_policy();
+          as_activity.set_attempt(exec.attempt());
+          absl::StatusOr<absl::Duration> backoff =
+              NextActivityRetry(as_activity, failure, tx.now(), &retry_state);
+          if (backoff.ok()) {
+            absl::StatusOr<std::vector<HistoryEvent>> first = store_.ReadEvents(exec.run_id(), 1, 2, 1);
+            if (!first.ok() || first->empty()) return absl::InternalError("the start event is missing");
+            const auto& start = first->front().workflow_execution_started_event_attributes();
+            NewRun next;
+            next.workflow_id = exec.workflow_id();
+            next.workflow_type = start.workflow_type();
+            next.task_queue = exec.task_queue();
+            next.input = start.input();
+            next.execution_timeout = FromProtoDuration(exec.workflow_execution_timeout());
+            next.run_timeout = FromProtoDuration(exec.workflow_run_timeout());
+            next.task_timeout = FromProtoDuration(exec.default_workflow_task_timeout());
+            next.request_id = exec.start_request_id();
+            next.identity = exec.identity();
+            next.header = start.header();
+            next.memo = exec.memo();
+            next.search_attributes = exec.search_attributes();
+            next.retry_policy = exec.retry_policy();
+            next.first_execution_run_id = exec.first_execution_run_id();
+            next.continued_execution_run_id = exec.run_id();
+            next.initiator = enums::CONTINUE_AS_NEW_INITIATOR_RETRY;
+            if (exec.has_parent()) next.parent = exec.parent();
+            next.attempt = exec.attempt() + 1;
+            next.first_task_backoff = *backoff;
+            retry = BuildNewRun(ns, next, tx.now());
+          }
+        }
         HistoryEvent& e = tx.Append(enums::EVENT_TYPE_WORKFLOW_EXECUTION_FAILED);
         auto* ev = e.mutable_workflow_execution_failed_event_attributes();
-        *ev->mutable_failure() = command.fail_workflow_execution_command_attributes().failure();
-        ev->set_retry_state(enums::RETRY_STATE_RETRY_POLICY_NOT_SET);
+        *ev->mutable_failure() = failure;
+        ev->set_retry_state(retry_state);
         ev->set_workflow_task_completed_event_id(completed_id);
+        if (retry) {
+          ev->set_new_execution_run_id(retry->execution().run_id());
+          tx.state().mutable_execution()->set_new_execution_run_id(retry->execution().run_id());
+        }
         tx.Close(enums::WORKFLOW_EXECUTION_STATUS_FAILED);
+        if (retry) tx.SetFollowingRun(std::move(retry));
         break;
       }
       case enums::COMMAND_TYPE_CANCEL_WORKFLOW_EXECUTION: {

@@ -123,3 +123,10 @@ export async function signaller(targetWorkflowId) {
   await getExternalWorkflowHandle(targetWorkflowId).signal(unblock);
   return 'signalled';
 }
+
+// Fails its first attempt; under a workflow retry policy the second attempt succeeds.
+export async function failsOnFirstAttempt() {
+  const { attempt } = workflowInfo();
+  if (attempt === 1) throw ApplicationFailure.retryable('the first attempt fails on purpose');
+  return `attempt ${attempt}`;
+}

@@ -320,3 +320,19 @@ test('a workflow signals another workflow (SignalExternal)', async () => {
   const history = await replays(senderId);
   assert.ok(history.events.some((e) => e.externalWorkflowExecutionSignaledEventAttributes));
 });
+
+test('a failed workflow is retried by its retry policy in a new run', async () => {
+  const workflowId = uniqueName('wfretry');
+  const result = await withWorker({}, (taskQueue) =>
+    client.workflow.execute('failsOnFirstAttempt', {
+      taskQueue, workflowId, retry: { maximumAttempts: 3, initialInterval: '200 milliseconds' },
+    }),
+  );
+  assert.equal(result, 'attempt 2');
+  const second = await client.workflow.getHandle(workflowId).describe();
+  assert.equal(second.status.name, 'COMPLETED');
+  const first = await client.workflow.getHandle(workflowId, second.raw.workflowExecutionInfo.firstRunId).fetchHistory();
+  const failed = first.events.find((e) => e.workflowExecutionFailedEventAttributes);
+  assert.equal(failed.workflowExecutionFailedEventAttributes.newExecutionRunId, second.runId);
+  await replays(workflowId);
+});
