@@ -48,6 +48,22 @@ absl::Status Statement::Run() {
   return absl::OkStatus();
 }
 
+absl::Status Statement::ForEachRow(const std::function<absl::Status()>& row) {
+  absl::Status result;
+  while (true) {
+    absl::StatusOr<bool> more = Step();
+    if (!more.ok()) {
+      result = more.status();
+      break;
+    }
+    if (!*more) break;
+    result = row();
+    if (!result.ok()) break;
+  }
+  sqlite3_reset(stmt_);
+  return result;
+}
+
 std::string Statement::Text(int column) const {
   const unsigned char* text = sqlite3_column_text(stmt_, column);
   return text == nullptr ? std::string()

@@ -8,6 +8,7 @@
 #include <sqlite3.h>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -30,6 +31,9 @@ class Statement {
   absl::StatusOr<bool> Step();
   // Steps to completion, expecting no rows.
   absl::Status Run();
+  // Steps through every row, calling `row` for each (stopping at its first error), then
+  // resets the statement whatever happened.
+  absl::Status ForEachRow(const std::function<absl::Status()>& row);
 
   int64_t Int(int column) const { return sqlite3_column_int64(stmt_, column); }
   bool IsNull(int column) const { return sqlite3_column_type(stmt_, column) == SQLITE_NULL; }

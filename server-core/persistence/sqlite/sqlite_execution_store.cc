@@ -135,19 +135,12 @@ class SqliteExecutionStore : public ExecutionStore {
         "ORDER BY event_id LIMIT ?"));
     q.Bind(1, run_id).Bind(2, first_event_id).Bind(3, next_event_id).Bind(4, int64_t{limit});
     std::vector<HistoryEvent> events;
-    while (true) {
-      auto row = q.Step();
-      if (!row.ok() || !*row) {
-        q.Reset();
-        if (!row.ok()) return row.status();
-        break;
-      }
-      HistoryEvent& event = events.emplace_back();
-      if (!event.ParseFromString(q.Blob(0))) {
-        q.Reset();
+    RETURN_IF_ERROR(q.ForEachRow([&] {
+      if (!events.emplace_back().ParseFromString(q.Blob(0))) {
         return absl::DataLossError("a stored history event cannot be parsed");
       }
-    }
+      return absl::OkStatus();
+    }));
     return events;
   }
 
@@ -161,15 +154,10 @@ class SqliteExecutionStore : public ExecutionStore {
         "ORDER BY event_id LIMIT ?"));
     q.Bind(1, run_id).Bind(2, first_event_id).Bind(3, next_event_id).Bind(4, int64_t{limit});
     std::vector<std::string> out;
-    while (true) {
-      auto row = q.Step();
-      if (!row.ok() || !*row) {
-        q.Reset();
-        if (!row.ok()) return row.status();
-        break;
-      }
+    RETURN_IF_ERROR(q.ForEachRow([&] {
       out.push_back(q.Blob(0));
-    }
+      return absl::OkStatus();
+    }));
     return out;
   }
 
@@ -197,20 +185,15 @@ class SqliteExecutionStore : public ExecutionStore {
         "SELECT task_id, namespace_id, task_queue, kind, data FROM task_queue_tasks "
         "ORDER BY task_id"));
     std::vector<TaskQueueTask> out;
-    while (true) {
-      auto row = q.Step();
-      if (!row.ok() || !*row) {
-        q.Reset();
-        if (!row.ok()) return row.status();
-        break;
-      }
+    RETURN_IF_ERROR(q.ForEachRow([&] {
       TaskQueueTask& t = out.emplace_back();
       t.task_id = q.Int(0);
       t.namespace_id = q.Text(1);
       t.task_queue = q.Text(2);
       t.kind = static_cast<TaskKind>(q.Int(3));
-      t.task.ParseFromString(q.Blob(4));
-    }
+      return t.task.ParseFromString(q.Blob(4)) ? absl::OkStatus()
+                                                : absl::DataLossError("a stored task cannot be parsed");
+    }));
     return out;
   }
 
@@ -224,19 +207,14 @@ class SqliteExecutionStore : public ExecutionStore {
         .Bind(2, until == absl::InfiniteFuture() ? INT64_MAX : absl::ToUnixMillis(until))
         .Bind(3, int64_t{limit});
     std::vector<TimerTaskRow> out;
-    while (true) {
-      auto row = q.Step();
-      if (!row.ok() || !*row) {
-        q.Reset();
-        if (!row.ok()) return row.status();
-        break;
-      }
+    RETURN_IF_ERROR(q.ForEachRow([&] {
       TimerTaskRow& t = out.emplace_back();
       t.shard_id = shard_id;
       t.fire_time = absl::FromUnixMillis(q.Int(0));
       t.task_id = q.Int(1);
-      t.task.ParseFromString(q.Blob(2));
-    }
+      return t.task.ParseFromString(q.Blob(2)) ? absl::OkStatus()
+                                                : absl::DataLossError("a stored timer cannot be parsed");
+    }));
     return out;
   }
 

@@ -143,21 +143,13 @@ class SqliteNamespaceStore : public NamespaceStore {
         " WHERE valid_to_ms IS NULL AND name > ? AND (? OR deleted = 0) ORDER BY name LIMIT ?")));
     q.Bind(1, after).Bind(2, int64_t{include_deleted}).Bind(3, int64_t{page_size} + 1);
     NamespacePage page;
-    while (true) {
-      auto row = q.Step();
-      if (!row.ok()) {
-        q.Reset();
-        return row.status();
-      }
-      if (!*row) break;
+    absl::Status read = q.ForEachRow([&]() -> absl::Status {
       auto v = ReadRow(q);
-      if (!v.ok()) {
-        q.Reset();
-        return v.status();
-      }
+      if (!v.ok()) return v.status();
       page.namespaces.push_back(std::move(*v));
-    }
-    q.Reset();
+      return absl::OkStatus();
+    });
+    if (!read.ok()) return read;
     if (page.namespaces.size() > static_cast<size_t>(page_size)) {
       page.namespaces.pop_back();
       page.next_page_token =
@@ -175,20 +167,13 @@ class SqliteNamespaceStore : public NamespaceStore {
         "SELECT ", kColumns, " WHERE namespace_id = ? ORDER BY version")));
     q.Bind(1, current->record.info().id());
     std::vector<NamespaceVersion> out;
-    while (true) {
-      auto row = q.Step();
-      if (!row.ok() || !*row) {
-        q.Reset();
-        if (!row.ok()) return row.status();
-        break;
-      }
+    absl::Status read = q.ForEachRow([&]() -> absl::Status {
       auto v = ReadRow(q);
-      if (!v.ok()) {
-        q.Reset();
-        return v.status();
-      }
+      if (!v.ok()) return v.status();
       out.push_back(std::move(*v));
-    }
+      return absl::OkStatus();
+    });
+    if (!read.ok()) return read;
     return out;
   }
 

@@ -52,16 +52,12 @@ class SqliteVisibilityStore : public VisibilityStore {
     q.Bind(static_cast<int>(filter.params.size()) + 2, int64_t{page_size} + 1);
     q.Bind(static_cast<int>(filter.params.size()) + 3, offset);
     VisibilityPage page;
-    while (true) {
-      auto row = q.Step();
-      if (!row.ok() || !*row) {
-        q.Reset();
-        if (!row.ok()) return row.status();
-        break;
-      }
-      auto& info = page.executions.emplace_back();
-      info.ParseFromString(q.Blob(0));
-    }
+    absl::Status read = q.ForEachRow([&] {
+      return page.executions.emplace_back().ParseFromString(q.Blob(0))
+                 ? absl::OkStatus()
+                 : absl::DataLossError("a stored visibility record cannot be parsed");
+    });
+    if (!read.ok()) return read;
     if (page.executions.size() > static_cast<size_t>(page_size)) {
       page.executions.pop_back();
       page.next_page_token = std::to_string(offset + page_size);
