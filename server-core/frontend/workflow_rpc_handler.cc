@@ -30,9 +30,14 @@ class LongPoll : public std::enable_shared_from_this<LongPoll<Response>> {
   LongPoll(matching::MatchingEngine& matching, std::string namespace_id, std::string queue,
            persistence::TaskKind kind, absl::Time deadline, std::string identity, Start start,
            rpc::Responder<Response> respond)
-      : matching_(matching), namespace_id_(std::move(namespace_id)), queue_(std::move(queue)),
-        kind_(kind), deadline_(deadline), identity_(std::move(identity)),
-        start_(std::move(start)), respond_(std::move(respond)) {}
+      : matching_(matching),
+        namespace_id_(std::move(namespace_id)),
+        queue_(std::move(queue)),
+        kind_(kind),
+        deadline_(deadline),
+        identity_(std::move(identity)),
+        start_(std::move(start)),
+        respond_(std::move(respond)) {}
 
   void Run(const std::shared_ptr<rpc::CancellationSignal>& cancellation) {
     auto self = this->shared_from_this();
@@ -48,17 +53,19 @@ class LongPoll : public std::enable_shared_from_this<LongPoll<Response>> {
     auto self = this->shared_from_this();
     poll_id_ = matching_.Poll(namespace_id_, queue_, kind_, deadline_, identity_,
                               [self](std::optional<persistence::TaskQueueTask> task) {
-      if (!task.has_value()) return self->respond_(Response());
-      if (self->cancelled_) {
-        // The caller is gone: give the task back rather than start it for nobody.
-        self->matching_.AddTask(std::move(*task));
-        return self->respond_(Response());
-      }
-      absl::StatusOr<Response> started = self->start_(*task);
-      if (started.ok()) return self->respond_(std::move(*started));
-      if (started.status().code() == absl::StatusCode::kNotFound) return self->Next();
-      self->respond_(started.status());
-    });
+                                if (!task.has_value()) return self->respond_(Response());
+                                if (self->cancelled_) {
+                                  // The caller is gone: give the task back rather than start it for
+                                  // nobody.
+                                  self->matching_.AddTask(std::move(*task));
+                                  return self->respond_(Response());
+                                }
+                                absl::StatusOr<Response> started = self->start_(*task);
+                                if (started.ok()) return self->respond_(std::move(*started));
+                                if (started.status().code() == absl::StatusCode::kNotFound)
+                                  return self->Next();
+                                self->respond_(started.status());
+                              });
   }
 
   matching::MatchingEngine& matching_;
@@ -76,66 +83,79 @@ history::NamespaceRef Ref(const NamespaceEngine::Resolved& r) {
   return history::NamespaceRef{r.id, r.name, r.failover_version};
 }
 
+// Registers a unary method whose request names a namespace: resolves it (NOT_FOUND,
+// invalid state, not active), then calls `fn(ns, request)`, which returns the response, or
+// only a status for methods whose response is empty.
+template <typename Request, typename Response, typename Fn>
+void AddNamespaced(rpc::Dispatcher& dispatcher, NamespaceEngine& namespaces, const char* name,
+                   bool allow_deprecated, Fn fn) {
+  dispatcher.AddUnary<Request, Response>(
+      Method(name),
+      [&namespaces, allow_deprecated, fn](const Request& req,
+                                          const rpc::CallContext&) -> absl::StatusOr<Response> {
+        absl::StatusOr<NamespaceEngine::Resolved> ns =
+            namespaces.Resolve(req.namespace_(), allow_deprecated);
+        if (!ns.ok()) return ns.status();
+        if constexpr (std::is_same_v<decltype(fn(Ref(*ns), req)), absl::Status>) {
+          if (absl::Status s = fn(Ref(*ns), req); !s.ok()) return s;
+          return Response();
+        } else {
+          return fn(Ref(*ns), req);
+        }
+      });
+}
+
 }  // namespace
 
 void RegisterWorkflowRpcHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& namespaces,
                                  history::HistoryEngine& history,
                                  matching::MatchingEngine& matching, Clock& clock) {
-  // Resolves the namespace of a request, then calls `fn` with it.
-  auto with_namespace = [&namespaces](const std::string& name, bool allow_deprecated, auto fn)
-      -> decltype(fn(history::NamespaceRef())) {
-    absl::StatusOr<NamespaceEngine::Resolved> ns = namespaces.Resolve(name, allow_deprecated);
-    if (!ns.ok()) return ns.status();
-    return fn(Ref(*ns));
-  };
-
-  dispatcher.AddUnary<wf::StartWorkflowExecutionRequest, wf::StartWorkflowExecutionResponse>(
-      Method("StartWorkflowExecution"), [&, with_namespace](const auto& req, const rpc::CallContext&) {
-        return with_namespace(req.namespace_(), false, [&](const history::NamespaceRef& ns) {
-          return history.StartWorkflow(ns, req);
-        });
+  AddNamespaced<wf::StartWorkflowExecutionRequest, wf::StartWorkflowExecutionResponse>(
+      dispatcher, namespaces, "StartWorkflowExecution", false,
+      [&](const history::NamespaceRef& ns, const wf::StartWorkflowExecutionRequest& req) {
+        return history.StartWorkflow(ns, req);
       });
 
   // Signal the running workflow, or start it and then signal it. The start is idempotent on
   // its request id, so a retried call after a failure in between loses nothing.
-  dispatcher.AddUnary<wf::SignalWithStartWorkflowExecutionRequest, wf::SignalWithStartWorkflowExecutionResponse>(
-      Method("SignalWithStartWorkflowExecution"), [&, with_namespace](const auto& req, const rpc::CallContext&) {
-        return with_namespace(req.namespace_(), false,
-                              [&](const history::NamespaceRef& ns) -> absl::StatusOr<wf::SignalWithStartWorkflowExecutionResponse> {
-          wf::StartWorkflowExecutionRequest start;
-          start.set_namespace_(req.namespace_());
-          start.set_workflow_id(req.workflow_id());
-          *start.mutable_workflow_type() = req.workflow_type();
-          *start.mutable_task_queue() = req.task_queue();
-          *start.mutable_input() = req.input();
-          *start.mutable_workflow_execution_timeout() = req.workflow_execution_timeout();
-          *start.mutable_workflow_run_timeout() = req.workflow_run_timeout();
-          *start.mutable_workflow_task_timeout() = req.workflow_task_timeout();
-          start.set_identity(req.identity());
-          start.set_request_id(req.request_id());
-          start.set_workflow_id_reuse_policy(req.workflow_id_reuse_policy());
-          start.set_workflow_id_conflict_policy(enums::WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING);
-          if (req.has_retry_policy()) *start.mutable_retry_policy() = req.retry_policy();
-          start.set_cron_schedule(req.cron_schedule());
-          *start.mutable_memo() = req.memo();
-          *start.mutable_search_attributes() = req.search_attributes();
-          *start.mutable_header() = req.header();
-          auto started = history.StartWorkflow(ns, start);
-          if (!started.ok()) return started.status();
-          wf::SignalWorkflowExecutionRequest signal;
-          signal.mutable_workflow_execution()->set_workflow_id(req.workflow_id());
-          signal.mutable_workflow_execution()->set_run_id(started->run_id());
-          signal.set_signal_name(req.signal_name());
-          *signal.mutable_input() = req.signal_input();
-          signal.set_identity(req.identity());
-          signal.set_request_id(req.request_id().empty() ? "" : req.request_id() + ":signal");
-          *signal.mutable_header() = req.header();
-          if (absl::Status s = history.SignalWorkflow(ns, signal); !s.ok()) return s;
-          wf::SignalWithStartWorkflowExecutionResponse out;
-          out.set_run_id(started->run_id());
-          out.set_started(started->started());
-          return out;
-        });
+  AddNamespaced<wf::SignalWithStartWorkflowExecutionRequest,
+                wf::SignalWithStartWorkflowExecutionResponse>(
+      dispatcher, namespaces, "SignalWithStartWorkflowExecution", false,
+      [&](const history::NamespaceRef& ns, const wf::SignalWithStartWorkflowExecutionRequest& req)
+          -> absl::StatusOr<wf::SignalWithStartWorkflowExecutionResponse> {
+        wf::StartWorkflowExecutionRequest start;
+        start.set_namespace_(req.namespace_());
+        start.set_workflow_id(req.workflow_id());
+        *start.mutable_workflow_type() = req.workflow_type();
+        *start.mutable_task_queue() = req.task_queue();
+        *start.mutable_input() = req.input();
+        *start.mutable_workflow_execution_timeout() = req.workflow_execution_timeout();
+        *start.mutable_workflow_run_timeout() = req.workflow_run_timeout();
+        *start.mutable_workflow_task_timeout() = req.workflow_task_timeout();
+        start.set_identity(req.identity());
+        start.set_request_id(req.request_id());
+        start.set_workflow_id_reuse_policy(req.workflow_id_reuse_policy());
+        start.set_workflow_id_conflict_policy(enums::WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING);
+        if (req.has_retry_policy()) *start.mutable_retry_policy() = req.retry_policy();
+        start.set_cron_schedule(req.cron_schedule());
+        *start.mutable_memo() = req.memo();
+        *start.mutable_search_attributes() = req.search_attributes();
+        *start.mutable_header() = req.header();
+        auto started = history.StartWorkflow(ns, start);
+        if (!started.ok()) return started.status();
+        wf::SignalWorkflowExecutionRequest signal;
+        signal.mutable_workflow_execution()->set_workflow_id(req.workflow_id());
+        signal.mutable_workflow_execution()->set_run_id(started->run_id());
+        signal.set_signal_name(req.signal_name());
+        *signal.mutable_input() = req.signal_input();
+        signal.set_identity(req.identity());
+        signal.set_request_id(req.request_id().empty() ? "" : req.request_id() + ":signal");
+        *signal.mutable_header() = req.header();
+        if (absl::Status s = history.SignalWorkflow(ns, signal); !s.ok()) return s;
+        wf::SignalWithStartWorkflowExecutionResponse out;
+        out.set_run_id(started->run_id());
+        out.set_started(started->started());
+        return out;
       });
 
   dispatcher.AddAsync<wf::PollWorkflowTaskQueueRequest, wf::PollWorkflowTaskQueueResponse>(
@@ -183,85 +203,68 @@ void RegisterWorkflowRpcHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& n
         poll->Run(ctx.cancellation);
       });
 
-  dispatcher.AddUnary<wf::RespondWorkflowTaskCompletedRequest, wf::RespondWorkflowTaskCompletedResponse>(
-      Method("RespondWorkflowTaskCompleted"), [&, with_namespace](const auto& req, const rpc::CallContext&) {
-        return with_namespace(req.namespace_(), true, [&](const history::NamespaceRef& ns) {
-          return history.RespondWorkflowTaskCompleted(ns, req);
-        });
+  AddNamespaced<wf::RespondWorkflowTaskCompletedRequest, wf::RespondWorkflowTaskCompletedResponse>(
+      dispatcher, namespaces, "RespondWorkflowTaskCompleted", true,
+      [&](const history::NamespaceRef& ns, const wf::RespondWorkflowTaskCompletedRequest& req) {
+        return history.RespondWorkflowTaskCompleted(ns, req);
       });
-  dispatcher.AddUnary<wf::RespondWorkflowTaskFailedRequest, wf::RespondWorkflowTaskFailedResponse>(
-      Method("RespondWorkflowTaskFailed"), [&, with_namespace](const auto& req, const rpc::CallContext&) {
-        return with_namespace(req.namespace_(), true,
-                              [&](const history::NamespaceRef& ns) -> absl::StatusOr<wf::RespondWorkflowTaskFailedResponse> {
-          if (absl::Status s = history.RespondWorkflowTaskFailed(ns, req); !s.ok()) return s;
-          return wf::RespondWorkflowTaskFailedResponse();
-        });
+  AddNamespaced<wf::RespondWorkflowTaskFailedRequest, wf::RespondWorkflowTaskFailedResponse>(
+      dispatcher, namespaces, "RespondWorkflowTaskFailed", true,
+      [&](const history::NamespaceRef& ns, const wf::RespondWorkflowTaskFailedRequest& req) {
+        return history.RespondWorkflowTaskFailed(ns, req);
       });
-  dispatcher.AddUnary<wf::RespondActivityTaskCompletedRequest, wf::RespondActivityTaskCompletedResponse>(
-      Method("RespondActivityTaskCompleted"), [&, with_namespace](const auto& req, const rpc::CallContext&) {
-        return with_namespace(req.namespace_(), true,
-                              [&](const history::NamespaceRef& ns) -> absl::StatusOr<wf::RespondActivityTaskCompletedResponse> {
-          if (absl::Status s = history.RespondActivityTaskCompleted(ns, req.task_token(), req.result(), req.identity());
-              !s.ok()) {
-            return s;
-          }
-          return wf::RespondActivityTaskCompletedResponse();
-        });
+  AddNamespaced<wf::RespondActivityTaskCompletedRequest, wf::RespondActivityTaskCompletedResponse>(
+      dispatcher, namespaces, "RespondActivityTaskCompleted", true,
+      [&](const history::NamespaceRef& ns, const wf::RespondActivityTaskCompletedRequest& req)
+          -> absl::StatusOr<wf::RespondActivityTaskCompletedResponse> {
+        if (absl::Status s = history.RespondActivityTaskCompleted(ns, req.task_token(),
+                                                                  req.result(), req.identity());
+            !s.ok()) {
+          return s;
+        }
+        return wf::RespondActivityTaskCompletedResponse();
       });
-  dispatcher.AddUnary<wf::RespondActivityTaskFailedRequest, wf::RespondActivityTaskFailedResponse>(
-      Method("RespondActivityTaskFailed"), [&, with_namespace](const auto& req, const rpc::CallContext&) {
-        return with_namespace(req.namespace_(), true,
-                              [&](const history::NamespaceRef& ns) -> absl::StatusOr<wf::RespondActivityTaskFailedResponse> {
-          if (absl::Status s = history.RespondActivityTaskFailed(ns, req); !s.ok()) return s;
-          return wf::RespondActivityTaskFailedResponse();
-        });
+  AddNamespaced<wf::RespondActivityTaskFailedRequest, wf::RespondActivityTaskFailedResponse>(
+      dispatcher, namespaces, "RespondActivityTaskFailed", true,
+      [&](const history::NamespaceRef& ns, const wf::RespondActivityTaskFailedRequest& req) {
+        return history.RespondActivityTaskFailed(ns, req);
       });
-  dispatcher.AddUnary<wf::RespondActivityTaskCanceledRequest, wf::RespondActivityTaskCanceledResponse>(
-      Method("RespondActivityTaskCanceled"), [&, with_namespace](const auto& req, const rpc::CallContext&) {
-        return with_namespace(req.namespace_(), true,
-                              [&](const history::NamespaceRef& ns) -> absl::StatusOr<wf::RespondActivityTaskCanceledResponse> {
-          if (absl::Status s = history.RespondActivityTaskCanceled(ns, req.task_token(), req.details(), req.identity());
-              !s.ok()) {
-            return s;
-          }
-          return wf::RespondActivityTaskCanceledResponse();
-        });
+  AddNamespaced<wf::RespondActivityTaskCanceledRequest, wf::RespondActivityTaskCanceledResponse>(
+      dispatcher, namespaces, "RespondActivityTaskCanceled", true,
+      [&](const history::NamespaceRef& ns, const wf::RespondActivityTaskCanceledRequest& req)
+          -> absl::StatusOr<wf::RespondActivityTaskCanceledResponse> {
+        if (absl::Status s = history.RespondActivityTaskCanceled(ns, req.task_token(),
+                                                                 req.details(), req.identity());
+            !s.ok()) {
+          return s;
+        }
+        return wf::RespondActivityTaskCanceledResponse();
       });
-  dispatcher.AddUnary<wf::RecordActivityTaskHeartbeatRequest, wf::RecordActivityTaskHeartbeatResponse>(
-      Method("RecordActivityTaskHeartbeat"), [&, with_namespace](const auto& req, const rpc::CallContext&) {
-        return with_namespace(req.namespace_(), true, [&](const history::NamespaceRef& ns) {
-          return history.RecordActivityTaskHeartbeat(ns, req.task_token(), req.details());
-        });
+  AddNamespaced<wf::RecordActivityTaskHeartbeatRequest, wf::RecordActivityTaskHeartbeatResponse>(
+      dispatcher, namespaces, "RecordActivityTaskHeartbeat", true,
+      [&](const history::NamespaceRef& ns, const wf::RecordActivityTaskHeartbeatRequest& req) {
+        return history.RecordActivityTaskHeartbeat(ns, req.task_token(), req.details());
       });
-  dispatcher.AddUnary<wf::SignalWorkflowExecutionRequest, wf::SignalWorkflowExecutionResponse>(
-      Method("SignalWorkflowExecution"), [&, with_namespace](const auto& req, const rpc::CallContext&) {
-        return with_namespace(req.namespace_(), true,
-                              [&](const history::NamespaceRef& ns) -> absl::StatusOr<wf::SignalWorkflowExecutionResponse> {
-          if (absl::Status s = history.SignalWorkflow(ns, req); !s.ok()) return s;
-          return wf::SignalWorkflowExecutionResponse();
-        });
+  AddNamespaced<wf::SignalWorkflowExecutionRequest, wf::SignalWorkflowExecutionResponse>(
+      dispatcher, namespaces, "SignalWorkflowExecution", true,
+      [&](const history::NamespaceRef& ns, const wf::SignalWorkflowExecutionRequest& req) {
+        return history.SignalWorkflow(ns, req);
       });
-  dispatcher.AddUnary<wf::RequestCancelWorkflowExecutionRequest, wf::RequestCancelWorkflowExecutionResponse>(
-      Method("RequestCancelWorkflowExecution"), [&, with_namespace](const auto& req, const rpc::CallContext&) {
-        return with_namespace(req.namespace_(), true,
-                              [&](const history::NamespaceRef& ns) -> absl::StatusOr<wf::RequestCancelWorkflowExecutionResponse> {
-          if (absl::Status s = history.RequestCancelWorkflow(ns, req); !s.ok()) return s;
-          return wf::RequestCancelWorkflowExecutionResponse();
-        });
+  AddNamespaced<wf::RequestCancelWorkflowExecutionRequest,
+                wf::RequestCancelWorkflowExecutionResponse>(
+      dispatcher, namespaces, "RequestCancelWorkflowExecution", true,
+      [&](const history::NamespaceRef& ns, const wf::RequestCancelWorkflowExecutionRequest& req) {
+        return history.RequestCancelWorkflow(ns, req);
       });
-  dispatcher.AddUnary<wf::TerminateWorkflowExecutionRequest, wf::TerminateWorkflowExecutionResponse>(
-      Method("TerminateWorkflowExecution"), [&, with_namespace](const auto& req, const rpc::CallContext&) {
-        return with_namespace(req.namespace_(), true,
-                              [&](const history::NamespaceRef& ns) -> absl::StatusOr<wf::TerminateWorkflowExecutionResponse> {
-          if (absl::Status s = history.TerminateWorkflow(ns, req); !s.ok()) return s;
-          return wf::TerminateWorkflowExecutionResponse();
-        });
+  AddNamespaced<wf::TerminateWorkflowExecutionRequest, wf::TerminateWorkflowExecutionResponse>(
+      dispatcher, namespaces, "TerminateWorkflowExecution", true,
+      [&](const history::NamespaceRef& ns, const wf::TerminateWorkflowExecutionRequest& req) {
+        return history.TerminateWorkflow(ns, req);
       });
-  dispatcher.AddUnary<wf::DescribeWorkflowExecutionRequest, wf::DescribeWorkflowExecutionResponse>(
-      Method("DescribeWorkflowExecution"), [&, with_namespace](const auto& req, const rpc::CallContext&) {
-        return with_namespace(req.namespace_(), true, [&](const history::NamespaceRef& ns) {
-          return history.DescribeWorkflow(ns, req);
-        });
+  AddNamespaced<wf::DescribeWorkflowExecutionRequest, wf::DescribeWorkflowExecutionResponse>(
+      dispatcher, namespaces, "DescribeWorkflowExecution", true,
+      [&](const history::NamespaceRef& ns, const wf::DescribeWorkflowExecutionRequest& req) {
+        return history.DescribeWorkflow(ns, req);
       });
   dispatcher.AddAsyncSerialized<wf::GetWorkflowExecutionHistoryRequest>(
       Method("GetWorkflowExecutionHistory"),
@@ -276,90 +279,92 @@ void RegisterWorkflowRpcHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& n
         history.GetWorkflowHistory(Ref(*ns), req, ctx.deadline, respond);
       });
   dispatcher.AddAsync<wf::QueryWorkflowRequest, wf::QueryWorkflowResponse>(
-      Method("QueryWorkflow"),
-      [&](const wf::QueryWorkflowRequest& req, const rpc::CallContext& ctx,
-          rpc::Responder<wf::QueryWorkflowResponse> respond) {
+      Method("QueryWorkflow"), [&](const wf::QueryWorkflowRequest& req, const rpc::CallContext& ctx,
+                                   rpc::Responder<wf::QueryWorkflowResponse> respond) {
         absl::StatusOr<NamespaceEngine::Resolved> ns = namespaces.Resolve(req.namespace_(), true);
         if (!ns.ok()) return respond(ns.status());
         ctx.cancellation->OnCancel(
             [respond] { respond(absl::CancelledError("the caller cancelled the query")); });
         history.QueryWorkflow(Ref(*ns), req, ctx.deadline, respond);
       });
-  dispatcher.AddUnary<wf::RespondQueryTaskCompletedRequest, wf::RespondQueryTaskCompletedResponse>(
-      Method("RespondQueryTaskCompleted"), [&, with_namespace](const auto& req, const rpc::CallContext&) {
-        return with_namespace(req.namespace_(), true,
-                              [&](const history::NamespaceRef& ns) -> absl::StatusOr<wf::RespondQueryTaskCompletedResponse> {
-          if (absl::Status s = history.RespondQueryTaskCompleted(ns, req); !s.ok()) return s;
-          return wf::RespondQueryTaskCompletedResponse();
-        });
+  AddNamespaced<wf::RespondQueryTaskCompletedRequest, wf::RespondQueryTaskCompletedResponse>(
+      dispatcher, namespaces, "RespondQueryTaskCompleted", true,
+      [&](const history::NamespaceRef& ns, const wf::RespondQueryTaskCompletedRequest& req) {
+        return history.RespondQueryTaskCompleted(ns, req);
       });
-  dispatcher.AddUnary<wf::DeleteWorkflowExecutionRequest, wf::DeleteWorkflowExecutionResponse>(
-      Method("DeleteWorkflowExecution"), [&, with_namespace](const auto& req, const rpc::CallContext&) {
-        return with_namespace(req.namespace_(), true,
-                              [&](const history::NamespaceRef& ns) -> absl::StatusOr<wf::DeleteWorkflowExecutionResponse> {
-          if (absl::Status s = history.DeleteWorkflow(ns, req); !s.ok()) return s;
-          return wf::DeleteWorkflowExecutionResponse();
-        });
+  AddNamespaced<wf::DeleteWorkflowExecutionRequest, wf::DeleteWorkflowExecutionResponse>(
+      dispatcher, namespaces, "DeleteWorkflowExecution", true,
+      [&](const history::NamespaceRef& ns, const wf::DeleteWorkflowExecutionRequest& req) {
+        return history.DeleteWorkflow(ns, req);
       });
-  dispatcher.AddUnary<wf::GetWorkflowExecutionHistoryReverseRequest, wf::GetWorkflowExecutionHistoryReverseResponse>(
-      Method("GetWorkflowExecutionHistoryReverse"), [&, with_namespace](const auto& req, const rpc::CallContext&) {
-        return with_namespace(req.namespace_(), true, [&](const history::NamespaceRef& ns) {
-          return history.GetWorkflowHistoryReverse(ns, req);
-        });
+  AddNamespaced<wf::GetWorkflowExecutionHistoryReverseRequest,
+                wf::GetWorkflowExecutionHistoryReverseResponse>(
+      dispatcher, namespaces, "GetWorkflowExecutionHistoryReverse", true,
+      [&](const history::NamespaceRef& ns,
+          const wf::GetWorkflowExecutionHistoryReverseRequest& req) {
+        return history.GetWorkflowHistoryReverse(ns, req);
       });
   // The *ById variants (async activity completion) find the activity's token, then take the
   // token path.
-  dispatcher.AddUnary<wf::RespondActivityTaskCompletedByIdRequest, wf::RespondActivityTaskCompletedByIdResponse>(
-      Method("RespondActivityTaskCompletedById"), [&, with_namespace](const auto& req, const rpc::CallContext&) {
-        return with_namespace(req.namespace_(), true,
-                              [&](const history::NamespaceRef& ns) -> absl::StatusOr<wf::RespondActivityTaskCompletedByIdResponse> {
-          auto token = history.ActivityTokenById(ns, req.workflow_id(), req.run_id(), req.activity_id());
-          if (!token.ok()) return token.status();
-          if (absl::Status s = history.RespondActivityTaskCompleted(ns, *token, req.result(), req.identity()); !s.ok()) {
-            return s;
-          }
-          return wf::RespondActivityTaskCompletedByIdResponse();
-        });
+  AddNamespaced<wf::RespondActivityTaskCompletedByIdRequest,
+                wf::RespondActivityTaskCompletedByIdResponse>(
+      dispatcher, namespaces, "RespondActivityTaskCompletedById", true,
+      [&](const history::NamespaceRef& ns, const wf::RespondActivityTaskCompletedByIdRequest& req)
+          -> absl::StatusOr<wf::RespondActivityTaskCompletedByIdResponse> {
+        auto token =
+            history.ActivityTokenById(ns, req.workflow_id(), req.run_id(), req.activity_id());
+        if (!token.ok()) return token.status();
+        if (absl::Status s =
+                history.RespondActivityTaskCompleted(ns, *token, req.result(), req.identity());
+            !s.ok()) {
+          return s;
+        }
+        return wf::RespondActivityTaskCompletedByIdResponse();
       });
-  dispatcher.AddUnary<wf::RespondActivityTaskFailedByIdRequest, wf::RespondActivityTaskFailedByIdResponse>(
-      Method("RespondActivityTaskFailedById"), [&, with_namespace](const auto& req, const rpc::CallContext&) {
-        return with_namespace(req.namespace_(), true,
-                              [&](const history::NamespaceRef& ns) -> absl::StatusOr<wf::RespondActivityTaskFailedByIdResponse> {
-          auto token = history.ActivityTokenById(ns, req.workflow_id(), req.run_id(), req.activity_id());
-          if (!token.ok()) return token.status();
-          wf::RespondActivityTaskFailedRequest failed;
-          failed.set_task_token(*token);
-          *failed.mutable_failure() = req.failure();
-          failed.set_identity(req.identity());
-          *failed.mutable_last_heartbeat_details() = req.last_heartbeat_details();
-          if (absl::Status s = history.RespondActivityTaskFailed(ns, failed); !s.ok()) return s;
-          return wf::RespondActivityTaskFailedByIdResponse();
-        });
+  AddNamespaced<wf::RespondActivityTaskFailedByIdRequest,
+                wf::RespondActivityTaskFailedByIdResponse>(
+      dispatcher, namespaces, "RespondActivityTaskFailedById", true,
+      [&](const history::NamespaceRef& ns, const wf::RespondActivityTaskFailedByIdRequest& req)
+          -> absl::StatusOr<wf::RespondActivityTaskFailedByIdResponse> {
+        auto token =
+            history.ActivityTokenById(ns, req.workflow_id(), req.run_id(), req.activity_id());
+        if (!token.ok()) return token.status();
+        wf::RespondActivityTaskFailedRequest failed;
+        failed.set_task_token(*token);
+        *failed.mutable_failure() = req.failure();
+        failed.set_identity(req.identity());
+        *failed.mutable_last_heartbeat_details() = req.last_heartbeat_details();
+        if (absl::Status s = history.RespondActivityTaskFailed(ns, failed); !s.ok()) return s;
+        return wf::RespondActivityTaskFailedByIdResponse();
       });
-  dispatcher.AddUnary<wf::RespondActivityTaskCanceledByIdRequest, wf::RespondActivityTaskCanceledByIdResponse>(
-      Method("RespondActivityTaskCanceledById"), [&, with_namespace](const auto& req, const rpc::CallContext&) {
-        return with_namespace(req.namespace_(), true,
-                              [&](const history::NamespaceRef& ns) -> absl::StatusOr<wf::RespondActivityTaskCanceledByIdResponse> {
-          auto token = history.ActivityTokenById(ns, req.workflow_id(), req.run_id(), req.activity_id());
-          if (!token.ok()) return token.status();
-          if (absl::Status s = history.RespondActivityTaskCanceled(ns, *token, req.details(), req.identity()); !s.ok()) {
-            return s;
-          }
-          return wf::RespondActivityTaskCanceledByIdResponse();
-        });
+  AddNamespaced<wf::RespondActivityTaskCanceledByIdRequest,
+                wf::RespondActivityTaskCanceledByIdResponse>(
+      dispatcher, namespaces, "RespondActivityTaskCanceledById", true,
+      [&](const history::NamespaceRef& ns, const wf::RespondActivityTaskCanceledByIdRequest& req)
+          -> absl::StatusOr<wf::RespondActivityTaskCanceledByIdResponse> {
+        auto token =
+            history.ActivityTokenById(ns, req.workflow_id(), req.run_id(), req.activity_id());
+        if (!token.ok()) return token.status();
+        if (absl::Status s =
+                history.RespondActivityTaskCanceled(ns, *token, req.details(), req.identity());
+            !s.ok()) {
+          return s;
+        }
+        return wf::RespondActivityTaskCanceledByIdResponse();
       });
-  dispatcher.AddUnary<wf::RecordActivityTaskHeartbeatByIdRequest, wf::RecordActivityTaskHeartbeatByIdResponse>(
-      Method("RecordActivityTaskHeartbeatById"), [&, with_namespace](const auto& req, const rpc::CallContext&) {
-        return with_namespace(req.namespace_(), true,
-                              [&](const history::NamespaceRef& ns) -> absl::StatusOr<wf::RecordActivityTaskHeartbeatByIdResponse> {
-          auto token = history.ActivityTokenById(ns, req.workflow_id(), req.run_id(), req.activity_id());
-          if (!token.ok()) return token.status();
-          auto beat = history.RecordActivityTaskHeartbeat(ns, *token, req.details());
-          if (!beat.ok()) return beat.status();
-          wf::RecordActivityTaskHeartbeatByIdResponse out;
-          out.set_cancel_requested(beat->cancel_requested());
-          return out;
-        });
+  AddNamespaced<wf::RecordActivityTaskHeartbeatByIdRequest,
+                wf::RecordActivityTaskHeartbeatByIdResponse>(
+      dispatcher, namespaces, "RecordActivityTaskHeartbeatById", true,
+      [&](const history::NamespaceRef& ns, const wf::RecordActivityTaskHeartbeatByIdRequest& req)
+          -> absl::StatusOr<wf::RecordActivityTaskHeartbeatByIdResponse> {
+        auto token =
+            history.ActivityTokenById(ns, req.workflow_id(), req.run_id(), req.activity_id());
+        if (!token.ok()) return token.status();
+        auto beat = history.RecordActivityTaskHeartbeat(ns, *token, req.details());
+        if (!beat.ok()) return beat.status();
+        wf::RecordActivityTaskHeartbeatByIdResponse out;
+        out.set_cancel_requested(beat->cancel_requested());
+        return out;
       });
   dispatcher.AddUnary<wf::ShutdownWorkerRequest, wf::ShutdownWorkerResponse>(
       Method("ShutdownWorker"), [](const auto&, const rpc::CallContext&) {
@@ -370,21 +375,20 @@ void RegisterWorkflowRpcHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& n
       Method("ResetStickyTaskQueue"), [](const auto&, const rpc::CallContext&) {
         return absl::StatusOr<wf::ResetStickyTaskQueueResponse>(wf::ResetStickyTaskQueueResponse());
       });
-  dispatcher.AddUnary<wf::DescribeTaskQueueRequest, wf::DescribeTaskQueueResponse>(
-      Method("DescribeTaskQueue"), [&, with_namespace](const auto& req, const rpc::CallContext&) {
-        return with_namespace(req.namespace_(), true,
-                              [&](const history::NamespaceRef& ns) -> absl::StatusOr<wf::DescribeTaskQueueResponse> {
-          auto kind = req.task_queue_type() == enums::TASK_QUEUE_TYPE_ACTIVITY
-                          ? persistence::TaskKind::kActivity
-                          : persistence::TaskKind::kWorkflow;
-          wf::DescribeTaskQueueResponse out;
-          for (const auto& p : matching.Pollers(ns.id, req.task_queue().name(), kind)) {
-            auto* poller = out.add_pollers();
-            poller->set_identity(p.identity);
-            *poller->mutable_last_access_time() = ToProtoTime(p.last_access_time);
-          }
-          return out;
-        });
+  AddNamespaced<wf::DescribeTaskQueueRequest, wf::DescribeTaskQueueResponse>(
+      dispatcher, namespaces, "DescribeTaskQueue", true,
+      [&](const history::NamespaceRef& ns, const wf::DescribeTaskQueueRequest& req)
+          -> absl::StatusOr<wf::DescribeTaskQueueResponse> {
+        auto kind = req.task_queue_type() == enums::TASK_QUEUE_TYPE_ACTIVITY
+                        ? persistence::TaskKind::kActivity
+                        : persistence::TaskKind::kWorkflow;
+        wf::DescribeTaskQueueResponse out;
+        for (const auto& p : matching.Pollers(ns.id, req.task_queue().name(), kind)) {
+          auto* poller = out.add_pollers();
+          poller->set_identity(p.identity);
+          *poller->mutable_last_access_time() = ToProtoTime(p.last_access_time);
+        }
+        return out;
       });
 }
 
