@@ -67,7 +67,7 @@ struct CurrentRun {
 
 // How a Commit moves the workflow id's current-run pointer.
 enum class CurrentRunChange {
-  kNone,           // the run's status changed at most: the pointer's status follows it
+  kNone,           // the pointer's status follows the run's (written with a visibility update)
   kCreate,         // a new workflow id: fails with ALREADY_EXISTS when one exists
   kReplace,        // replace `expected_current_run_id` (closed) with this run
 };

@@ -285,6 +285,9 @@ class SqliteExecutionStore : public ExecutionStore {
         break;
       }
       case CurrentRunChange::kNone: {
+        // A run's status only changes when it closes, and closing always rewrites its
+        // visibility record: skip the page write on every other change.
+        if (!run.visibility.has_value()) break;
         ASSIGN_STMT(upd, db_.Prepare(
             "UPDATE current_executions SET status = ? WHERE namespace_id = ? AND "
             "workflow_id = ? AND run_id = ?"));
