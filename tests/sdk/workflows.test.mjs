@@ -138,16 +138,18 @@ test('starting a running workflow id is ALREADY_EXISTS', async () => {
   assert.equal(description.status.name, 'TERMINATED');
 });
 
-test('an activity failing twice succeeds on its third attempt under its retry policy', async () => {
-  const workflowId = uniqueName('retry');
-  const attempt = await withWorker({}, (taskQueue) =>
-    client.workflow.execute('retryUntilThirdAttempt', { taskQueue, workflowId }),
-  );
-  assert.equal(attempt, 3);
-  const history = await replays(workflowId);
-  const started = history.events.find((e) => e.activityTaskStartedEventAttributes);
-  assert.equal(started.activityTaskStartedEventAttributes.attempt, 3, 'retries write no events');
-  assert.match(started.activityTaskStartedEventAttributes.lastFailure.message, /attempt 2/);
+test('an activity failing twice succeeds on its third attempt under its retry policy (workflow cache on and off)', async () => {
+  for (const maxCachedWorkflows of [undefined, 0]) {
+    const workflowId = uniqueName('retry');
+    const attempt = await withWorker({ maxCachedWorkflows }, (taskQueue) =>
+      client.workflow.execute('retryUntilThirdAttempt', { taskQueue, workflowId }),
+    );
+    assert.equal(attempt, 3);
+    const history = await replays(workflowId);
+    const started = history.events.find((e) => e.activityTaskStartedEventAttributes);
+    assert.equal(started.activityTaskStartedEventAttributes.attempt, 3, 'retries write no events');
+    assert.match(started.activityTaskStartedEventAttributes.lastFailure.message, /attempt 2/);
+  }
 });
 
 test('describe shows the attempt and last failure of a retrying activity', async () => {
@@ -170,42 +172,48 @@ test('describe shows the attempt and last failure of a retrying activity', async
   });
 });
 
-test('a heartbeat timeout reaches the workflow as a TimeoutFailure', async () => {
-  const workflowId = uniqueName('heartbeat');
-  const result = await withWorker({}, (taskQueue) =>
-    client.workflow.execute('heartbeatTimeout', { taskQueue, workflowId }),
-  );
-  assert.equal(result, 'ActivityFailure: TimeoutFailure HEARTBEAT');
-  await replays(workflowId);
-});
-
-test('a failing workflow fails its result with the application failure', async () => {
-  const workflowId = uniqueName('failing');
-  await withWorker({}, async (taskQueue) => {
-    await assert.rejects(
-      client.workflow.execute('failing', { taskQueue, workflowId, args: ['broken on purpose'] }),
-      (err) =>
-        err instanceof WorkflowFailedError &&
-        err.cause?.message === 'broken on purpose' &&
-        err.cause?.type === 'TockTestFailure',
+test('a heartbeat timeout reaches the workflow as a TimeoutFailure (workflow cache on and off)', async () => {
+  for (const maxCachedWorkflows of [undefined, 0]) {
+    const workflowId = uniqueName('heartbeat');
+    const result = await withWorker({ maxCachedWorkflows }, (taskQueue) =>
+      client.workflow.execute('heartbeatTimeout', { taskQueue, workflowId }),
     );
-  });
-  const description = await client.workflow.getHandle(workflowId).describe();
-  assert.equal(description.status.name, 'FAILED');
-  await replays(workflowId);
+    assert.equal(result, 'ActivityFailure: TimeoutFailure HEARTBEAT');
+    await replays(workflowId);
+  }
 });
 
-test('a cancel from the client is handled by the workflow', async () => {
-  const workflowId = uniqueName('cancel');
-  const result = await withWorker({}, async (taskQueue) => {
-    const handle = await client.workflow.start('cancellable', { taskQueue, workflowId });
-    await handle.query('__stack_trace').catch(() => undefined);  // wait for the first task
-    await handle.cancel();
-    return await handle.result();
-  });
-  assert.equal(result, 'cancelled and cleaned up');
-  const history = await replays(workflowId);
-  assert.ok(history.events.some((e) => e.workflowExecutionCancelRequestedEventAttributes));
+test('a failing workflow fails its result with the application failure (workflow cache on and off)', async () => {
+  for (const maxCachedWorkflows of [undefined, 0]) {
+    const workflowId = uniqueName('failing');
+    await withWorker({ maxCachedWorkflows }, async (taskQueue) => {
+      await assert.rejects(
+        client.workflow.execute('failing', { taskQueue, workflowId, args: ['broken on purpose'] }),
+        (err) =>
+          err instanceof WorkflowFailedError &&
+          err.cause?.message === 'broken on purpose' &&
+          err.cause?.type === 'TockTestFailure',
+      );
+    });
+    const description = await client.workflow.getHandle(workflowId).describe();
+    assert.equal(description.status.name, 'FAILED');
+    await replays(workflowId);
+  }
+});
+
+test('a cancel from the client is handled by the workflow (workflow cache on and off)', async () => {
+  for (const maxCachedWorkflows of [undefined, 0]) {
+    const workflowId = uniqueName('cancel');
+    const result = await withWorker({ maxCachedWorkflows }, async (taskQueue) => {
+      const handle = await client.workflow.start('cancellable', { taskQueue, workflowId });
+      await handle.query('__stack_trace').catch(() => undefined);  // wait for the first task
+      await handle.cancel();
+      return await handle.result();
+    });
+    assert.equal(result, 'cancelled and cleaned up');
+    const history = await replays(workflowId);
+    assert.ok(history.events.some((e) => e.workflowExecutionCancelRequestedEventAttributes));
+  }
 });
 
 test('200 workflows at once', async () => {
@@ -321,18 +329,20 @@ test('a workflow signals another workflow (SignalExternal)', async () => {
   assert.ok(history.events.some((e) => e.externalWorkflowExecutionSignaledEventAttributes));
 });
 
-test('a failed workflow is retried by its retry policy in a new run', async () => {
-  const workflowId = uniqueName('wfretry');
-  const result = await withWorker({}, (taskQueue) =>
-    client.workflow.execute('failsOnFirstAttempt', {
-      taskQueue, workflowId, retry: { maximumAttempts: 3, initialInterval: '200 milliseconds' },
-    }),
-  );
-  assert.equal(result, 'attempt 2');
-  const second = await client.workflow.getHandle(workflowId).describe();
-  assert.equal(second.status.name, 'COMPLETED');
-  const first = await client.workflow.getHandle(workflowId, second.raw.workflowExecutionInfo.firstRunId).fetchHistory();
-  const failed = first.events.find((e) => e.workflowExecutionFailedEventAttributes);
-  assert.equal(failed.workflowExecutionFailedEventAttributes.newExecutionRunId, second.runId);
-  await replays(workflowId);
+test('a failed workflow is retried by its retry policy in a new run (workflow cache on and off)', async () => {
+  for (const maxCachedWorkflows of [undefined, 0]) {
+    const workflowId = uniqueName('wfretry');
+    const result = await withWorker({ maxCachedWorkflows }, (taskQueue) =>
+      client.workflow.execute('failsOnFirstAttempt', {
+        taskQueue, workflowId, retry: { maximumAttempts: 3, initialInterval: '200 milliseconds' },
+      }),
+    );
+    assert.equal(result, 'attempt 2');
+    const second = await client.workflow.getHandle(workflowId).describe();
+    assert.equal(second.status.name, 'COMPLETED');
+    const first = await client.workflow.getHandle(workflowId, second.raw.workflowExecutionInfo.firstRunId).fetchHistory();
+    const failed = first.events.find((e) => e.workflowExecutionFailedEventAttributes);
+    assert.equal(failed.workflowExecutionFailedEventAttributes.newExecutionRunId, second.runId);
+    await replays(workflowId);
+  }
 });
