@@ -130,3 +130,15 @@ export async function failsOnFirstAttempt() {
   if (attempt === 1) throw ApplicationFailure.retryable('the first attempt fails on purpose');
   return `attempt ${attempt}`;
 }
+
+export const tick = defineSignal('tick');
+
+// Completes as soon as it has seen a signal, reporting how many it saw.
+export async function countSignals() {
+  let seen = 0;
+  setHandler(tick, () => {
+    seen += 1;
+  });
+  await condition(() => seen >= 1);
+  return seen;
+}

@@ -346,3 +346,23 @@ test('a failed workflow is retried by its retry policy in a new run (workflow ca
     await replays(workflowId);
   }
 });
+
+test('signals racing the completion are never lost (UnhandledCommand)', async () => {
+  const workflowId = uniqueName('race');
+  const SIGNALS = 40;
+  const [seen, delivered] = await withWorker({}, async (taskQueue) => {
+    const handle = await client.workflow.start('countSignals', { taskQueue, workflowId });
+    const outcomes = await Promise.allSettled(
+      Array.from({ length: SIGNALS }, () => handle.signal('tick')),
+    );
+    const ok = outcomes.filter((o) => o.status === 'fulfilled').length;
+    outcomes
+      .filter((o) => o.status === 'rejected')
+      .forEach((o) => assert.equal(o.reason.name, 'WorkflowNotFoundError', String(o.reason)));
+    return [await handle.result(), ok];
+  });
+  const history = await replays(workflowId);
+  const signaled = history.events.filter((e) => e.workflowExecutionSignaledEventAttributes).length;
+  assert.equal(signaled, delivered, 'every accepted signal is in the history');
+  assert.equal(seen, signaled, 'the workflow saw every signal in its history before completing');
+});
