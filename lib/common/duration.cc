@@ -68,6 +68,8 @@ absl::StatusOr<absl::Duration> ParseHumanDuration(absl::string_view text, BareNu
 
 std::string FormatHumanDuration(absl::Duration d) {
   if (d == absl::ZeroDuration()) return "0s";
+  if (d == absl::InfiniteDuration()) return "inf";
+  if (d == -absl::InfiniteDuration()) return "-inf";
   std::string out;
   if (d < absl::ZeroDuration()) {
     out = "-";
@@ -77,15 +79,15 @@ std::string FormatHumanDuration(absl::Duration d) {
     absl::Duration size;
     const char* name;
   };
-  static const Unit kUnits[] = {{absl::Hours(24), "d"},  {absl::Hours(1), "h"},
-                                {absl::Minutes(1), "m"}, {absl::Seconds(1), "s"},
-                                {absl::Milliseconds(1), "ms"}};
+  // us and ns are not accepted by ParseHumanDuration, but a protobuf Duration can carry them;
+  // printing them keeps the form exact instead of silently dropping the remainder.
+  static const Unit kUnits[] = {{absl::Hours(24), "d"},        {absl::Hours(1), "h"},
+                                {absl::Minutes(1), "m"},       {absl::Seconds(1), "s"},
+                                {absl::Milliseconds(1), "ms"}, {absl::Microseconds(1), "us"},
+                                {absl::Nanoseconds(1), "ns"}};
   for (const Unit& unit : kUnits) {
     int64_t n = absl::IDivDuration(d, unit.size, &d);
     if (n > 0) absl::StrAppend(&out, n, unit.name);
-  }
-  if (d > absl::ZeroDuration()) {
-    absl::StrAppend(&out, absl::ToInt64Microseconds(d) > 0 ? absl::StrCat(absl::ToInt64Microseconds(d), "us") : absl::StrCat(absl::ToInt64Nanoseconds(d), "ns"));
   }
   return out;
 }

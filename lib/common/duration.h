@@ -18,6 +18,8 @@ absl::StatusOr<absl::Duration> ParseHumanDuration(absl::string_view text,
                                              BareNumberUnit bare = BareNumberUnit::kNone);
 
 // The shortest exact form using d, h, m, s, ms: 48h -> "2d", 36h -> "1d12h", 0 -> "0s".
+// A sub-millisecond remainder is written with us and ns ("1ms500us"), which
+// ParseHumanDuration does not read back; infinite durations are "inf" and "-inf".
 std::string FormatHumanDuration(absl::Duration d);
 
 }  // namespace tock

@@ -1,5 +1,6 @@
 #include "lib/common/ids.h"
 
+#include <cctype>
 #include <cstdint>
 #include <mutex>
 #include <random>
@@ -8,9 +9,23 @@
 
 namespace tock {
 
+namespace {
+
+// Seeded with 256 bits from the OS: one random_device() call gives only 32 bits, so two
+// processes would share a UUID sequence with probability 2^-32 per pair (run ids would
+// collide across servers).
+std::mt19937_64 SeededEngine() {
+  std::random_device device;
+  std::seed_seq seed{device(), device(), device(), device(),
+                     device(), device(), device(), device()};
+  return std::mt19937_64(seed);
+}
+
+}  // namespace
+
 std::string NewUuid() {
   static std::mutex mu;
-  static std::mt19937_64 rng{std::random_device{}()};
+  static std::mt19937_64 rng = SeededEngine();
   uint64_t hi, lo;
   {
     std::lock_guard lock(mu);

@@ -10,9 +10,12 @@
 namespace tock {
 
 // Compact canonical JSON; primitive fields are printed even when they hold their default,
-// so scripts see `"isGlobalNamespace": false` rather than a missing key.
+// so scripts see `"isGlobalNamespace": false` rather than a missing key. A message protobuf
+// refuses to print (a Duration or Timestamp out of its range, an Any of an unknown type)
+// gives "{}". Thread-safe.
 std::string ProtoToJsonString(const google::protobuf::Message& message);
 
+// The same document parsed, for printers and FlattenJson.
 nlohmann::json ProtoToJson(const google::protobuf::Message& message);
 
 }  // namespace tock
