@@ -276,11 +276,13 @@ void HistoryEngine::GetWorkflowHistory(
     }
     // Wait for the next commit of this run, then answer afresh (bounded by `limit`).
     auto once = std::make_shared<std::atomic<bool>>(false);
-    auto retry = [this, ns, req, deadline, done_bytes, done, once, run = *run_id](bool expired) {
+    auto wait_id = std::make_shared<std::atomic<uint64_t>>(0);
+    auto retry = [this, ns, req, deadline, done_bytes, done, once, wait_id,
+                  run = *run_id](bool expired) {
       if (once->exchange(true)) return;
       if (expired) {
-        wf::GetWorkflowExecutionHistoryRequest again = req;
-        again.set_wait_new_event(false);
+        DropWait(run, wait_id->load());
+        // Nothing new in time: an empty page (the caller asks again from the same place).
         wf::GetWorkflowExecutionHistoryResponse empty;
         empty.mutable_history();
         if (req.history_event_filter_type() != enums::HISTORY_EVENT_FILTER_TYPE_CLOSE_EVENT) {
@@ -290,7 +292,7 @@ void HistoryEngine::GetWorkflowHistory(
       }
       GetWorkflowHistory(ns, req, deadline, done_bytes);
     };
-    WaitForCommit(*run_id, [retry] { retry(false); });
+    *wait_id = WaitForCommit(*run_id, [retry] { retry(false); });
     timers_.Schedule(limit, [retry] { retry(true); });
     // A commit between the read above and the registration would be missed: look again.
     absl::StatusOr<MutableStateRecord> now = ReadRun({ns.id, req.execution().workflow_id(), *run_id});

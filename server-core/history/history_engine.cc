@@ -177,9 +177,11 @@ void HistoryEngine::NotifyHistoryWaiters(const std::string& run_id) {
   std::vector<std::function<void()>> wake;
   {
     std::lock_guard lock(waiters_mu_);
-    auto range = history_waiters_.equal_range(run_id);
-    for (auto it = range.first; it != range.second; ++it) wake.push_back(std::move(it->second));
-    history_waiters_.erase(range.first, range.second);
+    auto it = history_waiters_.find(run_id);
+    if (it != history_waiters_.end()) {
+      for (auto& [id, fn] : it->second) wake.push_back(std::move(fn));
+      history_waiters_.erase(it);
+    }
   }
   for (auto& w : wake) w();
 }

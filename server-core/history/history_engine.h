@@ -11,6 +11,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -189,8 +190,10 @@ class HistoryEngine {
   absl::Status ApplyStartChildCommand(RunTransaction& tx, const NamespaceRef& ns,
                                       const temporal::api::command::v1::Command& command,
                                       int64_t completed_id);
-  // Calls `wake` after the next commit of the run.
-  void WaitForCommit(const std::string& run_id, std::function<void()> wake);
+  // Calls `wake` after the next commit of the run, unless the wait is dropped first
+  // (the returned id; waits that time out drop themselves so idle runs collect none).
+  uint64_t WaitForCommit(const std::string& run_id, std::function<void()> wake);
+  void DropWait(const std::string& run_id, uint64_t id);
   // The run's state as last committed (for reads).
   absl::StatusOr<MutableStateRecord> ReadRun(const RunKey& key);
 
@@ -216,7 +219,8 @@ class HistoryEngine {
   std::unordered_map<std::string, std::shared_ptr<RunEntry>> runs_;  // by run id
 
   std::mutex waiters_mu_;
-  std::unordered_multimap<std::string, std::function<void()>> history_waiters_;
+  std::unordered_map<std::string, std::map<uint64_t, std::function<void()>>> history_waiters_;
+  uint64_t next_wait_id_ = 1;
 };
 
 // The status a Mutation returns to commit its change and still fail the call.

@@ -38,9 +38,19 @@ absl::StatusOr<MutableStateRecord> HistoryEngine::ReadRun(const RunKey& key) {
   return loaded;
 }
 
-void HistoryEngine::WaitForCommit(const std::string& run_id, std::function<void()> wake) {
+uint64_t HistoryEngine::WaitForCommit(const std::string& run_id, std::function<void()> wake) {
   std::lock_guard lock(waiters_mu_);
-  history_waiters_.emplace(run_id, std::move(wake));
+  uint64_t id = next_wait_id_++;
+  history_waiters_[run_id].emplace(id, std::move(wake));
+  return id;
+}
+
+void HistoryEngine::DropWait(const std::string& run_id, uint64_t id) {
+  std::lock_guard lock(waiters_mu_);
+  auto it = history_waiters_.find(run_id);
+  if (it == history_waiters_.end()) return;
+  it->second.erase(id);
+  if (it->second.empty()) history_waiters_.erase(it);
 }
 
 void HistoryEngine::QueryWorkflow(
@@ -75,11 +85,13 @@ void HistoryEngine::DispatchQuery(
       state->last_completed_workflow_task_started_event_id() == 0) {
     // A workflow task is in flight (or none ever ran): ask again after the next commit.
     auto once = std::make_shared<std::atomic<bool>>(false);
-    auto again = [this, ns, key, req, deadline, done, once] {
+    auto wait_id = std::make_shared<std::atomic<uint64_t>>(0);
+    auto again = [this, ns, key, req, deadline, done, once, wait_id] {
       if (once->exchange(true)) return;
+      DropWait(key.run_id, wait_id->load());
       DispatchQuery(ns, key, req, deadline, done);
     };
-    WaitForCommit(key.run_id, again);
+    *wait_id = WaitForCommit(key.run_id, again);
     timers_.Schedule(deadline, again);
     // A commit between the read above and the registration would be missed: look again.
     absl::StatusOr<MutableStateRecord> now = ReadRun(key);
