@@ -1,29 +1,47 @@
 // Running the built binaries from tests: a command to completion with captured output, and a
 // tock-server kept running on a free port for the duration of a test.
+//
+// Thread safety: RunProcess may be called from any thread. A ServerProcess is used from one
+// thread (its output is drained by a helper thread it owns).
 #pragma once
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <map>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace tock::testing {
 
 struct ProcessResult {
-  int exit_code = -1;  // -1: killed (timeout or signal)
+  int exit_code = -1;  // -1: killed (timeout or signal) or could not be started
   std::string out;
   std::string err;
+  bool timed_out = false;
 };
 
-// Runs argv[0] (a path) with `env` added to the environment and `input` on stdin; kills it
-// after `timeout`.
+struct RunOptions {
+  // Standard input is the slave side of a fresh pseudo-terminal (isatty(0) is true in the
+  // child); `input` is typed into it. Otherwise standard input is a pipe.
+  bool stdin_is_terminal = false;
+};
+
+// Runs argv[0] (a path) with `env` added to (or overriding) the environment and `input` on
+// stdin, stdout and stderr captured separately; kills it (SIGKILL) after `timeout`.
 ProcessResult RunProcess(const std::vector<std::string>& argv,
                          const std::map<std::string, std::string>& env = {},
                          const std::string& input = "",
-                         std::chrono::milliseconds timeout = std::chrono::seconds(30));
+                         std::chrono::milliseconds timeout = std::chrono::seconds(30),
+                         const RunOptions& options = {});
+
+// A TCP port on 127.0.0.1 that was free a moment ago and has nothing listening on it now
+// (bound to port 0, then closed): connecting to it is refused.
+int ClosedLocalPort();
 
 // A temporary directory removed with everything in it at destruction.
 class TempDir {
@@ -41,8 +59,10 @@ class TempDir {
   std::filesystem::path path_;
 };
 
-// tock-server (or `tock server start-dev`) started with `args` then `--port 0`, its address read from the banner.
-// Stopped (SIGTERM, then SIGKILL after 5 s) by Stop() or the destructor.
+// tock-server (or `tock server start-dev`) started with `args` then `--port 0`, its address
+// read from the first banner line `Tock server <version> listening on <ip>:<port>`.
+// Stopped (SIGTERM, then SIGKILL after 5 s) by Stop() or the destructor. After the banner,
+// its stdout and stderr keep being read (a full pipe would block the server) and are kept.
 class ServerProcess {
  public:
   explicit ServerProcess(std::string binary) : binary_(std::move(binary)) {}
@@ -50,19 +70,27 @@ class ServerProcess {
   ServerProcess(const ServerProcess&) = delete;
   ServerProcess& operator=(const ServerProcess&) = delete;
 
-  // Starts and waits for the banner (20 s at most). False with the reason in error().
+  // Starts and waits for the banner (20 s at most). False with the reason (and the server's
+  // stderr) in error(); exit_code() then holds the server's exit code (-1: killed by us).
   bool Start(const std::vector<std::string>& args);
-  // SIGTERM, then SIGKILL after 5 s. Returns the exit code (-1 when killed by a signal).
+  // SIGTERM, then SIGKILL after 5 s. Returns the exit code (-1 when killed by a signal or not
+  // running).
   int Stop();
+  // SIGKILL (a crash, as far as the server can tell).
   void Kill();
 
+  bool running() const { return pid_ > 0; }
   const std::string& address() const { return address_; }
   const std::string& error() const { return error_; }
   const std::string& banner() const { return banner_; }
+  int exit_code() const { return exit_code_; }
   pid_t pid() const { return pid_; }
+  // Everything the server wrote to stderr so far (complete once stopped).
+  std::string stderr_text() const;
 
  private:
   int Reap(std::chrono::milliseconds grace);
+  void Drain();
 
   std::string binary_;
   pid_t pid_ = 0;
@@ -71,6 +99,14 @@ class ServerProcess {
   std::string address_;
   std::string banner_;
   std::string error_;
+  int exit_code_ = -1;
+
+  std::thread drainer_;
+  std::atomic<bool> stop_draining_{false};
+  std::atomic<bool> drained_{false};  // both pipes reached end of file
+  mutable std::mutex mu_;
+  std::string stdout_rest_;  // guarded by mu_
+  std::string stderr_;       // guarded by mu_
 };
 
 }  // namespace tock::testing
