@@ -6,6 +6,63 @@
 #include "cmd/tock/commands/workflow.h"
 
 namespace tock::cli {
+namespace {
+
+// Rules for the whole tree, so every group behaves alike:
+// - a repeatable option (--data K=V, --clusters A,B) takes one value per occurrence, never
+//   the words after it: `register --data a=1 orders` leaves `orders` to the NAME positional;
+// - a group needs no subcommand (bare `tock namespace` prints its help) so that an unknown
+//   word is reported by name ("frobnicate") rather than as "A subcommand is required".
+void ApplyTreeRules(CLI::App& app) {
+  for (CLI::Option* option : app.get_options()) option->allow_extra_args(false);
+  std::vector<CLI::App*> subs = app.get_subcommands([](CLI::App*) { return true; });
+  if (!subs.empty() && app.get_parent() != nullptr) app.require_subcommand(0, 1);
+  for (CLI::App* sub : subs) ApplyTreeRules(*sub);
+}
+
+// "tock namespace register": the deepest command the parse reached, for usage hints.
+std::string CommandPath(const CLI::App& app) {
+  std::string path = app.get_name().empty() ? "tock" : app.get_name();
+  const CLI::App* at = &app;
+  while (true) {
+    std::vector<CLI::App*> chosen = at->get_subcommands();
+    if (chosen.empty()) return path;
+    at = chosen.front();
+    path += " " + at->get_name();
+  }
+}
+
+int RunParsed(CLI::App& app, CommandContext& ctx,
+              const std::function<void()>& parse) {
+  ctx.action = nullptr;
+  try {
+    parse();
+  } catch (const CLI::CallForHelp&) {
+    // help() delegates to the chosen subcommand: `tock namespace register --help`.
+    ctx.out << app.help();
+    return kExitOk;
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e, ctx.out, ctx.err);  // --version, --help-all
+    ctx.err << "error: " << e.what() << "\n"
+            << "Run '" << CommandPath(app) << " --help' for usage.\n";
+    return kExitUsage;
+  }
+  if (!ctx.action) {
+    // A bare group (`tock`, `tock namespace`) is a request for its help.
+    ctx.out << app.help();
+    return kExitOk;
+  }
+  std::function<absl::Status()> action = std::move(ctx.action);
+  ctx.action = nullptr;
+  absl::Status status = action();
+  if (!status.ok()) {
+    ctx.err << "error: " << status.message() << "\n";
+    return ExitCodeFor(status);
+  }
+  return kExitOk;
+}
+
+}  // namespace
 
 void BuildApp(CLI::App& app, CommandContext& ctx) {
   app.description(
@@ -18,63 +75,60 @@ void BuildApp(CLI::App& app, CommandContext& ctx) {
       "  tock namespace describe orders -o json\n"
       "  tock --address prod:7233 namespace list\n"
       "\n"
+      "Output: -o table (aligned columns; one object as Key: value lines), card (Key: value\n"
+      "lines), json (protobuf's canonical JSON; a list is one array) or jsonl (one JSON\n"
+      "document per line, streamed). Default: table when stdout is a terminal, json otherwise.\n"
       "Environment: TOCK_ADDRESS (then TEMPORAL_ADDRESS), TOCK_NAMESPACE (then\n"
-      "TEMPORAL_NAMESPACE), TOCK_API_KEY, NO_COLOR.\n"
+      "TEMPORAL_NAMESPACE), TOCK_API_KEY (then TEMPORAL_API_KEY), NO_COLOR.\n"
       "Exit status: 0 ok, 1 error, 2 usage or invalid input, 3 not found,\n"
       "4 unavailable or timeout, 5 already exists or conflict.\n");
-  app.set_version_flag("--version", "tock 0.1.0");
+  app.set_version_flag("--version", "tock " TOCK_VERSION);
   app.require_subcommand(0, 1);
   // Global flags may come before or after the command.
   app.fallthrough();
   GlobalOptions& o = ctx.options;
-  app.add_option("--address", o.address, "Frontend address HOST:PORT (env TOCK_ADDRESS)")
+  app.add_option("--address", o.address,
+                 "Frontend address HOST:PORT (env TOCK_ADDRESS, then TEMPORAL_ADDRESS)")
       ->default_str(o.address);
-  app.add_option("-n,--namespace", o.namespace_name, "Namespace (env TOCK_NAMESPACE)")
+  app.add_option("-n,--namespace", o.namespace_name,
+                 "Namespace (env TOCK_NAMESPACE, then TEMPORAL_NAMESPACE)")
       ->default_str(o.namespace_name);
   app.add_option("-o,--output", o.output,
                  "Output: table, card, json or jsonl (default: table on a terminal, else json)")
       ->check(CLI::IsMember({"table", "card", "json", "jsonl"}));
   app.add_option("--timeout", o.timeout, "Deadline of each call, e.g. 10s, 1m")
       ->default_str(o.timeout);
-  app.add_flag("--tls", o.tls, "Connect with TLS");
+  app.add_flag("--tls", o.tls, "Connect with TLS (implied by any --tls-* option)");
   app.add_option("--tls-ca-cert", o.tls_ca_cert, "CA certificate (PEM) to trust");
   app.add_option("--tls-cert", o.tls_cert, "Client certificate (PEM) for mutual TLS");
   app.add_option("--tls-key", o.tls_key, "Client key (PEM) for mutual TLS");
   app.add_option("--tls-server-name", o.tls_server_name, "Server name to verify");
   app.add_option("--api-key", o.api_key, "API key, sent as a bearer token (env TOCK_API_KEY)");
-  app.add_option("--color", o.color, "Color: auto, always or never (honours NO_COLOR)")
-      ->check(CLI::IsMember({"auto", "always", "never"}));
+  app.add_option("--color", o.color, "Color: auto, always or never (auto honours NO_COLOR)")
+      ->check(CLI::IsMember({"auto", "always", "never"}))
+      ->default_str(o.color);
 
   AddNamespaceCommands(app, ctx);
   AddClusterCommands(app, ctx);
   AddWorkflowCommands(app, ctx);
   AddTaskQueueCommands(app, ctx);
   AddServerCommands(app, ctx);
+  ApplyTreeRules(app);
 }
 
 int Run(CLI::App& app, CommandContext& ctx, int argc, const char* const* argv) {
-  ctx.action = nullptr;
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    ctx.out << app.help(e.what() == std::string("--help-all") ? "" : "", CLI::AppFormatMode::Normal);
-    return kExitOk;
-  } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) return app.exit(e, ctx.out, ctx.err);
-    ctx.err << "error: " << e.what() << "\n";
-    ctx.err << "Run with --help for usage.\n";
-    return kExitUsage;
-  }
-  if (!ctx.action) {
-    ctx.out << app.help();
-    return kExitOk;
-  }
-  absl::Status status = ctx.action();
-  if (!status.ok()) {
-    ctx.err << "error: " << status.message() << "\n";
-    return ExitCodeFor(status);
-  }
-  return kExitOk;
+  return RunParsed(app, ctx, [&] { app.parse(argc, argv); });
+}
+
+int RunArgs(CommandContext& ctx, const std::vector<std::string>& args) {
+  const GlobalOptions saved = ctx.options;
+  CLI::App app{"", "tock"};
+  BuildApp(app, ctx);
+  // CLI11 consumes the words from the back.
+  std::vector<std::string> reversed(args.rbegin(), args.rend());
+  int code = RunParsed(app, ctx, [&] { app.parse(reversed); });
+  ctx.options = saved;
+  return code;
 }
 
 }  // namespace tock::cli

@@ -43,11 +43,22 @@ GlobalOptions DefaultGlobalOptions() {
   o.address = Env({"TOCK_ADDRESS", "TEMPORAL_ADDRESS"}, "127.0.0.1:7233");
   o.namespace_name = Env({"TOCK_NAMESPACE", "TEMPORAL_NAMESPACE"}, "default");
   o.api_key = Env({"TOCK_API_KEY", "TEMPORAL_API_KEY"}, "");
-  o.color = std::getenv("NO_COLOR") != nullptr ? "never" : "auto";
   return o;
 }
 
-absl::StatusOr<client::Connection*> CommandContext::connection() {
+absl::StatusOr<OutputFormat> ResolveOutputFormat(const std::string& output,
+                                                 bool stdout_is_terminal) {
+  if (output.empty()) return stdout_is_terminal ? OutputFormat::kTable : OutputFormat::kJson;
+  return ParseOutputFormat(output);
+}
+
+bool ResolveColor(const std::string& color, bool stdout_is_terminal, bool no_color_env) {
+  if (color == "always") return true;
+  if (color == "never") return false;
+  return stdout_is_terminal && !no_color_env;
+}
+
+absl::StatusOr<client::ConnectionOptions> ToConnectionOptions(const GlobalOptions& options) {
   absl::StatusOr<absl::Duration> timeout = ParseHumanDuration(options.timeout);
   if (!timeout.ok() || *timeout <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -57,15 +68,25 @@ absl::StatusOr<client::Connection*> CommandContext::connection() {
   o.address = options.address;
   o.timeout = *timeout;
   o.api_key = options.api_key;
-  o.tls.enabled = options.tls || !options.tls_ca_cert.empty() || !options.tls_cert.empty();
+  // Any TLS file implies TLS: nobody means to send a client key in the clear.
+  o.tls.enabled = options.tls || !options.tls_ca_cert.empty() || !options.tls_cert.empty() ||
+                  !options.tls_key.empty() || !options.tls_server_name.empty();
   o.tls.ca_cert_path = options.tls_ca_cert;
   o.tls.cert_path = options.tls_cert;
   o.tls.key_path = options.tls_key;
   o.tls.server_name = options.tls_server_name;
-  std::string key = absl::StrCat(o.address, "|", o.tls.enabled, "|", o.tls.ca_cert_path, "|",
-                                 o.tls.cert_path, "|", o.api_key, "|", options.timeout);
+  return o;
+}
+
+absl::StatusOr<client::Connection*> CommandContext::connection() {
+  absl::StatusOr<client::ConnectionOptions> o = ToConnectionOptions(options);
+  if (!o.ok()) return o.status();
+  std::string key = absl::StrCat(o->address, "|", o->tls.enabled, "|", o->tls.ca_cert_path, "|",
+                                 o->tls.cert_path, "|", o->tls.key_path, "|",
+                                 o->tls.server_name, "|", o->api_key, "|",
+                                 absl::FormatDuration(o->timeout));
   if (connection_ == nullptr || key != connection_key_) {
-    absl::StatusOr<std::unique_ptr<client::Connection>> opened = client::Connection::Open(o);
+    absl::StatusOr<std::unique_ptr<client::Connection>> opened = client::Connection::Open(*o);
     if (!opened.ok()) return opened.status();
     connection_ = std::move(*opened);
     connection_key_ = key;
@@ -74,14 +95,9 @@ absl::StatusOr<client::Connection*> CommandContext::connection() {
 }
 
 absl::StatusOr<Printer> CommandContext::printer() {
-  OutputFormat format = stdout_is_terminal ? OutputFormat::kTable : OutputFormat::kJson;
-  if (!options.output.empty()) {
-    absl::StatusOr<OutputFormat> parsed = ParseOutputFormat(options.output);
-    if (!parsed.ok()) return parsed.status();
-    format = *parsed;
-  }
-  bool color = options.color == "always" || (options.color == "auto" && stdout_is_terminal);
-  return Printer(out, format, color);
+  absl::StatusOr<OutputFormat> format = ResolveOutputFormat(options.output, stdout_is_terminal);
+  if (!format.ok()) return format.status();
+  return Printer(out, *format, ResolveColor(options.color, stdout_is_terminal, no_color_env));
 }
 
 }  // namespace tock::cli

@@ -3,6 +3,7 @@
 // later, a whole REPL session, so the connection stays open between commands).
 #pragma once
 
+#include <cstdlib>
 #include <functional>
 #include <iostream>
 #include <memory>
@@ -28,7 +29,7 @@ int ExitCodeFor(const absl::Status& status);
 struct GlobalOptions {
   std::string address;
   std::string namespace_name;
-  std::string output;  // empty: table on a terminal, json otherwise
+  std::string output;  // empty: table on a terminal, json otherwise (see ResolveOutputFormat)
   std::string timeout = "10s";
   bool tls = false;
   std::string tls_ca_cert;
@@ -36,11 +37,21 @@ struct GlobalOptions {
   std::string tls_key;
   std::string tls_server_name;
   std::string api_key;
-  std::string color = "auto";
+  std::string color = "auto";  // auto: on a terminal unless NO_COLOR is set
 };
 
 // The defaults of the global options from the environment (TOCK_* before TEMPORAL_*).
 GlobalOptions DefaultGlobalOptions();
+
+// -o as given, else table on a terminal and json otherwise (pipes and scripts get JSON).
+absl::StatusOr<OutputFormat> ResolveOutputFormat(const std::string& output,
+                                                 bool stdout_is_terminal);
+
+// --color always|never, or auto: on a terminal unless NO_COLOR is set (https://no-color.org).
+bool ResolveColor(const std::string& color, bool stdout_is_terminal, bool no_color_env);
+
+// The connection settings of the global options. INVALID_ARGUMENT for a bad --timeout.
+absl::StatusOr<client::ConnectionOptions> ToConnectionOptions(const GlobalOptions& options);
 
 class CommandContext {
  public:
@@ -51,6 +62,7 @@ class CommandContext {
         err(err),
         stdin_is_terminal(stdin_is_terminal),
         stdout_is_terminal(stdout_is_terminal),
+        no_color_env(std::getenv("NO_COLOR") != nullptr && *std::getenv("NO_COLOR") != '\0'),
         options(DefaultGlobalOptions()) {}
 
   std::istream& in;
@@ -58,6 +70,7 @@ class CommandContext {
   std::ostream& err;
   const bool stdin_is_terminal;
   const bool stdout_is_terminal;
+  const bool no_color_env;  // NO_COLOR set (non-empty) when the context was made
   GlobalOptions options;
 
   // The command chosen by the parse; it runs after parsing succeeded.

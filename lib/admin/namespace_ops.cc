@@ -13,6 +13,28 @@ using WorkflowStub = temporal::api::workflowservice::v1::WorkflowService::Stub;
 using OperatorStub = temporal::api::operatorservice::v1::OperatorService::Stub;
 using AdminStub = tock::admin::v1::AdminService::Stub;
 
+// The same fields, for callers that print every namespace one way.
+wf::DescribeNamespaceResponse FromUpdate(const wf::UpdateNamespaceResponse& u) {
+  wf::DescribeNamespaceResponse d;
+  *d.mutable_namespace_info() = u.namespace_info();
+  *d.mutable_config() = u.config();
+  *d.mutable_replication_config() = u.replication_config();
+  d.set_failover_version(u.failover_version());
+  d.set_is_global_namespace(u.is_global_namespace());
+  return d;
+}
+
+// Describes after a change. The change is committed whatever happens here, so when only the
+// describe fails (a server without DescribeNamespace permissions, say) the caller still gets
+// what the update returned rather than an error for a change that happened.
+absl::StatusOr<wf::DescribeNamespaceResponse> DescribeAfterUpdate(
+    client::Connection& connection, const std::string& name,
+    const wf::UpdateNamespaceResponse& updated) {
+  absl::StatusOr<wf::DescribeNamespaceResponse> now = DescribeNamespace(connection, name);
+  if (now.ok()) return now;
+  return FromUpdate(updated);
+}
+
 }  // namespace
 
 absl::StatusOr<std::map<std::string, std::string>> ParseKeyValues(
@@ -29,8 +51,8 @@ absl::StatusOr<std::map<std::string, std::string>> ParseKeyValues(
   return out;
 }
 
-absl::StatusOr<wf::DescribeNamespaceResponse> RegisterNamespace(
-    client::Connection& connection, const RegisterNamespaceOptions& options) {
+absl::StatusOr<wf::RegisterNamespaceRequest> MakeRegisterNamespaceRequest(
+    const RegisterNamespaceOptions& options) {
   wf::RegisterNamespaceRequest req;
   req.set_namespace_(options.name);
   if (options.retention.has_value()) {
@@ -44,14 +66,27 @@ absl::StatusOr<wf::DescribeNamespaceResponse> RegisterNamespace(
   req.set_is_global_namespace(options.global);
   for (const auto& c : options.clusters) req.add_clusters()->set_cluster_name(c);
   req.set_active_cluster_name(options.active_cluster);
-  auto registered = connection.Call(&WorkflowStub::RegisterNamespace, connection.workflow(), req,
+  return req;
+}
+
+absl::StatusOr<wf::DescribeNamespaceResponse> RegisterNamespace(
+    client::Connection& connection, const RegisterNamespaceOptions& options) {
+  absl::StatusOr<wf::RegisterNamespaceRequest> req = MakeRegisterNamespaceRequest(options);
+  if (!req.ok()) return req.status();
+  auto registered = connection.Call(&WorkflowStub::RegisterNamespace, connection.workflow(), *req,
                                     options.name);
   if (!registered.ok()) return registered.status();
   return DescribeNamespace(connection, options.name);
 }
 
 absl::StatusOr<wf::DescribeNamespaceResponse> DescribeNamespace(client::Connection& connection,
-                                                                const std::string& name) {
+                                                                const std::string& name,
+                                                                std::optional<absl::Time> as_of) {
+  if (as_of.has_value()) {
+    auto past = DescribeNamespaceAsOf(connection, name, *as_of);
+    if (!past.ok()) return past.status();
+    return past->namespace_();
+  }
   wf::DescribeNamespaceRequest req;
   req.set_namespace_(name);
   return connection.Call(&WorkflowStub::DescribeNamespace, connection.workflow(), req, name);
@@ -67,9 +102,10 @@ absl::StatusOr<tock::admin::v1::DescribeNamespaceAsOfResponse> DescribeNamespace
 
 absl::Status ListNamespaces(
     client::Connection& connection, bool include_deleted,
-    const std::function<absl::Status(const wf::DescribeNamespaceResponse&)>& each) {
+    const std::function<absl::Status(const wf::DescribeNamespaceResponse&)>& each,
+    int page_size) {
   wf::ListNamespacesRequest req;
-  req.set_page_size(100);
+  req.set_page_size(page_size);
   req.mutable_namespace_filter()->set_include_deleted(include_deleted);
   while (true) {
     auto page = connection.Call(&WorkflowStub::ListNamespaces, connection.workflow(), req);
@@ -78,12 +114,16 @@ absl::Status ListNamespaces(
       if (absl::Status s = each(ns); !s.ok()) return s;
     }
     if (page->next_page_token().empty()) return absl::OkStatus();
+    // A server that hands back the token it was given would loop forever.
+    if (page->next_page_token() == req.next_page_token()) {
+      return absl::InternalError("ListNamespaces returned the same page token twice");
+    }
     req.set_next_page_token(page->next_page_token());
   }
 }
 
-absl::StatusOr<wf::UpdateNamespaceResponse> UpdateNamespace(
-    client::Connection& connection, const UpdateNamespaceOptions& options) {
+absl::StatusOr<wf::UpdateNamespaceRequest> MakeUpdateNamespaceRequest(
+    const UpdateNamespaceOptions& options) {
   wf::UpdateNamespaceRequest req;
   req.set_namespace_(options.name);
   if (options.retention.has_value()) {
@@ -92,27 +132,48 @@ absl::StatusOr<wf::UpdateNamespaceResponse> UpdateNamespace(
     *req.mutable_config()->mutable_workflow_execution_retention_ttl() =
         ToProtoDuration(*retention);
   }
-  auto* info = req.mutable_update_info();
-  info->set_description(options.description);
-  info->set_owner_email(options.owner_email);
-  for (const auto& [k, v] : options.data) (*info->mutable_data())[k] = v;
+  if (!options.description.empty() || !options.owner_email.empty() || !options.data.empty()) {
+    auto* info = req.mutable_update_info();
+    info->set_description(options.description);
+    info->set_owner_email(options.owner_email);
+    for (const auto& [k, v] : options.data) (*info->mutable_data())[k] = v;
+  }
   req.set_promote_namespace(options.promote_global);
   for (const auto& c : options.clusters) {
     req.mutable_replication_config()->add_clusters()->set_cluster_name(c);
   }
-  return connection.Call(&WorkflowStub::UpdateNamespace, connection.workflow(), req, options.name);
+  return req;
 }
 
-absl::StatusOr<wf::UpdateNamespaceResponse> FailoverNamespace(client::Connection& connection,
-                                                              const std::string& name,
-                                                              const std::string& to_cluster) {
+absl::StatusOr<wf::DescribeNamespaceResponse> UpdateNamespace(
+    client::Connection& connection, const UpdateNamespaceOptions& options) {
+  absl::StatusOr<wf::UpdateNamespaceRequest> req = MakeUpdateNamespaceRequest(options);
+  if (!req.ok()) return req.status();
+  auto updated =
+      connection.Call(&WorkflowStub::UpdateNamespace, connection.workflow(), *req, options.name);
+  if (!updated.ok()) return updated.status();
+  return DescribeAfterUpdate(connection, options.name, *updated);
+}
+
+absl::StatusOr<wf::UpdateNamespaceRequest> MakeFailoverNamespaceRequest(
+    const std::string& name, const std::string& to_cluster) {
   if (to_cluster.empty()) {
     return absl::InvalidArgumentError("the target cluster is empty; use --to CLUSTER");
   }
   wf::UpdateNamespaceRequest req;
   req.set_namespace_(name);
   req.mutable_replication_config()->set_active_cluster_name(to_cluster);
-  return connection.Call(&WorkflowStub::UpdateNamespace, connection.workflow(), req, name);
+  return req;
+}
+
+absl::StatusOr<wf::DescribeNamespaceResponse> FailoverNamespace(client::Connection& connection,
+                                                                const std::string& name,
+                                                                const std::string& to_cluster) {
+  absl::StatusOr<wf::UpdateNamespaceRequest> req = MakeFailoverNamespaceRequest(name, to_cluster);
+  if (!req.ok()) return req.status();
+  auto updated = connection.Call(&WorkflowStub::UpdateNamespace, connection.workflow(), *req, name);
+  if (!updated.ok()) return updated.status();
+  return DescribeAfterUpdate(connection, name, *updated);
 }
 
 absl::Status DeprecateNamespace(client::Connection& connection, const std::string& name) {
@@ -129,7 +190,22 @@ absl::StatusOr<std::string> DeleteNamespace(client::Connection& connection,
   auto out = connection.Call(&OperatorStub::DeleteNamespace, connection.operator_service(), req,
                              name);
   if (!out.ok()) return out.status();
-  return out->deleted_namespace();
+  return out->deleted_namespace().empty() ? name : out->deleted_namespace();
+}
+
+std::vector<NamespaceHistoryEntry> PairVersionsWithChanges(
+    const tock::admin::v1::GetNamespaceHistoryResponse& history) {
+  std::vector<NamespaceHistoryEntry> entries;
+  entries.reserve(history.versions_size());
+  const tock::persistence::v1::NamespaceRecord empty;
+  for (int i = 0; i < history.versions_size(); ++i) {
+    NamespaceHistoryEntry entry;
+    entry.version = history.versions(i);
+    entry.changes = DiffNamespaceRecords(i == 0 ? empty : history.versions(i - 1).record(),
+                                         history.versions(i).record());
+    entries.push_back(std::move(entry));
+  }
+  return entries;
 }
 
 absl::StatusOr<std::vector<NamespaceHistoryEntry>> NamespaceHistory(
@@ -138,16 +214,7 @@ absl::StatusOr<std::vector<NamespaceHistoryEntry>> NamespaceHistory(
   req.set_namespace_(name);
   auto out = connection.Call(&AdminStub::GetNamespaceHistory, connection.admin(), req, name);
   if (!out.ok()) return out.status();
-  std::vector<NamespaceHistoryEntry> entries;
-  const tock::persistence::v1::NamespaceRecord empty;
-  for (int i = 0; i < out->versions_size(); ++i) {
-    NamespaceHistoryEntry entry;
-    entry.version = out->versions(i);
-    entry.changes = DiffNamespaceRecords(i == 0 ? empty : out->versions(i - 1).record(),
-                                         out->versions(i).record());
-    entries.push_back(std::move(entry));
-  }
-  return entries;
+  return PairVersionsWithChanges(*out);
 }
 
 }  // namespace tock::admin

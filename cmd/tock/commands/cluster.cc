@@ -1,16 +1,14 @@
 #include "cmd/tock/commands/cluster.h"
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "lib/admin/cluster_ops.h"
 #include "lib/common/proto_json.h"
-#include "lib/common/proto_time.h"
 #include "lib/common/time_format.h"
-#include "temporal/api/operatorservice/v1/service.grpc.pb.h"
-#include "temporal/api/workflowservice/v1/service.grpc.pb.h"
 
 namespace tock::cli {
 namespace {
 
-namespace wf = temporal::api::workflowservice::v1;
 namespace op = temporal::api::operatorservice::v1;
 
 void AddDescribe(CLI::App& group, CommandContext& ctx) {
@@ -20,16 +18,12 @@ void AddDescribe(CLI::App& group, CommandContext& ctx) {
     ctx.action = [&ctx]() -> absl::Status {
       auto connection = ctx.connection();
       if (!connection.ok()) return connection.status();
-      client::Connection& c = **connection;
-      auto info = c.Call(&wf::WorkflowService::Stub::GetClusterInfo, c.workflow(),
-                         wf::GetClusterInfoRequest());
-      if (!info.ok()) return info.status();
-      // Tock's own view adds the cluster metadata; other Temporal servers lack it.
-      auto tock = c.Call(&tock::admin::v1::AdminService::Stub::DescribeCluster, c.admin(),
-                         tock::admin::v1::DescribeClusterRequest());
-      if (!tock.ok() && tock.status().code() != absl::StatusCode::kUnimplemented) {
-        return tock.status();
-      }
+      auto cluster = admin::DescribeCluster(**connection);
+      if (!cluster.ok()) return cluster.status();
+      const auto* info = &cluster->info;
+      const auto& tock = cluster->tock;
+      // GetClusterInfo's canonical JSON, with Tock's own view under "tock" when the server
+      // has it (a Temporal server has not).
       nlohmann::json json = ProtoToJson(*info);
       CardRows card = {
           {"Cluster", info->cluster_name()},
@@ -40,12 +34,19 @@ void AddDescribe(CLI::App& group, CommandContext& ctx) {
           {"Initial failover version", std::to_string(info->initial_failover_version())},
           {"Failover version increment", std::to_string(info->failover_version_increment())},
       };
-      if (tock.ok()) {
+      if (tock.has_value()) {
         json["tock"] = ProtoToJson(*tock);
         card.emplace_back("Master cluster", tock->master_cluster_name());
         card.emplace_back("Global namespaces", tock->enable_global_namespace() ? "enabled" : "disabled");
         card.emplace_back("Database", absl::StrCat(tock->persistence_engine(), " ",
                                                    tock->persistence_location()));
+        std::vector<std::string> members;
+        for (const auto& m : tock->clusters()) {
+          members.push_back(absl::StrCat(m.cluster_name(), " (initial version ",
+                                         m.initial_failover_version(), ", ", m.rpc_address(),
+                                         m.enabled() ? "" : ", disabled", ")"));
+        }
+        card.emplace_back("Clusters", absl::StrJoin(members, "; "));
         card.emplace_back("Started", FormatTimestamp(FromProtoTime(tock->server_start_time())));
       }
       absl::StatusOr<Printer> printer = ctx.printer();
@@ -63,21 +64,20 @@ void AddList(CLI::App& group, CommandContext& ctx) {
     ctx.action = [&ctx]() -> absl::Status {
       auto connection = ctx.connection();
       if (!connection.ok()) return connection.status();
-      client::Connection& c = **connection;
-      auto clusters = c.Call(&op::OperatorService::Stub::ListClusters, c.operator_service(),
-                             op::ListClustersRequest());
-      if (!clusters.ok()) return clusters.status();
       absl::StatusOr<Printer> printer = ctx.printer();
       if (!printer.ok()) return printer.status();
       printer->BeginList({"NAME", "ADDRESS", "INITIAL FAILOVER VERSION", "ENABLED", "REPLICATION"});
-      for (const auto& m : clusters->clusters()) {
+      absl::Status s = admin::ListClusters(**connection, [&](const op::ClusterMetadata& m) {
         printer->Row(ProtoToJson(m), {m.cluster_name(), m.address(),
                                       std::to_string(m.initial_failover_version()),
                                       m.is_connection_enabled() ? "yes" : "no",
                                       m.is_replication_enabled() ? "yes" : "no"});
-      }
+        return absl::OkStatus();
+      });
+      // A list that failed before its first row prints nothing, only the error.
+      if (!s.ok() && printer->rows_seen() == 0) return s;
       printer->EndList();
-      return absl::OkStatus();
+      return s;
     };
   });
 }

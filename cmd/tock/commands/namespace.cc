@@ -66,18 +66,6 @@ absl::Status PrintNamespace(CommandContext& ctx, const wf::DescribeNamespaceResp
   return absl::OkStatus();
 }
 
-// DescribeNamespaceResponse from an UpdateNamespaceResponse (same fields), so every command
-// that returns a namespace prints it the same way.
-wf::DescribeNamespaceResponse AsDescribe(const wf::UpdateNamespaceResponse& u) {
-  wf::DescribeNamespaceResponse d;
-  *d.mutable_namespace_info() = u.namespace_info();
-  *d.mutable_config() = u.config();
-  *d.mutable_replication_config() = u.replication_config();
-  d.set_failover_version(u.failover_version());
-  d.set_is_global_namespace(u.is_global_namespace());
-  return d;
-}
-
 std::string NameOrDefault(const CommandContext& ctx, const std::string& name) {
   return name.empty() ? ctx.options.namespace_name : name;
 }
@@ -85,6 +73,7 @@ std::string NameOrDefault(const CommandContext& ctx, const std::string& name) {
 struct RegisterFlags {
   admin::RegisterNamespaceOptions options;
   std::string retention;
+  bool retention_given = false;
   std::vector<std::string> data;
 };
 
@@ -93,7 +82,8 @@ void AddRegister(CLI::App& group, CommandContext& ctx) {
   CLI::App* cmd = group.add_subcommand("register", "Register a new namespace");
   cmd->add_option("name", flags->options.name, "Namespace name")->required();
   cmd->add_option("--retention", flags->retention,
-                  "How long closed workflows are kept: 1d to 30d (default 2d); 3d, 36h, or bare days");
+                  "How long closed workflows are kept: 1d to 30d (default 2d); 3d, 36h, or bare days")
+      ->each([flags](const std::string&) { flags->retention_given = true; });
   cmd->add_option("--description", flags->options.description, "Free-text description");
   cmd->add_option("--owner-email", flags->options.owner_email, "Owner's e-mail address");
   cmd->add_option("--data", flags->data, "Data KEY=VALUE (repeatable)");
@@ -109,14 +99,12 @@ void AddRegister(CLI::App& group, CommandContext& ctx) {
   cmd->callback([&ctx, flags] {
     ctx.action = [&ctx, flags]() -> absl::Status {
       admin::RegisterNamespaceOptions options = flags->options;
-      if (!flags->retention.empty()) options.retention = flags->retention;
+      if (flags->retention_given) options.retention = flags->retention;
       absl::StatusOr<std::map<std::string, std::string>> data = admin::ParseKeyValues(flags->data);
       if (!data.ok()) return data.status();
       options.data = *data;
       // Validate before connecting: a bad retention never reaches the server.
-      if (options.retention.has_value()) {
-        if (auto r = admin::ParseRetention(*options.retention); !r.ok()) return r.status();
-      }
+      if (auto req = admin::MakeRegisterNamespaceRequest(options); !req.ok()) return req.status();
       auto connection = ctx.connection();
       if (!connection.ok()) return connection.status();
       auto ns = admin::RegisterNamespace(**connection, options);
@@ -151,12 +139,7 @@ void AddDescribe(CLI::App& group, CommandContext& ctx) {
       }
       auto connection = ctx.connection();
       if (!connection.ok()) return connection.status();
-      if (as_of.has_value()) {
-        auto past = admin::DescribeNamespaceAsOf(**connection, name, *as_of);
-        if (!past.ok()) return past.status();
-        return PrintNamespace(ctx, past->namespace_());
-      }
-      auto ns = admin::DescribeNamespace(**connection, name);
+      auto ns = admin::DescribeNamespace(**connection, name, as_of);
       if (!ns.ok()) return ns.status();
       return PrintNamespace(ctx, *ns);
     };
@@ -201,12 +184,14 @@ void AddUpdate(CLI::App& group, CommandContext& ctx) {
   struct Flags {
     admin::UpdateNamespaceOptions options;
     std::string retention;
+    bool retention_given = false;
     std::vector<std::string> data;
   };
   auto flags = std::make_shared<Flags>();
   CLI::App* cmd = group.add_subcommand("update", "Change a namespace (every change is a version)");
   cmd->add_option("name", flags->options.name, "Namespace name")->required();
-  cmd->add_option("--retention", flags->retention, "New retention: 1d to 30d");
+  cmd->add_option("--retention", flags->retention, "New retention: 1d to 30d (3d, 36h, or bare days)")
+      ->each([flags](const std::string&) { flags->retention_given = true; });
   cmd->add_option("--description", flags->options.description, "New description");
   cmd->add_option("--owner-email", flags->options.owner_email, "New owner e-mail");
   cmd->add_option("--data", flags->data, "Data KEY=VALUE to add or change (repeatable)");
@@ -220,18 +205,17 @@ void AddUpdate(CLI::App& group, CommandContext& ctx) {
   cmd->callback([&ctx, flags] {
     ctx.action = [&ctx, flags]() -> absl::Status {
       admin::UpdateNamespaceOptions options = flags->options;
-      if (!flags->retention.empty()) {
-        if (auto r = admin::ParseRetention(flags->retention); !r.ok()) return r.status();
-        options.retention = flags->retention;
-      }
+      if (flags->retention_given) options.retention = flags->retention;
       absl::StatusOr<std::map<std::string, std::string>> data = admin::ParseKeyValues(flags->data);
       if (!data.ok()) return data.status();
       options.data = *data;
+      // Validate before connecting: a bad retention never reaches the server.
+      if (auto req = admin::MakeUpdateNamespaceRequest(options); !req.ok()) return req.status();
       auto connection = ctx.connection();
       if (!connection.ok()) return connection.status();
       auto updated = admin::UpdateNamespace(**connection, options);
       if (!updated.ok()) return updated.status();
-      return PrintNamespace(ctx, AsDescribe(*updated));
+      return PrintNamespace(ctx, *updated);
     };
   });
 }
@@ -256,7 +240,7 @@ void AddFailover(CLI::App& group, CommandContext& ctx) {
       if (!connection.ok()) return connection.status();
       auto updated = admin::FailoverNamespace(**connection, flags->name, flags->to);
       if (!updated.ok()) return updated.status();
-      return PrintNamespace(ctx, AsDescribe(*updated));
+      return PrintNamespace(ctx, *updated);
     };
   });
 }
@@ -301,8 +285,9 @@ void AddDelete(CLI::App& group, CommandContext& ctx) {
         ctx.err << "Delete namespace " << flags->name << "? [y/N] " << std::flush;
         std::string answer;
         std::getline(ctx.in, answer);
-        if (answer != "y" && answer != "Y" && answer != "yes") {
-          return absl::CancelledError("not deleted");
+        if (answer != "y" && answer != "Y" && answer != "yes" && answer != "YES") {
+          return absl::CancelledError(
+              absl::StrCat("namespace ", flags->name, " not deleted (answer y to delete)"));
         }
       }
       auto connection = ctx.connection();

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "absl/strings/str_replace.h"
+
 namespace tock::cli {
 
 absl::StatusOr<OutputFormat> ParseOutputFormat(const std::string& text) {
@@ -31,7 +33,10 @@ void Printer::Object(const nlohmann::json& json, const CardRows& card) {
       size_t width = 0;
       for (const auto& [key, value] : card) width = std::max(width, key.size());
       for (const auto& [key, value] : card) {
-        out_ << Bold(key + ":") << std::string(width - key.size() + 2, ' ') << value << "\n";
+        out_ << Bold(key + ":");
+        // No padding after a key with an empty value: no trailing blanks.
+        if (!value.empty()) out_ << std::string(width - key.size() + 2, ' ') << value;
+        out_ << "\n";
       }
       return;
     }
@@ -41,13 +46,18 @@ void Printer::Object(const nlohmann::json& json, const CardRows& card) {
 void Printer::BeginList(std::vector<std::string> headers) {
   headers_ = std::move(headers);
   rows_.clear();
+  widths_.assign(headers_.size(), 0);
+  for (size_t i = 0; i < headers_.size(); ++i) widths_[i] = headers_[i].size();
+  header_printed_ = false;
   rows_seen_ = 0;
 }
 
 void Printer::Row(const nlohmann::json& json, std::vector<std::string> cells) {
   switch (format_) {
     case OutputFormat::kJson:
-      out_ << (rows_seen_ == 0 ? "[\n" : ",\n") << json.dump(2);
+      // Each element indented inside the array, as a whole-document dump(2) would print it.
+      out_ << (rows_seen_ == 0 ? "[\n  " : ",\n  ")
+           << absl::StrReplaceAll(json.dump(2), {{"\n", "\n  "}});
       break;
     case OutputFormat::kJsonl:
       out_ << json.dump() << "\n";
@@ -82,8 +92,7 @@ void Printer::EmptyNote(const std::string& note) {
 
 void Printer::FlushTable() {
   if (rows_.empty()) return;
-  std::vector<size_t> widths(headers_.size(), 0);
-  for (size_t i = 0; i < headers_.size(); ++i) widths[i] = headers_[i].size();
+  std::vector<size_t>& widths = widths_;
   for (const auto& row : rows_) {
     for (size_t i = 0; i < row.size() && i < widths.size(); ++i) {
       widths[i] = std::max(widths[i], row[i].size());
@@ -99,7 +108,8 @@ void Printer::FlushTable() {
     while (!text.empty() && text.back() == ' ') text.pop_back();
     out_ << (header ? Bold(text) : text) << "\n";
   };
-  line(headers_, true);
+  if (!header_printed_) line(headers_, true);
+  header_printed_ = true;
   for (const auto& row : rows_) line(row, false);
   rows_.clear();
 }

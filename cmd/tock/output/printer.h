@@ -32,7 +32,9 @@ class Printer {
   void Object(const nlohmann::json& json, const CardRows& card);
 
   // A list, streamed: json prints one array, jsonl one document per line (constant memory),
-  // table aligned columns (rows buffered per page of kPageRows), card one card per row.
+  // table aligned columns (rows buffered per page of kPageRows; the header is printed once
+  // and a column only ever widens, so later pages stay aligned with it unless a cell is
+  // wider than everything before), card one card per row, separated by a blank line.
   void BeginList(std::vector<std::string> headers);
   void Row(const nlohmann::json& json, std::vector<std::string> cells);
   void EndList();
@@ -53,6 +55,8 @@ class Printer {
   bool color_;
   std::vector<std::string> headers_;
   std::vector<std::vector<std::string>> rows_;
+  std::vector<size_t> widths_;
+  bool header_printed_ = false;
   size_t rows_seen_ = 0;
 };
 
