@@ -75,7 +75,11 @@ std::unique_ptr<grpc::ClientContext> Connection::NewContext(
   if (!options_.api_key.empty()) {
     context->AddMetadata("authorization", absl::StrCat("Bearer ", options_.api_key));
   }
-  if (!namespace_name.empty()) context->AddMetadata("temporal-namespace", namespace_name);
+  // gRPC refuses header values with control characters (and aborts the call); such a name is
+  // invalid anyway, and the server says so with the namespace rules' message.
+  bool printable = !namespace_name.empty();
+  for (unsigned char c : namespace_name) printable = printable && c >= 0x20 && c < 0x7f;
+  if (printable) context->AddMetadata("temporal-namespace", namespace_name);
   return context;
 }
 

@@ -4,6 +4,7 @@
 #include "absl/strings/str_cat.h"
 #include "lib/admin/valid_time.h"
 #include "lib/common/status.h"
+#include "lib/common/time_format.h"
 #include "server-core/persistence/sqlite/sqlite_stores.h"
 
 namespace tock::persistence {
@@ -40,9 +41,14 @@ class SqliteNamespaceStore : public NamespaceStore {
 
   absl::StatusOr<NamespaceVersion> CreateNamespace(const NamespaceRecord& record,
                                                    absl::Time now) override {
+    if (record.info().id().empty() || record.info().name().empty()) {
+      return absl::InvalidArgumentError("a namespace record needs an id and a name");
+    }
     std::lock_guard lock(db_.mutex());
     Transaction tx(db_);
     if (absl::Status s = tx.Begin(); !s.ok()) return s;
+    // The name among current rows (a name never changes, so this covers deleted ones too);
+    // the id among all rows.
     ASSIGN_OR_RETURN_STMT(exists, db_.Prepare(
         "SELECT 1 FROM namespace_versions WHERE (name = ? AND valid_to_ms IS NULL) OR "
         "namespace_id = ? LIMIT 1"));
@@ -83,8 +89,16 @@ class SqliteNamespaceStore : public NamespaceStore {
     if (!row.ok()) return row.status();
     if (!*row) {
       q.Reset();
-      return absl::NotFoundError(absl::StrCat("Namespace ", name, " did not exist at ",
-                                              absl::FormatTime(as_of, absl::UTCTimeZone()), "."));
+      // A name that never existed gets SPEC §1.2's usual NOT_FOUND; one that exists (or
+      // existed) only later says when it was asked about.
+      ASSIGN_OR_RETURN_STMT(
+          any, db_.Prepare("SELECT 1 FROM namespace_versions WHERE name = ? LIMIT 1"));
+      absl::StatusOr<bool> exists = any.Bind(1, name).Step();
+      any.Reset();
+      if (!exists.ok()) return exists.status();
+      if (!*exists) return NamespaceNotFoundError(name);
+      return absl::NotFoundError(
+          absl::StrCat("Namespace ", name, " did not exist at ", FormatTimestamp(as_of), "."));
     }
     auto v = ReadRow(q);
     q.Reset();
@@ -130,9 +144,12 @@ class SqliteNamespaceStore : public NamespaceStore {
   absl::StatusOr<NamespacePage> ListNamespaces(int32_t page_size, const std::string& page_token,
                                                bool include_deleted) override {
     if (page_size <= 0) page_size = kDefaultPageSize;
+    // The token is "n:" + the last name of the previous page (web-safe base64): paging by
+    // key stays correct when namespaces are added or deleted between pages.
     std::string after;
     if (!page_token.empty()) {
-      if (!page_token.starts_with("n:") || !absl::WebSafeBase64Unescape(page_token.substr(2), &after)) {
+      if (!page_token.starts_with("n:") ||
+          !absl::WebSafeBase64Unescape(page_token.substr(2), &after)) {
         return absl::InvalidArgumentError(
             "the next_page_token is not one this server gave out; start the list again");
       }
@@ -216,6 +233,11 @@ class SqliteClusterMetadataStore : public ClusterMetadataStore {
   explicit SqliteClusterMetadataStore(SqliteDb& db) : db_(db) {}
 
   absl::StatusOr<int32_t> InitHistoryShardCount(int32_t shard_count) override {
+    // Stored once and for ever: refuse to fix a count no server could run with.
+    if (shard_count < 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("history shard count must be at least 1, got ", shard_count));
+    }
     auto stored = InitValue("history_shard_count", std::to_string(shard_count));
     if (!stored.ok()) return stored.status();
     if (*stored != std::to_string(shard_count)) {
