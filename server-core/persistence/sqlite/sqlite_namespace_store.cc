@@ -1,4 +1,9 @@
-#include <cstdlib>
+// The SQLite NamespaceStore (a valid-time table, one row per version) and the
+// ClusterMetadataStore (a key/value table). Every method runs under the database mutex;
+// every write is one IMMEDIATE transaction, so a failed call leaves nothing behind.
+#include <mutex>
+#include <string>
+#include <vector>
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
@@ -14,6 +19,7 @@ constexpr char kColumns[] =
     "version, valid_from_ms, valid_to_ms, operation, record FROM namespace_versions";
 constexpr int32_t kDefaultPageSize = 100;
 
+// Binds `var` to a prepared (cached) statement or returns the preparation error.
 #define ASSIGN_OR_RETURN_STMT(var, expr) \
   auto var##_or = (expr);                \
   if (!var##_or.ok()) return var##_or.status(); \
