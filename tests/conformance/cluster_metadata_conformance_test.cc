@@ -132,6 +132,22 @@ TEST_P(ClusterMetadataStoreTest, ANewerSchemaIsRefusedNamingBothVersions) {
   EXPECT_EQ(AppliedSchemaVersions(), expected);
 }
 
+TEST_P(ClusterMetadataStoreTest, ASecondServerOnTheSameDatabaseIsRefused) {
+  if (!Durable()) GTEST_SKIP() << "every in-memory database is private to its opener";
+  auto first = Open();
+  ASSERT_NE(first, nullptr);
+  // Waits out the busy timeout (a predecessor that is still exiting gets that long).
+  absl::StatusOr<std::unique_ptr<Persistence>> second = OpenPersistence(Config());
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(std::string(second.status().message()), HasSubstr(Config().sqlite_path));
+  EXPECT_THAT(std::string(second.status().message()), HasSubstr("another process"));
+  // The first one is unharmed.
+  EXPECT_EQ(*first->cluster_metadata().InitHistoryShardCount(4), 4);
+  first.reset();
+  EXPECT_NE(Open(), nullptr);
+}
+
 TEST_P(ClusterMetadataStoreTest, EngineAndLocation) {
   auto p = Open();
   ASSERT_NE(p, nullptr);

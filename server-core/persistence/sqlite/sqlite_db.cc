@@ -102,6 +102,13 @@ absl::StatusOr<std::unique_ptr<SqliteDb>> SqliteDb::Open(const std::string& path
         "PRAGMA wal_autocheckpoint=10000;";
   }
   if (absl::Status s = db->Exec(pragmas); !s.ok()) {
+    // With EXCLUSIVE locking, BUSY after the timeout means another process holds the file.
+    if (sqlite3_errcode(raw) == SQLITE_BUSY) {
+      return absl::UnavailableError(absl::StrCat(
+          "cannot use the SQLite database ", path,
+          ": another process (another tock-server?) has it open; a database is used by one "
+          "server at a time"));
+    }
     return absl::UnavailableError(
         absl::StrCat("cannot use the SQLite database ", path, ": ", s.message()));
   }
