@@ -1,6 +1,7 @@
 // `tock namespace ...` as an operator runs it: real processes, a real server, exact messages
 // (SPEC §1) and exit codes (DESIGN.md "CLI contract"), JSON read by a JSON parser.
 #include <regex>
+#include <thread>
 
 #include "tests/cli/cli_fixture.h"
 
@@ -119,6 +120,10 @@ TEST_F(CliTest, ErrorsCarryExactMessagesAndExitCodes) {
   ExpectError({"namespace", "deprecate", "nope"}, kExitNotFound, missing);
   ExpectError({"namespace", "delete", "nope", "--yes"}, kExitNotFound, missing);
   ExpectError({"namespace", "history", "nope"}, kExitNotFound, missing);
+  // With -o json the error is still the plain line on stderr, stdout stays empty.
+  ExpectError({"-o", "json", "namespace", "describe", "nope"}, kExitNotFound, missing);
+  ExpectError({"namespace", "register", "dup", "-o", "jsonl"}, kExitConflict,
+              "Namespace already exists.");
 
   // A single-cluster server: no global namespaces, no other cluster.
   ExpectError({"namespace", "register", "g", "--global"}, kExitUsage,
@@ -150,6 +155,43 @@ TEST_F(CliTest, NamespaceNameRules) {
     EXPECT_EQ(r.err.rfind("error: ", 0), 0u) << r.err;
     EXPECT_EQ(r.out, "");
   }
+  // Reading a name that cannot exist is an ordinary error too (not found or invalid), never
+  // a crash of the CLI.
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"namespace", "describe", "tab\there"},
+        std::vector<std::string>{"-n", "new\nline", "namespace", "describe"},
+        std::vector<std::string>{"namespace", "history", "tab\there"}}) {
+    ProcessResult r = Tock(args);
+    EXPECT_TRUE(r.exit_code == kExitUsage || r.exit_code == kExitNotFound) << Describe(args, r);
+    EXPECT_EQ(r.err.rfind("error: ", 0), 0u) << Describe(args, r);
+  }
+}
+
+TEST_F(CliTest, ConcurrentRegistersOfOneNameOnlyOneWins) {
+  StartServer();
+  constexpr int kCallers = 8;
+  std::vector<ProcessResult> results(kCallers);
+  std::vector<std::thread> callers;
+  for (int i = 0; i < kCallers; ++i) {
+    callers.emplace_back([&, i] {
+      results[i] = Tock({"namespace", "register", "race", "--description", std::to_string(i)});
+    });
+  }
+  for (auto& t : callers) t.join();
+  int won = 0;
+  std::string winner;
+  for (int i = 0; i < kCallers; ++i) {
+    if (results[i].exit_code == kExitOk) {
+      ++won;
+      winner = std::to_string(i);
+      continue;
+    }
+    EXPECT_EQ(results[i].exit_code, kExitConflict) << results[i].err;
+    EXPECT_EQ(results[i].err, "error: Namespace already exists.\n");
+  }
+  EXPECT_EQ(won, 1);
+  EXPECT_EQ(At(TockJson({"namespace", "describe", "race"}), "/namespaceInfo/description"), winner);
+  EXPECT_EQ(TockJson({"namespace", "history", "race"}).size(), 1u);
 }
 
 TEST_F(CliTest, UsageErrorsAreExitTwo) {
@@ -165,7 +207,7 @@ TEST_F(CliTest, UsageErrorsAreExitTwo) {
       {{"namespace", "list", "-o", "yaml"}, "yaml"},
       {{"namespace", "register", "d", "--data", "novalue"}, "KEY=VALUE"},
       {{"namespace", "register", "d", "--bogus"}, "--bogus"},
-      {{"namespace", "frobnicate"}, ""},
+      {{"namespace", "frobnicate"}, "frobnicate"},
       {{"namespace", "describe", "x", "--as-of", "yesterday-ish"}, ""},
   };
   for (const auto& c : cases) {
@@ -251,6 +293,37 @@ TEST_F(CliTest, UpdateMergesDataAndKeepsWhatIsNotGiven) {
   EXPECT_EQ(At(described, "/namespaceInfo/description"), "second");
   EXPECT_EQ(At(described, "/namespaceInfo/data"), (json{{"a", "9"}, {"b", "2"}, {"c", "3"}}));
   EXPECT_EQ(At(described, "/namespaceInfo/id"), At(updated, "/namespaceInfo/id"));
+}
+
+TEST_F(CliTest, ConcurrentUpdatesLoseNothing) {
+  StartServer();
+  ASSERT_NO_FATAL_FAILURE(Register({"busy"}));
+  constexpr int kCallers = 8;
+  std::vector<ProcessResult> results(kCallers);
+  std::vector<std::thread> callers;
+  for (int i = 0; i < kCallers; ++i) {
+    callers.emplace_back([&, i] {
+      results[i] = Tock({"namespace", "update", "busy", "--data",
+                         "k" + std::to_string(i) + "=v" + std::to_string(i)});
+    });
+  }
+  for (auto& t : callers) t.join();
+  json expected_data = json::object();
+  for (int i = 0; i < kCallers; ++i) {
+    EXPECT_EQ(results[i].exit_code, kExitOk) << results[i].err;
+    expected_data["k" + std::to_string(i)] = "v" + std::to_string(i);
+  }
+  // Data is merged: every acknowledged update is in the result, one version each, and the
+  // versions form one unbroken line of valid time (SPEC §1.3, +1 ms in the same millisecond).
+  EXPECT_EQ(At(TockJson({"namespace", "describe", "busy"}), "/namespaceInfo/data"), expected_data);
+  json history = TockJson({"namespace", "history", "busy"});
+  ASSERT_EQ(history.size(), static_cast<size_t>(kCallers + 1)) << history.dump();
+  for (size_t i = 0; i + 1 < history.size(); ++i) {
+    EXPECT_EQ(At(history[i], "/validTo"), At(history[i + 1], "/validFrom")) << i;
+    EXPECT_LT(TimestampNanos(At(history[i], "/validFrom")),
+              TimestampNanos(At(history[i + 1], "/validFrom")))
+        << history.dump();
+  }
 }
 
 TEST_F(CliTest, DeprecateDeleteAndStateRules) {

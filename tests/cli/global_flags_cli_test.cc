@@ -55,6 +55,12 @@ TEST_F(CliTest, UnreachableServerIsExitFour) {
     EXPECT_EQ(r.out, "");
     EXPECT_LT(took, std::chrono::seconds(20)) << "a refused connection is not waited on";
   }
+  // A name that does not resolve: unavailable too.
+  ProcessResult dns = RunProcess({TOCK_CLI_BIN, "--address", "no-such-host.invalid:7233",
+                                  "--timeout", "5s", "namespace", "list"},
+                                 {}, "", std::chrono::seconds(60));
+  EXPECT_EQ(dns.exit_code, kExitUnavailable) << dns.err;
+  EXPECT_EQ(dns.err.rfind("error: ", 0), 0u) << dns.err;
   // The same through the environment.
   ProcessResult env = RunProcess({TOCK_CLI_BIN, "namespace", "list"}, {{"TOCK_ADDRESS", closed}});
   EXPECT_EQ(env.exit_code, kExitUnavailable) << env.err;

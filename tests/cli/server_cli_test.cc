@@ -1,5 +1,7 @@
 // tock-server as a process: banner, clean shutdown, data kept on the database file across
 // restarts (clean and kill -9), configuration refused at start with the field named.
+#include <signal.h>
+
 #include <regex>
 
 #include "tests/cli/cli_fixture.h"
@@ -42,6 +44,28 @@ TEST_F(CliTest, DataSurvivesARestartOnTheSameFile) {
   EXPECT_EQ(At(TockJson({"namespace", "describe", "gone"}), "/namespaceInfo/state"),
             "NAMESPACE_STATE_DELETED");
   ExpectError({"namespace", "register", "kept"}, kExitConflict, "Namespace already exists.");
+}
+
+TEST_F(CliTest, SigintAlsoShutsDownCleanly) {
+  StartServer();
+  ASSERT_NO_FATAL_FAILURE(Register({"int"}));
+  EXPECT_EQ(server_->Stop(SIGINT), 0) << server_->stderr_text();
+  ASSERT_NO_FATAL_FAILURE(StartServer());
+  EXPECT_EQ(At(TockJson({"namespace", "describe", "int"}), "/namespaceInfo/name"), "int");
+}
+
+TEST_F(CliTest, GlobalNamespaceAndItsFailoversSurviveARestart) {
+  ASSERT_NO_FATAL_FAILURE(StartTwoClusterServer());
+  Register({"g", "--global", "--clusters", "a,b", "--active-cluster", "a"});
+  ASSERT_EQ(Tock({"namespace", "failover", "g", "--to", "b"}).exit_code, kExitOk);
+  json before = TockJson({"namespace", "describe", "g"});
+  ASSERT_EQ(server_->Stop(), 0);
+  ASSERT_NO_FATAL_FAILURE(StartTwoClusterServer());
+  json after = TockJson({"namespace", "describe", "g"});
+  EXPECT_EQ(after, before);
+  EXPECT_EQ(At(after, "/failoverVersion"), "2");
+  EXPECT_EQ(At(TockJson({"namespace", "failover", "g", "--to", "a"}), "/failoverVersion"), "11");
+  EXPECT_EQ(TockJson({"namespace", "history", "g"}).size(), 3u);
 }
 
 TEST_F(CliTest, DataSurvivesKillNine) {

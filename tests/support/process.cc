@@ -373,9 +373,9 @@ int ServerProcess::Reap(std::chrono::milliseconds grace) {
   return exit_code_;
 }
 
-int ServerProcess::Stop() {
+int ServerProcess::Stop(int signal) {
   if (pid_ <= 0) return -1;
-  kill(pid_, SIGTERM);
+  kill(pid_, signal);
   return Reap(std::chrono::seconds(5));
 }
 

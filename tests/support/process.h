@@ -5,6 +5,7 @@
 // thread (its output is drained by a helper thread it owns).
 #pragma once
 
+#include <signal.h>
 #include <sys/types.h>
 
 #include <atomic>
@@ -73,9 +74,9 @@ class ServerProcess {
   // Starts and waits for the banner (20 s at most). False with the reason (and the server's
   // stderr) in error(); exit_code() then holds the server's exit code (-1: killed by us).
   bool Start(const std::vector<std::string>& args);
-  // SIGTERM, then SIGKILL after 5 s. Returns the exit code (-1 when killed by a signal or not
-  // running).
-  int Stop();
+  // `signal` (SIGTERM unless told), then SIGKILL after 5 s. Returns the exit code (-1 when
+  // killed by a signal or not running).
+  int Stop(int signal = SIGTERM);
   // SIGKILL (a crash, as far as the server can tell).
   void Kill();
 
