@@ -48,6 +48,21 @@ TEST_F(CliTest, RegisterDescribeWithEveryField) {
   EXPECT_NE(card.out.find("ops@example.com"), std::string::npos) << card.out;
 }
 
+TEST_F(CliTest, ValuesAreStoredVerbatim) {
+  StartServer();
+  const std::string description = "Zahlungsverkehr \u2013 \u00fc \u65e5\u672c \"quoted\" \\ back";
+  json ns = TockJson({"namespace", "register", "verbatim", "--description", description,
+                      "--owner-email", "Ops Team <ops+tock@example.com>", "--data", "url=a=b",
+                      "--data", "empty=", "--data", "spaced key=two words"});
+  json described = TockJson({"namespace", "describe", "verbatim"});
+  for (const json& doc : {ns, described}) {
+    EXPECT_EQ(At(doc, "/namespaceInfo/description"), description);
+    EXPECT_EQ(At(doc, "/namespaceInfo/ownerEmail"), "Ops Team <ops+tock@example.com>");
+    EXPECT_EQ(At(doc, "/namespaceInfo/data"),
+              (json{{"url", "a=b"}, {"empty", ""}, {"spaced key", "two words"}}));
+  }
+}
+
 TEST_F(CliTest, RetentionAcceptedForms) {
   StartServer();
   // Absent: 2 days. Then the bounds (1 day and 30 days, inclusive) in every duration form.

@@ -47,6 +47,14 @@ TEST_F(CliTest, TwoClusterFailoverGivesVersionsOneTwoEleven) {
   EXPECT_EQ(At(history[1], "/record/replicationConfig/activeClusterName"), "b");
   EXPECT_EQ(At(history[2], "/record/replicationConfig/activeClusterName"), "a");
 
+  // What changed, field by field.
+  json expected_changes = json::array(
+      {{{"field", "failoverVersion"}, {"before", "1"}, {"after", "2"}},
+       {{"field", "replicationConfig.activeClusterName"}, {"before", "a"}, {"after", "b"}}});
+  EXPECT_EQ(At(history[1], "/changes"), expected_changes) << history[1].dump();
+  ProcessResult table = Tock({"namespace", "history", "pay", "-o", "table"});
+  EXPECT_NE(table.out.find("1 -> 2"), std::string::npos) << table.out;
+
   // The describe of the past sees the version of the time.
   json at_b = TockJson({"namespace", "describe", "pay", "--as-of",
                         At(history[1], "/validFrom").get<std::string>()});
@@ -69,6 +77,16 @@ TEST_F(CliTest, SeedExampleBetaRegisteredOnB) {
   EXPECT_EQ(At(TockJson({"namespace", "failover", "beta", "--to", "a"}), "/failoverVersion"), "11");
   EXPECT_EQ(Versions(TockJson({"namespace", "history", "beta"})),
             (std::vector<std::string>{"2", "11"}));
+}
+
+TEST_F(CliTest, GlobalNamespaceDefaultsToTheCurrentClusterActive) {
+  ASSERT_NO_FATAL_FAILURE(StartTwoClusterServer());
+  json ns = TockJson({"namespace", "register", "dflt", "--global", "--clusters", "a,b"});
+  EXPECT_EQ(At(ns, "/isGlobalNamespace"), true);
+  EXPECT_EQ(At(ns, "/replicationConfig/activeClusterName"), "a");
+  EXPECT_EQ(At(ns, "/failoverVersion"), "1");
+  json now = TockJson({"namespace", "describe", "dflt", "--as-of", "now"});
+  EXPECT_EQ(now, TockJson({"namespace", "describe", "dflt"}));
 }
 
 TEST_F(CliTest, FailoverHistoryIsShownAsDescribeShowsIt) {
