@@ -31,6 +31,12 @@ std::string State(const wf::DescribeNamespaceResponse& ns) {
                    "NAMESPACE_STATE_");
 }
 
+// "Enabled (file:///archive)", or the state alone when no URI is set.
+std::string Archival(temporal::api::enums::v1::ArchivalState state, const std::string& uri) {
+  std::string label = EnumLabel(temporal::api::enums::v1::ArchivalState_Name(state), "ARCHIVAL_STATE_");
+  return uri.empty() ? label : absl::StrCat(label, " (", uri, ")");
+}
+
 CardRows NamespaceCard(const wf::DescribeNamespaceResponse& ns) {
   const auto& info = ns.namespace_info();
   std::vector<std::string> data;
@@ -49,13 +55,18 @@ CardRows NamespaceCard(const wf::DescribeNamespaceResponse& ns) {
       {"Failover version", std::to_string(ns.failover_version())},
       {"Data", absl::StrJoin(data, ", ")},
       {"History archival",
-       EnumLabel(temporal::api::enums::v1::ArchivalState_Name(ns.config().history_archival_state()),
-                 "ARCHIVAL_STATE_")},
+       Archival(ns.config().history_archival_state(), ns.config().history_archival_uri())},
       {"Visibility archival",
-       EnumLabel(
-           temporal::api::enums::v1::ArchivalState_Name(ns.config().visibility_archival_state()),
-           "ARCHIVAL_STATE_")},
+       Archival(ns.config().visibility_archival_state(), ns.config().visibility_archival_uri())},
   };
+  if (ns.failover_history_size() > 0) {
+    std::vector<std::string> failovers;
+    for (const auto& f : ns.failover_history()) {
+      failovers.push_back(absl::StrCat(f.failover_version(), " at ",
+                                       FormatTimestamp(FromProtoTime(f.failover_time()))));
+    }
+    card.emplace_back("Failover history", absl::StrJoin(failovers, ", "));
+  }
   return card;
 }
 

@@ -34,11 +34,17 @@ absl::Status StartDev(CommandContext& ctx, const StartDevFlags& flags, bool port
                            flags.namespaces.end());
 
   // Stop signals are taken by this thread only (gRPC's threads inherit the mask).
+  // The previous mask comes back on return, so a REPL that ran start-dev gets Ctrl-C back.
   sigset_t stop;
+  sigset_t previous;
   sigemptyset(&stop);
   sigaddset(&stop, SIGINT);
   sigaddset(&stop, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop, nullptr);
+  pthread_sigmask(SIG_BLOCK, &stop, &previous);
+  struct RestoreMask {
+    sigset_t* mask;
+    ~RestoreMask() { pthread_sigmask(SIG_SETMASK, mask, nullptr); }
+  } restore{&previous};
 
   absl::StatusOr<std::unique_ptr<server::TockServer>> server =
       server::TockServer::Start(config, RealClock());
