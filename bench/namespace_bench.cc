@@ -23,6 +23,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include "bench/bench_server.h"
 #include "temporal/api/workflowservice/v1/service.grpc.pb.h"
 
 extern char** environ;
@@ -53,41 +54,6 @@ double TimeRun(const std::vector<std::string>& args) {
 double Median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
-}
-
-struct Server {
-  pid_t pid = 0;
-  std::string address;
-};
-
-Server StartServer(const std::string& binary) {
-  int out[2];
-  if (pipe(out) != 0) return {};
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, out[1], 1);
-  posix_spawn_file_actions_addclose(&actions, out[0]);
-  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
-  std::vector<std::string> args = {binary, "--port", "0"};
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  Server server;
-  if (posix_spawn(&server.pid, binary.c_str(), &actions, nullptr, argv.data(), environ) != 0) {
-    return {};
-  }
-  close(out[1]);
-  std::string text;
-  char buf[256];
-  std::smatch match;
-  const std::regex listening("listening on (\\S+)");
-  while (!std::regex_search(text, match, listening) || text.find('\n') == std::string::npos) {
-    ssize_t n = read(out[0], buf, sizeof(buf));
-    if (n <= 0) return {};
-    text.append(buf, n);
-  }
-  server.address = match[1];
-  return server;
 }
 
 double DescribeRps(const std::string& address, int callers, double seconds) {
@@ -126,7 +92,7 @@ int main(int argc, char** argv) {
   }
   const std::string server_bin = argv[1], tock = argv[2], min_describe = argv[3];
   const int runs = argc > 4 ? std::stoi(argv[4]) : 41;
-  Server server = StartServer(server_bin);
+  tock::bench::Server server = tock::bench::StartServer(server_bin);
   if (server.pid == 0) {
     std::cerr << "tock-server did not start\n";
     return 1;

@@ -28,6 +28,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include "bench/bench_server.h"
 #include "temporal/api/workflowservice/v1/service.grpc.pb.h"
 
 extern char** environ;
@@ -38,39 +39,6 @@ namespace wf = temporal::api::workflowservice::v1;
 namespace enums = temporal::api::enums::v1;
 using Clock = std::chrono::steady_clock;
 using Stub = wf::WorkflowService::Stub;
-
-struct Server {
-  pid_t pid = 0;
-  std::string address;
-};
-
-Server StartServer(const std::string& binary, const std::string& db) {
-  int out[2];
-  if (pipe(out) != 0) return {};
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, out[1], 1);
-  posix_spawn_file_actions_addclose(&actions, out[0]);
-  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
-  std::vector<std::string> args = {binary, "--port", "0", "--db-file", db};
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  Server server;
-  if (posix_spawn(&server.pid, binary.c_str(), &actions, nullptr, argv.data(), environ) != 0) return {};
-  close(out[1]);
-  std::string text;
-  char buf[256];
-  std::smatch match;
-  const std::regex listening("listening on (\\S+)");
-  while (!std::regex_search(text, match, listening) || text.find('\n') == std::string::npos) {
-    ssize_t n = read(out[0], buf, sizeof(buf));
-    if (n <= 0) return {};
-    text.append(buf, n);
-  }
-  server.address = match[1];
-  return server;
-}
 
 double Percentile(std::vector<double> v, double p) {
   if (v.empty()) return 0;
@@ -134,7 +102,7 @@ int main(int argc, char** argv) {
   const int workflows = argc > 2 ? std::stoi(argv[2]) : 2000;
   char dir_template[] = "/tmp/tock-bench-XXXXXX";
   const std::string dir = mkdtemp(dir_template);
-  Server server = StartServer(argv[1], dir + "/tock.db");
+  tock::bench::Server server = tock::bench::StartServer(argv[1], {"--db-file", dir + "/tock.db"});
   if (server.pid == 0) {
     std::cerr << "tock-server did not start\n";
     return 1;
