@@ -1,0 +1,59 @@
+// Starts tock-server for a benchmark: port 0, the address read from its banner.
+#pragma once
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <unistd.h>
+
+#include <regex>
+#include <string>
+#include <vector>
+
+extern char** environ;
+
+namespace tock::bench {
+
+struct Server {
+  pid_t pid = 0;  // 0: it did not start
+  std::string address;
+};
+
+// Runs `binary --port 0 extra_args...` with stderr discarded and waits for the banner.
+inline Server StartServer(const std::string& binary, std::vector<std::string> extra_args = {}) {
+  int out[2];
+  if (pipe(out) != 0) return {};
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, out[1], 1);
+  posix_spawn_file_actions_addclose(&actions, out[0]);
+  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+  std::vector<std::string> args = {binary, "--port", "0"};
+  args.insert(args.end(), extra_args.begin(), extra_args.end());
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  Server server;
+  int rc = posix_spawn(&server.pid, binary.c_str(), &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  close(out[1]);
+  if (rc != 0) {
+    close(out[0]);
+    return {};
+  }
+  std::string text;
+  char buf[256];
+  std::smatch match;
+  const std::regex listening("listening on (\\S+)");
+  while (!std::regex_search(text, match, listening) || text.find('\n') == std::string::npos) {
+    ssize_t n = read(out[0], buf, sizeof(buf));
+    if (n <= 0) {
+      close(out[0]);
+      return {};
+    }
+    text.append(buf, n);
+  }
+  server.address = match[1];
+  return server;
+}
+
+}  // namespace tock::bench
