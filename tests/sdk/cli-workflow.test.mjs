@@ -9,6 +9,10 @@ import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/wo
 import * as activities from './activities.mjs';
 import { startServer, uniqueName } from './server.mjs';
 
+// Per test, and for the hooks (which start a server, bundle workflows, connect a worker).
+const DEADLINE = { timeout: 90_000 };
+const HOOK_DEADLINE = { timeout: 60_000 };
+
 const workflowsPath = fileURLToPath(new URL('./workflows.js', import.meta.url));
 Runtime.install({ logger: new DefaultLogger('WARN') });
 
@@ -39,23 +43,26 @@ before(async () => {
   nativeConnection = await NativeConnection.connect({ address: server.address });
   worker = await Worker.create({ connection: nativeConnection, taskQueue, workflowsPath, activities });
   running = worker.run();
-});
+}, HOOK_DEADLINE);
 
 after(async () => {
-  worker?.shutdown();
-  await running;
-  await nativeConnection?.close();
-  await server?.stop();
-});
+  try {
+    if (worker?.getState() === 'RUNNING') worker.shutdown();
+    await running;
+    await nativeConnection?.close();
+  } finally {
+    await server?.stop();
+  }
+}, HOOK_DEADLINE);
 
-test('execute prints the decoded result', async () => {
+test('execute prints the decoded result', DEADLINE, async () => {
   const out = await tockJson(['workflow', 'execute', '--type', 'activityRoundTrip', '--task-queue', taskQueue,
                               '--id', uniqueName('exec'), '--input', '"CLI"']);
   assert.equal(out.result, 'Hello, CLI!');
   assert.equal(out.status, 'Workflow Execution Completed');
 });
 
-test('start, describe, result, show, and show -o json replays', async () => {
+test('start, describe, result, show, and show -o json replays', DEADLINE, async () => {
   const id = uniqueName('start');
   const started = await tockJson(['workflow', 'start', '-t', 'activityRoundTrip', '-q', taskQueue, '-w', id, '-i', '"x"']);
   assert.equal(started.workflowId, id);
@@ -85,7 +92,7 @@ test('start, describe, result, show, and show -o json replays', async () => {
   assert.equal(events.length, history.events.length);
 });
 
-test('signal, query, follow and cancel, terminate', async () => {
+test('signal, query, follow and cancel, terminate', DEADLINE, async () => {
   const id = uniqueName('signal');
   await tockJson(['workflow', 'start', '-t', 'waitForSignal', '-q', taskQueue, '-w', id]);
   const waiting = await tockJson(['workflow', 'query', '-w', id, '--type', 'status']);
@@ -116,7 +123,7 @@ test('signal, query, follow and cancel, terminate', async () => {
   assert.match(failed.stderr, /closed as Workflow Execution Terminated/);
 });
 
-test('list and count with queries; errors name the problem', async () => {
+test('list and count with queries; errors name the problem', DEADLINE, async () => {
   const prefix = uniqueName('listcli');
   for (const i of [0, 1]) {
     await tockJson(['workflow', 'execute', '-t', 'activityRoundTrip', '-q', taskQueue, '-w', `${prefix}-${i}`, '-i', '1']);

@@ -18,7 +18,7 @@ let server;
 
 after(async () => {
   await server?.stop();
-});
+}, { timeout: 30_000 });
 
 test('workflows waiting on timers survive kill -9 of the server', { timeout: 120_000 }, async () => {
   server = await startServer();

@@ -1,16 +1,49 @@
 // Starts and stops tock-server for the SDK tests: a fresh temp directory and database,
-// port 0, the bound address read from the banner.
+// port 0 (the server listens on 127.0.0.1 unless a config says otherwise), the bound
+// address read from the banner (`Tock server <version> listening on <ip>:<port>`).
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { isAbsolute, join } from 'node:path';
 
 const START_TIMEOUT_MS = 20_000;
 const STOP_TIMEOUT_MS = 5_000;
+const KEEP_OUTPUT = 64 * 1024; // the tail of stderr kept for error messages
 
-export async function startServer({ config, dir: existingDir, port = '0' } = {}) {
+// Every server still running, killed if this test process ends without stopping it
+// (a failed hook, an uncaught error, the test runner cancelling the file).
+const live = new Set();
+function killAll() {
+  for (const child of live) {
+    try {
+      child.kill('SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+  live.clear();
+}
+process.on('exit', killAll);
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
+  process.once(signal, () => {
+    killAll();
+    process.kill(process.pid, signal);
+  });
+}
+
+function serverBinary() {
   const bin = process.env.TOCK_SERVER_BIN;
-  if (!bin) throw new Error('TOCK_SERVER_BIN is not set (the path of the tock-server binary)');
+  if (!bin) throw new Error('TOCK_SERVER_BIN is not set (the absolute path of the tock-server binary)');
+  if (!isAbsolute(bin)) throw new Error(`TOCK_SERVER_BIN must be an absolute path, not ${bin}`);
+  if (!existsSync(bin)) throw new Error(`TOCK_SERVER_BIN ${bin} does not exist (build the tock-server target)`);
+  return bin;
+}
+
+// Starts tock-server; resolves with { address, banner, pid, stop(), restart() } once it
+// printed its banner. Fails (after killing the process) if it does not within 20 s or
+// exits first, with its stderr in the error.
+export async function startServer({ config, dir: existingDir, port = '0' } = {}) {
+  const bin = serverBinary();
   const dir = existingDir ?? mkdtempSync(join(tmpdir(), 'tock-sdk-'));
   const args = ['--port', String(port), '--db-file', join(dir, 'tock.db')];
   if (config) {
@@ -19,28 +52,54 @@ export async function startServer({ config, dir: existingDir, port = '0' } = {})
     args.push('--config', path);
   }
   const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  live.add(child);
+  child.once('exit', () => live.delete(child));
+
   let stdout = '';
   let stderr = '';
-  child.stderr.on('data', (d) => (stderr += d));
-  const address = await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`tock-server did not start in ${START_TIMEOUT_MS} ms: ${stderr}`));
-    }, START_TIMEOUT_MS);
-    child.stdout.on('data', (d) => {
-      stdout += d;
-      const m = /listening on (\S+)/.exec(stdout);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]);
-      }
-    });
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`tock-server exited with ${code}: ${stderr}`));
-    });
+  child.stderr.setEncoding('utf8');
+  child.stdout.setEncoding('utf8');
+  child.stderr.on('data', (d) => {
+    stderr = (stderr + d).slice(-KEEP_OUTPUT);
   });
-  child.removeAllListeners('exit');
+  let banner;
+  let address;
+  try {
+    address = await new Promise((resolve, reject) => {
+      const fail = (why) => {
+        clearTimeout(timer);
+        reject(new Error(`${bin} ${args.join(' ')}: ${why}\n--- stdout ---\n${stdout}\n--- stderr ---\n${stderr}`));
+      };
+      const timer = setTimeout(() => {
+        child.kill('SIGKILL');
+        fail(`no "listening on" line within ${START_TIMEOUT_MS} ms`);
+      }, START_TIMEOUT_MS);
+      child.stdout.on('data', (d) => {
+        if (banner !== undefined) return; // keep draining the pipe, nothing more to read
+        stdout += d;
+        const m = /listening on (\S+)/.exec(stdout);
+        if (m) {
+          clearTimeout(timer);
+          banner = stdout.split('\n', 1)[0];
+          resolve(m[1]);
+        }
+      });
+      child.once('error', (err) => fail(`could not be started: ${err.message}`));
+      child.once('exit', (code, signal) => {
+        if (banner === undefined) fail(`exited (${signal ?? `code ${code}`}) before listening`);
+      });
+    });
+  } catch (err) {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    if (!existingDir) rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
+  // A server left running (a test failed before its `after` stopped it) must not keep this
+  // test process alive: once nothing else is pending the process exits and the exit hook
+  // above kills the server. stop() keeps the process alive itself (its SIGKILL timer).
+  child.unref();
+  child.stdout.unref?.();
+  child.stderr.unref?.();
 
   async function halt(signal) {
     if (child.exitCode !== null || child.signalCode !== null) return;
@@ -51,6 +110,7 @@ export async function startServer({ config, dir: existingDir, port = '0' } = {})
     clearTimeout(timer);
   }
 
+  // SIGTERM, then SIGKILL after 5 s; removes the temp directory.
   async function stop() {
     await halt('SIGTERM');
     rmSync(dir, { recursive: true, force: true });
@@ -62,10 +122,18 @@ export async function startServer({ config, dir: existingDir, port = '0' } = {})
     await halt(kill ? 'SIGKILL' : 'SIGTERM');
     return startServer({ config, dir, port: newPort });
   }
-  return { address, stop, restart, pid: child.pid };
+
+  return {
+    address,
+    banner,
+    pid: child.pid,
+    stop,
+    restart,
+    stderr: () => stderr,
+  };
 }
 
-// A namespace name no other run uses.
+// A name no other run (or test) uses.
 export function uniqueName(prefix) {
   return `${prefix}-${process.pid}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
 }

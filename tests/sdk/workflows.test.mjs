@@ -10,6 +10,10 @@ import { WorkflowFailedError } from '@temporalio/client';
 import * as activities from './activities.mjs';
 import { startServer, uniqueName } from './server.mjs';
 
+// Per test, and for the hooks (which start a server, bundle workflows, connect a worker).
+const DEADLINE = { timeout: 90_000 };
+const HOOK_DEADLINE = { timeout: 60_000 };
+
 const workflowsPath = fileURLToPath(new URL('./workflows.js', import.meta.url));
 
 Runtime.install({ logger: new DefaultLogger('WARN') });
@@ -22,12 +26,15 @@ before(async () => {
   server = await startServer();
   connection = await Connection.connect({ address: server.address });
   client = new Client({ connection, namespace: 'default' });
-});
+}, HOOK_DEADLINE);
 
 after(async () => {
-  await connection?.close();
-  await server?.stop();
-});
+  try {
+    await connection?.close();
+  } finally {
+    await server?.stop();
+  }
+}, HOOK_DEADLINE);
 
 async function withWorker(options, fn) {
   const nativeConnection = await NativeConnection.connect({ address: server.address });
@@ -56,7 +63,7 @@ async function replays(workflowId) {
 for (const maxCachedWorkflows of [undefined, 0]) {
   const label = maxCachedWorkflows === 0 ? ' (no workflow cache)' : '';
 
-  test(`activity round trip${label}`, async () => {
+  test(`activity round trip${label}`, DEADLINE, async () => {
     const workflowId = uniqueName('activity');
     const result = await withWorker({ maxCachedWorkflows }, (taskQueue) =>
       client.workflow.execute('activityRoundTrip', { taskQueue, workflowId, args: ['Tock'] }),
@@ -68,7 +75,7 @@ for (const maxCachedWorkflows of [undefined, 0]) {
     history.events.forEach((e, i) => assert.equal(Number(e.eventId), i + 1, 'event ids are dense'));
   });
 
-  test(`timer${label}`, async () => {
+  test(`timer${label}`, DEADLINE, async () => {
     const workflowId = uniqueName('timer');
     const elapsed = await withWorker({ maxCachedWorkflows }, (taskQueue) =>
       client.workflow.execute('timerThenReturn', { taskQueue, workflowId, args: [1500] }),
@@ -77,7 +84,7 @@ for (const maxCachedWorkflows of [undefined, 0]) {
     await replays(workflowId);
   });
 
-  test(`continue-as-new${label}`, async () => {
+  test(`continue-as-new${label}`, DEADLINE, async () => {
     const workflowId = uniqueName('countdown');
     const runs = await withWorker({ maxCachedWorkflows }, (taskQueue) =>
       client.workflow.execute('countdown', { taskQueue, workflowId, args: [3] }),
@@ -89,7 +96,7 @@ for (const maxCachedWorkflows of [undefined, 0]) {
     await replays(workflowId);
   });
 
-  test(`child workflow${label}`, async () => {
+  test(`child workflow${label}`, DEADLINE, async () => {
     const workflowId = uniqueName('parent');
     const result = await withWorker({ maxCachedWorkflows }, (taskQueue) =>
       client.workflow.execute('parentOfChild', { taskQueue, workflowId, args: ['kid'] }),
@@ -109,7 +116,7 @@ for (const maxCachedWorkflows of [undefined, 0]) {
     await replays(`${workflowId}-child`);
   });
 
-  test(`signal then query${label}`, async () => {
+  test(`signal then query${label}`, DEADLINE, async () => {
     const workflowId = uniqueName('signal');
     const [before, result, after] = await withWorker({ maxCachedWorkflows }, async (taskQueue) => {
       const handle = await client.workflow.start('waitForSignal', { taskQueue, workflowId });
@@ -125,7 +132,7 @@ for (const maxCachedWorkflows of [undefined, 0]) {
   });
 }
 
-test('starting a running workflow id is ALREADY_EXISTS', async () => {
+test('starting a running workflow id is ALREADY_EXISTS', DEADLINE, async () => {
   const workflowId = uniqueName('dup');
   const taskQueue = uniqueName('idle');
   await client.workflow.start('waitForSignal', { taskQueue, workflowId });
@@ -138,7 +145,7 @@ test('starting a running workflow id is ALREADY_EXISTS', async () => {
   assert.equal(description.status.name, 'TERMINATED');
 });
 
-test('an activity failing twice succeeds on its third attempt under its retry policy (workflow cache on and off)', async () => {
+test('an activity failing twice succeeds on its third attempt under its retry policy (workflow cache on and off)', DEADLINE, async () => {
   for (const maxCachedWorkflows of [undefined, 0]) {
     const workflowId = uniqueName('retry');
     const attempt = await withWorker({ maxCachedWorkflows }, (taskQueue) =>
@@ -152,7 +159,7 @@ test('an activity failing twice succeeds on its third attempt under its retry po
   }
 });
 
-test('describe shows the attempt and last failure of a retrying activity', async () => {
+test('describe shows the attempt and last failure of a retrying activity', DEADLINE, async () => {
   const workflowId = uniqueName('describe');
   await withWorker({}, async (taskQueue) => {
     const handle = await client.workflow.start('alwaysFailing', { taskQueue, workflowId });
@@ -172,7 +179,7 @@ test('describe shows the attempt and last failure of a retrying activity', async
   });
 });
 
-test('a heartbeat timeout reaches the workflow as a TimeoutFailure (workflow cache on and off)', async () => {
+test('a heartbeat timeout reaches the workflow as a TimeoutFailure (workflow cache on and off)', DEADLINE, async () => {
   for (const maxCachedWorkflows of [undefined, 0]) {
     const workflowId = uniqueName('heartbeat');
     const result = await withWorker({ maxCachedWorkflows }, (taskQueue) =>
@@ -183,7 +190,7 @@ test('a heartbeat timeout reaches the workflow as a TimeoutFailure (workflow cac
   }
 });
 
-test('a failing workflow fails its result with the application failure (workflow cache on and off)', async () => {
+test('a failing workflow fails its result with the application failure (workflow cache on and off)', DEADLINE, async () => {
   for (const maxCachedWorkflows of [undefined, 0]) {
     const workflowId = uniqueName('failing');
     await withWorker({ maxCachedWorkflows }, async (taskQueue) => {
@@ -201,7 +208,7 @@ test('a failing workflow fails its result with the application failure (workflow
   }
 });
 
-test('a cancel from the client is handled by the workflow (workflow cache on and off)', async () => {
+test('a cancel from the client is handled by the workflow (workflow cache on and off)', DEADLINE, async () => {
   for (const maxCachedWorkflows of [undefined, 0]) {
     const workflowId = uniqueName('cancel');
     const result = await withWorker({ maxCachedWorkflows }, async (taskQueue) => {
@@ -216,7 +223,7 @@ test('a cancel from the client is handled by the workflow (workflow cache on and
   }
 });
 
-test('200 workflows at once', async () => {
+test('200 workflows at once', DEADLINE, async () => {
   const results = await withWorker({}, (taskQueue) =>
     Promise.all(
       Array.from({ length: 200 }, (_, i) =>
@@ -232,7 +239,7 @@ test('200 workflows at once', async () => {
   results.forEach((r, i) => assert.equal(r, `Hello, n${i}!`));
 });
 
-test('list and count workflows with a visibility query', async () => {
+test('list and count workflows with a visibility query', DEADLINE, async () => {
   const prefix = uniqueName('listed');
   await withWorker({}, (taskQueue) =>
     Promise.all(
@@ -255,7 +262,7 @@ test('list and count workflows with a visibility query', async () => {
   );
 });
 
-test('signalWithStart starts a workflow with the signal, then signals the running one', async () => {
+test('signalWithStart starts a workflow with the signal, then signals the running one', DEADLINE, async () => {
   const workflowId = uniqueName('sws');
   const result = await withWorker({}, async (taskQueue) => {
     const first = await client.workflow.signalWithStart('waitForSignal', {
@@ -270,7 +277,7 @@ test('signalWithStart starts a workflow with the signal, then signals the runnin
   assert.equal(types[0], 1, 'the history starts with WorkflowExecutionStarted');
 });
 
-test('an activity completed asynchronously by workflow and activity id', async () => {
+test('an activity completed asynchronously by workflow and activity id', DEADLINE, async () => {
   const workflowId = uniqueName('async');
   const result = await withWorker({}, async (taskQueue) => {
     const handle = await client.workflow.start('waitsForAsyncActivity', { taskQueue, workflowId });
@@ -292,7 +299,7 @@ test('an activity completed asynchronously by workflow and activity id', async (
   assert.ok(reversed.nextPageToken.length > 0);
 });
 
-test('cancelling a parent asks its running child to cancel (RequestCancelExternal)', async () => {
+test('cancelling a parent asks its running child to cancel (RequestCancelExternal)', DEADLINE, async () => {
   const workflowId = uniqueName('cparent');
   const result = await withWorker({}, async (taskQueue) => {
     const handle = await client.workflow.start('parentOfCancellable', { taskQueue, workflowId });
@@ -315,7 +322,7 @@ test('cancelling a parent asks its running child to cancel (RequestCancelExterna
   assert.ok(child.events.some((e) => e.workflowExecutionCancelRequestedEventAttributes));
 });
 
-test('a workflow signals another workflow (SignalExternal)', async () => {
+test('a workflow signals another workflow (SignalExternal)', DEADLINE, async () => {
   const targetId = uniqueName('target');
   const senderId = uniqueName('sender');
   const [sent, received] = await withWorker({}, async (taskQueue) => {
@@ -329,7 +336,7 @@ test('a workflow signals another workflow (SignalExternal)', async () => {
   assert.ok(history.events.some((e) => e.externalWorkflowExecutionSignaledEventAttributes));
 });
 
-test('a failed workflow is retried by its retry policy in a new run (workflow cache on and off)', async () => {
+test('a failed workflow is retried by its retry policy in a new run (workflow cache on and off)', DEADLINE, async () => {
   for (const maxCachedWorkflows of [undefined, 0]) {
     const workflowId = uniqueName('wfretry');
     const result = await withWorker({ maxCachedWorkflows }, (taskQueue) =>
@@ -347,7 +354,7 @@ test('a failed workflow is retried by its retry policy in a new run (workflow ca
   }
 });
 
-test('signals racing the completion are never lost (UnhandledCommand)', async () => {
+test('signals racing the completion are never lost (UnhandledCommand)', DEADLINE, async () => {
   const workflowId = uniqueName('race');
   const SIGNALS = 40;
   const [seen, delivered] = await withWorker({}, async (taskQueue) => {
