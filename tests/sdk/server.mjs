@@ -11,8 +11,10 @@ const STOP_TIMEOUT_MS = 5_000;
 const KEEP_OUTPUT = 64 * 1024; // the tail of stderr kept for error messages
 
 // Every server still running, killed if this test process ends without stopping it
-// (a failed hook, an uncaught error, the test runner cancelling the file).
+// (a failed hook, an uncaught error, the test runner cancelling the file), and every temp
+// directory not yet removed.
 const live = new Set();
+const dirs = new Set();
 function killAll() {
   for (const child of live) {
     try {
@@ -22,6 +24,8 @@ function killAll() {
     }
   }
   live.clear();
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  dirs.clear();
 }
 process.on('exit', killAll);
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
@@ -45,6 +49,7 @@ function serverBinary() {
 export async function startServer({ config, dir: existingDir, port = '0' } = {}) {
   const bin = serverBinary();
   const dir = existingDir ?? mkdtempSync(join(tmpdir(), 'tock-sdk-'));
+  dirs.add(dir);
   const args = ['--port', String(port), '--db-file', join(dir, 'tock.db')];
   if (config) {
     const path = join(dir, 'server.yaml');
@@ -91,7 +96,10 @@ export async function startServer({ config, dir: existingDir, port = '0' } = {})
     });
   } catch (err) {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-    if (!existingDir) rmSync(dir, { recursive: true, force: true });
+    if (!existingDir) {
+      rmSync(dir, { recursive: true, force: true });
+      dirs.delete(dir);
+    }
     throw err;
   }
   // A server left running (a test failed before its `after` stopped it) must not keep this
@@ -114,6 +122,7 @@ export async function startServer({ config, dir: existingDir, port = '0' } = {})
   async function stop() {
     await halt('SIGTERM');
     rmSync(dir, { recursive: true, force: true });
+    dirs.delete(dir);
   }
 
   // Stops this server (SIGKILL when `kill`, as a crash) and starts a new one on the same
