@@ -129,18 +129,16 @@ class SqliteExecutionStore : public ExecutionStore {
                                                        int64_t first_event_id,
                                                        int64_t next_event_id,
                                                        int32_t limit) override {
-    std::lock_guard lock(db_.mutex());
-    ASSIGN_STMT(q, db_.Prepare(
-        "SELECT data FROM history_events WHERE run_id = ? AND event_id >= ? AND event_id < ? "
-        "ORDER BY event_id LIMIT ?"));
-    q.Bind(1, run_id).Bind(2, first_event_id).Bind(3, next_event_id).Bind(4, int64_t{limit});
-    std::vector<HistoryEvent> events;
-    RETURN_IF_ERROR(q.ForEachRow([&] {
-      if (!events.emplace_back().ParseFromString(q.Blob(0))) {
+    // The stored bytes, parsed: one query for both forms.
+    absl::StatusOr<std::vector<std::string>> bytes =
+        ReadEventBytes(run_id, first_event_id, next_event_id, limit);
+    if (!bytes.ok()) return bytes.status();
+    std::vector<HistoryEvent> events(bytes->size());
+    for (size_t i = 0; i < bytes->size(); ++i) {
+      if (!events[i].ParseFromString((*bytes)[i])) {
         return absl::DataLossError("a stored history event cannot be parsed");
       }
-      return absl::OkStatus();
-    }));
+    }
     return events;
   }
 
