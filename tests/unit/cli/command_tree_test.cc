@@ -1,12 +1,13 @@
 // The command tree itself: help with an example on every command, usage errors (exit 2),
-// no state carried between lines, and no connection for commands that need none.
+// no state carried between lines (against a real in-process server), and no connection for
+// commands that need none.
 #include <gtest/gtest.h>
 
 #include <sys/socket.h>
 #include <netinet/in.h>
 #include <unistd.h>
 
-#include "tests/unit/cli/fake_frontend.h"
+#include "tests/unit/cli/cli_runner.h"
 
 namespace tock::cli::testing {
 namespace {
@@ -122,12 +123,12 @@ TEST(CommandTreeTest, BadTimeoutIsExitTwo) {
 }
 
 TEST(CommandTreeTest, NothingCarriesOverBetweenLines) {
-  FakeFrontend fake;
-  ASSERT_TRUE(fake.ok());
+  InProcessServer server;
+  ASSERT_TRUE(server.ok());
   std::istringstream in;
   std::ostringstream out, err;
   CommandContext ctx(in, out, err, false, false);
-  const std::vector<std::string> address = {"--address", fake.address()};
+  const std::vector<std::string> address = {"--address", server.address()};
   auto line = [&](std::vector<std::string> args) {
     args.insert(args.begin(), address.begin(), address.end());
     out.str("");
@@ -143,8 +144,10 @@ TEST(CommandTreeTest, NothingCarriesOverBetweenLines) {
   EXPECT_TRUE(nlohmann::json::parse(out.str())["namespaceInfo"]["data"].empty());
   // Neither did a global flag.
   ASSERT_EQ(line({"-n", "first", "namespace", "describe", "-o", "jsonl"}), 0) << err.str();
-  ASSERT_EQ(line({"namespace", "describe"}), 3);
-  EXPECT_EQ(err.str(), "error: Namespace default is not found.\n");
+  EXPECT_EQ(nlohmann::json::parse(out.str())["namespaceInfo"]["name"], "first");
+  ASSERT_EQ(line({"namespace", "describe", "-o", "jsonl"}), 0) << err.str();
+  EXPECT_EQ(nlohmann::json::parse(out.str())["namespaceInfo"]["name"], "default")
+      << "the server's own namespace, not the earlier line's -n";
   EXPECT_EQ(ctx.options.namespace_name, "default");
 }
 
