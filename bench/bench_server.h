@@ -26,7 +26,10 @@ inline Server StartServer(const std::string& binary, std::vector<std::string> ex
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, out[1], 1);
   posix_spawn_file_actions_addclose(&actions, out[0]);
-  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+  // The server's stderr is dropped unless BENCH_STDERR names a file to append it to.
+  const char* log = getenv("BENCH_STDERR");
+  posix_spawn_file_actions_addopen(&actions, 2, log ? log : "/dev/null",
+                                   O_WRONLY | O_CREAT | O_APPEND, 0644);
   std::vector<std::string> args = {binary, "--port", "0"};
   args.insert(args.end(), extra_args.begin(), extra_args.end());
   std::vector<char*> argv;

@@ -2,8 +2,8 @@
 // file: a trivial worker speaking the API directly runs N one-activity workflows
 // (start -> workflow task -> activity -> workflow task -> complete) and reports workflows/s,
 // state transitions/s and p50/p99 start-to-close latency, next to a raw SQLite loop making
-// the same number of durable commits (WAL, synchronous=NORMAL, as tock-server). Then it
-// fetches a 10,000-event history next to reading the same rows raw from SQLite.
+// the same number of durable commits (WAL, synchronous=NORMAL, as tock-server). History
+// fetches are measured by history_bench.
 //
 // Usage: workflow_bench TOCK_SERVER [workflows]
 #include <fcntl.h>
@@ -210,95 +210,8 @@ int main(int argc, char** argv) {
   std::printf("ratio tock transitions/s : raw commits/s   %.2f\n",
               (completed * 7 / seconds) / (transitions / raw));
 
-  // A 10,000-event history: a workflow nobody polls, signalled 9,998 times, so each signal
-  // appends one event after WorkflowExecutionStarted and WorkflowTaskScheduled.
-  constexpr int kEvents = 10'000;
-  {
-    wf::StartWorkflowExecutionRequest req;
-    req.set_namespace_("default");
-    req.set_workflow_id("long-history");
-    req.mutable_workflow_type()->set_name("bench");
-    req.mutable_task_queue()->set_name("nobody-polls");
-    grpc::ClientContext ctx;
-    wf::StartWorkflowExecutionResponse resp;
-    stub->StartWorkflowExecution(&ctx, req, &resp);
-  }
-  std::vector<std::thread> signallers;
-  std::atomic<int> next_signal{0};
-  for (int s = 0; s < 8; ++s) {
-    signallers.emplace_back([&] {
-      while (next_signal++ < kEvents - 2) {
-        wf::SignalWorkflowExecutionRequest req;
-        req.set_namespace_("default");
-        req.mutable_workflow_execution()->set_workflow_id("long-history");
-        req.set_signal_name("tick");
-        grpc::ClientContext ctx;
-        wf::SignalWorkflowExecutionResponse resp;
-        stub->SignalWorkflowExecution(&ctx, req, &resp);
-      }
-    });
-  }
-  for (auto& t : signallers) t.join();
-  std::vector<double> fetch_ms;
-  int fetched = 0;
-  for (int round = 0; round < 7; ++round) {
-    auto t0 = Clock::now();
-    fetched = 0;
-    std::string token;
-    do {
-      wf::GetWorkflowExecutionHistoryRequest req;
-      req.set_namespace_("default");
-      req.mutable_execution()->set_workflow_id("long-history");
-      req.set_next_page_token(token);
-      grpc::ClientContext ctx;
-      wf::GetWorkflowExecutionHistoryResponse resp;
-      if (!stub->GetWorkflowExecutionHistory(&ctx, req, &resp).ok()) break;
-      fetched += resp.history().events_size();
-      token = resp.next_page_token();
-    } while (!token.empty());
-    fetch_ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
-  }
-
   kill(server.pid, SIGTERM);
   waitpid(server.pid, nullptr, 0);
-
-  // The same rows, read raw from the database the server wrote (now closed).
-  std::vector<double> raw_ms;
-  int raw_rows = 0;
-  {
-    sqlite3* db = nullptr;
-    sqlite3_open((dir + "/tock.db").c_str(), &db);
-    sqlite3_stmt* run_q = nullptr;
-    sqlite3_prepare_v2(db, "SELECT run_id FROM current_executions WHERE workflow_id = 'long-history'",
-                       -1, &run_q, nullptr);
-    std::string run_id;
-    if (sqlite3_step(run_q) == SQLITE_ROW) {
-      run_id = reinterpret_cast<const char*>(sqlite3_column_text(run_q, 0));
-    }
-    sqlite3_finalize(run_q);
-    sqlite3_stmt* q = nullptr;
-    sqlite3_prepare_v2(db, "SELECT data FROM history_events WHERE run_id = ? ORDER BY event_id", -1,
-                       &q, nullptr);
-    for (int round = 0; round < 7; ++round) {
-      auto t0 = Clock::now();
-      raw_rows = 0;
-      size_t bytes = 0;
-      sqlite3_bind_text(q, 1, run_id.c_str(), -1, SQLITE_STATIC);
-      while (sqlite3_step(q) == SQLITE_ROW) {
-        bytes += sqlite3_column_bytes(q, 0);
-        ++raw_rows;
-      }
-      sqlite3_reset(q);
-      raw_ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
-    }
-    sqlite3_finalize(q);
-    sqlite3_close(db);
-  }
-  std::printf("fetch %d-event history (median)   %.1f ms\n", fetched, Percentile(fetch_ms, 0.5));
-  std::printf("raw SQLite read of %d rows        %.1f ms\n", raw_rows, Percentile(raw_ms, 0.5));
-  std::printf("ratio fetch/raw                   %.2f   (target <= 2.00)\n",
-              Percentile(fetch_ms, 0.5) / Percentile(raw_ms, 0.5));
-
   std::filesystem::remove_all(dir);
   return completed == workflows ? 0 : 1;
 }

@@ -269,7 +269,7 @@ void RegisterWorkflowRpcHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& n
   dispatcher.AddAsyncSerialized<wf::GetWorkflowExecutionHistoryRequest>(
       Method("GetWorkflowExecutionHistory"),
       [&](const wf::GetWorkflowExecutionHistoryRequest& req, const rpc::CallContext& ctx,
-          std::function<void(absl::StatusOr<std::string>)> respond) {
+          std::function<void(absl::StatusOr<WireBytes>)> respond) {
         absl::StatusOr<NamespaceEngine::Resolved> ns = namespaces.Resolve(req.namespace_(), true);
         if (!ns.ok()) return respond(ns.status());
         // A waiting caller that goes away is answered (the dispatcher ignores the later

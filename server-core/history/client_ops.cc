@@ -242,10 +242,10 @@ absl::StatusOr<wf::DescribeWorkflowExecutionResponse> HistoryEngine::DescribeWor
 
 void HistoryEngine::GetWorkflowHistory(
     const NamespaceRef& ns, const wf::GetWorkflowExecutionHistoryRequest& req, absl::Time deadline,
-    std::function<void(absl::StatusOr<std::string>)> done_bytes) {
+    std::function<void(absl::StatusOr<WireBytes>)> done_bytes) {
   auto done = [&done_bytes](absl::StatusOr<wf::GetWorkflowExecutionHistoryResponse> r) {
     if (!r.ok()) return done_bytes(r.status());
-    done_bytes(r->SerializeAsString());
+    done_bytes(WireBytes{r->SerializeAsString()});
   };
   absl::StatusOr<std::string> run_id =
       ResolveRunId(ns.id, req.execution().workflow_id(), req.execution().run_id());
@@ -312,38 +312,38 @@ void HistoryEngine::GetWorkflowHistory(
   }
   int32_t page = req.maximum_page_size() > 0 ? std::min(req.maximum_page_size(), kMaxHistoryPage)
                                              : kMaxHistoryPage;
-  auto events = store_.ReadEventBytes(*run_id, from, next_event_id, page);
-  if (!events.ok()) return done(events.status());
+  // The response on the wire, built around the stored bytes as they come out of the store:
+  // field 3 (next_page_token) first (field order does not matter to a parser), then field 1
+  // (history) holding repeated field 1 (events). The history's length is known only at the
+  // end, so room for its tag and length is left in front of the events.
+  constexpr size_t kPrefixRoom = 32;  // token (tag, length, up to 20 digits), history tag, length
+  WireBytes wire;
+  std::string& buffer = wire.buffer;
+  buffer.reserve(kPrefixRoom + 64 * 1024);
+  buffer.resize(kPrefixRoom);
+  absl::StatusOr<int64_t> count =
+      store_.VisitEventBytes(*run_id, from, next_event_id, page, [&buffer](std::string_view e) {
+        buffer.push_back('\x0a');
+        AppendVarint(buffer, e.size());
+        buffer.append(e);
+      });
+  if (!count.ok()) return done(count.status());
   // Event ids are dense, so the page's last id follows from its size.
-  const int64_t last = from - 1 + static_cast<int64_t>(events->size());
-  std::string token;
+  const int64_t last = from - 1 + *count;
+  std::string head;  // token field, then the history tag and length
   if (last + 1 < next_event_id || (req.wait_new_event() && open)) {
-    token = std::to_string(last + 1);  // a follower asks again from here
+    const std::string token = std::to_string(last + 1);  // a follower asks again from here
+    head.push_back('\x1a');
+    AppendVarint(head, token.size());
+    head += token;
   }
-  // The response on the wire, built around the stored bytes: field 1 (history) holding
-  // repeated field 1 (events), then field 3 (next_page_token).
-  auto varint = [](std::string& out, uint64_t v) {
-    while (v >= 0x80) {
-      out.push_back(static_cast<char>((v & 0x7f) | 0x80));
-      v >>= 7;
-    }
-    out.push_back(static_cast<char>(v));
-  };
-  std::string body;
-  for (const std::string& e : *events) {
-    body.push_back('\x0a');
-    varint(body, e.size());
-    body += e;
-  }
-  std::string wire;
-  wire.reserve(body.size() + token.size() + 16);
-  wire.push_back('\x0a');
-  varint(wire, body.size());
-  wire += body;
-  if (!token.empty()) {
-    wire.push_back('\x1a');
-    varint(wire, token.size());
-    wire += token;
+  head.push_back('\x0a');
+  AppendVarint(head, buffer.size() - kPrefixRoom);
+  if (head.size() <= kPrefixRoom) {
+    wire.begin = kPrefixRoom - head.size();
+    buffer.replace(wire.begin, head.size(), head);
+  } else {  // cannot happen for a decimal event id; stay correct anyway
+    buffer.replace(0, kPrefixRoom, head);
   }
   return done_bytes(std::move(wire));
 }

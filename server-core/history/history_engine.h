@@ -20,6 +20,7 @@
 #include "absl/status/statusor.h"
 #include "lib/common/clock.h"
 #include "lib/common/timer_thread.h"
+#include "lib/common/wire_bytes.h"
 #include "server-core/history/run_transaction.h"
 #include "server-core/history/shard_controller.h"
 #include "server-core/matching/matching_engine.h"
@@ -103,7 +104,7 @@ class HistoryEngine {
   // then answers an empty page.
   void GetWorkflowHistory(const NamespaceRef& ns, const wf::GetWorkflowExecutionHistoryRequest& req,
                           absl::Time deadline,
-                          std::function<void(absl::StatusOr<std::string>)> done);
+                          std::function<void(absl::StatusOr<WireBytes>)> done);
 
   // Queries (queries.cc; reference/sdk_protocol.md §4): answered by a worker through a
   // legacy query task once the run has no workflow task in flight; at most 30 s.

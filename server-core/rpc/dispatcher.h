@@ -28,6 +28,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "lib/common/grpc_status.h"
+#include "lib/common/wire_bytes.h"
 
 namespace tock::server::rpc {
 
@@ -118,7 +119,7 @@ class Dispatcher : public grpc::CallbackGenericService {
   void AddAsyncSerialized(
       const std::string& method,
       std::function<void(const Request&, const CallContext&,
-                         std::function<void(absl::StatusOr<std::string>)>)> fn) {
+                         std::function<void(absl::StatusOr<WireBytes>)>)> fn) {
     AddRaw(method, [fn = std::move(fn)](const CallContext& context,
                                         const grpc::ByteBuffer& payload, RawResponder respond) {
       Request request;
@@ -130,12 +131,15 @@ class Dispatcher : public grpc::CallbackGenericService {
                 nullptr);
         return;
       }
-      fn(request, context, [respond = std::move(respond)](absl::StatusOr<std::string> bytes) {
+      fn(request, context, [respond = std::move(respond)](absl::StatusOr<WireBytes> bytes) {
         if (!bytes.ok()) {
           respond(ToGrpcStatus(bytes.status()), nullptr);
           return;
         }
-        grpc::Slice slice(std::move(*bytes));
+        // The slice takes the buffer over (no copy of a possibly large page).
+        auto* owned = new std::string(std::move(bytes->buffer));
+        grpc::Slice slice(owned->data() + bytes->begin, owned->size() - bytes->begin,
+                          [](void* p) { delete static_cast<std::string*>(p); }, owned);
         grpc::ByteBuffer out(&slice, 1);
         respond(grpc::Status::OK, &out);
       });

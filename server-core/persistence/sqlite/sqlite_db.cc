@@ -48,22 +48,6 @@ absl::Status Statement::Run() {
   return absl::OkStatus();
 }
 
-absl::Status Statement::ForEachRow(const std::function<absl::Status()>& row) {
-  absl::Status result;
-  while (true) {
-    absl::StatusOr<bool> more = Step();
-    if (!more.ok()) {
-      result = more.status();
-      break;
-    }
-    if (!*more) break;
-    result = row();
-    if (!result.ok()) break;
-  }
-  sqlite3_reset(stmt_);
-  return result;
-}
-
 std::string Statement::Text(int column) const {
   const unsigned char* text = sqlite3_column_text(stmt_, column);
   return text == nullptr ? std::string()
@@ -71,17 +55,22 @@ std::string Statement::Text(int column) const {
                                        sqlite3_column_bytes(stmt_, column));
 }
 
-std::string Statement::Blob(int column) const {
+std::string Statement::Blob(int column) const { return std::string(BlobView(column)); }
+
+std::string_view Statement::BlobView(int column) const {
   const void* blob = sqlite3_column_blob(stmt_, column);
-  return blob == nullptr ? std::string()
-                         : std::string(static_cast<const char*>(blob),
-                                       sqlite3_column_bytes(stmt_, column));
+  return blob == nullptr ? std::string_view()
+                         : std::string_view(static_cast<const char*>(blob),
+                                            sqlite3_column_bytes(stmt_, column));
 }
 
 absl::StatusOr<std::unique_ptr<SqliteDb>> SqliteDb::Open(const std::string& path) {
   const bool in_memory = path.empty() || path == ":memory:";
   sqlite3* raw = nullptr;
-  int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX;
+  // NOMUTEX: every use of the connection already holds SqliteDb::mutex() (the statement
+  // cache needs it too), so SQLite's own per-call mutex would only be locked a second time
+  // on each step and column read.
+  int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
   int rc = sqlite3_open_v2(in_memory ? ":memory:" : path.c_str(), &raw, flags, nullptr);
   if (rc != SQLITE_OK) {
     std::string message = raw != nullptr ? sqlite3_errmsg(raw) : sqlite3_errstr(rc);

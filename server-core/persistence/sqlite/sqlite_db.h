@@ -33,12 +33,30 @@ class Statement {
   absl::Status Run();
   // Steps through every row, calling `row` for each (stopping at its first error), then
   // resets the statement whatever happened.
-  absl::Status ForEachRow(const std::function<absl::Status()>& row);
+  // Inline (a template, not std::function): history reads call it once per event.
+  template <typename RowFn>
+  absl::Status ForEachRow(RowFn&& row) {
+    absl::Status result;
+    while (true) {
+      absl::StatusOr<bool> more = Step();
+      if (!more.ok()) {
+        result = more.status();
+        break;
+      }
+      if (!*more) break;
+      result = row();
+      if (!result.ok()) break;
+    }
+    sqlite3_reset(stmt_);
+    return result;
+  }
 
   int64_t Int(int column) const { return sqlite3_column_int64(stmt_, column); }
   bool IsNull(int column) const { return sqlite3_column_type(stmt_, column) == SQLITE_NULL; }
   std::string Text(int column) const;
   std::string Blob(int column) const;
+  // The blob in place: valid until the next step or reset of this statement.
+  std::string_view BlobView(int column) const;
 
  private:
   sqlite3_stmt* stmt_;

@@ -130,33 +130,32 @@ class SqliteExecutionStore : public ExecutionStore {
                                                        int64_t next_event_id,
                                                        int32_t limit) override {
     // The stored bytes, parsed: one query for both forms.
-    absl::StatusOr<std::vector<std::string>> bytes =
-        ReadEventBytes(run_id, first_event_id, next_event_id, limit);
-    if (!bytes.ok()) return bytes.status();
-    std::vector<HistoryEvent> events(bytes->size());
-    for (size_t i = 0; i < bytes->size(); ++i) {
-      if (!events[i].ParseFromString((*bytes)[i])) {
-        return absl::DataLossError("a stored history event cannot be parsed");
-      }
-    }
+    std::vector<HistoryEvent> events;
+    bool parsed = true;
+    absl::StatusOr<int64_t> read = VisitEventBytes(
+        run_id, first_event_id, next_event_id, limit, [&](std::string_view bytes) {
+          parsed = events.emplace_back().ParseFromArray(bytes.data(), static_cast<int>(bytes.size())) && parsed;
+        });
+    if (!read.ok()) return read.status();
+    if (!parsed) return absl::DataLossError("a stored history event cannot be parsed");
     return events;
   }
 
-  absl::StatusOr<std::vector<std::string>> ReadEventBytes(const std::string& run_id,
-                                                          int64_t first_event_id,
-                                                          int64_t next_event_id,
-                                                          int32_t limit) override {
+  absl::StatusOr<int64_t> VisitEventBytes(
+      const std::string& run_id, int64_t first_event_id, int64_t next_event_id, int32_t limit,
+      absl::FunctionRef<void(std::string_view)> visit) override {
     std::lock_guard lock(db_.mutex());
     ASSIGN_STMT(q, db_.Prepare(
         "SELECT data FROM history_events WHERE run_id = ? AND event_id >= ? AND event_id < ? "
         "ORDER BY event_id LIMIT ?"));
     q.Bind(1, run_id).Bind(2, first_event_id).Bind(3, next_event_id).Bind(4, int64_t{limit});
-    std::vector<std::string> out;
+    int64_t visited = 0;
     RETURN_IF_ERROR(q.ForEachRow([&] {
-      out.push_back(q.Blob(0));
+      visit(q.BlobView(0));
+      ++visited;
       return absl::OkStatus();
     }));
-    return out;
+    return visited;
   }
 
   absl::Status DeleteRun(const std::string& namespace_id, const std::string& workflow_id,
