@@ -85,13 +85,32 @@ absl::StatusOr<client::Connection*> CommandContext::connection() {
                                  o->tls.cert_path, "|", o->tls.key_path, "|",
                                  o->tls.server_name, "|", o->api_key, "|",
                                  absl::FormatDuration(o->timeout));
+  std::lock_guard lock(connection_mu_);
   if (connection_ == nullptr || key != connection_key_) {
     absl::StatusOr<std::unique_ptr<client::Connection>> opened = client::Connection::Open(*o);
     if (!opened.ok()) return opened.status();
     connection_ = std::move(*opened);
     connection_key_ = key;
+    if (interrupted_) connection_->Interrupt();
   }
   return connection_.get();
+}
+
+void CommandContext::Interrupt() {
+  std::lock_guard lock(connection_mu_);
+  interrupted_ = true;
+  if (connection_ != nullptr) connection_->Interrupt();
+}
+
+void CommandContext::ClearInterrupt() {
+  std::lock_guard lock(connection_mu_);
+  interrupted_ = false;
+  if (connection_ != nullptr) connection_->ClearInterrupt();
+}
+
+bool CommandContext::interrupted() {
+  std::lock_guard lock(connection_mu_);
+  return interrupted_;
 }
 
 absl::StatusOr<Printer> CommandContext::printer() {

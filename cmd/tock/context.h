@@ -7,6 +7,7 @@
 #include <functional>
 #include <iostream>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 
@@ -83,9 +84,18 @@ class CommandContext {
   // A printer in the chosen format (validated), writing to `out`.
   absl::StatusOr<Printer> printer();
 
+  // Ctrl-C: cancels the calls in flight on the open connection, and those started until
+  // ClearInterrupt(). Safe from another thread (the interrupt watcher's), not from a signal
+  // handler.
+  void Interrupt();
+  void ClearInterrupt();
+  bool interrupted();
+
  private:
+  std::mutex connection_mu_;  // connection_ may be replaced while Interrupt() runs
   std::unique_ptr<client::Connection> connection_;
   std::string connection_key_;
+  bool interrupted_ = false;
 };
 
 }  // namespace tock::cli

@@ -64,9 +64,32 @@ Connection::Connection(ConnectionOptions options, std::shared_ptr<grpc::Channel>
       operator_(temporal::api::operatorservice::v1::OperatorService::NewStub(channel_)),
       admin_(tock::admin::v1::AdminService::NewStub(channel_)) {}
 
-std::unique_ptr<grpc::ClientContext> Connection::NewContext(
-    const std::string& namespace_name) const {
-  auto context = std::make_unique<grpc::ClientContext>();
+void Connection::ContextRelease::operator()(grpc::ClientContext* context) const {
+  if (connection != nullptr) {
+    std::lock_guard lock(connection->in_flight_mu_);
+    connection->in_flight_.erase(context);
+  }
+  delete context;
+}
+
+void Connection::Interrupt() const {
+  std::lock_guard lock(in_flight_mu_);
+  interrupted_ = true;
+  for (grpc::ClientContext* context : in_flight_) context->TryCancel();
+}
+
+void Connection::ClearInterrupt() const {
+  std::lock_guard lock(in_flight_mu_);
+  interrupted_ = false;
+}
+
+bool Connection::interrupted() const {
+  std::lock_guard lock(in_flight_mu_);
+  return interrupted_;
+}
+
+Connection::ContextPtr Connection::NewContext(const std::string& namespace_name) const {
+  ContextPtr context(new grpc::ClientContext(), ContextRelease{this});
   if (options_.timeout > absl::ZeroDuration()) {
     context->set_deadline(absl::ToChronoTime(absl::Now() + options_.timeout));
   }
@@ -80,6 +103,9 @@ std::unique_ptr<grpc::ClientContext> Connection::NewContext(
   bool printable = !namespace_name.empty();
   for (unsigned char c : namespace_name) printable = printable && c >= 0x20 && c < 0x7f;
   if (printable) context->AddMetadata("temporal-namespace", namespace_name);
+  std::lock_guard lock(in_flight_mu_);
+  in_flight_.insert(context.get());
+  if (interrupted_) context->TryCancel();  // the call will fail at once with CANCELLED
   return context;
 }
 
@@ -91,6 +117,9 @@ absl::Status Connection::Translate(const grpc::Status& status) const {
     result.ForEachPayload(
         [&](absl::string_view url, const absl::Cord& payload) { named.SetPayload(url, payload); });
     return named;
+  }
+  if (result.code() == absl::StatusCode::kCancelled && interrupted()) {
+    return absl::CancelledError("interrupted");
   }
   if (result.code() == absl::StatusCode::kDeadlineExceeded) {
     return absl::DeadlineExceededError(

@@ -7,6 +7,8 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
+#include <set>
 #include <string>
 
 #include <grpcpp/channel.h>
@@ -49,9 +51,23 @@ class Connection {
   }
   tock::admin::v1::AdminService::Stub& admin() { return *admin_; }
 
+  // Unregisters a context from Interrupt() when the call is over.
+  struct ContextRelease {
+    const Connection* connection = nullptr;
+    void operator()(grpc::ClientContext* context) const;
+  };
+  using ContextPtr = std::unique_ptr<grpc::ClientContext, ContextRelease>;
+
   // A context with this connection's deadline and headers; `namespace_name` (may be empty)
-  // becomes the temporal-namespace header.
-  std::unique_ptr<grpc::ClientContext> NewContext(const std::string& namespace_name = "") const;
+  // becomes the temporal-namespace header. Interrupt() cancels it while it lives.
+  ContextPtr NewContext(const std::string& namespace_name = "") const;
+
+  // Cancels every call in flight and every call started until ClearInterrupt(): they fail
+  // with CANCELLED. For Ctrl-C in the REPL (the connection outlives the command). Safe from
+  // any thread, but not from a signal handler.
+  void Interrupt() const;
+  void ClearInterrupt() const;
+  bool interrupted() const;
 
   // The error of a finished call, as Call reports it (details unpacked, address named).
   absl::Status Translate(const grpc::Status& status) const;
@@ -78,6 +94,9 @@ class Connection {
   std::unique_ptr<temporal::api::workflowservice::v1::WorkflowService::Stub> workflow_;
   std::unique_ptr<temporal::api::operatorservice::v1::OperatorService::Stub> operator_;
   std::unique_ptr<tock::admin::v1::AdminService::Stub> admin_;
+  mutable std::mutex in_flight_mu_;
+  mutable std::set<grpc::ClientContext*> in_flight_;
+  mutable bool interrupted_ = false;
 };
 
 }  // namespace tock::client

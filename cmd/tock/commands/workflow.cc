@@ -1,12 +1,13 @@
 #include "cmd/tock/commands/workflow.h"
 
-#include <atomic>
-#include <csignal>
 #include <memory>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
+#include "cmd/tock/interrupt.h"
+#include "cmd/tock/output/history_format.h"
 #include "lib/admin/payloads.h"
 #include "lib/admin/workflow_ops.h"
 #include "lib/common/duration.h"
@@ -32,42 +33,15 @@ void AddTarget(CLI::App* cmd, Target& t) {
   cmd->add_option("-r,--run-id", t.run_id, "Run id (default: the current run)");
 }
 
-nlohmann::json Decoded(const google::protobuf::Message& m) {
-  nlohmann::json json = ProtoToJson(m);
-  admin::DecodePayloadsInJson(json);
-  return json;
-}
+nlohmann::json Decoded(const google::protobuf::Message& m) { return DecodedJson(m); }
 
 std::string Status(enums::WorkflowExecutionStatus s) {
   return EnumLabel(enums::WorkflowExecutionStatus_Name(s), "WORKFLOW_EXECUTION_STATUS_");
 }
 
-std::string Time(const google::protobuf::Timestamp& t) {
-  return t.seconds() == 0 && t.nanos() == 0 ? "" : FormatTimestamp(FromProtoTime(t));
-}
+std::string Time(const google::protobuf::Timestamp& t) { return TimestampText(t); }
 
-// One line of what an event says: its attributes with payloads decoded, as k=v pairs.
-std::string Summary(const HistoryEvent& e) {
-  nlohmann::json json = Decoded(e);
-  std::string out;
-  for (const auto& [key, value] : json.items()) {
-    if (!absl::EndsWith(key, "Attributes")) continue;
-    for (const auto& [path, v] : FlattenJson(value)) {
-      if (v.empty() || v == "0" || v == "0s" || v == "false" || absl::EndsWith(v, "_UNSPECIFIED")) {
-        continue;  // defaults say nothing
-      }
-      if (!out.empty()) out += " ";
-      absl::StrAppend(&out, path, "=", v);
-    }
-  }
-  constexpr size_t kMax = 120;
-  if (out.size() > kMax) out = out.substr(0, kMax - 3) + "...";
-  return out;
-}
-
-std::string EventType(const HistoryEvent& e) {
-  return EnumLabel(enums::EventType_Name(e.event_type()), "EVENT_TYPE_");
-}
+std::string EventType(const HistoryEvent& e) { return EventTypeLabel(e); }
 
 // What a close event means for `result` and `execute`: the value, or the failure as an error.
 absl::Status PrintOutcome(CommandContext& ctx, const std::string& workflow_id,
@@ -94,7 +68,6 @@ absl::Status PrintOutcome(CommandContext& ctx, const std::string& workflow_id,
   }
 }
 
-std::atomic<bool> g_interrupted{false};
 
 void AddStartOptions(CLI::App* cmd, admin::StartWorkflowOptions& o) {
   cmd->add_option("-t,--type", o.workflow_type, "Workflow type")->required();
@@ -249,20 +222,21 @@ void AddWorkflowCommands(CLI::App& app, CommandContext& ctx) {
           ctx.out << ProtoToJson(history).dump(2) << "\n";
           return absl::OkStatus();
         }
-        g_interrupted = false;
-        auto previous = std::signal(SIGINT, [](int) { g_interrupted = true; });
+        // Ctrl-C ends a follow cleanly (the list is closed), also inside the REPL, whose
+        // own watcher is already active.
+        std::optional<InterruptWatcher> watcher;
+        if (*follow && !InterruptWatcher::active()) watcher.emplace([&ctx] { ctx.Interrupt(); });
         printer->BeginList({"ID", "TIME", "TYPE", "DETAILS"});
         absl::Status s = admin::ReadHistory(
             **c, ctx.options.namespace_name, t->workflow_id, t->run_id, *follow,
             [&](const HistoryEvent& e) {
-              printer->Row(Decoded(e), {std::to_string(e.event_id()), Time(e.event_time()),
-                                        EventType(e), Summary(e)});
+              printer->Row(Decoded(e), EventRow(e));
               if (*follow && printer->format() == OutputFormat::kTable) printer->EndList();
               ctx.out << std::flush;
               return absl::OkStatus();
             },
-            [] { return g_interrupted.load(); });
-        std::signal(SIGINT, previous);
+            [&ctx] { return ctx.interrupted(); });
+        if (s.code() == absl::StatusCode::kCancelled && ctx.interrupted()) s = absl::OkStatus();
         if (!s.ok() && printer->rows_seen() == 0) return s;
         printer->EndList();
         return s;
