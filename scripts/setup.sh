@@ -11,7 +11,7 @@ packages=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev libcli11-dev nlohmann-json3-dev libyaml-cpp-dev
   libsqlite3-dev libcurl4-openssl-dev libssl-dev libfarmhash-dev
-  libgtest-dev libgmock-dev
+  libgtest-dev libgmock-dev libedit-dev tmux
 )
 
 as_root() {

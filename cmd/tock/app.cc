@@ -3,6 +3,7 @@
 #include "cmd/tock/commands/cluster.h"
 #include "cmd/tock/commands/namespace.h"
 #include "cmd/tock/commands/server.h"
+#include "cmd/tock/commands/shell.h"
 #include "cmd/tock/commands/workflow.h"
 
 namespace tock::cli {
@@ -113,6 +114,7 @@ void BuildApp(CLI::App& app, CommandContext& ctx) {
   AddWorkflowCommands(app, ctx);
   AddTaskQueueCommands(app, ctx);
   AddServerCommands(app, ctx);
+  AddShellCommand(app, ctx);
   ApplyTreeRules(app);
 }
 

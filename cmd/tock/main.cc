@@ -4,10 +4,15 @@
 #include <iostream>
 
 #include "cmd/tock/app.h"
+#include "cmd/tock/repl/repl.h"
 
 int main(int argc, char** argv) {
   tock::cli::CommandContext ctx(std::cin, std::cout, std::cerr, isatty(STDIN_FILENO) == 1,
                                 isatty(STDOUT_FILENO) == 1);
+  // Bare `tock` on a terminal opens the interactive session; elsewhere it prints help.
+  if (argc == 1 && ctx.stdin_is_terminal && ctx.stdout_is_terminal) {
+    return tock::cli::repl::RunRepl(ctx);
+  }
   CLI::App app{"", "tock"};
   tock::cli::BuildApp(app, ctx);
   return tock::cli::Run(app, ctx, argc, argv);

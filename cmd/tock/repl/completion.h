@@ -1,0 +1,21 @@
+// TAB completion in the REPL: session commands, the inspector's commands, and everything of
+// the command tree (subcommands, flags, enum values, live values from the server).
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "cmd/tock/context.h"
+#include "cmd/tock/repl/words.h"
+
+namespace tock::cli::repl {
+
+// The candidates for the word being typed (each a whole word, to replace it).
+std::vector<std::string> Candidates(CommandContext& ctx, const PartialLine& line,
+                                    bool in_inspector);
+
+// Binds Candidates to libedit's completion for this session.
+void InstallCompletion(CommandContext& ctx, std::function<bool()> in_inspector);
+
+}  // namespace tock::cli::repl
