@@ -12,11 +12,13 @@
 namespace tock::cli::testing {
 namespace {
 
-// The paths of every command in the tree ({"namespace", "register"}, ...), root included.
+// The paths of every visible command in the tree ({"namespace", "register"}, ...), root
+// included.
 void CollectCommands(CLI::App& app, std::vector<std::string> path,
                      std::vector<std::vector<std::string>>& out) {
   out.push_back(path);
   for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+    if (sub->get_group().empty()) continue;  // hidden (`tock __complete`): not for people
     std::vector<std::string> next = path;
     next.push_back(sub->get_name());
     CollectCommands(*sub, next, out);
