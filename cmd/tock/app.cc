@@ -1,6 +1,7 @@
 #include "cmd/tock/app.h"
 
 #include "cmd/tock/commands/cluster.h"
+#include "cmd/tock/commands/completion.h"
 #include "cmd/tock/commands/namespace.h"
 #include "cmd/tock/commands/server.h"
 #include "cmd/tock/commands/shell.h"
@@ -114,6 +115,7 @@ void BuildApp(CLI::App& app, CommandContext& ctx) {
   AddWorkflowCommands(app, ctx);
   AddTaskQueueCommands(app, ctx);
   AddServerCommands(app, ctx);
+  AddCompletionCommands(app, ctx);
   AddShellCommand(app, ctx);
   ApplyTreeRules(app);
 }
