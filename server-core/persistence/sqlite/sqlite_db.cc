@@ -25,6 +25,11 @@ Statement& Statement::BindBlob(int index, const std::string& bytes) {
   return *this;
 }
 
+Statement& Statement::BindBlobView(int index, std::string_view bytes) {
+  sqlite3_bind_blob(stmt_, index, bytes.data(), static_cast<int>(bytes.size()), SQLITE_STATIC);
+  return *this;
+}
+
 Statement& Statement::BindNull(int index) {
   sqlite3_bind_null(stmt_, index);
   return *this;
@@ -88,7 +93,7 @@ absl::StatusOr<std::unique_ptr<SqliteDb>> SqliteDb::Open(const std::string& path
     // larger checkpoint interval means fewer fsyncs (the WAL is bounded to about 40 MB).
     pragmas +=
         "PRAGMA locking_mode=EXCLUSIVE; PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; "
-        "PRAGMA wal_autocheckpoint=10000;";
+        "PRAGMA wal_autocheckpoint=10000; PRAGMA cache_size=-65536;";
   }
   if (absl::Status s = db->Exec(pragmas); !s.ok()) {
     // With EXCLUSIVE locking, BUSY after the timeout means another process holds the file.

@@ -13,6 +13,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 
 #include "absl/status/statusor.h"
 
@@ -26,6 +27,9 @@ class Statement {
   Statement& Bind(int index, int64_t value);
   Statement& Bind(int index, const std::string& text);
   Statement& BindBlob(int index, const std::string& bytes);
+  // Without a copy: `bytes` must stay alive and unchanged until the statement is stepped
+  // and reset (the next Prepare of it resets it).
+  Statement& BindBlobView(int index, std::string_view bytes);
   Statement& BindNull(int index);
   // SQLITE_ROW -> true, SQLITE_DONE -> false, anything else -> error.
   absl::StatusOr<bool> Step();

@@ -38,6 +38,16 @@ class SqliteExecutionStore : public ExecutionStore {
   }
 
   absl::Status Write(Commit& commit) override {
+    // Every blob is serialized before the lock is taken: the lock serialises all writers,
+    // so it is held for the SQLite work alone.
+    Blobs blobs;
+    for (const RunWrite& run : commit.runs) {
+      blobs.states.push_back(run.state.SerializeAsString());
+      auto& events = blobs.events.emplace_back();
+      for (const HistoryEvent& e : run.events) events.push_back(e.SerializeAsString());
+    }
+    for (const TaskQueueTask& task : commit.new_tasks) blobs.tasks.push_back(task.task.SerializeAsString());
+    for (const TimerTaskRow& timer : commit.new_timers) blobs.timers.push_back(timer.task.SerializeAsString());
     std::lock_guard lock(db_.mutex());
     Transaction tx(db_);
     RETURN_IF_ERROR(tx.Begin());
@@ -52,14 +62,17 @@ class SqliteExecutionStore : public ExecutionStore {
           "shard ", commit.shard_id, " is owned by another server (range id ", stored_range,
           ", ours ", commit.range_id, "); nothing was written"));
     }
-    for (RunWrite& run : commit.runs) RETURN_IF_ERROR(WriteRun(commit.shard_id, run));
-    for (TaskQueueTask& task : commit.new_tasks) {
+    for (size_t i = 0; i < commit.runs.size(); ++i) {
+      RETURN_IF_ERROR(WriteRun(commit.shard_id, commit.runs[i], blobs, i));
+    }
+    for (size_t i = 0; i < commit.new_tasks.size(); ++i) {
+      TaskQueueTask& task = commit.new_tasks[i];
       ASSIGN_STMT(ins, db_.Prepare(
           "INSERT INTO task_queue_tasks(namespace_id, task_queue, kind, data) VALUES (?,?,?,?)"));
       RETURN_IF_ERROR(ins.Bind(1, task.namespace_id)
                           .Bind(2, task.task_queue)
                           .Bind(3, int64_t{static_cast<int>(task.kind)})
-                          .BindBlob(4, task.task.SerializeAsString())
+                          .BindBlobView(4, blobs.tasks[i])
                           .Run());
       task.task_id = db_.LastInsertRowId();
     }
@@ -67,13 +80,14 @@ class SqliteExecutionStore : public ExecutionStore {
       ASSIGN_STMT(del, db_.Prepare("DELETE FROM task_queue_tasks WHERE task_id = ?"));
       RETURN_IF_ERROR(del.Bind(1, id).Run());
     }
-    for (const TimerTaskRow& timer : commit.new_timers) {
+    for (size_t i = 0; i < commit.new_timers.size(); ++i) {
+      const TimerTaskRow& timer = commit.new_timers[i];
       ASSIGN_STMT(ins, db_.Prepare(
           "INSERT INTO timer_tasks(shard_id, fire_ms, task_id, data) VALUES (?,?,?,?)"));
       RETURN_IF_ERROR(ins.Bind(1, int64_t{timer.shard_id})
                           .Bind(2, absl::ToUnixMillis(timer.fire_time))
                           .Bind(3, timer.task_id)
-                          .BindBlob(4, timer.task.SerializeAsString())
+                          .BindBlobView(4, blobs.timers[i])
                           .Run());
     }
     for (const TimerTaskRow& timer : commit.done_timers) {
@@ -216,8 +230,17 @@ class SqliteExecutionStore : public ExecutionStore {
   }
 
  private:
-  // Requires the lock and an open transaction.
-  absl::Status WriteRun(int32_t shard_id, RunWrite& run) {
+  // The serialized forms of a Commit's messages, made before the lock is taken; they live
+  // until the transaction is over (the statements bind them without copying).
+  struct Blobs {
+    std::vector<std::string> states;                // per run
+    std::vector<std::vector<std::string>> events;   // per run, per event
+    std::vector<std::string> tasks;                 // per new task
+    std::vector<std::string> timers;                // per new timer
+  };
+
+  // Requires the lock and an open transaction. `index`: the run's place in `blobs`.
+  absl::Status WriteRun(int32_t shard_id, RunWrite& run, const Blobs& blobs, size_t index) {
     const auto& exec = run.state.execution();
     if (run.expected_db_version == 0) {
       ASSIGN_STMT(ins, db_.Prepare(
@@ -228,7 +251,7 @@ class SqliteExecutionStore : public ExecutionStore {
                            .Bind(3, exec.run_id())
                            .Bind(4, int64_t{shard_id})
                            .Bind(5, run.state.db_version())
-                           .BindBlob(6, run.state.SerializeAsString())
+                           .BindBlobView(6, blobs.states[index])
                            .Run();
       if (!s.ok()) return absl::AbortedError(absl::StrCat("run ", exec.run_id(), " exists: ", s.message()));
     } else {
@@ -236,7 +259,7 @@ class SqliteExecutionStore : public ExecutionStore {
           "UPDATE executions SET db_version = ?, state = ? WHERE namespace_id = ? AND "
           "workflow_id = ? AND run_id = ? AND db_version = ?"));
       RETURN_IF_ERROR(upd.Bind(1, run.state.db_version())
-                          .BindBlob(2, run.state.SerializeAsString())
+                          .BindBlobView(2, blobs.states[index])
                           .Bind(3, exec.namespace_id())
                           .Bind(4, exec.workflow_id())
                           .Bind(5, exec.run_id())
@@ -296,12 +319,13 @@ class SqliteExecutionStore : public ExecutionStore {
         break;
       }
     }
-    for (const HistoryEvent& event : run.events) {
+    for (size_t e = 0; e < run.events.size(); ++e) {
+      const HistoryEvent& event = run.events[e];
       ASSIGN_STMT(ins, db_.Prepare(
           "INSERT INTO history_events(run_id, event_id, data) VALUES (?,?,?)"));
       absl::Status s = ins.Bind(1, exec.run_id())
                            .Bind(2, event.event_id())
-                           .BindBlob(3, event.SerializeAsString())
+                           .BindBlobView(3, blobs.events[index][e])
                            .Run();
       if (!s.ok()) {
         return absl::AbortedError(absl::StrCat("event ", event.event_id(), " of run ",
@@ -329,7 +353,7 @@ class SqliteExecutionStore : public ExecutionStore {
       } else {
         up.BindNull(9);
       }
-      RETURN_IF_ERROR(up.Bind(10, v.history_length).BindBlob(11, v.info).Run());
+      RETURN_IF_ERROR(up.Bind(10, v.history_length).BindBlobView(11, v.info).Run());
     }
     return absl::OkStatus();
   }
