@@ -90,6 +90,7 @@ class Session {
       ctx_.ClearInterrupt();
       const auto start = std::chrono::steady_clock::now();
       last = Execute(*words);
+      ForgetCompletionValues();
       if (timing_) {
         const double ms = std::chrono::duration<double, std::milli>(
                               std::chrono::steady_clock::now() - start).count();
