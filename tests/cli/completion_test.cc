@@ -13,6 +13,8 @@
 
 #include <gmock/gmock.h>
 
+#include "cmd/tock/app.h"
+#include "cmd/tock/complete/completer.h"
 #include "tests/cli/cli_fixture.h"
 
 namespace tock::testing {
@@ -308,6 +310,77 @@ TEST_F(CompletionTest, FishScript) {
   EXPECT_THAT(fish("tock namespace describe "), Contains("zeta-orders\tRegistered"));
   EXPECT_THAT(fish("tock namespace describe ze"), ElementsAre("zeta-orders\tRegistered"));
   EXPECT_THAT(fish("tock -o j"), ElementsAre("json", "jsonl"));
+}
+
+// The engine in process, as the REPL uses it: one Completer per session.
+std::vector<std::string> ValuesOf(const std::vector<cli::complete::Candidate>& candidates) {
+  std::vector<std::string> out;
+  for (const auto& c : candidates) out.push_back(c.value);
+  return out;
+}
+
+TEST_F(CompletionTest, CompleterCachesLiveValuesUntilCleared) {
+  StartServer();
+  std::istringstream in;
+  std::ostringstream out;
+  cli::CommandContext ctx(in, out, out, false, false);
+  ctx.options.address = server_->address();
+  cli::complete::CompleterOptions options;
+  options.cache_ttl = absl::Hours(1);
+  cli::complete::Completer completer(ctx, options);
+  EXPECT_THAT(ValuesOf(completer.Complete({"namespace", "describe"}, "")), ElementsAre("default"));
+  Register({"late"});
+  EXPECT_THAT(ValuesOf(completer.Complete({"namespace", "describe"}, "")), ElementsAre("default"))
+      << "served from the cache";
+  completer.ClearCache();
+  EXPECT_THAT(ValuesOf(completer.Complete({"namespace", "describe"}, "")),
+              UnorderedElementsAre("default", "late"));
+  EXPECT_THAT(ValuesOf(completer.Values(cli::complete::ValueKind::kNamespace, "la")),
+              ElementsAre("late"));
+  // Another server named on the line is asked on its own connection.
+  const std::string closed = "127.0.0.1:" + std::to_string(ClosedLocalPort());
+  EXPECT_THAT(completer.Complete({"--address", closed, "namespace", "describe"}, ""), IsEmpty());
+}
+
+TEST_F(CompletionTest, CompleterEventTypes) {
+  std::istringstream in;
+  std::ostringstream out;
+  cli::CommandContext ctx(in, out, out, false, false);
+  cli::complete::Completer completer(ctx);
+  std::vector<std::string> timers =
+      ValuesOf(completer.Values(cli::complete::ValueKind::kEventType, "Timer"));
+  EXPECT_THAT(timers, UnorderedElementsAre("TimerStarted", "TimerFired", "TimerCanceled"));
+  EXPECT_THAT(ValuesOf(completer.Values(cli::complete::ValueKind::kEventType, "")),
+              Contains("WorkflowExecutionStarted"));
+}
+
+// Every line of the value table names a command that exists and an option (or positional)
+// of that command or of one below it: a renamed flag must not silently lose its completion.
+TEST(CompletionRules, EveryRuleNamesAnExistingOption) {
+  std::istringstream in;
+  std::ostringstream out;
+  cli::CommandContext ctx(in, out, out, false, false);
+  CLI::App app{"", "tock"};
+  cli::BuildApp(app, ctx);
+  std::function<bool(CLI::App&, const std::string&)> has_option = [&](CLI::App& at,
+                                                                     const std::string& name) {
+    for (CLI::Option* o : at.get_options()) {
+      if (o->check_name(name)) return true;
+    }
+    for (CLI::App* sub : at.get_subcommands([](CLI::App*) { return true; })) {
+      if (has_option(*sub, name)) return true;
+    }
+    return false;
+  };
+  for (const cli::complete::ValueRule& rule : cli::complete::ValueRules()) {
+    SCOPED_TRACE(std::string(rule.command) + " " + std::string(rule.name));
+    CLI::App* at = &app;
+    std::istringstream words{std::string(rule.command)};
+    for (std::string word; words >> word;) {
+      at = at->get_subcommand(word);  // throws (fails the test) for an unknown command
+    }
+    EXPECT_TRUE(has_option(*at, std::string(rule.name)));
+  }
 }
 
 }  // namespace

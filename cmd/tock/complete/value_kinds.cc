@@ -14,7 +14,6 @@ const std::vector<ValueRule>& ValueRules() {
       {"workflow start", "--workflow-id", ValueKind::kNone},  // a new id
       {"workflow execute", "--workflow-id", ValueKind::kNone},
       {"", "--task-queue", ValueKind::kTaskQueue},
-      {"", "--event-type", ValueKind::kEventType},
       {"namespace failover", "--to", ValueKind::kClusterName},
       {"", "--active-cluster", ValueKind::kClusterName},
       {"", "--clusters", ValueKind::kClusterName},
