@@ -162,7 +162,8 @@ std::string Synopsis(const CLI::App& app) {
     line += " [" + Italic("options") + "]";
   }
   for (const CLI::Option* p : Positionals(app)) {
-    std::string arg = Italic(p->get_name());
+    const std::string alternatives = EnumAlternatives(*p);
+    std::string arg = Italic(alternatives.empty() ? p->get_name() : alternatives);
     if (p->get_items_expected_max() > 1) arg += " ...";
     line += " " + (p->get_required() ? arg : "[" + arg + "]");
   }
