@@ -19,6 +19,22 @@
 namespace tock::server {
 namespace {
 
+frontend::ArchivalPolicy PolicyOf(const ArchivalKindConfig& kind) {
+  frontend::ArchivalPolicy policy;
+  policy.cluster_enabled = kind.Enabled();
+  policy.default_state = kind.default_state == "enabled"
+                             ? temporal::api::enums::v1::ARCHIVAL_STATE_ENABLED
+                             : temporal::api::enums::v1::ARCHIVAL_STATE_DISABLED;
+  policy.default_uri = kind.default_uri;
+  if (kind.filestore.has_value()) policy.schemes.push_back("file");
+  if (kind.s3store.has_value()) policy.schemes.push_back("s3");
+  return policy;
+}
+
+frontend::NamespaceArchivalPolicy ArchivalPolicyOf(const ArchivalConfig& config) {
+  return {PolicyOf(config.history), PolicyOf(config.visibility)};
+}
+
 class TockServerImpl : public TockServer {
  public:
   TockServerImpl(ServerConfig config, Clock& clock) : config_(std::move(config)), clock_(clock) {}
@@ -47,6 +63,7 @@ class TockServerImpl : public TockServer {
 
     namespaces_ = std::make_unique<frontend::NamespaceEngine>(persistence_->namespaces(),
                                                               cluster_, clock_);
+    namespaces_->SetArchivalPolicy(ArchivalPolicyOf(config_.archival));
     std::vector<std::string> names = {"default"};
     for (const std::string& n : config_.namespaces) {
       if (n != "default") names.push_back(n);

@@ -51,6 +51,33 @@ absl::StatusOr<std::map<std::string, std::string>> ParseKeyValues(
   return out;
 }
 
+// "enabled"/"disabled" -> the enum; empty -> UNSPECIFIED (keep, or the cluster default).
+absl::StatusOr<temporal::api::enums::v1::ArchivalState> ParseArchivalState(
+    const std::string& text, const char* flag) {
+  if (text.empty()) return temporal::api::enums::v1::ARCHIVAL_STATE_UNSPECIFIED;
+  if (text == "enabled") return temporal::api::enums::v1::ARCHIVAL_STATE_ENABLED;
+  if (text == "disabled") return temporal::api::enums::v1::ARCHIVAL_STATE_DISABLED;
+  return absl::InvalidArgumentError(
+      absl::StrCat("invalid ", flag, " \"", text, "\": use enabled or disabled"));
+}
+
+// Applies `o` to a request's archival fields (RegisterNamespaceRequest or NamespaceConfig:
+// the same four setters).
+template <typename Message>
+absl::Status SetArchival(const ArchivalOptions& o, Message& m) {
+  absl::StatusOr<temporal::api::enums::v1::ArchivalState> history =
+      ParseArchivalState(o.history_state, "--history-archival-state");
+  if (!history.ok()) return history.status();
+  absl::StatusOr<temporal::api::enums::v1::ArchivalState> visibility =
+      ParseArchivalState(o.visibility_state, "--visibility-archival-state");
+  if (!visibility.ok()) return visibility.status();
+  m.set_history_archival_state(*history);
+  m.set_history_archival_uri(o.history_uri);
+  m.set_visibility_archival_state(*visibility);
+  m.set_visibility_archival_uri(o.visibility_uri);
+  return absl::OkStatus();
+}
+
 absl::StatusOr<wf::RegisterNamespaceRequest> MakeRegisterNamespaceRequest(
     const RegisterNamespaceOptions& options) {
   wf::RegisterNamespaceRequest req;
@@ -66,6 +93,7 @@ absl::StatusOr<wf::RegisterNamespaceRequest> MakeRegisterNamespaceRequest(
   req.set_is_global_namespace(options.global);
   for (const auto& c : options.clusters) req.add_clusters()->set_cluster_name(c);
   req.set_active_cluster_name(options.active_cluster);
+  if (absl::Status s = SetArchival(options.archival, req); !s.ok()) return s;
   return req;
 }
 
@@ -141,6 +169,11 @@ absl::StatusOr<wf::UpdateNamespaceRequest> MakeUpdateNamespaceRequest(
   req.set_promote_namespace(options.promote_global);
   for (const auto& c : options.clusters) {
     req.mutable_replication_config()->add_clusters()->set_cluster_name(c);
+  }
+  const ArchivalOptions& a = options.archival;
+  if (!a.history_state.empty() || !a.history_uri.empty() || !a.visibility_state.empty() ||
+      !a.visibility_uri.empty()) {
+    if (absl::Status s = SetArchival(a, *req.mutable_config()); !s.ok()) return s;
   }
   return req;
 }

@@ -24,6 +24,14 @@ namespace tock::admin {
 
 namespace wf = temporal::api::workflowservice::v1;
 
+// Archival fields of register and update (SPEC §3). Empty strings: not given.
+struct ArchivalOptions {
+  std::string history_state;     // "enabled" or "disabled"
+  std::string history_uri;       // file:///DIR or s3://BUCKET[/PREFIX]
+  std::string visibility_state;
+  std::string visibility_uri;
+};
+
 struct RegisterNamespaceOptions {
   std::string name;
   std::optional<std::string> retention;  // operator text ("3d"); absent: the server default (2d)
@@ -33,6 +41,7 @@ struct RegisterNamespaceOptions {
   bool global = false;
   std::vector<std::string> clusters;  // empty: the server decides (the current cluster)
   std::string active_cluster;         // empty: the server decides (the current cluster)
+  ArchivalOptions archival;
 };
 
 // The RegisterNamespaceRequest for `options`; INVALID_ARGUMENT with kInvalidRetentionMessage
@@ -73,6 +82,7 @@ struct UpdateNamespaceOptions {
   std::map<std::string, std::string> data;  // merged into the existing data (never removes)
   bool promote_global = false;              // local -> global
   std::vector<std::string> clusters;        // empty: unchanged
+  ArchivalOptions archival;                 // a set URI never changes (the server refuses)
 };
 
 absl::StatusOr<wf::UpdateNamespaceRequest> MakeUpdateNamespaceRequest(

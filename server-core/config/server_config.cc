@@ -107,7 +107,7 @@ absl::Status ServerConfig::Validate() const {
       return absl::InvalidArgumentError(absl::StrCat("config ", s.message()));
     }
   }
-  return absl::OkStatus();
+  return archival.Validate();
 }
 
 absl::StatusOr<ServerConfig> ParseServerConfig(const std::string& yaml_text) {
@@ -120,7 +120,10 @@ absl::StatusOr<ServerConfig> ParseServerConfig(const std::string& yaml_text) {
   ServerConfig config;
   if (!root || root.IsNull()) return config;
   TOCK_RETURN_IF_ERROR(
-      CheckKeys(root, "", {"listen", "persistence", "history", "cluster_metadata", "namespaces"}));
+      CheckKeys(root, "", {"listen", "persistence", "history", "cluster_metadata", "namespaces",
+                           "archival", "namespace_defaults"}));
+  TOCK_RETURN_IF_ERROR(
+      ParseArchivalConfig(root["archival"], root["namespace_defaults"], config.archival));
   if (const YAML::Node listen = root["listen"]) {
     TOCK_RETURN_IF_ERROR(CheckKeys(listen, "listen", {"ip", "port"}));
     TOCK_RETURN_IF_ERROR(Read(listen["ip"], "listen.ip", "a string", &config.ip));

@@ -20,6 +20,7 @@
 //       a: {enabled: true, initial_failover_version: 1, rpc_address: "127.0.0.1:7233"}
 //       b: {enabled: true, initial_failover_version: 2, rpc_address: "127.0.0.1:7234"}
 //   namespaces: [default]   # registered at start when missing; default always is
+//   archival: ...           # and namespace_defaults: see archival_config.h
 #pragma once
 
 #include <cstdint>
@@ -29,6 +30,7 @@
 
 #include "absl/status/statusor.h"
 #include "lib/admin/cluster_metadata.h"
+#include "server-core/config/archival_config.h"
 #include "server-core/persistence/persistence.h"
 
 namespace tock::server {
@@ -44,6 +46,7 @@ struct ServerConfig {
   // Unset: a single cluster named kDefaultClusterName at this server's address.
   std::optional<admin::ClusterMetadata> cluster_metadata;
   std::vector<std::string> namespaces;  // besides "default"
+  ArchivalConfig archival;              // `archival` and `namespace_defaults` (SPEC §3)
 
   // The configured cluster metadata, or the single-cluster default.
   admin::ClusterMetadata EffectiveClusterMetadata() const;

@@ -96,6 +96,17 @@ absl::Status NamespaceEngine::ValidateReplication(
   return absl::OkStatus();
 }
 
+absl::Status ArchivalPolicy::CheckProvider(const std::string& uri) const {
+  if (uri.empty()) return absl::OkStatus();
+  const std::string scheme = uri.substr(0, uri.find("://"));
+  for (const std::string& s : schemes) {
+    if (s == scheme) return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unable to find archiver config for the given scheme \"", scheme, "\" of ", uri,
+      "; this cluster archives to: ", absl::StrJoin(schemes, ", ")));
+}
+
 absl::StatusOr<wf::RegisterNamespaceResponse> NamespaceEngine::Register(
     const wf::RegisterNamespaceRequest& req) {
   if (absl::Status s = ValidateNamespaceName(req.namespace_()); !s.ok()) return s;
@@ -132,8 +143,32 @@ absl::StatusOr<wf::RegisterNamespaceResponse> NamespaceEngine::Register(
   *info->mutable_data() = req.data();
   auto* config = record.mutable_config();
   *config->mutable_workflow_execution_retention_ttl() = ToProtoDuration(*retention);
-  config->set_history_archival_state(temporal::api::enums::v1::ARCHIVAL_STATE_DISABLED);
-  config->set_visibility_archival_state(temporal::api::enums::v1::ARCHIVAL_STATE_DISABLED);
+  // Archival: the cluster's defaults fill what the request leaves unspecified; a cluster
+  // not configured for a kind stores it disabled, whatever the request says.
+  for (bool history : {true, false}) {
+    const ArchivalPolicy& policy = history ? archival_.history : archival_.visibility;
+    admin::ArchivalSetting setting;
+    if (policy.cluster_enabled) {
+      admin::ArchivalRequest asked;
+      asked.state = history ? req.history_archival_state() : req.visibility_archival_state();
+      if (asked.state == temporal::api::enums::v1::ARCHIVAL_STATE_UNSPECIFIED) {
+        asked.state = policy.default_state;
+      }
+      asked.uri = history ? req.history_archival_uri() : req.visibility_archival_uri();
+      asked.default_uri = policy.default_uri;
+      absl::StatusOr<admin::ArchivalSetting> next = admin::NextArchivalSetting(setting, asked);
+      if (!next.ok()) return next.status();
+      if (absl::Status s = policy.CheckProvider(next->uri); !s.ok()) return s;
+      setting = *next;
+    }
+    if (history) {
+      config->set_history_archival_state(setting.state);
+      config->set_history_archival_uri(setting.uri);
+    } else {
+      config->set_visibility_archival_state(setting.state);
+      config->set_visibility_archival_uri(setting.uri);
+    }
+  }
   auto* replication = record.mutable_replication_config();
   replication->set_active_cluster_name(active);
   for (const std::string& c : clusters) replication->add_clusters()->set_cluster_name(c);
@@ -224,6 +259,33 @@ absl::StatusOr<wf::UpdateNamespaceResponse> NamespaceEngine::Update(
       *record.mutable_config()->mutable_workflow_execution_retention_ttl() =
           ToProtoDuration(retention);
       configuration_changed = true;
+    }
+  }
+  if (req.has_config()) {
+    for (bool history : {true, false}) {
+      const ArchivalPolicy& policy = history ? archival_.history : archival_.visibility;
+      if (!policy.cluster_enabled) continue;  // ignored, as Temporal does
+      auto* config = record.mutable_config();
+      const admin::ArchivalSetting current =
+          history ? admin::ArchivalSetting{config->history_archival_state(), config->history_archival_uri()}
+                  : admin::ArchivalSetting{config->visibility_archival_state(),
+                                           config->visibility_archival_uri()};
+      admin::ArchivalRequest asked;
+      asked.state = history ? req.config().history_archival_state() : req.config().visibility_archival_state();
+      asked.uri = history ? req.config().history_archival_uri() : req.config().visibility_archival_uri();
+      asked.default_uri = policy.default_uri;
+      absl::StatusOr<admin::ArchivalSetting> next = admin::NextArchivalSetting(current, asked);
+      if (!next.ok()) return next.status();
+      if (*next == current) continue;
+      if (absl::Status s = policy.CheckProvider(next->uri); !s.ok()) return s;
+      configuration_changed = true;
+      if (history) {
+        config->set_history_archival_state(next->state);
+        config->set_history_archival_uri(next->uri);
+      } else {
+        config->set_visibility_archival_state(next->state);
+        config->set_visibility_archival_uri(next->uri);
+      }
     }
   }
   auto* replication = record.mutable_replication_config();

@@ -9,8 +9,10 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "absl/status/statusor.h"
+#include "lib/admin/archival_state.h"
 #include "lib/admin/cluster_metadata.h"
 #include "lib/common/clock.h"
 #include "server-core/persistence/namespace_store.h"
@@ -22,6 +24,22 @@ namespace tock::server::frontend {
 
 namespace wf = temporal::api::workflowservice::v1;
 namespace op = temporal::api::operatorservice::v1;
+
+// What the cluster's archival configuration means for namespaces, per kind (SPEC §3).
+struct ArchivalPolicy {
+  bool cluster_enabled = false;  // when false, requests' archival fields are ignored
+  admin::ArchivalStateEnum default_state = temporal::api::enums::v1::ARCHIVAL_STATE_DISABLED;
+  std::string default_uri;
+  // URI schemes with a configured provider ("file", "s3"); another scheme is refused.
+  std::vector<std::string> schemes;
+
+  // INVALID_ARGUMENT unless `uri` (already syntax-checked) is empty or uses one of `schemes`.
+  absl::Status CheckProvider(const std::string& uri) const;
+};
+struct NamespaceArchivalPolicy {
+  ArchivalPolicy history;
+  ArchivalPolicy visibility;
+};
 
 class NamespaceEngine {
  public:
@@ -58,6 +76,10 @@ class NamespaceEngine {
 
   const admin::ClusterMetadata& cluster() const { return cluster_; }
 
+  // Set once at start, before requests arrive.
+  void SetArchivalPolicy(NamespaceArchivalPolicy policy) { archival_ = std::move(policy); }
+  const NamespaceArchivalPolicy& archival_policy() const { return archival_; }
+
   // The address of the current cluster once the server is bound (a server configured without
   // cluster metadata on port 0 learns it only then). Call before any request can arrive:
   // nobody can know a port 0 address before the banner prints it.
@@ -78,6 +100,7 @@ class NamespaceEngine {
 
   persistence::NamespaceStore& store_;
   admin::ClusterMetadata cluster_;
+  NamespaceArchivalPolicy archival_;
   Clock& clock_;
 
   // Current versions of recently used namespaces, for Resolve on every workflow call. This

@@ -170,3 +170,62 @@ TEST(GrpcServerTest, PortInUseIsUnavailable) {
 
 }  // namespace
 }  // namespace tock::server
+
+namespace tock::server {
+namespace {
+
+TEST(ServerConfigTest, ArchivalSectionParsedAndValidated) {
+  auto good = ParseServerConfig(
+      "archival:\n"
+      "  history:\n"
+      "    state: enabled\n"
+      "    enable_read: true\n"
+      "    provider:\n"
+      "      filestore: {file_mode: \"0640\", dir_mode: \"0750\"}\n"
+      "      s3store: {region: us-east-1, endpoint: \"http://127.0.0.1:9000\", force_path_style: true}\n"
+      "namespace_defaults:\n"
+      "  archival:\n"
+      "    history: {state: enabled, uri: \"file:///var/tock/archive\"}\n");
+  ASSERT_TRUE(good.ok()) << good.status();
+  EXPECT_TRUE(good->Validate().ok()) << good->Validate();
+  EXPECT_TRUE(good->archival.history.ReadEnabled());
+  EXPECT_EQ(good->archival.history.filestore->file_mode, 0640u);
+  EXPECT_EQ(good->archival.history.s3store->endpoint, "http://127.0.0.1:9000");
+  EXPECT_FALSE(good->archival.visibility.Enabled()) << "disabled unless configured";
+
+  struct Case {
+    std::string yaml;
+    std::string message_part;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"archival: {history: {state: on}}\n", "archival.history.state: invalid archival state \"on\""},
+           {"archival: {history: {stat: enabled}}\n", "archival.history.stat: unknown key"},
+           {"archival: {history: {state: enabled, provider: {filestore: {file_mode: rw}}}}\n",
+            "invalid file mode \"rw\""},
+       }) {
+    auto parsed = ParseServerConfig(c.yaml);
+    ASSERT_FALSE(parsed.ok()) << c.yaml;
+    EXPECT_NE(parsed.status().message().find(c.message_part), std::string::npos) << parsed.status();
+  }
+  for (const Case& c : std::vector<Case>{
+           {"archival: {history: {state: enabled, provider: {filestore: {}}}}\n",
+            "enabled needs namespace_defaults.archival.history.uri"},
+           {"archival: {visibility: {state: enabled}}\n"
+            "namespace_defaults: {archival: {visibility: {uri: \"file:///v\"}}}\n",
+            "enabled needs a provider"},
+           {"archival: {history: {state: disabled, enable_read: true}}\n",
+            "with the state not enabled"},
+           {"archival: {history: {state: enabled, provider: {filestore: {}}}}\n"
+            "namespace_defaults: {archival: {history: {uri: \"s3://b\"}}}\n",
+            "unable to find archiver config"},
+       }) {
+    auto parsed = ParseServerConfig(c.yaml);
+    ASSERT_TRUE(parsed.ok()) << parsed.status();
+    absl::Status s = parsed->Validate();
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << c.yaml;
+    EXPECT_NE(s.message().find(c.message_part), std::string::npos) << s;
+  }
+}
+
+}  // namespace
+}  // namespace tock::server

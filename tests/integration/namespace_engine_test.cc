@@ -310,3 +310,91 @@ TEST_F(NamespaceEngineTest, EveryChangeIsAVersionAndAsOfReadsThePast) {
 
 }  // namespace
 }  // namespace tock::server::frontend
+
+namespace tock::server::frontend {
+namespace {
+
+namespace enums = temporal::api::enums::v1;
+
+class NamespaceArchivalTest : public NamespaceEngineTest {
+ protected:
+  // History archival configured (file provider, default disabled, default URI);
+  // visibility archival not configured.
+  void Configure() {
+    NamespaceArchivalPolicy policy;
+    policy.history.cluster_enabled = true;
+    policy.history.default_uri = "file:///var/tock/history";
+    policy.history.schemes = {"file"};
+    engine_->SetArchivalPolicy(policy);
+  }
+  absl::Status RegisterWith(const std::string& name, enums::ArchivalState history_state,
+                            const std::string& history_uri,
+                            enums::ArchivalState visibility_state = enums::ARCHIVAL_STATE_UNSPECIFIED,
+                            const std::string& visibility_uri = "") {
+    wf::RegisterNamespaceRequest req;
+    req.set_namespace_(name);
+    req.set_history_archival_state(history_state);
+    req.set_history_archival_uri(history_uri);
+    req.set_visibility_archival_state(visibility_state);
+    req.set_visibility_archival_uri(visibility_uri);
+    return engine_->Register(req).status();
+  }
+  absl::Status UpdateHistory(const std::string& name, enums::ArchivalState state,
+                             const std::string& uri) {
+    wf::UpdateNamespaceRequest req;
+    req.set_namespace_(name);
+    req.mutable_config()->set_history_archival_state(state);
+    req.mutable_config()->set_history_archival_uri(uri);
+    return engine_->Update(req).status();
+  }
+};
+
+TEST_F(NamespaceArchivalTest, ANotConfiguredClusterIgnoresTheFields) {
+  ASSERT_TRUE(RegisterWith("plain", enums::ARCHIVAL_STATE_ENABLED, "file:///x").ok());
+  const auto config = Describe("plain").config();
+  EXPECT_EQ(config.history_archival_state(), enums::ARCHIVAL_STATE_DISABLED);
+  EXPECT_EQ(config.history_archival_uri(), "");
+}
+
+TEST_F(NamespaceArchivalTest, DefaultsUrisAndTheExactMessages) {
+  Configure();
+  ASSERT_TRUE(RegisterWith("defaulted", enums::ARCHIVAL_STATE_ENABLED, "").ok());
+  EXPECT_EQ(Describe("defaulted").config().history_archival_uri(), "file:///var/tock/history");
+  EXPECT_EQ(Describe("defaulted").config().history_archival_state(), enums::ARCHIVAL_STATE_ENABLED);
+  // Visibility is not configured: the request's fields are ignored for it.
+  ASSERT_TRUE(RegisterWith("vis", enums::ARCHIVAL_STATE_UNSPECIFIED, "", enums::ARCHIVAL_STATE_ENABLED,
+                           "file:///v").ok());
+  EXPECT_EQ(Describe("vis").config().visibility_archival_state(), enums::ARCHIVAL_STATE_DISABLED);
+  EXPECT_EQ(Describe("vis").config().history_archival_state(), enums::ARCHIVAL_STATE_DISABLED)
+      << "the cluster's default state";
+
+  absl::Status changed = UpdateHistory("defaulted", enums::ARCHIVAL_STATE_UNSPECIFIED, "file:///other");
+  EXPECT_EQ(changed.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(changed.message(), "Cannot update existing archival URI");
+  ASSERT_TRUE(UpdateHistory("defaulted", enums::ARCHIVAL_STATE_DISABLED, "").ok());
+  EXPECT_EQ(Describe("defaulted").config().history_archival_uri(), "file:///var/tock/history");
+  EXPECT_EQ(Describe("defaulted").config().history_archival_state(), enums::ARCHIVAL_STATE_DISABLED);
+
+  absl::Status scheme = RegisterWith("s3", enums::ARCHIVAL_STATE_ENABLED, "s3://bucket");
+  EXPECT_EQ(scheme.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StartsWith(scheme.message(), "unable to find archiver config for the given scheme"))
+      << scheme.message();
+  absl::Status unknown = RegisterWith("ftp", enums::ARCHIVAL_STATE_ENABLED, "ftp://host/x");
+  EXPECT_NE(unknown.message().find("unknown archiver scheme \"ftp\""), std::string::npos) << unknown;
+  EXPECT_FALSE(engine_->Describe([] {
+                 wf::DescribeNamespaceRequest r;
+                 r.set_namespace_("s3");
+                 return r;
+               }()).ok())
+      << "a refused register stores nothing";
+
+  NamespaceArchivalPolicy no_default;
+  no_default.history.cluster_enabled = true;
+  no_default.history.schemes = {"file"};
+  engine_->SetArchivalPolicy(no_default);
+  absl::Status no_uri = RegisterWith("nouri", enums::ARCHIVAL_STATE_ENABLED, "");
+  EXPECT_EQ(no_uri.message(), "Invalid to enable archival without specifying a uri.");
+}
+
+}  // namespace
+}  // namespace tock::server::frontend

@@ -81,6 +81,20 @@ std::string NameOrDefault(const CommandContext& ctx, const std::string& name) {
   return name.empty() ? ctx.options.namespace_name : name;
 }
 
+// The archival flags of register and update (SPEC §3).
+void AddArchivalFlags(CLI::App* cmd, admin::ArchivalOptions& a) {
+  cmd->add_option("--history-archival-state", a.history_state,
+                  "History archival: enabled or disabled (the server needs archival configured)")
+      ->check(CLI::IsMember({"enabled", "disabled"}));
+  cmd->add_option("--history-uri", a.history_uri,
+                  "Where histories are archived: file:///DIR or s3://BUCKET[/PREFIX] (never changes once set)");
+  cmd->add_option("--visibility-archival-state", a.visibility_state,
+                  "Visibility archival: enabled or disabled")
+      ->check(CLI::IsMember({"enabled", "disabled"}));
+  cmd->add_option("--visibility-uri", a.visibility_uri,
+                  "Where visibility records are archived: file:///DIR or s3://BUCKET[/PREFIX]");
+}
+
 struct RegisterFlags {
   admin::RegisterNamespaceOptions options;
   std::string retention;
@@ -103,10 +117,12 @@ void AddRegister(CLI::App& group, CommandContext& ctx) {
       ->delimiter(',');
   cmd->add_option("--active-cluster", flags->options.active_cluster,
                   "Active cluster (default: the server's current cluster)");
+  AddArchivalFlags(cmd, flags->options.archival);
   cmd->footer(
       "Examples:\n"
       "  tock namespace register orders --retention 3d --description \"Order processing\"\n"
-      "  tock namespace register payments --global --clusters a,b --active-cluster a\n");
+      "  tock namespace register payments --global --clusters a,b --active-cluster a\n"
+      "  tock namespace register audit --history-archival-state enabled --history-uri file:///var/tock/archive\n");
   cmd->callback([&ctx, flags] {
     ctx.action = [&ctx, flags]() -> absl::Status {
       admin::RegisterNamespaceOptions options = flags->options;
@@ -209,10 +225,12 @@ void AddUpdate(CLI::App& group, CommandContext& ctx) {
   cmd->add_flag("--promote-global", flags->options.promote_global,
                 "Promote a local namespace to global");
   cmd->add_option("--clusters", flags->options.clusters, "New cluster list: A,B")->delimiter(',');
+  AddArchivalFlags(cmd, flags->options.archival);
   cmd->footer(
       "Examples:\n"
       "  tock namespace update orders --retention 7d --data tier=gold\n"
-      "  tock namespace update orders --promote-global\n");
+      "  tock namespace update orders --promote-global\n"
+      "  tock namespace update orders --visibility-archival-state enabled\n");
   cmd->callback([&ctx, flags] {
     ctx.action = [&ctx, flags]() -> absl::Status {
       admin::UpdateNamespaceOptions options = flags->options;
