@@ -6,10 +6,10 @@
 //   3. the live completion against a closed port (the unreachable case must stay fast).
 // Usage: completion_bench TOCK_SERVER TOCK [runs] [namespaces]
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/socket.h>
-#include <netinet/in.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -117,7 +117,8 @@ int main(int argc, char** argv) {
 
   std::vector<double> live, tree, down;
   for (int i = 0; i < runs; ++i) {  // interleaved, so drift hits all alike
-    double l = TimeRun({tock, "__complete", "--address", server.address, "namespace", "describe", ""});
+    double l =
+        TimeRun({tock, "__complete", "--address", server.address, "namespace", "describe", ""});
     double t = TimeRun({tock, "__complete", "--address", server.address, "namespace", ""});
     double d = TimeRun({tock, "__complete", "--address", closed, "namespace", "describe", ""});
     if (l < 0 || t < 0 || d < 0) {
@@ -132,8 +133,8 @@ int main(int argc, char** argv) {
   stop();
 
   std::printf("tock __complete namespace describe \"\"  (%ld candidates, live)\n", offered);
-  std::printf("  median %.2f ms, p95 %.2f ms (%d runs; target < 100 ms)\n",
-              Percentile(live, 0.5), Percentile(live, 0.95), runs);
+  std::printf("  median %.2f ms, p95 %.2f ms (%d runs; target < 100 ms)\n", Percentile(live, 0.5),
+              Percentile(live, 0.95), runs);
   std::printf("tock __complete namespace \"\"  (tree only, no server call)\n");
   std::printf("  median %.2f ms, p95 %.2f ms\n", Percentile(tree, 0.5), Percentile(tree, 0.95));
   std::printf("tock __complete namespace describe \"\" against a closed port  (silent)\n");

@@ -3,6 +3,7 @@
 // bash runs its completion function through COMP_WORDS/COMP_CWORD as bash sets them, both
 // with the bash-completion framework loaded and without; zsh runs the function with compadd
 // recorded; fish answers `complete -C`.
+#include <gmock/gmock.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -10,8 +11,6 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
-
-#include <gmock/gmock.h>
 
 #include "cmd/tock/app.h"
 #include "cmd/tock/complete/completer.h"
@@ -201,7 +200,8 @@ TEST_F(CompletionTest, BashCompletesWorkflowIdsTaskQueuesAndClusters) {
   StartServer();
   Register({"other"});
   for (const auto& [id, queue] : {std::pair{"order-7", "orders-q"}, {"ship-1", "shipping-q"}}) {
-    ProcessResult r = Tock({"workflow", "start", "--type", "order", "--task-queue", queue, "--id", id});
+    ProcessResult r =
+        Tock({"workflow", "start", "--type", "order", "--task-queue", queue, "--id", id});
     ASSERT_EQ(r.exit_code, kExitOk) << r.err;
   }
   EXPECT_THAT(Bash("tock workflow describe -w "), UnorderedElementsAre("order-7", "ship-1"));
@@ -289,7 +289,8 @@ TEST_F(CompletionTest, ZshScript) {
   EXPECT_THAT(zsh({"tock", "namespace", "describe", ""}), IsSupersetOf({"default", "zeta-orders"}));
   EXPECT_THAT(zsh({"tock", "ns", "describe", "ze"}), ElementsAre("zeta-orders"));
   EXPECT_THAT(zsh({"tock", "--output=j"}), ElementsAre("--output=json", "--output=jsonl"));
-  EXPECT_THAT(zsh({"tock", "namespace", "de"}), UnorderedElementsAre("describe", "deprecate", "delete"));
+  EXPECT_THAT(zsh({"tock", "namespace", "de"}),
+              UnorderedElementsAre("describe", "deprecate", "delete"));
 }
 
 TEST_F(CompletionTest, FishScript) {
@@ -300,9 +301,9 @@ TEST_F(CompletionTest, FishScript) {
   StartServer();
   Register({"zeta-orders"});
   auto fish = [&](const std::string& line) {
-    ProcessResult r = RunProcess(
-        {fish_bin, "--no-config", "-c", "source " + scripts_["fish"] + "; complete -C'" + line + "'"},
-        Env(Address()));
+    ProcessResult r = RunProcess({fish_bin, "--no-config", "-c",
+                                  "source " + scripts_["fish"] + "; complete -C'" + line + "'"},
+                                 Env(Address()));
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(r.err, "");
     return Lines(r.out);
@@ -363,7 +364,7 @@ TEST(CompletionRules, EveryRuleNamesAnExistingOption) {
   CLI::App app{"", "tock"};
   cli::BuildApp(app, ctx);
   std::function<bool(CLI::App&, const std::string&)> has_option = [&](CLI::App& at,
-                                                                     const std::string& name) {
+                                                                      const std::string& name) {
     for (CLI::Option* o : at.get_options()) {
       if (o->check_name(name)) return true;
     }

@@ -22,11 +22,10 @@ std::string ReadPage(const std::string& name) {
 // The page as a reader sees it (roff rendered to plain text by mandoc or groff).
 std::string Rendered(const std::string& name) {
   const std::string path = std::string(TOCK_SOURCE_DIR) + "/man/" + name;
-  ProcessResult r = RunProcess(
-      {"/bin/sh", "-c",
-       "if command -v mandoc >/dev/null; then mandoc -T ascii \"$0\"; "
-       "else groff -man -T ascii -P -cbou \"$0\"; fi | col -b",
-       path});
+  ProcessResult r = RunProcess({"/bin/sh", "-c",
+                                "if command -v mandoc >/dev/null; then mandoc -T ascii \"$0\"; "
+                                "else groff -man -T ascii -P -cbou \"$0\"; fi | col -b",
+                                path});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   return r.out;
 }
@@ -107,12 +106,11 @@ TEST(ManTest, TockPageHasTheWrittenSections) {
   const std::string text = Rendered("tock.1");
   for (const char* section : {"NAME", "SYNOPSIS", "DESCRIPTION", "GLOBAL OPTIONS", "COMMANDS",
                               "EXIT STATUS", "ENVIRONMENT", "FILES", "EXAMPLES", "SEE ALSO"}) {
-    EXPECT_TRUE(std::regex_search(text, std::regex(std::string("\n") + section + "\n")))
-        << section;
+    EXPECT_TRUE(std::regex_search(text, std::regex(std::string("\n") + section + "\n"))) << section;
   }
-  for (const char* variable : {"TOCK_ADDRESS", "TEMPORAL_ADDRESS", "TOCK_NAMESPACE",
-                               "TEMPORAL_NAMESPACE", "TOCK_API_KEY", "NO_COLOR",
-                               "XDG_STATE_HOME"}) {
+  for (const char* variable :
+       {"TOCK_ADDRESS", "TEMPORAL_ADDRESS", "TOCK_NAMESPACE", "TEMPORAL_NAMESPACE", "TOCK_API_KEY",
+        "NO_COLOR", "XDG_STATE_HOME"}) {
     EXPECT_NE(text.find(variable), std::string::npos) << variable;
   }
   EXPECT_NE(text.find("$XDG_STATE_HOME/tock/history"), std::string::npos);

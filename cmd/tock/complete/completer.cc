@@ -90,10 +90,10 @@ std::string FirstLine(const std::string& text) { return text.substr(0, text.find
 
 // Where the words typed so far lead in the tree.
 struct Completer::Walk {
-  CLI::App* app = nullptr;         // the deepest command reached
-  FoundOption pending;             // an option still waiting for its value (the current word)
-  int positionals = 0;             // positional words given to `app`
-  bool positional_only = false;    // after "--"
+  CLI::App* app = nullptr;       // the deepest command reached
+  FoundOption pending;           // an option still waiting for its value (the current word)
+  int positionals = 0;           // positional words given to `app`
+  bool positional_only = false;  // after "--"
   std::set<const CLI::Option*> given;
   std::vector<std::pair<CLI::Option*, std::string>> global_values;  // root options, in order
 
@@ -175,8 +175,8 @@ CLI::App& Completer::Tree() {
   if (tree_ == nullptr) {
     // The tree binds its global options to this context's options: Complete() lets CLI11
     // convert the global flags found among the words, as a parse would.
-    scratch_ = std::make_unique<CommandContext>(NullInput(), NullOutput(), NullOutput(),
-                                                false, false);
+    scratch_ =
+        std::make_unique<CommandContext>(NullInput(), NullOutput(), NullOutput(), false, false);
     tree_ = std::make_unique<CLI::App>("", "tock");
     BuildApp(*tree_, *scratch_);
   }
@@ -257,7 +257,8 @@ std::vector<Candidate> Completer::Complete(const std::vector<std::string>& words
   }
   if (!walk.positional_only && walk.positionals == 0) {
     for (CLI::App* sub : Subcommands(*walk.app)) {
-      if (Visible(sub)) AddMatching(out, seen, {sub->get_name(), FirstLine(sub->get_description())}, current);
+      if (Visible(sub))
+        AddMatching(out, seen, {sub->get_name(), FirstLine(sub->get_description())}, current);
     }
   }
   CLI::Option* positional = walk.NextPositional();
@@ -277,8 +278,9 @@ std::vector<Candidate> Completer::Complete(const std::vector<std::string>& words
           continue;
         }
         if (!option->get_lnames().empty()) {
-          AddMatching(out, seen, {"--" + option->get_lnames().front(),
-                                  FirstLine(option->get_description())}, current);
+          AddMatching(out, seen,
+                      {"--" + option->get_lnames().front(), FirstLine(option->get_description())},
+                      current);
         }
       }
     }
@@ -301,7 +303,9 @@ std::vector<Candidate> Completer::ValuesOf(CLI::Option& option, const CLI::App& 
     }
   }
   std::set<std::string> listed;  // items already in the list are not offered again
-  for (absl::string_view item : absl::StrSplit(head, option.get_delimiter() == '\0' ? ',' : option.get_delimiter(), absl::SkipEmpty())) {
+  for (absl::string_view item :
+       absl::StrSplit(head, option.get_delimiter() == '\0' ? ',' : option.get_delimiter(),
+                      absl::SkipEmpty())) {
     listed.emplace(item);
   }
   for (const std::string& value : EnumValues(option)) {
@@ -328,8 +332,8 @@ std::vector<Candidate> Completer::LiveValues(ValueKind kind, const GlobalOptions
                                              const std::string& prefix) {
   std::vector<Candidate> out;
   std::set<std::string> seen;
-  const std::vector<Candidate> all = kind == ValueKind::kEventType ? EventTypeNames()
-                                                                   : Fetch(kind, options);
+  const std::vector<Candidate> all =
+      kind == ValueKind::kEventType ? EventTypeNames() : Fetch(kind, options);
   for (const Candidate& c : all) AddMatching(out, seen, c, prefix);
   return out;
 }
@@ -393,8 +397,10 @@ const std::vector<Candidate>& Completer::Fetch(ValueKind kind, const GlobalOptio
     case ValueKind::kTaskQueue: {
       // One fetch answers both kinds.
       auto values = FetchWorkflows(*connection, options.namespace_name, deadline, options_.limit);
-      cache_[cache_key(ValueKind::kWorkflowId)] = {now, values.ok() ? values->workflow_ids : kNothing};
-      cache_[cache_key(ValueKind::kTaskQueue)] = {now, values.ok() ? values->task_queues : kNothing};
+      cache_[cache_key(ValueKind::kWorkflowId)] = {now,
+                                                   values.ok() ? values->workflow_ids : kNothing};
+      cache_[cache_key(ValueKind::kTaskQueue)] = {now,
+                                                  values.ok() ? values->task_queues : kNothing};
       return cache_[cache_key(kind)].values;
     }
     default:

@@ -11,12 +11,11 @@
 // CommandContext, which must outlive it.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 #include "absl/time/time.h"
 #include "cmd/tock/complete/value_kinds.h"

@@ -19,7 +19,8 @@ namespace enums = temporal::api::enums::v1;
 
 // "WORKFLOW_EXECUTION_STARTED" after the prefix -> "WorkflowExecutionStarted".
 std::string Pascal(const std::string& enum_name, const std::string& prefix) {
-  std::string name = absl::StartsWith(enum_name, prefix) ? enum_name.substr(prefix.size()) : enum_name;
+  std::string name =
+      absl::StartsWith(enum_name, prefix) ? enum_name.substr(prefix.size()) : enum_name;
   std::string out;
   bool start = true;
   for (char c : name) {
@@ -61,9 +62,9 @@ absl::StatusOr<std::vector<Candidate>> FetchNamespaces(client::Connection& conne
     if (!page.ok()) return page.status();
     for (const auto& ns : page->namespaces()) {
       if (ns.namespace_info().state() == enums::NAMESPACE_STATE_DELETED) continue;
-      out.push_back({ns.namespace_info().name(),
-                     Pascal(enums::NamespaceState_Name(ns.namespace_info().state()),
-                            "NAMESPACE_STATE_")});
+      out.push_back(
+          {ns.namespace_info().name(),
+           Pascal(enums::NamespaceState_Name(ns.namespace_info().state()), "NAMESPACE_STATE_")});
     }
     request.set_next_page_token(page->next_page_token());
   } while (!request.next_page_token().empty() && static_cast<int>(out.size()) < limit);
@@ -82,8 +83,8 @@ absl::StatusOr<WorkflowValues> FetchWorkflows(client::Connection& connection,
     request.set_page_size(limit);
     request.set_query(query);
     auto page = CallBy(connection, connection.workflow(),
-                       &wf::WorkflowService::Stub::ListWorkflowExecutions, request,
-                       namespace_name, deadline);
+                       &wf::WorkflowService::Stub::ListWorkflowExecutions, request, namespace_name,
+                       deadline);
     if (!page.ok()) return page.status();
     for (const auto& e : page->executions()) {
       if (ids.insert(e.execution().workflow_id()).second) {

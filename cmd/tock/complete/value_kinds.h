@@ -3,11 +3,10 @@
 // subcommands, flags and enum values (CLI::IsMember) come from the CLI11 tree itself.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 namespace tock::cli::complete {
 

@@ -5,6 +5,7 @@
 //
 // --check compares instead of writing: exit 1 naming every file that differs, is missing, or
 // is left over, and the command that regenerates them.
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -12,8 +13,6 @@
 #include <iostream>
 #include <map>
 #include <sstream>
-
-#include <CLI/CLI.hpp>
 
 #include "cmd/tock/app.h"
 #include "cmd/tock/complete/scripts.h"
@@ -58,7 +57,8 @@ int main(int argc, char** argv) {
   cli.add_option("--root", root, "Repository root (holds man/ and completions/)")->required();
   cli.add_option("--server-bin", server_bin, "The tock-server binary (its --help)")->required();
   cli.add_flag("--check", check, "Compare with the files instead of writing them");
-  cli.footer("Example:\n  tock-docgen --root . --server-bin build/cmd/tock-server/tock-server --check\n");
+  cli.footer(
+      "Example:\n  tock-docgen --root . --server-bin build/cmd/tock-server/tock-server --check\n");
   CLI11_PARSE(cli, argc, argv);
 
   // The defaults shown on the pages are the built-in ones, not this shell's environment.
@@ -81,7 +81,8 @@ int main(int argc, char** argv) {
 
   // Relative path -> content, for every generated file.
   std::map<std::string, std::string> files;
-  for (auto& [name, text] : tock::cli::docs::TockManPages(app, options)) files["man/" + name] = text;
+  for (auto& [name, text] : tock::cli::docs::TockManPages(app, options))
+    files["man/" + name] = text;
   files["man/tock-server.8"] = tock::cli::docs::ServerManPage(server_help, options);
   for (const std::string& shell : tock::cli::complete::Shells()) {
     files["completions/" + tock::cli::complete::ScriptFileName(shell)] =

@@ -58,9 +58,9 @@ void Header(std::ostringstream& out, const std::string& title, int section,
             const ManOptions& options) {
   out << ".\\\" Generated from the command tree by tock-docgen; do not edit.\n"
       << ".\\\" Regenerate: cmake --build build --target regen-docs\n"
-      << ".TH " << Code(absl::AsciiStrToUpper(title)) << " " << section << " " << options.date << " \"Tock "
-      << options.version << "\" \"Tock Manual\"\n"
-      << ".nh\n"    // no hyphenation: commands and flags stay whole
+      << ".TH " << Code(absl::AsciiStrToUpper(title)) << " " << section << " " << options.date
+      << " \"Tock " << options.version << "\" \"Tock Manual\"\n"
+      << ".nh\n"     // no hyphenation: commands and flags stay whole
       << ".ad l\n";  // ragged right, no stretched spaces
 }
 
@@ -296,7 +296,8 @@ std::string GroupPage(const CLI::App& root, const CLI::App& group, const ManOpti
     Footer footer = ParseFooter(group.get_footer());
     for (const std::string& p : footer.paragraphs) out << ".PP\n" << Text(p) << "\n";
     if (!group.get_aliases().empty()) {
-      out << ".PP\n" << Bold("tock " + group.get_name()) << " is also spelled "
+      out << ".PP\n"
+          << Bold("tock " + group.get_name()) << " is also spelled "
           << Bold("tock " + group.get_aliases().front()) << ".\n";
     }
   }
@@ -321,9 +322,11 @@ std::string RootPage(const CLI::App& root, const ManOptions& options) {
   std::ostringstream out;
   Header(out, "tock", 1, options);
   out << ".SH NAME\ntock \\- operate Temporal\\-style workflow clusters\n";
-  out << ".SH SYNOPSIS\n" << Bold("tock") << " [" << Italic("global-options") << "] "
-      << Italic("command") << " [" << Italic("subcommand") << "] [" << Italic("options") << "] ["
-      << Italic("arguments") << "]\n.br\n" << Bold("tock shell") << "\n.br\n"
+  out << ".SH SYNOPSIS\n"
+      << Bold("tock") << " [" << Italic("global-options") << "] " << Italic("command") << " ["
+      << Italic("subcommand") << "] [" << Italic("options") << "] [" << Italic("arguments")
+      << "]\n.br\n"
+      << Bold("tock shell") << "\n.br\n"
       << Bold("tock completion") << " " << Italic("bash|zsh|fish") << "\n";
   out << ".SH DESCRIPTION\n"
       << Bold("tock")
@@ -340,19 +343,21 @@ std::string RootPage(const CLI::App& root, const ManOptions& options) {
       << " opens an interactive session (line editing, history, TAB completion of commands "
          "and of values from the server) in which every command works without the leading "
       << Bold("tock") << ".\n"
-      << ".PP\nDurations are written " << Code("3d") << ", " << Code("36h") << ", "
-      << Code("90m") << " or " << Code("1d12h") << "; a bare number of retention days is days.\n";
+      << ".PP\nDurations are written " << Code("3d") << ", " << Code("36h") << ", " << Code("90m")
+      << " or " << Code("1d12h") << "; a bare number of retention days is days.\n";
   out << ".SH GLOBAL OPTIONS\n";
   for (const CLI::Option* o : Flags(root)) OptionEntry(out, *o);
   out << ".SH COMMANDS\n";
   for (const CLI::App* group : Children(root)) {
     out << ".TP\n" << Bold(group->get_name());
     for (const std::string& a : group->get_aliases()) out << ", " << Bold(a);
-    out << "\n" << Text(Sentence(group->get_description())) << " See " << Bold("tock-" + group->get_name())
+    out << "\n"
+        << Text(Sentence(group->get_description())) << " See " << Bold("tock-" + group->get_name())
         << "(1).\n";
   }
   out << ".SH OUTPUT\n"
-      << "With " << Bold("-o table") << " (the default on a terminal) lists are aligned columns "
+      << "With " << Bold("-o table")
+      << " (the default on a terminal) lists are aligned columns "
          "and one object is shown as Key: value lines; "
       << Bold("-o card") << " always uses Key: value lines; " << Bold("-o json")
       << " (the default when standard output is not a terminal) prints protobuf's canonical "
@@ -376,13 +381,13 @@ std::string RootPage(const CLI::App& root, const ManOptions& options) {
       << ".TP\n.B TOCK_NAMESPACE\nDefault of " << Bold("--namespace") << ".\n"
       << ".TP\n.B TEMPORAL_NAMESPACE\nDefault of " << Bold("--namespace")
       << " when TOCK_NAMESPACE is not set.\n"
-      << ".TP\n.B TOCK_API_KEY\nDefault of " << Bold("--api-key")
-      << " (then TEMPORAL_API_KEY).\n"
+      << ".TP\n.B TOCK_API_KEY\nDefault of " << Bold("--api-key") << " (then TEMPORAL_API_KEY).\n"
       << ".TP\n.B NO_COLOR\nWhen set and not empty, " << Bold("--color auto")
       << " prints no colors (https://no\\-color.org).\n"
       << ".TP\n.B XDG_STATE_HOME\nWhere " << Bold("tock shell")
       << " keeps its line history (default " << Code("~/.local/state") << ").\n";
-  out << ".SH FILES\n.TP\n" << Code("$XDG_STATE_HOME/tock/history") << "\n"
+  out << ".SH FILES\n.TP\n"
+      << Code("$XDG_STATE_HOME/tock/history") << "\n"
       << "The line history of " << Bold("tock shell") << " (" << Code("~/.local/state/tock/history")
       << " when XDG_STATE_HOME is not set).\n";
   out << ".SH EXAMPLES\n";
@@ -451,7 +456,9 @@ Help ParseHelp(const std::string& text) {
     }
     help.options.push_back(option);
   }
-  help.examples = ParseFooter(absl::StrJoin(lines.begin() + std::min(i, lines.size()), lines.end(), "\n")).examples;
+  help.examples =
+      ParseFooter(absl::StrJoin(lines.begin() + std::min(i, lines.size()), lines.end(), "\n"))
+          .examples;
   return help;
 }
 
@@ -491,10 +498,13 @@ std::string ServerManPage(const std::string& server_help, const ManOptions& opti
       << Bold("tock-server")
       << " serves the official Temporal gRPC API (WorkflowService, OperatorService) and Tock's "
          "own AdminService on one port, so the official SDKs run their workers against it and "
-      << Bold("tock") << "(1) operates it. Everything is stored in an embedded SQLite database "
+      << Bold("tock")
+      << "(1) operates it. Everything is stored in an embedded SQLite database "
          "(in memory unless a file is given); an acknowledged change survives a crash. It "
          "loads its configuration file, applies the options over it, registers the configured "
-         "namespaces that are missing (and " << Code("default") << "), prints a banner naming "
+         "namespaces that are missing (and "
+      << Code("default")
+      << "), prints a banner naming "
          "the address it listens on, and serves until SIGINT or SIGTERM.\n";
   out << ".SH OPTIONS\n";
   for (const HelpOption& o : help.options) {
@@ -507,22 +517,24 @@ std::string ServerManPage(const std::string& server_help, const ManOptions& opti
   out << ".SH CONFIGURATION FILE\n"
          "YAML; every key is optional, and an unknown key is refused (a typo is an error, not "
          "a silent default). Options given on the command line override the file.\n";
-  Verbatim(out, {
-      "listen: {ip: 127.0.0.1, port: 7233}   # port 0: any free port",
-      "persistence:",
-      "  engine: sqlite",
-      "  sqlite: {path: tock.db}              # empty: in memory",
-      "history: {shards: 4}                   # fixed when the database is created",
-      "cluster_metadata:                      # omit for one cluster named \"active\"",
-      "  enable_global_namespace: true",
-      "  failover_version_increment: 10",
-      "  master_cluster_name: a",
-      "  current_cluster_name: a",
-      "  clusters:",
-      "    a: {enabled: true, initial_failover_version: 1, rpc_address: \"127.0.0.1:7233\"}",
-      "    b: {enabled: true, initial_failover_version: 2, rpc_address: \"127.0.0.1:7234\"}",
-      "namespaces: [orders]                   # registered at start when missing",
-  });
+  Verbatim(
+      out,
+      {
+          "listen: {ip: 127.0.0.1, port: 7233}   # port 0: any free port",
+          "persistence:",
+          "  engine: sqlite",
+          "  sqlite: {path: tock.db}              # empty: in memory",
+          "history: {shards: 4}                   # fixed when the database is created",
+          "cluster_metadata:                      # omit for one cluster named \"active\"",
+          "  enable_global_namespace: true",
+          "  failover_version_increment: 10",
+          "  master_cluster_name: a",
+          "  current_cluster_name: a",
+          "  clusters:",
+          "    a: {enabled: true, initial_failover_version: 1, rpc_address: \"127.0.0.1:7233\"}",
+          "    b: {enabled: true, initial_failover_version: 2, rpc_address: \"127.0.0.1:7234\"}",
+          "namespaces: [orders]                   # registered at start when missing",
+      });
   out << ".SH SIGNALS\n.TP\n.BR SIGINT \", \" SIGTERM\nShut down and exit 0.\n";
   out << ".SH EXIT STATUS\n"
          ".TP\n.B 0\nStopped by SIGINT or SIGTERM.\n"
@@ -531,8 +543,9 @@ std::string ServerManPage(const std::string& server_help, const ManOptions& opti
          ".TP\n.B 3\nThe configuration file cannot be read.\n"
          ".TP\n.B 4\nThe server cannot start: the address cannot be listened on (port in "
          "use), or the database is held by another server.\n";
-  out << ".SH FILES\n.TP\n" << Italic("the database file") << "\nThe SQLite database given by "
-      << Bold("--db-file") << " or " << Code("persistence.sqlite.path")
+  out << ".SH FILES\n.TP\n"
+      << Italic("the database file") << "\nThe SQLite database given by " << Bold("--db-file")
+      << " or " << Code("persistence.sqlite.path")
       << ", with its write\\-ahead log beside it; one server per file.\n";
   out << ".SH EXAMPLES\n";
   Verbatim(out, help.examples, false);

@@ -5,10 +5,9 @@
 // DESCRIPTION, EXIT STATUS, ENVIRONMENT, FILES and EXAMPLES prose is written here.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <map>
 #include <string>
-
-#include <CLI/CLI.hpp>
 
 namespace tock::cli::docs {
 
