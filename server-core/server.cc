@@ -12,9 +12,13 @@
 #include "server-core/history/history_engine.h"
 #include "server-core/history/shard_controller.h"
 #include "server-core/matching/matching_engine.h"
+#include "lib/common/proto_time.h"
+#include "lib/common/time_format.h"
 #include "lib/common/timer_thread.h"
 #include "server-core/persistence/persistence.h"
 #include "server-core/rpc/dispatcher.h"
+#include "server-core/worker/retention_scanner.h"
+#include "tock/admin/v1/service.pb.h"
 
 namespace tock::server {
 namespace {
@@ -84,6 +88,10 @@ class TockServerImpl : public TockServer {
     history_ = std::make_unique<history::HistoryEngine>(persistence_->executions(), *shards_,
                                                         *matching_, clock_, *timer_thread_);
     if (absl::Status s = history_->Recover(); !s.ok()) return s;
+    retention_ = std::make_unique<worker::RetentionScanner>(
+        *namespaces_, persistence_->visibility(), *history_, clock_, *timer_thread_);
+    retention_->Start();
+    RegisterAdvanceTime();
 
     frontend::RegisterWorkflowServiceHandlers(dispatcher_, *namespaces_, facts_);
     frontend::RegisterWorkflowRpcHandlers(dispatcher_, *namespaces_, *history_, *matching_, clock_);
@@ -116,6 +124,32 @@ class TockServerImpl : public TockServer {
     return absl::OkStatus();
   }
 
+  // AdminService.AdvanceTime: the dev server's time skipping.
+  void RegisterAdvanceTime() {
+    dispatcher_.AddUnary<tock::admin::v1::AdvanceTimeRequest, tock::admin::v1::AdvanceTimeResponse>(
+        "tock.admin.v1.AdminService/AdvanceTime",
+        [this](const tock::admin::v1::AdvanceTimeRequest& req, const rpc::CallContext&)
+            -> absl::StatusOr<tock::admin::v1::AdvanceTimeResponse> {
+          if (!config_.time_skipping) {
+            return absl::FailedPreconditionError(
+                "time skipping is disabled on this server; start tock-server with "
+                "--enable-time-skipping (development and tests only)");
+          }
+          const absl::Duration d = FromProtoDuration(req.duration());
+          if (d <= absl::ZeroDuration()) {
+            return absl::InvalidArgumentError("the duration must be positive, e.g. 25h");
+          }
+          clock_.Advance(d);
+          timer_thread_->Wake();  // timers now due fire without waiting
+          absl::StatusOr<int64_t> deleted = retention_->ScanNow();
+          if (!deleted.ok()) return deleted.status();
+          tock::admin::v1::AdvanceTimeResponse out;
+          *out.mutable_server_time() = ToProtoTime(clock_.Now());
+          out.set_runs_deleted_by_retention(*deleted);
+          return out;
+        });
+  }
+
   std::string address() const override { return absl::StrCat(config_.ip, ":", bound_port_); }
 
   std::string Banner() const override {
@@ -139,6 +173,7 @@ class TockServerImpl : public TockServer {
     server_.reset();
     // Timers first: their callbacks use the history engine.
     timer_thread_.reset();
+    retention_.reset();
     history_.reset();
     matching_.reset();
     shards_.reset();
@@ -157,7 +192,8 @@ class TockServerImpl : public TockServer {
 
  private:
   ServerConfig config_;
-  Clock& clock_;
+  // The given clock, moved forward only by AdvanceTime (with config_.time_skipping).
+  OffsetClock clock_;
   admin::ClusterMetadata cluster_;
   frontend::ServerFacts facts_;
   std::unique_ptr<persistence::Persistence> persistence_;
@@ -166,6 +202,7 @@ class TockServerImpl : public TockServer {
   std::unique_ptr<TimerThread> timer_thread_;
   std::unique_ptr<matching::MatchingEngine> matching_;
   std::unique_ptr<history::HistoryEngine> history_;
+  std::unique_ptr<worker::RetentionScanner> retention_;
   std::vector<std::string> registered_names_;
   rpc::Dispatcher dispatcher_;
   std::unique_ptr<grpc::Server> server_;

@@ -47,6 +47,9 @@ int main(int argc, char** argv) {
   app.add_option("--db-file", db_file,
                  "SQLite database file (default: in memory); overrides the config");
   app.add_option("--namespace", namespaces, "Namespace to register at start (repeatable)");
+  bool time_skipping = false;
+  app.add_flag("--enable-time-skipping", time_skipping,
+               "Allow AdminService.AdvanceTime (`tock server advance-time`): development and tests only");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -65,6 +68,7 @@ int main(int argc, char** argv) {
   if (port) config.port = *port;
   if (ip) config.ip = *ip;
   if (db_file) config.persistence.sqlite_path = *db_file;
+  if (time_skipping) config.time_skipping = true;
   config.namespaces.insert(config.namespaces.end(), namespaces.begin(), namespaces.end());
 
   // Block the stop signals in every thread (gRPC's included) and wait for them here.

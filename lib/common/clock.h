@@ -38,4 +38,24 @@ class ManualClock : public Clock {
   absl::Time now_;
 };
 
+// Another clock plus an offset that only grows: the server's clock when time skipping is
+// enabled (a dev server lets tests make retention pass). Thread-safe.
+class OffsetClock : public Clock {
+ public:
+  explicit OffsetClock(Clock& base) : base_(base) {}
+  absl::Time Now() const override {
+    std::lock_guard lock(mu_);
+    return base_.Now() + offset_;
+  }
+  void Advance(absl::Duration d) {
+    std::lock_guard lock(mu_);
+    offset_ += d;
+  }
+
+ private:
+  Clock& base_;
+  mutable std::mutex mu_;
+  absl::Duration offset_;
+};
+
 }  // namespace tock

@@ -47,6 +47,8 @@ struct ServerConfig {
   std::optional<admin::ClusterMetadata> cluster_metadata;
   std::vector<std::string> namespaces;  // besides "default"
   ArchivalConfig archival;              // `archival` and `namespace_defaults` (SPEC §3)
+  // AdminService.AdvanceTime allowed (development and tests only; `--enable-time-skipping`).
+  bool time_skipping = false;
 
   // The configured cluster metadata, or the single-cluster default.
   admin::ClusterMetadata EffectiveClusterMetadata() const;

@@ -5,7 +5,12 @@
 #include <csignal>
 #include <memory>
 
+#include "absl/strings/str_cat.h"
 #include "lib/common/clock.h"
+#include "lib/common/duration.h"
+#include "lib/common/proto_json.h"
+#include "lib/common/proto_time.h"
+#include "lib/common/time_format.h"
 #include "server-core/server.h"
 
 namespace tock::cli {
@@ -17,6 +22,7 @@ struct StartDevFlags {
   std::string db_file;
   std::vector<std::string> namespaces;
   std::string config;
+  bool time_skipping = false;
 };
 
 absl::Status StartDev(CommandContext& ctx, const StartDevFlags& flags, bool port_given,
@@ -30,6 +36,7 @@ absl::Status StartDev(CommandContext& ctx, const StartDevFlags& flags, bool port
   if (port_given || flags.config.empty()) config.port = flags.port;
   if (ip_given || flags.config.empty()) config.ip = flags.ip;
   if (!flags.db_file.empty()) config.persistence.sqlite_path = flags.db_file;
+  if (flags.time_skipping) config.time_skipping = true;
   config.namespaces.insert(config.namespaces.end(), flags.namespaces.begin(),
                            flags.namespaces.end());
 
@@ -65,6 +72,41 @@ absl::Status StartDev(CommandContext& ctx, const StartDevFlags& flags, bool port
   return absl::OkStatus();
 }
 
+// `tock server advance-time 25h`: the dev server's time skipping (AdminService.AdvanceTime).
+void AddAdvanceTime(CLI::App& group, CommandContext& ctx) {
+  auto duration = std::make_shared<std::string>();
+  CLI::App* cmd = group.add_subcommand(
+      "advance-time",
+      "Move a time-skipping dev server's clock forward (timers fire, retention passes)");
+  cmd->add_option("duration", *duration, "How far: 90m, 25h, 3d")->required();
+  cmd->footer(
+      "The server must run with --enable-time-skipping; others refuse.\n"
+      "\n"
+      "Example:\n"
+      "  tock server advance-time 3d\n");
+  cmd->callback([&ctx, duration] {
+    ctx.action = [&ctx, duration]() -> absl::Status {
+      absl::StatusOr<absl::Duration> d = ParseHumanDuration(*duration);
+      if (!d.ok() || *d <= absl::ZeroDuration()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "invalid duration \"", *duration, "\": use a positive duration such as 90m, 25h or 3d"));
+      }
+      auto c = ctx.connection();
+      if (!c.ok()) return c.status();
+      tock::admin::v1::AdvanceTimeRequest req;
+      *req.mutable_duration() = ToProtoDuration(*d);
+      auto resp = (*c)->Call(&tock::admin::v1::AdminService::Stub::AdvanceTime, (*c)->admin(), req);
+      if (!resp.ok()) return resp.status();
+      auto printer = ctx.printer();
+      if (!printer.ok()) return printer.status();
+      printer->Object(ProtoToJson(*resp),
+                      {{"Server time", FormatTimestamp(FromProtoTime(resp->server_time()))},
+                       {"Deleted by retention", std::to_string(resp->runs_deleted_by_retention())}});
+      return absl::OkStatus();
+    };
+  });
+}
+
 }  // namespace
 
 void AddServerCommands(CLI::App& app, CommandContext& ctx) {
@@ -79,6 +121,8 @@ void AddServerCommands(CLI::App& app, CommandContext& ctx) {
   cmd->add_option("--namespace", flags->namespaces, "Namespace to register at start (repeatable)");
   cmd->add_option("--config", flags->config, "tock-server YAML configuration")
       ->check(CLI::ExistingFile);
+  cmd->add_flag("--enable-time-skipping", flags->time_skipping,
+                "Allow `tock server advance-time` (development and tests only)");
   cmd->footer(
       "Examples:\n"
       "  tock server start-dev\n"
@@ -88,6 +132,7 @@ void AddServerCommands(CLI::App& app, CommandContext& ctx) {
       return StartDev(ctx, *flags, port->count() > 0, ip->count() > 0);
     };
   });
+  AddAdvanceTime(*group, ctx);
 }
 
 }  // namespace tock::cli

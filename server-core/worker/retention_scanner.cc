@@ -1,0 +1,78 @@
+#include "server-core/worker/retention_scanner.h"
+
+#include "lib/common/proto_time.h"
+
+namespace tock::server::worker {
+
+namespace enums = temporal::api::enums::v1;
+namespace wf = temporal::api::workflowservice::v1;
+
+RetentionScanner::RetentionScanner(frontend::NamespaceEngine& namespaces,
+                                   persistence::VisibilityStore& visibility,
+                                   history::HistoryEngine& history, Clock& clock,
+                                   TimerThread& timers, absl::Duration interval)
+    : namespaces_(namespaces),
+      visibility_(visibility),
+      history_(history),
+      clock_(clock),
+      timers_(timers),
+      interval_(interval) {}
+
+void RetentionScanner::Start() { ScheduleNext(); }
+
+void RetentionScanner::ScheduleNext() {
+  timers_.Schedule(clock_.Now() + interval_, [this] {
+    (void)ScanNow();  // an error (database busy) is retried at the next interval
+    ScheduleNext();
+  });
+}
+
+absl::StatusOr<int64_t> RetentionScanner::ScanNow() {
+  std::lock_guard lock(scan_mu_);
+  constexpr int32_t kBatch = 500;
+  int64_t deleted = 0;
+  wf::ListNamespacesRequest list;
+  list.set_page_size(100);
+  list.mutable_namespace_filter()->set_include_deleted(true);
+  while (true) {
+    absl::StatusOr<wf::ListNamespacesResponse> page = namespaces_.List(list);
+    if (!page.ok()) return page.status();
+    for (const auto& ns : page->namespaces()) {
+      const auto& config = ns.config();
+      if (config.history_archival_state() == enums::ARCHIVAL_STATE_ENABLED &&
+          namespaces_.archival_policy().history.cluster_enabled) {
+        continue;  // the archiver deletes after archiving
+      }
+      const absl::Time cutoff =
+          clock_.Now() - FromProtoDuration(config.workflow_execution_retention_ttl());
+      persistence::VisibilityFilter filter;
+      filter.where = "close_ms IS NOT NULL AND close_ms < ?";
+      filter.params.push_back(absl::ToUnixMillis(cutoff));
+      filter.order_by = "close_ms ASC, run_id ASC";
+      history::NamespaceRef ref{ns.namespace_info().id(), ns.namespace_info().name(),
+                                ns.failover_version()};
+      // Each batch is deleted before the next is read, so the same query moves on; the
+      // bound stops a scan that cannot make progress.
+      for (int round = 0; round < 10'000; ++round) {
+        absl::StatusOr<persistence::VisibilityPage> due =
+            visibility_.List(ref.id, filter, kBatch, "");
+        if (!due.ok()) return due.status();
+        if (due->executions.empty()) break;
+        for (const auto& info : due->executions) {
+          wf::DeleteWorkflowExecutionRequest req;
+          req.set_namespace_(ref.name);
+          *req.mutable_workflow_execution() = info.execution();
+          absl::Status s = history_.DeleteWorkflow(ref, req);
+          if (!s.ok() && s.code() != absl::StatusCode::kNotFound) return s;
+          ++deleted;
+        }
+        if (due->executions.size() < static_cast<size_t>(kBatch)) break;
+      }
+    }
+    if (page->next_page_token().empty()) break;
+    list.set_next_page_token(page->next_page_token());
+  }
+  return deleted;
+}
+
+}  // namespace tock::server::worker
