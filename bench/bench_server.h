@@ -18,7 +18,7 @@ struct Server {
   std::string address;
 };
 
-// Runs `binary --port 0 extra_args...` with stderr discarded and waits for the banner.
+// Runs `binary --port 0 extra_args...` and waits for the banner (stderr: see BENCH_STDERR).
 inline Server StartServer(const std::string& binary, std::vector<std::string> extra_args = {}) {
   int out[2];
   if (pipe(out) != 0) return {};

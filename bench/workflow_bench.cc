@@ -5,7 +5,7 @@
 // the same number of durable commits (WAL, synchronous=NORMAL, as tock-server). History
 // fetches are measured by history_bench.
 //
-// Usage: workflow_bench TOCK_SERVER [workflows]
+// Usage: workflow_bench TOCK_SERVER [workflows] [pollers per kind]
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -96,10 +96,11 @@ double RawSqliteCommits(const std::string& path, int commits) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::cerr << "usage: workflow_bench TOCK_SERVER [workflows]\n";
+    std::cerr << "usage: workflow_bench TOCK_SERVER [workflows] [pollers per kind]\n";
     return 2;
   }
   const int workflows = argc > 2 ? std::stoi(argv[2]) : 2000;
+  const int pollers = argc > 3 ? std::stoi(argv[3]) : 8;  // per kind (workflow, activity)
   char dir_template[] = "/tmp/tock-bench-XXXXXX";
   const std::string dir = mkdtemp(dir_template);
   tock::bench::Server server = tock::bench::StartServer(argv[1], {"--db-file", dir + "/tock.db"});
@@ -164,8 +165,8 @@ int main(int argc, char** argv) {
   };
 
   std::vector<std::thread> threads;
-  for (int i = 0; i < 8; ++i) threads.emplace_back(workflow_poller);
-  for (int i = 0; i < 8; ++i) threads.emplace_back(activity_poller);
+  for (int i = 0; i < pollers; ++i) threads.emplace_back(workflow_poller);
+  for (int i = 0; i < pollers; ++i) threads.emplace_back(activity_poller);
   auto begin = Clock::now();
   std::vector<std::thread> starters;
   std::atomic<int> next{0};
