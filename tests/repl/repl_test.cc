@@ -220,5 +220,25 @@ TEST(ReplTest, CompletionDescribeJsonInspectorFollowInterruptAndHistoryFile) {
   EXPECT_NE(lines.str().find("open order-1"), std::string::npos) << lines.str();
 }
 
+TEST(ReplTest, BareTockOnATerminalOpensTheShellWithReverseSearch) {
+  TempDir dir;
+  ServerProcess server(TOCK_SERVER_BIN);
+  ASSERT_TRUE(server.Start({})) << server.error();
+  Tmux tmux("tock-repl-bare-" + std::to_string(getpid()));
+  tmux.Start("env TERM=xterm XDG_STATE_HOME=" + dir.File("state") + " TOCK_ADDRESS=" +
+             server.address() + " " + TOCK_CLI_BIN);
+  tmux.WaitFor("default> ");
+  tmux.Line("cluster describe -o jsonl");
+  tmux.WaitFor(R"("currentClusterName":"active")");
+  tmux.Line("namespace list -o jsonl");
+  tmux.WaitFor(R"("name":"default")");
+  // Ctrl-R finds the earlier line by a fragment; Enter runs it again.
+  tmux.Keys({"C-r"});
+  tmux.Type("clus");
+  tmux.Keys({"Enter"});
+  tmux.WaitFor(R"("currentClusterName":"active")", 2);
+  tmux.Line("exit");
+}
+
 }  // namespace
 }  // namespace tock::testing
