@@ -5,6 +5,8 @@
 #include <spawn.h>
 #include <unistd.h>
 
+#include <grpcpp/create_channel.h>
+
 #include <regex>
 #include <string>
 #include <vector>
@@ -57,6 +59,13 @@ inline Server StartServer(const std::string& binary, std::vector<std::string> ex
   }
   server.address = match[1];
   return server;
+}
+
+// A channel to the benchmark's server that accepts the largest history pages.
+inline std::shared_ptr<grpc::Channel> OpenChannel(const std::string& address) {
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(128 * 1024 * 1024);
+  return grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
 }
 
 }  // namespace tock::bench

@@ -117,9 +117,7 @@ int main(int argc, char** argv) {
     std::cerr << "tock-server did not start\n";
     return 1;
   }
-  grpc::ChannelArguments args;
-  args.SetMaxReceiveMessageSize(128 * 1024 * 1024);
-  auto channel = grpc::CreateCustomChannel(server.address, grpc::InsecureChannelCredentials(), args);
+  auto channel = tock::bench::OpenChannel(server.address);
   auto stub = wf::WorkflowService::NewStub(channel);
   grpc::GenericStub generic(channel);
   {

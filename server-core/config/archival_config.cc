@@ -1,92 +1,65 @@
 #include "server-core/config/archival_config.h"
 
+
 #include <cstdlib>
 #include <set>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "server-core/config/yaml_fields.h"
 
 namespace tock::server {
 namespace {
 
-absl::Status KeyError(const std::string& path, const std::string& problem) {
-  return absl::InvalidArgumentError(absl::StrCat("config ", path, ": ", problem));
-}
-
-absl::Status OnlyKeys(const YAML::Node& node, const std::string& path,
-                      const std::set<std::string>& allowed) {
-  if (!node.IsMap()) return KeyError(path, "must be a mapping");
-  for (const auto& entry : node) {
-    const std::string key = entry.first.as<std::string>();
-    if (!allowed.contains(key)) {
-      return KeyError(absl::StrCat(path, ".", key),
-                      absl::StrCat("unknown key; allowed: ", absl::StrJoin(allowed, ", ")));
-    }
-  }
-  return absl::OkStatus();
-}
-
-template <typename T>
-absl::Status ReadKey(const YAML::Node& node, const std::string& path, const char* what, T& out) {
-  if (!node) return absl::OkStatus();
-  try {
-    out = node.as<T>();
-  } catch (const YAML::Exception&) {
-    return KeyError(path, absl::StrCat("must be ", what));
-  }
-  return absl::OkStatus();
-}
+using config_yaml::CheckKeys;
+using config_yaml::FieldError;
+using config_yaml::Read;
 
 // "0666" (octal with the leading 0, as Temporal's configs write it) or a decimal number.
 absl::Status ReadMode(const YAML::Node& node, const std::string& path, const char* what,
                       uint32_t& out) {
   if (!node) return absl::OkStatus();
   std::string text;
-  if (absl::Status s = ReadKey(node, path, "a mode such as \"0644\"", text); !s.ok()) return s;
+  if (absl::Status s = Read(node, path, "a mode such as \"0644\"", &text); !s.ok()) return s;
   char* end = nullptr;
   const unsigned long mode = std::strtoul(text.c_str(), &end, 0);
   if (text.empty() || *end != '\0' || mode > 07777) {
-    return KeyError(path, absl::StrCat("invalid ", what, " \"", text, "\"; use octal such as \"0644\""));
+    return FieldError(path, absl::StrCat("invalid ", what, " \"", text, "\"; use octal such as \"0644\""));
   }
   out = static_cast<uint32_t>(mode);
   return absl::OkStatus();
 }
 
-#define TOCK_RETURN_IF_ERROR(expr)                      \
-  do {                                                  \
-    if (absl::Status _s = (expr); !_s.ok()) return _s; \
-  } while (0)
-
 absl::Status ParseKind(const YAML::Node& node, const std::string& path, ArchivalKindConfig& kind) {
   if (!node) return absl::OkStatus();
-  TOCK_RETURN_IF_ERROR(OnlyKeys(node, path, {"state", "enable_read", "provider"}));
-  TOCK_RETURN_IF_ERROR(ReadKey(node["state"], path + ".state", "a string", kind.state));
+  TOCK_CONFIG_RETURN_IF_ERROR(CheckKeys(node, path, {"state", "enable_read", "provider"}));
+  TOCK_CONFIG_RETURN_IF_ERROR(Read(node["state"], path + ".state", "a string", &kind.state));
   if (kind.state.empty()) kind.state = "disabled";
   if (kind.state != "disabled" && kind.state != "paused" && kind.state != "enabled") {
-    return KeyError(path + ".state",
+    return FieldError(path + ".state",
                     absl::StrCat("invalid archival state \"", kind.state,
                                  "\"; allowed: disabled, paused, enabled"));
   }
-  TOCK_RETURN_IF_ERROR(ReadKey(node["enable_read"], path + ".enable_read", "true or false",
-                               kind.enable_read));
+  TOCK_CONFIG_RETURN_IF_ERROR(Read(node["enable_read"], path + ".enable_read", "true or false",
+                                            &kind.enable_read));
   if (const YAML::Node provider = node["provider"]) {
     const std::string pp = path + ".provider";
-    TOCK_RETURN_IF_ERROR(OnlyKeys(provider, pp, {"filestore", "s3store"}));
+    TOCK_CONFIG_RETURN_IF_ERROR(CheckKeys(provider, pp, {"filestore", "s3store"}));
     if (const YAML::Node fs = provider["filestore"]) {
-      TOCK_RETURN_IF_ERROR(OnlyKeys(fs, pp + ".filestore", {"file_mode", "dir_mode"}));
+      TOCK_CONFIG_RETURN_IF_ERROR(CheckKeys(fs, pp + ".filestore", {"file_mode", "dir_mode"}));
       FilestoreConfig f;
-      TOCK_RETURN_IF_ERROR(ReadMode(fs["file_mode"], pp + ".filestore.file_mode", "file mode", f.file_mode));
-      TOCK_RETURN_IF_ERROR(ReadMode(fs["dir_mode"], pp + ".filestore.dir_mode", "directory mode", f.dir_mode));
+      TOCK_CONFIG_RETURN_IF_ERROR(ReadMode(fs["file_mode"], pp + ".filestore.file_mode", "file mode", f.file_mode));
+      TOCK_CONFIG_RETURN_IF_ERROR(ReadMode(fs["dir_mode"], pp + ".filestore.dir_mode", "directory mode", f.dir_mode));
       kind.filestore = f;
     }
     if (const YAML::Node s3 = provider["s3store"]) {
-      TOCK_RETURN_IF_ERROR(OnlyKeys(s3, pp + ".s3store", {"region", "endpoint", "force_path_style"}));
+      TOCK_CONFIG_RETURN_IF_ERROR(CheckKeys(s3, pp + ".s3store", {"region", "endpoint", "force_path_style"}));
       S3StoreConfig c;
-      TOCK_RETURN_IF_ERROR(ReadKey(s3["region"], pp + ".s3store.region", "a string", c.region));
-      TOCK_RETURN_IF_ERROR(ReadKey(s3["endpoint"], pp + ".s3store.endpoint", "a string", c.endpoint));
-      TOCK_RETURN_IF_ERROR(ReadKey(s3["force_path_style"], pp + ".s3store.force_path_style",
-                                   "true or false", c.force_path_style));
+      TOCK_CONFIG_RETURN_IF_ERROR(Read(s3["region"], pp + ".s3store.region", "a string", &c.region));
+      TOCK_CONFIG_RETURN_IF_ERROR(Read(s3["endpoint"], pp + ".s3store.endpoint", "a string", &c.endpoint));
+      TOCK_CONFIG_RETURN_IF_ERROR(Read(s3["force_path_style"], pp + ".s3store.force_path_style",
+                                                "true or false", &c.force_path_style));
       kind.s3store = c;
     }
   }
@@ -95,14 +68,14 @@ absl::Status ParseKind(const YAML::Node& node, const std::string& path, Archival
 
 absl::Status ParseDefault(const YAML::Node& node, const std::string& path, ArchivalKindConfig& kind) {
   if (!node) return absl::OkStatus();
-  TOCK_RETURN_IF_ERROR(OnlyKeys(node, path, {"state", "uri"}));
-  TOCK_RETURN_IF_ERROR(ReadKey(node["state"], path + ".state", "a string", kind.default_state));
+  TOCK_CONFIG_RETURN_IF_ERROR(CheckKeys(node, path, {"state", "uri"}));
+  TOCK_CONFIG_RETURN_IF_ERROR(Read(node["state"], path + ".state", "a string", &kind.default_state));
   if (kind.default_state.empty()) kind.default_state = "disabled";
   if (kind.default_state != "disabled" && kind.default_state != "enabled") {
-    return KeyError(path + ".state", absl::StrCat("invalid archival state \"", kind.default_state,
+    return FieldError(path + ".state", absl::StrCat("invalid archival state \"", kind.default_state,
                                                   "\"; allowed: disabled, enabled"));
   }
-  return ReadKey(node["uri"], path + ".uri", "a string", kind.default_uri);
+  return Read(node["uri"], path + ".uri", "a string", &kind.default_uri);
 }
 
 absl::Status ValidateKind(const ArchivalKindConfig& kind, const std::string& name) {
@@ -111,26 +84,26 @@ absl::Status ValidateKind(const ArchivalKindConfig& kind, const std::string& nam
   if (!kind.Enabled()) {
     if (kind.enable_read || kind.default_state == "enabled" || !kind.default_uri.empty() ||
         has_provider) {
-      return KeyError(path, absl::StrCat(
+      return FieldError(path, absl::StrCat(
           "invalid ", name, " archival config: with the state not enabled, leave enable_read, "
           "the provider and namespace_defaults.archival.", name, " unset"));
     }
     return absl::OkStatus();
   }
   if (kind.default_uri.empty()) {
-    return KeyError(path, absl::StrCat("invalid ", name, " archival config: enabled needs "
+    return FieldError(path, absl::StrCat("invalid ", name, " archival config: enabled needs "
                                        "namespace_defaults.archival.", name, ".uri"));
   }
   if (!has_provider) {
-    return KeyError(path, absl::StrCat("invalid ", name, " archival config: enabled needs a "
+    return FieldError(path, absl::StrCat("invalid ", name, " archival config: enabled needs a "
                                        "provider (filestore or s3store)"));
   }
   if (absl::Status s = admin::ValidateArchivalUri(kind.default_uri); !s.ok()) {
-    return KeyError("namespace_defaults.archival." + name + ".uri", std::string(s.message()));
+    return FieldError("namespace_defaults.archival." + name + ".uri", std::string(s.message()));
   }
   const bool file = absl::StartsWith(kind.default_uri, "file://");
   if ((file && !kind.filestore.has_value()) || (!file && !kind.s3store.has_value())) {
-    return KeyError(path + ".provider",
+    return FieldError(path + ".provider",
                     absl::StrCat("unable to find archiver config for the scheme of ",
                                  kind.default_uri, "; configure ", file ? "filestore" : "s3store"));
   }
@@ -140,24 +113,24 @@ absl::Status ValidateKind(const ArchivalKindConfig& kind, const std::string& nam
 }  // namespace
 
 absl::Status ArchivalConfig::Validate() const {
-  TOCK_RETURN_IF_ERROR(ValidateKind(history, "history"));
+  TOCK_CONFIG_RETURN_IF_ERROR(ValidateKind(history, "history"));
   return ValidateKind(visibility, "visibility");
 }
 
 absl::Status ParseArchivalConfig(const YAML::Node& archival, const YAML::Node& namespace_defaults,
                                  ArchivalConfig& config) {
   if (archival) {
-    TOCK_RETURN_IF_ERROR(OnlyKeys(archival, "archival", {"history", "visibility"}));
-    TOCK_RETURN_IF_ERROR(ParseKind(archival["history"], "archival.history", config.history));
-    TOCK_RETURN_IF_ERROR(ParseKind(archival["visibility"], "archival.visibility", config.visibility));
+    TOCK_CONFIG_RETURN_IF_ERROR(CheckKeys(archival, "archival", {"history", "visibility"}));
+    TOCK_CONFIG_RETURN_IF_ERROR(ParseKind(archival["history"], "archival.history", config.history));
+    TOCK_CONFIG_RETURN_IF_ERROR(ParseKind(archival["visibility"], "archival.visibility", config.visibility));
   }
   if (namespace_defaults) {
-    TOCK_RETURN_IF_ERROR(OnlyKeys(namespace_defaults, "namespace_defaults", {"archival"}));
+    TOCK_CONFIG_RETURN_IF_ERROR(CheckKeys(namespace_defaults, "namespace_defaults", {"archival"}));
     if (const YAML::Node a = namespace_defaults["archival"]) {
       const std::string p = "namespace_defaults.archival";
-      TOCK_RETURN_IF_ERROR(OnlyKeys(a, p, {"history", "visibility"}));
-      TOCK_RETURN_IF_ERROR(ParseDefault(a["history"], p + ".history", config.history));
-      TOCK_RETURN_IF_ERROR(ParseDefault(a["visibility"], p + ".visibility", config.visibility));
+      TOCK_CONFIG_RETURN_IF_ERROR(CheckKeys(a, p, {"history", "visibility"}));
+      TOCK_CONFIG_RETURN_IF_ERROR(ParseDefault(a["history"], p + ".history", config.history));
+      TOCK_CONFIG_RETURN_IF_ERROR(ParseDefault(a["visibility"], p + ".visibility", config.visibility));
     }
   }
   return absl::OkStatus();

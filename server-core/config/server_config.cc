@@ -6,59 +6,31 @@
 
 #include <yaml-cpp/yaml.h>
 
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "server-core/config/yaml_fields.h"
 
 namespace tock::server {
 namespace {
 
-absl::Status FieldError(const std::string& path, const std::string& problem) {
-  return absl::InvalidArgumentError(absl::StrCat("config ", path, ": ", problem));
-}
-
-// Refuses keys outside `allowed`, so that a typo is an error rather than a silent default.
-absl::Status CheckKeys(const YAML::Node& node, const std::string& path,
-                       const std::set<std::string>& allowed) {
-  if (!node.IsMap()) return FieldError(path.empty() ? "(top level)" : path, "must be a mapping");
-  for (const auto& entry : node) {
-    std::string key = entry.first.as<std::string>();
-    if (!allowed.contains(key)) {
-      return FieldError(path.empty() ? key : absl::StrCat(path, ".", key),
-                        absl::StrCat("unknown key; allowed: ", absl::StrJoin(allowed, ", ")));
-    }
-  }
-  return absl::OkStatus();
-}
-
-template <typename T>
-absl::Status Read(const YAML::Node& node, const std::string& path, const char* what, T* out) {
-  if (!node) return absl::OkStatus();
-  try {
-    *out = node.as<T>();
-  } catch (const YAML::Exception&) {
-    return FieldError(path, absl::StrCat("must be ", what));
-  }
-  return absl::OkStatus();
-}
-
-#define TOCK_RETURN_IF_ERROR(expr)              \
-  do {                                          \
-    if (absl::Status _s = (expr); !_s.ok()) return _s; \
-  } while (0)
+using config_yaml::CheckKeys;
+using config_yaml::FieldError;
+using config_yaml::Read;
 
 absl::StatusOr<admin::ClusterMetadata> ParseClusterMetadata(const YAML::Node& node) {
   const std::string p = "cluster_metadata";
-  TOCK_RETURN_IF_ERROR(CheckKeys(node, p,
+  TOCK_CONFIG_RETURN_IF_ERROR(CheckKeys(node, p,
                                  {"enable_global_namespace", "failover_version_increment",
                                   "master_cluster_name", "current_cluster_name", "clusters"}));
   admin::ClusterMetadata m;
-  TOCK_RETURN_IF_ERROR(Read(node["enable_global_namespace"], p + ".enable_global_namespace",
+  TOCK_CONFIG_RETURN_IF_ERROR(Read(node["enable_global_namespace"], p + ".enable_global_namespace",
                             "true or false", &m.enable_global_namespace));
-  TOCK_RETURN_IF_ERROR(Read(node["failover_version_increment"], p + ".failover_version_increment",
+  TOCK_CONFIG_RETURN_IF_ERROR(Read(node["failover_version_increment"], p + ".failover_version_increment",
                             "an integer", &m.failover_version_increment));
-  TOCK_RETURN_IF_ERROR(Read(node["master_cluster_name"], p + ".master_cluster_name", "a string",
+  TOCK_CONFIG_RETURN_IF_ERROR(Read(node["master_cluster_name"], p + ".master_cluster_name", "a string",
                             &m.master_cluster_name));
-  TOCK_RETURN_IF_ERROR(Read(node["current_cluster_name"], p + ".current_cluster_name",
+  TOCK_CONFIG_RETURN_IF_ERROR(Read(node["current_cluster_name"], p + ".current_cluster_name",
                             "a string", &m.current_cluster_name));
   const YAML::Node clusters = node["clusters"];
   if (clusters) {
@@ -66,15 +38,15 @@ absl::StatusOr<admin::ClusterMetadata> ParseClusterMetadata(const YAML::Node& no
     for (const auto& entry : clusters) {
       std::string name = entry.first.as<std::string>();
       std::string cp = absl::StrCat(p, ".clusters.", name);
-      TOCK_RETURN_IF_ERROR(
+      TOCK_CONFIG_RETURN_IF_ERROR(
           CheckKeys(entry.second, cp, {"enabled", "initial_failover_version", "rpc_address"}));
       admin::ClusterInformation info;
-      TOCK_RETURN_IF_ERROR(Read(entry.second["enabled"], cp + ".enabled", "true or false",
+      TOCK_CONFIG_RETURN_IF_ERROR(Read(entry.second["enabled"], cp + ".enabled", "true or false",
                                 &info.enabled));
-      TOCK_RETURN_IF_ERROR(Read(entry.second["initial_failover_version"],
+      TOCK_CONFIG_RETURN_IF_ERROR(Read(entry.second["initial_failover_version"],
                                 cp + ".initial_failover_version", "an integer",
                                 &info.initial_failover_version));
-      TOCK_RETURN_IF_ERROR(Read(entry.second["rpc_address"], cp + ".rpc_address", "a string",
+      TOCK_CONFIG_RETURN_IF_ERROR(Read(entry.second["rpc_address"], cp + ".rpc_address", "a string",
                                 &info.rpc_address));
       m.clusters[name] = info;
     }
@@ -119,29 +91,29 @@ absl::StatusOr<ServerConfig> ParseServerConfig(const std::string& yaml_text) {
   }
   ServerConfig config;
   if (!root || root.IsNull()) return config;
-  TOCK_RETURN_IF_ERROR(
+  TOCK_CONFIG_RETURN_IF_ERROR(
       CheckKeys(root, "", {"listen", "persistence", "history", "cluster_metadata", "namespaces",
                            "archival", "namespace_defaults"}));
-  TOCK_RETURN_IF_ERROR(
+  TOCK_CONFIG_RETURN_IF_ERROR(
       ParseArchivalConfig(root["archival"], root["namespace_defaults"], config.archival));
   if (const YAML::Node listen = root["listen"]) {
-    TOCK_RETURN_IF_ERROR(CheckKeys(listen, "listen", {"ip", "port"}));
-    TOCK_RETURN_IF_ERROR(Read(listen["ip"], "listen.ip", "a string", &config.ip));
-    TOCK_RETURN_IF_ERROR(Read(listen["port"], "listen.port", "an integer", &config.port));
+    TOCK_CONFIG_RETURN_IF_ERROR(CheckKeys(listen, "listen", {"ip", "port"}));
+    TOCK_CONFIG_RETURN_IF_ERROR(Read(listen["ip"], "listen.ip", "a string", &config.ip));
+    TOCK_CONFIG_RETURN_IF_ERROR(Read(listen["port"], "listen.port", "an integer", &config.port));
   }
   if (const YAML::Node persistence = root["persistence"]) {
-    TOCK_RETURN_IF_ERROR(CheckKeys(persistence, "persistence", {"engine", "sqlite"}));
-    TOCK_RETURN_IF_ERROR(Read(persistence["engine"], "persistence.engine", "a string",
+    TOCK_CONFIG_RETURN_IF_ERROR(CheckKeys(persistence, "persistence", {"engine", "sqlite"}));
+    TOCK_CONFIG_RETURN_IF_ERROR(Read(persistence["engine"], "persistence.engine", "a string",
                               &config.persistence.engine));
     if (const YAML::Node sqlite = persistence["sqlite"]) {
-      TOCK_RETURN_IF_ERROR(CheckKeys(sqlite, "persistence.sqlite", {"path"}));
-      TOCK_RETURN_IF_ERROR(Read(sqlite["path"], "persistence.sqlite.path", "a string",
+      TOCK_CONFIG_RETURN_IF_ERROR(CheckKeys(sqlite, "persistence.sqlite", {"path"}));
+      TOCK_CONFIG_RETURN_IF_ERROR(Read(sqlite["path"], "persistence.sqlite.path", "a string",
                                 &config.persistence.sqlite_path));
     }
   }
   if (const YAML::Node history = root["history"]) {
-    TOCK_RETURN_IF_ERROR(CheckKeys(history, "history", {"shards"}));
-    TOCK_RETURN_IF_ERROR(
+    TOCK_CONFIG_RETURN_IF_ERROR(CheckKeys(history, "history", {"shards"}));
+    TOCK_CONFIG_RETURN_IF_ERROR(
         Read(history["shards"], "history.shards", "an integer", &config.history_shards));
   }
   if (const YAML::Node cluster = root["cluster_metadata"]) {
@@ -150,7 +122,7 @@ absl::StatusOr<ServerConfig> ParseServerConfig(const std::string& yaml_text) {
     config.cluster_metadata = *m;
   }
   if (const YAML::Node names = root["namespaces"]) {
-    TOCK_RETURN_IF_ERROR(Read(names, "namespaces", "a list of names", &config.namespaces));
+    TOCK_CONFIG_RETURN_IF_ERROR(Read(names, "namespaces", "a list of names", &config.namespaces));
   }
   return config;
 }
