@@ -139,9 +139,8 @@ class TockServerImpl : public TockServer {
           if (d <= absl::ZeroDuration()) {
             return absl::InvalidArgumentError("the duration must be positive, e.g. 25h");
           }
-          clock_.Advance(d);
+          absl::StatusOr<int64_t> deleted = retention_->ScanAfter([&] { clock_.Advance(d); });
           timer_thread_->Wake();  // timers now due fire without waiting
-          absl::StatusOr<int64_t> deleted = retention_->ScanNow();
           if (!deleted.ok()) return deleted.status();
           tock::admin::v1::AdvanceTimeResponse out;
           *out.mutable_server_time() = ToProtoTime(clock_.Now());

@@ -29,6 +29,16 @@ void RetentionScanner::ScheduleNext() {
 
 absl::StatusOr<int64_t> RetentionScanner::ScanNow() {
   std::lock_guard lock(scan_mu_);
+  return ScanLocked();
+}
+
+absl::StatusOr<int64_t> RetentionScanner::ScanAfter(const std::function<void()>& change) {
+  std::lock_guard lock(scan_mu_);
+  change();
+  return ScanLocked();
+}
+
+absl::StatusOr<int64_t> RetentionScanner::ScanLocked() {
   constexpr int32_t kBatch = 500;
   int64_t deleted = 0;
   wf::ListNamespacesRequest list;

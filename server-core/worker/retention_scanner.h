@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <mutex>
 
 #include "absl/status/statusor.h"
@@ -36,8 +37,13 @@ class RetentionScanner {
   // Scans every namespace now; returns how many runs were deleted.
   absl::StatusOr<int64_t> ScanNow();
 
+  // Runs `change` (a clock advance) and then a scan with no other scan in between, so the
+  // count is exactly what this change made due.
+  absl::StatusOr<int64_t> ScanAfter(const std::function<void()>& change);
+
  private:
   void ScheduleNext();
+  absl::StatusOr<int64_t> ScanLocked();  // requires scan_mu_
 
   frontend::NamespaceEngine& namespaces_;
   persistence::VisibilityStore& visibility_;
