@@ -89,7 +89,7 @@ class TockServerImpl : public TockServer {
                                                         *matching_, clock_, *timer_thread_);
     if (absl::Status s = history_->Recover(); !s.ok()) return s;
     retention_ = std::make_unique<worker::RetentionScanner>(
-        *namespaces_, persistence_->visibility(), *history_, clock_, *timer_thread_);
+        *namespaces_, persistence_->visibility(), *history_, clock_);
     retention_->Start();
     RegisterAdvanceTime();
 

@@ -10,20 +10,30 @@ namespace wf = temporal::api::workflowservice::v1;
 RetentionScanner::RetentionScanner(frontend::NamespaceEngine& namespaces,
                                    persistence::VisibilityStore& visibility,
                                    history::HistoryEngine& history, Clock& clock,
-                                   TimerThread& timers, absl::Duration interval)
+                                   absl::Duration interval)
     : namespaces_(namespaces),
       visibility_(visibility),
       history_(history),
       clock_(clock),
-      timers_(timers),
       interval_(interval) {}
 
-void RetentionScanner::Start() { ScheduleNext(); }
+RetentionScanner::~RetentionScanner() {
+  {
+    std::lock_guard lock(stop_mu_);
+    stopping_ = true;
+  }
+  stop_cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
 
-void RetentionScanner::ScheduleNext() {
-  timers_.Schedule(clock_.Now() + interval_, [this] {
-    (void)ScanNow();  // an error (database busy) is retried at the next interval
-    ScheduleNext();
+void RetentionScanner::Start() {
+  thread_ = std::thread([this] {
+    std::unique_lock lock(stop_mu_);
+    while (!stop_cv_.wait_for(lock, absl::ToChronoSeconds(interval_), [this] { return stopping_; })) {
+      lock.unlock();
+      (void)ScanNow();  // an error (database busy) is retried at the next interval
+      lock.lock();
+    }
   });
 }
 

@@ -11,14 +11,15 @@
 // Thread safety: ScanNow may be called from any thread; scans never overlap.
 #pragma once
 
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <mutex>
+#include <thread>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "lib/common/clock.h"
-#include "lib/common/timer_thread.h"
 #include "server-core/frontend/namespace_engine.h"
 #include "server-core/history/history_engine.h"
 #include "server-core/persistence/visibility_store.h"
@@ -28,10 +29,13 @@ namespace tock::server::worker {
 class RetentionScanner {
  public:
   RetentionScanner(frontend::NamespaceEngine& namespaces, persistence::VisibilityStore& visibility,
-                   history::HistoryEngine& history, Clock& clock, TimerThread& timers,
+                   history::HistoryEngine& history, Clock& clock,
                    absl::Duration interval = absl::Minutes(1));
+  // Stops the periodic scans (waits for one in progress).
+  ~RetentionScanner();
 
-  // Schedules the periodic scans (the first after `interval`).
+  // Starts the periodic scans on a thread of their own (the first after `interval` of real
+  // time), so that a long scan never delays the durable timers.
   void Start();
 
   // Scans every namespace now; returns how many runs were deleted.
@@ -42,16 +46,18 @@ class RetentionScanner {
   absl::StatusOr<int64_t> ScanAfter(const std::function<void()>& change);
 
  private:
-  void ScheduleNext();
   absl::StatusOr<int64_t> ScanLocked();  // requires scan_mu_
 
   frontend::NamespaceEngine& namespaces_;
   persistence::VisibilityStore& visibility_;
   history::HistoryEngine& history_;
   Clock& clock_;
-  TimerThread& timers_;
   const absl::Duration interval_;
   std::mutex scan_mu_;
+  std::mutex stop_mu_;
+  std::condition_variable stop_cv_;
+  bool stopping_ = false;
+  std::thread thread_;
 };
 
 }  // namespace tock::server::worker
