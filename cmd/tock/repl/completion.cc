@@ -91,6 +91,12 @@ void InstallCompletion(CommandContext& ctx, std::function<bool()> in_inspector) 
   rl_completer_word_break_characters = breaks;
 }
 
+void UninstallCompletion() {
+  rl_attempted_completion_function = nullptr;
+  g_pending.completer.reset();
+  g_pending.in_inspector = nullptr;
+}
+
 void ForgetCompletionValues() {
   if (g_pending.completer) g_pending.completer->ClearCache();
 }

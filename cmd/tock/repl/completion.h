@@ -20,6 +20,9 @@ std::vector<std::string> Candidates(complete::Completer& completer, const Partia
 // Binds Candidates to libedit's completion for this session.
 void InstallCompletion(CommandContext& ctx, std::function<bool()> in_inspector);
 
+// Unbinds it at the end of the session (the completer refers to the session's context).
+void UninstallCompletion();
+
 // Forgets the live values fetched so far: a command may have changed them (a namespace
 // registered, a workflow started), and the next TAB should see that.
 void ForgetCompletionValues();

@@ -49,7 +49,7 @@ absl::Status HistoryInspector::Load() {
   auto c = ctx_.connection();
   if (!c.ok()) return c.status();
   events_.clear();
-  absl::Status s = admin::ReadHistory(**c, ctx_.options.namespace_name, workflow_id_, run_id_,
+  absl::Status s = admin::ReadHistory(**c, namespace_, workflow_id_, run_id_,
                                       false, [this](const HistoryEvent& e) {
                                         events_.push_back(e);
                                         return absl::OkStatus();
@@ -57,7 +57,7 @@ absl::Status HistoryInspector::Load() {
   if (!s.ok()) return s;
   if (run_id_.empty() && !events_.empty()) {
     // Pin the run that was read, so `follow` and `pending` stay on it.
-    auto d = admin::DescribeWorkflow(**c, ctx_.options.namespace_name, workflow_id_, "");
+    auto d = admin::DescribeWorkflow(**c, namespace_, workflow_id_, "");
     if (d.ok()) run_id_ = d->workflow_execution_info().execution().run_id();
   }
   return absl::OkStatus();
@@ -209,7 +209,7 @@ absl::Status HistoryInspector::Pending() {
       timers.erase(e.timer_canceled_event_attributes().started_event_id());
     }
   }
-  auto described = admin::DescribeWorkflow(**c, ctx_.options.namespace_name, workflow_id_, run_id_);
+  auto described = admin::DescribeWorkflow(**c, namespace_, workflow_id_, run_id_);
   if (described.ok()) {
     for (const auto& a : described->pending_activities()) {
       printer->Row(DecodedJson(a),
@@ -290,7 +290,7 @@ absl::Status HistoryInspector::Follow() {
   const int64_t known = static_cast<int64_t>(events_.size());
   printer->BeginList({"ID", "TIME", "TYPE", "DETAILS"});
   absl::Status s = admin::ReadHistory(
-      **c, ctx_.options.namespace_name, workflow_id_, run_id_, true,
+      **c, namespace_, workflow_id_, run_id_, true,
       [&](const HistoryEvent& e) {
         if (e.event_id() <= known) return absl::OkStatus();  // already loaded
         events_.push_back(e);

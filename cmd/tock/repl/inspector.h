@@ -34,7 +34,10 @@ class HistoryInspector {
 
  private:
   HistoryInspector(CommandContext& ctx, std::string workflow_id, std::string run_id)
-      : ctx_(ctx), workflow_id_(std::move(workflow_id)), run_id_(std::move(run_id)) {}
+      : ctx_(ctx),
+        namespace_(ctx.options.namespace_name),
+        workflow_id_(std::move(workflow_id)),
+        run_id_(std::move(run_id)) {}
 
   absl::Status Load();
   absl::Status PrintEvents(size_t from_index, size_t to_index);  // [from, to)
@@ -51,6 +54,7 @@ class HistoryInspector {
   static constexpr size_t kPageSize = 20;
 
   CommandContext& ctx_;
+  const std::string namespace_;  // fixed at open: a later `use` does not move the inspector
   const std::string workflow_id_;
   std::string run_id_;  // resolved when loading the current run
   std::vector<temporal::api::history::v1::HistoryEvent> events_;

@@ -55,6 +55,9 @@ class Session {
     rl_readline_name = "tock";
     rl_catch_signals = 0;  // Ctrl-C is ours: see InterruptWatcher
     InstallCompletion(ctx_, [this] { return inspector_ != nullptr; });
+    struct Uninstall {
+      ~Uninstall() { UninstallCompletion(); }
+    } uninstall;
     InterruptWatcher watcher([this] { ctx_.Interrupt(); });
     int last = kExitOk;
     while (true) {
