@@ -161,6 +161,11 @@ class Session {
     if (first == "shell") {
       return Fail(absl::InvalidArgumentError("already in the tock shell"));
     }
+    if (first == "server" && words.size() > 1 && words[1] == "start-dev") {
+      // It would wait for a Ctrl-C that the session keeps for cancelling commands.
+      return Fail(absl::InvalidArgumentError(
+          "run the dev server in a terminal of its own: tock server start-dev"));
+    }
     if (inspector_) {
       if (first == "back") {
         inspector_.reset();
