@@ -199,6 +199,16 @@ TEST(ReplTest, CompletionDescribeJsonInspectorFollowInterruptAndHistoryFile) {
   tmux.WaitFor("Workflow Execution Signaled", 2);
   tmux.Line("back");
 
+  // use switches the session's namespace (the prompt shows it); an unknown one is refused.
+  tmux.Line("use no-such-ns");
+  tmux.WaitFor("error: Namespace no-such-ns is not found\\.");
+  tmux.Line("use inspect-zebra");
+  tmux.WaitFor("inspect-zebra> ");
+  tmux.Line("\\timing on");
+  tmux.Line("namespace describe -o jsonl");
+  tmux.WaitFor(R"("name":"inspect-zebra")");
+  tmux.WaitFor("Time: [0-9.]+ ms");
+
   // A failing command prints its error and the session goes on.
   tmux.Line("namespace describe no-such-namespace");
   tmux.WaitFor("error: Namespace no-such-namespace is not found\\.");
