@@ -224,19 +224,42 @@ test('a cancel from the client is handled by the workflow (workflow cache on and
 });
 
 test('200 workflows at once', DEADLINE, async () => {
+  const ids = Array.from({ length: 200 }, (_, i) => uniqueName(`many-${i}`));
   const results = await withWorker({}, (taskQueue) =>
     Promise.all(
-      Array.from({ length: 200 }, (_, i) =>
-        client.workflow.execute('activityRoundTrip', {
-          taskQueue,
-          workflowId: uniqueName(`many-${i}`),
-          args: [`n${i}`],
-        }),
+      ids.map((workflowId, i) =>
+        client.workflow.execute('activityRoundTrip', { taskQueue, workflowId, args: [`n${i}`] }),
       ),
     ),
   );
   assert.equal(results.length, 200);
   results.forEach((r, i) => assert.equal(r, `Hello, n${i}!`));
+  // Every history replays: none was written out of order under the load.
+  for (const workflowId of ids) await replays(workflowId);
+});
+
+test('terminate closes a waiting workflow, and its history replays (workflow cache on and off)', DEADLINE, async () => {
+  for (const maxCachedWorkflows of [undefined, 0]) {
+    const workflowId = uniqueName('terminate');
+    await withWorker({ maxCachedWorkflows }, async (taskQueue) => {
+      const handle = await client.workflow.start('waitForSignal', { taskQueue, workflowId });
+      // Wait until the worker has run the first workflow task, so the history has one.
+      for (let i = 0; i < 100; ++i) {
+        const { events } = await handle.fetchHistory();
+        if (events.some((e) => e.eventType === 7 /* WORKFLOW_TASK_COMPLETED */)) break;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      await handle.terminate('operator stop');
+      await assert.rejects(handle.result(), (err) =>
+        err instanceof WorkflowFailedError && err.cause?.name === 'TerminatedFailure');
+      assert.equal((await handle.describe()).status.name, 'TERMINATED');
+    });
+    const history = await replays(workflowId);
+    const last = history.events[history.events.length - 1];
+    assert.equal(last.eventType, 27 /* WORKFLOW_EXECUTION_TERMINATED */);
+    assert.equal(last.workflowExecutionTerminatedEventAttributes.reason, 'operator stop');
+    assert.ok(history.events.some((e) => e.eventType === 7), 'a workflow task had completed');
+  }
 });
 
 test('list and count workflows with a visibility query', DEADLINE, async () => {
