@@ -203,6 +203,13 @@ absl::StatusOr<wf::StartWorkflowExecutionResponse> HistoryEngine::StartWorkflowW
   if (absl::Status s = ValidateId(req.workflow_type().name(), "WorkflowType"); !s.ok()) return s;
   if (absl::Status s = ValidateId(req.task_queue().name(), "TaskQueue"); !s.ok()) return s;
   if (req.request_id().size() > 1000) return absl::InvalidArgumentError("RequestId exceeds length limit.");
+  const absl::Duration start_delay = FromProtoDuration(req.workflow_start_delay());
+  if (start_delay < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("Invalid WorkflowStartDelay: it must not be negative.");
+  }
+  if (start_delay > absl::ZeroDuration() && !req.cron_schedule().empty()) {
+    return absl::InvalidArgumentError("CronSchedule and WorkflowStartDelay may not be used together.");
+  }
 
   // Starts of one workflow id are serialised by a lock of their own.
   std::shared_ptr<RunEntry> id_lock = Entry(absl::StrCat("workflow-id/", ns.id, "/", req.workflow_id()));
@@ -287,6 +294,9 @@ absl::StatusOr<wf::StartWorkflowExecutionResponse> HistoryEngine::StartWorkflowW
   run.cron_schedule = req.cron_schedule();
   if (req.has_user_metadata()) run.user_metadata = req.user_metadata();
   run.parent = parent;
+  // The first workflow task waits for the start delay as a retry's does for its backoff; a
+  // signal before then dispatches it at once (the rest of the delay is skipped).
+  run.first_task_backoff = start_delay;
   std::unique_ptr<RunTransaction> built = BuildNewRun(ns, run, clock_.Now());
   RunTransaction& tx = *built;
   const std::string run_id = tx.execution().run_id();
@@ -378,7 +388,7 @@ std::unique_ptr<RunTransaction> HistoryEngine::BuildNewRun(const NamespaceRef& n
   }
   if (run.user_metadata) *started.mutable_user_metadata() = *run.user_metadata;
   if (run.first_task_backoff > absl::ZeroDuration()) {
-    // A retry waits its backoff before the first workflow task.
+    // A retry's backoff or a start delay: the first workflow task waits.
     *attrs->mutable_first_workflow_task_backoff() = ToProtoDuration(run.first_task_backoff);
     *tx->state().mutable_execution()->mutable_execution_time() = ToProtoTime(now + run.first_task_backoff);
     TimerTask backoff;

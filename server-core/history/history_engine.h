@@ -161,7 +161,7 @@ class HistoryEngine {
     std::optional<tock::persistence::v1::ParentInfo> parent;
     std::optional<temporal::api::sdk::v1::UserMetadata> user_metadata;
     int32_t attempt = 1;
-    absl::Duration first_task_backoff = absl::ZeroDuration();  // retry backoff
+    absl::Duration first_task_backoff = absl::ZeroDuration();  // retry backoff or start delay
   };
   // Events 1 (WorkflowExecutionStarted) and 2 (WorkflowTaskScheduled) of a new run, its
   // task and its run-timeout timer.

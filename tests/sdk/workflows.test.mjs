@@ -274,6 +274,42 @@ test('terminate closes a waiting workflow, and its history replays (workflow cac
   }
 });
 
+test('a start delay holds the first workflow task; a signal before then dispatches it at once', DEADLINE, async () => {
+  const delayedId = uniqueName('delayed');
+  const signalledId = uniqueName('delayed-signalled');
+  await withWorker({}, async (taskQueue) => {
+    const started = Date.now();
+    const handle = await client.workflow.start('activityRoundTrip', {
+      taskQueue, workflowId: delayedId, args: ['later'], startDelay: '1500ms',
+    });
+    assert.equal(await handle.result(), 'Hello, later!');
+    assert.ok(Date.now() - started >= 1400, `completed after ${Date.now() - started} ms`);
+    const description = await handle.describe();
+    assert.ok(description.executionTime.getTime() - description.startTime.getTime() >= 1400,
+      'the execution time is the start time plus the delay');
+
+    // An hour's delay, cut short by a signal.
+    const waiting = await client.workflow.start('waitForSignal', {
+      taskQueue, workflowId: signalledId, startDelay: '1h',
+    });
+    const signalledAt = Date.now();
+    await waiting.signal('unblock');
+    assert.equal(await waiting.result(), 'unblocked');
+    assert.ok(Date.now() - signalledAt < 30_000, 'the signal did not wait out the hour');
+  });
+  const history = await replays(delayedId);
+  const startedAttrs = history.events[0].workflowExecutionStartedEventAttributes;
+  assert.equal(Number(startedAttrs.firstWorkflowTaskBackoff.seconds ?? 0) * 1000 +
+               Math.round((startedAttrs.firstWorkflowTaskBackoff.nanos ?? 0) / 1e6), 1500);
+  await replays(signalledId);
+  await assert.rejects(
+    client.workflow.start('waitForSignal', { taskQueue: 'x', workflowId: uniqueName('bad'),
+      startDelay: '1s', cronSchedule: '* * * * *' }),
+    (err) => /CronSchedule and WorkflowStartDelay may not be used together/.test(
+      `${err.message} ${err.cause?.details ?? ''} ${err.cause?.message ?? ''}`),
+  );
+});
+
 test('list and count workflows with a visibility query', DEADLINE, async () => {
   const prefix = uniqueName('listed');
   await withWorker({}, (taskQueue) =>

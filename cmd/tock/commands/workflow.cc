@@ -77,6 +77,8 @@ void AddStartOptions(CLI::App* cmd, admin::StartWorkflowOptions& o) {
   cmd->add_option("--execution-timeout", o.execution_timeout, "Timeout of the whole execution");
   cmd->add_option("--run-timeout", o.run_timeout, "Timeout of one run");
   cmd->add_option("--task-timeout", o.task_timeout, "Workflow task timeout (default 10s)");
+  cmd->add_option("--start-delay", o.start_delay,
+                  "Wait this long before the first workflow task (a signal ends the wait)");
 }
 
 }  // namespace
