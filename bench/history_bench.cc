@@ -8,6 +8,10 @@
 //            as the generated stub does, and into a protobuf Arena;
 //   raw    - SELECT of the same rows from the database file the server wrote.
 // The target of the workflow engine issue is fetch/raw <= 2.
+#include <google/protobuf/arena.h>
+#include <grpcpp/create_channel.h>
+#include <grpcpp/generic/generic_stub.h>
+#include <grpcpp/support/byte_buffer.h>
 #include <signal.h>
 #include <sqlite3.h>
 #include <sys/wait.h>
@@ -23,11 +27,6 @@
 #include <thread>
 #include <vector>
 
-#include <grpcpp/create_channel.h>
-#include <grpcpp/generic/generic_stub.h>
-#include <google/protobuf/arena.h>
-#include <grpcpp/support/byte_buffer.h>
-
 #include "bench/bench_server.h"
 #include "temporal/api/workflowservice/v1/service.grpc.pb.h"
 
@@ -38,7 +37,8 @@ using Clock = std::chrono::steady_clock;
 
 constexpr int kEvents = 10'000;
 int kRounds = 15;  // argv[2] overrides (profiling)
-constexpr char kMethod[] = "/temporal.api.workflowservice.v1.WorkflowService/GetWorkflowExecutionHistory";
+constexpr char kMethod[] =
+    "/temporal.api.workflowservice.v1.WorkflowService/GetWorkflowExecutionHistory";
 
 double Median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -184,7 +184,8 @@ int main(int argc, char** argv) {
     t0 = Clock::now();
     for (const auto& p : pages) {
       google::protobuf::Arena arena;
-      auto* resp = google::protobuf::Arena::CreateMessage<wf::GetWorkflowExecutionHistoryResponse>(&arena);
+      auto* resp =
+          google::protobuf::Arena::CreateMessage<wf::GetWorkflowExecutionHistoryResponse>(&arena);
       resp->ParseFromString(p);
     }
     arena_parse_ms.push_back(MsSince(t0));
@@ -200,7 +201,8 @@ int main(int argc, char** argv) {
     sqlite3* db = nullptr;
     sqlite3_open((dir + "/tock.db").c_str(), &db);
     sqlite3_stmt* run_q = nullptr;
-    sqlite3_prepare_v2(db, "SELECT run_id FROM current_executions WHERE workflow_id = 'long-history'",
+    sqlite3_prepare_v2(db,
+                       "SELECT run_id FROM current_executions WHERE workflow_id = 'long-history'",
                        -1, &run_q, nullptr);
     std::string run_id;
     if (sqlite3_step(run_q) == SQLITE_ROW) {

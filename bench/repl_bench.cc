@@ -80,8 +80,8 @@ int main(int argc, char** argv) {
 
   std::vector<double> one_shot;
   for (int i = 0; i < commands; ++i) {
-    const double ms = Run({tock, "--address", server.address, "namespace", "describe", "default"},
-                          empty, err);
+    const double ms =
+        Run({tock, "--address", server.address, "namespace", "describe", "default"}, empty, err);
     if (ms < 0) {
       std::cerr << "one-shot describe failed\n";
       return 1;

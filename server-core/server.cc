@@ -30,8 +30,7 @@ frontend::ArchivalPolicy PolicyOf(const ArchivalKindConfig& kind) {
                              ? temporal::api::enums::v1::ARCHIVAL_STATE_ENABLED
                              : temporal::api::enums::v1::ARCHIVAL_STATE_DISABLED;
   policy.default_uri = kind.default_uri;
-  if (kind.filestore.has_value()) policy.schemes.push_back("file");
-  if (kind.s3store.has_value()) policy.schemes.push_back("s3");
+  policy.schemes = kind.Schemes();
   return policy;
 }
 

@@ -1,12 +1,11 @@
 #include "cmd/tock/interrupt.h"
 
-#include <cerrno>
-#include <csignal>
-#include <cstring>
-
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
 
 namespace tock::cli {
 namespace {

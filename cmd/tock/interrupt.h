@@ -7,7 +7,6 @@
 #pragma once
 
 #include <csignal>
-
 #include <functional>
 #include <thread>
 

@@ -29,15 +29,20 @@ absl::StatusOr<ArchivalSetting> NextArchivalSetting(const ArchivalSetting& curre
   return next;
 }
 
-absl::Status ValidateArchivalUri(absl::string_view uri) {
+absl::string_view ArchivalUriScheme(absl::string_view uri) {
   const size_t colon = uri.find("://");
-  const absl::string_view scheme = colon == absl::string_view::npos ? "" : uri.substr(0, colon);
-  const absl::string_view rest = colon == absl::string_view::npos ? "" : uri.substr(colon + 3);
+  return colon == absl::string_view::npos ? absl::string_view() : uri.substr(0, colon);
+}
+
+absl::Status ValidateArchivalUri(absl::string_view uri) {
+  const absl::string_view scheme = ArchivalUriScheme(uri);
+  const absl::string_view rest = scheme.empty() ? "" : uri.substr(scheme.size() + 3);
   if (scheme == "file") {
     if (!absl::StartsWith(rest, "/") || rest.size() < 2) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "invalid archival URI \"", uri, "\": a file URI names an absolute directory, e.g. "
-          "file:///var/tock/archive"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("invalid archival URI \"", uri,
+                       "\": a file URI names an absolute directory, e.g. "
+                       "file:///var/tock/archive"));
     }
     return absl::OkStatus();
   }
@@ -49,9 +54,9 @@ absl::Status ValidateArchivalUri(absl::string_view uri) {
     }
     return absl::OkStatus();
   }
-  return absl::InvalidArgumentError(absl::StrCat(
-      "invalid archival URI \"", uri, "\": unknown archiver scheme \"", scheme,
-      "\"; use file:///DIR or s3://BUCKET[/PREFIX]"));
+  return absl::InvalidArgumentError(absl::StrCat("invalid archival URI \"", uri,
+                                                 "\": unknown archiver scheme \"", scheme,
+                                                 "\"; use file:///DIR or s3://BUCKET[/PREFIX]"));
 }
 
 }  // namespace tock::admin

@@ -6,15 +6,12 @@
 
 #include <cstddef>
 #include <string>
-#include <string_view>
 
 namespace tock {
 
 struct WireBytes {
   std::string buffer;
   size_t begin = 0;
-
-  std::string_view view() const { return std::string_view(buffer).substr(begin); }
 };
 
 // Appends `v` as a protobuf base-128 varint.

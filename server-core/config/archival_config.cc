@@ -1,6 +1,6 @@
 #include "server-core/config/archival_config.h"
 
-
+#include <algorithm>
 #include <cstdlib>
 #include <set>
 
@@ -25,7 +25,8 @@ absl::Status ReadMode(const YAML::Node& node, const std::string& path, const cha
   char* end = nullptr;
   const unsigned long mode = std::strtoul(text.c_str(), &end, 0);
   if (text.empty() || *end != '\0' || mode > 07777) {
-    return FieldError(path, absl::StrCat("invalid ", what, " \"", text, "\"; use octal such as \"0644\""));
+    return FieldError(
+        path, absl::StrCat("invalid ", what, " \"", text, "\"; use octal such as \"0644\""));
   }
   out = static_cast<uint32_t>(mode);
   return absl::OkStatus();
@@ -37,43 +38,49 @@ absl::Status ParseKind(const YAML::Node& node, const std::string& path, Archival
   TOCK_CONFIG_RETURN_IF_ERROR(Read(node["state"], path + ".state", "a string", &kind.state));
   if (kind.state.empty()) kind.state = "disabled";
   if (kind.state != "disabled" && kind.state != "paused" && kind.state != "enabled") {
-    return FieldError(path + ".state",
-                    absl::StrCat("invalid archival state \"", kind.state,
-                                 "\"; allowed: disabled, paused, enabled"));
+    return FieldError(path + ".state", absl::StrCat("invalid archival state \"", kind.state,
+                                                    "\"; allowed: disabled, paused, enabled"));
   }
-  TOCK_CONFIG_RETURN_IF_ERROR(Read(node["enable_read"], path + ".enable_read", "true or false",
-                                            &kind.enable_read));
+  TOCK_CONFIG_RETURN_IF_ERROR(
+      Read(node["enable_read"], path + ".enable_read", "true or false", &kind.enable_read));
   if (const YAML::Node provider = node["provider"]) {
     const std::string pp = path + ".provider";
     TOCK_CONFIG_RETURN_IF_ERROR(CheckKeys(provider, pp, {"filestore", "s3store"}));
     if (const YAML::Node fs = provider["filestore"]) {
       TOCK_CONFIG_RETURN_IF_ERROR(CheckKeys(fs, pp + ".filestore", {"file_mode", "dir_mode"}));
       FilestoreConfig f;
-      TOCK_CONFIG_RETURN_IF_ERROR(ReadMode(fs["file_mode"], pp + ".filestore.file_mode", "file mode", f.file_mode));
-      TOCK_CONFIG_RETURN_IF_ERROR(ReadMode(fs["dir_mode"], pp + ".filestore.dir_mode", "directory mode", f.dir_mode));
+      TOCK_CONFIG_RETURN_IF_ERROR(
+          ReadMode(fs["file_mode"], pp + ".filestore.file_mode", "file mode", f.file_mode));
+      TOCK_CONFIG_RETURN_IF_ERROR(
+          ReadMode(fs["dir_mode"], pp + ".filestore.dir_mode", "directory mode", f.dir_mode));
       kind.filestore = f;
     }
     if (const YAML::Node s3 = provider["s3store"]) {
-      TOCK_CONFIG_RETURN_IF_ERROR(CheckKeys(s3, pp + ".s3store", {"region", "endpoint", "force_path_style"}));
+      TOCK_CONFIG_RETURN_IF_ERROR(
+          CheckKeys(s3, pp + ".s3store", {"region", "endpoint", "force_path_style"}));
       S3StoreConfig c;
-      TOCK_CONFIG_RETURN_IF_ERROR(Read(s3["region"], pp + ".s3store.region", "a string", &c.region));
-      TOCK_CONFIG_RETURN_IF_ERROR(Read(s3["endpoint"], pp + ".s3store.endpoint", "a string", &c.endpoint));
+      TOCK_CONFIG_RETURN_IF_ERROR(
+          Read(s3["region"], pp + ".s3store.region", "a string", &c.region));
+      TOCK_CONFIG_RETURN_IF_ERROR(
+          Read(s3["endpoint"], pp + ".s3store.endpoint", "a string", &c.endpoint));
       TOCK_CONFIG_RETURN_IF_ERROR(Read(s3["force_path_style"], pp + ".s3store.force_path_style",
-                                                "true or false", &c.force_path_style));
+                                       "true or false", &c.force_path_style));
       kind.s3store = c;
     }
   }
   return absl::OkStatus();
 }
 
-absl::Status ParseDefault(const YAML::Node& node, const std::string& path, ArchivalKindConfig& kind) {
+absl::Status ParseDefault(const YAML::Node& node, const std::string& path,
+                          ArchivalKindConfig& kind) {
   if (!node) return absl::OkStatus();
   TOCK_CONFIG_RETURN_IF_ERROR(CheckKeys(node, path, {"state", "uri"}));
-  TOCK_CONFIG_RETURN_IF_ERROR(Read(node["state"], path + ".state", "a string", &kind.default_state));
+  TOCK_CONFIG_RETURN_IF_ERROR(
+      Read(node["state"], path + ".state", "a string", &kind.default_state));
   if (kind.default_state.empty()) kind.default_state = "disabled";
   if (kind.default_state != "disabled" && kind.default_state != "enabled") {
     return FieldError(path + ".state", absl::StrCat("invalid archival state \"", kind.default_state,
-                                                  "\"; allowed: disabled, enabled"));
+                                                    "\"; allowed: disabled, enabled"));
   }
   return Read(node["uri"], path + ".uri", "a string", &kind.default_uri);
 }
@@ -84,33 +91,47 @@ absl::Status ValidateKind(const ArchivalKindConfig& kind, const std::string& nam
   if (!kind.Enabled()) {
     if (kind.enable_read || kind.default_state == "enabled" || !kind.default_uri.empty() ||
         has_provider) {
-      return FieldError(path, absl::StrCat(
-          "invalid ", name, " archival config: with the state not enabled, leave enable_read, "
-          "the provider and namespace_defaults.archival.", name, " unset"));
+      return FieldError(
+          path, absl::StrCat("invalid ", name,
+                             " archival config: with the state not enabled, leave enable_read, "
+                             "the provider and namespace_defaults.archival.",
+                             name, " unset"));
     }
     return absl::OkStatus();
   }
   if (kind.default_uri.empty()) {
-    return FieldError(path, absl::StrCat("invalid ", name, " archival config: enabled needs "
-                                       "namespace_defaults.archival.", name, ".uri"));
+    return FieldError(path, absl::StrCat("invalid ", name,
+                                         " archival config: enabled needs "
+                                         "namespace_defaults.archival.",
+                                         name, ".uri"));
   }
   if (!has_provider) {
-    return FieldError(path, absl::StrCat("invalid ", name, " archival config: enabled needs a "
-                                       "provider (filestore or s3store)"));
+    return FieldError(path, absl::StrCat("invalid ", name,
+                                         " archival config: enabled needs a "
+                                         "provider (filestore or s3store)"));
   }
   if (absl::Status s = admin::ValidateArchivalUri(kind.default_uri); !s.ok()) {
     return FieldError("namespace_defaults.archival." + name + ".uri", std::string(s.message()));
   }
-  const bool file = absl::StartsWith(kind.default_uri, "file://");
-  if ((file && !kind.filestore.has_value()) || (!file && !kind.s3store.has_value())) {
-    return FieldError(path + ".provider",
-                    absl::StrCat("unable to find archiver config for the scheme of ",
-                                 kind.default_uri, "; configure ", file ? "filestore" : "s3store"));
+  const absl::string_view scheme = admin::ArchivalUriScheme(kind.default_uri);
+  const std::vector<std::string> schemes = kind.Schemes();
+  if (std::find(schemes.begin(), schemes.end(), scheme) == schemes.end()) {
+    return FieldError(
+        path + ".provider",
+        absl::StrCat("unable to find archiver config for the scheme of ", kind.default_uri,
+                     "; configure ", scheme == "file" ? "filestore" : "s3store"));
   }
   return absl::OkStatus();
 }
 
 }  // namespace
+
+std::vector<std::string> ArchivalKindConfig::Schemes() const {
+  std::vector<std::string> out;
+  if (filestore.has_value()) out.push_back("file");
+  if (s3store.has_value()) out.push_back("s3");
+  return out;
+}
 
 absl::Status ArchivalConfig::Validate() const {
   TOCK_CONFIG_RETURN_IF_ERROR(ValidateKind(history, "history"));
@@ -122,7 +143,8 @@ absl::Status ParseArchivalConfig(const YAML::Node& archival, const YAML::Node& n
   if (archival) {
     TOCK_CONFIG_RETURN_IF_ERROR(CheckKeys(archival, "archival", {"history", "visibility"}));
     TOCK_CONFIG_RETURN_IF_ERROR(ParseKind(archival["history"], "archival.history", config.history));
-    TOCK_CONFIG_RETURN_IF_ERROR(ParseKind(archival["visibility"], "archival.visibility", config.visibility));
+    TOCK_CONFIG_RETURN_IF_ERROR(
+        ParseKind(archival["visibility"], "archival.visibility", config.visibility));
   }
   if (namespace_defaults) {
     TOCK_CONFIG_RETURN_IF_ERROR(CheckKeys(namespace_defaults, "namespace_defaults", {"archival"}));
@@ -130,7 +152,8 @@ absl::Status ParseArchivalConfig(const YAML::Node& archival, const YAML::Node& n
       const std::string p = "namespace_defaults.archival";
       TOCK_CONFIG_RETURN_IF_ERROR(CheckKeys(a, p, {"history", "visibility"}));
       TOCK_CONFIG_RETURN_IF_ERROR(ParseDefault(a["history"], p + ".history", config.history));
-      TOCK_CONFIG_RETURN_IF_ERROR(ParseDefault(a["visibility"], p + ".visibility", config.visibility));
+      TOCK_CONFIG_RETURN_IF_ERROR(
+          ParseDefault(a["visibility"], p + ".visibility", config.visibility));
     }
   }
   return absl::OkStatus();

@@ -16,10 +16,11 @@
 //       visibility: {state: enabled, uri: "file:///var/tock/visibility"}
 #pragma once
 
+#include <yaml-cpp/yaml.h>
+
 #include <optional>
 #include <string>
-
-#include <yaml-cpp/yaml.h>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "lib/admin/archival_state.h"
@@ -49,6 +50,8 @@ struct ArchivalKindConfig {
   // The cluster archives this kind (Temporal's ClusterConfiguredForArchival).
   bool Enabled() const { return state == "enabled"; }
   bool ReadEnabled() const { return Enabled() && enable_read; }
+  // The URI schemes a provider is configured for: "file" (filestore), "s3" (s3store).
+  std::vector<std::string> Schemes() const;
 };
 
 struct ArchivalConfig {

@@ -2,10 +2,10 @@
 // server configuration (server_config.cc, archival_config.cc).
 #pragma once
 
+#include <yaml-cpp/yaml.h>
+
 #include <set>
 #include <string>
-
-#include <yaml-cpp/yaml.h>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -46,7 +46,7 @@ absl::Status Read(const YAML::Node& node, const std::string& path, const char* w
 
 }  // namespace tock::server::config_yaml
 
-#define TOCK_CONFIG_RETURN_IF_ERROR(expr)               \
-  do {                                                  \
+#define TOCK_CONFIG_RETURN_IF_ERROR(expr)              \
+  do {                                                 \
     if (absl::Status _s = (expr); !_s.ok()) return _s; \
   } while (0)

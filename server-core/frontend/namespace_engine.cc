@@ -96,16 +96,42 @@ absl::Status NamespaceEngine::ValidateReplication(
   return absl::OkStatus();
 }
 
-absl::Status ArchivalPolicy::CheckProvider(const std::string& uri) const {
-  if (uri.empty()) return absl::OkStatus();
-  const std::string scheme = uri.substr(0, uri.find("://"));
-  for (const std::string& s : schemes) {
-    if (s == scheme) return absl::OkStatus();
+absl::StatusOr<admin::ArchivalSetting> ArchivalPolicy::Next(
+    const admin::ArchivalSetting& current, admin::ArchivalStateEnum state,
+    const std::string& uri) const {
+  absl::StatusOr<admin::ArchivalSetting> next =
+      admin::NextArchivalSetting(current, {state, uri, default_uri});
+  if (!next.ok() || next->uri.empty() || next->uri == current.uri) return next;
+  const absl::string_view scheme = admin::ArchivalUriScheme(next->uri);
+  if (std::find(schemes.begin(), schemes.end(), scheme) == schemes.end()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "unable to find archiver config for the given scheme \"", scheme, "\" of ", next->uri,
+        "; this cluster archives to: ", absl::StrJoin(schemes, ", ")));
   }
-  return absl::InvalidArgumentError(absl::StrCat(
-      "unable to find archiver config for the given scheme \"", scheme, "\" of ", uri,
-      "; this cluster archives to: ", absl::StrJoin(schemes, ", ")));
+  return next;
 }
+
+namespace {
+
+// A namespace config's archival setting of one kind (history or visibility), and back.
+admin::ArchivalSetting ArchivalOf(const temporal::api::namespace_::v1::NamespaceConfig& c,
+                                  bool history) {
+  return history ? admin::ArchivalSetting{c.history_archival_state(), c.history_archival_uri()}
+                 : admin::ArchivalSetting{c.visibility_archival_state(), c.visibility_archival_uri()};
+}
+
+void SetArchivalOf(temporal::api::namespace_::v1::NamespaceConfig& c, bool history,
+                   const admin::ArchivalSetting& s) {
+  if (history) {
+    c.set_history_archival_state(s.state);
+    c.set_history_archival_uri(s.uri);
+  } else {
+    c.set_visibility_archival_state(s.state);
+    c.set_visibility_archival_uri(s.uri);
+  }
+}
+
+}  // namespace
 
 absl::StatusOr<wf::RegisterNamespaceResponse> NamespaceEngine::Register(
     const wf::RegisterNamespaceRequest& req) {
@@ -149,25 +175,15 @@ absl::StatusOr<wf::RegisterNamespaceResponse> NamespaceEngine::Register(
     const ArchivalPolicy& policy = history ? archival_.history : archival_.visibility;
     admin::ArchivalSetting setting;
     if (policy.cluster_enabled) {
-      admin::ArchivalRequest asked;
-      asked.state = history ? req.history_archival_state() : req.visibility_archival_state();
-      if (asked.state == temporal::api::enums::v1::ARCHIVAL_STATE_UNSPECIFIED) {
-        asked.state = policy.default_state;
-      }
-      asked.uri = history ? req.history_archival_uri() : req.visibility_archival_uri();
-      asked.default_uri = policy.default_uri;
-      absl::StatusOr<admin::ArchivalSetting> next = admin::NextArchivalSetting(setting, asked);
+      admin::ArchivalStateEnum state =
+          history ? req.history_archival_state() : req.visibility_archival_state();
+      if (state == temporal::api::enums::v1::ARCHIVAL_STATE_UNSPECIFIED) state = policy.default_state;
+      absl::StatusOr<admin::ArchivalSetting> next = policy.Next(
+          setting, state, history ? req.history_archival_uri() : req.visibility_archival_uri());
       if (!next.ok()) return next.status();
-      if (absl::Status s = policy.CheckProvider(next->uri); !s.ok()) return s;
       setting = *next;
     }
-    if (history) {
-      config->set_history_archival_state(setting.state);
-      config->set_history_archival_uri(setting.uri);
-    } else {
-      config->set_visibility_archival_state(setting.state);
-      config->set_visibility_archival_uri(setting.uri);
-    }
+    SetArchivalOf(*config, history, setting);
   }
   auto* replication = record.mutable_replication_config();
   replication->set_active_cluster_name(active);
@@ -265,27 +281,13 @@ absl::StatusOr<wf::UpdateNamespaceResponse> NamespaceEngine::Update(
     for (bool history : {true, false}) {
       const ArchivalPolicy& policy = history ? archival_.history : archival_.visibility;
       if (!policy.cluster_enabled) continue;  // ignored, as Temporal does
-      auto* config = record.mutable_config();
-      const admin::ArchivalSetting current =
-          history ? admin::ArchivalSetting{config->history_archival_state(), config->history_archival_uri()}
-                  : admin::ArchivalSetting{config->visibility_archival_state(),
-                                           config->visibility_archival_uri()};
-      admin::ArchivalRequest asked;
-      asked.state = history ? req.config().history_archival_state() : req.config().visibility_archival_state();
-      asked.uri = history ? req.config().history_archival_uri() : req.config().visibility_archival_uri();
-      asked.default_uri = policy.default_uri;
-      absl::StatusOr<admin::ArchivalSetting> next = admin::NextArchivalSetting(current, asked);
+      const admin::ArchivalSetting current = ArchivalOf(record.config(), history);
+      const admin::ArchivalSetting asked = ArchivalOf(req.config(), history);
+      absl::StatusOr<admin::ArchivalSetting> next = policy.Next(current, asked.state, asked.uri);
       if (!next.ok()) return next.status();
       if (*next == current) continue;
-      if (absl::Status s = policy.CheckProvider(next->uri); !s.ok()) return s;
       configuration_changed = true;
-      if (history) {
-        config->set_history_archival_state(next->state);
-        config->set_history_archival_uri(next->uri);
-      } else {
-        config->set_visibility_archival_state(next->state);
-        config->set_visibility_archival_uri(next->uri);
-      }
+      SetArchivalOf(*record.mutable_config(), history, *next);
     }
   }
   auto* replication = record.mutable_replication_config();

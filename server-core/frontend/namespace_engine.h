@@ -33,8 +33,11 @@ struct ArchivalPolicy {
   // URI schemes with a configured provider ("file", "s3"); another scheme is refused.
   std::vector<std::string> schemes;
 
-  // INVALID_ARGUMENT unless `uri` (already syntax-checked) is empty or uses one of `schemes`.
-  absl::Status CheckProvider(const std::string& uri) const;
+  // admin::NextArchivalSetting with this kind's default URI, then a new URI's scheme must
+  // be one of `schemes`.
+  absl::StatusOr<admin::ArchivalSetting> Next(const admin::ArchivalSetting& current,
+                                              admin::ArchivalStateEnum state,
+                                              const std::string& uri) const;
 };
 struct NamespaceArchivalPolicy {
   ArchivalPolicy history;

@@ -29,7 +29,8 @@ RetentionScanner::~RetentionScanner() {
 void RetentionScanner::Start() {
   thread_ = std::thread([this] {
     std::unique_lock lock(stop_mu_);
-    while (!stop_cv_.wait_for(lock, absl::ToChronoSeconds(interval_), [this] { return stopping_; })) {
+    while (
+        !stop_cv_.wait_for(lock, absl::ToChronoSeconds(interval_), [this] { return stopping_; })) {
       lock.unlock();
       (void)ScanNow();  // an error (database busy) is retried at the next interval
       lock.lock();

@@ -21,9 +21,11 @@ class ArchivalCliTest : public CliTest {
                                         "    provider: {filestore: {}}\n"
                                         "namespace_defaults:\n"
                                         "  archival:\n"
-                                        "    history: {state: enabled, uri: \"" + archive + "\"}\n"
-                                        "    visibility: {state: disabled, uri: \"" + archive +
-                                            "-vis\"}\n")});
+                                        "    history: {state: enabled, uri: \"" +
+                                            archive +
+                                            "\"}\n"
+                                            "    visibility: {state: disabled, uri: \"" +
+                                            archive + "-vis\"}\n")});
     default_uri_ = archive;
   }
   std::string default_uri_;
@@ -62,7 +64,8 @@ TEST_F(ArchivalCliTest, BadInputExactMessagesAndNothingStored) {
               "Cannot update existing archival URI");
   EXPECT_EQ(At(TockJson({"namespace", "describe", "fixed"}), "/config/historyArchivalUri"),
             default_uri_);
-  ProcessResult bad_state = Tock({"namespace", "update", "fixed", "--history-archival-state", "on"});
+  ProcessResult bad_state =
+      Tock({"namespace", "update", "fixed", "--history-archival-state", "on"});
   EXPECT_EQ(bad_state.exit_code, kExitUsage);
   EXPECT_NE(bad_state.err.find("enabled"), std::string::npos) << bad_state.err;
 }

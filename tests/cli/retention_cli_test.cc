@@ -12,8 +12,10 @@ TEST_F(CliTest, ClosedRunsGoWhenTheirRetentionHasPassed) {
   ASSERT_NO_FATAL_FAILURE(Register({"long", "--retention", "3d"}));
   for (const char* ns : {"short", "long"}) {
     for (const char* id : {"closed", "running"}) {
-      ASSERT_EQ(Tock({"-n", ns, "workflow", "start", "--type", "t", "--task-queue", "nobody",
-                      "--id", id}).exit_code, kExitOk);
+      ASSERT_EQ(
+          Tock({"-n", ns, "workflow", "start", "--type", "t", "--task-queue", "nobody", "--id", id})
+              .exit_code,
+          kExitOk);
     }
     ASSERT_EQ(Tock({"-n", ns, "workflow", "terminate", "--workflow-id", "closed"}).exit_code,
               kExitOk);

@@ -1,6 +1,7 @@
 // `tock shell` in a real pseudo-terminal (tmux): TAB completion of a namespace from the
 // server, describe, \output json, the history inspector (event, find, timeline), Ctrl-C
 // during `follow` (the session survives), exit, and the history file written.
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -8,8 +9,6 @@
 #include <regex>
 #include <sstream>
 #include <thread>
-
-#include <gtest/gtest.h>
 
 #include "lib/client/connection.h"
 #include "tests/support/process.h"
@@ -63,9 +62,7 @@ class Tmux {
     ADD_FAILURE() << "the screen never showed " << count << " x /" << pattern << "/:\n" << screen;
     return screen;
   }
-  bool PaneDead() {
-    return Run({"display-message", "-p", "-t", "t", "#{pane_dead}"}).out == "1\n";
-  }
+  bool PaneDead() { return Run({"display-message", "-p", "-t", "t", "#{pane_dead}"}).out == "1\n"; }
 
  private:
   std::string socket_;
@@ -101,18 +98,22 @@ void RunWorkflowToCompletion(client::Connection& c, const std::string& workflow_
   auto* timer = first.add_commands();
   timer->set_command_type(enums::COMMAND_TYPE_START_TIMER);
   timer->mutable_start_timer_command_attributes()->set_timer_id("t1");
-  timer->mutable_start_timer_command_attributes()->mutable_start_to_fire_timeout()->set_nanos(200'000'000);
-  ASSERT_TRUE(c.Call(&wf::WorkflowService::Stub::RespondWorkflowTaskCompleted, c.workflow(), first).ok());
+  timer->mutable_start_timer_command_attributes()->mutable_start_to_fire_timeout()->set_nanos(
+      200'000'000);
+  ASSERT_TRUE(
+      c.Call(&wf::WorkflowService::Stub::RespondWorkflowTaskCompleted, c.workflow(), first).ok());
 
   wf::PollActivityTaskQueueRequest poll_activity;
   poll_activity.set_namespace_("default");
   poll_activity.mutable_task_queue()->set_name("repl-q");
-  auto activity_task = c.Call(&wf::WorkflowService::Stub::PollActivityTaskQueue, c.workflow(), poll_activity);
+  auto activity_task =
+      c.Call(&wf::WorkflowService::Stub::PollActivityTaskQueue, c.workflow(), poll_activity);
   ASSERT_TRUE(activity_task.ok() && !activity_task->task_token().empty());
   wf::RespondActivityTaskCompletedRequest done;
   done.set_namespace_("default");
   done.set_task_token(activity_task->task_token());
-  ASSERT_TRUE(c.Call(&wf::WorkflowService::Stub::RespondActivityTaskCompleted, c.workflow(), done).ok());
+  ASSERT_TRUE(
+      c.Call(&wf::WorkflowService::Stub::RespondActivityTaskCompleted, c.workflow(), done).ok());
 
   // Workflow tasks until the timer has fired, then complete.
   for (int round = 0; round < 10; ++round) {
@@ -128,7 +129,8 @@ void RunWorkflowToCompletion(client::Connection& c, const std::string& workflow_
     if (fired) {
       next.add_commands()->set_command_type(enums::COMMAND_TYPE_COMPLETE_WORKFLOW_EXECUTION);
     }
-    ASSERT_TRUE(c.Call(&wf::WorkflowService::Stub::RespondWorkflowTaskCompleted, c.workflow(), next).ok());
+    ASSERT_TRUE(
+        c.Call(&wf::WorkflowService::Stub::RespondWorkflowTaskCompleted, c.workflow(), next).ok());
     if (fired) return;
   }
   FAIL() << "the timer never fired";
@@ -149,8 +151,10 @@ TEST(ReplTest, CompletionDescribeJsonInspectorFollowInterruptAndHistoryFile) {
   auto connection = client::Connection::Open(options);
   ASSERT_TRUE(connection.ok());
   RunWorkflowToCompletion(**connection, "order-1");
-  ASSERT_EQ(cli({"workflow", "start", "--type", "waiter", "--task-queue", "nobody", "--id",
-                 "follow-1"}).exit_code, 0);
+  ASSERT_EQ(
+      cli({"workflow", "start", "--type", "waiter", "--task-queue", "nobody", "--id", "follow-1"})
+          .exit_code,
+      0);
 
   Tmux tmux("tock-repl-test-" + std::to_string(getpid()));
   const std::string state = dir.File("state");
@@ -191,7 +195,8 @@ TEST(ReplTest, CompletionDescribeJsonInspectorFollowInterruptAndHistoryFile) {
   tmux.Line("open follow-1");
   tmux.WaitFor("default \\[follow-1\\]> ");
   tmux.Line("follow");  // prints only events after those already loaded
-  ASSERT_EQ(cli({"workflow", "signal", "--workflow-id", "follow-1", "--name", "poke"}).exit_code, 0);
+  ASSERT_EQ(cli({"workflow", "signal", "--workflow-id", "follow-1", "--name", "poke"}).exit_code,
+            0);
   tmux.WaitFor("Workflow Execution Signaled +.*signalName=poke");
   tmux.Keys({"C-c"});
   tmux.WaitFor("default \\[follow-1\\]> ", 2);
@@ -235,8 +240,8 @@ TEST(ReplTest, BareTockOnATerminalOpensTheShellWithReverseSearch) {
   ServerProcess server(TOCK_SERVER_BIN);
   ASSERT_TRUE(server.Start({})) << server.error();
   Tmux tmux("tock-repl-bare-" + std::to_string(getpid()));
-  tmux.Start("env TERM=xterm XDG_STATE_HOME=" + dir.File("state") + " TOCK_ADDRESS=" +
-             server.address() + " " + TOCK_CLI_BIN);
+  tmux.Start("env TERM=xterm XDG_STATE_HOME=" + dir.File("state") +
+             " TOCK_ADDRESS=" + server.address() + " " + TOCK_CLI_BIN);
   tmux.WaitFor("default> ");
   tmux.Line("cluster describe -o jsonl");
   tmux.WaitFor(R"("currentClusterName":"active")");

@@ -3,9 +3,8 @@
 // one-line summary of the attributes with payloads decoded.
 #pragma once
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "google/protobuf/message.h"
 #include "google/protobuf/timestamp.pb.h"

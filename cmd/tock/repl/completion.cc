@@ -1,9 +1,9 @@
 #include "cmd/tock/repl/completion.h"
 
+#include <editline/readline.h>
+
 #include <cstdlib>
 #include <cstring>
-
-#include <editline/readline.h>
 
 #include "absl/strings/match.h"
 #include "cmd/tock/complete/completer.h"
@@ -13,8 +13,8 @@ namespace tock::cli::repl {
 namespace {
 
 const std::vector<std::string>& SessionCommands() {
-  static const std::vector<std::string> names = {"use", "\\output", "\\timing", "open",
-                                                 "help", "exit",    "quit"};
+  static const std::vector<std::string> names = {"use",  "\\output", "\\timing", "open",
+                                                 "help", "exit",     "quit"};
   return names;
 }
 
@@ -55,7 +55,8 @@ std::vector<std::string> Candidates(complete::Completer& completer, const Partia
                                     bool in_inspector) {
   std::vector<std::string> out;
   auto add_values = [&](complete::ValueKind kind) {
-    for (const complete::Candidate& c : completer.Values(kind, line.current)) out.push_back(c.value);
+    for (const complete::Candidate& c : completer.Values(kind, line.current))
+      out.push_back(c.value);
     return out;
   };
   if (line.words.empty()) {

@@ -8,7 +8,6 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/str_split.h"
 #include "cmd/tock/output/history_format.h"
 #include "cmd/tock/repl/timeline.h"
 #include "lib/admin/workflow_ops.h"
@@ -36,6 +35,20 @@ std::string Folded(const std::string& text) {
   return out;
 }
 
+// "N", "A..B", "A.." or "..B" (an open end is the first or `last` id); false otherwise.
+bool ParseIdRange(const std::string& text, int64_t last, int64_t& from, int64_t& to) {
+  const size_t dots = text.find("..");
+  if (dots == std::string::npos) {
+    if (!absl::SimpleAtoi(text, &from)) return false;
+    to = from;
+    return true;
+  }
+  const std::string a = text.substr(0, dots), b = text.substr(dots + 2);
+  from = 1;
+  to = last;
+  return (a.empty() || absl::SimpleAtoi(a, &from)) && (b.empty() || absl::SimpleAtoi(b, &to));
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<HistoryInspector>> HistoryInspector::Open(
@@ -49,8 +62,8 @@ absl::Status HistoryInspector::Load() {
   auto c = ctx_.connection();
   if (!c.ok()) return c.status();
   events_.clear();
-  absl::Status s = admin::ReadHistory(**c, namespace_, workflow_id_, run_id_,
-                                      false, [this](const HistoryEvent& e) {
+  absl::Status s = admin::ReadHistory(**c, namespace_, workflow_id_, run_id_, false,
+                                      [this](const HistoryEvent& e) {
                                         events_.push_back(e);
                                         return absl::OkStatus();
                                       });
@@ -64,9 +77,9 @@ absl::Status HistoryInspector::Load() {
 }
 
 const std::vector<std::string>& HistoryInspector::CommandNames() {
-  static const std::vector<std::string> names = {"events", "event",    "find",     "next",
-                                                 "prev",   "pending",  "timeline", "branches",
-                                                 "follow", "export",   "back",     "help"};
+  static const std::vector<std::string> names = {"events", "event",   "find",     "next",
+                                                 "prev",   "pending", "timeline", "branches",
+                                                 "follow", "export",  "back",     "help"};
   return names;
 }
 
@@ -102,9 +115,9 @@ absl::Status HistoryInspector::Execute(const std::vector<std::string>& words) {
     ctx_.out << Help();
     return absl::OkStatus();
   }
-  return absl::InvalidArgumentError(
-      absl::StrCat("unknown inspector command \"", command, "\"; try: ",
-                   absl::StrJoin(CommandNames(), ", "), " (or leave with back)"));
+  return absl::InvalidArgumentError(absl::StrCat("unknown inspector command \"", command,
+                                                 "\"; try: ", absl::StrJoin(CommandNames(), ", "),
+                                                 " (or leave with back)"));
 }
 
 absl::Status HistoryInspector::PrintEvents(size_t from, size_t to) {
@@ -122,16 +135,10 @@ absl::Status HistoryInspector::Events(const std::vector<std::string>& args) {
   if (args.empty()) return PrintEvents(page_start_, page_start_ + kPageSize);
   if (args.size() != 1) return Usage("events [FROM..TO]");
   // Event ids are dense from 1, so id N is at index N-1.
-  std::vector<std::string> bounds = absl::StrSplit(args[0], "..");
-  int64_t from = 1, to = static_cast<int64_t>(events_.size());
-  const bool range = bounds.size() == 2;
-  if ((bounds.size() != 1 && !range) ||
-      (!bounds[0].empty() && !absl::SimpleAtoi(bounds[0], &from)) ||
-      (range && !bounds[1].empty() && !absl::SimpleAtoi(bounds[1], &to)) ||
-      (!range && !absl::SimpleAtoi(bounds[0], &from))) {
+  int64_t from = 0, to = 0;
+  if (!ParseIdRange(args[0], static_cast<int64_t>(events_.size()), from, to)) {
     return Usage(absl::StrCat("events [FROM..TO], e.g. events 5..12 (got \"", args[0], "\")"));
   }
-  if (!range) to = from;
   if (from < 1 || to < from) {
     return absl::InvalidArgumentError(
         absl::StrCat("the range ", args[0], " is empty; event ids run from 1 to ", events_.size()));
@@ -144,8 +151,8 @@ absl::Status HistoryInspector::Event(const std::vector<std::string>& args) {
   int64_t id = 0;
   if (args.size() != 1 || !absl::SimpleAtoi(args[0], &id)) return Usage("event N");
   if (id < 1 || id > static_cast<int64_t>(events_.size())) {
-    return absl::NotFoundError(absl::StrCat("no event ", args[0], " in this history (events 1 to ",
-                                            events_.size(), ")"));
+    return absl::NotFoundError(
+        absl::StrCat("no event ", args[0], " in this history (events 1 to ", events_.size(), ")"));
   }
   auto printer = ctx_.printer();
   if (!printer.ok()) return printer.status();
@@ -212,12 +219,13 @@ absl::Status HistoryInspector::Pending() {
   auto described = admin::DescribeWorkflow(**c, namespace_, workflow_id_, run_id_);
   if (described.ok()) {
     for (const auto& a : described->pending_activities()) {
-      printer->Row(DecodedJson(a),
-                   {"activity", a.activity_id(), a.activity_type().name(),
-                    EnumLabel(enums::PendingActivityState_Name(a.state()), "PENDING_ACTIVITY_STATE_"),
-                    absl::StrCat("attempt=", a.attempt(),
-                                 a.has_last_failure() ? " last_failure=" + a.last_failure().message()
-                                                      : "")});
+      printer->Row(
+          DecodedJson(a),
+          {"activity", a.activity_id(), a.activity_type().name(),
+           EnumLabel(enums::PendingActivityState_Name(a.state()), "PENDING_ACTIVITY_STATE_"),
+           absl::StrCat(
+               "attempt=", a.attempt(),
+               a.has_last_failure() ? " last_failure=" + a.last_failure().message() : "")});
     }
     for (const auto& ch : described->pending_children()) {
       printer->Row(DecodedJson(ch), {"child", ch.workflow_id(), ch.workflow_type_name(), "Started",

@@ -1,5 +1,6 @@
 #include "cmd/tock/repl/repl.h"
 
+#include <editline/readline.h>
 #include <sys/stat.h>
 
 #include <cerrno>
@@ -8,8 +9,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
-
-#include <editline/readline.h>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -77,6 +76,8 @@ class Session {
       if (line.find_first_not_of(" \t") == std::string::npos) continue;
       add_history(line.c_str());
       if (!history.empty()) {
+        // The whole (stifled) history each time: libedit's append_history writes one entry
+        // too many, and a few kilobytes per command cost nothing next to the command.
         write_history(history.c_str());
         chmod(history.c_str(), 0600);  // command lines may hold secrets
       }
@@ -95,8 +96,9 @@ class Session {
       last = Execute(*words);
       ForgetCompletionValues();
       if (timing_) {
-        const double ms = std::chrono::duration<double, std::milli>(
-                              std::chrono::steady_clock::now() - start).count();
+        const double ms =
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                .count();
         ctx_.err << absl::StrFormat("Time: %.1f ms\n", ms);
       }
       ctx_.out << std::flush;
@@ -130,7 +132,8 @@ class Session {
       return kExitOk;
     }
     if (first == "\\output") {
-      if (words.size() != 2) return Fail(absl::InvalidArgumentError("usage: \\output table|card|json|jsonl"));
+      if (words.size() != 2)
+        return Fail(absl::InvalidArgumentError("usage: \\output table|card|json|jsonl"));
       absl::StatusOr<OutputFormat> format = ParseOutputFormat(words[1]);
       if (!format.ok()) return Fail(format.status());
       ctx_.options.output = words[1];

@@ -15,9 +15,7 @@ namespace {
 namespace enums = temporal::api::enums::v1;
 using temporal::api::history::v1::HistoryEvent;
 
-std::string Seconds(absl::Duration d) {
-  return absl::StrFormat("%.3fs", absl::ToDoubleSeconds(d));
-}
+std::string Seconds(absl::Duration d) { return absl::StrFormat("%.3fs", absl::ToDoubleSeconds(d)); }
 
 }  // namespace
 
@@ -48,7 +46,8 @@ std::vector<TimelineRow> BuildTimeline(const std::vector<HistoryEvent>& events) 
   for (const HistoryEvent& e : events) {
     switch (e.event_type()) {
       case enums::EVENT_TYPE_WORKFLOW_EXECUTION_STARTED:
-        open_row(e, "workflow", e.workflow_execution_started_event_attributes().workflow_type().name());
+        open_row(e, "workflow",
+                 e.workflow_execution_started_event_attributes().workflow_type().name());
         break;
       case enums::EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED:
       case enums::EVENT_TYPE_WORKFLOW_EXECUTION_FAILED:
@@ -78,7 +77,8 @@ std::vector<TimelineRow> BuildTimeline(const std::vector<HistoryEvent>& events) 
         break;
       }
       case enums::EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
-        close_row(e.activity_task_completed_event_attributes().scheduled_event_id(), e, "Completed");
+        close_row(e.activity_task_completed_event_attributes().scheduled_event_id(), e,
+                  "Completed");
         break;
       case enums::EVENT_TYPE_ACTIVITY_TASK_FAILED:
         close_row(e.activity_task_failed_event_attributes().scheduled_event_id(), e, "Failed");
@@ -91,9 +91,10 @@ std::vector<TimelineRow> BuildTimeline(const std::vector<HistoryEvent>& events) 
         break;
       case enums::EVENT_TYPE_TIMER_STARTED: {
         const auto& t = e.timer_started_event_attributes();
-        open_row(e, "timer",
-                 absl::StrCat(t.timer_id(), " (",
-                              FormatHumanDuration(FromProtoDuration(t.start_to_fire_timeout())), ")"));
+        open_row(
+            e, "timer",
+            absl::StrCat(t.timer_id(), " (",
+                         FormatHumanDuration(FromProtoDuration(t.start_to_fire_timeout())), ")"));
         break;
       }
       case enums::EVENT_TYPE_TIMER_FIRED:
@@ -108,8 +109,8 @@ std::vector<TimelineRow> BuildTimeline(const std::vector<HistoryEvent>& events) 
         break;
       }
       case enums::EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_FAILED:
-        close_row(e.start_child_workflow_execution_failed_event_attributes().initiated_event_id(), e,
-                  "StartFailed");
+        close_row(e.start_child_workflow_execution_failed_event_attributes().initiated_event_id(),
+                  e, "StartFailed");
         break;
       case enums::EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_COMPLETED:
         close_row(e.child_workflow_execution_completed_event_attributes().initiated_event_id(), e,

@@ -12,8 +12,8 @@
 namespace tock::cli::repl {
 
 struct TimelineRow {
-  std::string kind;     // workflow, activity, timer, child
-  std::string name;     // activity type and id, timer id and duration, child type and id
+  std::string kind;  // workflow, activity, timer, child
+  std::string name;  // activity type and id, timer id and duration, child type and id
   absl::Time start;
   absl::Time end;       // the closing event's time; for an open item, the last event's
   bool open = false;    // still running when the history was read

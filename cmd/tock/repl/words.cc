@@ -64,9 +64,9 @@ Scan ScanLine(const std::string& line) {
 absl::StatusOr<std::vector<std::string>> SplitWords(const std::string& line) {
   Scan s = ScanLine(line);
   if (s.open_quote != 0) {
-    return absl::InvalidArgumentError(
-        std::string("unterminated ") + (s.open_quote == '"' ? "double" : "single") +
-        " quote: close it with " + s.open_quote);
+    return absl::InvalidArgumentError(std::string("unterminated ") +
+                                      (s.open_quote == '"' ? "double" : "single") +
+                                      " quote: close it with " + s.open_quote);
   }
   if (s.trailing_backslash) {
     return absl::InvalidArgumentError("a backslash at the end of the line escapes nothing");

@@ -4,12 +4,12 @@
 // what the real server answers.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "cmd/tock/app.h"
 #include "lib/common/clock.h"

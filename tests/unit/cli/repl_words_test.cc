@@ -1,7 +1,7 @@
 // REPL line splitting: what a shell would pass as argv, and what completion sees.
-#include "cmd/tock/repl/words.h"
-
 #include <gtest/gtest.h>
+
+#include "cmd/tock/repl/words.h"
 
 namespace tock::cli::repl {
 namespace {
@@ -9,10 +9,12 @@ namespace {
 using Words = std::vector<std::string>;
 
 TEST(SplitWordsTest, LikeAShell) {
-  EXPECT_EQ(*SplitWords("  namespace   describe orders "), (Words{"namespace", "describe", "orders"}));
+  EXPECT_EQ(*SplitWords("  namespace   describe orders "),
+            (Words{"namespace", "describe", "orders"}));
   EXPECT_EQ(*SplitWords(R"(workflow list --query 'WorkflowType = "order"')"),
             (Words{"workflow", "list", "--query", R"(WorkflowType = "order")"}));
-  EXPECT_EQ(*SplitWords(R"(signal --input "{\"a\": 1}")"), (Words{"signal", "--input", R"({"a": 1})"}));
+  EXPECT_EQ(*SplitWords(R"(signal --input "{\"a\": 1}")"),
+            (Words{"signal", "--input", R"({"a": 1})"}));
   EXPECT_EQ(*SplitWords(R"(a\ b c)"), (Words{"a b", "c"}));
   EXPECT_EQ(*SplitWords(R"(x "" y)"), (Words{"x", "", "y"}));
   EXPECT_EQ(*SplitWords("ab'c d'e"), (Words{"abc de"}));

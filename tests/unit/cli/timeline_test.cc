@@ -26,10 +26,13 @@ class TimelineTest : public ::testing::Test {
 
 TEST_F(TimelineTest, ActivitiesTimersAndChildrenWithDurationsAttemptsAndOutcomes) {
   Add(enums::EVENT_TYPE_WORKFLOW_EXECUTION_STARTED, 0)
-      .mutable_workflow_execution_started_event_attributes()->mutable_workflow_type()->set_name("order");
+      .mutable_workflow_execution_started_event_attributes()
+      ->mutable_workflow_type()
+      ->set_name("order");
   auto& scheduled = Add(enums::EVENT_TYPE_ACTIVITY_TASK_SCHEDULED, 100);
   scheduled.mutable_activity_task_scheduled_event_attributes()->set_activity_id("1");
-  scheduled.mutable_activity_task_scheduled_event_attributes()->mutable_activity_type()->set_name("charge");
+  scheduled.mutable_activity_task_scheduled_event_attributes()->mutable_activity_type()->set_name(
+      "charge");
   auto& timer = Add(enums::EVENT_TYPE_TIMER_STARTED, 100);
   timer.mutable_timer_started_event_attributes()->set_timer_id("t1");
   timer.mutable_timer_started_event_attributes()->mutable_start_to_fire_timeout()->set_seconds(5);
@@ -37,11 +40,16 @@ TEST_F(TimelineTest, ActivitiesTimersAndChildrenWithDurationsAttemptsAndOutcomes
   started.mutable_activity_task_started_event_attributes()->set_scheduled_event_id(2);
   started.mutable_activity_task_started_event_attributes()->set_attempt(3);
   Add(enums::EVENT_TYPE_ACTIVITY_TASK_COMPLETED, 2500)
-      .mutable_activity_task_completed_event_attributes()->set_scheduled_event_id(2);
+      .mutable_activity_task_completed_event_attributes()
+      ->set_scheduled_event_id(2);
   auto& child = Add(enums::EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED, 3000);
   child.mutable_start_child_workflow_execution_initiated_event_attributes()->set_workflow_id("c-1");
-  child.mutable_start_child_workflow_execution_initiated_event_attributes()->mutable_workflow_type()->set_name("ship");
-  Add(enums::EVENT_TYPE_TIMER_FIRED, 5100).mutable_timer_fired_event_attributes()->set_started_event_id(3);
+  child.mutable_start_child_workflow_execution_initiated_event_attributes()
+      ->mutable_workflow_type()
+      ->set_name("ship");
+  Add(enums::EVENT_TYPE_TIMER_FIRED, 5100)
+      .mutable_timer_fired_event_attributes()
+      ->set_started_event_id(3);
   Add(enums::EVENT_TYPE_WORKFLOW_TASK_SCHEDULED, 6000);
 
   std::vector<TimelineRow> rows = BuildTimeline(events_);
@@ -61,7 +69,8 @@ TEST_F(TimelineTest, ActivitiesTimersAndChildrenWithDurationsAttemptsAndOutcomes
 
   const std::string text = RenderTimeline(rows, 10);
   EXPECT_NE(text.find("activity  charge #1  +0.100s  2.400s    3         Completed  |"),
-            std::string::npos) << text;
+            std::string::npos)
+      << text;
   // The workflow spans the whole axis and is still open; the timer ends before the end.
   EXPECT_NE(text.find("|=========>|"), std::string::npos) << text;
   EXPECT_NE(text.find("Fired      |========= |"), std::string::npos) << text;
