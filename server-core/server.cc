@@ -1,20 +1,20 @@
 #include "server-core/server.h"
 
+#include <grpcpp/grpcpp.h>
+
 #include <condition_variable>
 #include <mutex>
 
-#include <grpcpp/grpcpp.h>
-
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "lib/common/proto_time.h"
+#include "lib/common/time_format.h"
+#include "lib/common/timer_thread.h"
 #include "server-core/frontend/handlers.h"
 #include "server-core/frontend/namespace_engine.h"
 #include "server-core/history/history_engine.h"
 #include "server-core/history/shard_controller.h"
 #include "server-core/matching/matching_engine.h"
-#include "lib/common/proto_time.h"
-#include "lib/common/time_format.h"
-#include "lib/common/timer_thread.h"
 #include "server-core/persistence/persistence.h"
 #include "server-core/rpc/dispatcher.h"
 #include "server-core/worker/retention_scanner.h"
@@ -127,8 +127,8 @@ class TockServerImpl : public TockServer {
   void RegisterAdvanceTime() {
     dispatcher_.AddUnary<tock::admin::v1::AdvanceTimeRequest, tock::admin::v1::AdvanceTimeResponse>(
         "tock.admin.v1.AdminService/AdvanceTime",
-        [this](const tock::admin::v1::AdvanceTimeRequest& req, const rpc::CallContext&)
-            -> absl::StatusOr<tock::admin::v1::AdvanceTimeResponse> {
+        [this](const tock::admin::v1::AdvanceTimeRequest& req,
+               const rpc::CallContext&) -> absl::StatusOr<tock::admin::v1::AdvanceTimeResponse> {
           if (!config_.time_skipping) {
             return absl::FailedPreconditionError(
                 "time skipping is disabled on this server; start tock-server with "

@@ -48,8 +48,9 @@ int main(int argc, char** argv) {
                  "SQLite database file (default: in memory); overrides the config");
   app.add_option("--namespace", namespaces, "Namespace to register at start (repeatable)");
   bool time_skipping = false;
-  app.add_flag("--enable-time-skipping", time_skipping,
-               "Allow AdminService.AdvanceTime (`tock server advance-time`): development and tests only");
+  app.add_flag(
+      "--enable-time-skipping", time_skipping,
+      "Allow AdminService.AdvanceTime (`tock server advance-time`): development and tests only");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

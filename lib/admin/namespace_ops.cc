@@ -52,8 +52,8 @@ absl::StatusOr<std::map<std::string, std::string>> ParseKeyValues(
 }
 
 // "enabled"/"disabled" -> the enum; empty -> UNSPECIFIED (keep, or the cluster default).
-absl::StatusOr<temporal::api::enums::v1::ArchivalState> ParseArchivalState(
-    const std::string& text, const char* flag) {
+absl::StatusOr<temporal::api::enums::v1::ArchivalState> ParseArchivalState(const std::string& text,
+                                                                           const char* flag) {
   if (text.empty()) return temporal::api::enums::v1::ARCHIVAL_STATE_UNSPECIFIED;
   if (text == "enabled") return temporal::api::enums::v1::ARCHIVAL_STATE_ENABLED;
   if (text == "disabled") return temporal::api::enums::v1::ARCHIVAL_STATE_DISABLED;

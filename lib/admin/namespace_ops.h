@@ -26,8 +26,8 @@ namespace wf = temporal::api::workflowservice::v1;
 
 // Archival fields of register and update (SPEC §3). Empty strings: not given.
 struct ArchivalOptions {
-  std::string history_state;     // "enabled" or "disabled"
-  std::string history_uri;       // file:///DIR or s3://BUCKET[/PREFIX]
+  std::string history_state;  // "enabled" or "disabled"
+  std::string history_uri;    // file:///DIR or s3://BUCKET[/PREFIX]
   std::string visibility_state;
   std::string visibility_uri;
 };

@@ -25,7 +25,7 @@ struct StartWorkflowOptions {
   std::string execution_timeout;      // durations as typed; empty: none
   std::string run_timeout;
   std::string task_timeout;
-  std::string start_delay;            // the first workflow task waits this long (a signal ends it)
+  std::string start_delay;  // the first workflow task waits this long (a signal ends it)
   std::string identity = "tock";
 };
 

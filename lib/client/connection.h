@@ -6,13 +6,13 @@
 // (FromGrpcStatus). Thread-safe: one Connection serves a whole REPL session.
 #pragma once
 
+#include <grpcpp/channel.h>
+#include <grpcpp/client_context.h>
+
 #include <memory>
 #include <mutex>
 #include <set>
 #include <string>
-
-#include <grpcpp/channel.h>
-#include <grpcpp/client_context.h>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"

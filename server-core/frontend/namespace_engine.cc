@@ -96,17 +96,17 @@ absl::Status NamespaceEngine::ValidateReplication(
   return absl::OkStatus();
 }
 
-absl::StatusOr<admin::ArchivalSetting> ArchivalPolicy::Next(
-    const admin::ArchivalSetting& current, admin::ArchivalStateEnum state,
-    const std::string& uri) const {
+absl::StatusOr<admin::ArchivalSetting> ArchivalPolicy::Next(const admin::ArchivalSetting& current,
+                                                            admin::ArchivalStateEnum state,
+                                                            const std::string& uri) const {
   absl::StatusOr<admin::ArchivalSetting> next =
       admin::NextArchivalSetting(current, {state, uri, default_uri});
   if (!next.ok() || next->uri.empty() || next->uri == current.uri) return next;
   const absl::string_view scheme = admin::ArchivalUriScheme(next->uri);
   if (std::find(schemes.begin(), schemes.end(), scheme) == schemes.end()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "unable to find archiver config for the given scheme \"", scheme, "\" of ", next->uri,
-        "; this cluster archives to: ", absl::StrJoin(schemes, ", ")));
+    return absl::InvalidArgumentError(
+        absl::StrCat("unable to find archiver config for the given scheme \"", scheme, "\" of ",
+                     next->uri, "; this cluster archives to: ", absl::StrJoin(schemes, ", ")));
   }
   return next;
 }
@@ -116,8 +116,9 @@ namespace {
 // A namespace config's archival setting of one kind (history or visibility), and back.
 admin::ArchivalSetting ArchivalOf(const temporal::api::namespace_::v1::NamespaceConfig& c,
                                   bool history) {
-  return history ? admin::ArchivalSetting{c.history_archival_state(), c.history_archival_uri()}
-                 : admin::ArchivalSetting{c.visibility_archival_state(), c.visibility_archival_uri()};
+  return history
+             ? admin::ArchivalSetting{c.history_archival_state(), c.history_archival_uri()}
+             : admin::ArchivalSetting{c.visibility_archival_state(), c.visibility_archival_uri()};
 }
 
 void SetArchivalOf(temporal::api::namespace_::v1::NamespaceConfig& c, bool history,
@@ -177,7 +178,8 @@ absl::StatusOr<wf::RegisterNamespaceResponse> NamespaceEngine::Register(
     if (policy.cluster_enabled) {
       admin::ArchivalStateEnum state =
           history ? req.history_archival_state() : req.visibility_archival_state();
-      if (state == temporal::api::enums::v1::ARCHIVAL_STATE_UNSPECIFIED) state = policy.default_state;
+      if (state == temporal::api::enums::v1::ARCHIVAL_STATE_UNSPECIFIED)
+        state = policy.default_state;
       absl::StatusOr<admin::ArchivalSetting> next = policy.Next(
           setting, state, history ? req.history_archival_uri() : req.visibility_archival_uri());
       if (!next.ok()) return next.status();

@@ -240,9 +240,10 @@ absl::StatusOr<wf::DescribeWorkflowExecutionResponse> HistoryEngine::DescribeWor
   return out;
 }
 
-void HistoryEngine::GetWorkflowHistory(
-    const NamespaceRef& ns, const wf::GetWorkflowExecutionHistoryRequest& req, absl::Time deadline,
-    std::function<void(absl::StatusOr<WireBytes>)> done_bytes) {
+void HistoryEngine::GetWorkflowHistory(const NamespaceRef& ns,
+                                       const wf::GetWorkflowExecutionHistoryRequest& req,
+                                       absl::Time deadline,
+                                       std::function<void(absl::StatusOr<WireBytes>)> done_bytes) {
   auto done = [&done_bytes](absl::StatusOr<wf::GetWorkflowExecutionHistoryResponse> r) {
     if (!r.ok()) return done_bytes(r.status());
     done_bytes(WireBytes{r->SerializeAsString()});

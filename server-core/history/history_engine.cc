@@ -208,7 +208,8 @@ absl::StatusOr<wf::StartWorkflowExecutionResponse> HistoryEngine::StartWorkflowW
     return absl::InvalidArgumentError("Invalid WorkflowStartDelay: it must not be negative.");
   }
   if (start_delay > absl::ZeroDuration() && !req.cron_schedule().empty()) {
-    return absl::InvalidArgumentError("CronSchedule and WorkflowStartDelay may not be used together.");
+    return absl::InvalidArgumentError(
+        "CronSchedule and WorkflowStartDelay may not be used together.");
   }
 
   // Starts of one workflow id are serialised by a lock of their own.

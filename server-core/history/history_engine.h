@@ -25,8 +25,8 @@
 #include "server-core/history/shard_controller.h"
 #include "server-core/matching/matching_engine.h"
 #include "server-core/persistence/execution_store.h"
-#include "temporal/api/workflowservice/v1/request_response.pb.h"
 #include "temporal/api/sdk/v1/user_metadata.pb.h"
+#include "temporal/api/workflowservice/v1/request_response.pb.h"
 
 namespace tock::server::history {
 
@@ -103,8 +103,7 @@ class HistoryEngine {
   // wait_new_event, waits (without a thread) until there is something new or `deadline`,
   // then answers an empty page.
   void GetWorkflowHistory(const NamespaceRef& ns, const wf::GetWorkflowExecutionHistoryRequest& req,
-                          absl::Time deadline,
-                          std::function<void(absl::StatusOr<WireBytes>)> done);
+                          absl::Time deadline, std::function<void(absl::StatusOr<WireBytes>)> done);
 
   // Queries (queries.cc; reference/sdk_protocol.md §4): answered by a worker through a
   // legacy query task once the run has no workflow task in flight; at most 30 s.

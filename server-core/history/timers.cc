@@ -135,7 +135,8 @@ void HistoryEngine::FireTimer(const persistence::TimerTaskRow& row) {
         break;
       case TimerTask::KIND_WORKFLOW_BACKOFF:
         // Unless a signal already got the first workflow task dispatched (and done).
-        if (tx.state().last_completed_workflow_task_started_event_id() == 0) tx.ScheduleWorkflowTask();
+        if (tx.state().last_completed_workflow_task_started_event_id() == 0)
+          tx.ScheduleWorkflowTask();
         break;
       case TimerTask::KIND_WORKFLOW_RUN_TIMEOUT:
       case TimerTask::KIND_WORKFLOW_EXECUTION_TIMEOUT:

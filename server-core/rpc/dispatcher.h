@@ -15,15 +15,15 @@
 // read-only and safe from any thread.
 #pragma once
 
+#include <grpcpp/generic/async_generic_service.h>
+#include <grpcpp/impl/codegen/proto_utils.h>
+#include <grpcpp/support/byte_buffer.h>
+
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <unordered_map>
-
-#include <grpcpp/generic/async_generic_service.h>
-#include <grpcpp/impl/codegen/proto_utils.h>
-#include <grpcpp/support/byte_buffer.h>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -116,10 +116,10 @@ class Dispatcher : public grpc::CallbackGenericService {
   // Like AddAsync, but the handler answers with the response already serialized (for
   // responses assembled from stored bytes without parsing them, like history pages).
   template <typename Request>
-  void AddAsyncSerialized(
-      const std::string& method,
-      std::function<void(const Request&, const CallContext&,
-                         std::function<void(absl::StatusOr<WireBytes>)>)> fn) {
+  void AddAsyncSerialized(const std::string& method,
+                          std::function<void(const Request&, const CallContext&,
+                                             std::function<void(absl::StatusOr<WireBytes>)>)>
+                              fn) {
     AddRaw(method, [fn = std::move(fn)](const CallContext& context,
                                         const grpc::ByteBuffer& payload, RawResponder respond) {
       Request request;
@@ -138,8 +138,9 @@ class Dispatcher : public grpc::CallbackGenericService {
         }
         // The slice takes the buffer over (no copy of a possibly large page).
         auto* owned = new std::string(std::move(bytes->buffer));
-        grpc::Slice slice(owned->data() + bytes->begin, owned->size() - bytes->begin,
-                          [](void* p) { delete static_cast<std::string*>(p); }, owned);
+        grpc::Slice slice(
+            owned->data() + bytes->begin, owned->size() - bytes->begin,
+            [](void* p) { delete static_cast<std::string*>(p); }, owned);
         grpc::ByteBuffer out(&slice, 1);
         respond(grpc::Status::OK, &out);
       });

@@ -86,8 +86,9 @@ void AddArchivalFlags(CLI::App* cmd, admin::ArchivalOptions& a) {
   cmd->add_option("--history-archival-state", a.history_state,
                   "History archival: enabled or disabled (the server needs archival configured)")
       ->check(CLI::IsMember({"enabled", "disabled"}));
-  cmd->add_option("--history-uri", a.history_uri,
-                  "Where histories are archived: file:///DIR or s3://BUCKET[/PREFIX] (never changes once set)");
+  cmd->add_option(
+      "--history-uri", a.history_uri,
+      "Where histories are archived: file:///DIR or s3://BUCKET[/PREFIX] (never changes once set)");
   cmd->add_option("--visibility-archival-state", a.visibility_state,
                   "Visibility archival: enabled or disabled")
       ->check(CLI::IsMember({"enabled", "disabled"}));
@@ -122,7 +123,8 @@ void AddRegister(CLI::App& group, CommandContext& ctx) {
       "Examples:\n"
       "  tock namespace register orders --retention 3d --description \"Order processing\"\n"
       "  tock namespace register payments --global --clusters a,b --active-cluster a\n"
-      "  tock namespace register audit --history-archival-state enabled --history-uri file:///var/tock/archive\n");
+      "  tock namespace register audit --history-archival-state enabled --history-uri "
+      "file:///var/tock/archive\n");
   cmd->callback([&ctx, flags] {
     ctx.action = [&ctx, flags]() -> absl::Status {
       admin::RegisterNamespaceOptions options = flags->options;

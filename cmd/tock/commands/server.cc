@@ -88,8 +88,9 @@ void AddAdvanceTime(CLI::App& group, CommandContext& ctx) {
     ctx.action = [&ctx, duration]() -> absl::Status {
       absl::StatusOr<absl::Duration> d = ParseHumanDuration(*duration);
       if (!d.ok() || *d <= absl::ZeroDuration()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "invalid duration \"", *duration, "\": use a positive duration such as 90m, 25h or 3d"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("invalid duration \"", *duration,
+                         "\": use a positive duration such as 90m, 25h or 3d"));
       }
       auto c = ctx.connection();
       if (!c.ok()) return c.status();
@@ -99,9 +100,10 @@ void AddAdvanceTime(CLI::App& group, CommandContext& ctx) {
       if (!resp.ok()) return resp.status();
       auto printer = ctx.printer();
       if (!printer.ok()) return printer.status();
-      printer->Object(ProtoToJson(*resp),
-                      {{"Server time", FormatTimestamp(FromProtoTime(resp->server_time()))},
-                       {"Deleted by retention", std::to_string(resp->runs_deleted_by_retention())}});
+      printer->Object(
+          ProtoToJson(*resp),
+          {{"Server time", FormatTimestamp(FromProtoTime(resp->server_time()))},
+           {"Deleted by retention", std::to_string(resp->runs_deleted_by_retention())}});
       return absl::OkStatus();
     };
   });

@@ -3,8 +3,8 @@
 #include <memory>
 #include <optional>
 
-#include "absl/strings/str_cat.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "cmd/tock/interrupt.h"
 #include "cmd/tock/output/history_format.h"
@@ -67,7 +67,6 @@ absl::Status PrintOutcome(CommandContext& ctx, const std::string& workflow_id,
                                              EventType(close)));
   }
 }
-
 
 void AddStartOptions(CLI::App* cmd, admin::StartWorkflowOptions& o) {
   cmd->add_option("-t,--type", o.workflow_type, "Workflow type")->required();

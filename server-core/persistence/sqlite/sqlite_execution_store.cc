@@ -46,8 +46,10 @@ class SqliteExecutionStore : public ExecutionStore {
       auto& events = blobs.events.emplace_back();
       for (const HistoryEvent& e : run.events) events.push_back(e.SerializeAsString());
     }
-    for (const TaskQueueTask& task : commit.new_tasks) blobs.tasks.push_back(task.task.SerializeAsString());
-    for (const TimerTaskRow& timer : commit.new_timers) blobs.timers.push_back(timer.task.SerializeAsString());
+    for (const TaskQueueTask& task : commit.new_tasks)
+      blobs.tasks.push_back(task.task.SerializeAsString());
+    for (const TimerTaskRow& timer : commit.new_timers)
+      blobs.timers.push_back(timer.task.SerializeAsString());
     std::lock_guard lock(db_.mutex());
     Transaction tx(db_);
     RETURN_IF_ERROR(tx.Begin());
@@ -146,9 +148,11 @@ class SqliteExecutionStore : public ExecutionStore {
     // The stored bytes, parsed: one query for both forms.
     std::vector<HistoryEvent> events;
     bool parsed = true;
-    absl::StatusOr<int64_t> read = VisitEventBytes(
-        run_id, first_event_id, next_event_id, limit, [&](std::string_view bytes) {
-          parsed = events.emplace_back().ParseFromArray(bytes.data(), static_cast<int>(bytes.size())) && parsed;
+    absl::StatusOr<int64_t> read =
+        VisitEventBytes(run_id, first_event_id, next_event_id, limit, [&](std::string_view bytes) {
+          parsed =
+              events.emplace_back().ParseFromArray(bytes.data(), static_cast<int>(bytes.size())) &&
+              parsed;
         });
     if (!read.ok()) return read.status();
     if (!parsed) return absl::DataLossError("a stored history event cannot be parsed");
@@ -233,10 +237,10 @@ class SqliteExecutionStore : public ExecutionStore {
   // The serialized forms of a Commit's messages, made before the lock is taken; they live
   // until the transaction is over (the statements bind them without copying).
   struct Blobs {
-    std::vector<std::string> states;                // per run
-    std::vector<std::vector<std::string>> events;   // per run, per event
-    std::vector<std::string> tasks;                 // per new task
-    std::vector<std::string> timers;                // per new timer
+    std::vector<std::string> states;               // per run
+    std::vector<std::vector<std::string>> events;  // per run, per event
+    std::vector<std::string> tasks;                // per new task
+    std::vector<std::string> timers;               // per new timer
   };
 
   // Requires the lock and an open transaction. `index`: the run's place in `blobs`.
