@@ -17,6 +17,9 @@
 #include "server-core/matching/matching_engine.h"
 #include "server-core/persistence/persistence.h"
 #include "server-core/rpc/dispatcher.h"
+#include "server-core/archiver/archive_registry.h"
+#include "server-core/frontend/archived_reads.h"
+#include "server-core/worker/archiver.h"
 #include "server-core/worker/retention_scanner.h"
 #include "tock/admin/v1/service.pb.h"
 
@@ -36,6 +39,26 @@ frontend::ArchivalPolicy PolicyOf(const ArchivalKindConfig& kind) {
 
 frontend::NamespaceArchivalPolicy ArchivalPolicyOf(const ArchivalConfig& config) {
   return {PolicyOf(config.history), PolicyOf(config.visibility)};
+}
+
+archiver::ArchivalKindSetup SetupOf(const ArchivalKindConfig& kind) {
+  archiver::ArchivalKindSetup setup;
+  setup.enabled = kind.Enabled();
+  setup.read_enabled = kind.ReadEnabled();
+  if (kind.filestore) {
+    setup.providers.file = archival::FileProviderOptions{kind.filestore->file_mode,
+                                                         kind.filestore->dir_mode};
+  }
+  if (kind.s3store) {
+    archival::S3ProviderOptions s3;
+    s3.region = kind.s3store->region;
+    s3.endpoint = kind.s3store->endpoint;
+    s3.force_path_style = kind.s3store->force_path_style;
+    s3.credentials = {kind.s3store->access_key_id, kind.s3store->secret_access_key,
+                      kind.s3store->session_token};
+    setup.providers.s3 = s3;
+  }
+  return setup;
 }
 
 class TockServerImpl : public TockServer {
@@ -90,10 +113,19 @@ class TockServerImpl : public TockServer {
     retention_ = std::make_unique<worker::RetentionScanner>(
         *namespaces_, persistence_->visibility(), *history_, clock_);
     retention_->Start();
+    archives_ = std::make_unique<archiver::ArchiveRegistry>(SetupOf(config_.archival.history),
+                                                           SetupOf(config_.archival.visibility));
+    archiver_ = std::make_unique<worker::Archiver>(*namespaces_, persistence_->archival_queue(),
+                                                   persistence_->executions(), *history_,
+                                                   *archives_, clock_);
+    archiver_->Start();
     RegisterAdvanceTime();
+    RegisterArchival();
 
     frontend::RegisterWorkflowServiceHandlers(dispatcher_, *namespaces_, facts_);
-    frontend::RegisterWorkflowRpcHandlers(dispatcher_, *namespaces_, *history_, *matching_, clock_);
+    frontend::RegisterWorkflowRpcHandlers(dispatcher_, *namespaces_, *history_, *matching_, clock_,
+                                          archives_.get());
+    frontend::RegisterArchivedVisibilityHandlers(dispatcher_, *namespaces_, *archives_, clock_);
     frontend::RegisterVisibilityHandlers(dispatcher_, *namespaces_, persistence_->visibility());
     frontend::RegisterOperatorServiceHandlers(dispatcher_, *namespaces_, facts_);
     frontend::RegisterAdminServiceHandlers(dispatcher_, *namespaces_, facts_);
@@ -140,11 +172,27 @@ class TockServerImpl : public TockServer {
           }
           absl::StatusOr<int64_t> deleted = retention_->ScanAfter([&] { clock_.Advance(d); });
           timer_thread_->Wake();  // timers now due fire without waiting
+          archiver_->Wake();      // so do archival steps (retention passed, retries due)
           if (!deleted.ok()) return deleted.status();
           tock::admin::v1::AdvanceTimeResponse out;
           *out.mutable_server_time() = ToProtoTime(clock_.Now());
           out.set_runs_deleted_by_retention(*deleted);
           return out;
+        });
+  }
+
+  // AdminService.TriggerArchival and GetArchivalStatus.
+  void RegisterArchival() {
+    namespace pb = tock::admin::v1;
+    dispatcher_.AddUnary<pb::TriggerArchivalRequest, pb::TriggerArchivalResponse>(
+        "tock.admin.v1.AdminService/TriggerArchival",
+        [this](const pb::TriggerArchivalRequest& req, const rpc::CallContext&) {
+          return archiver_->Trigger(req);
+        });
+    dispatcher_.AddUnary<pb::GetArchivalStatusRequest, pb::GetArchivalStatusResponse>(
+        "tock.admin.v1.AdminService/GetArchivalStatus",
+        [this](const pb::GetArchivalStatusRequest& req, const rpc::CallContext&) {
+          return archiver_->Status(req);
         });
   }
 
@@ -172,6 +220,8 @@ class TockServerImpl : public TockServer {
     // Timers first: their callbacks use the history engine.
     timer_thread_.reset();
     retention_.reset();
+    archiver_.reset();
+    archives_.reset();
     history_.reset();
     matching_.reset();
     shards_.reset();
@@ -201,6 +251,8 @@ class TockServerImpl : public TockServer {
   std::unique_ptr<matching::MatchingEngine> matching_;
   std::unique_ptr<history::HistoryEngine> history_;
   std::unique_ptr<worker::RetentionScanner> retention_;
+  std::unique_ptr<archiver::ArchiveRegistry> archives_;
+  std::unique_ptr<worker::Archiver> archiver_;
   std::vector<std::string> registered_names_;
   rpc::Dispatcher dispatcher_;
   std::unique_ptr<grpc::Server> server_;

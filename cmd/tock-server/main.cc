@@ -47,6 +47,10 @@ int main(int argc, char** argv) {
   app.add_option("--db-file", db_file,
                  "SQLite database file (default: in memory); overrides the config");
   app.add_option("--namespace", namespaces, "Namespace to register at start (repeatable)");
+  std::optional<std::string> archival_dir;
+  app.add_option("--archival-dir", archival_dir,
+                 "Archive histories and visibility records to this directory (file store); "
+                 "new namespaces archive by default");
   bool time_skipping = false;
   app.add_flag(
       "--enable-time-skipping", time_skipping,
@@ -70,6 +74,7 @@ int main(int argc, char** argv) {
   if (ip) config.ip = *ip;
   if (db_file) config.persistence.sqlite_path = *db_file;
   if (time_skipping) config.time_skipping = true;
+  if (archival_dir) config.archival.UseDirectory(*archival_dir);
   config.namespaces.insert(config.namespaces.end(), namespaces.begin(), namespaces.end());
 
   // Block the stop signals in every thread (gRPC's included) and wait for them here.

@@ -1,5 +1,6 @@
 #include "cmd/tock/app.h"
 
+#include "cmd/tock/commands/archival.h"
 #include "cmd/tock/commands/cluster.h"
 #include "cmd/tock/commands/completion.h"
 #include "cmd/tock/commands/namespace.h"
@@ -114,6 +115,7 @@ void BuildApp(CLI::App& app, CommandContext& ctx) {
   AddClusterCommands(app, ctx);
   AddWorkflowCommands(app, ctx);
   AddTaskQueueCommands(app, ctx);
+  AddArchivalCommands(app, ctx);
   AddServerCommands(app, ctx);
   AddCompletionCommands(app, ctx);
   AddShellCommand(app, ctx);

@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "lib/admin/archival_ops.h"
 #include "lib/admin/payloads.h"
 #include "lib/common/duration.h"
 #include "lib/common/ids.h"
@@ -156,6 +157,15 @@ absl::Status ReadHistory(client::Connection& connection, const std::string& ns,
         connection, connection.workflow().GetWorkflowExecutionHistory(context.get(), req, &resp));
     if (!s.ok()) {
       if (follow && s.code() == absl::StatusCode::kDeadlineExceeded) continue;
+      // A workflow whose runs are all gone (deleted after their retention): its latest
+      // archived run, which the server reads from the archive.
+      if (s.code() == absl::StatusCode::kNotFound && req.execution().run_id().empty()) {
+        absl::StatusOr<std::string> archived = LatestArchivedRun(connection, ns, workflow_id);
+        if (archived.ok()) {
+          req.mutable_execution()->set_run_id(*archived);
+          continue;
+        }
+      }
       return s;
     }
     bool closed = false;

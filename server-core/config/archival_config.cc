@@ -1,5 +1,7 @@
 #include "server-core/config/archival_config.h"
 
+#include <filesystem>
+
 #include <algorithm>
 #include <cstdlib>
 #include <set>
@@ -57,7 +59,9 @@ absl::Status ParseKind(const YAML::Node& node, const std::string& path, Archival
     }
     if (const YAML::Node s3 = provider["s3store"]) {
       TOCK_CONFIG_RETURN_IF_ERROR(
-          CheckKeys(s3, pp + ".s3store", {"region", "endpoint", "force_path_style"}));
+          CheckKeys(s3, pp + ".s3store",
+                    {"region", "endpoint", "force_path_style", "access_key_id",
+                     "secret_access_key", "session_token"}));
       S3StoreConfig c;
       TOCK_CONFIG_RETURN_IF_ERROR(
           Read(s3["region"], pp + ".s3store.region", "a string", &c.region));
@@ -65,6 +69,12 @@ absl::Status ParseKind(const YAML::Node& node, const std::string& path, Archival
           Read(s3["endpoint"], pp + ".s3store.endpoint", "a string", &c.endpoint));
       TOCK_CONFIG_RETURN_IF_ERROR(Read(s3["force_path_style"], pp + ".s3store.force_path_style",
                                        "true or false", &c.force_path_style));
+      for (auto [key, field] : {std::pair{"access_key_id", &c.access_key_id},
+                                std::pair{"secret_access_key", &c.secret_access_key},
+                                std::pair{"session_token", &c.session_token}}) {
+        TOCK_CONFIG_RETURN_IF_ERROR(
+            Read(s3[key], pp + ".s3store." + key, "a string", field));
+      }
       kind.s3store = c;
     }
   }
@@ -157,6 +167,17 @@ absl::Status ParseArchivalConfig(const YAML::Node& archival, const YAML::Node& n
     }
   }
   return absl::OkStatus();
+}
+
+void ArchivalConfig::UseDirectory(const std::string& dir) {
+  const std::string root = std::filesystem::absolute(dir).lexically_normal().string();
+  for (auto [kind, sub] : {std::pair{&history, "history"}, std::pair{&visibility, "visibility"}}) {
+    kind->state = "enabled";
+    kind->enable_read = true;
+    kind->filestore = FilestoreConfig{};
+    kind->default_state = "enabled";
+    kind->default_uri = absl::StrCat("file://", root, root.back() == '/' ? "" : "/", sub);
+  }
 }
 
 }  // namespace tock::server

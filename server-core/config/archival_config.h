@@ -8,7 +8,8 @@
 //       enable_read: true
 //       provider:
 //         filestore: {file_mode: "0666", dir_mode: "0766"}
-//         s3store: {region: us-east-1, endpoint: "http://127.0.0.1:9000", force_path_style: true}
+//         s3store: {region: us-east-1, endpoint: "http://127.0.0.1:9000", force_path_style: true,
+//                   access_key_id: ..., secret_access_key: ...}  # else AWS_* env variables
 //     visibility: {...the same keys...}
 //   namespace_defaults:
 //     archival:
@@ -36,6 +37,11 @@ struct S3StoreConfig {
   std::string region;
   std::string endpoint;  // empty: AWS
   bool force_path_style = false;
+  // Credentials; when access_key_id is empty, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and
+  // AWS_SESSION_TOKEN from the server's environment.
+  std::string access_key_id;
+  std::string secret_access_key;
+  std::string session_token;
 };
 
 struct ArchivalKindConfig {
@@ -62,6 +68,11 @@ struct ArchivalConfig {
   // kind that is not enabled may have no read, no default and no provider. INVALID_ARGUMENT
   // "config archival.<kind>: ..." naming what is wrong.
   absl::Status Validate() const;
+
+  // `--archival-dir DIR`: both kinds enabled and read back with the file provider, and new
+  // namespaces archive by default to file://DIR/history and file://DIR/visibility (DIR made
+  // absolute).
+  void UseDirectory(const std::string& dir);
 };
 
 // Parses the `archival` and `namespace_defaults` sections (either may be absent) into

@@ -34,13 +34,17 @@ class HistoryEngine;
 namespace tock::server::matching {
 class MatchingEngine;
 }
+namespace tock::server::archiver {
+class ArchiveRegistry;
+}
 
 namespace tock::server::frontend {
 
 // Start, polls, task responses, signal/cancel/terminate/describe/history.
 void RegisterWorkflowRpcHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& namespaces,
                                  history::HistoryEngine& history,
-                                 matching::MatchingEngine& matching, Clock& clock);
+                                 matching::MatchingEngine& matching, Clock& clock,
+                                 archiver::ArchiveRegistry* archives = nullptr);
 
 // List/Count of workflow executions over the visibility store.
 void RegisterVisibilityHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& namespaces,

@@ -470,7 +470,13 @@ absl::StatusOr<NamespaceEngine::Resolved> NamespaceEngine::Resolve(const std::st
     return NamespaceNotActiveError(name, current->record.replication_config().active_cluster_name(),
                                    cluster_.current_cluster_name);
   }
-  return Resolved{current->record.info().id(), name, current->record.failover_version()};
+  const auto& config = current->record.config();
+  const bool archives =
+      (archival_.history.cluster_enabled &&
+       config.history_archival_state() == temporal::api::enums::v1::ARCHIVAL_STATE_ENABLED) ||
+      (archival_.visibility.cluster_enabled &&
+       config.visibility_archival_state() == temporal::api::enums::v1::ARCHIVAL_STATE_ENABLED);
+  return Resolved{current->record.info().id(), name, current->record.failover_version(), archives};
 }
 
 absl::Status NamespaceEngine::EnsureRegistered(const std::string& name) {

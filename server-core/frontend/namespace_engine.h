@@ -70,6 +70,9 @@ class NamespaceEngine {
     std::string id;
     std::string name;
     int64_t failover_version = 0;
+    // The cluster and the namespace archive histories or visibility records: runs that
+    // close now are queued for the archiver.
+    bool archives = false;
   };
   absl::StatusOr<Resolved> Resolve(const std::string& name, bool allow_deprecated);
 

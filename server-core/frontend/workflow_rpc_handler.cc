@@ -2,6 +2,7 @@
 // and what clients do to runs. Long polls are asynchronous: no thread waits.
 #include "absl/strings/str_cat.h"
 #include "lib/common/time_format.h"
+#include "server-core/frontend/archived_reads.h"
 #include "server-core/frontend/handlers.h"
 #include "server-core/history/history_engine.h"
 #include "server-core/matching/matching_engine.h"
@@ -80,7 +81,7 @@ class LongPoll : public std::enable_shared_from_this<LongPoll<Response>> {
 };
 
 history::NamespaceRef Ref(const NamespaceEngine::Resolved& r) {
-  return history::NamespaceRef{r.id, r.name, r.failover_version};
+  return history::NamespaceRef{r.id, r.name, r.failover_version, r.archives};
 }
 
 // Registers a unary method whose request names a namespace: resolves it (NOT_FOUND,
@@ -109,7 +110,8 @@ void AddNamespaced(rpc::Dispatcher& dispatcher, NamespaceEngine& namespaces, con
 
 void RegisterWorkflowRpcHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& namespaces,
                                  history::HistoryEngine& history,
-                                 matching::MatchingEngine& matching, Clock& clock) {
+                                 matching::MatchingEngine& matching, Clock& clock,
+                                 archiver::ArchiveRegistry* archives) {
   AddNamespaced<wf::StartWorkflowExecutionRequest, wf::StartWorkflowExecutionResponse>(
       dispatcher, namespaces, "StartWorkflowExecution", false,
       [&](const history::NamespaceRef& ns, const wf::StartWorkflowExecutionRequest& req) {
@@ -268,7 +270,7 @@ void RegisterWorkflowRpcHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& n
       });
   dispatcher.AddAsyncSerialized<wf::GetWorkflowExecutionHistoryRequest>(
       Method("GetWorkflowExecutionHistory"),
-      [&](const wf::GetWorkflowExecutionHistoryRequest& req, const rpc::CallContext& ctx,
+      [&, archives](const wf::GetWorkflowExecutionHistoryRequest& req, const rpc::CallContext& ctx,
           std::function<void(absl::StatusOr<WireBytes>)> respond) {
         absl::StatusOr<NamespaceEngine::Resolved> ns = namespaces.Resolve(req.namespace_(), true);
         if (!ns.ok()) return respond(ns.status());
@@ -276,7 +278,23 @@ void RegisterWorkflowRpcHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& n
         // answer of the wait itself).
         ctx.cancellation->OnCancel(
             [respond] { respond(absl::CancelledError("the caller cancelled the history poll")); });
-        history.GetWorkflowHistory(Ref(*ns), req, ctx.deadline, respond);
+        if (archives == nullptr || !ShouldReadArchivedHistory(*archives, req)) {
+          return history.GetWorkflowHistory(Ref(*ns), req, ctx.deadline, respond);
+        }
+        // A run that is gone (deleted after its retention) is read from the archive.
+        history.GetWorkflowHistory(
+            Ref(*ns), req, ctx.deadline,
+            [&namespaces, archives, req, respond](absl::StatusOr<WireBytes> page) {
+              if (page.ok() || page.status().code() != absl::StatusCode::kNotFound) {
+                return respond(std::move(page));
+              }
+              absl::StatusOr<wf::GetWorkflowExecutionHistoryResponse> archived =
+                  ReadArchivedHistory(namespaces, *archives, req);
+              if (!archived.ok()) return respond(archived.status());
+              WireBytes bytes;
+              archived->SerializeToString(&bytes.buffer);
+              respond(std::move(bytes));
+            });
       });
   dispatcher.AddAsync<wf::QueryWorkflowRequest, wf::QueryWorkflowResponse>(
       Method("QueryWorkflow"), [&](const wf::QueryWorkflowRequest& req, const rpc::CallContext& ctx,

@@ -141,6 +141,7 @@ absl::Status HistoryEngine::Mutate(const NamespaceRef& ns, const RunKey& key,
       for (auto& t : next->new_tasks()) commit.new_tasks.push_back(std::move(t));
       for (auto& t : next->new_timers()) commit.new_timers.push_back(std::move(t));
     }
+    for (persistence::RunWrite& run : commit.runs) run.archive_on_close = ns.archives;
     if (absl::Status w = store_.Write(commit); !w.ok()) {
       entry->state.reset();
       return w;
@@ -311,6 +312,7 @@ absl::StatusOr<wf::StartWorkflowExecutionResponse> HistoryEngine::StartWorkflowW
                                         replaced_run_id));
   commit.new_tasks = std::move(tx.new_tasks());
   commit.new_timers = std::move(tx.new_timers());
+  commit.runs.front().archive_on_close = ns.archives;
   if (absl::Status s = store_.Write(commit); !s.ok()) return s;
   Entry(run_id)->state = std::move(commit.runs.front().state);
   Publish(commit, run_id);

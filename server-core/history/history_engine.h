@@ -37,6 +37,7 @@ struct NamespaceRef {
   std::string id;
   std::string name;
   int64_t failover_version = 0;
+  bool archives = false;  // runs that close are queued for the archiver
 };
 
 class HistoryEngine {

@@ -81,6 +81,9 @@ struct RunWrite {
   CurrentRunChange current_run_change = CurrentRunChange::kNone;
   std::string expected_current_run_id;  // with kReplace
   std::optional<VisibilityRecord> visibility;
+  // With a visibility record that closes the run: queue the run for the archiver in the same
+  // transaction (ArchivalQueueStore), so no close is ever missed by a crash.
+  bool archive_on_close = false;
 };
 
 struct Commit {

@@ -16,12 +16,14 @@ class SqlitePersistence : public Persistence {
         namespaces_(NewSqliteNamespaceStore(*db_)),
         cluster_metadata_(NewSqliteClusterMetadataStore(*db_)),
         executions_(NewSqliteExecutionStore(*db_)),
-        visibility_(NewSqliteVisibilityStore(*db_)) {}
+        visibility_(NewSqliteVisibilityStore(*db_)),
+        archival_queue_(NewSqliteArchivalQueueStore(*db_)) {}
 
   NamespaceStore& namespaces() override { return *namespaces_; }
   ClusterMetadataStore& cluster_metadata() override { return *cluster_metadata_; }
   ExecutionStore& executions() override { return *executions_; }
   VisibilityStore& visibility() override { return *visibility_; }
+  ArchivalQueueStore& archival_queue() override { return *archival_queue_; }
   std::string engine() const override { return "sqlite"; }
   std::string location() const override { return db_->location(); }
 
@@ -31,6 +33,7 @@ class SqlitePersistence : public Persistence {
   std::unique_ptr<ClusterMetadataStore> cluster_metadata_;
   std::unique_ptr<ExecutionStore> executions_;
   std::unique_ptr<VisibilityStore> visibility_;
+  std::unique_ptr<ArchivalQueueStore> archival_queue_;
 };
 
 }  // namespace

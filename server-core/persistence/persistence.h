@@ -5,6 +5,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "server-core/persistence/archival_queue_store.h"
 #include "server-core/persistence/cluster_metadata_store.h"
 #include "server-core/persistence/execution_store.h"
 #include "server-core/persistence/visibility_store.h"
@@ -26,6 +27,7 @@ class Persistence {
   virtual ClusterMetadataStore& cluster_metadata() = 0;
   virtual ExecutionStore& executions() = 0;
   virtual VisibilityStore& visibility() = 0;
+  virtual ArchivalQueueStore& archival_queue() = 0;
   // For banners and DescribeCluster: "sqlite", and the file or ":memory:".
   virtual std::string engine() const = 0;
   virtual std::string location() const = 0;

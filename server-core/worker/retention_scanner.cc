@@ -4,7 +4,6 @@
 
 namespace tock::server::worker {
 
-namespace enums = temporal::api::enums::v1;
 namespace wf = temporal::api::workflowservice::v1;
 
 RetentionScanner::RetentionScanner(frontend::NamespaceEngine& namespaces,
@@ -60,14 +59,14 @@ absl::StatusOr<int64_t> RetentionScanner::ScanLocked() {
     if (!page.ok()) return page.status();
     for (const auto& ns : page->namespaces()) {
       const auto& config = ns.config();
-      if (config.history_archival_state() == enums::ARCHIVAL_STATE_ENABLED &&
-          namespaces_.archival_policy().history.cluster_enabled) {
-        continue;  // the archiver deletes after archiving
-      }
       const absl::Time cutoff =
           clock_.Now() - FromProtoDuration(config.workflow_execution_retention_ttl());
       persistence::VisibilityFilter filter;
-      filter.where = "close_ms IS NOT NULL AND close_ms < ?";
+      // Runs queued for the archiver are its to delete, after archiving.
+      filter.where =
+          "close_ms IS NOT NULL AND close_ms < ? AND NOT EXISTS (SELECT 1 FROM archival_queue a "
+          "WHERE a.namespace_id = visibility.namespace_id AND a.run_id = visibility.run_id AND "
+          "a.run_deleted = 0)";
       filter.params.push_back(absl::ToUnixMillis(cutoff));
       filter.order_by = "close_ms ASC, run_id ASC";
       history::NamespaceRef ref{ns.namespace_info().id(), ns.namespace_info().name(),

@@ -5,8 +5,8 @@
 // namespace's retention and deletes each in one transaction (HistoryEngine::DeleteWorkflow).
 // Deleting is idempotent, so a crash in the middle of a scan loses nothing: the next scan
 // (every `interval`, and at once after the clock is advanced in a time-skipping dev server)
-// finds what is left. Runs whose namespace archives histories are kept for the archiver,
-// which deletes them only after their archive is confirmed (issue 5).
+// finds what is left. Runs queued for archival (their namespace archived when they closed)
+// are left to the archiver (archiver.h), which deletes them after archiving their history.
 //
 // Thread safety: ScanNow may be called from any thread; scans never overlap.
 #pragma once

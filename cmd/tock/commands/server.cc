@@ -23,6 +23,7 @@ struct StartDevFlags {
   std::vector<std::string> namespaces;
   std::string config;
   bool time_skipping = false;
+  std::string archival_dir;
 };
 
 absl::Status StartDev(CommandContext& ctx, const StartDevFlags& flags, bool port_given,
@@ -37,6 +38,7 @@ absl::Status StartDev(CommandContext& ctx, const StartDevFlags& flags, bool port
   if (ip_given || flags.config.empty()) config.ip = flags.ip;
   if (!flags.db_file.empty()) config.persistence.sqlite_path = flags.db_file;
   if (flags.time_skipping) config.time_skipping = true;
+  if (!flags.archival_dir.empty()) config.archival.UseDirectory(flags.archival_dir);
   config.namespaces.insert(config.namespaces.end(), flags.namespaces.begin(),
                            flags.namespaces.end());
 
@@ -125,10 +127,14 @@ void AddServerCommands(CLI::App& app, CommandContext& ctx) {
       ->check(CLI::ExistingFile);
   cmd->add_flag("--enable-time-skipping", flags->time_skipping,
                 "Allow `tock server advance-time` (development and tests only)");
+  cmd->add_option("--archival-dir", flags->archival_dir,
+                  "Archive histories and visibility records under this directory; new "
+                  "namespaces archive by default");
   cmd->footer(
       "Examples:\n"
       "  tock server start-dev\n"
-      "  tock server start-dev --db-file tock.db --port 7233 --namespace orders\n");
+      "  tock server start-dev --db-file tock.db --port 7233 --namespace orders\n"
+      "  tock server start-dev --archival-dir ./archive --enable-time-skipping\n");
   cmd->callback([&ctx, flags, port, ip] {
     ctx.action = [&ctx, flags, port, ip]() {
       return StartDev(ctx, *flags, port->count() > 0, ip->count() > 0);

@@ -8,6 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "cmd/tock/interrupt.h"
 #include "cmd/tock/output/history_format.h"
+#include "lib/admin/archival_ops.h"
 #include "lib/admin/payloads.h"
 #include "lib/admin/workflow_ops.h"
 #include "lib/common/duration.h"
@@ -381,31 +382,36 @@ void AddWorkflowCommands(CLI::App& app, CommandContext& ctx) {
     struct Flags {
       std::string query;
       int64_t limit = 0;
+      bool archived = false;
     };
     auto f = std::make_shared<Flags>();
     CLI::App* cmd = group->add_subcommand("list", "List workflow runs, newest first (streams)");
     cmd->add_option("--query", f->query,
                     "Visibility query, e.g. \"WorkflowType = 'order' AND ExecutionStatus = 'Failed'\"");
     cmd->add_option("--limit", f->limit, "At most this many runs (default: all)");
+    cmd->add_flag("--archived", f->archived,
+                  "List archived runs (ListArchivedWorkflowExecutions; the query language is the "
+                  "archive's: WorkflowId, WorkflowType, ExecutionStatus, CloseTime, ...)");
     cmd->footer(
         "Examples:\n"
         "  tock workflow list --query \"ExecutionStatus = 'Running'\" --limit 20\n"
-        "  tock workflow list -o jsonl | jq -r .execution.workflowId\n");
+        "  tock workflow list -o jsonl | jq -r .execution.workflowId\n"
+        "  tock workflow list --archived --query \"WorkflowType = 'order' AND ExecutionStatus = 'Failed'\"\n");
     cmd->callback([&ctx, f] {
       ctx.action = [&ctx, f]() -> absl::Status {
         auto c = ctx.connection();
         if (!c.ok()) return c.status();
         auto printer = ctx.printer();
         if (!printer.ok()) return printer.status();
-        printer->BeginList({"WORKFLOW ID", "RUN ID", "TYPE", "STATUS", "START TIME", "CLOSE TIME"});
-        absl::Status s = admin::ListWorkflows(
-            **c, ctx.options.namespace_name, f->query, f->limit,
-            [&](const temporal::api::workflow::v1::WorkflowExecutionInfo& e) {
-              printer->Row(Decoded(e), {e.execution().workflow_id(), e.execution().run_id(),
-                                        e.type().name(), Status(e.status()), Time(e.start_time()),
-                                        Time(e.close_time())});
-              return absl::OkStatus();
-            });
+        printer->BeginList(ExecutionColumns());
+        auto row = [&](const temporal::api::workflow::v1::WorkflowExecutionInfo& e) {
+          printer->Row(Decoded(e), ExecutionRow(e));
+          return absl::OkStatus();
+        };
+        absl::Status s =
+            f->archived
+                ? admin::ListArchivedWorkflows(**c, ctx.options.namespace_name, f->query, f->limit, row)
+                : admin::ListWorkflows(**c, ctx.options.namespace_name, f->query, f->limit, row);
         if (!s.ok() && printer->rows_seen() == 0) return s;
         printer->EndList();
         printer->EmptyNote("No workflows.");

@@ -51,4 +51,18 @@ std::vector<std::string> EventRow(const HistoryEvent& event) {
           EventTypeLabel(event), EventSummary(event)};
 }
 
+std::vector<std::string> ExecutionColumns() {
+  return {"WORKFLOW ID", "RUN ID", "TYPE", "STATUS", "START TIME", "CLOSE TIME"};
+}
+
+std::vector<std::string> ExecutionRow(const temporal::api::workflow::v1::WorkflowExecutionInfo& e) {
+  return {e.execution().workflow_id(),
+          e.execution().run_id(),
+          e.type().name(),
+          EnumLabel(temporal::api::enums::v1::WorkflowExecutionStatus_Name(e.status()),
+                    "WORKFLOW_EXECUTION_STATUS_"),
+          TimestampText(e.start_time()),
+          TimestampText(e.close_time())};
+}
+
 }  // namespace tock::cli

@@ -86,6 +86,23 @@ CREATE TABLE visibility (
 CREATE INDEX visibility_start ON visibility(namespace_id, start_ms DESC);
 CREATE INDEX visibility_workflow ON visibility(namespace_id, workflow_id);
 )sql"},
+      {3, "archival queue: closed runs of archiving namespaces and the archiver's progress", R"sql(
+CREATE TABLE archival_queue (
+  namespace_id     TEXT    NOT NULL,
+  run_id           TEXT    NOT NULL,
+  workflow_id      TEXT    NOT NULL,
+  close_ms         INTEGER NOT NULL,
+  visibility_step  INTEGER NOT NULL DEFAULT 0,  -- 0 pending, 1 archived, 2 skipped
+  history_step     INTEGER NOT NULL DEFAULT 0,
+  run_deleted      INTEGER NOT NULL DEFAULT 0,
+  attempts         INTEGER NOT NULL DEFAULT 0,
+  last_error       TEXT    NOT NULL DEFAULT '',
+  next_attempt_ms  INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (namespace_id, run_id)
+) WITHOUT ROWID;
+CREATE INDEX archival_queue_visibility ON archival_queue(close_ms) WHERE visibility_step = 0;
+CREATE INDEX archival_queue_live ON archival_queue(namespace_id, close_ms) WHERE run_deleted = 0;
+)sql"},
   };
   return migrations;
 }

@@ -115,3 +115,14 @@ class Transaction {
 };
 
 }  // namespace tock::persistence
+
+// For store implementations: return a failed status; prepare a cached statement or return.
+#define RETURN_IF_ERROR(expr)                           \
+  do {                                                  \
+    if (absl::Status _s = (expr); !_s.ok()) return _s;  \
+  } while (0)
+
+#define ASSIGN_STMT(var, expr)                          \
+  auto var##_or = (expr);                               \
+  if (!var##_or.ok()) return var##_or.status();         \
+  Statement& var = **var##_or

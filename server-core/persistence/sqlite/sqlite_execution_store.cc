@@ -5,16 +5,6 @@
 namespace tock::persistence {
 namespace {
 
-#define RETURN_IF_ERROR(expr)                           \
-  do {                                                  \
-    if (absl::Status _s = (expr); !_s.ok()) return _s;  \
-  } while (0)
-
-#define ASSIGN_STMT(var, expr)                          \
-  auto var##_or = (expr);                               \
-  if (!var##_or.ok()) return var##_or.status();         \
-  Statement& var = **var##_or
-
 class SqliteExecutionStore : public ExecutionStore {
  public:
   explicit SqliteExecutionStore(SqliteDb& db) : db_(db) {}
@@ -358,6 +348,16 @@ class SqliteExecutionStore : public ExecutionStore {
         up.BindNull(9);
       }
       RETURN_IF_ERROR(up.Bind(10, v.history_length).BindBlobView(11, v.info).Run());
+      if (run.archive_on_close && v.close_time.has_value()) {
+        ASSIGN_STMT(queue, db_.Prepare(
+            "INSERT OR IGNORE INTO archival_queue(namespace_id, run_id, workflow_id, close_ms) "
+            "VALUES (?,?,?,?)"));
+        RETURN_IF_ERROR(queue.Bind(1, v.namespace_id)
+                            .Bind(2, v.run_id)
+                            .Bind(3, v.workflow_id)
+                            .Bind(4, absl::ToUnixMillis(*v.close_time))
+                            .Run());
+      }
     }
     return absl::OkStatus();
   }

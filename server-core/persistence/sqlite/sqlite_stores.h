@@ -3,6 +3,7 @@
 
 #include <memory>
 
+#include "server-core/persistence/archival_queue_store.h"
 #include "server-core/persistence/cluster_metadata_store.h"
 #include "server-core/persistence/execution_store.h"
 #include "server-core/persistence/visibility_store.h"
@@ -15,5 +16,6 @@ std::unique_ptr<NamespaceStore> NewSqliteNamespaceStore(SqliteDb& db);
 std::unique_ptr<ClusterMetadataStore> NewSqliteClusterMetadataStore(SqliteDb& db);
 std::unique_ptr<ExecutionStore> NewSqliteExecutionStore(SqliteDb& db);
 std::unique_ptr<VisibilityStore> NewSqliteVisibilityStore(SqliteDb& db);
+std::unique_ptr<ArchivalQueueStore> NewSqliteArchivalQueueStore(SqliteDb& db);
 
 }  // namespace tock::persistence

@@ -1,0 +1,85 @@
+// The archiver (seed 002, "Archival"; SPEC §3): moves the runs queued in the archival queue
+// (persistence/archival_queue_store.h) through their steps:
+//   1. on close: the visibility record is archived to the namespace's visibility URI;
+//   2. once the namespace's retention has passed since the close: the history is archived
+//      to its history URI and, only after the store confirmed it, the run is deleted.
+// A kind the cluster or namespace does not archive (at the time of the step) is skipped.
+//
+// Every step is idempotent and recorded after it succeeds, so a crash anywhere repeats at
+// most the step it interrupted: an archive rewritten with the same bytes, or a delete of a
+// run already gone. A step that fails (the store is down) is recorded with its error and
+// retried with backoff (1 s doubling to 1 min of server time); the run is never deleted
+// before its history archive is confirmed.
+//
+// Passes run on a thread of their own every `poll_interval` of real time and when woken
+// (a run closed, the clock was advanced). Thread safety: all methods are safe from any
+// thread; passes and triggers never overlap.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <thread>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "lib/common/clock.h"
+#include "server-core/archiver/archive_registry.h"
+#include "server-core/frontend/namespace_engine.h"
+#include "server-core/history/history_engine.h"
+#include "server-core/persistence/archival_queue_store.h"
+#include "server-core/persistence/execution_store.h"
+#include "tock/admin/v1/service.pb.h"
+
+namespace tock::server::worker {
+
+class Archiver {
+ public:
+  Archiver(frontend::NamespaceEngine& namespaces, persistence::ArchivalQueueStore& queue,
+           persistence::ExecutionStore& executions, history::HistoryEngine& history,
+           archiver::ArchiveRegistry& archives, Clock& clock,
+           absl::Duration poll_interval = absl::Seconds(1));
+  ~Archiver();  // stops the thread (after the step in progress)
+
+  void Start();
+  void Wake();
+
+  // One pass over everything due now; returns how many steps succeeded.
+  absl::StatusOr<int64_t> RunOnce();
+
+  // tock.admin.v1.AdminService.TriggerArchival / GetArchivalStatus.
+  absl::StatusOr<tock::admin::v1::TriggerArchivalResponse> Trigger(
+      const tock::admin::v1::TriggerArchivalRequest& req);
+  absl::StatusOr<tock::admin::v1::GetArchivalStatusResponse> Status(
+      const tock::admin::v1::GetArchivalStatusRequest& req);
+
+ private:
+  struct Namespace;  // what a step needs to know of the run's namespace
+  absl::StatusOr<Namespace> LoadNamespace(const std::string& id_or_empty,
+                                          const std::string& name_or_empty);
+  absl::StatusOr<int64_t> PassLocked();  // requires pass_mu_
+  // The steps; each records its outcome in `row` and the queue.
+  absl::Status ArchiveVisibility(const Namespace& ns, persistence::ArchivalQueueRow& row);
+  absl::Status ArchiveHistory(const Namespace& ns, persistence::ArchivalQueueRow& row);
+  absl::Status DeleteRun(const Namespace& ns, persistence::ArchivalQueueRow& row);
+  // Records a failed step: attempts, error, next attempt with backoff.
+  void RecordFailure(persistence::ArchivalQueueRow& row, const absl::Status& error);
+  absl::Status Save(persistence::ArchivalQueueRow& row);
+
+  frontend::NamespaceEngine& namespaces_;
+  persistence::ArchivalQueueStore& queue_;
+  persistence::ExecutionStore& executions_;
+  history::HistoryEngine& history_;
+  archiver::ArchiveRegistry& archives_;
+  Clock& clock_;
+  const absl::Duration poll_interval_;
+
+  std::mutex pass_mu_;
+  std::mutex wake_mu_;
+  std::condition_variable wake_cv_;
+  bool woken_ = false;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+}  // namespace tock::server::worker
