@@ -213,7 +213,8 @@ std::string TempDir::Write(const std::string& name, const std::string& content) 
   return path;
 }
 
-bool ServerProcess::Start(const std::vector<std::string>& args) {
+bool ServerProcess::Start(const std::vector<std::string>& args,
+                          const std::map<std::string, std::string>& env) {
   IgnoreSigpipeOnce();
   if (pid_ > 0) Stop();
   address_.clear();
@@ -231,7 +232,7 @@ bool ServerProcess::Start(const std::vector<std::string>& args) {
   argv.insert(argv.end(), args.begin(), args.end());
   argv.push_back("--port");
   argv.push_back("0");
-  pid_t pid = (Pipe(out) && Pipe(err) && devnull >= 0) ? Spawn(argv, {}, devnull, out[1], err[1]) : -1;
+  pid_t pid = (Pipe(out) && Pipe(err) && devnull >= 0) ? Spawn(argv, env, devnull, out[1], err[1]) : -1;
   CloseFd(devnull);
   CloseFd(out[1]);
   CloseFd(err[1]);

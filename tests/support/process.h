@@ -73,7 +73,9 @@ class ServerProcess {
 
   // Starts and waits for the banner (20 s at most). False with the reason (and the server's
   // stderr) in error(); exit_code() then holds the server's exit code (-1: killed by us).
-  bool Start(const std::vector<std::string>& args);
+  // `env` is added to (or overrides) the environment, as for RunProcess.
+  bool Start(const std::vector<std::string>& args,
+             const std::map<std::string, std::string>& env = {});
   // `signal` (SIGTERM unless told), then SIGKILL after 5 s. Returns the exit code (-1 when
   // killed by a signal or not running).
   int Stop(int signal = SIGTERM);
