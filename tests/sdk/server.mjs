@@ -43,14 +43,14 @@ function serverBinary() {
   return bin;
 }
 
-// Starts tock-server; resolves with { address, banner, pid, stop(), restart() } once it
+// Starts tock-server (with `args` added to its command line); resolves with { address, banner, pid, stop(), restart() } once it
 // printed its banner. Fails (after killing the process) if it does not within 20 s or
 // exits first, with its stderr in the error.
-export async function startServer({ config, dir: existingDir, port = '0' } = {}) {
+export async function startServer({ config, dir: existingDir, port = '0', args: extraArgs = [] } = {}) {
   const bin = serverBinary();
   const dir = existingDir ?? mkdtempSync(join(tmpdir(), 'tock-sdk-'));
   dirs.add(dir);
-  const args = ['--port', String(port), '--db-file', join(dir, 'tock.db')];
+  const args = ['--port', String(port), '--db-file', join(dir, 'tock.db'), ...extraArgs];
   if (config) {
     const path = join(dir, 'server.yaml');
     writeFileSync(path, config);
@@ -129,7 +129,7 @@ export async function startServer({ config, dir: existingDir, port = '0' } = {})
   // database and port.
   async function restart({ kill = false, port: newPort = address.split(':').pop() } = {}) {
     await halt(kill ? 'SIGKILL' : 'SIGTERM');
-    return startServer({ config, dir, port: newPort });
+    return startServer({ config, dir, port: newPort, args: extraArgs });
   }
 
   return {

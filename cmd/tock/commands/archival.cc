@@ -215,6 +215,11 @@ void AddArchivalCommands(CLI::App& app, CommandContext& ctx) {
   CLI::App* group = app.add_subcommand(
       "archival", "Archive closed runs, watch the archiver, read archives (also offline)");
   group->require_subcommand(1);
+  group->footer(
+      "Examples:\n"
+      "  tock archival status --namespace orders\n"
+      "  tock archival trigger --namespace orders --workflow-id order-7\n"
+      "  tock archival list file:///var/tock/archive/visibility --namespace-id 5f0c... --query \"WorkflowId = 'order-7'\"\n");
   AddTrigger(*group, ctx);
   AddStatus(*group, ctx);
   AddShow(*group, ctx);
