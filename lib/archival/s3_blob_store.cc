@@ -27,18 +27,6 @@ size_t AppendBody(char* data, size_t size, size_t n, void* out) {
   return size * n;
 }
 
-struct UploadCursor {
-  std::string_view rest;
-};
-
-size_t ReadBody(char* buffer, size_t size, size_t n, void* in) {
-  auto* cursor = static_cast<UploadCursor*>(in);
-  const size_t count = std::min(size * n, cursor->rest.size());
-  std::memcpy(buffer, cursor->rest.data(), count);
-  cursor->rest.remove_prefix(count);
-  return count;
-}
-
 std::string Env(const char* name) {
   const char* v = std::getenv(name);
   return v == nullptr ? "" : v;
@@ -139,6 +127,7 @@ absl::StatusOr<S3BlobStore::Response> S3BlobStore::Send(
     sig.method = method;
     sig.encoded_path = path;
     sig.query = query;
+    sig.payload_sha256_hex = payload_hash;
     sig.headers["host"] = host;
     sig.headers["x-amz-content-sha256"] = payload_hash;
     sig.headers["x-amz-date"] = AmzDate(now);
@@ -158,7 +147,6 @@ absl::StatusOr<S3BlobStore::Response> S3BlobStore::Send(
     }
 
     Response response;
-    UploadCursor cursor{body};
     curl_easy_reset(curl);
     curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
     curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
@@ -169,10 +157,10 @@ absl::StatusOr<S3BlobStore::Response> S3BlobStore::Send(
                      static_cast<long>(absl::ToInt64Milliseconds(options_.timeout)));
     curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, 5000L);
     if (method == "PUT") {
-      curl_easy_setopt(curl, CURLOPT_UPLOAD, 1L);
-      curl_easy_setopt(curl, CURLOPT_READFUNCTION, ReadBody);
-      curl_easy_setopt(curl, CURLOPT_READDATA, &cursor);
-      curl_easy_setopt(curl, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(body.size()));
+      // The body is sent from where it is, without a read callback or a copy.
+      curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, "PUT");
+      curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body.data());
+      curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
     } else if (method == "HEAD") {
       curl_easy_setopt(curl, CURLOPT_NOBODY, 1L);
     } else if (method != "GET") {

@@ -230,8 +230,10 @@ bool ServerProcess::Start(const std::vector<std::string>& args,
   int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
   std::vector<std::string> argv = {binary_};
   argv.insert(argv.end(), args.begin(), args.end());
-  argv.push_back("--port");
-  argv.push_back("0");
+  if (append_port_) {
+    argv.push_back("--port");
+    argv.push_back("0");
+  }
   pid_t pid = (Pipe(out) && Pipe(err) && devnull >= 0) ? Spawn(argv, env, devnull, out[1], err[1]) : -1;
   CloseFd(devnull);
   CloseFd(out[1]);
@@ -247,7 +249,7 @@ bool ServerProcess::Start(const std::vector<std::string>& args,
   pid_ = pid;
 
   // The first stdout line is the banner: `Tock server <version> listening on <ip>:<port>`.
-  const std::regex listening("listening on (\\S+)");
+  const std::regex listening(ready_pattern_);
   const auto deadline = SteadyClock::now() + std::chrono::seconds(20);
   std::string err_text;
   std::string why;

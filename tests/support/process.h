@@ -67,6 +67,10 @@ class TempDir {
 class ServerProcess {
  public:
   explicit ServerProcess(std::string binary) : binary_(std::move(binary)) {}
+  // Another long-running helper (the S3 stack of tests/s3): ready once a stdout line matches
+  // `ready_pattern`, whose first group becomes address(); no `--port 0` is added.
+  ServerProcess(std::string binary, std::string ready_pattern)
+      : binary_(std::move(binary)), ready_pattern_(std::move(ready_pattern)), append_port_(false) {}
   ~ServerProcess() { Stop(); }
   ServerProcess(const ServerProcess&) = delete;
   ServerProcess& operator=(const ServerProcess&) = delete;
@@ -96,6 +100,8 @@ class ServerProcess {
   void Drain();
 
   std::string binary_;
+  std::string ready_pattern_ = "listening on (\\S+)";
+  bool append_port_ = true;
   pid_t pid_ = 0;
   int stdout_fd_ = -1;
   int stderr_fd_ = -1;
