@@ -161,7 +161,7 @@ struct Stack {
 
 // node tests/s3/s3_stack.mjs: its first stdout line is {"endpoint": ..., "pid": ...}.
 Stack StartStack(const std::string& dir) {
-  const std::string command = "exec node tests/s3/s3_stack.mjs --dir '" + dir +
+  const std::string command = "exec node --openssl-legacy-provider tests/s3/s3_stack.mjs --dir '" + dir +
                               "' --bucket bench --bucket plain 2>/dev/null";
   FILE* out = popen(command.c_str(), "r");
   Stack stack;

@@ -33,7 +33,7 @@ fi
 
 # npm projects with committed lockfiles: install exactly what the lockfile says, once per
 # lockfile content.
-for dir in tests/sdk; do
+for dir in tests/sdk tests/s3; do
   [ -f "$dir/package-lock.json" ] || continue
   stamp="$dir/node_modules/.tock-lock-hash"
   want=$(sha256sum "$dir/package-lock.json" | cut -d' ' -f1)

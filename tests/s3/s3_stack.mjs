@@ -6,13 +6,16 @@
 //   node s3_stack.mjs --dir DIR [--bucket NAME]... [--access-key AK] [--secret-key SK]
 //                     [--region R] [--proxy-port P] [--direct-port P]
 //
+// Run it as `node --openssl-legacy-provider s3_stack.mjs ...`: s3rver makes ListObjectsV2
+// continuation tokens with DES, which OpenSSL 3 keeps in its legacy provider.
+//
 // Prints one JSON line once both listen:
 //   {"endpoint":"http://127.0.0.1:<proxy>","direct":"http://127.0.0.1:<s3rver>","pid":<pid>}
 // and runs until SIGTERM or SIGINT. Objects stay in DIR, so a test can
 // stop the stack and start it again on the same ports (--proxy-port/--direct-port) to play an
 // outage and a recovery.
 import http from 'node:http';
-import { createHash } from 'node:crypto';
+import { createCipheriv, createHash } from 'node:crypto';
 import S3rver from 's3rver';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { HttpRequest } from '@smithy/protocol-http';
@@ -117,10 +120,18 @@ async function verify(req, body) {
 function forwardPath(req) {
   const host = (req.headers.host ?? '').split(':')[0];
   const vhost = /^(.+)\.(127\.0\.0\.1|localhost)$/.exec(host);
-  return vhost ? `/${vhost[1]}${req.url}` : req.url;
+  if (!vhost) return req.url;
+  const [path, query] = req.url.split('?', 2);
+  // "/" of the bucket itself is "/<bucket>" (s3rver reads "/<bucket>/" as an empty key).
+  return `/${vhost[1]}${path === '/' ? '' : path}${query === undefined ? '' : `?${query}`}`;
 }
 
 async function main() {
+  try {
+    createCipheriv('des', Buffer.alloc(8), Buffer.alloc(8));
+  } catch {
+    throw new Error('DES is unavailable: run node with --openssl-legacy-provider (s3rver needs it for list continuation tokens)');
+  }
   const s3 = new S3rver({
     address: '127.0.0.1', port: options.directPort, silent: true, directory: options.dir,
     configureBuckets: options.buckets.map((name) => ({ name })), allowMismatchedSignatures: true,
