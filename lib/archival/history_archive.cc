@@ -1,6 +1,6 @@
 #include "lib/archival/history_archive.h"
 
-#include <google/protobuf/util/json_util.h>
+#include "lib/archival/archive_json.h"
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -28,42 +28,35 @@ std::string S3RunPrefix(const std::string& namespace_id, const std::string& work
   return absl::StrCat(namespace_id, "/history/", workflow_id, "/", run_id, "/");
 }
 
-// Consecutive events in batches of about kTargetBatchBytes.
-std::vector<hist::History> Batches(const std::vector<hist::HistoryEvent>& events) {
-  std::vector<hist::History> out;
+// Consecutive events in batches of about kTargetBatchBytes: [begin, end) index ranges.
+std::vector<std::pair<size_t, size_t>> Batches(const std::vector<hist::HistoryEvent>& events) {
+  std::vector<std::pair<size_t, size_t>> out;
   size_t bytes = kTargetBatchBytes;
-  for (const hist::HistoryEvent& e : events) {
-    const size_t size = e.ByteSizeLong();
+  for (size_t i = 0; i < events.size(); ++i) {
+    const size_t size = events[i].ByteSizeLong();
     if (bytes + size > kTargetBatchBytes && bytes > 0) {
-      out.emplace_back();
+      out.emplace_back(i, i);
       bytes = 0;
     }
-    *out.back().add_events() = e;
+    out.back().second = i + 1;
     bytes += size;
   }
   return out;
 }
 
-}  // namespace
-
-std::string ArchiveJson(const google::protobuf::Message& message) {
-  std::string out;
-  (void)google::protobuf::util::MessageToJsonString(message, &out);
-  return out;
-}
-
-absl::Status ParseArchiveJson(std::string_view json, google::protobuf::Message& message,
-                              const std::string& what) {
-  google::protobuf::util::JsonParseOptions options;
-  options.ignore_unknown_fields = true;
-  auto s = google::protobuf::util::JsonStringToMessage(
-      google::protobuf::StringPiece(json.data(), json.size()), &message, options);
-  if (!s.ok()) {
-    return absl::DataLossError(
-        absl::StrCat("archive ", what, " is not valid: ", s.message().as_string()));
+// {"events":[...]} of events [begin, end): the JSON of a History holding them, written from
+// the events in place (no copy into a History message).
+void AppendHistoryJson(const std::vector<hist::HistoryEvent>& events,
+                       std::pair<size_t, size_t> range, std::string& out) {
+  out += "{\"events\":[";
+  for (size_t i = range.first; i < range.second; ++i) {
+    if (i > range.first) out += ',';
+    AppendArchiveJson(events[i], out);
   }
-  return absl::OkStatus();
+  out += "]}";
 }
+
+}  // namespace
 
 std::string HistoryArchive::KeyOf(const std::string& namespace_id, const std::string& workflow_id,
                                   const std::string& run_id, int64_t close_version) const {
@@ -83,12 +76,16 @@ absl::Status HistoryArchive::Archive(const ArchivedRun& run,
         absl::StrCat("run ", run.run_id, " has no events to archive"));
   }
   const int64_t close_version = events.back().version();
-  std::vector<hist::History> batches = Batches(events);
+  const std::vector<std::pair<size_t, size_t>> batches = Batches(events);
+  size_t total = 0;
+  for (const hist::HistoryEvent& e : events) total += e.ByteSizeLong();
   if (uri_.scheme == "file") {
-    std::string json = "[";
+    std::string json;
+    json.reserve(2 * total + 64);
+    json += '[';
     for (size_t i = 0; i < batches.size(); ++i) {
       if (i > 0) json += ',';
-      json += ArchiveJson(batches[i]);
+      AppendHistoryJson(events, batches[i], json);
     }
     json += ']';
     return store_.Put(KeyOf(run.namespace_id, run.workflow_id, run.run_id, close_version), json);
@@ -96,21 +93,27 @@ absl::Status HistoryArchive::Archive(const ArchivedRun& run,
   const std::string prefix =
       absl::StrCat(S3RunPrefix(run.namespace_id, run.workflow_id, run.run_id), close_version, "/");
   for (size_t i = 0; i < batches.size(); ++i) {
-    tock::archiver::v1::HistoryBlob blob;
-    auto& header = *blob.mutable_header();
-    const hist::History& batch = batches[i];
+    const auto [begin, end] = batches[i];
+    tock::archiver::v1::HistoryBlobHeader header;
     header.set_namespace_(run.namespace_name);
     header.set_namespace_id(run.namespace_id);
     header.set_workflow_id(run.workflow_id);
     header.set_run_id(run.run_id);
     header.set_is_last(i + 1 == batches.size());
-    header.set_first_failover_version(batch.events(0).version());
-    header.set_last_failover_version(batch.events(batch.events_size() - 1).version());
-    header.set_first_event_id(batch.events(0).event_id());
-    header.set_last_event_id(batch.events(batch.events_size() - 1).event_id());
-    header.set_event_count(batch.events_size());
-    *blob.add_body() = batch;
-    if (absl::Status s = store_.Put(absl::StrCat(prefix, i), ArchiveJson(blob)); !s.ok()) return s;
+    header.set_first_failover_version(events[begin].version());
+    header.set_last_failover_version(events[end - 1].version());
+    header.set_first_event_id(events[begin].event_id());
+    header.set_last_event_id(events[end - 1].event_id());
+    header.set_event_count(static_cast<int64_t>(end - begin));
+    // A HistoryBlob {header, body: [History]}, written field by field.
+    std::string json;
+    json.reserve(2 * total / batches.size() + 512);
+    json += "{\"header\":";
+    AppendArchiveJson(header, json);
+    json += ",\"body\":[";
+    AppendHistoryJson(events, batches[i], json);
+    json += "]}";
+    if (absl::Status s = store_.Put(absl::StrCat(prefix, i), json); !s.ok()) return s;
   }
   return absl::OkStatus();
 }

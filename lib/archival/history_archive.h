@@ -56,10 +56,4 @@ class HistoryArchive {
   BlobStore& store_;
 };
 
-// proto3 JSON as Temporal's archivers write it (Go protojson defaults: lowerCamelCase names,
-// enum names, defaults left out) and the lenient parse they read with.
-std::string ArchiveJson(const google::protobuf::Message& message);
-absl::Status ParseArchiveJson(std::string_view json, google::protobuf::Message& message,
-                              const std::string& what);
-
 }  // namespace tock::archival

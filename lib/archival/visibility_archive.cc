@@ -8,7 +8,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
-#include "lib/archival/history_archive.h"
+#include "lib/archival/archive_json.h"
 #include "lib/archival/visibility_query.h"
 #include "lib/common/hashing.h"
 #include "lib/common/proto_time.h"
