@@ -1,5 +1,7 @@
 #include "lib/admin/archival_state.h"
 
+#include "lib/archival/archival_uri.h"
+
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
@@ -35,28 +37,7 @@ absl::string_view ArchivalUriScheme(absl::string_view uri) {
 }
 
 absl::Status ValidateArchivalUri(absl::string_view uri) {
-  const absl::string_view scheme = ArchivalUriScheme(uri);
-  const absl::string_view rest = scheme.empty() ? "" : uri.substr(scheme.size() + 3);
-  if (scheme == "file") {
-    if (!absl::StartsWith(rest, "/") || rest.size() < 2) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("invalid archival URI \"", uri,
-                       "\": a file URI names an absolute directory, e.g. "
-                       "file:///var/tock/archive"));
-    }
-    return absl::OkStatus();
-  }
-  if (scheme == "s3") {
-    const absl::string_view bucket = rest.substr(0, rest.find('/'));
-    if (bucket.empty()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "invalid archival URI \"", uri, "\": the bucket is empty; use s3://BUCKET[/PREFIX]"));
-    }
-    return absl::OkStatus();
-  }
-  return absl::InvalidArgumentError(absl::StrCat("invalid archival URI \"", uri,
-                                                 "\": unknown archiver scheme \"", scheme,
-                                                 "\"; use file:///DIR or s3://BUCKET[/PREFIX]"));
+  return archival::ParseArchivalUri(std::string(uri)).status();
 }
 
 }  // namespace tock::admin

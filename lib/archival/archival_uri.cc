@@ -10,43 +10,36 @@ absl::StatusOr<ArchivalUri> ParseArchivalUri(const std::string& uri) {
   ArchivalUri out;
   out.text = uri;
   const size_t sep = uri.find("://");
-  if (sep == std::string::npos || sep == 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "archival URI \"", uri, "\" has no scheme; use file:///DIR or s3://BUCKET[/PREFIX]"));
-  }
-  out.scheme = uri.substr(0, sep);
-  std::string rest = uri.substr(sep + 3);
-  const size_t slash = rest.find('/');
-  std::string host = slash == std::string::npos ? rest : rest.substr(0, slash);
-  std::string path = slash == std::string::npos ? "" : rest.substr(slash);
+  out.scheme = sep == std::string::npos ? "" : uri.substr(0, sep);
+  const std::string rest = sep == std::string::npos ? "" : uri.substr(sep + 3);
   if (out.scheme == "file") {
-    if (!host.empty() && host != "localhost") {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "archival URI \"", uri, "\": a file URI names a local directory, file:///DIR"));
-    }
-    while (path.size() > 1 && path.back() == '/') path.pop_back();
-    if (path.empty()) {
+    // file:///DIR: no host, an absolute directory.
+    if (rest.size() < 2 || rest.front() != '/') {
       return absl::InvalidArgumentError(
-          absl::StrCat("archival URI \"", uri, "\": directory path is empty"));
+          absl::StrCat("invalid archival URI \"", uri,
+                       "\": a file URI names an absolute directory, e.g. file:///var/tock/archive"));
     }
-    out.path = path;
-  } else if (out.scheme == "s3") {
-    if (host.empty()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("archival URI \"", uri, "\": no bucket specified"));
-    }
-    out.bucket = host;
-    absl::string_view p = path;
-    absl::ConsumePrefix(&p, "/");
-    while (absl::ConsumeSuffix(&p, "/")) {
-    }
-    out.path = std::string(p);
-  } else {
-    return absl::InvalidArgumentError(absl::StrCat("archival URI \"", uri,
-                                                   "\": unknown archiver scheme \"", out.scheme,
-                                                   "\"; the schemes are file and s3"));
+    out.path = rest;
+    while (out.path.size() > 1 && out.path.back() == '/') out.path.pop_back();
+    return out;
   }
-  return out;
+  if (out.scheme == "s3") {
+    const size_t slash = rest.find('/');
+    out.bucket = rest.substr(0, slash);
+    if (out.bucket.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "invalid archival URI \"", uri, "\": the bucket is empty; use s3://BUCKET[/PREFIX]"));
+    }
+    absl::string_view prefix = slash == std::string::npos ? "" : absl::string_view(rest).substr(slash);
+    absl::ConsumePrefix(&prefix, "/");
+    while (absl::ConsumeSuffix(&prefix, "/")) {
+    }
+    out.path = std::string(prefix);
+    return out;
+  }
+  return absl::InvalidArgumentError(absl::StrCat("invalid archival URI \"", uri,
+                                                 "\": unknown archiver scheme \"", out.scheme,
+                                                 "\"; use file:///DIR or s3://BUCKET[/PREFIX]"));
 }
 
 }  // namespace tock::archival

@@ -15,8 +15,10 @@ struct ArchivalUri {
   std::string text;    // as given
 };
 
-// INVALID_ARGUMENT naming what is wrong: no scheme, an unknown scheme (what is allowed),
-// an empty directory ("directory path is empty") or bucket ("no bucket specified").
+// The one parser of archival URIs (namespace settings, cluster defaults, the archiver, the
+// CLI's offline reads). INVALID_ARGUMENT "invalid archival URI "<uri>": ..." naming what is
+// wrong and what is allowed: an unknown or missing scheme, a file URI that is not an
+// absolute directory, an s3 URI without a bucket.
 absl::StatusOr<ArchivalUri> ParseArchivalUri(const std::string& uri);
 
 }  // namespace tock::archival

@@ -238,10 +238,10 @@ TEST_F(ArchiveFlowTest, BadInputNamesWhatIsWrong) {
               "Cluster is not configured for visibility archival.");
   ExpectError({"archival", "show", "gs://bucket/x", "--namespace-id", "n", "-w", "w", "-r", "r"},
               kExitUsage,
-              "archival URI \"gs://bucket/x\": unknown archiver scheme \"gs\"; the schemes are "
-              "file and s3");
+              "invalid archival URI \"gs://bucket/x\": unknown archiver scheme \"gs\"; use "
+              "file:///DIR or s3://BUCKET[/PREFIX]");
   ExpectError({"archival", "list", "s3://", "--namespace-id", "n"}, kExitUsage,
-              "archival URI \"s3://\": no bucket specified");
+              "invalid archival URI \"s3://\": the bucket is empty; use s3://BUCKET[/PREFIX]");
   ExpectError({"archival", "list", "file://" + dir_.File("none"), "--namespace-id", "n", "--query",
                "WorkflowId = 'a' OR WorkflowId = 'b'"},
               kExitUsage, "only comparison and \"and\" expression is supported");

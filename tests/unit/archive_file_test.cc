@@ -54,12 +54,13 @@ TEST(ArchivalUri, ParsesFileAndS3AndRefusesTheRest) {
   ASSERT_TRUE(s.ok());
   EXPECT_EQ(s->bucket, "bucket");
   EXPECT_EQ(s->path, "some/prefix");
-  EXPECT_NE(ParseArchivalUri("gs://b").status().message().find("unknown archiver scheme \"gs\""),
-            std::string::npos);
-  EXPECT_NE(ParseArchivalUri("s3://").status().message().find("no bucket specified"),
-            std::string::npos);
-  EXPECT_NE(ParseArchivalUri("file://").status().message().find("directory path is empty"),
-            std::string::npos);
+  EXPECT_EQ(ParseArchivalUri("gs://b").status().message(),
+            "invalid archival URI \"gs://b\": unknown archiver scheme \"gs\"; use file:///DIR or "
+            "s3://BUCKET[/PREFIX]");
+  EXPECT_EQ(ParseArchivalUri("s3://").status().message(),
+            "invalid archival URI \"s3://\": the bucket is empty; use s3://BUCKET[/PREFIX]");
+  EXPECT_FALSE(ParseArchivalUri("file://").ok());
+  EXPECT_FALSE(ParseArchivalUri("file://host/dir").ok());
   EXPECT_FALSE(ParseArchivalUri("/no/scheme").ok());
 }
 
