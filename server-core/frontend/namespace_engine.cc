@@ -232,6 +232,18 @@ absl::StatusOr<wf::ListNamespacesResponse> NamespaceEngine::List(
 
 absl::StatusOr<wf::UpdateNamespaceResponse> NamespaceEngine::Update(
     const wf::UpdateNamespaceRequest& req) {
+  // An update is a change relative to the current version (data is merged), so one that lost
+  // a race with another update is applied again on top of the winner rather than refused.
+  absl::StatusOr<wf::UpdateNamespaceResponse> result;
+  for (int attempt = 0; attempt < 20; ++attempt) {
+    result = UpdateOnce(req);
+    if (result.ok() || result.status().code() != absl::StatusCode::kAborted) break;
+  }
+  return result;
+}
+
+absl::StatusOr<wf::UpdateNamespaceResponse> NamespaceEngine::UpdateOnce(
+    const wf::UpdateNamespaceRequest& req) {
   if (absl::Status s = ValidateNamespaceName(req.namespace_()); !s.ok()) return s;
   absl::StatusOr<persistence::NamespaceVersion> current = store_.GetNamespaceByName(req.namespace_());
   if (!current.ok()) return current.status();

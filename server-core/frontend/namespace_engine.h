@@ -3,7 +3,8 @@
 // Testable without gRPC: requests and responses are the API messages.
 //
 // Thread safety: safe from many threads. Concurrent updates of one namespace are resolved
-// by the store's expected-version check (the loser gets ABORTED and may retry).
+// by the store's expected-version check; Update applies a losing change again on top of
+// the winner (its fields are relative to the current version).
 #pragma once
 
 #include <mutex>
@@ -101,6 +102,8 @@ class NamespaceEngine {
   absl::StatusOr<persistence::NamespaceVersion> Append(
       const persistence::NamespaceVersion& current, persistence::NamespaceRecord record,
       const std::string& operation);
+  // One attempt of Update: ABORTED when another change was stored in between.
+  absl::StatusOr<wf::UpdateNamespaceResponse> UpdateOnce(const wf::UpdateNamespaceRequest& req);
   absl::StatusOr<persistence::NamespaceVersion> SetState(const std::string& name, int state,
                                                          const std::string& operation);
 

@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <thread>
+
 #include "absl/strings/match.h"
 #include "lib/common/proto_time.h"
 #include "lib/common/time_format.h"
@@ -163,6 +166,29 @@ TEST_F(NamespaceEngineTest, UpdateMergesDataAndKeepsNonEmptyFields) {
   absl::Status bad = engine_->Update(req).status();
   EXPECT_TRUE(absl::StartsWith(bad.message(), "A valid retention period is not set on request."));
   EXPECT_EQ(Describe("u").config().workflow_execution_retention_ttl().seconds(), 3 * 86400);
+}
+
+TEST_F(NamespaceEngineTest, ConcurrentUpdatesAreAllApplied) {
+  ASSERT_TRUE(Register("busy").ok());
+  // Threads updating the same namespace at once lose races on the stored version; each
+  // losing update is applied again on top of the winner, so every one lands.
+  constexpr int kThreads = 4;
+  constexpr int kEach = 25;
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kEach; ++i) {
+        wf::UpdateNamespaceRequest req;
+        req.set_namespace_("busy");
+        (*req.mutable_update_info()->mutable_data())[absl::StrCat("k", t, "-", i)] = "v";
+        if (!engine_->Update(req).ok()) failures++;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(Describe("busy").namespace_info().data().size(), static_cast<size_t>(kThreads * kEach));
 }
 
 TEST_F(NamespaceEngineTest, StateMachine) {
