@@ -45,19 +45,7 @@ archiver::ArchivalKindSetup SetupOf(const ArchivalKindConfig& kind) {
   archiver::ArchivalKindSetup setup;
   setup.enabled = kind.Enabled();
   setup.read_enabled = kind.ReadEnabled();
-  if (kind.filestore) {
-    setup.providers.file = archival::FileProviderOptions{kind.filestore->file_mode,
-                                                         kind.filestore->dir_mode};
-  }
-  if (kind.s3store) {
-    archival::S3ProviderOptions s3;
-    s3.region = kind.s3store->region;
-    s3.endpoint = kind.s3store->endpoint;
-    s3.force_path_style = kind.s3store->force_path_style;
-    s3.credentials = {kind.s3store->access_key_id, kind.s3store->secret_access_key,
-                      kind.s3store->session_token};
-    setup.providers.s3 = s3;
-  }
+  setup.providers = kind.providers;
   return setup;
 }
 

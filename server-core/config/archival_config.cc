@@ -50,32 +50,32 @@ absl::Status ParseKind(const YAML::Node& node, const std::string& path, Archival
     TOCK_CONFIG_RETURN_IF_ERROR(CheckKeys(provider, pp, {"filestore", "s3store"}));
     if (const YAML::Node fs = provider["filestore"]) {
       TOCK_CONFIG_RETURN_IF_ERROR(CheckKeys(fs, pp + ".filestore", {"file_mode", "dir_mode"}));
-      FilestoreConfig f;
+      archival::FileProviderOptions f;
       TOCK_CONFIG_RETURN_IF_ERROR(
           ReadMode(fs["file_mode"], pp + ".filestore.file_mode", "file mode", f.file_mode));
       TOCK_CONFIG_RETURN_IF_ERROR(
           ReadMode(fs["dir_mode"], pp + ".filestore.dir_mode", "directory mode", f.dir_mode));
-      kind.filestore = f;
+      kind.providers.file = f;
     }
     if (const YAML::Node s3 = provider["s3store"]) {
       TOCK_CONFIG_RETURN_IF_ERROR(
           CheckKeys(s3, pp + ".s3store",
                     {"region", "endpoint", "force_path_style", "access_key_id",
                      "secret_access_key", "session_token"}));
-      S3StoreConfig c;
+      archival::S3ProviderOptions c;
       TOCK_CONFIG_RETURN_IF_ERROR(
           Read(s3["region"], pp + ".s3store.region", "a string", &c.region));
       TOCK_CONFIG_RETURN_IF_ERROR(
           Read(s3["endpoint"], pp + ".s3store.endpoint", "a string", &c.endpoint));
       TOCK_CONFIG_RETURN_IF_ERROR(Read(s3["force_path_style"], pp + ".s3store.force_path_style",
                                        "true or false", &c.force_path_style));
-      for (auto [key, field] : {std::pair{"access_key_id", &c.access_key_id},
-                                std::pair{"secret_access_key", &c.secret_access_key},
-                                std::pair{"session_token", &c.session_token}}) {
+      for (auto [key, field] : {std::pair{"access_key_id", &c.credentials.access_key_id},
+                                std::pair{"secret_access_key", &c.credentials.secret_access_key},
+                                std::pair{"session_token", &c.credentials.session_token}}) {
         TOCK_CONFIG_RETURN_IF_ERROR(
             Read(s3[key], pp + ".s3store." + key, "a string", field));
       }
-      kind.s3store = c;
+      kind.providers.s3 = c;
     }
   }
   return absl::OkStatus();
@@ -97,7 +97,7 @@ absl::Status ParseDefault(const YAML::Node& node, const std::string& path,
 
 absl::Status ValidateKind(const ArchivalKindConfig& kind, const std::string& name) {
   const std::string path = "archival." + name;
-  const bool has_provider = kind.filestore.has_value() || kind.s3store.has_value();
+  const bool has_provider = kind.providers.file.has_value() || kind.providers.s3.has_value();
   if (!kind.Enabled()) {
     if (kind.enable_read || kind.default_state == "enabled" || !kind.default_uri.empty() ||
         has_provider) {
@@ -138,8 +138,8 @@ absl::Status ValidateKind(const ArchivalKindConfig& kind, const std::string& nam
 
 std::vector<std::string> ArchivalKindConfig::Schemes() const {
   std::vector<std::string> out;
-  if (filestore.has_value()) out.push_back("file");
-  if (s3store.has_value()) out.push_back("s3");
+  if (providers.file.has_value()) out.push_back("file");
+  if (providers.s3.has_value()) out.push_back("s3");
   return out;
 }
 
@@ -174,7 +174,7 @@ void ArchivalConfig::UseDirectory(const std::string& dir) {
   for (auto [kind, sub] : {std::pair{&history, "history"}, std::pair{&visibility, "visibility"}}) {
     kind->state = "enabled";
     kind->enable_read = true;
-    kind->filestore = FilestoreConfig{};
+    kind->providers.file = archival::FileProviderOptions{};
     kind->default_state = "enabled";
     kind->default_uri = absl::StrCat("file://", root, root.back() == '/' ? "" : "/", sub);
   }

@@ -25,30 +25,17 @@
 
 #include "absl/status/status.h"
 #include "lib/admin/archival_state.h"
+#include "lib/archival/archive_stores.h"
 
 namespace tock::server {
-
-struct FilestoreConfig {
-  uint32_t file_mode = 0666;
-  uint32_t dir_mode = 0766;
-};
-
-struct S3StoreConfig {
-  std::string region;
-  std::string endpoint;  // empty: AWS
-  bool force_path_style = false;
-  // Credentials; when access_key_id is empty, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and
-  // AWS_SESSION_TOKEN from the server's environment.
-  std::string access_key_id;
-  std::string secret_access_key;
-  std::string session_token;
-};
 
 struct ArchivalKindConfig {
   std::string state = "disabled";  // disabled, paused or enabled
   bool enable_read = false;
-  std::optional<FilestoreConfig> filestore;
-  std::optional<S3StoreConfig> s3store;
+  // filestore {file_mode, dir_mode} and s3store {region, endpoint, force_path_style,
+  // access_key_id, secret_access_key, session_token}: without keys, the server's AWS_*
+  // environment variables.
+  archival::ArchiveProviders providers;
   // What a namespace registered without archival fields gets.
   std::string default_state = "disabled";  // disabled or enabled
   std::string default_uri;

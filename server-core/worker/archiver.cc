@@ -58,36 +58,14 @@ Archiver::Archiver(frontend::NamespaceEngine& namespaces, persistence::ArchivalQ
       clock_(clock),
       poll_interval_(poll_interval) {}
 
-Archiver::~Archiver() {
-  {
-    std::lock_guard lock(wake_mu_);
-    stopping_ = true;
-  }
-  wake_cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
-}
-
 void Archiver::Start() {
-  thread_ = std::thread([this] {
-    std::unique_lock lock(wake_mu_);
-    while (!stopping_) {
-      wake_cv_.wait_for(lock, absl::ToChronoMilliseconds(poll_interval_),
-                        [this] { return stopping_ || woken_; });
-      if (stopping_) break;
-      woken_ = false;
-      lock.unlock();
-      (void)RunOnce();  // failures are recorded per run and retried
-      lock.lock();
-    }
-  });
+  // Failures are recorded per run and retried; a pass that fails as a whole (database busy)
+  // is retried at the next one.
+  thread_.emplace(poll_interval_, [this] { (void)RunOnce(); });
 }
 
 void Archiver::Wake() {
-  {
-    std::lock_guard lock(wake_mu_);
-    woken_ = true;
-  }
-  wake_cv_.notify_all();
+  if (thread_) thread_->Wake();
 }
 
 absl::StatusOr<Archiver::Namespace> Archiver::LoadNamespace(const std::string& id,

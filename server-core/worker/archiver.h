@@ -16,10 +16,9 @@
 // thread; passes and triggers never overlap.
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
 #include <mutex>
-#include <thread>
+#include <optional>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -29,6 +28,7 @@
 #include "server-core/history/history_engine.h"
 #include "server-core/persistence/archival_queue_store.h"
 #include "server-core/persistence/execution_store.h"
+#include "server-core/worker/periodic_thread.h"
 #include "tock/admin/v1/service.pb.h"
 
 namespace tock::server::worker {
@@ -39,7 +39,6 @@ class Archiver {
            persistence::ExecutionStore& executions, history::HistoryEngine& history,
            archiver::ArchiveRegistry& archives, Clock& clock,
            absl::Duration poll_interval = absl::Seconds(1));
-  ~Archiver();  // stops the thread (after the step in progress)
 
   void Start();
   void Wake();
@@ -75,11 +74,7 @@ class Archiver {
   const absl::Duration poll_interval_;
 
   std::mutex pass_mu_;
-  std::mutex wake_mu_;
-  std::condition_variable wake_cv_;
-  bool woken_ = false;
-  bool stopping_ = false;
-  std::thread thread_;
+  std::optional<PeriodicThread> thread_;  // last: stopped before the rest goes
 };
 
 }  // namespace tock::server::worker

@@ -16,25 +16,9 @@ RetentionScanner::RetentionScanner(frontend::NamespaceEngine& namespaces,
       clock_(clock),
       interval_(interval) {}
 
-RetentionScanner::~RetentionScanner() {
-  {
-    std::lock_guard lock(stop_mu_);
-    stopping_ = true;
-  }
-  stop_cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
-}
-
 void RetentionScanner::Start() {
-  thread_ = std::thread([this] {
-    std::unique_lock lock(stop_mu_);
-    while (
-        !stop_cv_.wait_for(lock, absl::ToChronoSeconds(interval_), [this] { return stopping_; })) {
-      lock.unlock();
-      (void)ScanNow();  // an error (database busy) is retried at the next interval
-      lock.lock();
-    }
-  });
+  // An error (database busy) is retried at the next interval.
+  thread_.emplace(interval_, [this] { (void)ScanNow(); });
 }
 
 absl::StatusOr<int64_t> RetentionScanner::ScanNow() {

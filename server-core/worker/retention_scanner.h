@@ -11,11 +11,10 @@
 // Thread safety: ScanNow may be called from any thread; scans never overlap.
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <mutex>
-#include <thread>
+#include <optional>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -23,6 +22,7 @@
 #include "server-core/frontend/namespace_engine.h"
 #include "server-core/history/history_engine.h"
 #include "server-core/persistence/visibility_store.h"
+#include "server-core/worker/periodic_thread.h"
 
 namespace tock::server::worker {
 
@@ -31,8 +31,6 @@ class RetentionScanner {
   RetentionScanner(frontend::NamespaceEngine& namespaces, persistence::VisibilityStore& visibility,
                    history::HistoryEngine& history, Clock& clock,
                    absl::Duration interval = absl::Minutes(1));
-  // Stops the periodic scans (waits for one in progress).
-  ~RetentionScanner();
 
   // Starts the periodic scans on a thread of their own (the first after `interval` of real
   // time), so that a long scan never delays the durable timers.
@@ -54,10 +52,7 @@ class RetentionScanner {
   Clock& clock_;
   const absl::Duration interval_;
   std::mutex scan_mu_;
-  std::mutex stop_mu_;
-  std::condition_variable stop_cv_;
-  bool stopping_ = false;
-  std::thread thread_;
+  std::optional<PeriodicThread> thread_;  // last: stopped before the rest goes
 };
 
 }  // namespace tock::server::worker

@@ -189,8 +189,8 @@ TEST(ServerConfigTest, ArchivalSectionParsedAndValidated) {
   ASSERT_TRUE(good.ok()) << good.status();
   EXPECT_TRUE(good->Validate().ok()) << good->Validate();
   EXPECT_TRUE(good->archival.history.ReadEnabled());
-  EXPECT_EQ(good->archival.history.filestore->file_mode, 0640u);
-  EXPECT_EQ(good->archival.history.s3store->endpoint, "http://127.0.0.1:9000");
+  EXPECT_EQ(good->archival.history.providers.file->file_mode, 0640u);
+  EXPECT_EQ(good->archival.history.providers.s3->endpoint, "http://127.0.0.1:9000");
   EXPECT_FALSE(good->archival.visibility.Enabled()) << "disabled unless configured";
 
   struct Case {
