@@ -1,5 +1,8 @@
 #include "lib/admin/archival_ops.h"
 
+#include <optional>
+#include <utility>
+
 #include "absl/strings/str_cat.h"
 #include "lib/archival/history_archive.h"
 #include "lib/archival/visibility_archive.h"
@@ -50,31 +53,34 @@ absl::Status ListArchivedWorkflows(client::Connection& connection,
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::string> LatestArchivedRun(client::Connection& connection,
-                                              const std::string& namespace_name,
-                                              const std::string& workflow_id) {
-  std::string escaped;
-  for (char c : workflow_id) {
-    if (c == '\'') return absl::NotFoundError("no archived run");  // not expressible
-    escaped.push_back(c);
+absl::StatusOr<temporal::api::workflow::v1::WorkflowExecutionInfo> FindArchivedRun(
+    client::Connection& connection, const std::string& namespace_name,
+    const std::string& workflow_id, const std::string& run_id) {
+  if (workflow_id.find('\'') != std::string::npos) {
+    return absl::NotFoundError("a workflow id with a quote cannot be queried in the archive");
   }
-  std::string best_run;
-  int64_t best_close = INT64_MIN;
+  // Both archive query languages take WorkflowId; the run is picked here (the S3 one has no
+  // RunId filter).
+  std::optional<temporal::api::workflow::v1::WorkflowExecutionInfo> best;
   absl::Status s = ListArchivedWorkflows(
-      connection, namespace_name, absl::StrCat("WorkflowId = '", escaped, "'"), 10'000,
+      connection, namespace_name, absl::StrCat("WorkflowId = '", workflow_id, "'"), 10'000,
       [&](const temporal::api::workflow::v1::WorkflowExecutionInfo& e) {
-        const int64_t close = e.close_time().seconds() * 1'000'000'000 + e.close_time().nanos();
-        if (close > best_close) {
-          best_close = close;
-          best_run = e.execution().run_id();
+        const auto newer = [](const auto& a, const auto& b) {
+          return std::pair{a.close_time().seconds(), a.close_time().nanos()} >
+                 std::pair{b.close_time().seconds(), b.close_time().nanos()};
+        };
+        if (run_id.empty() ? (!best || newer(e, *best)) : e.execution().run_id() == run_id) {
+          best = e;
         }
         return absl::OkStatus();
       });
   if (!s.ok()) return s;
-  if (best_run.empty()) {
-    return absl::NotFoundError(absl::StrCat("workflow \"", workflow_id, "\" has no archived run"));
+  if (!best) {
+    return absl::NotFoundError(absl::StrCat("workflow \"", workflow_id, "\"",
+                                            run_id.empty() ? "" : " run " + run_id,
+                                            " is not in the archive"));
   }
-  return best_run;
+  return *best;
 }
 
 absl::StatusOr<temporal::api::history::v1::History> ReadArchivedHistory(

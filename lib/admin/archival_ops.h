@@ -31,11 +31,13 @@ absl::Status ListArchivedWorkflows(client::Connection& connection,
                                    const std::string& namespace_name, const std::string& query,
                                    int64_t limit, const ArchivedExecutionFn& each);
 
-// The run id of the most recently closed archived run of `workflow_id`, for reads that
-// name no run of a workflow whose runs are gone. NOT_FOUND when the archive has none.
-absl::StatusOr<std::string> LatestArchivedRun(client::Connection& connection,
-                                              const std::string& namespace_name,
-                                              const std::string& workflow_id);
+// The archived visibility record of a run that is gone (deleted after its retention):
+// `run_id`, or with "" the most recently closed archived run of `workflow_id`. For reads
+// that should work the same on archived runs. NOT_FOUND when the archive has none; the
+// server's error when it has no archive to ask.
+absl::StatusOr<temporal::api::workflow::v1::WorkflowExecutionInfo> FindArchivedRun(
+    client::Connection& connection, const std::string& namespace_name,
+    const std::string& workflow_id, const std::string& run_id);
 
 // Offline: the archived history of a run, read from the store `uri` names.
 absl::StatusOr<temporal::api::history::v1::History> ReadArchivedHistory(

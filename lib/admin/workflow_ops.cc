@@ -160,9 +160,9 @@ absl::Status ReadHistory(client::Connection& connection, const std::string& ns,
       // A workflow whose runs are all gone (deleted after their retention): its latest
       // archived run, which the server reads from the archive.
       if (s.code() == absl::StatusCode::kNotFound && req.execution().run_id().empty()) {
-        absl::StatusOr<std::string> archived = LatestArchivedRun(connection, ns, workflow_id);
+        auto archived = FindArchivedRun(connection, ns, workflow_id, "");
         if (archived.ok()) {
-          req.mutable_execution()->set_run_id(*archived);
+          req.mutable_execution()->set_run_id(archived->execution().run_id());
           continue;
         }
       }

@@ -100,8 +100,10 @@ TEST_F(ArchiveFlowTest, ArchivesOnCloseDeletesAfterRetentionAndReadsBack) {
   EXPECT_EQ(At(status, "/history/uri"), "file://" + ArchiveDir() + "/history");
   EXPECT_EQ(FilesEndingWith(ArchiveDir() + "/visibility/" + ns_id, ".visibility"), 1u);
   EXPECT_FALSE(fs::exists(HistoryFile(ns_id, "order-1", run)));
-  EXPECT_EQ(Tock({"-n", "orders", "workflow", "describe", "--workflow-id", "order-1"}).exit_code,
-            kExitOk);
+  EXPECT_EQ(At(TockJson({"-n", "orders", "workflow", "describe", "--workflow-id", "order-1"}),
+               "/archived"),
+            json())
+      << "still in the database";
 
   // Retention passes: history archived under Temporal's name, then the run deleted.
   TockJson({"server", "advance-time", "25h"});
@@ -115,8 +117,11 @@ TEST_F(ArchiveFlowTest, ArchivesOnCloseDeletesAfterRetentionAndReadsBack) {
   for (const json& batch : file) events += At(batch, "/events").size();
   EXPECT_EQ(events, 3u);
   EXPECT_EQ(At(file, "/0/events/0/eventType"), "EVENT_TYPE_WORKFLOW_EXECUTION_STARTED");
-  EXPECT_EQ(Tock({"-n", "orders", "workflow", "describe", "--workflow-id", "order-1"}).exit_code,
-            kExitNotFound);
+  // Gone from the database; describe shows the archived record.
+  json described = TockJson({"-n", "orders", "workflow", "describe", "--workflow-id", "order-1"});
+  EXPECT_EQ(At(described, "/archived"), true);
+  EXPECT_EQ(At(described, "/workflowExecutionInfo/execution/runId"), run);
+  EXPECT_EQ(At(described, "/workflowExecutionInfo/status"), "WORKFLOW_EXECUTION_STATUS_TERMINATED");
   EXPECT_EQ(Tock({"-n", "orders", "workflow", "describe", "--workflow-id", "still-open"}).exit_code,
             kExitOk)
       << "a running run is neither archived nor deleted";
@@ -167,7 +172,8 @@ TEST_F(ArchiveFlowTest, TriggerArchivesAtOnceAndTheRunStaysUntilRetention) {
   EXPECT_EQ(At(triggered, "/runId"), run);
   EXPECT_EQ(At(triggered, "/historyArchivalUri"), "file://" + ArchiveDir() + "/history");
   EXPECT_TRUE(fs::exists(HistoryFile(ns_id, "order-7", run)));
-  EXPECT_EQ(Tock({"-n", "orders", "workflow", "describe", "-w", "order-7"}).exit_code, kExitOk)
+  EXPECT_EQ(At(TockJson({"-n", "orders", "workflow", "describe", "-w", "order-7"}), "/archived"),
+            json())
       << "triggering archives; deleting still waits for the retention";
   json status = TockJson({"-n", "orders", "archival", "status"});
   EXPECT_EQ(At(status, "/history/archived"), "1");
@@ -188,7 +194,8 @@ TEST_F(ArchiveFlowTest, TriggerArchivesAtOnceAndTheRunStaysUntilRetention) {
               "namespace \"plain\" archives neither histories nor visibility records; enable it "
               "with tock namespace update plain --history-archival-state enabled");
   TockJson({"server", "advance-time", "25h"});
-  EXPECT_EQ(Tock({"-n", "plain", "workflow", "describe", "-w", "p-1"}).exit_code, kExitNotFound);
+  ExpectError({"-n", "plain", "workflow", "describe", "-w", "p-1"}, kExitNotFound,
+              "Workflow execution not found. WorkflowId: p-1, RunId: .");
   ExpectError({"-n", "plain", "workflow", "list", "--archived"}, kExitUsage,
               "Namespace is not configured for visibility archival.");
 }
@@ -225,7 +232,7 @@ TEST_F(ArchiveFlowTest, KillBetweenUploadAndDeleteLosesNothing) {
   for (size_t i = 0; i < runs.size(); ++i) {
     const std::string id = "order-" + std::to_string(i);
     EXPECT_TRUE(fs::exists(HistoryFile(ns_id, id, runs[i])));
-    EXPECT_EQ(Tock({"-n", "orders", "workflow", "describe", "-w", id}).exit_code, kExitNotFound);
+    EXPECT_EQ(At(TockJson({"-n", "orders", "workflow", "describe", "-w", id}), "/archived"), true);
     json shown = TockJson({"-n", "orders", "workflow", "show", "-w", id, "-r", runs[i]});
     EXPECT_EQ(At(shown, "/events").size(), 3u) << id;
   }

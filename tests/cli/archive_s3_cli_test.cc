@@ -244,7 +244,8 @@ TEST_F(S3ServerTest, ArchivesToS3AndSurvivesAnOutageOfTheStore) {
   EXPECT_NE(At(failing, "/failures/0/lastError").get<std::string>().find("failed after"),
             std::string::npos)
       << failing.dump();
-  EXPECT_EQ(Tock({"-n", "orders", "workflow", "describe", "-w", "order-1"}).exit_code, kExitOk)
+  EXPECT_EQ(At(TockJson({"-n", "orders", "workflow", "describe", "-w", "order-1"}), "/archived"),
+            json())
       << "never deleted before its history is archived";
   ProcessResult card = Tock({"-n", "orders", "archival", "status", "-o", "card"});
   EXPECT_NE(card.out.find("Failing:       1"), std::string::npos) << card.out;

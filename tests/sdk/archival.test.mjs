@@ -79,7 +79,10 @@ test('an archived history replays, from the file and read back through the serve
     await new Promise((r) => setTimeout(r, 100));
   }
   assert.equal(status.runsDeleted, '1', JSON.stringify(status));
-  assert.equal((await tock(['-n', namespace, 'workflow', 'describe', '-w', workflowId])).code, 3);
+  // Gone from the database: describe shows the archived record.
+  const described = await tockJson(['-n', namespace, 'workflow', 'describe', '-w', workflowId]);
+  assert.equal(described.archived, true);
+  assert.equal(described.workflowExecutionInfo.status, 'WORKFLOW_EXECUTION_STATUS_COMPLETED');
 
   // The file Temporal's filestore layout names: a JSON array of History objects.
   const files = readdirSync(join(archiveDir, 'history')).filter((f) => f.endsWith('.history'));

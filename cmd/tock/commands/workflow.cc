@@ -168,6 +168,17 @@ void AddWorkflowCommands(CLI::App& app, CommandContext& ctx) {
         auto c = ctx.connection();
         if (!c.ok()) return c.status();
         auto d = admin::DescribeWorkflow(**c, ctx.options.namespace_name, t->workflow_id, t->run_id);
+        bool archived = false;
+        if (d.status().code() == absl::StatusCode::kNotFound) {
+          // A run deleted after its retention: its archived record, when there is one.
+          auto found = admin::FindArchivedRun(**c, ctx.options.namespace_name, t->workflow_id,
+                                              t->run_id);
+          if (found.ok()) {
+            d = temporal::api::workflowservice::v1::DescribeWorkflowExecutionResponse();
+            *d->mutable_workflow_execution_info() = *found;
+            archived = true;
+          }
+        }
         if (!d.ok()) return d.status();
         const auto& info = d->workflow_execution_info();
         CardRows card = {
@@ -188,9 +199,15 @@ void AddWorkflowCommands(CLI::App& app, CommandContext& ctx) {
                                          a.has_last_failure() ? ", last failure: " : "",
                                          a.last_failure().message()));
         }
+        nlohmann::json json = Decoded(*d);
+        if (archived) {
+          card.emplace_back("Archived", "yes: deleted after its retention; `tock workflow show` "
+                                        "reads its history from the archive");
+          json["archived"] = true;
+        }
         auto printer = ctx.printer();
         if (!printer.ok()) return printer.status();
-        printer->Object(Decoded(*d), card);
+        printer->Object(json, card);
         return absl::OkStatus();
       };
     });
