@@ -97,6 +97,8 @@ class TockServerImpl : public TockServer {
     matching_ = std::make_unique<matching::MatchingEngine>(clock_, *timer_thread_);
     history_ = std::make_unique<history::HistoryEngine>(persistence_->executions(), *shards_,
                                                         *matching_, clock_, *timer_thread_);
+    history_->SetArchivalCheck(
+        [this](const std::string& namespace_id) { return namespaces_->ArchivesById(namespace_id); });
     if (absl::Status s = history_->Recover(); !s.ok()) return s;
     retention_ = std::make_unique<worker::RetentionScanner>(
         *namespaces_, persistence_->visibility(), *history_, clock_);

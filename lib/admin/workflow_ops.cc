@@ -82,6 +82,7 @@ absl::StatusOr<StartedWorkflow> StartWorkflow(client::Connection& connection,
   if (auto s = SetDuration(o.task_timeout, "--task-timeout", req.mutable_workflow_task_timeout()); !s.ok()) {
     return s;
   }
+  req.set_cron_schedule(o.cron_schedule);
   if (auto s = SetDuration(o.start_delay, "--start-delay", req.mutable_workflow_start_delay());
       !s.ok()) {
     return s;

@@ -26,6 +26,7 @@ struct StartWorkflowOptions {
   std::string run_timeout;
   std::string task_timeout;
   std::string start_delay;  // the first workflow task waits this long (a signal ends it)
+  std::string cron_schedule;  // "*/15 * * * *", "@hourly", "@every 90m"; "" for none
   std::string identity = "tock";
 };
 

@@ -452,6 +452,29 @@ absl::StatusOr<tock::admin::v1::DescribeNamespaceAsOfResponse> NamespaceEngine::
 void NamespaceEngine::ForgetCached() {
   std::lock_guard lock(cache_mu_);
   cache_.clear();
+  archives_by_id_.clear();
+}
+
+bool NamespaceEngine::ArchivesById(const std::string& namespace_id) {
+  {
+    std::lock_guard lock(cache_mu_);
+    auto it = archives_by_id_.find(namespace_id);
+    if (it != archives_by_id_.end()) return it->second;
+  }
+  wf::DescribeNamespaceRequest req;
+  req.set_id(namespace_id);
+  absl::StatusOr<wf::DescribeNamespaceResponse> ns = Describe(req);
+  if (!ns.ok()) return false;
+  const auto& config = ns->config();
+  const bool archives =
+      (archival_.history.cluster_enabled &&
+       config.history_archival_state() == temporal::api::enums::v1::ARCHIVAL_STATE_ENABLED) ||
+      (archival_.visibility.cluster_enabled &&
+       config.visibility_archival_state() == temporal::api::enums::v1::ARCHIVAL_STATE_ENABLED);
+  std::lock_guard lock(cache_mu_);
+  if (archives_by_id_.size() > 10000) archives_by_id_.clear();
+  archives_by_id_[namespace_id] = archives;
+  return archives;
 }
 
 absl::StatusOr<NamespaceEngine::Resolved> NamespaceEngine::Resolve(const std::string& name,
@@ -482,13 +505,7 @@ absl::StatusOr<NamespaceEngine::Resolved> NamespaceEngine::Resolve(const std::st
     return NamespaceNotActiveError(name, current->record.replication_config().active_cluster_name(),
                                    cluster_.current_cluster_name);
   }
-  const auto& config = current->record.config();
-  const bool archives =
-      (archival_.history.cluster_enabled &&
-       config.history_archival_state() == temporal::api::enums::v1::ARCHIVAL_STATE_ENABLED) ||
-      (archival_.visibility.cluster_enabled &&
-       config.visibility_archival_state() == temporal::api::enums::v1::ARCHIVAL_STATE_ENABLED);
-  return Resolved{current->record.info().id(), name, current->record.failover_version(), archives};
+  return Resolved{current->record.info().id(), name, current->record.failover_version()};
 }
 
 absl::Status NamespaceEngine::EnsureRegistered(const std::string& name) {

@@ -71,9 +71,6 @@ class NamespaceEngine {
     std::string id;
     std::string name;
     int64_t failover_version = 0;
-    // The cluster and the namespace archive histories or visibility records: runs that
-    // close now are queued for the archiver.
-    bool archives = false;
   };
   absl::StatusOr<Resolved> Resolve(const std::string& name, bool allow_deprecated);
 
@@ -82,6 +79,11 @@ class NamespaceEngine {
   absl::Status EnsureRegistered(const std::string& name);
 
   const admin::ClusterMetadata& cluster() const { return cluster_; }
+
+  // Whether runs of the namespace with this id that close now are queued for archival: the
+  // cluster and the namespace archive histories or visibility records. False for an unknown
+  // id. Cached until the next namespace change.
+  bool ArchivesById(const std::string& namespace_id);
 
   // Set once at start, before requests arrive.
   void SetArchivalPolicy(NamespaceArchivalPolicy policy) { archival_ = std::move(policy); }
@@ -117,6 +119,7 @@ class NamespaceEngine {
   // which clears the cache, so it is never stale.
   std::mutex cache_mu_;
   std::unordered_map<std::string, persistence::NamespaceVersion> cache_;
+  std::unordered_map<std::string, bool> archives_by_id_;
   void ForgetCached();
 };
 

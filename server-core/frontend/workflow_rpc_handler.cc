@@ -81,7 +81,7 @@ class LongPoll : public std::enable_shared_from_this<LongPoll<Response>> {
 };
 
 history::NamespaceRef Ref(const NamespaceEngine::Resolved& r) {
-  return history::NamespaceRef{r.id, r.name, r.failover_version, r.archives};
+  return history::NamespaceRef{r.id, r.name, r.failover_version};
 }
 
 // Registers a unary method whose request names a namespace: resolves it (NOT_FOUND,

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "lib/common/cron_schedule.h"
 #include "lib/common/ids.h"
 #include "lib/common/proto_time.h"
 #include "lib/common/time_format.h"
@@ -141,7 +142,7 @@ absl::Status HistoryEngine::Mutate(const NamespaceRef& ns, const RunKey& key,
       for (auto& t : next->new_tasks()) commit.new_tasks.push_back(std::move(t));
       for (auto& t : next->new_timers()) commit.new_timers.push_back(std::move(t));
     }
-    for (persistence::RunWrite& run : commit.runs) run.archive_on_close = ns.archives;
+    MarkClosingRunsForArchival(commit, ns.id);
     if (absl::Status w = store_.Write(commit); !w.ok()) {
       entry->state.reset();
       return w;
@@ -156,6 +157,14 @@ absl::Status HistoryEngine::Mutate(const NamespaceRef& ns, const RunKey& key,
   Publish(commit, key.run_id);
   if (HasPayload(result)) result.ErasePayload(kCommitThenFail);
   return result;
+}
+
+void HistoryEngine::MarkClosingRunsForArchival(persistence::Commit& commit,
+                                               const std::string& namespace_id) {
+  for (persistence::RunWrite& run : commit.runs) {
+    if (!run.visibility || !run.visibility->close_time) continue;  // only a close is queued
+    run.archive_on_close = archival_check_ && archival_check_(namespace_id);
+  }
 }
 
 void HistoryEngine::Publish(persistence::Commit& commit, const std::string& run_id) {
@@ -211,6 +220,18 @@ absl::StatusOr<wf::StartWorkflowExecutionResponse> HistoryEngine::StartWorkflowW
   if (start_delay > absl::ZeroDuration() && !req.cron_schedule().empty()) {
     return absl::InvalidArgumentError(
         "CronSchedule and WorkflowStartDelay may not be used together.");
+  }
+  // A cron workflow's first run waits for the schedule's first activation.
+  absl::Duration cron_wait = absl::ZeroDuration();
+  if (!req.cron_schedule().empty()) {
+    absl::StatusOr<CronSchedule> schedule = CronSchedule::Parse(req.cron_schedule());
+    if (!schedule.ok()) return schedule.status();
+    const absl::Time now = clock_.Now();
+    cron_wait = CronBackoff(*schedule, now, now);
+    if (cron_wait == absl::InfiniteDuration()) {
+      return absl::InvalidArgumentError(
+          "invalid CronSchedule, no time can be found to satisfy the schedule");
+    }
   }
 
   // Starts of one workflow id are serialised by a lock of their own.
@@ -298,7 +319,7 @@ absl::StatusOr<wf::StartWorkflowExecutionResponse> HistoryEngine::StartWorkflowW
   run.parent = parent;
   // The first workflow task waits for the start delay as a retry's does for its backoff; a
   // signal before then dispatches it at once (the rest of the delay is skipped).
-  run.first_task_backoff = start_delay;
+  run.first_task_backoff = std::max(start_delay, cron_wait);
   std::unique_ptr<RunTransaction> built = BuildNewRun(ns, run, clock_.Now());
   RunTransaction& tx = *built;
   const std::string run_id = tx.execution().run_id();
@@ -312,7 +333,7 @@ absl::StatusOr<wf::StartWorkflowExecutionResponse> HistoryEngine::StartWorkflowW
                                         replaced_run_id));
   commit.new_tasks = std::move(tx.new_tasks());
   commit.new_timers = std::move(tx.new_timers());
-  commit.runs.front().archive_on_close = ns.archives;
+  MarkClosingRunsForArchival(commit, ns.id);
   if (absl::Status s = store_.Write(commit); !s.ok()) return s;
   Entry(run_id)->state = std::move(commit.runs.front().state);
   Publish(commit, run_id);
@@ -383,11 +404,15 @@ std::unique_ptr<RunTransaction> HistoryEngine::BuildNewRun(const NamespaceRef& n
     attrs->mutable_parent_workflow_execution()->set_run_id(run.parent->run_id());
     attrs->set_parent_initiated_event_id(run.parent->initiated_event_id());
   }
+  if (run.last_completion_result) *attrs->mutable_last_completion_result() = *run.last_completion_result;
+  if (run.continued_failure) *attrs->mutable_continued_failure() = *run.continued_failure;
   if (run.run_timeout > absl::ZeroDuration()) {
-    *attrs->mutable_workflow_execution_expiration_time() = ToProtoTime(now + run.run_timeout);
+    // The run's time starts when its first workflow task may (after any backoff).
+    const absl::Time expires = now + run.first_task_backoff + run.run_timeout;
+    *attrs->mutable_workflow_execution_expiration_time() = ToProtoTime(expires);
     TimerTask timeout;
     timeout.set_kind(TimerTask::KIND_WORKFLOW_RUN_TIMEOUT);
-    tx->AddTimer(now + run.run_timeout, timeout);
+    tx->AddTimer(expires, timeout);
   }
   if (run.user_metadata) *started.mutable_user_metadata() = *run.user_metadata;
   if (run.first_task_backoff > absl::ZeroDuration()) {

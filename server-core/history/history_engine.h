@@ -37,11 +37,15 @@ struct NamespaceRef {
   std::string id;
   std::string name;
   int64_t failover_version = 0;
-  bool archives = false;  // runs that close are queued for the archiver
 };
 
 class HistoryEngine {
  public:
+  // Whether runs of a namespace (by id) that close now are queued for the archiver; set once
+  // at start. Without it nothing is queued.
+  using ArchivalCheck = std::function<bool(const std::string& namespace_id)>;
+  void SetArchivalCheck(ArchivalCheck check) { archival_check_ = std::move(check); }
+
   HistoryEngine(persistence::ExecutionStore& store, ShardController& shards,
                 matching::MatchingEngine& matching, Clock& clock, TimerThread& timers);
   ~HistoryEngine();
@@ -161,8 +165,22 @@ class HistoryEngine {
     std::optional<tock::persistence::v1::ParentInfo> parent;
     std::optional<temporal::api::sdk::v1::UserMetadata> user_metadata;
     int32_t attempt = 1;
-    absl::Duration first_task_backoff = absl::ZeroDuration();  // retry backoff or start delay
+    // Retry backoff, start delay, the wait for a cron schedule, or continue-as-new's backoff.
+    absl::Duration first_task_backoff = absl::ZeroDuration();
+    // What the previous run of a cron schedule (or a continue-as-new) left the next one.
+    std::optional<temporal::api::common::v1::Payloads> last_completion_result;
+    std::optional<temporal::api::failure::v1::Failure> continued_failure;
   };
+  // The next run of a closing run's workflow, like it (same type, input, timeouts, policy,
+  // cron schedule); the caller sets what differs (attempt, initiator, backoff).
+  absl::StatusOr<NewRun> SuccessorOf(const tock::persistence::v1::ExecutionInfo& exec);
+  // The next run of a cron schedule when the closing run has one: it waits for the schedule's
+  // next activation (Temporal's backoff) and carries `result` or `failure`. Null without a
+  // schedule or when the schedule has no next activation.
+  absl::StatusOr<std::unique_ptr<RunTransaction>> NextCronRun(
+      RunTransaction& tx, const NamespaceRef& ns,
+      const temporal::api::common::v1::Payloads* result,
+      const temporal::api::failure::v1::Failure* failure);
   // Events 1 (WorkflowExecutionStarted) and 2 (WorkflowTaskScheduled) of a new run, its
   // task and its run-timeout timer.
   std::unique_ptr<RunTransaction> BuildNewRun(const NamespaceRef& ns, const NewRun& run,
@@ -222,9 +240,14 @@ class HistoryEngine {
   std::mutex waiters_mu_;
   std::unordered_map<std::string, std::map<uint64_t, std::function<void()>>> history_waiters_;
   uint64_t next_wait_id_ = 1;
+
+  ArchivalCheck archival_check_;
+  // Marks the runs of `commit` that close for archival when their namespace archives.
+  void MarkClosingRunsForArchival(persistence::Commit& commit, const std::string& namespace_id);
 };
 
 // The status a Mutation returns to commit its change and still fail the call.
 absl::Status CommitThenFail(absl::Status status);
 
 }  // namespace tock::server::history
+

@@ -6,6 +6,7 @@
 #include "lib/common/proto_time.h"
 #include "lib/common/time_format.h"
 #include "server-core/history/history_engine.h"
+#include "lib/common/cron_schedule.h"
 #include "server-core/history/activity_retry.h"
 #include "server-core/history/task_token.h"
 
@@ -270,11 +271,20 @@ absl::Status HistoryEngine::ApplyCommands(RunTransaction& tx, const NamespaceRef
         break;
       }
       case enums::COMMAND_TYPE_COMPLETE_WORKFLOW_EXECUTION: {
+        const auto& result = command.complete_workflow_execution_command_attributes().result();
+        // A cron schedule goes on with its next run, started in this same transaction.
+        absl::StatusOr<std::unique_ptr<RunTransaction>> cron = NextCronRun(tx, ns, &result, nullptr);
+        if (!cron.ok()) return cron.status();
         HistoryEvent& e = tx.Append(enums::EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED);
         auto* ev = e.mutable_workflow_execution_completed_event_attributes();
-        *ev->mutable_result() = command.complete_workflow_execution_command_attributes().result();
+        *ev->mutable_result() = result;
         ev->set_workflow_task_completed_event_id(completed_id);
+        if (*cron) {
+          ev->set_new_execution_run_id((*cron)->execution().run_id());
+          tx.state().mutable_execution()->set_new_execution_run_id((*cron)->execution().run_id());
+        }
         tx.Close(enums::WORKFLOW_EXECUTION_STATUS_COMPLETED);
+        if (*cron) tx.SetFollowingRun(std::move(*cron));
         break;
       }
       case enums::COMMAND_TYPE_FAIL_WORKFLOW_EXECUTION: {
@@ -283,7 +293,7 @@ absl::Status HistoryEngine::ApplyCommands(RunTransaction& tx, const NamespaceRef
         // A workflow with a retry policy gets a new run (attempt + 1) after the backoff,
         // started in this same transaction.
         enums::RetryState retry_state = enums::RETRY_STATE_RETRY_POLICY_NOT_SET;
-        std::unique_ptr<RunTransaction> retry;
+        std::unique_ptr<RunTransaction> next_run;
         if (exec.has_retry_policy()) {
           tock::persistence::v1::ActivityInfo as_activity;  // the retry rules are the same
           *as_activity.mutable_retry_policy() = exec.retry_policy();
@@ -291,43 +301,31 @@ absl::Status HistoryEngine::ApplyCommands(RunTransaction& tx, const NamespaceRef
           absl::StatusOr<absl::Duration> backoff =
               NextActivityRetry(as_activity, failure, tx.now(), &retry_state);
           if (backoff.ok()) {
-            absl::StatusOr<std::vector<HistoryEvent>> first = store_.ReadEvents(exec.run_id(), 1, 2, 1);
-            if (!first.ok() || first->empty()) return absl::InternalError("the start event is missing");
-            const auto& start = first->front().workflow_execution_started_event_attributes();
-            NewRun next;
-            next.workflow_id = exec.workflow_id();
-            next.workflow_type = start.workflow_type();
-            next.task_queue = exec.task_queue();
-            next.input = start.input();
-            next.execution_timeout = FromProtoDuration(exec.workflow_execution_timeout());
-            next.run_timeout = FromProtoDuration(exec.workflow_run_timeout());
-            next.task_timeout = FromProtoDuration(exec.default_workflow_task_timeout());
-            next.request_id = exec.start_request_id();
-            next.identity = exec.identity();
-            next.header = start.header();
-            next.memo = exec.memo();
-            next.search_attributes = exec.search_attributes();
-            next.retry_policy = exec.retry_policy();
-            next.first_execution_run_id = exec.first_execution_run_id();
-            next.continued_execution_run_id = exec.run_id();
-            next.initiator = enums::CONTINUE_AS_NEW_INITIATOR_RETRY;
-            if (exec.has_parent()) next.parent = exec.parent();
-            next.attempt = exec.attempt() + 1;
-            next.first_task_backoff = *backoff;
-            retry = BuildNewRun(ns, next, tx.now());
+            absl::StatusOr<NewRun> next = SuccessorOf(exec);
+            if (!next.ok()) return next.status();
+            next->initiator = enums::CONTINUE_AS_NEW_INITIATOR_RETRY;
+            next->attempt = exec.attempt() + 1;
+            next->first_task_backoff = *backoff;
+            next_run = BuildNewRun(ns, *next, tx.now());
           }
+        }
+        // Without a retry, a cron schedule goes on with its next run.
+        if (!next_run) {
+          absl::StatusOr<std::unique_ptr<RunTransaction>> cron = NextCronRun(tx, ns, nullptr, &failure);
+          if (!cron.ok()) return cron.status();
+          next_run = std::move(*cron);
         }
         HistoryEvent& e = tx.Append(enums::EVENT_TYPE_WORKFLOW_EXECUTION_FAILED);
         auto* ev = e.mutable_workflow_execution_failed_event_attributes();
         *ev->mutable_failure() = failure;
         ev->set_retry_state(retry_state);
         ev->set_workflow_task_completed_event_id(completed_id);
-        if (retry) {
-          ev->set_new_execution_run_id(retry->execution().run_id());
-          tx.state().mutable_execution()->set_new_execution_run_id(retry->execution().run_id());
+        if (next_run) {
+          ev->set_new_execution_run_id(next_run->execution().run_id());
+          tx.state().mutable_execution()->set_new_execution_run_id(next_run->execution().run_id());
         }
         tx.Close(enums::WORKFLOW_EXECUTION_STATUS_FAILED);
-        if (retry) tx.SetFollowingRun(std::move(retry));
+        if (next_run) tx.SetFollowingRun(std::move(next_run));
         break;
       }
       case enums::COMMAND_TYPE_CANCEL_WORKFLOW_EXECUTION: {
@@ -400,6 +398,9 @@ absl::Status HistoryEngine::ApplyCommands(RunTransaction& tx, const NamespaceRef
                              ? enums::CONTINUE_AS_NEW_INITIATOR_WORKFLOW
                              : a.initiator();
         if (exec.has_parent()) next.parent = exec.parent();
+        next.first_task_backoff = FromProtoDuration(a.backoff_start_interval());
+        if (a.has_last_completion_result()) next.last_completion_result = a.last_completion_result();
+        if (a.has_failure()) next.continued_failure = a.failure();
         std::unique_ptr<RunTransaction> following = BuildNewRun(ns, next, tx.now());
         const std::string new_run_id = following->execution().run_id();
 
@@ -463,6 +464,54 @@ absl::Status HistoryEngine::RespondWorkflowTaskFailed(const NamespaceRef& ns,
     tx.ScheduleWorkflowTask(attempt + 1);
     return absl::OkStatus();
   });
+}
+
+absl::StatusOr<HistoryEngine::NewRun> HistoryEngine::SuccessorOf(
+    const tock::persistence::v1::ExecutionInfo& exec) {
+  absl::StatusOr<std::vector<HistoryEvent>> first = store_.ReadEvents(exec.run_id(), 1, 2, 1);
+  if (!first.ok()) return first.status();
+  if (first->empty()) return absl::InternalError("the start event is missing");
+  const auto& start = first->front().workflow_execution_started_event_attributes();
+  NewRun next;
+  next.workflow_id = exec.workflow_id();
+  next.workflow_type = start.workflow_type();
+  next.task_queue = exec.task_queue();
+  next.input = start.input();
+  next.execution_timeout = FromProtoDuration(exec.workflow_execution_timeout());
+  next.run_timeout = FromProtoDuration(exec.workflow_run_timeout());
+  next.task_timeout = FromProtoDuration(exec.default_workflow_task_timeout());
+  next.request_id = exec.start_request_id();
+  next.identity = exec.identity();
+  next.header = start.header();
+  next.memo = exec.memo();
+  next.search_attributes = exec.search_attributes();
+  if (exec.has_retry_policy()) next.retry_policy = exec.retry_policy();
+  next.cron_schedule = exec.cron_schedule();
+  next.first_execution_run_id = exec.first_execution_run_id();
+  next.continued_execution_run_id = exec.run_id();
+  if (exec.has_parent()) next.parent = exec.parent();
+  return next;
+}
+
+absl::StatusOr<std::unique_ptr<RunTransaction>> HistoryEngine::NextCronRun(
+    RunTransaction& tx, const NamespaceRef& ns,
+    const temporal::api::common::v1::Payloads* result,
+    const temporal::api::failure::v1::Failure* failure) {
+  const auto& exec = tx.execution();
+  if (exec.cron_schedule().empty()) return nullptr;
+  absl::StatusOr<CronSchedule> schedule = CronSchedule::Parse(exec.cron_schedule());
+  if (!schedule.ok()) return nullptr;  // validated at start; nothing to schedule
+  // From when this run was scheduled to run (its execution time), as Temporal does.
+  const absl::Duration wait = CronBackoff(*schedule, FromProtoTime(exec.execution_time()), tx.now());
+  if (wait == absl::InfiniteDuration()) return nullptr;
+  absl::StatusOr<NewRun> next = SuccessorOf(exec);
+  if (!next.ok()) return next.status();
+  next->initiator = enums::CONTINUE_AS_NEW_INITIATOR_CRON_SCHEDULE;
+  next->attempt = 1;
+  next->first_task_backoff = wait;
+  if (result != nullptr) next->last_completion_result = *result;
+  if (failure != nullptr) next->continued_failure = *failure;
+  return BuildNewRun(ns, *next, tx.now());
 }
 
 }  // namespace tock::server::history

@@ -194,7 +194,7 @@ absl::Status Archiver::DeleteRun(const Namespace& ns, ArchivalQueueRow& row) {
   req.set_namespace_(ns.name);
   req.mutable_workflow_execution()->set_workflow_id(row.workflow_id);
   req.mutable_workflow_execution()->set_run_id(row.run_id);
-  absl::Status s = history_.DeleteWorkflow({ns.id, ns.name, ns.failover_version, false}, req);
+  absl::Status s = history_.DeleteWorkflow({ns.id, ns.name, ns.failover_version}, req);
   if (!s.ok() && s.code() != absl::StatusCode::kNotFound) {
     RecordFailure(row, s);
     return s;

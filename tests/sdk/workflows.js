@@ -142,3 +142,9 @@ export async function countSignals() {
   await condition(() => seen >= 1);
   return seen;
 }
+
+// A cron workflow: each run returns one more than the run before it (last_completion_result).
+export async function cronCounter() {
+  const last = workflowInfo().lastResult;
+  return (typeof last === 'number' ? last : 0) + 1;
+}

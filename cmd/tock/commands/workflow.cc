@@ -79,6 +79,9 @@ void AddStartOptions(CLI::App* cmd, admin::StartWorkflowOptions& o) {
   cmd->add_option("--task-timeout", o.task_timeout, "Workflow task timeout (default 10s)");
   cmd->add_option("--start-delay", o.start_delay,
                   "Wait this long before the first workflow task (a signal ends the wait)");
+  cmd->add_option("--cron", o.cron_schedule,
+                  "Run on a cron schedule: \"*/15 * * * *\", \"@hourly\", \"@every 90m\", "
+                  "\"CRON_TZ=Europe/Paris 0 9 * * MON-FRI\" (each run gets the last one's result)");
 }
 
 }  // namespace
@@ -97,7 +100,10 @@ void AddWorkflowCommands(CLI::App& app, CommandContext& ctx) {
     auto o = std::make_shared<admin::StartWorkflowOptions>();
     CLI::App* cmd = group->add_subcommand("start", "Start a workflow and print its ids");
     AddStartOptions(cmd, *o);
-    cmd->footer("Example:\n  tock workflow start --type order --task-queue orders --id order-7 --input 7\n");
+    cmd->footer(
+        "Examples:\n"
+        "  tock workflow start --type order --task-queue orders --id order-7 --input 7\n"
+        "  tock workflow start --type report --task-queue nightly --id nightly --cron \"0 2 * * *\"\n");
     cmd->callback([&ctx, o] {
       ctx.action = [&ctx, o]() -> absl::Status {
         o->namespace_name = ctx.options.namespace_name;

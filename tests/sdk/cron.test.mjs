@@ -1,0 +1,126 @@
+// Cron schedules with the official SDK on a time-skipping tock-server: the first run waits for
+// the schedule, each run hands its result to the next (lastResult), runs follow the schedule
+// as the clock moves, a bad schedule is refused, and terminating the waiting run ends the
+// schedule.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { Client, Connection } from '@temporalio/client';
+import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import * as activities from './activities.mjs';
+import { startServer, uniqueName } from './server.mjs';
+
+const DEADLINE = { timeout: 90_000 };
+const HOOK_DEADLINE = { timeout: 60_000 };
+const workflowsPath = fileURLToPath(new URL('./workflows.js', import.meta.url));
+Runtime.install({ logger: new DefaultLogger('WARN') });
+
+let server;
+let nativeConnection;
+let connection;
+let client;
+let worker;
+let running;
+const taskQueue = uniqueName('cron');
+
+function advance(duration) {
+  return new Promise((resolve, reject) => {
+    execFile(process.env.TOCK_CLI_BIN, ['--address', server.address, 'server', 'advance-time', duration],
+      { timeout: 30_000 }, (error, stdout, stderr) => (error ? reject(new Error(stderr)) : resolve(stdout)));
+  });
+}
+
+async function runsOf(workflowId) {
+  const runs = [];
+  for await (const r of client.workflow.list({ query: `WorkflowId = '${workflowId}'` })) runs.push(r);
+  return runs.sort((a, b) => a.startTime - b.startTime);
+}
+
+async function waitForRuns(workflowId, done) {
+  let runs = [];
+  for (let i = 0; i < 200; i++) {
+    runs = await runsOf(workflowId);
+    if (done(runs)) return runs;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.fail(`runs never got there: ${JSON.stringify(runs.map((r) => [r.runId, r.status.name]))}`);
+}
+
+before(async () => {
+  server = await startServer({ args: ['--enable-time-skipping'] });
+  nativeConnection = await NativeConnection.connect({ address: server.address });
+  worker = await Worker.create({ connection: nativeConnection, taskQueue, workflowsPath, activities });
+  running = worker.run();
+  connection = await Connection.connect({ address: server.address });
+  client = new Client({ connection });
+}, HOOK_DEADLINE);
+
+after(async () => {
+  try {
+    if (worker?.getState() === 'RUNNING') worker.shutdown();
+    await running;
+    await nativeConnection?.close();
+    await connection?.close();
+  } finally {
+    await server?.stop();
+  }
+}, HOOK_DEADLINE);
+
+test('a cron workflow runs on its schedule and hands each result to the next run', DEADLINE, async () => {
+  const workflowId = uniqueName('every-minute');
+  const handle = await client.workflow.start('cronCounter', { taskQueue, workflowId, cronSchedule: '* * * * *' });
+
+  // The first run waits for the next minute.
+  const first = (await handle.fetchHistory()).events[0];
+  assert.equal(first.workflowExecutionStartedEventAttributes.cronSchedule, '* * * * *');
+  const wait = Number(first.workflowExecutionStartedEventAttributes.firstWorkflowTaskBackoff.seconds);
+  assert.ok(wait >= 1 && wait <= 60, `first run waits ${wait}s`);
+  assert.equal((await runsOf(workflowId)).length, 1);
+
+  for (let n = 1; n <= 3; n++) {
+    await advance('1m');
+    await waitForRuns(workflowId, (runs) => runs.filter((r) => r.status.name === 'COMPLETED').length === n &&
+                                            runs.length === n + 1);
+  }
+  const runs = await runsOf(workflowId);
+  const results = [];
+  for (const run of runs.filter((r) => r.status.name === 'COMPLETED')) {
+    const events = (await client.workflow.getHandle(workflowId, run.runId).fetchHistory()).events;
+    const completed = events.at(-1).workflowExecutionCompletedEventAttributes;
+    assert.ok(completed.newExecutionRunId, 'a completed cron run names the next run');
+    results.push(JSON.parse(Buffer.from(completed.result.payloads[0].data).toString()));
+  }
+  assert.deepEqual(results, [1, 2, 3]);
+
+  // The waiting run was started by the schedule, with the last result and a backoff.
+  const waiting = runs.at(-1);
+  assert.equal(waiting.status.name, 'RUNNING');
+  const started = (await client.workflow.getHandle(workflowId, waiting.runId).fetchHistory()).events[0]
+    .workflowExecutionStartedEventAttributes;
+  assert.equal(started.initiator, 3 /* CONTINUE_AS_NEW_INITIATOR_CRON_SCHEDULE */);
+  assert.ok(Number(started.firstWorkflowTaskBackoff.seconds) > 0);
+  assert.equal(JSON.parse(Buffer.from(started.lastCompletionResult.payloads[0].data).toString()), 3);
+
+  // Terminating the waiting run ends the schedule.
+  await client.workflow.getHandle(workflowId).terminate('enough');
+  await advance('5m');
+  await new Promise((r) => setTimeout(r, 500));
+  const after = await runsOf(workflowId);
+  assert.equal(after.length, 4);
+  assert.equal(after.at(-1).status.name, 'TERMINATED');
+});
+
+test('a schedule that cannot be read is refused', DEADLINE, async () => {
+  // The SDK wraps the server's INVALID_ARGUMENT; its message is the cause's.
+  const refusedWith = (pattern) => (err) => {
+    assert.match(err.cause?.message ?? err.message, pattern);
+    return true;
+  };
+  await assert.rejects(
+    client.workflow.start('cronCounter', { taskQueue, workflowId: uniqueName('bad'), cronSchedule: '61 * * * *' }),
+    refusedWith(/invalid CronSchedule\. "61 \* \* \* \*": minute "61" is outside 0-59/));
+  await assert.rejects(
+    client.workflow.start('cronCounter', { taskQueue, workflowId: uniqueName('never'), cronSchedule: '0 0 30 2 *' }),
+    refusedWith(/invalid CronSchedule, no time can be found to satisfy the schedule/));
+});
