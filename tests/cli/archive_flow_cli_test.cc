@@ -200,6 +200,22 @@ TEST_F(ArchiveFlowTest, TriggerArchivesAtOnceAndTheRunStaysUntilRetention) {
               "Namespace is not configured for visibility archival.");
 }
 
+TEST_F(ArchiveFlowTest, RunsTheServerClosesAreArchivedToo) {
+  // Closed by a timer (its run timeout), not by a client or worker call.
+  ASSERT_NO_FATAL_FAILURE(StartArchivingServer());
+  ASSERT_NO_FATAL_FAILURE(Register({"orders", "--retention", "1d"}));
+  ASSERT_EQ(Tock({"-n", "orders", "workflow", "start", "--type", "order", "--task-queue", "nobody",
+                  "--id", "slow", "--run-timeout", "1m"})
+                .exit_code,
+            kExitOk);
+  TockJson({"server", "advance-time", "2m"});
+  WaitForStatus("orders", "/visibility/archived", "1");
+  std::vector<json> listed = TockJsonLines(
+      {"-n", "orders", "workflow", "list", "--archived", "--query", "ExecutionStatus = 'timedout'"});
+  ASSERT_EQ(listed.size(), 1u);
+  EXPECT_EQ(At(listed[0], "/execution/workflowId"), "slow");
+}
+
 TEST_F(ArchiveFlowTest, KillBetweenUploadAndDeleteLosesNothing) {
   // The archiver stops for good right after the first history upload, before recording it
   // or deleting the run: the server is then killed exactly between upload and delete.
