@@ -174,10 +174,12 @@ class TockServerImpl : public TockServer {
   // AdminService.TriggerArchival and GetArchivalStatus.
   void RegisterArchival() {
     namespace pb = tock::admin::v1;
-    dispatcher_.AddUnary<pb::TriggerArchivalRequest, pb::TriggerArchivalResponse>(
+    // Archiving writes to the store: on the archives' threads, not gRPC's.
+    dispatcher_.AddAsync<pb::TriggerArchivalRequest, pb::TriggerArchivalResponse>(
         "tock.admin.v1.AdminService/TriggerArchival",
-        [this](const pb::TriggerArchivalRequest& req, const rpc::CallContext&) {
-          return archiver_->Trigger(req);
+        [this](const pb::TriggerArchivalRequest& req, const rpc::CallContext&,
+               rpc::Responder<pb::TriggerArchivalResponse> respond) {
+          archives_->RunBlocking([this, req, respond] { respond(archiver_->Trigger(req)); });
         });
     dispatcher_.AddUnary<pb::GetArchivalStatusRequest, pb::GetArchivalStatusResponse>(
         "tock.admin.v1.AdminService/GetArchivalStatus",
@@ -207,7 +209,9 @@ class TockServerImpl : public TockServer {
     if (shut_down_) return;
     if (server_ != nullptr) server_->Shutdown(absl::ToChronoTime(absl::Now() + absl::Seconds(5)));
     server_.reset();
-    // Timers first: their callbacks use the history engine.
+    // Requests' archive jobs first: they use the archiver and the engines.
+    if (archives_) archives_->StopBlocking();
+    // Timers next: their callbacks use the history engine.
     timer_thread_.reset();
     retention_.reset();
     archiver_.reset();

@@ -1,16 +1,20 @@
 // The archives of the cluster's archival config, opened on first use and kept (an S3 store
 // keeps its connections): history and visibility archives by URI, with the provider
-// settings of their kind, and whether each kind is archived and read back at all.
+// settings of their kind, and whether each kind is archived and read back at all; and the
+// threads that requests reading or writing archives run on (RunBlocking), so a slow store
+// never holds gRPC's threads.
 //
 // Thread safety: safe from many threads; archives are never closed while the registry lives.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "lib/common/blocking_pool.h"
 #include "lib/archival/archive_stores.h"
 #include "lib/archival/history_archive.h"
 #include "lib/archival/visibility_archive.h"
@@ -27,6 +31,11 @@ class ArchiveRegistry {
  public:
   ArchiveRegistry(ArchivalKindSetup history, ArchivalKindSetup visibility)
       : history_setup_(std::move(history)), visibility_setup_(std::move(visibility)) {}
+
+  // Runs `job` on one of the registry's threads (4): for request handlers that touch a store.
+  void RunBlocking(std::function<void()> job) { io_.Run(std::move(job)); }
+  // At shutdown, before what those jobs use goes: finishes the queued ones, takes no more.
+  void StopBlocking() { io_.Stop(); }
 
   const ArchivalKindSetup& history_setup() const { return history_setup_; }
   const ArchivalKindSetup& visibility_setup() const { return visibility_setup_; }
@@ -51,6 +60,7 @@ class ArchiveRegistry {
   std::mutex mu_;
   std::map<std::string, Opened<archival::HistoryArchive>> histories_;
   std::map<std::string, Opened<archival::VisibilityArchive>> visibilities_;
+  BlockingPool io_{4};  // last: its jobs use the archives above
 };
 
 }  // namespace tock::server::archiver

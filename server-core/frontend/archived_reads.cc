@@ -57,43 +57,54 @@ absl::StatusOr<wf::GetWorkflowExecutionHistoryResponse> ReadArchivedHistory(
   return out;
 }
 
+namespace {
+
+absl::StatusOr<wf::ListArchivedWorkflowExecutionsResponse> ListArchived(
+    NamespaceEngine& namespaces, archiver::ArchiveRegistry& archives, Clock& clock,
+    const wf::ListArchivedWorkflowExecutionsRequest& req) {
+  int32_t page_size = req.page_size() <= 0 ? kMaxArchivedPageSize : req.page_size();
+  if (page_size > kMaxArchivedPageSize) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("PageSize is larger than allowed ", kMaxArchivedPageSize, "."));
+  }
+  const archiver::ArchivalKindSetup& setup = archives.visibility_setup();
+  if (!setup.enabled) {
+    return absl::InvalidArgumentError("Cluster is not configured for visibility archival.");
+  }
+  if (!setup.read_enabled) {
+    return absl::InvalidArgumentError(
+        "Cluster is not configured for reading archived visibility records.");
+  }
+  absl::StatusOr<wf::DescribeNamespaceResponse> ns = Describe(namespaces, req.namespace_());
+  if (!ns.ok()) return ns.status();
+  if (ns->config().visibility_archival_state() != enums::ARCHIVAL_STATE_ENABLED ||
+      ns->config().visibility_archival_uri().empty()) {
+    return absl::InvalidArgumentError("Namespace is not configured for visibility archival.");
+  }
+  absl::StatusOr<archival::VisibilityArchive*> archive =
+      archives.Visibility(ns->config().visibility_archival_uri());
+  if (!archive.ok()) return archive.status();
+  absl::StatusOr<archival::ArchivedVisibilityPage> page = (*archive)->Query(
+      ns->namespace_info().id(), req.query(), page_size, req.next_page_token(), clock.Now());
+  if (!page.ok()) return page.status();
+  wf::ListArchivedWorkflowExecutionsResponse out;
+  for (auto& e : page->executions) *out.add_executions() = std::move(e);
+  out.set_next_page_token(page->next_page_token);
+  return out;
+}
+
+}  // namespace
+
 void RegisterArchivedVisibilityHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& namespaces,
                                         archiver::ArchiveRegistry& archives, Clock& clock) {
-  dispatcher.AddUnary<wf::ListArchivedWorkflowExecutionsRequest,
+  dispatcher.AddAsync<wf::ListArchivedWorkflowExecutionsRequest,
                       wf::ListArchivedWorkflowExecutionsResponse>(
       "temporal.api.workflowservice.v1.WorkflowService/ListArchivedWorkflowExecutions",
-      [&](const wf::ListArchivedWorkflowExecutionsRequest& req, const rpc::CallContext&)
-          -> absl::StatusOr<wf::ListArchivedWorkflowExecutionsResponse> {
-        int32_t page_size = req.page_size() <= 0 ? kMaxArchivedPageSize : req.page_size();
-        if (page_size > kMaxArchivedPageSize) {
-          return absl::InvalidArgumentError(
-              absl::StrCat("PageSize is larger than allowed ", kMaxArchivedPageSize, "."));
-        }
-        const archiver::ArchivalKindSetup& setup = archives.visibility_setup();
-        if (!setup.enabled) {
-          return absl::InvalidArgumentError("Cluster is not configured for visibility archival.");
-        }
-        if (!setup.read_enabled) {
-          return absl::InvalidArgumentError(
-              "Cluster is not configured for reading archived visibility records.");
-        }
-        absl::StatusOr<wf::DescribeNamespaceResponse> ns = Describe(namespaces, req.namespace_());
-        if (!ns.ok()) return ns.status();
-        if (ns->config().visibility_archival_state() != enums::ARCHIVAL_STATE_ENABLED ||
-            ns->config().visibility_archival_uri().empty()) {
-          return absl::InvalidArgumentError("Namespace is not configured for visibility archival.");
-        }
-        absl::StatusOr<archival::VisibilityArchive*> archive =
-            archives.Visibility(ns->config().visibility_archival_uri());
-        if (!archive.ok()) return archive.status();
-        absl::StatusOr<archival::ArchivedVisibilityPage> page =
-            (*archive)->Query(ns->namespace_info().id(), req.query(), page_size,
-                              req.next_page_token(), clock.Now());
-        if (!page.ok()) return page.status();
-        wf::ListArchivedWorkflowExecutionsResponse out;
-        for (auto& e : page->executions) *out.add_executions() = std::move(e);
-        out.set_next_page_token(page->next_page_token);
-        return out;
+      [&](const wf::ListArchivedWorkflowExecutionsRequest& req, const rpc::CallContext&,
+          rpc::Responder<wf::ListArchivedWorkflowExecutionsResponse> respond) {
+        archives.RunBlocking([&namespaces, &archives, &clock, req, respond] {
+          respond(ListArchived(namespaces, archives, clock, req));
+        });
       });
 }
 

@@ -281,19 +281,22 @@ void RegisterWorkflowRpcHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& n
         if (archives == nullptr || !ShouldReadArchivedHistory(*archives, req)) {
           return history.GetWorkflowHistory(Ref(*ns), req, ctx.deadline, respond);
         }
-        // A run that is gone (deleted after its retention) is read from the archive.
+        // A run that is gone (deleted after its retention) is read from the archive, on the
+        // archives' own threads.
         history.GetWorkflowHistory(
             Ref(*ns), req, ctx.deadline,
             [&namespaces, archives, req, respond](absl::StatusOr<WireBytes> page) {
               if (page.ok() || page.status().code() != absl::StatusCode::kNotFound) {
                 return respond(std::move(page));
               }
-              absl::StatusOr<wf::GetWorkflowExecutionHistoryResponse> archived =
-                  ReadArchivedHistory(namespaces, *archives, req);
-              if (!archived.ok()) return respond(archived.status());
-              WireBytes bytes;
-              archived->SerializeToString(&bytes.buffer);
-              respond(std::move(bytes));
+              archives->RunBlocking([&namespaces, archives, req, respond] {
+                absl::StatusOr<wf::GetWorkflowExecutionHistoryResponse> archived =
+                    ReadArchivedHistory(namespaces, *archives, req);
+                if (!archived.ok()) return respond(archived.status());
+                WireBytes bytes;
+                archived->SerializeToString(&bytes.buffer);
+                respond(std::move(bytes));
+              });
             });
       });
   dispatcher.AddAsync<wf::QueryWorkflowRequest, wf::QueryWorkflowResponse>(

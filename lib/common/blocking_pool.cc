@@ -1,0 +1,43 @@
+#include "lib/common/blocking_pool.h"
+
+namespace tock {
+
+BlockingPool::BlockingPool(int threads) {
+  for (int i = 0; i < threads; ++i) {
+    threads_.emplace_back([this] {
+      while (true) {
+        std::function<void()> job;
+        {
+          std::unique_lock lock(mu_);
+          cv_.wait(lock, [this] { return stopping_ || !jobs_.empty(); });
+          if (jobs_.empty()) return;  // stopping, nothing left
+          job = std::move(jobs_.front());
+          jobs_.pop_front();
+        }
+        job();
+      }
+    });
+  }
+}
+
+void BlockingPool::Stop() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  for (std::thread& t : threads_) {
+    if (t.joinable()) t.join();
+  }
+}
+
+void BlockingPool::Run(std::function<void()> job) {
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_) return;
+    jobs_.push_back(std::move(job));
+  }
+  cv_.notify_one();
+}
+
+}  // namespace tock
