@@ -177,6 +177,15 @@ class HistoryEngine {
   // The next run of a cron schedule when the closing run has one: it waits for the schedule's
   // next activation (Temporal's backoff) and carries `result` or `failure`. Null without a
   // schedule or when the schedule has no next activation.
+  // The next run of a run that failed (or timed out) with `failure`: a retry when its retry
+  // policy allows one (`retry_state` says why not otherwise), else the next run of its cron
+  // schedule, else null.
+  absl::StatusOr<std::unique_ptr<RunTransaction>> NextRunAfterFailure(
+      RunTransaction& tx, const NamespaceRef& ns, const temporal::api::failure::v1::Failure& failure,
+      temporal::api::enums::v1::RetryState* retry_state);
+  // A run that reached its run timeout: retried or continued by its cron schedule like a
+  // failure (the timeout is the failure), else it just ends.
+  absl::Status TimeOutRun(RunTransaction& tx, NamespaceRef ns);
   absl::StatusOr<std::unique_ptr<RunTransaction>> NextCronRun(
       RunTransaction& tx, const NamespaceRef& ns,
       const temporal::api::common::v1::Payloads* result,

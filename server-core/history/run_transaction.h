@@ -33,6 +33,7 @@ class RunTransaction {
   const tock::persistence::v1::ExecutionInfo& execution() const { return state_.execution(); }
   const MutableStateRecord& state() const { return state_; }
   absl::Time now() const { return now_; }
+  int64_t version() const { return version_; }  // stamped on the events this change adds
   int32_t shard_id() const { return shard_id_; }
   bool is_new() const { return expected_db_version_ == 0; }
 

@@ -99,17 +99,28 @@ void FireActivityRetry(RunTransaction& tx, const TimerTask& t) {
   tx.DispatchActivity(it->second);
 }
 
-void FireRunTimeout(RunTransaction& tx) {
-  if (tx.WorkflowTaskStarted()) {
-    // The started task's outcome can no longer be recorded; the run ends here.
-  }
-  HistoryEvent& e = tx.Append(enums::EVENT_TYPE_WORKFLOW_EXECUTION_TIMED_OUT);
-  e.mutable_workflow_execution_timed_out_event_attributes()->set_retry_state(
-      enums::RETRY_STATE_TIMEOUT);
-  tx.Close(enums::WORKFLOW_EXECUTION_STATUS_TIMED_OUT);
-}
-
 }  // namespace
+
+absl::Status HistoryEngine::TimeOutRun(RunTransaction& tx, NamespaceRef ns) {
+  // The started workflow task's outcome, if any, can no longer be recorded; the run ends here.
+  ns.failover_version = tx.version();  // a following run continues this run's version
+  temporal::api::failure::v1::Failure failure;
+  failure.set_message("workflow run timed out");
+  failure.mutable_timeout_failure_info()->set_timeout_type(enums::TIMEOUT_TYPE_START_TO_CLOSE);
+  enums::RetryState retry_state = enums::RETRY_STATE_TIMEOUT;
+  absl::StatusOr<std::unique_ptr<RunTransaction>> next = NextRunAfterFailure(tx, ns, failure, &retry_state);
+  if (!next.ok()) return next.status();
+  HistoryEvent& e = tx.Append(enums::EVENT_TYPE_WORKFLOW_EXECUTION_TIMED_OUT);
+  auto* ev = e.mutable_workflow_execution_timed_out_event_attributes();
+  ev->set_retry_state(retry_state);
+  if (*next) {
+    ev->set_new_execution_run_id((*next)->execution().run_id());
+    tx.state().mutable_execution()->set_new_execution_run_id((*next)->execution().run_id());
+  }
+  tx.Close(enums::WORKFLOW_EXECUTION_STATUS_TIMED_OUT);
+  if (*next) tx.SetFollowingRun(std::move(*next));
+  return absl::OkStatus();
+}
 
 void HistoryEngine::FireTimer(const persistence::TimerTaskRow& row) {
   const TimerTask& t = row.task;
@@ -140,8 +151,7 @@ void HistoryEngine::FireTimer(const persistence::TimerTaskRow& row) {
         break;
       case TimerTask::KIND_WORKFLOW_RUN_TIMEOUT:
       case TimerTask::KIND_WORKFLOW_EXECUTION_TIMEOUT:
-        FireRunTimeout(tx);
-        break;
+        return TimeOutRun(tx, ns);
       default:
         break;
     }

@@ -289,32 +289,11 @@ absl::Status HistoryEngine::ApplyCommands(RunTransaction& tx, const NamespaceRef
       }
       case enums::COMMAND_TYPE_FAIL_WORKFLOW_EXECUTION: {
         const auto& failure = command.fail_workflow_execution_command_attributes().failure();
-        const auto& exec = tx.execution();
-        // A workflow with a retry policy gets a new run (attempt + 1) after the backoff,
-        // started in this same transaction.
         enums::RetryState retry_state = enums::RETRY_STATE_RETRY_POLICY_NOT_SET;
-        std::unique_ptr<RunTransaction> next_run;
-        if (exec.has_retry_policy()) {
-          tock::persistence::v1::ActivityInfo as_activity;  // the retry rules are the same
-          *as_activity.mutable_retry_policy() = exec.retry_policy();
-          as_activity.set_attempt(exec.attempt());
-          absl::StatusOr<absl::Duration> backoff =
-              NextActivityRetry(as_activity, failure, tx.now(), &retry_state);
-          if (backoff.ok()) {
-            absl::StatusOr<NewRun> next = SuccessorOf(exec);
-            if (!next.ok()) return next.status();
-            next->initiator = enums::CONTINUE_AS_NEW_INITIATOR_RETRY;
-            next->attempt = exec.attempt() + 1;
-            next->first_task_backoff = *backoff;
-            next_run = BuildNewRun(ns, *next, tx.now());
-          }
-        }
-        // Without a retry, a cron schedule goes on with its next run.
-        if (!next_run) {
-          absl::StatusOr<std::unique_ptr<RunTransaction>> cron = NextCronRun(tx, ns, nullptr, &failure);
-          if (!cron.ok()) return cron.status();
-          next_run = std::move(*cron);
-        }
+        absl::StatusOr<std::unique_ptr<RunTransaction>> next_or =
+            NextRunAfterFailure(tx, ns, failure, &retry_state);
+        if (!next_or.ok()) return next_or.status();
+        std::unique_ptr<RunTransaction> next_run = std::move(*next_or);
         HistoryEvent& e = tx.Append(enums::EVENT_TYPE_WORKFLOW_EXECUTION_FAILED);
         auto* ev = e.mutable_workflow_execution_failed_event_attributes();
         *ev->mutable_failure() = failure;
@@ -491,6 +470,30 @@ absl::StatusOr<HistoryEngine::NewRun> HistoryEngine::SuccessorOf(
   next.continued_execution_run_id = exec.run_id();
   if (exec.has_parent()) next.parent = exec.parent();
   return next;
+}
+
+absl::StatusOr<std::unique_ptr<RunTransaction>> HistoryEngine::NextRunAfterFailure(
+    RunTransaction& tx, const NamespaceRef& ns, const temporal::api::failure::v1::Failure& failure,
+    enums::RetryState* retry_state) {
+  const auto& exec = tx.execution();
+  // A workflow with a retry policy gets a new run (attempt + 1) after the backoff.
+  if (exec.has_retry_policy()) {
+    tock::persistence::v1::ActivityInfo as_activity;  // the retry rules are the same
+    *as_activity.mutable_retry_policy() = exec.retry_policy();
+    as_activity.set_attempt(exec.attempt());
+    absl::StatusOr<absl::Duration> backoff =
+        NextActivityRetry(as_activity, failure, tx.now(), retry_state);
+    if (backoff.ok()) {
+      absl::StatusOr<NewRun> next = SuccessorOf(exec);
+      if (!next.ok()) return next.status();
+      next->initiator = enums::CONTINUE_AS_NEW_INITIATOR_RETRY;
+      next->attempt = exec.attempt() + 1;
+      next->first_task_backoff = *backoff;
+      return BuildNewRun(ns, *next, tx.now());
+    }
+  }
+  // Without a retry, a cron schedule goes on with its next run.
+  return NextCronRun(tx, ns, nullptr, &failure);
 }
 
 absl::StatusOr<std::unique_ptr<RunTransaction>> HistoryEngine::NextCronRun(

@@ -1,7 +1,7 @@
-// Cron schedules with the official SDK on a time-skipping tock-server: the first run waits for
-// the schedule, each run hands its result to the next (lastResult), runs follow the schedule
-// as the clock moves, a bad schedule is refused, and terminating the waiting run ends the
-// schedule.
+// Cron schedules and run timeouts with the official SDK on a time-skipping tock-server: the
+// first run waits for the schedule, each run hands its result to the next (lastResult), runs
+// follow the schedule as the clock moves, a bad schedule is refused, terminating the waiting
+// run ends the schedule; a run that times out is retried by its retry policy.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -123,4 +123,27 @@ test('a schedule that cannot be read is refused', DEADLINE, async () => {
   await assert.rejects(
     client.workflow.start('cronCounter', { taskQueue, workflowId: uniqueName('never'), cronSchedule: '0 0 30 2 *' }),
     refusedWith(/invalid CronSchedule, no time can be found to satisfy the schedule/));
+});
+
+test('a run that reaches its run timeout is retried by its retry policy', DEADLINE, async () => {
+  const workflowId = uniqueName('run-timeout');
+  const handle = await client.workflow.start('waitForSignal', {
+    taskQueue, workflowId, workflowRunTimeout: '1m',
+    retry: { maximumAttempts: 2, initialInterval: '1s' },
+  });
+  await advance('61s');
+  await waitForRuns(workflowId, (runs) => runs.length === 2 && runs[0].status.name === 'TIMED_OUT');
+  await advance('2s');  // the retry's backoff
+  await advance('61s');
+  const runs = await waitForRuns(workflowId, (runs) => runs.every((r) => r.status.name === 'TIMED_OUT'));
+  assert.equal(runs.length, 2);
+  const firstClose = (await client.workflow.getHandle(workflowId, runs[0].runId).fetchHistory()).events.at(-1)
+    .workflowExecutionTimedOutEventAttributes;
+  assert.equal(firstClose.newExecutionRunId, runs[1].runId);
+  const second = (await client.workflow.getHandle(workflowId, runs[1].runId).fetchHistory()).events;
+  assert.equal(second[0].workflowExecutionStartedEventAttributes.attempt, 2);
+  assert.equal(second[0].workflowExecutionStartedEventAttributes.initiator, 2 /* RETRY */);
+  assert.equal(second.at(-1).workflowExecutionTimedOutEventAttributes.retryState, 4 /* MAXIMUM_ATTEMPTS_REACHED */);
+  // The client follows the chain to the last run and reports the timeout.
+  await assert.rejects(handle.result(), (err) => err.name === 'WorkflowFailedError');
 });
