@@ -227,21 +227,25 @@ bool ServerProcess::Start(const std::vector<std::string>& args,
     stderr_.clear();
   }
   int out[2] = {-1, -1}, err[2] = {-1, -1};
-  int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  // Standard input is a pipe kept open while the process runs: a helper that ends when its
+  // stdin closes (as the test's child should when the test dies) stays up meanwhile.
+  int in[2] = {-1, -1};
   std::vector<std::string> argv = {binary_};
   argv.insert(argv.end(), args.begin(), args.end());
   if (append_port_) {
     argv.push_back("--port");
     argv.push_back("0");
   }
-  pid_t pid = (Pipe(out) && Pipe(err) && devnull >= 0) ? Spawn(argv, env, devnull, out[1], err[1]) : -1;
-  CloseFd(devnull);
+  pid_t pid = (Pipe(in) && Pipe(out) && Pipe(err)) ? Spawn(argv, env, in[0], out[1], err[1]) : -1;
+  CloseFd(in[0]);
+  stdin_fd_ = in[1];
   CloseFd(out[1]);
   CloseFd(err[1]);
   stdout_fd_ = out[0];
   stderr_fd_ = err[0];
   if (pid < 0) {
     error_ = "cannot start " + binary_;
+    CloseFd(stdin_fd_);
     CloseFd(stdout_fd_);
     CloseFd(stderr_fd_);
     return false;
@@ -361,6 +365,7 @@ int ServerProcess::Reap(std::chrono::milliseconds grace) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   pid_ = 0;
+  CloseFd(stdin_fd_);
   if (drainer_.joinable()) {
     // The child is gone, so both pipes reach end of file unless something else holds them.
     auto give_up = SteadyClock::now() + std::chrono::seconds(2);

@@ -103,6 +103,7 @@ class ServerProcess {
   std::string ready_pattern_ = "listening on (\\S+)";
   bool append_port_ = true;
   pid_t pid_ = 0;
+  int stdin_fd_ = -1;  // write end of the child's stdin, closed once it is reaped
   int stdout_fd_ = -1;
   int stderr_fd_ = -1;
   std::string address_;
