@@ -1,23 +1,18 @@
 // Uploads a file with the real AWS client (@aws-sdk/client-s3), so a test can plant an
-// object written by another tool:
+// object written by another tool than Tock:
 //   node put_object.mjs --endpoint URL --bucket B --key K --file F [--access-key AK --secret-key SK]
-import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+// Prints {"ok":true}; exits 1 with the error on stderr.
+import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { readFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
+import { s3Client, scriptArgs } from './aws_client.mjs';
 
-const { values } = parseArgs({
-  options: {
-    endpoint: { type: 'string' }, bucket: { type: 'string' }, key: { type: 'string' }, file: { type: 'string' },
-    'access-key': { type: 'string', default: 'tockaccess' }, 'secret-key': { type: 'string', default: 'tocksecret' },
-  },
-});
+const args = scriptArgs('node put_object.mjs --endpoint URL --bucket B --key K --file F [--access-key AK --secret-key SK]',
+                        { bucket: { type: 'string' }, key: { type: 'string' }, file: { type: 'string' } },
+                        ['bucket', 'key', 'file']);
+const client = s3Client({ endpoint: args.endpoint, accessKey: args['access-key'], secretKey: args['secret-key'] });
 
-const client = new S3Client({
-  endpoint: values.endpoint, region: 'us-east-1', forcePathStyle: true,
-  credentials: { accessKeyId: values['access-key'], secretAccessKey: values['secret-key'] },
-});
 try {
-  await client.send(new PutObjectCommand({ Bucket: values.bucket, Key: values.key, Body: readFileSync(values.file) }));
+  await client.send(new PutObjectCommand({ Bucket: args.bucket, Key: args.key, Body: readFileSync(args.file) }));
   process.stdout.write('{"ok":true}\n');
 } catch (err) {
   process.stderr.write(`put_object: ${err.name}: ${err.message}\n`);
