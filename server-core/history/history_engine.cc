@@ -320,6 +320,9 @@ absl::StatusOr<wf::StartWorkflowExecutionResponse> HistoryEngine::StartWorkflowW
   // The first workflow task waits for the start delay as a retry's does for its backoff; a
   // signal before then dispatches it at once (the rest of the delay is skipped).
   run.first_task_backoff = std::max(start_delay, cron_wait);
+  if (execution_timeout > absl::ZeroDuration()) {
+    run.execution_expiration = clock_.Now() + run.first_task_backoff + execution_timeout;
+  }
   std::unique_ptr<RunTransaction> built = BuildNewRun(ns, run, clock_.Now());
   RunTransaction& tx = *built;
   const std::string run_id = tx.execution().run_id();
@@ -406,13 +409,26 @@ std::unique_ptr<RunTransaction> HistoryEngine::BuildNewRun(const NamespaceRef& n
   }
   if (run.last_completion_result) *attrs->mutable_last_completion_result() = *run.last_completion_result;
   if (run.continued_failure) *attrs->mutable_continued_failure() = *run.continued_failure;
+  // The run's time starts when its first workflow task may (after any backoff); the
+  // execution timeout, when it comes first, ends the run and its chain.
+  absl::Time run_expires = absl::InfiniteFuture();
   if (run.run_timeout > absl::ZeroDuration()) {
-    // The run's time starts when its first workflow task may (after any backoff).
-    const absl::Time expires = now + run.first_task_backoff + run.run_timeout;
-    *attrs->mutable_workflow_execution_expiration_time() = ToProtoTime(expires);
+    run_expires = now + run.first_task_backoff + run.run_timeout;
+    *tx->state().mutable_execution()->mutable_workflow_run_expiration_time() = ToProtoTime(run_expires);
+  }
+  if (run.execution_expiration) {
+    *attrs->mutable_workflow_execution_expiration_time() = ToProtoTime(*run.execution_expiration);
+    *tx->state().mutable_execution()->mutable_workflow_execution_expiration_time() =
+        ToProtoTime(*run.execution_expiration);
+  }
+  if (run.execution_expiration && *run.execution_expiration <= run_expires) {
+    TimerTask timeout;
+    timeout.set_kind(TimerTask::KIND_WORKFLOW_EXECUTION_TIMEOUT);
+    tx->AddTimer(*run.execution_expiration, timeout);
+  } else if (run_expires != absl::InfiniteFuture()) {
     TimerTask timeout;
     timeout.set_kind(TimerTask::KIND_WORKFLOW_RUN_TIMEOUT);
-    tx->AddTimer(expires, timeout);
+    tx->AddTimer(run_expires, timeout);
   }
   if (run.user_metadata) *started.mutable_user_metadata() = *run.user_metadata;
   if (run.first_task_backoff > absl::ZeroDuration()) {

@@ -170,6 +170,9 @@ class HistoryEngine {
     // What the previous run of a cron schedule (or a continue-as-new) left the next one.
     std::optional<temporal::api::common::v1::Payloads> last_completion_result;
     std::optional<temporal::api::failure::v1::Failure> continued_failure;
+    // The end of the workflow execution timeout, which bounds the whole chain of runs
+    // (retries, cron runs, continue-as-new); none without an execution timeout.
+    std::optional<absl::Time> execution_expiration;
   };
   // The next run of a closing run's workflow, like it (same type, input, timeouts, policy,
   // cron schedule); the caller sets what differs (attempt, initiator, backoff).
@@ -184,8 +187,9 @@ class HistoryEngine {
       RunTransaction& tx, const NamespaceRef& ns, const temporal::api::failure::v1::Failure& failure,
       temporal::api::enums::v1::RetryState* retry_state);
   // A run that reached its run timeout: retried or continued by its cron schedule like a
-  // failure (the timeout is the failure), else it just ends.
-  absl::Status TimeOutRun(RunTransaction& tx, NamespaceRef ns);
+  // failure (the timeout is the failure), else it just ends. The execution timeout
+  // (`execution_expired`) ends the run and its chain.
+  absl::Status TimeOutRun(RunTransaction& tx, NamespaceRef ns, bool execution_expired);
   absl::StatusOr<std::unique_ptr<RunTransaction>> NextCronRun(
       RunTransaction& tx, const NamespaceRef& ns,
       const temporal::api::common::v1::Payloads* result,

@@ -101,14 +101,16 @@ void FireActivityRetry(RunTransaction& tx, const TimerTask& t) {
 
 }  // namespace
 
-absl::Status HistoryEngine::TimeOutRun(RunTransaction& tx, NamespaceRef ns) {
+absl::Status HistoryEngine::TimeOutRun(RunTransaction& tx, NamespaceRef ns, bool execution_expired) {
   // The started workflow task's outcome, if any, can no longer be recorded; the run ends here.
   ns.failover_version = tx.version();  // a following run continues this run's version
   temporal::api::failure::v1::Failure failure;
   failure.set_message("workflow run timed out");
   failure.mutable_timeout_failure_info()->set_timeout_type(enums::TIMEOUT_TYPE_START_TO_CLOSE);
   enums::RetryState retry_state = enums::RETRY_STATE_TIMEOUT;
-  absl::StatusOr<std::unique_ptr<RunTransaction>> next = NextRunAfterFailure(tx, ns, failure, &retry_state);
+  // The execution timeout ends the whole chain: no retry, no next cron run.
+  absl::StatusOr<std::unique_ptr<RunTransaction>> next =
+      execution_expired ? nullptr : NextRunAfterFailure(tx, ns, failure, &retry_state);
   if (!next.ok()) return next.status();
   HistoryEvent& e = tx.Append(enums::EVENT_TYPE_WORKFLOW_EXECUTION_TIMED_OUT);
   auto* ev = e.mutable_workflow_execution_timed_out_event_attributes();
@@ -150,8 +152,9 @@ void HistoryEngine::FireTimer(const persistence::TimerTaskRow& row) {
           tx.ScheduleWorkflowTask();
         break;
       case TimerTask::KIND_WORKFLOW_RUN_TIMEOUT:
+        return TimeOutRun(tx, ns, /*execution_expired=*/false);
       case TimerTask::KIND_WORKFLOW_EXECUTION_TIMEOUT:
-        return TimeOutRun(tx, ns);
+        return TimeOutRun(tx, ns, /*execution_expired=*/true);
       default:
         break;
     }

@@ -378,6 +378,9 @@ absl::Status HistoryEngine::ApplyCommands(RunTransaction& tx, const NamespaceRef
                              : a.initiator();
         if (exec.has_parent()) next.parent = exec.parent();
         next.first_task_backoff = FromProtoDuration(a.backoff_start_interval());
+        if (exec.has_workflow_execution_expiration_time()) {
+          next.execution_expiration = FromProtoTime(exec.workflow_execution_expiration_time());
+        }
         if (a.has_last_completion_result()) next.last_completion_result = a.last_completion_result();
         if (a.has_failure()) next.continued_failure = a.failure();
         std::unique_ptr<RunTransaction> following = BuildNewRun(ns, next, tx.now());
@@ -469,6 +472,9 @@ absl::StatusOr<HistoryEngine::NewRun> HistoryEngine::SuccessorOf(
   next.first_execution_run_id = exec.first_execution_run_id();
   next.continued_execution_run_id = exec.run_id();
   if (exec.has_parent()) next.parent = exec.parent();
+  if (exec.has_workflow_execution_expiration_time()) {
+    next.execution_expiration = FromProtoTime(exec.workflow_execution_expiration_time());
+  }
   return next;
 }
 
@@ -483,6 +489,11 @@ absl::StatusOr<std::unique_ptr<RunTransaction>> HistoryEngine::NextRunAfterFailu
     as_activity.set_attempt(exec.attempt());
     absl::StatusOr<absl::Duration> backoff =
         NextActivityRetry(as_activity, failure, tx.now(), retry_state);
+    if (backoff.ok() && exec.has_workflow_execution_expiration_time() &&
+        tx.now() + *backoff >= FromProtoTime(exec.workflow_execution_expiration_time())) {
+      *retry_state = enums::RETRY_STATE_TIMEOUT;  // the execution timeout ends the chain
+      return nullptr;
+    }
     if (backoff.ok()) {
       absl::StatusOr<NewRun> next = SuccessorOf(exec);
       if (!next.ok()) return next.status();
@@ -507,6 +518,10 @@ absl::StatusOr<std::unique_ptr<RunTransaction>> HistoryEngine::NextCronRun(
   // From when this run was scheduled to run (its execution time), as Temporal does.
   const absl::Duration wait = CronBackoff(*schedule, FromProtoTime(exec.execution_time()), tx.now());
   if (wait == absl::InfiniteDuration()) return nullptr;
+  if (exec.has_workflow_execution_expiration_time() &&
+      tx.now() + wait >= FromProtoTime(exec.workflow_execution_expiration_time())) {
+    return nullptr;  // the execution timeout ends the schedule
+  }
   absl::StatusOr<NewRun> next = SuccessorOf(exec);
   if (!next.ok()) return next.status();
   next->initiator = enums::CONTINUE_AS_NEW_INITIATOR_CRON_SCHEDULE;

@@ -147,3 +147,22 @@ test('a run that reaches its run timeout is retried by its retry policy', DEADLI
   // The client follows the chain to the last run and reports the timeout.
   await assert.rejects(handle.result(), (err) => err.name === 'WorkflowFailedError');
 });
+
+test('the execution timeout ends a chain of retries', DEADLINE, async () => {
+  const workflowId = uniqueName('execution-timeout');
+  const handle = await client.workflow.start('waitForSignal', {
+    taskQueue, workflowId, workflowRunTimeout: '1m', workflowExecutionTimeout: '90s',
+    retry: { maximumAttempts: 100, initialInterval: '1s' },  // more than the timeout allows
+  });
+  const first = (await handle.fetchHistory()).events[0].workflowExecutionStartedEventAttributes;
+  assert.ok(first.workflowExecutionExpirationTime, 'the start event carries the execution expiration');
+  await advance('61s');  // run 1 times out: retried (1 s backoff)
+  await waitForRuns(workflowId, (runs) => runs.length === 2);
+  await advance('31s');  // 92 s after the start: the execution timeout, not the run's
+  const runs = await waitForRuns(workflowId, (runs) => runs.every((r) => r.status.name === 'TIMED_OUT'));
+  assert.equal(runs.length, 2, 'no retry after the execution timeout');
+  const last = (await client.workflow.getHandle(workflowId, runs[1].runId).fetchHistory()).events.at(-1)
+    .workflowExecutionTimedOutEventAttributes;
+  assert.equal(last.retryState, 3 /* TIMEOUT */);
+  assert.ok(!last.newExecutionRunId);
+});
