@@ -3,7 +3,6 @@
 // history the server reads back from it (`archived: true`), replay in the SDK's replayer.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,7 +11,7 @@ import { Client, Connection } from '@temporalio/client';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils.js';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import * as activities from './activities.mjs';
-import { startServer, uniqueName } from './server.mjs';
+import { startServer, tockJson as tockJsonAt, uniqueName } from './server.mjs';
 
 const DEADLINE = { timeout: 90_000 };
 const HOOK_DEADLINE = { timeout: 60_000 };
@@ -29,18 +28,7 @@ let worker;
 let running;
 const taskQueue = uniqueName('archival');
 
-function tock(args) {
-  return new Promise((resolve) => {
-    execFile(process.env.TOCK_CLI_BIN, ['--address', server.address, ...args, '-o', 'json'], { timeout: 30_000 },
-      (error, stdout, stderr) => resolve({ code: error ? error.code ?? 1 : 0, stdout, stderr }));
-  });
-}
-
-async function tockJson(args) {
-  const r = await tock(args);
-  assert.equal(r.code, 0, r.stderr);
-  return JSON.parse(r.stdout);
-}
+const tockJson = (args) => tockJsonAt(server.address, args);
 
 before(async () => {
   archiveDir = mkdtempSync(join(tmpdir(), 'tock-sdk-archive-'));

@@ -2,12 +2,11 @@
 // SDK worker executing the workflows; `show -o json` is fed to the SDK's replayer.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils.js';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import * as activities from './activities.mjs';
-import { startServer, uniqueName } from './server.mjs';
+import { runTock, startServer, tockJson as tockJsonAt, uniqueName } from './server.mjs';
 
 // Per test, and for the hooks (which start a server, bundle workflows, connect a worker).
 const DEADLINE = { timeout: 90_000 };
@@ -22,21 +21,8 @@ let worker;
 let running;
 const taskQueue = uniqueName('cli');
 
-function tock(args) {
-  const bin = process.env.TOCK_CLI_BIN;
-  if (!bin) throw new Error('TOCK_CLI_BIN is not set (the path of the tock binary)');
-  return new Promise((resolve) => {
-    execFile(bin, ['--address', server.address, ...args], { timeout: 30_000 }, (error, stdout, stderr) => {
-      resolve({ code: error ? error.code ?? 1 : 0, stdout, stderr });
-    });
-  });
-}
-
-async function tockJson(args) {
-  const r = await tock([...args, '-o', 'json']);
-  assert.equal(r.code, 0, r.stderr);
-  return JSON.parse(r.stdout);
-}
+const tock = (args) => runTock(server.address, args);
+const tockJson = (args) => tockJsonAt(server.address, args);
 
 before(async () => {
   server = await startServer();

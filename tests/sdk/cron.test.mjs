@@ -4,12 +4,11 @@
 // run ends the schedule; a run that times out is retried by its retry policy.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import * as activities from './activities.mjs';
-import { startServer, uniqueName } from './server.mjs';
+import { runTock, startServer, uniqueName } from './server.mjs';
 
 const DEADLINE = { timeout: 90_000 };
 const HOOK_DEADLINE = { timeout: 60_000 };
@@ -24,11 +23,9 @@ let worker;
 let running;
 const taskQueue = uniqueName('cron');
 
-function advance(duration) {
-  return new Promise((resolve, reject) => {
-    execFile(process.env.TOCK_CLI_BIN, ['--address', server.address, 'server', 'advance-time', duration],
-      { timeout: 30_000 }, (error, stdout, stderr) => (error ? reject(new Error(stderr)) : resolve(stdout)));
-  });
+async function advance(duration) {
+  const r = await runTock(server.address, ['server', 'advance-time', duration]);
+  assert.equal(r.code, 0, r.stderr);
 }
 
 async function runsOf(workflowId) {

@@ -1,7 +1,8 @@
 // Starts and stops tock-server for the SDK tests: a fresh temp directory and database,
 // port 0 (the server listens on 127.0.0.1 unless a config says otherwise), the bound
 // address read from the banner (`Tock server <version> listening on <ip>:<port>`).
-import { spawn } from 'node:child_process';
+import assert from 'node:assert/strict';
+import { execFile, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
@@ -145,4 +146,23 @@ export async function startServer({ config, dir: existingDir, port = '0', args: 
 // A name no other run (or test) uses.
 export function uniqueName(prefix) {
   return `${prefix}-${process.pid}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
+}
+
+// `tock --address <address> args...` (the CLI at TOCK_CLI_BIN); resolves {code, stdout,
+// stderr} whatever the exit code, within 30 s.
+export function runTock(address, args) {
+  const bin = process.env.TOCK_CLI_BIN;
+  if (!bin) throw new Error('TOCK_CLI_BIN is not set (the path of the tock binary)');
+  return new Promise((resolve) => {
+    execFile(bin, ['--address', address, ...args], { timeout: 30_000 }, (error, stdout, stderr) => {
+      resolve({ code: error ? error.code ?? 1 : 0, stdout, stderr });
+    });
+  });
+}
+
+// `tock ... -o json`: must exit 0; resolves with the parsed document.
+export async function tockJson(address, args) {
+  const r = await runTock(address, [...args, '-o', 'json']);
+  assert.equal(r.code, 0, r.stderr);
+  return JSON.parse(r.stdout);
 }
