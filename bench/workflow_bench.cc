@@ -96,14 +96,19 @@ double RawSqliteCommits(const std::string& path, int commits) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::cerr << "usage: workflow_bench TOCK_SERVER [workflows] [pollers per kind]\n";
+    std::cerr << "usage: workflow_bench TOCK_SERVER [workflows] [pollers per kind] [--archive]\n"
+                 "  --archive: the server archives to a directory (--archival-dir); also reports\n"
+                 "  how long the archiver takes to archive every closed run's visibility record\n";
     return 2;
   }
   const int workflows = argc > 2 ? std::stoi(argv[2]) : 2000;
   const int pollers = argc > 3 ? std::stoi(argv[3]) : 8;  // per kind (workflow, activity)
+  const bool archive = argc > 4 && std::string(argv[4]) == "--archive";
   char dir_template[] = "/tmp/tock-bench-XXXXXX";
   const std::string dir = mkdtemp(dir_template);
-  tock::bench::Server server = tock::bench::StartServer(argv[1], {"--db-file", dir + "/tock.db"});
+  std::vector<std::string> server_args = {"--db-file", dir + "/tock.db"};
+  if (archive) server_args.insert(server_args.end(), {"--archival-dir", dir + "/archive"});
+  tock::bench::Server server = tock::bench::StartServer(argv[1], server_args);
   if (server.pid == 0) {
     std::cerr << "tock-server did not start\n";
     return 1;
@@ -194,6 +199,25 @@ int main(int argc, char** argv) {
   done = true;
   for (auto& t : threads) t.join();
 
+  // With archival: the archiver writes one visibility record file per closed run.
+  double archived_seconds = 0;
+  if (archive) {
+    auto count = [&] {
+      size_t n = 0;
+      std::error_code ec;
+      for (auto it = std::filesystem::recursive_directory_iterator(dir + "/archive/visibility", ec);
+           !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+        if (it->path().extension() == ".visibility") ++n;
+      }
+      return n;
+    };
+    const auto archive_limit = Clock::now() + std::chrono::minutes(5);
+    while (count() < static_cast<size_t>(workflows) && Clock::now() < archive_limit) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    archived_seconds = std::chrono::duration<double>(Clock::now() - begin).count();
+  }
+
   // Durable state changes per workflow: start, workflow task started, completed, activity
   // started, completed, workflow task started, completed.
   const int transitions = workflows * 7;
@@ -208,6 +232,12 @@ int main(int argc, char** argv) {
               transitions / raw);
   std::printf("ratio tock transitions/s : raw commits/s   %.2f\n",
               (completed * 7 / seconds) / (transitions / raw));
+  if (archive) {
+    std::printf("visibility records archived       %d in %.2f s from the first start (%.0f/s; "
+                "the last %.2f s after the last close)\n",
+                workflows, archived_seconds, workflows / archived_seconds,
+                archived_seconds - seconds);
+  }
 
   kill(server.pid, SIGTERM);
   waitpid(server.pid, nullptr, 0);

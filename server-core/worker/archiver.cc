@@ -208,6 +208,25 @@ absl::StatusOr<int64_t> Archiver::RunOnce() {
   return PassLocked();
 }
 
+int64_t Archiver::ForEachInParallel(std::vector<ArchivalQueueRow>& rows,
+                                    const std::function<int64_t(ArchivalQueueRow&)>& step) {
+  std::mutex mu;
+  std::condition_variable all_done;
+  size_t left = rows.size();
+  int64_t total = 0;
+  for (ArchivalQueueRow& row : rows) {
+    steps_.Run([&, row_ptr = &row] {
+      const int64_t n = step(*row_ptr);
+      std::lock_guard lock(mu);
+      total += n;
+      if (--left == 0) all_done.notify_all();
+    });
+  }
+  std::unique_lock lock(mu);
+  all_done.wait(lock, [&] { return left == 0; });
+  return total;
+}
+
 absl::StatusOr<int64_t> Archiver::PassLocked() {
   const absl::Time now = clock_.Now();
   int64_t done = 0;
@@ -218,21 +237,20 @@ absl::StatusOr<int64_t> Archiver::PassLocked() {
     return it->second;
   };
 
-  // Visibility records of closed runs. A failed row gets a later next attempt, so the next
-  // batch moves on.
+  // Visibility records of closed runs, a batch at a time, its runs in parallel. A failed row
+  // gets a later next attempt, so the next batch moves on.
   for (int round = 0; round < 1000; ++round) {
     absl::StatusOr<std::vector<ArchivalQueueRow>> rows = queue_.VisibilityDue(now, kBatch);
     if (!rows.ok()) return rows.status();
-    int64_t progress = 0;
-    for (ArchivalQueueRow& row : *rows) {
-      const absl::StatusOr<Namespace>& ns = namespace_of(row.namespace_id);
+    for (const ArchivalQueueRow& row : *rows) namespace_of(row.namespace_id);  // before the threads
+    done += ForEachInParallel(*rows, [&](ArchivalQueueRow& row) -> int64_t {
+      const absl::StatusOr<Namespace>& ns = known.at(row.namespace_id);
       if (!ns.ok()) {
         RecordFailure(row, ns.status());
-        continue;
+        return 0;
       }
-      if (ArchiveVisibility(*ns, row).ok()) ++progress;
-    }
-    done += progress;
+      return ArchiveVisibility(*ns, row).ok() ? 1 : 0;
+    });
     if (rows->size() < static_cast<size_t>(kBatch)) break;
   }
 
@@ -246,15 +264,16 @@ absl::StatusOr<int64_t> Archiver::PassLocked() {
       absl::StatusOr<std::vector<ArchivalQueueRow>> rows =
           queue_.RetentionDue(id, now - ns->retention, now, kBatch);
       if (!rows.ok()) return rows.status();
-      int64_t progress = 0;
-      for (ArchivalQueueRow& row : *rows) {
-        if (row.visibility == ArchivalStep::kPending) continue;  // its record first
+      const int64_t progress = ForEachInParallel(*rows, [&](ArchivalQueueRow& row) -> int64_t {
+        if (row.visibility == ArchivalStep::kPending) return 0;  // its record first
+        int64_t steps = 0;
         if (row.history == ArchivalStep::kPending) {
-          if (!ArchiveHistory(*ns, row).ok()) continue;  // never delete unarchived
-          ++progress;
+          if (!ArchiveHistory(*ns, row).ok()) return 0;  // never delete unarchived
+          ++steps;
         }
-        if (DeleteRun(*ns, row).ok()) ++progress;
-      }
+        if (DeleteRun(*ns, row).ok()) ++steps;
+        return steps;
+      });
       done += progress;
       if (rows->size() < static_cast<size_t>(kBatch) || progress == 0) break;
     }

@@ -12,16 +12,20 @@
 // before its history archive is confirmed.
 //
 // Passes run on a thread of their own every `poll_interval` of real time and when woken
-// (a run closed, the clock was advanced). Thread safety: all methods are safe from any
+// (a run closed, the clock was advanced); the runs of a batch are archived 8 at a time. Thread safety: all methods are safe from any
 // thread; passes and triggers never overlap.
 #pragma once
 
+#include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <mutex>
+#include <vector>
 #include <optional>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "lib/common/blocking_pool.h"
 #include "lib/common/clock.h"
 #include "server-core/archiver/archive_registry.h"
 #include "server-core/frontend/namespace_engine.h"
@@ -57,6 +61,10 @@ class Archiver {
   absl::StatusOr<Namespace> LoadNamespace(const std::string& id_or_empty,
                                           const std::string& name_or_empty);
   absl::StatusOr<int64_t> PassLocked();  // requires pass_mu_
+  // Runs `step` on every row on the step threads and waits for all; the sum of what they
+  // return. Rows are independent runs, and the stores are safe from many threads.
+  int64_t ForEachInParallel(std::vector<persistence::ArchivalQueueRow>& rows,
+                            const std::function<int64_t(persistence::ArchivalQueueRow&)>& step);
   // The steps; each records its outcome in `row` and the queue.
   absl::Status ArchiveVisibility(const Namespace& ns, persistence::ArchivalQueueRow& row);
   absl::Status ArchiveHistory(const Namespace& ns, persistence::ArchivalQueueRow& row);
@@ -74,6 +82,8 @@ class Archiver {
   const absl::Duration poll_interval_;
 
   std::mutex pass_mu_;
+  // Archival steps of different runs overlap (a store's latency, fsyncs): 8 at a time.
+  BlockingPool steps_{8};
   std::optional<PeriodicThread> thread_;  // last: stopped before the rest goes
 };
 
