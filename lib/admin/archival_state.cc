@@ -31,11 +31,6 @@ absl::StatusOr<ArchivalSetting> NextArchivalSetting(const ArchivalSetting& curre
   return next;
 }
 
-absl::string_view ArchivalUriScheme(absl::string_view uri) {
-  const size_t colon = uri.find("://");
-  return colon == absl::string_view::npos ? absl::string_view() : uri.substr(0, colon);
-}
-
 absl::Status ValidateArchivalUri(absl::string_view uri) {
   return archival::ParseArchivalUri(std::string(uri)).status();
 }

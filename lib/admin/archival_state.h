@@ -45,7 +45,4 @@ absl::StatusOr<ArchivalSetting> NextArchivalSetting(const ArchivalSetting& curre
 // is allowed otherwise.
 absl::Status ValidateArchivalUri(absl::string_view uri);
 
-// "file" of "file:///dir", "s3" of "s3://bucket"; empty when there is no "://".
-absl::string_view ArchivalUriScheme(absl::string_view uri);
-
 }  // namespace tock::admin

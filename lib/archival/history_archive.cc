@@ -28,12 +28,16 @@ std::string S3RunPrefix(const std::string& namespace_id, const std::string& work
   return absl::StrCat(namespace_id, "/history/", workflow_id, "/", run_id, "/");
 }
 
-// Consecutive events in batches of about kTargetBatchBytes: [begin, end) index ranges.
-std::vector<std::pair<size_t, size_t>> Batches(const std::vector<hist::HistoryEvent>& events) {
+// Consecutive events in batches of about kTargetBatchBytes: [begin, end) index ranges;
+// `total_bytes` gets the events' serialized size (each size is computed once, here).
+std::vector<std::pair<size_t, size_t>> Batches(const std::vector<hist::HistoryEvent>& events,
+                                               size_t* total_bytes) {
   std::vector<std::pair<size_t, size_t>> out;
   size_t bytes = kTargetBatchBytes;
+  *total_bytes = 0;
   for (size_t i = 0; i < events.size(); ++i) {
     const size_t size = events[i].ByteSizeLong();
+    *total_bytes += size;
     if (bytes + size > kTargetBatchBytes && bytes > 0) {
       out.emplace_back(i, i);
       bytes = 0;
@@ -76,9 +80,8 @@ absl::Status HistoryArchive::Archive(const ArchivedRun& run,
         absl::StrCat("run ", run.run_id, " has no events to archive"));
   }
   const int64_t close_version = events.back().version();
-  const std::vector<std::pair<size_t, size_t>> batches = Batches(events);
   size_t total = 0;
-  for (const hist::HistoryEvent& e : events) total += e.ByteSizeLong();
+  const std::vector<std::pair<size_t, size_t>> batches = Batches(events, &total);
   if (uri_.scheme == "file") {
     std::string json;
     json.reserve(2 * total + 64);

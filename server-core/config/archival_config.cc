@@ -7,6 +7,7 @@
 #include <set>
 
 #include "absl/strings/match.h"
+#include "lib/archival/archival_uri.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "server-core/config/yaml_fields.h"
@@ -120,10 +121,12 @@ absl::Status ValidateKind(const ArchivalKindConfig& kind, const std::string& nam
                                          " archival config: enabled needs a "
                                          "provider (filestore or s3store)"));
   }
-  if (absl::Status s = admin::ValidateArchivalUri(kind.default_uri); !s.ok()) {
-    return FieldError("namespace_defaults.archival." + name + ".uri", std::string(s.message()));
+  absl::StatusOr<archival::ArchivalUri> uri = archival::ParseArchivalUri(kind.default_uri);
+  if (!uri.ok()) {
+    return FieldError("namespace_defaults.archival." + name + ".uri",
+                      std::string(uri.status().message()));
   }
-  const absl::string_view scheme = admin::ArchivalUriScheme(kind.default_uri);
+  const std::string& scheme = uri->scheme;
   const std::vector<std::string> schemes = kind.Schemes();
   if (std::find(schemes.begin(), schemes.end(), scheme) == schemes.end()) {
     return FieldError(

@@ -1,5 +1,7 @@
 #include "server-core/frontend/namespace_engine.h"
 
+#include "lib/archival/archival_uri.h"
+
 #include <algorithm>
 #include <optional>
 
@@ -102,7 +104,8 @@ absl::StatusOr<admin::ArchivalSetting> ArchivalPolicy::Next(const admin::Archiva
   absl::StatusOr<admin::ArchivalSetting> next =
       admin::NextArchivalSetting(current, {state, uri, default_uri});
   if (!next.ok() || next->uri.empty() || next->uri == current.uri) return next;
-  const absl::string_view scheme = admin::ArchivalUriScheme(next->uri);
+  // NextArchivalSetting has validated the URI.
+  const std::string scheme = archival::ParseArchivalUri(next->uri)->scheme;
   if (std::find(schemes.begin(), schemes.end(), scheme) == schemes.end()) {
     return absl::InvalidArgumentError(
         absl::StrCat("unable to find archiver config for the given scheme \"", scheme, "\" of ",

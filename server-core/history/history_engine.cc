@@ -221,12 +221,13 @@ absl::StatusOr<wf::StartWorkflowExecutionResponse> HistoryEngine::StartWorkflowW
     return absl::InvalidArgumentError(
         "CronSchedule and WorkflowStartDelay may not be used together.");
   }
+  // One start time for the cron wait, the execution expiration and the run itself.
+  const absl::Time now = clock_.Now();
   // A cron workflow's first run waits for the schedule's first activation.
   absl::Duration cron_wait = absl::ZeroDuration();
   if (!req.cron_schedule().empty()) {
     absl::StatusOr<CronSchedule> schedule = CronSchedule::Parse(req.cron_schedule());
     if (!schedule.ok()) return schedule.status();
-    const absl::Time now = clock_.Now();
     cron_wait = CronBackoff(*schedule, now, now);
     if (cron_wait == absl::InfiniteDuration()) {
       return absl::InvalidArgumentError(
@@ -321,9 +322,9 @@ absl::StatusOr<wf::StartWorkflowExecutionResponse> HistoryEngine::StartWorkflowW
   // signal before then dispatches it at once (the rest of the delay is skipped).
   run.first_task_backoff = std::max(start_delay, cron_wait);
   if (execution_timeout > absl::ZeroDuration()) {
-    run.execution_expiration = clock_.Now() + run.first_task_backoff + execution_timeout;
+    run.execution_expiration = now + run.first_task_backoff + execution_timeout;
   }
-  std::unique_ptr<RunTransaction> built = BuildNewRun(ns, run, clock_.Now());
+  std::unique_ptr<RunTransaction> built = BuildNewRun(ns, run, now);
   RunTransaction& tx = *built;
   const std::string run_id = tx.execution().run_id();
 
