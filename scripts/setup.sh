@@ -12,6 +12,7 @@ packages=(
   libabsl-dev libcli11-dev nlohmann-json3-dev libyaml-cpp-dev
   libsqlite3-dev libcurl4-openssl-dev libssl-dev libfarmhash-dev
   libgtest-dev libgmock-dev libedit-dev tmux
+  libspdlog-dev prometheus-cpp-dev libcpp-httplib-dev prometheus
   mandoc bash-completion zsh fish
 )
 

@@ -2,7 +2,7 @@
 
 namespace tock {
 
-BlockingPool::BlockingPool(int threads) {
+BlockingPool::BlockingPool(int threads, size_t max_queued) : max_queued_(max_queued) {
   for (int i = 0; i < threads; ++i) {
     threads_.emplace_back([this] {
       while (true) {
@@ -31,13 +31,14 @@ void BlockingPool::Stop() {
   }
 }
 
-void BlockingPool::Run(std::function<void()> job) {
+bool BlockingPool::Run(std::function<void()> job) {
   {
     std::lock_guard lock(mu_);
-    if (stopping_) return;
+    if (stopping_ || jobs_.size() >= max_queued_) return false;
     jobs_.push_back(std::move(job));
   }
   cv_.notify_one();
+  return true;
 }
 
 }  // namespace tock

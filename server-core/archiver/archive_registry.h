@@ -33,7 +33,14 @@ class ArchiveRegistry {
       : history_setup_(std::move(history)), visibility_setup_(std::move(visibility)) {}
 
   // Runs `job` on one of the registry's threads (4): for request handlers that touch a store.
-  void RunBlocking(std::function<void()> job) { io_.Run(std::move(job)); }
+  // RESOURCE_EXHAUSTED (job not run) when kMaxQueuedIo jobs wait already; UNAVAILABLE when
+  // stopping. The caller then answers its request with that status.
+  static constexpr size_t kMaxQueuedIo = 256;
+  absl::Status RunBlocking(std::function<void()> job) {
+    if (io_.Run(std::move(job))) return absl::OkStatus();
+    return absl::ResourceExhaustedError(
+        "too many archive reads and archival requests are waiting (256); try again later");
+  }
   // At shutdown, before what those jobs use goes: finishes the queued ones, takes no more.
   void StopBlocking() { io_.Stop(); }
 
@@ -60,7 +67,7 @@ class ArchiveRegistry {
   std::mutex mu_;
   std::map<std::string, Opened<archival::HistoryArchive>> histories_;
   std::map<std::string, Opened<archival::VisibilityArchive>> visibilities_;
-  BlockingPool io_{4};  // last: its jobs use the archives above
+  BlockingPool io_{4, kMaxQueuedIo};  // last: its jobs use the archives above
 };
 
 }  // namespace tock::server::archiver

@@ -102,9 +102,10 @@ void RegisterArchivedVisibilityHandlers(rpc::Dispatcher& dispatcher, NamespaceEn
       "temporal.api.workflowservice.v1.WorkflowService/ListArchivedWorkflowExecutions",
       [&](const wf::ListArchivedWorkflowExecutionsRequest& req, const rpc::CallContext&,
           rpc::Responder<wf::ListArchivedWorkflowExecutionsResponse> respond) {
-        archives.RunBlocking([&namespaces, &archives, &clock, req, respond] {
+        absl::Status queued = archives.RunBlocking([&namespaces, &archives, &clock, req, respond] {
           respond(ListArchived(namespaces, archives, clock, req));
         });
+        if (!queued.ok()) respond(queued);
       });
 }
 

@@ -1,5 +1,7 @@
 // WorkflowService methods that run workflows: start, the worker's polls and responses,
 // and what clients do to runs. Long polls are asynchronous: no thread waits.
+#include <mutex>
+
 #include "absl/strings/str_cat.h"
 #include "lib/common/time_format.h"
 #include "server-core/frontend/archived_reads.h"
@@ -50,23 +52,41 @@ class LongPoll : public std::enable_shared_from_this<LongPoll<Response>> {
   }
 
  private:
+  // Polls until a task starts, the deadline passes or the caller goes. A stale task makes it
+  // poll again; matching may answer inside Poll (a task was waiting), and then that answer's
+  // "poll again" is done by the loop of the Next already on the stack, never by a nested
+  // call: a long run of stale tasks cannot deepen the stack.
   void Next() {
-    auto self = this->shared_from_this();
-    poll_id_ = matching_.Poll(namespace_id_, queue_, kind_, deadline_, identity_,
-                              [self](std::optional<persistence::TaskQueueTask> task) {
-                                if (!task.has_value()) return self->respond_(Response());
-                                if (self->cancelled_) {
-                                  // The caller is gone: give the task back rather than start it for
-                                  // nobody.
-                                  self->matching_.AddTask(std::move(*task));
-                                  return self->respond_(Response());
-                                }
-                                absl::StatusOr<Response> started = self->start_(*task);
-                                if (started.ok()) return self->respond_(std::move(*started));
-                                if (started.status().code() == absl::StatusCode::kNotFound)
-                                  return self->Next();
-                                self->respond_(started.status());
-                              });
+    std::unique_lock lock(mu_);
+    if (in_next_) {
+      again_ = true;
+      return;
+    }
+    in_next_ = true;
+    do {
+      again_ = false;
+      lock.unlock();
+      auto self = this->shared_from_this();
+      poll_id_ = matching_.Poll(namespace_id_, queue_, kind_, deadline_, identity_,
+                                [self](std::optional<persistence::TaskQueueTask> task) {
+                                  self->OnTask(std::move(task));
+                                });
+      lock.lock();
+    } while (again_);
+    in_next_ = false;
+  }
+
+  void OnTask(std::optional<persistence::TaskQueueTask> task) {
+    if (!task.has_value()) return respond_(Response());
+    if (cancelled_) {
+      // The caller is gone: give the task back rather than start it for nobody.
+      matching_.AddTask(std::move(*task));
+      return respond_(Response());
+    }
+    absl::StatusOr<Response> started = start_(*task);
+    if (started.ok()) return respond_(std::move(*started));
+    if (started.status().code() == absl::StatusCode::kNotFound) return Next();
+    respond_(started.status());
   }
 
   matching::MatchingEngine& matching_;
@@ -78,6 +98,9 @@ class LongPoll : public std::enable_shared_from_this<LongPoll<Response>> {
   rpc::Responder<Response> respond_;
   std::atomic<matching::MatchingEngine::PollId> poll_id_{0};
   std::atomic<bool> cancelled_{false};
+  std::mutex mu_;
+  bool in_next_ = false;  // a Next is polling on some thread's stack
+  bool again_ = false;    // and must poll once more when its Poll returns
 };
 
 history::NamespaceRef Ref(const NamespaceEngine::Resolved& r) {
@@ -118,46 +141,11 @@ void RegisterWorkflowRpcHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& n
         return history.StartWorkflow(ns, req);
       });
 
-  // Signal the running workflow, or start it and then signal it. The start is idempotent on
-  // its request id, so a retried call after a failure in between loses nothing.
   AddNamespaced<wf::SignalWithStartWorkflowExecutionRequest,
                 wf::SignalWithStartWorkflowExecutionResponse>(
       dispatcher, namespaces, "SignalWithStartWorkflowExecution", false,
-      [&](const history::NamespaceRef& ns, const wf::SignalWithStartWorkflowExecutionRequest& req)
-          -> absl::StatusOr<wf::SignalWithStartWorkflowExecutionResponse> {
-        wf::StartWorkflowExecutionRequest start;
-        start.set_namespace_(req.namespace_());
-        start.set_workflow_id(req.workflow_id());
-        *start.mutable_workflow_type() = req.workflow_type();
-        *start.mutable_task_queue() = req.task_queue();
-        *start.mutable_input() = req.input();
-        *start.mutable_workflow_execution_timeout() = req.workflow_execution_timeout();
-        *start.mutable_workflow_run_timeout() = req.workflow_run_timeout();
-        *start.mutable_workflow_task_timeout() = req.workflow_task_timeout();
-        start.set_identity(req.identity());
-        start.set_request_id(req.request_id());
-        start.set_workflow_id_reuse_policy(req.workflow_id_reuse_policy());
-        start.set_workflow_id_conflict_policy(enums::WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING);
-        if (req.has_retry_policy()) *start.mutable_retry_policy() = req.retry_policy();
-        start.set_cron_schedule(req.cron_schedule());
-        *start.mutable_memo() = req.memo();
-        *start.mutable_search_attributes() = req.search_attributes();
-        *start.mutable_header() = req.header();
-        auto started = history.StartWorkflow(ns, start);
-        if (!started.ok()) return started.status();
-        wf::SignalWorkflowExecutionRequest signal;
-        signal.mutable_workflow_execution()->set_workflow_id(req.workflow_id());
-        signal.mutable_workflow_execution()->set_run_id(started->run_id());
-        signal.set_signal_name(req.signal_name());
-        *signal.mutable_input() = req.signal_input();
-        signal.set_identity(req.identity());
-        signal.set_request_id(req.request_id().empty() ? "" : req.request_id() + ":signal");
-        *signal.mutable_header() = req.header();
-        if (absl::Status s = history.SignalWorkflow(ns, signal); !s.ok()) return s;
-        wf::SignalWithStartWorkflowExecutionResponse out;
-        out.set_run_id(started->run_id());
-        out.set_started(started->started());
-        return out;
+      [&](const history::NamespaceRef& ns, const wf::SignalWithStartWorkflowExecutionRequest& req) {
+        return history.SignalWithStartWorkflow(ns, req);
       });
 
   dispatcher.AddAsync<wf::PollWorkflowTaskQueueRequest, wf::PollWorkflowTaskQueueResponse>(
@@ -289,7 +277,7 @@ void RegisterWorkflowRpcHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& n
               if (page.ok() || page.status().code() != absl::StatusCode::kNotFound) {
                 return respond(std::move(page));
               }
-              archives->RunBlocking([&namespaces, archives, req, respond] {
+              absl::Status queued = archives->RunBlocking([&namespaces, archives, req, respond] {
                 absl::StatusOr<wf::GetWorkflowExecutionHistoryResponse> archived =
                     ReadArchivedHistory(namespaces, *archives, req);
                 if (!archived.ok()) return respond(archived.status());
@@ -297,6 +285,7 @@ void RegisterWorkflowRpcHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& n
                 archived->SerializeToString(&bytes.buffer);
                 respond(std::move(bytes));
               });
+              if (!queued.ok()) respond(queued);
             });
       });
   dispatcher.AddAsync<wf::QueryWorkflowRequest, wf::QueryWorkflowResponse>(

@@ -17,7 +17,6 @@ namespace enums = temporal::api::enums::v1;
 using tock::persistence::v1::ChildExecutionInfo;
 using tock::persistence::v1::TransferTask;
 
-constexpr absl::Duration kRetryAfterError = absl::Seconds(1);
 
 std::string ChildRequestId(const std::string& parent_run_id, int64_t initiated_event_id) {
   return absl::StrCat("child:", parent_run_id, ":", initiated_event_id);
@@ -75,24 +74,28 @@ absl::Status HistoryEngine::ApplyStartChildCommand(RunTransaction& tx, const Nam
 }
 
 void HistoryEngine::ProcessTransferTask(const persistence::TaskQueueTask& task) {
-  absl::Status s;
+  absl::Status s = ProcessTransferTaskOnce(task);
+  if (!s.ok() && s.code() != absl::StatusCode::kNotFound) {
+    // The task's row is stored: retried with backoff until done (or the server restarts and
+    // finds it again).
+    timer_queue_->RunWithRetries([this, task] { return ProcessTransferTaskOnce(task); },
+                                 "transfer task",
+                                 {task.task.namespace_id(), task.task.workflow_id(), task.task.run_id()},
+                                 absl::Seconds(1));
+  }
+}
+
+absl::Status HistoryEngine::ProcessTransferTaskOnce(const persistence::TaskQueueTask& task) {
   switch (task.task.kind()) {
     case TransferTask::KIND_START_CHILD:
-      s = StartChild(task);
-      break;
+      return StartChild(task);
     case TransferTask::KIND_CLOSE_EXECUTION:
-      s = CloseExecution(task);
-      break;
+      return CloseExecution(task);
     case TransferTask::KIND_SIGNAL_EXTERNAL:
     case TransferTask::KIND_CANCEL_EXTERNAL:
-      s = DeliverExternalRequest(task);
-      break;
+      return DeliverExternalRequest(task);
     default:
-      s = ConsumeTransferTask(task);
-      break;
-  }
-  if (!s.ok() && s.code() != absl::StatusCode::kNotFound) {
-    timers_.Schedule(clock_.Now() + kRetryAfterError, [this, task] { ProcessTransferTask(task); });
+      return ConsumeTransferTask(task);
   }
 }
 

@@ -47,7 +47,10 @@ absl::Status CheckFirstRun(const RunTransaction& tx, const std::string& first_ex
 
 absl::Status HistoryEngine::SignalWorkflow(const NamespaceRef& ns,
                                            const wf::SignalWorkflowExecutionRequest& req) {
-  if (req.signal_name().empty()) return absl::InvalidArgumentError("SignalName is not set on request.");
+  if (absl::Status s = ValidateSignalFields(req.signal_name(), req.input(), req.header(), limits_);
+      !s.ok()) {
+    return s;
+  }
   absl::StatusOr<std::string> run_id =
       ResolveRunId(ns.id, req.workflow_execution().workflow_id(), req.workflow_execution().run_id());
   if (!run_id.ok()) return run_id.status();

@@ -8,6 +8,7 @@
 #include "lib/common/proto_time.h"
 #include "lib/common/time_format.h"
 #include "lib/common/status.h"
+#include "server-core/history/request_limits.h"
 #include "server-core/history/task_token.h"
 #include "temporal/api/errordetails/v1/message.pb.h"
 
@@ -57,10 +58,23 @@ absl::Status CommitThenFail(absl::Status status) {
 }
 
 HistoryEngine::HistoryEngine(persistence::ExecutionStore& store, ShardController& shards,
-                             matching::MatchingEngine& matching, Clock& clock, TimerThread& timers)
-    : store_(store), shards_(shards), matching_(matching), clock_(clock), timers_(timers) {}
+                             matching::MatchingEngine& matching, Clock& clock, TimerThread& timers,
+                             Logger& logger)
+    : store_(store),
+      shards_(shards),
+      matching_(matching),
+      clock_(clock),
+      timers_(timers),
+      logger_(logger),
+      timer_queue_(std::make_unique<TimerQueue>(
+          store, shards.shard_count(), timers, clock, logger,
+          [this](const persistence::TimerTaskRow& row) { return FireTimer(row); })) {}
 
-HistoryEngine::~HistoryEngine() = default;
+HistoryEngine::~HistoryEngine() { StopBackground(); }
+
+void HistoryEngine::StopBackground() { timer_queue_->Stop(); }
+
+void HistoryEngine::WakeTimers() { timer_queue_->Wake(); }
 
 absl::Status HistoryEngine::Recover() {
   absl::StatusOr<std::vector<persistence::TaskQueueTask>> tasks = store_.LoadTaskQueueTasks();
@@ -72,13 +86,7 @@ absl::Status HistoryEngine::Recover() {
       matching_.AddTask(std::move(task));
     }
   }
-  for (int32_t shard = 1; shard <= shards_.shard_count(); ++shard) {
-    absl::StatusOr<std::vector<persistence::TimerTaskRow>> timers =
-        store_.LoadTimers(shard, absl::InfiniteFuture(), INT32_MAX);
-    if (!timers.ok()) return timers.status();
-    for (const auto& row : *timers) ArmTimer(row);
-  }
-  return absl::OkStatus();
+  return timer_queue_->Start();
 }
 
 std::shared_ptr<HistoryEngine::RunEntry> HistoryEngine::Entry(const std::string& key) {
@@ -149,14 +157,16 @@ absl::Status HistoryEngine::Mutate(const NamespaceRef& ns, const RunKey& key,
     }
     entry->state = std::move(commit.runs.front().state);
   }
-  if (commit.runs.size() > 1) {
-    auto& next = commit.runs[1].state;
-    std::string next_run = next.execution().run_id();
-    Entry(next_run)->state = std::move(next);
-  }
+  if (commit.runs.size() > 1) CacheCommitted(std::move(commit.runs[1].state));
   Publish(commit, key.run_id);
   if (HasPayload(result)) result.ErasePayload(kCommitThenFail);
   return result;
+}
+
+void HistoryEngine::CacheCommitted(MutableStateRecord state) {
+  std::shared_ptr<RunEntry> entry = Entry(state.execution().run_id());
+  std::lock_guard lock(entry->mu);  // readers and Mutate look at `state` under this lock
+  entry->state = std::move(state);
 }
 
 void HistoryEngine::MarkClosingRunsForArchival(persistence::Commit& commit,
@@ -179,9 +189,7 @@ void HistoryEngine::Publish(persistence::Commit& commit, const std::string& run_
   }
 }
 
-void HistoryEngine::ArmTimer(const persistence::TimerTaskRow& row) {
-  timers_.Schedule(row.fire_time, [this, row] { FireTimer(row); });
-}
+void HistoryEngine::ArmTimer(const persistence::TimerTaskRow& row) { timer_queue_->Add(row); }
 
 void HistoryEngine::NotifyHistoryWaiters(const std::string& run_id) {
   std::vector<std::function<void()>> wake;
@@ -209,36 +217,39 @@ absl::StatusOr<wf::StartWorkflowExecutionResponse> HistoryEngine::StartWorkflow(
 absl::StatusOr<wf::StartWorkflowExecutionResponse> HistoryEngine::StartWorkflowWithParent(
     const NamespaceRef& ns, const wf::StartWorkflowExecutionRequest& req,
     std::optional<tock::persistence::v1::ParentInfo> parent) {
-  if (absl::Status s = ValidateId(req.workflow_id(), "WorkflowId"); !s.ok()) return s;
-  if (absl::Status s = ValidateId(req.workflow_type().name(), "WorkflowType"); !s.ok()) return s;
-  if (absl::Status s = ValidateId(req.task_queue().name(), "TaskQueue"); !s.ok()) return s;
-  if (req.request_id().size() > 1000) return absl::InvalidArgumentError("RequestId exceeds length limit.");
-  const absl::Duration start_delay = FromProtoDuration(req.workflow_start_delay());
-  if (start_delay < absl::ZeroDuration()) {
-    return absl::InvalidArgumentError("Invalid WorkflowStartDelay: it must not be negative.");
-  }
-  if (start_delay > absl::ZeroDuration() && !req.cron_schedule().empty()) {
-    return absl::InvalidArgumentError(
-        "CronSchedule and WorkflowStartDelay may not be used together.");
-  }
   // One start time for the cron wait, the execution expiration and the run itself.
   const absl::Time now = clock_.Now();
-  // A cron workflow's first run waits for the schedule's first activation.
-  absl::Duration cron_wait = absl::ZeroDuration();
-  if (!req.cron_schedule().empty()) {
-    absl::StatusOr<CronSchedule> schedule = CronSchedule::Parse(req.cron_schedule());
-    if (!schedule.ok()) return schedule.status();
-    cron_wait = CronBackoff(*schedule, now, now);
-    if (cron_wait == absl::InfiniteDuration()) {
-      return absl::InvalidArgumentError(
-          "invalid CronSchedule, no time can be found to satisfy the schedule");
-    }
-  }
-
-  // Starts of one workflow id are serialised by a lock of their own.
-  std::shared_ptr<RunEntry> id_lock = Entry(absl::StrCat("workflow-id/", ns.id, "/", req.workflow_id()));
+  absl::StatusOr<absl::Duration> cron_wait = ValidateStart(req, now);
+  if (!cron_wait.ok()) return cron_wait.status();
+  std::shared_ptr<RunEntry> id_lock = IdLock(ns.id, req.workflow_id());
   std::lock_guard lock(id_lock->mu);
+  return StartLocked(ns, req, std::move(parent), nullptr, now, *cron_wait);
+}
 
+absl::StatusOr<absl::Duration> HistoryEngine::ValidateStart(
+    const wf::StartWorkflowExecutionRequest& req, absl::Time now) {
+  if (absl::Status s = ValidateStartRequest(req, limits_); !s.ok()) return s;
+  // A cron workflow's first run waits for the schedule's first activation.
+  if (req.cron_schedule().empty()) return absl::ZeroDuration();
+  absl::StatusOr<CronSchedule> schedule = CronSchedule::Parse(req.cron_schedule());
+  if (!schedule.ok()) return schedule.status();
+  const absl::Duration cron_wait = CronBackoff(*schedule, now, now);
+  if (cron_wait == absl::InfiniteDuration()) {
+    return absl::InvalidArgumentError(
+        "invalid CronSchedule, no time can be found to satisfy the schedule");
+  }
+  return cron_wait;
+}
+
+std::shared_ptr<HistoryEngine::RunEntry> HistoryEngine::IdLock(const std::string& namespace_id,
+                                                               const std::string& workflow_id) {
+  return Entry(absl::StrCat("workflow-id/", namespace_id, "/", workflow_id));
+}
+
+absl::StatusOr<wf::StartWorkflowExecutionResponse> HistoryEngine::StartLocked(
+    const NamespaceRef& ns, const wf::StartWorkflowExecutionRequest& req,
+    std::optional<tock::persistence::v1::ParentInfo> parent, const StartSignal* signal,
+    absl::Time now, absl::Duration cron_wait) {
   std::string replaced_run_id;
   absl::StatusOr<persistence::CurrentRun> current = store_.GetCurrentRun(ns.id, req.workflow_id());
   if (current.ok()) {
@@ -318,9 +329,10 @@ absl::StatusOr<wf::StartWorkflowExecutionResponse> HistoryEngine::StartWorkflowW
   run.cron_schedule = req.cron_schedule();
   if (req.has_user_metadata()) run.user_metadata = req.user_metadata();
   run.parent = parent;
+  if (signal != nullptr) run.signal = *signal;
   // The first workflow task waits for the start delay as a retry's does for its backoff; a
   // signal before then dispatches it at once (the rest of the delay is skipped).
-  run.first_task_backoff = std::max(start_delay, cron_wait);
+  run.first_task_backoff = std::max(FromProtoDuration(req.workflow_start_delay()), cron_wait);
   if (execution_timeout > absl::ZeroDuration()) {
     run.execution_expiration = now + run.first_task_backoff + execution_timeout;
   }
@@ -339,7 +351,7 @@ absl::StatusOr<wf::StartWorkflowExecutionResponse> HistoryEngine::StartWorkflowW
   commit.new_timers = std::move(tx.new_timers());
   MarkClosingRunsForArchival(commit, ns.id);
   if (absl::Status s = store_.Write(commit); !s.ok()) return s;
-  Entry(run_id)->state = std::move(commit.runs.front().state);
+  CacheCommitted(std::move(commit.runs.front().state));
   Publish(commit, run_id);
   wf::StartWorkflowExecutionResponse out;
   out.set_run_id(run_id);
@@ -432,6 +444,19 @@ std::unique_ptr<RunTransaction> HistoryEngine::BuildNewRun(const NamespaceRef& n
     tx->AddTimer(run_expires, timeout);
   }
   if (run.user_metadata) *started.mutable_user_metadata() = *run.user_metadata;
+  if (run.signal) {
+    // Signal-with-start: the signal is in the run's history before its first workflow task.
+    HistoryEvent& e = tx->Append(enums::EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED);
+    auto* signaled = e.mutable_workflow_execution_signaled_event_attributes();
+    signaled->set_signal_name(run.signal->name);
+    *signaled->mutable_input() = run.signal->input;
+    signaled->set_identity(run.signal->identity);
+    *signaled->mutable_header() = run.signal->header;
+    signaled->set_request_id(run.signal->request_id);
+    if (!run.signal->request_id.empty()) {
+      tx->state().mutable_execution()->add_applied_request_ids(run.signal->request_id);
+    }
+  }
   if (run.first_task_backoff > absl::ZeroDuration()) {
     // A retry's backoff or a start delay: the first workflow task waits.
     *attrs->mutable_first_workflow_task_backoff() = ToProtoDuration(run.first_task_backoff);

@@ -19,10 +19,13 @@
 
 #include "absl/status/statusor.h"
 #include "lib/common/clock.h"
+#include "lib/common/log.h"
 #include "lib/common/timer_thread.h"
 #include "lib/common/wire_bytes.h"
+#include "server-core/history/request_limits.h"
 #include "server-core/history/run_transaction.h"
 #include "server-core/history/shard_controller.h"
+#include "server-core/history/timer_queue.h"
 #include "server-core/matching/matching_engine.h"
 #include "server-core/persistence/execution_store.h"
 #include "temporal/api/sdk/v1/user_metadata.pb.h"
@@ -45,14 +48,23 @@ class HistoryEngine {
   // at start. Without it nothing is queued.
   using ArchivalCheck = std::function<bool(const std::string& namespace_id)>;
   void SetArchivalCheck(ArchivalCheck check) { archival_check_ = std::move(check); }
+  // Size and count limits (Temporal's defaults unless configured); set once at start.
+  void SetLimits(const Limits& limits) { limits_ = limits; }
 
   HistoryEngine(persistence::ExecutionStore& store, ShardController& shards,
-                matching::MatchingEngine& matching, Clock& clock, TimerThread& timers);
+                matching::MatchingEngine& matching, Clock& clock, TimerThread& timers,
+                Logger& logger);
   ~HistoryEngine();
 
-  // After a restart: hands the stored task-queue tasks to matching and arms every stored
-  // timer, so work resumes exactly where it stopped.
+  // After a restart: hands the stored task-queue tasks to matching and starts the durable
+  // timers (those due soon in memory, the rest paged in as they come due), so work resumes
+  // exactly where it stopped.
   absl::Status Recover();
+  // The clock was moved (time skipping): timers now due fire without waiting.
+  void WakeTimers();
+  // Stops firing timers and retrying background work; waits for what is running. Call
+  // before the TimerThread goes. Idempotent.
+  void StopBackground();
 
   absl::StatusOr<wf::StartWorkflowExecutionResponse> StartWorkflow(
       const NamespaceRef& ns, const wf::StartWorkflowExecutionRequest& req);
@@ -83,6 +95,12 @@ class HistoryEngine {
 
   absl::Status SignalWorkflow(const NamespaceRef& ns,
                               const wf::SignalWorkflowExecutionRequest& req);
+  // Signals the running run of the workflow id, or starts a new run whose history holds the
+  // signal before its first workflow task (WorkflowExecutionStarted,
+  // WorkflowExecutionSignaled, WorkflowTaskScheduled), in one commit: no poller can take the
+  // first task of the new run without the signal.
+  absl::StatusOr<wf::SignalWithStartWorkflowExecutionResponse> SignalWithStartWorkflow(
+      const NamespaceRef& ns, const wf::SignalWithStartWorkflowExecutionRequest& req);
   absl::Status RequestCancelWorkflow(const NamespaceRef& ns,
                                      const wf::RequestCancelWorkflowExecutionRequest& req);
   absl::Status TerminateWorkflow(const NamespaceRef& ns,
@@ -124,8 +142,9 @@ class HistoryEngine {
   // parent its child closed, apply parent-close policies. Retried until it succeeds.
   void ProcessTransferTask(const persistence::TaskQueueTask& task);
 
-  // A durable timer is due (called by the timer thread).
-  void FireTimer(const persistence::TimerTaskRow& row);
+  // A durable timer is due (called by the timer queue's executor): its effect and the
+  // deletion of its row, in one commit. NOT_FOUND when the run is gone.
+  absl::Status FireTimer(const persistence::TimerTaskRow& row);
 
  private:
   struct RunEntry {
@@ -136,8 +155,19 @@ class HistoryEngine {
     std::string namespace_id, workflow_id, run_id;
   };
   using Mutation = std::function<absl::Status(RunTransaction&)>;
+  // The signal a signal-with-start puts in the new run's history.
+  struct StartSignal {
+    std::string name;
+    temporal::api::common::v1::Payloads input;
+    temporal::api::common::v1::Header header;
+    std::string identity;
+    std::string request_id;
+  };
 
   std::shared_ptr<RunEntry> Entry(const std::string& run_id);
+  // Caches the state a commit just wrote for a run other than the one Mutate holds locked
+  // (a new run), under that run's lock.
+  void CacheCommitted(MutableStateRecord state);
   absl::StatusOr<std::string> ResolveRunId(const std::string& namespace_id,
                                            const std::string& workflow_id,
                                            const std::string& run_id);
@@ -173,7 +203,19 @@ class HistoryEngine {
     // The end of the workflow execution timeout, which bounds the whole chain of runs
     // (retries, cron runs, continue-as-new); none without an execution timeout.
     std::optional<absl::Time> execution_expiration;
+    std::optional<StartSignal> signal;  // signal-with-start
   };
+  // Starts of one workflow id are serialised by a lock of their own.
+  std::shared_ptr<RunEntry> IdLock(const std::string& namespace_id, const std::string& workflow_id);
+  // The start with the workflow id's lock held: id conflict and reuse policies, then the new
+  // run (with `signal` in its history when given) in one commit.
+  absl::StatusOr<wf::StartWorkflowExecutionResponse> StartLocked(
+      const NamespaceRef& ns, const wf::StartWorkflowExecutionRequest& req,
+      std::optional<tock::persistence::v1::ParentInfo> parent, const StartSignal* signal,
+      absl::Time now, absl::Duration cron_wait);
+  // The checks of a start request and the wait of its cron schedule (zero without one).
+  absl::StatusOr<absl::Duration> ValidateStart(const wf::StartWorkflowExecutionRequest& req,
+                                               absl::Time now);
   // The next run of a closing run's workflow, like it (same type, input, timeouts, policy,
   // cron schedule); the caller sets what differs (attempt, initiator, backoff).
   absl::StatusOr<NewRun> SuccessorOf(const tock::persistence::v1::ExecutionInfo& exec);
@@ -211,6 +253,7 @@ class HistoryEngine {
   absl::StatusOr<wf::StartWorkflowExecutionResponse> StartWorkflowWithParent(
       const NamespaceRef& ns, const wf::StartWorkflowExecutionRequest& req,
       std::optional<tock::persistence::v1::ParentInfo> parent);
+  absl::Status ProcessTransferTaskOnce(const persistence::TaskQueueTask& task);
   absl::Status StartChild(const persistence::TaskQueueTask& task);
   absl::Status CloseExecution(const persistence::TaskQueueTask& task);
   absl::Status ConsumeTransferTask(const persistence::TaskQueueTask& task);
@@ -246,6 +289,8 @@ class HistoryEngine {
   matching::MatchingEngine& matching_;
   Clock& clock_;
   TimerThread& timers_;
+  Logger& logger_;
+  std::unique_ptr<TimerQueue> timer_queue_;
 
   std::mutex runs_mu_;
   std::unordered_map<std::string, std::shared_ptr<RunEntry>> runs_;  // by run id
@@ -255,6 +300,7 @@ class HistoryEngine {
   uint64_t next_wait_id_ = 1;
 
   ArchivalCheck archival_check_;
+  Limits limits_;
   // Marks the runs of `commit` that close for archival when their namespace archives.
   void MarkClosingRunsForArchival(persistence::Commit& commit, const std::string& namespace_id);
 };

@@ -237,7 +237,12 @@ TimerKey RunTransaction::AddTimer(absl::Time when, TimerTask task) {
   task.set_run_id(exec.run_id());
   persistence::TimerTaskRow row;
   row.shard_id = shard_id_;
-  row.fire_time = absl::FromUnixMillis(absl::ToUnixMillis(when));
+  // Stored in whole milliseconds, rounded up: a timer never fires before `when` (rounding
+  // down made timers fire up to a millisecond before their started event's time plus their
+  // duration).
+  int64_t fire_ms = absl::ToUnixMillis(when);
+  if (absl::FromUnixMillis(fire_ms) < when) ++fire_ms;
+  row.fire_time = absl::FromUnixMillis(fire_ms);
   row.task_id = shards_.NextTaskId(shard_id_);
   row.task = std::move(task);
   TimerKey key;

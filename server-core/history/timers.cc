@@ -22,8 +22,6 @@ namespace {
 namespace enums = temporal::api::enums::v1;
 using tock::persistence::v1::TimerTask;
 
-constexpr absl::Duration kRetryAfterError = absl::Seconds(1);
-
 void FireUserTimer(RunTransaction& tx, const TimerTask& t) {
   auto* timers = tx.state().mutable_timers();
   auto it = timers->find(t.timer_id());
@@ -124,7 +122,7 @@ absl::Status HistoryEngine::TimeOutRun(RunTransaction& tx, NamespaceRef ns, bool
   return absl::OkStatus();
 }
 
-void HistoryEngine::FireTimer(const persistence::TimerTaskRow& row) {
+absl::Status HistoryEngine::FireTimer(const persistence::TimerTaskRow& row) {
   const TimerTask& t = row.task;
   NamespaceRef ns;
   ns.id = t.namespace_id();
@@ -160,11 +158,9 @@ void HistoryEngine::FireTimer(const persistence::TimerTaskRow& row) {
     }
     return absl::OkStatus();
   });
-  if (s.code() == absl::StatusCode::kNotFound) return;  // the run is gone: nothing to do
-  if (!s.ok()) {
-    // A lost shard or a busy database: try again later; the row is still stored.
-    timers_.Schedule(clock_.Now() + kRetryAfterError, [this, row] { FireTimer(row); });
-  }
+  // NOT_FOUND: the run is gone, nothing to do. Other errors (a lost shard, a busy database)
+  // are retried by the timer queue; the row is still stored.
+  return s;
 }
 
 }  // namespace tock::server::history

@@ -29,9 +29,11 @@ MatchingEngine::PollId MatchingEngine::Poll(const std::string& namespace_id,
   {
     std::lock_guard lock(mu_);
     id = next_poll_id_++;
+    const absl::Time now = clock_.Now();
+    if (now - last_sweep_ >= kSweepInterval) SweepLocked(now);
     Key key{namespace_id, task_queue, kind};
     Queue& q = queues_[key];
-    q.pollers[identity] = clock_.Now();
+    q.pollers[identity] = now;
     if (!q.tasks.empty()) {
       ready = std::move(q.tasks.front());
       q.tasks.pop_front();
@@ -46,6 +48,22 @@ MatchingEngine::PollId MatchingEngine::Poll(const std::string& namespace_id,
   }
   done(std::move(ready));
   return id;
+}
+
+void MatchingEngine::SweepLocked(absl::Time now) {
+  last_sweep_ = now;
+  const absl::Time cutoff = now - kPollerMemory;
+  for (auto it = queues_.begin(); it != queues_.end();) {
+    Queue& q = it->second;
+    std::erase_if(q.pollers, [&](const auto& p) { return p.second < cutoff; });
+    it = q.tasks.empty() && q.waiters.empty() && q.pollers.empty() ? queues_.erase(it)
+                                                                   : std::next(it);
+  }
+}
+
+size_t MatchingEngine::QueueCount() {
+  std::lock_guard lock(mu_);
+  return queues_.size();
 }
 
 void MatchingEngine::CancelPoll(PollId id) {
@@ -75,7 +93,7 @@ std::vector<PollerInfo> MatchingEngine::Pollers(const std::string& namespace_id,
   std::vector<PollerInfo> out;
   auto it = queues_.find({namespace_id, task_queue, kind});
   if (it == queues_.end()) return out;
-  const absl::Time cutoff = clock_.Now() - absl::Minutes(5);
+  const absl::Time cutoff = clock_.Now() - kPollerMemory;
   for (const auto& [identity, last] : it->second.pollers) {
     if (last >= cutoff) out.push_back({identity, last});
   }

@@ -56,6 +56,13 @@ class MatchingEngine {
                                   TaskKind kind);
   size_t Backlog(const std::string& namespace_id, const std::string& task_queue, TaskKind kind);
 
+  // Queues held in memory. A queue with no task, no waiting poll and no poller seen in the
+  // last kPollerMemory is forgotten (at most kSweepInterval later), so queues that clients
+  // name once do not accumulate.
+  size_t QueueCount();
+  static constexpr absl::Duration kPollerMemory = absl::Minutes(5);
+  static constexpr absl::Duration kSweepInterval = absl::Minutes(1);
+
  private:
   using Key = std::tuple<std::string, std::string, TaskKind>;
   struct Waiter {
@@ -71,6 +78,8 @@ class MatchingEngine {
 
   // Removes waiter `id` and returns its callback (empty when it already completed).
   PollCallback TakeWaiter(PollId id);
+  // Drops pollers not seen for kPollerMemory and the queues left with nothing.
+  void SweepLocked(absl::Time now);
 
   Clock& clock_;
   TimerThread& timers_;
@@ -78,6 +87,7 @@ class MatchingEngine {
   std::map<Key, Queue> queues_;
   std::map<PollId, Key> waiting_;  // open polls -> their queue
   PollId next_poll_id_ = 1;
+  absl::Time last_sweep_ = absl::InfinitePast();
 };
 
 }  // namespace tock::server::matching

@@ -47,6 +47,12 @@ struct TimerTaskRow {
   tock::persistence::v1::TimerTask task;
 };
 
+// A position in a shard's timers, ordered by (fire time, task id).
+struct TimerCursor {
+  absl::Time fire_time = absl::InfinitePast();
+  int64_t task_id = 0;
+};
+
 struct VisibilityRecord {
   std::string namespace_id;
   std::string workflow_id;
@@ -137,8 +143,11 @@ class ExecutionStore {
 
   // Every pending task-queue task, oldest first (matching reloads them at start).
   virtual absl::StatusOr<std::vector<TaskQueueTask>> LoadTaskQueueTasks() = 0;
-  // Timers of a shard due before `until`, earliest first, at most `limit`.
-  virtual absl::StatusOr<std::vector<TimerTaskRow>> LoadTimers(int32_t shard_id, absl::Time until,
+  // Timers of a shard due before `until` and after `after` (by fire time, then task id),
+  // earliest first, at most `limit`: the timer queue pages through them with `after`.
+  virtual absl::StatusOr<std::vector<TimerTaskRow>> LoadTimers(int32_t shard_id,
+                                                               const TimerCursor& after,
+                                                               absl::Time until,
                                                                int32_t limit) = 0;
 };
 

@@ -215,12 +215,13 @@ int64_t Archiver::ForEachInParallel(std::vector<ArchivalQueueRow>& rows,
   size_t left = rows.size();
   int64_t total = 0;
   for (ArchivalQueueRow& row : rows) {
-    steps_.Run([&, row_ptr = &row] {
+    auto job = [&, row_ptr = &row] {
       const int64_t n = step(*row_ptr);
       std::lock_guard lock(mu);
       total += n;
       if (--left == 0) all_done.notify_all();
-    });
+    };
+    if (!steps_.Run(job)) job();  // the pool is full or stopping: do it here
   }
   std::unique_lock lock(mu);
   all_done.wait(lock, [&] { return left == 0; });

@@ -135,7 +135,7 @@ TEST(TimerOrderTest, StoredTimersComeBackEarliestFirst) {
     commit.new_timers.push_back(row);
   }
   ASSERT_TRUE((*p)->executions().Write(commit).ok());
-  auto due = (*p)->executions().LoadTimers(1, t0 + absl::Seconds(25), 100);
+  auto due = (*p)->executions().LoadTimers(1, {}, t0 + absl::Seconds(25), 100);
   ASSERT_TRUE(due.ok());
   ASSERT_EQ(due->size(), 3u);
   EXPECT_EQ((*due)[0].task.timer_id(), "10");

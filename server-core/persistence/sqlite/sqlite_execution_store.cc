@@ -202,15 +202,18 @@ class SqliteExecutionStore : public ExecutionStore {
     return out;
   }
 
-  absl::StatusOr<std::vector<TimerTaskRow>> LoadTimers(int32_t shard_id, absl::Time until,
-                                                       int32_t limit) override {
+  absl::StatusOr<std::vector<TimerTaskRow>> LoadTimers(int32_t shard_id, const TimerCursor& after,
+                                                       absl::Time until, int32_t limit) override {
     std::lock_guard lock(db_.mutex());
     ASSIGN_STMT(q, db_.Prepare(
-        "SELECT fire_ms, task_id, data FROM timer_tasks WHERE shard_id = ? AND fire_ms < ? "
-        "ORDER BY fire_ms, task_id LIMIT ?"));
+        "SELECT fire_ms, task_id, data FROM timer_tasks WHERE shard_id = ? "
+        "AND (fire_ms, task_id) > (?, ?) AND fire_ms < ? ORDER BY fire_ms, task_id LIMIT ?"));
     q.Bind(1, int64_t{shard_id})
-        .Bind(2, until == absl::InfiniteFuture() ? INT64_MAX : absl::ToUnixMillis(until))
-        .Bind(3, int64_t{limit});
+        .Bind(2, after.fire_time == absl::InfinitePast() ? INT64_MIN
+                                                         : absl::ToUnixMillis(after.fire_time))
+        .Bind(3, after.task_id)
+        .Bind(4, until == absl::InfiniteFuture() ? INT64_MAX : absl::ToUnixMillis(until))
+        .Bind(5, int64_t{limit});
     std::vector<TimerTaskRow> out;
     RETURN_IF_ERROR(q.ForEachRow([&] {
       TimerTaskRow& t = out.emplace_back();

@@ -1,0 +1,136 @@
+// The durable timers of the history shards, in memory only as far as they are due soon.
+//
+// Every timer is a row in the store (written in the transaction that made it, deleted by
+// the one that fires it); this queue is a bounded window over them:
+//  - a loader pages each shard's rows in (fire time, task id) order up to now + kWindow,
+//    at most max_armed in memory, every kLoadInterval and when the clock is moved (Wake);
+//    the rest waits in the store, so a million distant timers cost no memory;
+//  - a timer committed inside the loaded part of its shard is armed at once (Add), one
+//    beyond it is left for the loader;
+//  - a due timer is handed from the timer thread to a small executor of its own, so the
+//    timer thread, which also expires long polls, never waits on the database;
+//  - a firing that fails (busy database, lost shard, injected fault) is retried with
+//    exponential backoff (1 s doubling to 1 min) and logged; its row stays stored, so a
+//    crash loses nothing.
+//
+// Thread safety: every method may be called from any thread.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "lib/common/blocking_pool.h"
+#include "lib/common/clock.h"
+#include "lib/common/log.h"
+#include "lib/common/timer_thread.h"
+#include "server-core/persistence/execution_store.h"
+
+namespace tock::server::history {
+
+class TimerQueue {
+ public:
+  // Fires one timer: its effect and the deletion of its row in one transaction. OK or
+  // NOT_FOUND (nothing left to do) end it; anything else is retried.
+  using FireFn = std::function<absl::Status(const persistence::TimerTaskRow&)>;
+
+  struct Options {
+    absl::Duration window = absl::Minutes(2);        // loaded ahead of now
+    absl::Duration load_interval = absl::Seconds(10);
+    int32_t page = 1000;                              // rows per query
+    // Timers in memory: the loader stops paging in at this many (so at most this plus one
+    // page); timers committed inside the loaded part are armed regardless.
+    size_t max_armed = 200000;
+    int executor_threads = 2;
+    size_t executor_queue = 4096;
+  };
+
+  TimerQueue(persistence::ExecutionStore& store, int32_t shard_count, TimerThread& timers,
+             Clock& clock, Logger& logger, FireFn fire, Options options);
+  TimerQueue(persistence::ExecutionStore& store, int32_t shard_count, TimerThread& timers,
+             Clock& clock, Logger& logger, FireFn fire)
+      : TimerQueue(store, shard_count, timers, clock, logger, std::move(fire), Options()) {}
+  ~TimerQueue();  // Stop()
+
+  // Loads the first window of every shard, then starts the loader.
+  absl::Status Start();
+  // A timer row was committed.
+  void Add(const persistence::TimerTaskRow& row);
+  // The clock moved (time skipping): loads what is now due, at once.
+  void Wake();
+  // No new firings; waits for those running. Idempotent.
+  void Stop();
+
+  // Other background work of the history service that must be retried until it is done
+  // (a transfer task: start a child, tell a parent): runs `work` on the executor, and
+  // again with the same backoff and logging while it fails with anything but NOT_FOUND.
+  // `what` and the ids name it in the log.
+  struct Ids {
+    std::string namespace_id, workflow_id, run_id;
+  };
+  // The first run is after `delay` (the caller usually tried once already).
+  void RunWithRetries(std::function<absl::Status()> work, std::string what, Ids ids,
+                      absl::Duration delay);
+
+  // Timers held in memory (armed, retrying or being fired).
+  size_t armed() const;
+  // How late firings start past their due time, for metrics (set once, before Start).
+  void SetLatencyObserver(std::function<void(absl::Duration)> observe) {
+    observe_lateness_ = std::move(observe);
+  }
+
+ private:
+  // Rows of a shard ordered before `covered` are in memory (or fired); rows at or after it
+  // are the loader's.
+  struct ShardWindow {
+    persistence::TimerCursor covered;
+  };
+
+  void LoaderLoop();
+  // One pass over every shard up to now + window; logs and keeps going on errors.
+  void LoadAll();
+  absl::Status LoadShard(int32_t shard, absl::Time horizon);
+  absl::Time Horizon() const;
+  // One piece of work that runs on the executor at `due` and is retried until done.
+  struct Job {
+    std::function<absl::Status()> work;
+    std::string what;
+    Ids ids;
+    absl::Time due;
+    int attempt = 0;      // failures so far
+    bool timer = false;   // counts in armed_ and reports lateness
+  };
+  void Arm(const persistence::TimerTaskRow& row);
+  void Schedule(Job job);
+  void Execute(Job job);
+
+  persistence::ExecutionStore& store_;
+  const int32_t shard_count_;
+  TimerThread& timers_;
+  Clock& clock_;
+  Logger& logger_;
+  const FireFn fire_;
+  const Options options_;
+  std::function<void(absl::Duration)> observe_lateness_;
+
+  // Held across a shard's load query and the move of its window, and by Add: a row
+  // committed while its shard loads is either seen by the query or armed by Add.
+  std::mutex load_mu_;
+  std::vector<ShardWindow> windows_;  // by shard - 1
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  size_t armed_ = 0;
+  bool stopping_ = false;
+  bool woken_ = false;
+  std::thread loader_;
+  BlockingPool executor_;  // last: its jobs use everything above
+};
+
+}  // namespace tock::server::history
