@@ -1,7 +1,6 @@
 // ListWorkflowExecutions, CountWorkflowExecutions and the older ListOpen/ListClosed calls,
 // over the visibility store with the query language of server-core/visibility/query.h.
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "lib/common/time_format.h"
 #include "server-core/frontend/handlers.h"
 #include "server-core/visibility/query.h"
@@ -12,31 +11,39 @@ namespace {
 constexpr char kService[] = "temporal.api.workflowservice.v1.WorkflowService/";
 std::string Method(const char* name) { return std::string(kService) + name; }
 
+using persistence::VisibilityField;
+using persistence::VisibilityOp;
+using persistence::VisibilityPredicate;
+
 // The filters of ListOpen/ListClosedWorkflowExecutions as one visibility filter.
 template <typename Request>
 persistence::VisibilityFilter LegacyFilter(const Request& req, bool open) {
-  persistence::VisibilityFilter f;
-  std::vector<std::string> parts = {open ? "status = 1" : "status != 1"};
+  std::vector<VisibilityPredicate> all = {
+      VisibilityPredicate::Of(VisibilityField::kExecutionStatus,
+                              open ? VisibilityOp::kEqual : VisibilityOp::kNotEqual, {int64_t{1}})};
   if (req.has_start_time_filter()) {
     const auto& range = req.start_time_filter();
     if (range.has_earliest_time()) {
-      parts.push_back("start_ms >= ?");
-      f.params.emplace_back(absl::ToUnixMillis(FromProtoTime(range.earliest_time())));
+      all.push_back(
+          VisibilityPredicate::Of(VisibilityField::kStartTime, VisibilityOp::kGreaterOrEqual,
+                                  {absl::ToUnixMillis(FromProtoTime(range.earliest_time()))}));
     }
     if (range.has_latest_time()) {
-      parts.push_back("start_ms <= ?");
-      f.params.emplace_back(absl::ToUnixMillis(FromProtoTime(range.latest_time())));
+      all.push_back(
+          VisibilityPredicate::Of(VisibilityField::kStartTime, VisibilityOp::kLessOrEqual,
+                                  {absl::ToUnixMillis(FromProtoTime(range.latest_time()))}));
     }
   }
   if (req.has_execution_filter()) {
-    parts.push_back("workflow_id = ?");
-    f.params.emplace_back(req.execution_filter().workflow_id());
+    all.push_back(VisibilityPredicate::Of(VisibilityField::kWorkflowId, VisibilityOp::kEqual,
+                                          {req.execution_filter().workflow_id()}));
   }
   if (req.has_type_filter()) {
-    parts.push_back("workflow_type = ?");
-    f.params.emplace_back(req.type_filter().name());
+    all.push_back(VisibilityPredicate::Of(VisibilityField::kWorkflowType, VisibilityOp::kEqual,
+                                          {req.type_filter().name()}));
   }
-  f.where = absl::StrJoin(parts, " AND ");
+  persistence::VisibilityFilter f;
+  f.predicate = VisibilityPredicate::And(std::move(all));
   return f;
 }
 
@@ -46,8 +53,8 @@ void RegisterVisibilityHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& na
                                 persistence::VisibilityStore& store) {
   dispatcher.AddUnary<wf::ListWorkflowExecutionsRequest, wf::ListWorkflowExecutionsResponse>(
       Method("ListWorkflowExecutions"),
-      [&](const wf::ListWorkflowExecutionsRequest& req, const rpc::CallContext&)
-          -> absl::StatusOr<wf::ListWorkflowExecutionsResponse> {
+      [&](const wf::ListWorkflowExecutionsRequest& req,
+          const rpc::CallContext&) -> absl::StatusOr<wf::ListWorkflowExecutionsResponse> {
         auto ns = namespaces.Resolve(req.namespace_(), true);
         if (!ns.ok()) return ns.status();
         auto filter = visibility::CompileQuery(req.query());
@@ -61,50 +68,53 @@ void RegisterVisibilityHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& na
       });
   dispatcher.AddUnary<wf::CountWorkflowExecutionsRequest, wf::CountWorkflowExecutionsResponse>(
       Method("CountWorkflowExecutions"),
-      [&](const wf::CountWorkflowExecutionsRequest& req, const rpc::CallContext&)
-          -> absl::StatusOr<wf::CountWorkflowExecutionsResponse> {
+      [&](const wf::CountWorkflowExecutionsRequest& req,
+          const rpc::CallContext&) -> absl::StatusOr<wf::CountWorkflowExecutionsResponse> {
         auto ns = namespaces.Resolve(req.namespace_(), true);
         if (!ns.ok()) return ns.status();
         auto filter = visibility::CompileQuery(req.query());
         if (!filter.ok()) return filter.status();
-        auto count = store.Count(ns->id, *filter);
+        auto count = store.Count(ns->id, filter->predicate);
         if (!count.ok()) return count.status();
         wf::CountWorkflowExecutionsResponse out;
         out.set_count(*count);
         return out;
       });
-  dispatcher.AddUnary<wf::ListOpenWorkflowExecutionsRequest, wf::ListOpenWorkflowExecutionsResponse>(
-      Method("ListOpenWorkflowExecutions"),
-      [&](const wf::ListOpenWorkflowExecutionsRequest& req, const rpc::CallContext&)
-          -> absl::StatusOr<wf::ListOpenWorkflowExecutionsResponse> {
-        auto ns = namespaces.Resolve(req.namespace_(), true);
-        if (!ns.ok()) return ns.status();
-        auto page = store.List(ns->id, LegacyFilter(req, true), req.maximum_page_size(),
-                               req.next_page_token());
-        if (!page.ok()) return page.status();
-        wf::ListOpenWorkflowExecutionsResponse out;
-        for (auto& e : page->executions) *out.add_executions() = std::move(e);
-        out.set_next_page_token(page->next_page_token);
-        return out;
-      });
-  dispatcher.AddUnary<wf::ListClosedWorkflowExecutionsRequest, wf::ListClosedWorkflowExecutionsResponse>(
-      Method("ListClosedWorkflowExecutions"),
-      [&](const wf::ListClosedWorkflowExecutionsRequest& req, const rpc::CallContext&)
-          -> absl::StatusOr<wf::ListClosedWorkflowExecutionsResponse> {
-        auto ns = namespaces.Resolve(req.namespace_(), true);
-        if (!ns.ok()) return ns.status();
-        persistence::VisibilityFilter filter = LegacyFilter(req, false);
-        if (req.has_status_filter()) {
-          filter.where += " AND status = ?";
-          filter.params.emplace_back(static_cast<int64_t>(req.status_filter().status()));
-        }
-        auto page = store.List(ns->id, filter, req.maximum_page_size(), req.next_page_token());
-        if (!page.ok()) return page.status();
-        wf::ListClosedWorkflowExecutionsResponse out;
-        for (auto& e : page->executions) *out.add_executions() = std::move(e);
-        out.set_next_page_token(page->next_page_token);
-        return out;
-      });
+  dispatcher
+      .AddUnary<wf::ListOpenWorkflowExecutionsRequest, wf::ListOpenWorkflowExecutionsResponse>(
+          Method("ListOpenWorkflowExecutions"),
+          [&](const wf::ListOpenWorkflowExecutionsRequest& req,
+              const rpc::CallContext&) -> absl::StatusOr<wf::ListOpenWorkflowExecutionsResponse> {
+            auto ns = namespaces.Resolve(req.namespace_(), true);
+            if (!ns.ok()) return ns.status();
+            auto page = store.List(ns->id, LegacyFilter(req, true), req.maximum_page_size(),
+                                   req.next_page_token());
+            if (!page.ok()) return page.status();
+            wf::ListOpenWorkflowExecutionsResponse out;
+            for (auto& e : page->executions) *out.add_executions() = std::move(e);
+            out.set_next_page_token(page->next_page_token);
+            return out;
+          });
+  dispatcher
+      .AddUnary<wf::ListClosedWorkflowExecutionsRequest, wf::ListClosedWorkflowExecutionsResponse>(
+          Method("ListClosedWorkflowExecutions"),
+          [&](const wf::ListClosedWorkflowExecutionsRequest& req,
+              const rpc::CallContext&) -> absl::StatusOr<wf::ListClosedWorkflowExecutionsResponse> {
+            auto ns = namespaces.Resolve(req.namespace_(), true);
+            if (!ns.ok()) return ns.status();
+            persistence::VisibilityFilter filter = LegacyFilter(req, false);
+            if (req.has_status_filter()) {
+              filter.predicate.children.push_back(
+                  VisibilityPredicate::Of(VisibilityField::kExecutionStatus, VisibilityOp::kEqual,
+                                          {static_cast<int64_t>(req.status_filter().status())}));
+            }
+            auto page = store.List(ns->id, filter, req.maximum_page_size(), req.next_page_token());
+            if (!page.ok()) return page.status();
+            wf::ListClosedWorkflowExecutionsResponse out;
+            for (auto& e : page->executions) *out.add_executions() = std::move(e);
+            out.set_next_page_token(page->next_page_token);
+            return out;
+          });
 }
 
 }  // namespace tock::server::frontend

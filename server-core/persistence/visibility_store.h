@@ -1,25 +1,110 @@
-// Visibility records: one summary per run, listed and counted with a filter compiled from
-// the visibility query language (server-core/visibility/query.h).
+// Visibility records: one summary per run, listed and counted with a typed filter (a
+// predicate over the record's fields and an order), which each backend compiles to its own
+// query language. The visibility query language (server-core/visibility/query.h) produces
+// these filters; no SQL text ever crosses this interface.
 //
 // Thread safety: implementations are safe to call from many threads.
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "temporal/api/workflow/v1/message.pb.h"
 
 namespace tock::persistence {
 
-// A parameterised condition over the visibility columns (workflow_id, workflow_type, run_id,
-// task_queue, status, start_ms, close_ms, execution_ms).
+// The fields of a visibility record a filter can test and order by. Text fields compare as
+// byte strings; kExecutionStatus as the temporal.api.enums.v1.WorkflowExecutionStatus number;
+// times as milliseconds since the Unix epoch.
+enum class VisibilityField {
+  kWorkflowId,
+  kWorkflowType,
+  kRunId,
+  kTaskQueue,
+  kExecutionStatus,
+  kStartTime,
+  kCloseTime,  // absent while the run is open: every condition on it is then false
+  kExecutionTime,
+};
+
+// Whether the field's values are text (std::string) or numbers (int64_t).
+inline bool IsTextField(VisibilityField field) {
+  return field == VisibilityField::kWorkflowId || field == VisibilityField::kWorkflowType ||
+         field == VisibilityField::kRunId || field == VisibilityField::kTaskQueue;
+}
+
+enum class VisibilityOp {
+  kEqual,
+  kNotEqual,
+  kLess,
+  kLessOrEqual,
+  kGreater,
+  kGreaterOrEqual,
+  kIn,          // one or more values
+  kBetween,     // two values: low and high, both inclusive
+  kStartsWith,  // one text value; text fields only
+};
+
+// int64_t for numeric fields, std::string for text fields; a backend refuses a mismatch
+// with INVALID_ARGUMENT.
+using VisibilityValue = std::variant<int64_t, std::string>;
+
+struct VisibilityCondition {
+  VisibilityField field = VisibilityField::kWorkflowId;
+  VisibilityOp op = VisibilityOp::kEqual;
+  std::vector<VisibilityValue> values;
+};
+
+// A condition, or AND / OR over sub-predicates. AND of nothing is true (every record), OR of
+// nothing is false. The default value is AND of nothing.
+struct VisibilityPredicate {
+  enum class Kind { kCondition, kAnd, kOr };
+  Kind kind = Kind::kAnd;
+  VisibilityCondition condition;              // with kCondition
+  std::vector<VisibilityPredicate> children;  // with kAnd and kOr
+
+  static VisibilityPredicate Of(VisibilityField field, VisibilityOp op,
+                                std::vector<VisibilityValue> values) {
+    VisibilityPredicate p;
+    p.kind = Kind::kCondition;
+    p.condition = {field, op, std::move(values)};
+    return p;
+  }
+  static VisibilityPredicate And(std::vector<VisibilityPredicate> children) {
+    VisibilityPredicate p;
+    p.children = std::move(children);
+    return p;
+  }
+  static VisibilityPredicate Or(std::vector<VisibilityPredicate> children) {
+    VisibilityPredicate p;
+    p.kind = Kind::kOr;
+    p.children = std::move(children);
+    return p;
+  }
+  bool MatchesAll() const { return kind == Kind::kAnd && children.empty(); }
+};
+
+// What every backend runs. A predicate within both limits always runs; beyond them a backend
+// may refuse it with INVALID_ARGUMENT (SQLite's parser, for one, has a fixed stack of 100
+// entries and expressions at most 1000 deep).
+//   conditions: in the whole predicate, an IN of n values counting n;
+//   nesting: AND and OR nodes on any path from the root (same-kind nesting counts too).
+inline constexpr int kMaxVisibilityConditions = 2000;
+inline constexpr int kMaxVisibilityNesting = 32;
+
+struct VisibilityOrderKey {
+  VisibilityField field = VisibilityField::kStartTime;
+  bool descending = true;  // an absent close time sorts before every time
+};
+
 struct VisibilityFilter {
-  std::string where;  // "" for every record
-  std::vector<std::variant<int64_t, std::string>> params;
-  std::string order_by;  // "" for newest first
+  VisibilityPredicate predicate;             // default: every record
+  std::vector<VisibilityOrderKey> order_by;  // empty: newest start first, then run id descending
 };
 
 struct VisibilityPage {
@@ -30,12 +115,20 @@ struct VisibilityPage {
 class VisibilityStore {
  public:
   virtual ~VisibilityStore() = default;
-  // INVALID_ARGUMENT for a token this store did not issue.
+  // INVALID_ARGUMENT for a token this store did not issue, or a filter beyond the limits
+  // above. Error messages never contain the backend's query text.
   virtual absl::StatusOr<VisibilityPage> List(const std::string& namespace_id,
                                               const VisibilityFilter& filter, int32_t page_size,
                                               const std::string& page_token) = 0;
   virtual absl::StatusOr<int64_t> Count(const std::string& namespace_id,
-                                        const VisibilityFilter& filter) = 0;
+                                        const VisibilityPredicate& predicate) = 0;
+
+  // For retention: the closed runs of `namespace_id` whose close time is before
+  // `closed_before` (compared in milliseconds), leaving out runs queued for archival and not
+  // yet deleted by the archiver (ArchivalQueueStore: the archiver deletes those itself).
+  // Oldest close first, then run id; at most `limit`.
+  virtual absl::StatusOr<std::vector<temporal::api::workflow::v1::WorkflowExecutionInfo>>
+  ListClosedBefore(const std::string& namespace_id, absl::Time closed_before, int32_t limit) = 0;
 };
 
 }  // namespace tock::persistence

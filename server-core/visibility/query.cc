@@ -1,299 +1,411 @@
 #include "server-core/visibility/query.h"
 
+#include <algorithm>
+#include <array>
 #include <cctype>
-#include <map>
+#include <utility>
+#include <vector>
 
-#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
+#include "absl/strings/str_format.h"
 #include "absl/time/time.h"
 #include "lib/common/time_format.h"
 
 namespace tock::server::visibility {
 namespace {
 
+using persistence::VisibilityField;
+using persistence::VisibilityFilter;
+using persistence::VisibilityOp;
+using persistence::VisibilityPredicate;
+using persistence::VisibilityValue;
+using Kind = VisibilityPredicate::Kind;
+
 enum class FieldKind { kText, kStatus, kTime };
 
 struct Field {
-  const char* column;
+  absl::string_view name;
+  VisibilityField field;
   FieldKind kind;
 };
 
-const std::map<std::string, Field>& Fields() {
-  static const auto* fields = new std::map<std::string, Field>{
-      {"workflowid", {"workflow_id", FieldKind::kText}},
-      {"workflowtype", {"workflow_type", FieldKind::kText}},
-      {"runid", {"run_id", FieldKind::kText}},
-      {"taskqueue", {"task_queue", FieldKind::kText}},
-      {"executionstatus", {"status", FieldKind::kStatus}},
-      {"starttime", {"start_ms", FieldKind::kTime}},
-      {"closetime", {"close_ms", FieldKind::kTime}},
-      {"executiontime", {"execution_ms", FieldKind::kTime}},
-  };
-  return *fields;
+constexpr std::array<Field, 8> kFields = {{
+    {"WorkflowId", VisibilityField::kWorkflowId, FieldKind::kText},
+    {"WorkflowType", VisibilityField::kWorkflowType, FieldKind::kText},
+    {"RunId", VisibilityField::kRunId, FieldKind::kText},
+    {"TaskQueue", VisibilityField::kTaskQueue, FieldKind::kText},
+    {"ExecutionStatus", VisibilityField::kExecutionStatus, FieldKind::kStatus},
+    {"StartTime", VisibilityField::kStartTime, FieldKind::kTime},
+    {"CloseTime", VisibilityField::kCloseTime, FieldKind::kTime},
+    {"ExecutionTime", VisibilityField::kExecutionTime, FieldKind::kTime},
+}};
+
+// temporal.api.enums.v1.WorkflowExecutionStatus by the names Temporal's queries use.
+constexpr std::array<std::pair<absl::string_view, int64_t>, 7> kStatuses = {{
+    {"Running", 1},
+    {"Completed", 2},
+    {"Failed", 3},
+    {"Canceled", 4},
+    {"Terminated", 5},
+    {"ContinuedAsNew", 6},
+    {"TimedOut", 7},
+}};
+
+// `text` in single quotes, cut to kMaxQuotedBytes (at a UTF-8 character boundary) with "…",
+// so that a message stays small whatever the input.
+std::string Quote(absl::string_view text) {
+  if (text.size() <= kMaxQuotedBytes) return absl::StrCat("'", text, "'");
+  size_t cut = kMaxQuotedBytes;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  return absl::StrCat("'", text.substr(0, cut), "…'");
 }
 
-const std::map<std::string, int64_t>& Statuses() {
-  static const auto* statuses = new std::map<std::string, int64_t>{
-      {"running", 1},   {"completed", 2},      {"failed", 3},   {"canceled", 4},
-      {"terminated", 5}, {"continuedasnew", 6}, {"timedout", 7},
-  };
-  return *statuses;
+absl::Status Invalid(absl::string_view what) {
+  return absl::InvalidArgumentError(absl::StrCat("invalid query: ", what));
 }
 
 struct Token {
-  enum Kind { kWord, kString, kNumber, kSymbol, kEnd } kind;
-  std::string text;
-  size_t position;  // 1-based
+  enum Kind { kWord, kString, kNumber, kSymbol, kEnd } kind = kEnd;
+  absl::string_view text;  // a string's content, without its quotes
+  size_t position = 0;    // 1-based byte offset of the token's first character
 };
 
-absl::StatusOr<std::vector<Token>> Lex(const std::string& q) {
-  std::vector<Token> tokens;
-  size_t i = 0;
-  while (i < q.size()) {
-    char c = q[i];
-    if (std::isspace(static_cast<unsigned char>(c))) {
-      ++i;
-      continue;
-    }
-    size_t start = i;
-    if (c == '\'' || c == '"') {
-      std::string text;
-      ++i;
-      while (i < q.size() && q[i] != c) text += q[i++];
-      if (i >= q.size()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "invalid query: the string starting at position ", start + 1, " is not closed"));
-      }
-      ++i;
-      tokens.push_back({Token::kString, text, start + 1});
-    } else if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
-      while (i < q.size() && (std::isalnum(static_cast<unsigned char>(q[i])) || q[i] == '_')) ++i;
-      tokens.push_back({Token::kWord, q.substr(start, i - start), start + 1});
-    } else if (std::isdigit(static_cast<unsigned char>(c)) || c == '-') {
-      ++i;
-      while (i < q.size() && std::isdigit(static_cast<unsigned char>(q[i]))) ++i;
-      tokens.push_back({Token::kNumber, q.substr(start, i - start), start + 1});
-    } else if (c == '(' || c == ')' || c == ',' || c == '=') {
-      tokens.push_back({Token::kSymbol, std::string(1, c), start + 1});
-      ++i;
-    } else if (c == '!' || c == '<' || c == '>') {
-      std::string op(1, c);
-      if (i + 1 < q.size() && q[i + 1] == '=') op += '=';
-      if (op == "!") {
-        return absl::InvalidArgumentError(
-            absl::StrCat("invalid query: unexpected '!' at position ", start + 1, "; use !="));
-      }
-      i += op.size();
-      tokens.push_back({Token::kSymbol, op, start + 1});
-    } else {
-      return absl::InvalidArgumentError(absl::StrCat("invalid query: unexpected character '",
-                                                     std::string(1, c), "' at position ", start + 1));
-    }
-  }
-  tokens.push_back({Token::kEnd, "", q.size() + 1});
-  return tokens;
-}
+// Produces one token at a time (no token list: memory stays bounded by the parse depth, and
+// a query is refused at its first error without being read further).
+class Lexer {
+ public:
+  explicit Lexer(absl::string_view query) : q_(query) {}
 
+  absl::StatusOr<Token> Next() {
+    while (i_ < q_.size() && std::isspace(static_cast<unsigned char>(q_[i_]))) ++i_;
+    const size_t start = i_;
+    if (i_ >= q_.size()) return Token{Token::kEnd, "", q_.size() + 1};
+    const char c = q_[i_];
+    if (c == '\'' || c == '"') {
+      const size_t close = q_.find(c, i_ + 1);
+      if (close == absl::string_view::npos) {
+        return Invalid(
+            absl::StrCat("the string starting at position ", start + 1, " is not closed"));
+      }
+      i_ = close + 1;
+      return Token{Token::kString, q_.substr(start + 1, close - start - 1), start + 1};
+    }
+    if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
+      while (i_ < q_.size() && (std::isalnum(static_cast<unsigned char>(q_[i_])) || q_[i_] == '_'))
+        ++i_;
+      return Token{Token::kWord, q_.substr(start, i_ - start), start + 1};
+    }
+    if (std::isdigit(static_cast<unsigned char>(c)) || c == '-') {
+      ++i_;
+      while (i_ < q_.size() && std::isdigit(static_cast<unsigned char>(q_[i_]))) ++i_;
+      return Token{Token::kNumber, q_.substr(start, i_ - start), start + 1};
+    }
+    if (c == '(' || c == ')' || c == ',' || c == '=') {
+      ++i_;
+      return Token{Token::kSymbol, q_.substr(start, 1), start + 1};
+    }
+    if (c == '!' || c == '<' || c == '>') {
+      const size_t length = (i_ + 1 < q_.size() && q_[i_ + 1] == '=') ? 2 : 1;
+      if (c == '!' && length == 1) {
+        return Invalid(absl::StrCat("unexpected '!' at position ", start + 1, "; use !="));
+      }
+      i_ += length;
+      return Token{Token::kSymbol, q_.substr(start, length), start + 1};
+    }
+    return Invalid(
+        absl::StrCat("unexpected character ", Character(start), " at position ", start + 1));
+  }
+
+ private:
+  // The character at `at` for a message: a whole UTF-8 sequence, control bytes as \xNN.
+  std::string Character(size_t at) const {
+    const unsigned char c = static_cast<unsigned char>(q_[at]);
+    if (c < 0x20 || c == 0x7F) return absl::StrFormat("'\\x%02X'", c);
+    size_t length = 1;
+    while (length < 4 && at + length < q_.size() &&
+           (static_cast<unsigned char>(q_[at + length]) & 0xC0) == 0x80) {
+      ++length;
+    }
+    return Quote(q_.substr(at, c < 0x80 ? 1 : length));
+  }
+
+  absl::string_view q_;
+  size_t i_ = 0;
+};
+
+// A parsed (sub)expression and its AND/OR levels, so that the nesting limit is checked as
+// the tree is built, without walking it again.
+struct Parsed {
+  VisibilityPredicate predicate;
+  int nesting = 0;
+};
+
+// Recursive descent over Expr := Term (OR Term)*, Term := Factor (AND Factor)*,
+// Factor := '(' Expr ')' | Condition. Recursion only descends at '(' and the depth is checked
+// before it does, so the stack used is bounded by kMaxParenthesisDepth.
 class Parser {
  public:
-  explicit Parser(std::vector<Token> tokens) : tokens_(std::move(tokens)) {}
+  explicit Parser(absl::string_view query) : lexer_(query) {}
 
-  absl::StatusOr<SqlFilter> Parse() {
-    SqlFilter out;
-    if (!AtKeyword("ORDER") && Peek().kind != Token::kEnd) {
-      absl::StatusOr<std::string> where = Expr(out);
+  absl::StatusOr<VisibilityFilter> Parse() {
+    if (absl::Status s = Advance(); !s.ok()) return s;
+    VisibilityFilter out;
+    if (!AtKeyword("ORDER") && tok_.kind != Token::kEnd) {
+      absl::StatusOr<Parsed> where = Expr(0);
       if (!where.ok()) return where.status();
-      out.where = *where;
+      out.predicate = std::move(where->predicate);
     }
     if (AtKeyword("ORDER")) {
-      Next();
-      if (!AtKeyword("BY")) return Unexpected("BY");
-      Next();
-      std::vector<std::string> parts;
-      while (true) {
-        const Token& t = Next();
-        auto field = Lookup(t);
-        if (!field.ok()) return field.status();
-        std::string direction = "ASC";
-        if (AtKeyword("ASC") || AtKeyword("DESC")) direction = absl::AsciiStrToUpper(Next().text);
-        parts.push_back(absl::StrCat(field->column, " ", direction));
-        if (Peek().text != ",") break;
-        Next();
-      }
-      out.order_by = absl::StrJoin(parts, ", ");
+      if (absl::Status s = OrderBy(out); !s.ok()) return s;
     }
-    if (Peek().kind != Token::kEnd) return Unexpected("AND, OR or ORDER BY");
-    if (out.order_by.empty()) out.order_by = "start_ms DESC, run_id DESC";
+    if (tok_.kind != Token::kEnd) return Unexpected("AND, OR or ORDER BY");
     return out;
   }
 
  private:
-  const Token& Peek() const { return tokens_[pos_]; }
-  const Token& Next() { return tokens_[pos_ < tokens_.size() - 1 ? pos_++ : pos_]; }
-  bool AtKeyword(const char* word) const {
-    return Peek().kind == Token::kWord && absl::AsciiStrToUpper(Peek().text) == word;
+  absl::Status Advance() {
+    absl::StatusOr<Token> next = lexer_.Next();
+    if (!next.ok()) return next.status();
+    tok_ = *next;
+    return absl::OkStatus();
   }
-  absl::Status Unexpected(const std::string& expected) const {
-    const Token& t = Peek();
-    if (t.kind == Token::kEnd) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("invalid query: it ends where ", expected, " was expected"));
+  bool AtKeyword(absl::string_view word) const {
+    return tok_.kind == Token::kWord && absl::EqualsIgnoreCase(tok_.text, word);
+  }
+  bool AtSymbol(absl::string_view symbol) const {
+    return tok_.kind == Token::kSymbol && tok_.text == symbol;
+  }
+  absl::Status Unexpected(absl::string_view expected) const {
+    if (tok_.kind == Token::kEnd) {
+      return Invalid(absl::StrCat("it ends where ", expected, " was expected"));
     }
-    return absl::InvalidArgumentError(absl::StrCat("invalid query: unexpected token '", t.text,
-                                                   "' at position ", t.position, "; expected ",
-                                                   expected));
+    return Invalid(absl::StrCat("unexpected token ", Quote(tok_.text), " at position ",
+                                tok_.position, "; expected ", expected));
   }
 
   absl::StatusOr<Field> Lookup(const Token& t) const {
-    if (t.kind == Token::kEnd) {
-      return absl::InvalidArgumentError("invalid query: it ends where a field was expected");
+    if (t.kind == Token::kEnd) return Invalid("it ends where a field was expected");
+    if (t.kind == Token::kWord) {
+      for (const Field& f : kFields) {
+        if (absl::EqualsIgnoreCase(t.text, f.name)) return f;
+      }
     }
-    auto it = Fields().find(absl::AsciiStrToLower(t.text));
-    if (t.kind != Token::kWord || it == Fields().end()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "invalid query: unknown field '", t.text, "' at position ", t.position,
-          "; fields: WorkflowId, WorkflowType, RunId, ExecutionStatus, TaskQueue, StartTime, "
-          "CloseTime, ExecutionTime"));
-    }
-    return it->second;
+    return Invalid(absl::StrCat(
+        "unknown field ", Quote(t.text), " at position ", t.position,
+        "; fields: WorkflowId, WorkflowType, RunId, ExecutionStatus, TaskQueue, StartTime, "
+        "CloseTime, ExecutionTime"));
   }
 
-  absl::Status Value(const Field& field, SqlFilter& out) {
-    const Token& t = Next();
+  // One more condition (or IN value) at `at`: refused past the limit.
+  absl::Status CountCondition(const Token& at) {
+    if (++conditions_ <= persistence::kMaxVisibilityConditions) return absl::OkStatus();
+    return Invalid(absl::StrCat(
+        "too many conditions at ", Quote(at.text), " (position ", at.position, "): the limit is ",
+        persistence::kMaxVisibilityConditions, " conditions, each value of an IN counting as one"));
+  }
+
+  absl::StatusOr<VisibilityValue> Value(const Field& field) {
+    const Token t = tok_;
     if (t.kind != Token::kString && t.kind != Token::kNumber) {
-      --pos_;
       return Unexpected("a value ('text' or a number)");
     }
+    VisibilityValue value;
     switch (field.kind) {
       case FieldKind::kText:
-        out.params.emplace_back(t.text);
-        return absl::OkStatus();
+        value = std::string(t.text);
+        break;
       case FieldKind::kStatus: {
-        auto it = Statuses().find(absl::AsciiStrToLower(t.text));
-        if (it == Statuses().end()) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              "invalid query: unknown ExecutionStatus '", t.text, "' at position ", t.position,
-              "; use Running, Completed, Failed, Canceled, Terminated, ContinuedAsNew or TimedOut"));
+        auto it = std::find_if(kStatuses.begin(), kStatuses.end(), [&](const auto& s) {
+          return absl::EqualsIgnoreCase(t.text, s.first);
+        });
+        if (it == kStatuses.end()) {
+          return Invalid(absl::StrCat(
+              "unknown ExecutionStatus ", Quote(t.text), " at position ", t.position,
+              "; use Running, Completed, Failed, Canceled, Terminated, ContinuedAsNew or "
+              "TimedOut"));
         }
-        out.params.emplace_back(it->second);
-        return absl::OkStatus();
+        value = it->second;
+        break;
       }
       case FieldKind::kTime: {
-        if (t.kind == Token::kNumber) {  // nanoseconds since the epoch, as Temporal accepts
-          out.params.emplace_back(std::stoll(t.text) / 1'000'000);
-          return absl::OkStatus();
+        int64_t nanos = 0;
+        if (t.kind == Token::kNumber && absl::SimpleAtoi(t.text, &nanos)) {
+          value = nanos / 1'000'000;  // nanoseconds since the epoch, as Temporal accepts
+          break;
         }
-        absl::StatusOr<absl::Time> time = ParseTimestamp(t.text, absl::InfinitePast());
-        if (!time.ok() || t.text == "now") {
-          return absl::InvalidArgumentError(absl::StrCat("invalid query: '", t.text,
-                                                         "' at position ", t.position,
-                                                         " is not a time; use RFC 3339"));
+        absl::StatusOr<absl::Time> time = t.kind == Token::kString && t.text != "now"
+                                              ? ParseTimestamp(t.text, absl::InfinitePast())
+                                              : absl::InvalidArgumentError("");
+        if (!time.ok()) {
+          return Invalid(absl::StrCat(Quote(t.text), " at position ", t.position,
+                                      " is not a time; use RFC 3339"));
         }
-        out.params.emplace_back(absl::ToUnixMillis(*time));
-        return absl::OkStatus();
+        value = absl::ToUnixMillis(*time);
+        break;
       }
     }
-    return absl::OkStatus();
+    if (absl::Status s = Advance(); !s.ok()) return s;
+    return value;
   }
 
-  absl::StatusOr<std::string> Expr(SqlFilter& out) {
-    absl::StatusOr<std::string> left = Term(out);
-    if (!left.ok()) return left;
-    std::string sql = *left;
-    while (AtKeyword("OR")) {
-      Next();
-      absl::StatusOr<std::string> right = Term(out);
-      if (!right.ok()) return right;
-      sql = absl::StrCat(sql, " OR ", *right);
+  // Joins `parts` under one `kind` node, taking in the children of parts of the same kind
+  // (parentheses that only repeated the operator), so the tree alternates AND and OR.
+  absl::StatusOr<Parsed> Combine(Kind kind, std::vector<Parsed> parts, const Token& op) {
+    if (parts.size() == 1) return std::move(parts[0]);
+    Parsed out;
+    out.predicate.kind = kind;
+    out.nesting = 1;
+    for (Parsed& part : parts) {
+      if (part.predicate.kind == kind) {
+        out.nesting = std::max(out.nesting, part.nesting);
+        for (VisibilityPredicate& child : part.predicate.children) {
+          out.predicate.children.push_back(std::move(child));
+        }
+      } else {
+        out.nesting = std::max(out.nesting, part.nesting + 1);
+        out.predicate.children.push_back(std::move(part.predicate));
+      }
     }
-    return sql;
+    if (out.nesting > persistence::kMaxVisibilityNesting) {
+      return Invalid(absl::StrCat(Quote(op.text), " at position ", op.position,
+                                  " nests AND and OR deeper than the limit of ",
+                                  persistence::kMaxVisibilityNesting, " levels"));
+    }
+    return out;
   }
 
-  absl::StatusOr<std::string> Term(SqlFilter& out) {
-    absl::StatusOr<std::string> left = Factor(out);
-    if (!left.ok()) return left;
-    std::string sql = *left;
-    while (AtKeyword("AND")) {
-      Next();
-      absl::StatusOr<std::string> right = Factor(out);
-      if (!right.ok()) return right;
-      sql = absl::StrCat(sql, " AND ", *right);
+  absl::StatusOr<Parsed> Expr(int depth) { return Chain(Kind::kOr, "OR", depth); }
+
+  // Expr (kind OR, joining Terms) or Term (kind AND, joining Factors).
+  absl::StatusOr<Parsed> Chain(Kind kind, absl::string_view keyword, int depth) {
+    std::vector<Parsed> parts;
+    Token op;
+    while (true) {
+      absl::StatusOr<Parsed> part =
+          kind == Kind::kOr ? Chain(Kind::kAnd, "AND", depth) : Factor(depth);
+      if (!part.ok()) return part.status();
+      parts.push_back(std::move(*part));
+      if (!AtKeyword(keyword)) break;
+      if (parts.size() == 1) op = tok_;
+      if (absl::Status s = Advance(); !s.ok()) return s;
     }
-    return sql;
+    return Combine(kind, std::move(parts), op);
   }
 
-  absl::StatusOr<std::string> Factor(SqlFilter& out) {
-    if (Peek().text == "(" && Peek().kind == Token::kSymbol) {
-      Next();
-      absl::StatusOr<std::string> inner = Expr(out);
-      if (!inner.ok()) return inner;
-      if (Peek().text != ")") return Unexpected("')'");
-      Next();
-      return absl::StrCat("(", *inner, ")");
+  absl::StatusOr<Parsed> Factor(int depth) {
+    if (!AtSymbol("(")) return Condition();
+    if (depth >= kMaxParenthesisDepth) {
+      return Invalid(absl::StrCat("'(' at position ", tok_.position,
+                                  " nests deeper than the limit of ", kMaxParenthesisDepth,
+                                  " parentheses"));
     }
-    absl::StatusOr<Field> field = Lookup(Peek());
+    if (absl::Status s = Advance(); !s.ok()) return s;
+    absl::StatusOr<Parsed> inner = Expr(depth + 1);
+    if (!inner.ok()) return inner.status();
+    if (!AtSymbol(")")) return Unexpected("')'");
+    if (absl::Status s = Advance(); !s.ok()) return s;
+    return inner;
+  }
+
+  absl::StatusOr<Parsed> Condition() {
+    const Token name = tok_;
+    absl::StatusOr<Field> field = Lookup(name);
     if (!field.ok()) return field.status();
-    Next();
-    const std::string column = field->column;
-    const Token op = Next();
-    if (op.kind == Token::kSymbol &&
-        (op.text == "=" || op.text == "!=" || op.text == "<" || op.text == "<=" ||
-         op.text == ">" || op.text == ">=")) {
-      if (absl::Status s = Value(*field, out); !s.ok()) return s;
-      return absl::StrCat(column, " ", op.text, " ?");
-    }
-    const std::string word = absl::AsciiStrToUpper(op.text);
-    if (op.kind == Token::kWord && word == "IN") {
-      if (Peek().text != "(") return Unexpected("'(' after IN");
-      Next();
-      std::vector<std::string> marks;
+    if (absl::Status s = Advance(); !s.ok()) return s;
+    const Token op = tok_;
+    std::vector<VisibilityValue> values;
+    auto take_value = [&]() -> absl::Status {
+      absl::StatusOr<VisibilityValue> v = Value(*field);
+      if (!v.ok()) return v.status();
+      values.push_back(std::move(*v));
+      return absl::OkStatus();
+    };
+    VisibilityOp kind;
+    if (op.kind == Token::kSymbol && op.text != "(" && op.text != ")" && op.text != ",") {
+      kind = op.text == "="    ? VisibilityOp::kEqual
+             : op.text == "!=" ? VisibilityOp::kNotEqual
+             : op.text == "<"  ? VisibilityOp::kLess
+             : op.text == "<=" ? VisibilityOp::kLessOrEqual
+             : op.text == ">"  ? VisibilityOp::kGreater
+                               : VisibilityOp::kGreaterOrEqual;
+      if (absl::Status s = CountCondition(name); !s.ok()) return s;
+      if (absl::Status s = Advance(); !s.ok()) return s;
+      if (absl::Status s = take_value(); !s.ok()) return s;
+    } else if (AtKeyword("IN")) {
+      kind = VisibilityOp::kIn;
+      if (absl::Status s = Advance(); !s.ok()) return s;
+      if (!AtSymbol("(")) return Unexpected("'(' after IN");
+      if (absl::Status s = Advance(); !s.ok()) return s;
       while (true) {
-        if (absl::Status s = Value(*field, out); !s.ok()) return s;
-        marks.push_back("?");
-        if (Peek().text == ",") {
-          Next();
-          continue;
-        }
-        if (Peek().text == ")") break;
-        return Unexpected("',' or ')'");
+        if (absl::Status s = CountCondition(tok_); !s.ok()) return s;
+        if (absl::Status s = take_value(); !s.ok()) return s;
+        if (AtSymbol(")")) break;
+        if (!AtSymbol(",")) return Unexpected("',' or ')'");
+        if (absl::Status s = Advance(); !s.ok()) return s;
       }
-      Next();
-      return absl::StrCat(column, " IN (", absl::StrJoin(marks, ", "), ")");
-    }
-    if (op.kind == Token::kWord && word == "BETWEEN") {
-      if (absl::Status s = Value(*field, out); !s.ok()) return s;
+      if (absl::Status s = Advance(); !s.ok()) return s;
+    } else if (AtKeyword("BETWEEN")) {
+      kind = VisibilityOp::kBetween;
+      if (absl::Status s = CountCondition(name); !s.ok()) return s;
+      if (absl::Status s = Advance(); !s.ok()) return s;
+      if (absl::Status s = take_value(); !s.ok()) return s;
       if (!AtKeyword("AND")) return Unexpected("AND in BETWEEN ... AND ...");
-      Next();
-      if (absl::Status s = Value(*field, out); !s.ok()) return s;
-      return absl::StrCat(column, " BETWEEN ? AND ?");
-    }
-    if (op.kind == Token::kWord && word == "STARTS_WITH") {
+      if (absl::Status s = Advance(); !s.ok()) return s;
+      if (absl::Status s = take_value(); !s.ok()) return s;
+    } else if (AtKeyword("STARTS_WITH")) {
+      kind = VisibilityOp::kStartsWith;
       if (field->kind != FieldKind::kText) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "invalid query: STARTS_WITH at position ", op.position, " needs a text field"));
+        return Invalid(
+            absl::StrCat("STARTS_WITH at position ", op.position, " needs a text field"));
       }
-      const Token& value = Peek();
-      if (value.kind != Token::kString) return Unexpected("a 'text' value after STARTS_WITH");
-      Next();
-      out.params.emplace_back(static_cast<int64_t>(value.text.size()));
-      out.params.emplace_back(value.text);
-      return absl::StrCat("substr(", column, ", 1, ?) = ?");
+      if (absl::Status s = CountCondition(name); !s.ok()) return s;
+      if (absl::Status s = Advance(); !s.ok()) return s;
+      if (tok_.kind != Token::kString) return Unexpected("a 'text' value after STARTS_WITH");
+      if (absl::Status s = take_value(); !s.ok()) return s;
+    } else {
+      return Unexpected("an operator (= != < <= > >= IN BETWEEN STARTS_WITH)");
     }
-    pos_ -= 1;
-    return Unexpected("an operator (= != < <= > >= IN BETWEEN STARTS_WITH)");
+    return Parsed{VisibilityPredicate::Of(field->field, kind, std::move(values)), 0};
   }
 
-  std::vector<Token> tokens_;
-  size_t pos_ = 0;
+  absl::Status OrderBy(VisibilityFilter& out) {
+    if (absl::Status s = Advance(); !s.ok()) return s;  // ORDER
+    if (!AtKeyword("BY")) return Unexpected("BY");
+    while (true) {
+      if (absl::Status s = Advance(); !s.ok()) return s;  // BY or ','
+      absl::StatusOr<Field> field = Lookup(tok_);
+      if (!field.ok()) return field.status();
+      if (absl::Status s = Advance(); !s.ok()) return s;
+      bool descending = false;
+      if (AtKeyword("ASC") || AtKeyword("DESC")) {
+        descending = AtKeyword("DESC");
+        if (absl::Status s = Advance(); !s.ok()) return s;
+      }
+      // A field already ordered by decides nothing more; keeping only the first also bounds
+      // the keys to the number of fields.
+      if (std::none_of(out.order_by.begin(), out.order_by.end(),
+                       [&](const auto& key) { return key.field == field->field; })) {
+        out.order_by.push_back({field->field, descending});
+      }
+      if (!AtSymbol(",")) return absl::OkStatus();
+    }
+  }
+
+  Lexer lexer_;
+  Token tok_;
+  int conditions_ = 0;
 };
 
 }  // namespace
 
-absl::StatusOr<SqlFilter> CompileQuery(const std::string& query) {
-  absl::StatusOr<std::vector<Token>> tokens = Lex(query);
-  if (!tokens.ok()) return tokens.status();
-  return Parser(std::move(*tokens)).Parse();
+absl::StatusOr<VisibilityFilter> CompileQuery(absl::string_view query) {
+  if (query.size() > kMaxQueryBytes) {
+    return Invalid(absl::StrCat("longer than the limit of ", kMaxQueryBytes, " bytes (it has ",
+                                query.size(), ")"));
+  }
+  return Parser(query).Parse();
 }
 
 }  // namespace tock::server::visibility

@@ -6,22 +6,38 @@
 //
 // Fields: WorkflowId, WorkflowType, RunId, ExecutionStatus, TaskQueue, StartTime, CloseTime,
 // ExecutionTime. Operators: = != < <= > >= IN BETWEEN..AND STARTS_WITH, joined by AND / OR
-// with parentheses; ORDER BY field [ASC|DESC], ... Keywords are case-insensitive.
-// Compiled to a parameterised SQL filter over the visibility table (never string-pasted).
+// with parentheses; ORDER BY field [ASC|DESC], ... (a field ordered twice: the first one
+// counts). Keywords are case-insensitive. Times are RFC 3339 text or nanoseconds since the
+// epoch. Parsed into the typed persistence::VisibilityFilter, which each store compiles;
+// this file knows no SQL.
+//
+// Limits, so that one request can neither exhaust the server nor its store (each refused
+// with INVALID_ARGUMENT naming the limit, the token and its position):
+//   - kMaxQueryBytes, refused before anything is read (generous: 2,000 conditions on run ids
+//     take about 80 KB; it bounds memory and time, which are linear in the length);
+//   - kMaxParenthesisDepth nested parentheses; parentheses that group nothing new cost
+//     nothing downstream ("((a))" is "a", "(a AND b) AND c" is "a AND b AND c");
+//   - persistence::kMaxVisibilityConditions conditions (an IN of n values counts n);
+//   - persistence::kMaxVisibilityNesting levels of AND and OR alternating, after the
+//     redundant parentheses are dropped.
+// Parsing takes time linear in the query's length and stack bounded by the depth limit.
+// Messages quote at most kMaxQuotedBytes of a token.
 #pragma once
 
-#include <string>
-#include <variant>
-#include <vector>
+#include <cstddef>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "server-core/persistence/visibility_store.h"
 
 namespace tock::server::visibility {
 
-using SqlFilter = persistence::VisibilityFilter;
+inline constexpr size_t kMaxQueryBytes = 256 * 1024;
+inline constexpr int kMaxParenthesisDepth = 100;
+inline constexpr size_t kMaxQuotedBytes = 64;
 
-// INVALID_ARGUMENT naming the offending token and its position on a malformed query.
-absl::StatusOr<SqlFilter> CompileQuery(const std::string& query);
+// INVALID_ARGUMENT naming the offending token and its 1-based byte position on a malformed
+// query or one over a limit; never echoes more than kMaxQuotedBytes of the input.
+absl::StatusOr<persistence::VisibilityFilter> CompileQuery(absl::string_view query);
 
 }  // namespace tock::server::visibility

@@ -45,24 +45,16 @@ absl::StatusOr<int64_t> RetentionScanner::ScanLocked() {
       const auto& config = ns.config();
       const absl::Time cutoff =
           clock_.Now() - FromProtoDuration(config.workflow_execution_retention_ttl());
-      persistence::VisibilityFilter filter;
-      // Runs queued for the archiver are its to delete, after archiving.
-      filter.where =
-          "close_ms IS NOT NULL AND close_ms < ? AND NOT EXISTS (SELECT 1 FROM archival_queue a "
-          "WHERE a.namespace_id = visibility.namespace_id AND a.run_id = visibility.run_id AND "
-          "a.run_deleted = 0)";
-      filter.params.push_back(absl::ToUnixMillis(cutoff));
-      filter.order_by = "close_ms ASC, run_id ASC";
       history::NamespaceRef ref{ns.namespace_info().id(), ns.namespace_info().name(),
                                 ns.failover_version()};
       // Each batch is deleted before the next is read, so the same query moves on; the
       // bound stops a scan that cannot make progress.
       for (int round = 0; round < 10'000; ++round) {
-        absl::StatusOr<persistence::VisibilityPage> due =
-            visibility_.List(ref.id, filter, kBatch, "");
+        // Runs queued for the archiver are left out: they are its to delete, after archiving.
+        auto due = visibility_.ListClosedBefore(ref.id, cutoff, kBatch);
         if (!due.ok()) return due.status();
-        if (due->executions.empty()) break;
-        for (const auto& info : due->executions) {
+        if (due->empty()) break;
+        for (const auto& info : *due) {
           wf::DeleteWorkflowExecutionRequest req;
           req.set_namespace_(ref.name);
           *req.mutable_workflow_execution() = info.execution();
@@ -70,7 +62,7 @@ absl::StatusOr<int64_t> RetentionScanner::ScanLocked() {
           if (!s.ok() && s.code() != absl::StatusCode::kNotFound) return s;
           ++deleted;
         }
-        if (due->executions.size() < static_cast<size_t>(kBatch)) break;
+        if (due->size() < static_cast<size_t>(kBatch)) break;
       }
     }
     if (page->next_page_token().empty()) break;

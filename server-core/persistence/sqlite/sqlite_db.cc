@@ -40,10 +40,10 @@ absl::StatusOr<bool> Statement::Step() {
   if (rc == SQLITE_ROW) return true;
   if (rc == SQLITE_DONE) return false;
   sqlite3* db = sqlite3_db_handle(stmt_);
-  absl::StatusCode code = (rc == SQLITE_BUSY || rc == SQLITE_LOCKED || rc == SQLITE_IOERR ||
-                           rc == SQLITE_FULL)
-                              ? absl::StatusCode::kUnavailable
-                              : absl::StatusCode::kInternal;
+  absl::StatusCode code =
+      (rc == SQLITE_BUSY || rc == SQLITE_LOCKED || rc == SQLITE_IOERR || rc == SQLITE_FULL)
+          ? absl::StatusCode::kUnavailable
+          : absl::StatusCode::kInternal;
   return absl::Status(code, absl::StrCat("sqlite: ", sqlite3_errmsg(db)));
 }
 
@@ -110,20 +110,55 @@ absl::StatusOr<std::unique_ptr<SqliteDb>> SqliteDb::Open(const std::string& path
 }
 
 SqliteDb::~SqliteDb() {
-  for (auto& [sql, entry] : statements_) sqlite3_finalize(entry.first);
+  for (auto& [sql, entry] : statements_) sqlite3_finalize(entry.stmt);
+  for (auto& [sql, entry] : dynamic_) sqlite3_finalize(entry.stmt);
   sqlite3_close(db_);
+}
+
+absl::StatusOr<SqliteDb::Cached> SqliteDb::PrepareUncached(const std::string& sql) {
+  sqlite3_stmt* stmt = nullptr;
+  if (sqlite3_prepare_v2(db_, sql.c_str(), static_cast<int>(sql.size()) + 1, &stmt, nullptr) !=
+      SQLITE_OK) {
+    // SQLite's message may quote the text ("near ...": syntax error); callers that build SQL
+    // from input map this to a message of their own.
+    sqlite3_finalize(stmt);
+    return Error("preparing a statement");
+  }
+  return Cached{stmt, std::make_unique<Statement>(stmt)};
 }
 
 absl::StatusOr<Statement*> SqliteDb::Prepare(const std::string& sql) {
   auto it = statements_.find(sql);
   if (it == statements_.end()) {
-    sqlite3_stmt* stmt = nullptr;
-    if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &stmt, nullptr) != SQLITE_OK) {
-      return Error(absl::StrCat("preparing \"", sql, "\""));
-    }
-    it = statements_.emplace(sql, std::make_pair(stmt, std::make_unique<Statement>(stmt))).first;
+    absl::StatusOr<Cached> prepared = PrepareUncached(sql);
+    if (!prepared.ok()) return prepared.status();
+    it = statements_.emplace(sql, std::move(*prepared)).first;
   }
-  return &it->second.second->Reset();
+  return &it->second.statement->Reset();
+}
+
+absl::StatusOr<Statement*> SqliteDb::PrepareDynamic(const std::string& sql) {
+  auto found = dynamic_index_.find(sql);
+  if (found != dynamic_index_.end()) {
+    dynamic_.splice(dynamic_.begin(), dynamic_, found->second);
+    return &found->second->second.statement->Reset();
+  }
+  absl::StatusOr<Cached> prepared = PrepareUncached(sql);
+  if (!prepared.ok()) return prepared.status();
+  dynamic_.emplace_front(sql, std::move(*prepared));
+  dynamic_index_.emplace(dynamic_.front().first, dynamic_.begin());
+  dynamic_bytes_ += sql.size();
+  // Evict the least recently used, never the one just prepared (even when it alone is
+  // larger than the byte budget: it is dropped by the next call).
+  while (dynamic_.size() > 1 &&
+         (dynamic_.size() > kDynamicStatements || dynamic_bytes_ > kDynamicBytes)) {
+    auto& [old_sql, old] = dynamic_.back();
+    sqlite3_finalize(old.stmt);
+    dynamic_bytes_ -= old_sql.size();
+    dynamic_index_.erase(old_sql);
+    dynamic_.pop_back();
+  }
+  return &dynamic_.front().second.statement->Reset();
 }
 
 absl::Status SqliteDb::Exec(const std::string& sql) {

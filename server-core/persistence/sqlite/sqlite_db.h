@@ -1,5 +1,6 @@
-// A small RAII layer over the SQLite C API: one connection, cached prepared statements,
-// IMMEDIATE transactions, and errors as absl::Status.
+// A small RAII layer over the SQLite C API: one connection, cached prepared statements
+// (fixed ones for the connection's life, dynamic ones in a bounded LRU), IMMEDIATE
+// transactions, and errors as absl::Status.
 //
 // Thread safety: a SqliteDb is used under its mutex (Lock()); statements and transactions
 // must only be used while holding it.
@@ -9,11 +10,14 @@
 
 #include <cstdint>
 #include <functional>
+#include <list>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <unordered_map>
+#include <utility>
 
 #include "absl/status/statusor.h"
 
@@ -76,8 +80,21 @@ class SqliteDb {
   std::mutex& mutex() { return mu_; }
   const std::string& location() const { return location_; }
 
-  // A cached prepared statement, reset and ready to bind.
+  // A cached prepared statement, reset and ready to bind. For the fixed statements of the
+  // stores: each text is cached for the connection's life (a finite set, so no bound is
+  // needed, and the lookup stays one map probe on the hot path). The error carries SQLite's
+  // message, not the statement's text.
   absl::StatusOr<Statement*> Prepare(const std::string& sql);
+  // The same for text built at run time (a visibility filter): cached in a least-recently-used
+  // set of at most kDynamicStatements statements and kDynamicBytes of SQL text, so that
+  // dynamic queries cannot grow the cache without bound. The statement is valid until the
+  // next PrepareDynamic call. SQLite's message may quote part of `sql`: callers must not
+  // pass it on to clients.
+  absl::StatusOr<Statement*> PrepareDynamic(const std::string& sql);
+  static constexpr size_t kDynamicStatements = 64;
+  static constexpr size_t kDynamicBytes = 1 << 20;
+  // How many dynamic statements are cached now (for tests).
+  size_t dynamic_statements() const { return dynamic_.size(); }
   // Runs one or more statements without results.
   absl::Status Exec(const std::string& sql);
   // Rows changed by the last statement, and the rowid of the last insert.
@@ -92,7 +109,19 @@ class SqliteDb {
   sqlite3* db_;
   std::string location_;
   std::mutex mu_;
-  std::map<std::string, std::pair<sqlite3_stmt*, std::unique_ptr<Statement>>> statements_;
+  struct Cached {
+    sqlite3_stmt* stmt = nullptr;
+    std::unique_ptr<Statement> statement;
+  };
+  // The statement of `sql`, or an error without the text.
+  absl::StatusOr<Cached> PrepareUncached(const std::string& sql);
+
+  std::map<std::string, Cached> statements_;
+  // Dynamic statements, most recently used first; the index's keys view the list's texts.
+  std::list<std::pair<std::string, Cached>> dynamic_;
+  std::unordered_map<std::string_view, std::list<std::pair<std::string, Cached>>::iterator>
+      dynamic_index_;
+  size_t dynamic_bytes_ = 0;
 };
 
 // BEGIN IMMEDIATE ... COMMIT; rolls back in the destructor unless committed.
@@ -117,12 +146,12 @@ class Transaction {
 }  // namespace tock::persistence
 
 // For store implementations: return a failed status; prepare a cached statement or return.
-#define RETURN_IF_ERROR(expr)                           \
-  do {                                                  \
-    if (absl::Status _s = (expr); !_s.ok()) return _s;  \
+#define RETURN_IF_ERROR(expr)                          \
+  do {                                                 \
+    if (absl::Status _s = (expr); !_s.ok()) return _s; \
   } while (0)
 
-#define ASSIGN_STMT(var, expr)                          \
-  auto var##_or = (expr);                               \
-  if (!var##_or.ok()) return var##_or.status();         \
+#define ASSIGN_STMT(var, expr)                  \
+  auto var##_or = (expr);                       \
+  if (!var##_or.ok()) return var##_or.status(); \
   Statement& var = **var##_or

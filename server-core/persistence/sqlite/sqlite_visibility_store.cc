@@ -1,6 +1,24 @@
+// The visibility store on SQLite: typed filters compiled to parameterised SQL (values are
+// always bound, never pasted into the text).
+//
+// SQLite parses with a fixed stack of 100 entries (YYSTACKDEPTH) and refuses expressions
+// more than 1000 deep (SQLITE_MAX_EXPR_DEPTH), so the SQL is shaped to stay far below both
+// for every predicate within the limits of visibility_store.h:
+//   - AND/OR chains are n-ary: a child of the same kind is spliced in, one that stands alone
+//     loses its node, so parentheses appear only where AND and OR alternate;
+//   - a long chain is written as groups of at most kGroup operands, nested as a balanced
+//     tree, so "a AND b AND ... (2000 terms)" is 3 levels of parentheses and about 3 * kGroup
+//     deep instead of 2000;
+//   - in each chain the operand that needs the most parser stack comes first (Sethi-Ullman
+//     ordering; AND and OR commute): the first operand of a chain costs its own parenthesis
+//     only, later ones also the operand and operator before them. A thin alternating chain
+//     32 levels deep then costs about one stack entry per level.
+#include <algorithm>
+#include <utility>
 #include <variant>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "server-core/persistence/sqlite/sqlite_stores.h"
 #include "server-core/persistence/visibility_store.h"
 
@@ -8,16 +26,258 @@ namespace tock::persistence {
 namespace {
 
 constexpr int32_t kDefaultPageSize = 1000;
+constexpr size_t kGroup = 16;
+// Grammar stack entries: a condition ("substr(col, 1, ?) = ?" is the deepest); what a later
+// operand of a chain adds ("expr AND"); and a parenthesis.
+constexpr int kConditionCost = 4;
+constexpr int kLaterOperandCost = 2;
+constexpr int kParenthesisCost = 1;
 
-void BindFilter(Statement& q, int first, const VisibilityFilter& filter) {
+const char* Column(VisibilityField field) {
+  switch (field) {
+    case VisibilityField::kWorkflowId:
+      return "workflow_id";
+    case VisibilityField::kWorkflowType:
+      return "workflow_type";
+    case VisibilityField::kRunId:
+      return "run_id";
+    case VisibilityField::kTaskQueue:
+      return "task_queue";
+    case VisibilityField::kExecutionStatus:
+      return "status";
+    case VisibilityField::kStartTime:
+      return "start_ms";
+    case VisibilityField::kCloseTime:
+      return "close_ms";
+    case VisibilityField::kExecutionTime:
+      return "execution_ms";
+  }
+  return "run_id";
+}
+
+// A piece of WHERE clause with its parameters in placeholder order, and the parser stack it
+// needs when it starts a chain (not counting its own parentheses).
+struct Sql {
+  std::string text;
+  std::vector<VisibilityValue> params;
+  int cost = kConditionCost;
+  bool parenthesized = false;  // text is "( ... )"
+  // The operator joining the top level of `text` (kCondition: none), so that the caller
+  // knows when it needs parentheses.
+  VisibilityPredicate::Kind chain = VisibilityPredicate::Kind::kCondition;
+};
+
+int StartCost(const Sql& s) { return s.cost + (s.parenthesized ? kParenthesisCost : 0); }
+
+// UTF-8 characters in `text`: SQLite's substr() counts characters of TEXT, not bytes.
+int64_t Utf8Length(const std::string& text) {
+  return std::count_if(text.begin(), text.end(),
+                       [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; });
+}
+
+// The field's name in the query language, for messages (which never show SQL).
+const char* Name(VisibilityField field) {
+  switch (field) {
+    case VisibilityField::kWorkflowId:
+      return "WorkflowId";
+    case VisibilityField::kWorkflowType:
+      return "WorkflowType";
+    case VisibilityField::kRunId:
+      return "RunId";
+    case VisibilityField::kTaskQueue:
+      return "TaskQueue";
+    case VisibilityField::kExecutionStatus:
+      return "ExecutionStatus";
+    case VisibilityField::kStartTime:
+      return "StartTime";
+    case VisibilityField::kCloseTime:
+      return "CloseTime";
+    case VisibilityField::kExecutionTime:
+      return "ExecutionTime";
+  }
+  return "RunId";
+}
+
+absl::StatusOr<Sql> CompileCondition(const VisibilityCondition& c) {
+  const bool text = IsTextField(c.field);
+  for (const VisibilityValue& v : c.values) {
+    if (std::holds_alternative<std::string>(v) != text) {
+      return absl::InvalidArgumentError(absl::StrCat("visibility filter: ", Name(c.field),
+                                                     text ? " takes text" : " takes numbers"));
+    }
+  }
+  const size_t want = c.op == VisibilityOp::kBetween ? 2 : 1;
+  if (c.op == VisibilityOp::kIn ? c.values.empty() : c.values.size() != want) {
+    return absl::InvalidArgumentError("visibility filter: wrong number of values");
+  }
+  Sql out;
+  out.params = c.values;
+  const char* column = Column(c.field);
+  switch (c.op) {
+    case VisibilityOp::kEqual:
+      out.text = absl::StrCat(column, " = ?");
+      break;
+    case VisibilityOp::kNotEqual:
+      out.text = absl::StrCat(column, " != ?");
+      break;
+    case VisibilityOp::kLess:
+      out.text = absl::StrCat(column, " < ?");
+      break;
+    case VisibilityOp::kLessOrEqual:
+      out.text = absl::StrCat(column, " <= ?");
+      break;
+    case VisibilityOp::kGreater:
+      out.text = absl::StrCat(column, " > ?");
+      break;
+    case VisibilityOp::kGreaterOrEqual:
+      out.text = absl::StrCat(column, " >= ?");
+      break;
+    case VisibilityOp::kIn: {
+      out.text = absl::StrCat(column, " IN (?");
+      for (size_t i = 1; i < c.values.size(); ++i) out.text += ", ?";
+      out.text += ")";
+      break;
+    }
+    case VisibilityOp::kBetween:
+      out.text = absl::StrCat(column, " BETWEEN ? AND ?");
+      break;
+    case VisibilityOp::kStartsWith:
+      if (!text) {
+        return absl::InvalidArgumentError("visibility filter: STARTS_WITH needs a text field");
+      }
+      out.text = absl::StrCat("substr(", column, ", 1, ?) = ?");
+      out.params.insert(out.params.begin(), Utf8Length(std::get<std::string>(c.values[0])));
+      break;
+  }
+  return out;
+}
+
+// `parts` (ordered, most costly first) joined by `op`, each parenthesized when needed.
+Sql Join(std::vector<Sql> parts, VisibilityPredicate::Kind kind) {
+  const char* op = kind == VisibilityPredicate::Kind::kAnd ? " AND " : " OR ";
+  Sql out;
+  out.cost = 0;
+  out.chain = kind;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    Sql& part = parts[i];
+    out.cost = std::max(out.cost, StartCost(part) + (i == 0 ? 0 : kLaterOperandCost));
+    if (i > 0) out.text += op;
+    out.text += part.text;
+    for (VisibilityValue& v : part.params) out.params.push_back(std::move(v));
+  }
+  return out;
+}
+
+Sql Parenthesize(Sql s) {
+  s.text = absl::StrCat("(", s.text, ")");
+  s.parenthesized = true;
+  return s;
+}
+
+absl::StatusOr<Sql> Compile(const VisibilityPredicate& p, int depth);
+
+absl::Status TooDeep() {
+  return absl::InvalidArgumentError(absl::StrCat(
+      "visibility filter: AND and OR nested deeper than ", kMaxVisibilityNesting, " levels"));
+}
+
+// Compiles the operands of `node` (at `depth`), splicing in those of children of the same
+// kind. The depth is checked before each descent, so the recursion is bounded.
+absl::Status CollectOperands(const VisibilityPredicate& node, int depth, std::vector<Sql>& out) {
+  for (const VisibilityPredicate& child : node.children) {
+    if (child.kind != VisibilityPredicate::Kind::kCondition && depth + 1 >= kMaxVisibilityNesting) {
+      return TooDeep();
+    }
+    if (child.kind == node.kind) {
+      if (absl::Status s = CollectOperands(child, depth + 1, out); !s.ok()) return s;
+      continue;
+    }
+    absl::StatusOr<Sql> sql = Compile(child, depth + 1);
+    if (!sql.ok()) return sql.status();
+    // A chain of the other operator needs parentheses (AND binds tighter than OR, but the
+    // uniform rule keeps the cost model simple).
+    const bool other =
+        sql->chain != VisibilityPredicate::Kind::kCondition && sql->chain != node.kind;
+    out.push_back(other ? Parenthesize(std::move(*sql)) : std::move(*sql));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Sql> Compile(const VisibilityPredicate& p, int depth) {
+  if (p.kind == VisibilityPredicate::Kind::kCondition) return CompileCondition(p.condition);
+  if (depth >= kMaxVisibilityNesting) return TooDeep();
+  std::vector<Sql> parts;
+  if (absl::Status s = CollectOperands(p, depth, parts); !s.ok()) return s;
+  if (parts.empty()) {
+    Sql constant;
+    constant.text = p.kind == VisibilityPredicate::Kind::kAnd ? "1" : "0";
+    return constant;
+  }
+  if (parts.size() == 1) return std::move(parts[0]);
+  std::stable_sort(parts.begin(), parts.end(),
+                   [](const Sql& a, const Sql& b) { return StartCost(a) > StartCost(b); });
+  // The most costly operand stays first and alone; the others are grouped, level by level,
+  // until one chain of at most kGroup operands is left.
+  Sql first = std::move(parts[0]);
+  std::vector<Sql> rest(std::make_move_iterator(parts.begin() + 1),
+                        std::make_move_iterator(parts.end()));
+  while (rest.size() >= kGroup) {
+    std::vector<Sql> groups;
+    for (size_t i = 0; i < rest.size(); i += kGroup) {
+      const size_t end = std::min(rest.size(), i + kGroup);
+      std::vector<Sql> chunk(std::make_move_iterator(rest.begin() + i),
+                             std::make_move_iterator(rest.begin() + end));
+      groups.push_back(chunk.size() == 1 ? std::move(chunk[0])
+                                         : Parenthesize(Join(std::move(chunk), p.kind)));
+    }
+    rest = std::move(groups);
+  }
+  rest.insert(rest.begin(), std::move(first));
+  return Join(std::move(rest), p.kind);
+}
+
+// " AND (where)" for the filter's predicate, or "" when it matches every record.
+absl::StatusOr<Sql> WhereClause(const VisibilityPredicate& predicate) {
+  if (predicate.MatchesAll()) return Sql{};
+  absl::StatusOr<Sql> where = Compile(predicate, 0);
+  if (!where.ok()) return where.status();
+  where->text = absl::StrCat(" AND (", where->text, ")");
+  return where;
+}
+
+std::string OrderClause(const std::vector<VisibilityOrderKey>& keys) {
+  if (keys.empty()) return "start_ms DESC, run_id DESC";
+  std::vector<std::string> parts;
+  for (const VisibilityOrderKey& key : keys) {
+    parts.push_back(absl::StrCat(Column(key.field), key.descending ? " DESC" : " ASC"));
+  }
+  return absl::StrJoin(parts, ", ");
+}
+
+int BindParams(Statement& q, int first, const std::vector<VisibilityValue>& params) {
   int index = first;
-  for (const auto& p : filter.params) {
+  for (const VisibilityValue& p : params) {
     if (std::holds_alternative<int64_t>(p)) {
       q.Bind(index++, std::get<int64_t>(p));
     } else {
       q.Bind(index++, std::get<std::string>(p));
     }
   }
+  return index;
+}
+
+// Whatever SQLite said about our SQL stays here: the text and SQLite's message about it
+// would show the store's internals (and could be large). Within the limits this does not
+// happen; beyond them, or on a bug, the caller learns only that the filter cannot run.
+absl::Status CannotRun() {
+  return absl::InvalidArgumentError(
+      "invalid query: too complex for the visibility store; use fewer conditions or less "
+      "nesting");
+}
+
+// A failed step: SQLite's message names the condition (busy, I/O), never the SQL text.
+absl::Status StepFailed(const absl::Status& s) {
+  return absl::Status(s.code(), absl::StrCat("visibility store: ", s.message()));
 }
 
 class SqliteVisibilityStore : public VisibilityStore {
@@ -36,28 +296,26 @@ class SqliteVisibilityStore : public VisibilityStore {
         return absl::InvalidArgumentError("the next_page_token is not one this server issued");
       }
     }
-    std::string sql = absl::StrCat(
-        "SELECT info, status, close_ms FROM visibility WHERE namespace_id = ?",
-        filter.where.empty() ? "" : absl::StrCat(" AND (", filter.where, ")"), " ORDER BY ",
-        filter.order_by.empty() ? "start_ms DESC, run_id DESC" : filter.order_by,
-        " LIMIT ? OFFSET ?");
+    absl::StatusOr<Sql> where = WhereClause(filter.predicate);
+    if (!where.ok()) return where.status();
+    const std::string sql =
+        absl::StrCat("SELECT info FROM visibility WHERE namespace_id = ?", where->text,
+                     " ORDER BY ", OrderClause(filter.order_by), " LIMIT ? OFFSET ?");
     std::lock_guard lock(db_.mutex());
-    auto prepared = db_.Prepare(sql);
-    if (!prepared.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat("invalid query: ", prepared.status().message()));
-    }
+    absl::StatusOr<Statement*> prepared = db_.PrepareDynamic(sql);
+    if (!prepared.ok()) return CannotRun();
     Statement& q = **prepared;
     q.Bind(1, namespace_id);
-    BindFilter(q, 2, filter);
-    q.Bind(static_cast<int>(filter.params.size()) + 2, int64_t{page_size} + 1);
-    q.Bind(static_cast<int>(filter.params.size()) + 3, offset);
+    int next = BindParams(q, 2, where->params);
+    q.Bind(next, int64_t{page_size} + 1);
+    q.Bind(next + 1, offset);
     VisibilityPage page;
     absl::Status read = q.ForEachRow([&] {
       return page.executions.emplace_back().ParseFromString(q.Blob(0))
                  ? absl::OkStatus()
                  : absl::DataLossError("a stored visibility record cannot be parsed");
     });
-    if (!read.ok()) return read;
+    if (!read.ok()) return StepFailed(read);
     if (page.executions.size() > static_cast<size_t>(page_size)) {
       page.executions.pop_back();
       page.next_page_token = std::to_string(offset + page_size);
@@ -66,23 +324,45 @@ class SqliteVisibilityStore : public VisibilityStore {
   }
 
   absl::StatusOr<int64_t> Count(const std::string& namespace_id,
-                                const VisibilityFilter& filter) override {
-    std::string sql = absl::StrCat(
-        "SELECT COUNT(*) FROM visibility WHERE namespace_id = ?",
-        filter.where.empty() ? "" : absl::StrCat(" AND (", filter.where, ")"));
+                                const VisibilityPredicate& predicate) override {
+    absl::StatusOr<Sql> where = WhereClause(predicate);
+    if (!where.ok()) return where.status();
+    const std::string sql =
+        absl::StrCat("SELECT COUNT(*) FROM visibility WHERE namespace_id = ?", where->text);
     std::lock_guard lock(db_.mutex());
-    auto prepared = db_.Prepare(sql);
-    if (!prepared.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat("invalid query: ", prepared.status().message()));
-    }
+    absl::StatusOr<Statement*> prepared = db_.PrepareDynamic(sql);
+    if (!prepared.ok()) return CannotRun();
     Statement& q = **prepared;
     q.Bind(1, namespace_id);
-    BindFilter(q, 2, filter);
-    auto row = q.Step();
-    if (!row.ok()) return row.status();
+    BindParams(q, 2, where->params);
+    absl::StatusOr<bool> row = q.Step();
+    if (!row.ok()) {
+      q.Reset();
+      return StepFailed(row.status());
+    }
     int64_t count = q.Int(0);
     q.Reset();
     return count;
+  }
+
+  absl::StatusOr<std::vector<temporal::api::workflow::v1::WorkflowExecutionInfo>> ListClosedBefore(
+      const std::string& namespace_id, absl::Time closed_before, int32_t limit) override {
+    std::lock_guard lock(db_.mutex());
+    ASSIGN_STMT(
+        q, db_.Prepare(
+               "SELECT info FROM visibility WHERE namespace_id = ? AND close_ms IS NOT NULL AND "
+               "close_ms < ? AND NOT EXISTS (SELECT 1 FROM archival_queue a WHERE a.namespace_id = "
+               "visibility.namespace_id AND a.run_id = visibility.run_id AND a.run_deleted = 0) "
+               "ORDER BY close_ms ASC, run_id ASC LIMIT ?"));
+    q.Bind(1, namespace_id).Bind(2, absl::ToUnixMillis(closed_before)).Bind(3, int64_t{limit});
+    std::vector<temporal::api::workflow::v1::WorkflowExecutionInfo> runs;
+    absl::Status read = q.ForEachRow([&] {
+      return runs.emplace_back().ParseFromString(q.Blob(0))
+                 ? absl::OkStatus()
+                 : absl::DataLossError("a stored visibility record cannot be parsed");
+    });
+    if (!read.ok()) return StepFailed(read);
+    return runs;
   }
 
  private:
