@@ -12,6 +12,9 @@
 #include "lib/common/timer_thread.h"
 #include "server-core/frontend/handlers.h"
 #include "server-core/frontend/namespace_engine.h"
+#include "server-core/http/http_server.h"
+#include "server-core/observability/server_metrics.h"
+#include "server-core/persistence/observed/observed_persistence.h"
 #include "server-core/history/history_engine.h"
 #include "server-core/history/shard_controller.h"
 #include "server-core/matching/matching_engine.h"
@@ -51,14 +54,19 @@ archiver::ArchivalKindSetup SetupOf(const ArchivalKindConfig& kind) {
 
 class TockServerImpl : public TockServer {
  public:
-  TockServerImpl(ServerConfig config, Clock& clock) : config_(std::move(config)), clock_(clock) {}
+  TockServerImpl(ServerConfig config, const Env& env)
+      : config_(std::move(config)),
+        logger_(env.logger),
+        metrics_(&env.metrics),
+        clock_(env.clock) {}
 
   absl::Status Init() {
     if (absl::Status s = config_.Validate(); !s.ok()) return s;
+    InitObservability();
     absl::StatusOr<std::unique_ptr<persistence::Persistence>> opened =
         persistence::OpenPersistence(config_.persistence);
     if (!opened.ok()) return opened.status();
-    persistence_ = std::move(*opened);
+    persistence_ = persistence::ObservePersistence(std::move(*opened), *metrics_, faults_.get());
     absl::StatusOr<int32_t> shards =
         persistence_->cluster_metadata().InitHistoryShardCount(config_.history_shards);
     if (!shards.ok()) return shards.status();
@@ -120,6 +128,8 @@ class TockServerImpl : public TockServer {
     frontend::RegisterOperatorServiceHandlers(dispatcher_, *namespaces_, facts_);
     frontend::RegisterAdminServiceHandlers(dispatcher_, *namespaces_, facts_);
 
+    if (absl::Status s = StartHttp(); !s.ok()) return s;
+
     grpc::ServerBuilder builder;
     // The SDKs ping every 30 s, also without calls (reference/sdk_protocol.md §1.1); gRPC's
     // defaults would answer with GOAWAY "too_many_pings".
@@ -142,7 +152,43 @@ class TockServerImpl : public TockServer {
       cluster_.clusters[cluster_.current_cluster_name].rpc_address = address();
       namespaces_->SetCurrentClusterAddress(address());
     }
+    // Injected faults start now that the start itself can no longer be failed by them.
+    if (faults_) faults_->Arm();
+    logger_.Info("tock-server started",
+                 {{"address", address()},
+                  {"database", absl::StrCat(facts_.persistence_engine, " ",
+                                            facts_.persistence_location)},
+                  {"metrics", http_ ? MetricsUrl() : "off"}});
     return absl::OkStatus();
+  }
+
+  // The metrics registry, the dispatcher's and the engines' handles, the fault injector.
+  void InitObservability() {
+    if (config_.metrics.has_value() && !metrics_->enabled()) {
+      own_metrics_ = std::make_unique<MetricsRegistry>();
+      metrics_ = own_metrics_.get();
+    }
+    dispatcher_.Observe(logger_, *metrics_);
+    server_metrics_ = std::make_unique<ServerMetrics>(*metrics_);
+    if (config_.persistence.fault_injection.rate > 0) {
+      faults_ = std::make_unique<persistence::FaultInjector>(config_.persistence.fault_injection,
+                                                              *metrics_, logger_);
+      logger_.Warn("persistence fault injection is on (testing only)",
+                   {{"rate", absl::StrCat(config_.persistence.fault_injection.rate)},
+                    {"seed", absl::StrCat(faults_->seed())}});
+    }
+  }
+
+  // GET /metrics on the configured address, when metrics are on.
+  absl::Status StartHttp() {
+    if (!config_.metrics.has_value()) return absl::OkStatus();
+    http_ = std::make_unique<http::HttpServer>();
+    http::RouteMetrics(*http_, *metrics_);
+    return http_->Start(config_.metrics->ip, config_.metrics->port);
+  }
+
+  std::string MetricsUrl() const {
+    return absl::StrCat("http://", config_.metrics->ip, ":", http_->port(), "/metrics");
   }
 
   // AdminService.AdvanceTime: the dev server's time skipping.
@@ -201,7 +247,8 @@ class TockServerImpl : public TockServer {
                         facts_.persistence_location, "\n",
                         "  cluster:    ", cluster_.current_cluster_name, " of ", clusters,
                         "; ", facts_.history_shard_count, " history shards\n",
-                        "  namespaces: ", absl::StrJoin(registered_names_, ", "), "\n");
+                        "  namespaces: ", absl::StrJoin(registered_names_, ", "), "\n",
+                        http_ ? absl::StrCat("  metrics:    ", MetricsUrl(), "\n") : "");
   }
 
   void Shutdown() override {
@@ -221,6 +268,8 @@ class TockServerImpl : public TockServer {
     shards_.reset();
     namespaces_.reset();
     persistence_.reset();
+    if (http_) http_->Stop();
+    if (bound_port_ != 0) logger_.Info("tock-server stopped", {{"address", address()}});
     shut_down_ = true;
     done_.notify_all();
   }
@@ -234,6 +283,13 @@ class TockServerImpl : public TockServer {
 
  private:
   ServerConfig config_;
+  Logger& logger_;
+  // env.metrics, or own_metrics_ when that one is disabled and config_.metrics asks for
+  // metrics. Declared before everything holding handles into it.
+  MetricsRegistry* metrics_;
+  std::unique_ptr<MetricsRegistry> own_metrics_;
+  std::unique_ptr<ServerMetrics> server_metrics_;  // handed to the engines
+  std::unique_ptr<persistence::FaultInjector> faults_;  // null: no fault injection
   // The given clock, moved forward only by AdvanceTime (with config_.time_skipping).
   OffsetClock clock_;
   admin::ClusterMetadata cluster_;
@@ -251,6 +307,7 @@ class TockServerImpl : public TockServer {
   rpc::Dispatcher dispatcher_;
   std::unique_ptr<grpc::Server> server_;
   int bound_port_ = 0;
+  std::unique_ptr<http::HttpServer> http_;  // null: metrics off
 
   std::mutex mu_;
   std::condition_variable done_;
@@ -260,10 +317,15 @@ class TockServerImpl : public TockServer {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<TockServer>> TockServer::Start(const ServerConfig& config,
-                                                               Clock& clock) {
-  auto server = std::make_unique<TockServerImpl>(config, clock);
+                                                               const Env& env) {
+  auto server = std::make_unique<TockServerImpl>(config, env);
   if (absl::Status s = server->Init(); !s.ok()) return s;
   return std::unique_ptr<TockServer>(std::move(server));
+}
+
+absl::StatusOr<std::unique_ptr<TockServer>> TockServer::Start(const ServerConfig& config,
+                                                               Clock& clock) {
+  return Start(config, QuietEnv(clock));
 }
 
 }  // namespace tock::server

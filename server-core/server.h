@@ -7,6 +7,7 @@
 
 #include "absl/status/statusor.h"
 #include "lib/common/clock.h"
+#include "lib/common/env.h"
 #include "server-core/config/server_config.h"
 
 namespace tock::server {
@@ -15,7 +16,15 @@ class TockServer {
  public:
   // Opens the database (applying migrations), checks the shard count and cluster name
   // against it, registers "default" and the configured namespaces when missing, and starts
-  // listening. UNAVAILABLE when the port cannot be bound; other errors name the cause.
+  // listening (gRPC, and HTTP for /metrics when `config.metrics` is set). UNAVAILABLE when a
+  // port cannot be bound; other errors name the cause.
+  //
+  // Logs go to `env.logger` (start and stop at info, refused requests at debug). Metrics go to
+  // `env.metrics`; when it is disabled and `config.metrics` is set, the server keeps a
+  // registry of its own. `env`'s objects must outlive the server.
+  static absl::StatusOr<std::unique_ptr<TockServer>> Start(const ServerConfig& config,
+                                                           const Env& env);
+  // Start(config, QuietEnv(clock)): no logs (tests, benchmarks in process).
   static absl::StatusOr<std::unique_ptr<TockServer>> Start(const ServerConfig& config,
                                                            Clock& clock);
   virtual ~TockServer() = default;
@@ -26,7 +35,8 @@ class TockServer {
   // The start banner. Its first line is exactly
   //   "Tock server <version> listening on <ip>:<port>"
   // (tests find the address with the regex "listening on (\S+)"), then the database,
-  // the cluster and the namespaces, one per line.
+  // the cluster and the namespaces, one per line, and when metrics are on
+  //   "  metrics:    http://<ip>:<port>/metrics".
   virtual std::string Banner() const = 0;
 
   // Stops accepting calls, finishes or cancels those in flight, closes the database.

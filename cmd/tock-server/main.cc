@@ -1,12 +1,15 @@
 // tock-server: load the configuration, start the server core, serve until SIGINT/SIGTERM.
-#include <csignal>
-#include <cstdio>
-#include <iostream>
 #include <pthread.h>
 
 #include <CLI/CLI.hpp>
+#include <csignal>
+#include <cstdio>
+#include <iostream>
 
 #include "lib/common/clock.h"
+#include "lib/common/env.h"
+#include "lib/common/log.h"
+#include "lib/common/metrics.h"
 #include "server-core/server.h"
 
 namespace {
@@ -35,7 +38,8 @@ int main(int argc, char** argv) {
       "Examples:\n"
       "  tock-server                              # in-memory database on 127.0.0.1:7233\n"
       "  tock-server --db-file tock.db --port 7233\n"
-      "  tock-server --config /etc/tock/server.yaml\n");
+      "  tock-server --config /etc/tock/server.yaml\n"
+      "  tock-server --metrics-port 9090 --log-level debug --log-format json\n");
   std::string config_path;
   std::optional<int> port;
   std::optional<std::string> ip;
@@ -55,6 +59,24 @@ int main(int argc, char** argv) {
   app.add_flag(
       "--enable-time-skipping", time_skipping,
       "Allow AdminService.AdvanceTime (`tock server advance-time`): development and tests only");
+  std::optional<int> metrics_port;
+  app.add_option("--metrics-port", metrics_port,
+                 "Serve Prometheus metrics at http://127.0.0.1:PORT/metrics (0: any free port; "
+                 "the banner shows it); overrides the config. Off unless given here or in the "
+                 "config");
+  std::optional<std::string> log_level;
+  std::optional<std::string> log_format;
+  std::optional<std::string> log_file;
+  app.add_option("--log-level", log_level, "debug, info (default), warn, error or off")
+      ->check(CLI::IsMember({"debug", "info", "warn", "warning", "error", "off"}));
+  app.add_option("--log-format", log_format, "text (default) or json: one object per line")
+      ->check(CLI::IsMember({"text", "json"}));
+  app.add_option("--log-file", log_file, "Append the log to this file instead of stderr");
+  // Testing only, hence hidden: make this share of store calls fail (see the README).
+  std::optional<double> fault_rate;
+  std::optional<uint64_t> fault_seed;
+  app.add_option("--persistence-fault-rate", fault_rate)->group("");
+  app.add_option("--persistence-fault-seed", fault_seed)->group("");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -76,6 +98,26 @@ int main(int argc, char** argv) {
   if (time_skipping) config.time_skipping = true;
   if (archival_dir) config.archival.UseDirectory(*archival_dir);
   config.namespaces.insert(config.namespaces.end(), namespaces.begin(), namespaces.end());
+  if (metrics_port) {
+    if (!config.metrics) config.metrics.emplace();
+    config.metrics->port = *metrics_port;
+  }
+  if (log_level) config.log.level = *log_level;
+  if (log_format) config.log.format = *log_format;
+  if (log_file) config.log.file = *log_file;
+  if (fault_rate) config.persistence.fault_injection.rate = *fault_rate;
+  if (fault_seed) config.persistence.fault_injection.seed = *fault_seed;
+
+  absl::StatusOr<std::unique_ptr<tock::Logger>> logger = tock::server::MakeLogger(config.log);
+  if (!logger.ok()) {
+    std::cerr << "tock-server: " << logger.status().message() << "\n";
+    return ExitCodeFor(logger.status());
+  }
+  // Metrics only when asked for: otherwise every handle is a disabled one (one branch).
+  std::unique_ptr<tock::MetricsRegistry> metrics = config.metrics
+                                                       ? std::make_unique<tock::MetricsRegistry>()
+                                                       : tock::MetricsRegistry::Disabled();
+  const tock::Env env{tock::RealClock(), **logger, *metrics};
 
   // Block the stop signals in every thread (gRPC's included) and wait for them here.
   sigset_t stop_signals;
@@ -85,7 +127,7 @@ int main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
   absl::StatusOr<std::unique_ptr<tock::server::TockServer>> server =
-      tock::server::TockServer::Start(config, tock::RealClock());
+      tock::server::TockServer::Start(config, env);
   if (!server.ok()) {
     std::cerr << "tock-server: " << server.status().message() << "\n";
     return ExitCodeFor(server.status());

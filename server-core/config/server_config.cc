@@ -1,14 +1,14 @@
 #include "server-core/config/server_config.h"
 
+#include <yaml-cpp/yaml.h>
+
 #include <fstream>
 #include <set>
 #include <sstream>
 
-#include <yaml-cpp/yaml.h>
-
-
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "lib/common/log.h"
 #include "server-core/config/yaml_fields.h"
 
 namespace tock::server {
@@ -20,34 +20,37 @@ using config_yaml::Read;
 
 absl::StatusOr<admin::ClusterMetadata> ParseClusterMetadata(const YAML::Node& node) {
   const std::string p = "cluster_metadata";
-  TOCK_CONFIG_RETURN_IF_ERROR(CheckKeys(node, p,
-                                 {"enable_global_namespace", "failover_version_increment",
-                                  "master_cluster_name", "current_cluster_name", "clusters"}));
+  TOCK_CONFIG_RETURN_IF_ERROR(
+      CheckKeys(node, p,
+                {"enable_global_namespace", "failover_version_increment", "master_cluster_name",
+                 "current_cluster_name", "clusters"}));
   admin::ClusterMetadata m;
   TOCK_CONFIG_RETURN_IF_ERROR(Read(node["enable_global_namespace"], p + ".enable_global_namespace",
-                            "true or false", &m.enable_global_namespace));
-  TOCK_CONFIG_RETURN_IF_ERROR(Read(node["failover_version_increment"], p + ".failover_version_increment",
-                            "an integer", &m.failover_version_increment));
-  TOCK_CONFIG_RETURN_IF_ERROR(Read(node["master_cluster_name"], p + ".master_cluster_name", "a string",
-                            &m.master_cluster_name));
+                                   "true or false", &m.enable_global_namespace));
+  TOCK_CONFIG_RETURN_IF_ERROR(Read(node["failover_version_increment"],
+                                   p + ".failover_version_increment", "an integer",
+                                   &m.failover_version_increment));
+  TOCK_CONFIG_RETURN_IF_ERROR(Read(node["master_cluster_name"], p + ".master_cluster_name",
+                                   "a string", &m.master_cluster_name));
   TOCK_CONFIG_RETURN_IF_ERROR(Read(node["current_cluster_name"], p + ".current_cluster_name",
-                            "a string", &m.current_cluster_name));
+                                   "a string", &m.current_cluster_name));
   const YAML::Node clusters = node["clusters"];
   if (clusters) {
-    if (!clusters.IsMap()) return FieldError(p + ".clusters", "must be a mapping of name to cluster");
+    if (!clusters.IsMap())
+      return FieldError(p + ".clusters", "must be a mapping of name to cluster");
     for (const auto& entry : clusters) {
       std::string name = entry.first.as<std::string>();
       std::string cp = absl::StrCat(p, ".clusters.", name);
       TOCK_CONFIG_RETURN_IF_ERROR(
           CheckKeys(entry.second, cp, {"enabled", "initial_failover_version", "rpc_address"}));
       admin::ClusterInformation info;
-      TOCK_CONFIG_RETURN_IF_ERROR(Read(entry.second["enabled"], cp + ".enabled", "true or false",
-                                &info.enabled));
+      TOCK_CONFIG_RETURN_IF_ERROR(
+          Read(entry.second["enabled"], cp + ".enabled", "true or false", &info.enabled));
       TOCK_CONFIG_RETURN_IF_ERROR(Read(entry.second["initial_failover_version"],
-                                cp + ".initial_failover_version", "an integer",
-                                &info.initial_failover_version));
-      TOCK_CONFIG_RETURN_IF_ERROR(Read(entry.second["rpc_address"], cp + ".rpc_address", "a string",
-                                &info.rpc_address));
+                                       cp + ".initial_failover_version", "an integer",
+                                       &info.initial_failover_version));
+      TOCK_CONFIG_RETURN_IF_ERROR(
+          Read(entry.second["rpc_address"], cp + ".rpc_address", "a string", &info.rpc_address));
       m.clusters[name] = info;
     }
   }
@@ -74,6 +77,24 @@ absl::Status ServerConfig::Validate() const {
     return FieldError("persistence.engine",
                       absl::StrCat("unknown engine \"", persistence.engine, "\"; allowed: sqlite"));
   }
+  if (metrics.has_value()) {
+    if (metrics->port < 0 || metrics->port > 65535) {
+      return FieldError("metrics.port",
+                        absl::StrCat("must be between 0 and 65535; got ", metrics->port));
+    }
+    if (metrics->ip.empty()) return FieldError("metrics.ip", "must not be empty");
+  }
+  if (absl::Status s = ParseLogLevel(log.level).status(); !s.ok()) {
+    return FieldError("log.level", std::string(s.message()));
+  }
+  if (absl::Status s = ParseLogFormat(log.format).status(); !s.ok()) {
+    return FieldError("log.format", std::string(s.message()));
+  }
+  const persistence::FaultInjectionConfig& faults = persistence.fault_injection;
+  if (!(faults.rate >= 0 && faults.rate <= 1)) {
+    return FieldError("persistence.fault_injection.rate",
+                      absl::StrCat("must be between 0 and 1; got ", faults.rate));
+  }
   if (cluster_metadata.has_value()) {
     if (absl::Status s = cluster_metadata->Validate(); !s.ok()) {
       return absl::InvalidArgumentError(absl::StrCat("config ", s.message()));
@@ -92,8 +113,9 @@ absl::StatusOr<ServerConfig> ParseServerConfig(const std::string& yaml_text) {
   ServerConfig config;
   if (!root || root.IsNull()) return config;
   TOCK_CONFIG_RETURN_IF_ERROR(
-      CheckKeys(root, "", {"listen", "persistence", "history", "cluster_metadata", "namespaces",
-                           "archival", "namespace_defaults"}));
+      CheckKeys(root, "",
+                {"listen", "persistence", "history", "cluster_metadata", "namespaces", "archival",
+                 "namespace_defaults", "metrics", "log"}));
   TOCK_CONFIG_RETURN_IF_ERROR(
       ParseArchivalConfig(root["archival"], root["namespace_defaults"], config.archival));
   if (const YAML::Node listen = root["listen"]) {
@@ -102,14 +124,37 @@ absl::StatusOr<ServerConfig> ParseServerConfig(const std::string& yaml_text) {
     TOCK_CONFIG_RETURN_IF_ERROR(Read(listen["port"], "listen.port", "an integer", &config.port));
   }
   if (const YAML::Node persistence = root["persistence"]) {
-    TOCK_CONFIG_RETURN_IF_ERROR(CheckKeys(persistence, "persistence", {"engine", "sqlite"}));
-    TOCK_CONFIG_RETURN_IF_ERROR(Read(persistence["engine"], "persistence.engine", "a string",
-                              &config.persistence.engine));
+    TOCK_CONFIG_RETURN_IF_ERROR(
+        CheckKeys(persistence, "persistence", {"engine", "sqlite", "fault_injection"}));
+    TOCK_CONFIG_RETURN_IF_ERROR(
+        Read(persistence["engine"], "persistence.engine", "a string", &config.persistence.engine));
     if (const YAML::Node sqlite = persistence["sqlite"]) {
       TOCK_CONFIG_RETURN_IF_ERROR(CheckKeys(sqlite, "persistence.sqlite", {"path"}));
       TOCK_CONFIG_RETURN_IF_ERROR(Read(sqlite["path"], "persistence.sqlite.path", "a string",
-                                &config.persistence.sqlite_path));
+                                       &config.persistence.sqlite_path));
     }
+    if (const YAML::Node faults = persistence["fault_injection"]) {
+      const std::string p = "persistence.fault_injection";
+      TOCK_CONFIG_RETURN_IF_ERROR(CheckKeys(faults, p, {"rate", "seed"}));
+      TOCK_CONFIG_RETURN_IF_ERROR(Read(faults["rate"], p + ".rate", "a number between 0 and 1",
+                                       &config.persistence.fault_injection.rate));
+      TOCK_CONFIG_RETURN_IF_ERROR(Read(faults["seed"], p + ".seed", "a non-negative integer",
+                                       &config.persistence.fault_injection.seed));
+    }
+  }
+  if (const YAML::Node metrics = root["metrics"]) {
+    TOCK_CONFIG_RETURN_IF_ERROR(CheckKeys(metrics, "metrics", {"ip", "port"}));
+    MetricsEndpointConfig endpoint;
+    TOCK_CONFIG_RETURN_IF_ERROR(Read(metrics["ip"], "metrics.ip", "a string", &endpoint.ip));
+    TOCK_CONFIG_RETURN_IF_ERROR(
+        Read(metrics["port"], "metrics.port", "an integer", &endpoint.port));
+    config.metrics = endpoint;
+  }
+  if (const YAML::Node log = root["log"]) {
+    TOCK_CONFIG_RETURN_IF_ERROR(CheckKeys(log, "log", {"level", "format", "file"}));
+    TOCK_CONFIG_RETURN_IF_ERROR(Read(log["file"], "log.file", "a string", &config.log.file));
+    TOCK_CONFIG_RETURN_IF_ERROR(Read(log["level"], "log.level", "a string", &config.log.level));
+    TOCK_CONFIG_RETURN_IF_ERROR(Read(log["format"], "log.format", "a string", &config.log.format));
   }
   if (const YAML::Node history = root["history"]) {
     TOCK_CONFIG_RETURN_IF_ERROR(CheckKeys(history, "history", {"shards"}));
@@ -125,6 +170,15 @@ absl::StatusOr<ServerConfig> ParseServerConfig(const std::string& yaml_text) {
     TOCK_CONFIG_RETURN_IF_ERROR(Read(names, "namespaces", "a list of names", &config.namespaces));
   }
   return config;
+}
+
+absl::StatusOr<std::unique_ptr<Logger>> MakeLogger(const LogConfig& config) {
+  absl::StatusOr<LogLevel> level = ParseLogLevel(config.level);
+  if (!level.ok()) return level.status();
+  absl::StatusOr<LogFormat> format = ParseLogFormat(config.format);
+  if (!format.ok()) return format.status();
+  if (config.file.empty()) return MakeStderrLogger(*level, *format);
+  return MakeFileLogger(config.file, *level, *format);
 }
 
 absl::StatusOr<ServerConfig> LoadServerConfig(const std::string& path) {

@@ -9,6 +9,16 @@
 //     engine: sqlite
 //     sqlite:
 //       path: ""            # empty: in-memory database
+//     fault_injection:      # testing only: that share of store calls fail (see
+//       rate: 0.01          #   persistence/fault_injection.h); 0 or absent: off
+//       seed: 7             # 0 or absent: a random seed
+//   metrics:                # absent: no metrics, no HTTP endpoint
+//     ip: 127.0.0.1
+//     port: 9090            # GET http://IP:PORT/metrics; 0 picks a free port
+//   log:
+//     level: info           # debug, info, warn, error, off
+//     format: text          # text or json (one object per line)
+//     file: ""              # empty: stderr
 //   history:
 //     shards: 4             # fixed when the database is created
 //   cluster_metadata:
@@ -24,12 +34,14 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "lib/admin/cluster_metadata.h"
+#include "lib/common/log.h"
 #include "server-core/config/archival_config.h"
 #include "server-core/persistence/persistence.h"
 
@@ -37,6 +49,18 @@ namespace tock::server {
 
 // The cluster name of a server configured without cluster metadata.
 inline constexpr char kDefaultClusterName[] = "active";
+
+// Where `GET /metrics` is served.
+struct MetricsEndpointConfig {
+  std::string ip = "127.0.0.1";
+  int port = 0;  // 0: a free port (the banner shows it)
+};
+
+struct LogConfig {
+  std::string level = "info";
+  std::string format = "text";
+  std::string file;  // "": stderr; otherwise appended to this file
+};
 
 struct ServerConfig {
   std::string ip = "127.0.0.1";
@@ -47,6 +71,10 @@ struct ServerConfig {
   std::optional<admin::ClusterMetadata> cluster_metadata;
   std::vector<std::string> namespaces;  // besides "default"
   ArchivalConfig archival;              // `archival` and `namespace_defaults` (SPEC §3)
+  // Unset: metrics are off (no registry, no HTTP endpoint).
+  std::optional<MetricsEndpointConfig> metrics;
+  // Read by main, which builds the Logger from it (`--log-level`, `--log-format`).
+  LogConfig log;
   // AdminService.AdvanceTime allowed (development and tests only; `--enable-time-skipping`).
   bool time_skipping = false;
 
@@ -56,6 +84,10 @@ struct ServerConfig {
   // Checks everything a start needs; INVALID_ARGUMENT naming the field.
   absl::Status Validate() const;
 };
+
+// The logger `config` describes. INVALID_ARGUMENT for a bad level or format (naming the
+// allowed values), UNAVAILABLE when the file cannot be opened.
+absl::StatusOr<std::unique_ptr<Logger>> MakeLogger(const LogConfig& config);
 
 // Parses a YAML document. INVALID_ARGUMENT naming the key and what is allowed on a bad or
 // unknown key (a typo must not be silently ignored).

@@ -1,6 +1,7 @@
 // The persistence layer of one server: one store per aggregate over one database.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -8,16 +9,24 @@
 #include "server-core/persistence/archival_queue_store.h"
 #include "server-core/persistence/cluster_metadata_store.h"
 #include "server-core/persistence/execution_store.h"
-#include "server-core/persistence/visibility_store.h"
 #include "server-core/persistence/namespace_store.h"
+#include "server-core/persistence/visibility_store.h"
 
 namespace tock::persistence {
+
+// Testing only (Temporal's persistence fault injection): `rate` of the store calls fail.
+// See fault_injection.h.
+struct FaultInjectionConfig {
+  double rate = 0;    // 0: off
+  uint64_t seed = 0;  // 0: a random seed
+};
 
 struct PersistenceConfig {
   // "sqlite" (the default) or "postgres" (not built yet).
   std::string engine = "sqlite";
   // SQLite database file; empty or ":memory:" for an in-memory database.
   std::string sqlite_path;
+  FaultInjectionConfig fault_injection;
 };
 
 class Persistence {

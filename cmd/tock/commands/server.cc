@@ -4,10 +4,13 @@
 
 #include <csignal>
 #include <memory>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "lib/common/clock.h"
 #include "lib/common/duration.h"
+#include "lib/common/env.h"
+#include "lib/common/metrics.h"
 #include "lib/common/proto_json.h"
 #include "lib/common/proto_time.h"
 #include "lib/common/time_format.h"
@@ -24,6 +27,9 @@ struct StartDevFlags {
   std::string config;
   bool time_skipping = false;
   std::string archival_dir;
+  std::optional<int> metrics_port;
+  std::string log_level;
+  std::string log_format;
 };
 
 absl::Status StartDev(CommandContext& ctx, const StartDevFlags& flags, bool port_given,
@@ -41,6 +47,17 @@ absl::Status StartDev(CommandContext& ctx, const StartDevFlags& flags, bool port
   if (!flags.archival_dir.empty()) config.archival.UseDirectory(flags.archival_dir);
   config.namespaces.insert(config.namespaces.end(), flags.namespaces.begin(),
                            flags.namespaces.end());
+  if (flags.metrics_port) {
+    if (!config.metrics) config.metrics.emplace();
+    config.metrics->port = *flags.metrics_port;
+  }
+  if (!flags.log_level.empty()) config.log.level = flags.log_level;
+  if (!flags.log_format.empty()) config.log.format = flags.log_format;
+  absl::StatusOr<std::unique_ptr<Logger>> logger = server::MakeLogger(config.log);
+  if (!logger.ok()) return logger.status();
+  std::unique_ptr<MetricsRegistry> metrics =
+      config.metrics ? std::make_unique<MetricsRegistry>() : MetricsRegistry::Disabled();
+  const Env env{RealClock(), **logger, *metrics};
 
   // Stop signals are taken by this thread only (gRPC's threads inherit the mask).
   // The previous mask comes back on return, so a REPL that ran start-dev gets Ctrl-C back.
@@ -56,7 +73,7 @@ absl::Status StartDev(CommandContext& ctx, const StartDevFlags& flags, bool port
   } restore{&previous};
 
   absl::StatusOr<std::unique_ptr<server::TockServer>> server =
-      server::TockServer::Start(config, RealClock());
+      server::TockServer::Start(config, env);
   if (!server.ok()) return server.status();
   ctx.out << (*server)->Banner() << "\n"
           << "Try, in another terminal:\n"
@@ -130,9 +147,16 @@ void AddServerCommands(CLI::App& app, CommandContext& ctx) {
   cmd->add_option("--archival-dir", flags->archival_dir,
                   "Archive histories and visibility records under this directory; new "
                   "namespaces archive by default");
+  cmd->add_option("--metrics-port", flags->metrics_port,
+                  "Serve Prometheus metrics at http://127.0.0.1:PORT/metrics (0: any free port)");
+  cmd->add_option("--log-level", flags->log_level, "debug, info (default), warn, error or off")
+      ->check(CLI::IsMember({"debug", "info", "warn", "warning", "error", "off"}));
+  cmd->add_option("--log-format", flags->log_format, "text (default) or json (to stderr)")
+      ->check(CLI::IsMember({"text", "json"}));
   cmd->footer(
       "Examples:\n"
       "  tock server start-dev\n"
+      "  tock server start-dev --metrics-port 9090 --log-level debug\n"
       "  tock server start-dev --db-file tock.db --port 7233 --namespace orders\n"
       "  tock server start-dev --archival-dir ./archive --enable-time-skipping\n");
   cmd->callback([&ctx, flags, port, ip] {

@@ -1,0 +1,177 @@
+#include "server-core/http/http_server.h"
+
+#include <httplib.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+
+namespace tock::server::http {
+namespace {
+
+// cpp-httplib's own ThreadPool queues without a bound. This one holds at most `capacity`
+// accepted connections: beyond that, enqueue (called by the accepting thread) waits for a
+// free place, which stops accepting. Dropping a job instead is not possible: the job is what
+// closes its socket.
+class BoundedPool : public httplib::TaskQueue {
+ public:
+  BoundedPool(int threads, int capacity) : capacity_(static_cast<size_t>(capacity)) {
+    for (int i = 0; i < threads; ++i) workers_.emplace_back([this] { Work(); });
+  }
+
+  void enqueue(std::function<void()> fn) override {
+    {
+      std::unique_lock lock(mu_);
+      has_room_.wait(lock, [this] { return jobs_.size() < capacity_; });
+      jobs_.push_back(std::move(fn));
+    }
+    has_job_.notify_one();
+  }
+
+  // Runs what was queued, then joins the workers (cpp-httplib calls this once the listener
+  // has stopped, so nothing is enqueued any more).
+  void shutdown() override {
+    {
+      std::lock_guard lock(mu_);
+      stopping_ = true;
+    }
+    has_job_.notify_all();
+    for (std::thread& t : workers_) t.join();
+    workers_.clear();
+  }
+
+ private:
+  void Work() {
+    for (;;) {
+      std::function<void()> job;
+      {
+        std::unique_lock lock(mu_);
+        has_job_.wait(lock, [this] { return stopping_ || !jobs_.empty(); });
+        if (jobs_.empty()) return;  // stopping, nothing left
+        job = std::move(jobs_.front());
+        jobs_.pop_front();
+      }
+      has_room_.notify_one();
+      job();
+    }
+  }
+
+  const size_t capacity_;
+  std::mutex mu_;
+  std::condition_variable has_job_;
+  std::condition_variable has_room_;
+  std::deque<std::function<void()>> jobs_;
+  bool stopping_ = false;
+  std::vector<std::thread> workers_;
+};
+
+httplib::Server::Handler Adapt(HttpHandler handler) {
+  return [handler = std::move(handler)](const httplib::Request& in, httplib::Response& out) {
+    HttpRequest request;
+    request.method = in.method;
+    request.path = in.path;
+    request.body = in.body;
+    for (const auto& [key, value] : in.params) request.query.emplace(key, value);
+    for (size_t i = 1; i < in.matches.size(); ++i) request.path_groups.push_back(in.matches[i]);
+    HttpResponse response = handler(request);
+    out.status = response.status;
+    out.set_content(std::move(response.body), response.content_type);
+  };
+}
+
+}  // namespace
+
+struct HttpServer::Impl {
+  HttpServerOptions options;
+  httplib::Server server;
+  std::thread listener;
+  std::mutex mu;  // start and stop
+  bool started = false;
+  bool stopped = false;
+  int port = 0;
+};
+
+HttpServer::HttpServer(HttpServerOptions options) : impl_(std::make_unique<Impl>()) {
+  impl_->options = options;
+  httplib::Server& s = impl_->server;
+  s.new_task_queue = [threads = options.threads, queue = options.queue] {
+    return new BoundedPool(threads, queue);
+  };
+  s.set_keep_alive_timeout(1);
+  s.set_read_timeout(1, 0);
+  s.set_write_timeout(1, 0);
+  s.set_payload_max_length(1 << 20);
+  s.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
+    res.status = 500;
+    res.set_content("internal error\n", "text/plain; charset=utf-8");
+  });
+}
+
+HttpServer::~HttpServer() { Stop(); }
+
+void HttpServer::Route(const std::string& method, const std::string& pattern, HttpHandler handler) {
+  httplib::Server& s = impl_->server;
+  if (method == "GET") {
+    s.Get(pattern, Adapt(std::move(handler)));
+  } else if (method == "POST") {
+    s.Post(pattern, Adapt(std::move(handler)));
+  } else if (method == "PUT") {
+    s.Put(pattern, Adapt(std::move(handler)));
+  } else if (method == "DELETE") {
+    s.Delete(pattern, Adapt(std::move(handler)));
+  }
+}
+
+absl::Status HttpServer::Start(const std::string& ip, int port) {
+  std::lock_guard lock(impl_->mu);
+  if (impl_->started) return absl::FailedPreconditionError("the HTTP server is already started");
+  const std::string address = absl::StrCat(ip, ":", port);
+  int bound = 0;
+  if (port == 0) {
+    bound = impl_->server.bind_to_any_port(ip);
+  } else if (impl_->server.bind_to_port(ip, port)) {
+    bound = port;
+  }
+  if (bound <= 0) {
+    return absl::UnavailableError(absl::StrCat(
+        "cannot listen on ", address, " for HTTP: the address is in use or not available here"));
+  }
+  impl_->port = bound;
+  impl_->started = true;
+  impl_->listener = std::thread([this] { impl_->server.listen_after_bind(); });
+  // stop() is lost if it comes before the listener marked itself running (cpp-httplib 0.11),
+  // so Start returns only once it has: the first thing listen_after_bind does.
+  const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (!impl_->server.is_running() && std::chrono::steady_clock::now() < limit) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return absl::OkStatus();
+}
+
+int HttpServer::port() const {
+  std::lock_guard lock(impl_->mu);
+  return impl_->port;
+}
+
+void HttpServer::Stop() {
+  std::lock_guard lock(impl_->mu);
+  if (!impl_->started || impl_->stopped) return;
+  impl_->stopped = true;
+  impl_->server.stop();
+  if (impl_->listener.joinable()) impl_->listener.join();
+}
+
+void RouteMetrics(HttpServer& server, const MetricsRegistry& registry) {
+  server.Route("GET", "/metrics", [&registry](const HttpRequest&) {
+    HttpResponse response;
+    response.content_type = kPrometheusTextContentType;
+    response.body = registry.TextExposition();
+    return response;
+  });
+}
+
+}  // namespace tock::server::http

@@ -1,0 +1,80 @@
+// The server's one HTTP endpoint (cpp-httplib from Debian underneath): `GET /metrics` today,
+// the timer API of a later issue on the same port. Routes are registered before Start; each
+// request runs on the server's own small pool of threads, never on gRPC's.
+//
+// Bounded: `threads` workers and at most `queue` accepted connections waiting for one; when
+// both are full the listener stops accepting until a worker is free (the kernel's backlog
+// then holds or refuses new connections), so a flood of scrapers costs a fixed number of
+// threads and sockets. Idle keep-alive connections are closed after a second, reads and
+// writes time out after a second, so Stop returns within about a second.
+//
+// Thread safety: Route before Start, from one thread. Start, Stop and port() may then be
+// called from any thread; handlers run concurrently on the workers.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "lib/common/metrics.h"
+
+namespace tock::server::http {
+
+struct HttpRequest {
+  std::string method;  // "GET"
+  std::string path;    // "/metrics"
+  std::multimap<std::string, std::string> query;
+  std::vector<std::string> path_groups;  // the route pattern's capture groups, in order
+  std::string body;
+};
+
+struct HttpResponse {
+  int status = 200;
+  std::string content_type = "text/plain; charset=utf-8";
+  std::string body;
+};
+
+using HttpHandler = std::function<HttpResponse(const HttpRequest&)>;
+
+struct HttpServerOptions {
+  int threads = 2;
+  int queue = 8;
+};
+
+class HttpServer {
+ public:
+  explicit HttpServer(HttpServerOptions options = {});
+  ~HttpServer();  // Stop()
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  // `method` "GET", "POST", "PUT" or "DELETE"; `pattern` is an ECMAScript regular expression
+  // matched against the whole path ("/metrics", "/timers/([^/]+)"). A handler that throws
+  // answers 500 without the exception's text. Unknown paths answer 404, known paths with
+  // another method 404 as well (cpp-httplib routes by method first).
+  void Route(const std::string& method, const std::string& pattern, HttpHandler handler);
+
+  // Binds `ip`:`port` (0: a free port) and starts serving. UNAVAILABLE naming the address
+  // when it cannot be bound; FAILED_PRECONDITION when already started.
+  absl::Status Start(const std::string& ip, int port);
+
+  // The bound port (0 before Start).
+  int port() const;
+
+  // Stops accepting, closes idle connections, waits for the requests in flight (each bounded
+  // by the timeouts above) and joins the workers. Idempotent.
+  void Stop();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Adds `GET /metrics`: `registry`'s text exposition (format 0.0.4). `registry` must outlive
+// the server.
+void RouteMetrics(HttpServer& server, const MetricsRegistry& registry);
+
+}  // namespace tock::server::http

@@ -1,0 +1,323 @@
+#include "server-core/persistence/observed/observed_persistence.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tock::persistence {
+namespace {
+
+// The handles of one operation, resolved when the decorator is built.
+struct Op {
+  const char* name = "";
+  metrics::Counter requests;
+  metrics::Counter errors;
+  metrics::Histogram latency;
+};
+
+const absl::Status& StatusOf(const absl::Status& status) { return status; }
+template <typename T>
+const absl::Status& StatusOf(const absl::StatusOr<T>& result) {
+  return result.status();
+}
+
+// What every decorated call goes through.
+class Observer {
+ public:
+  Observer(MetricsRegistry& metrics, FaultInjector* faults) : metrics_(metrics), faults_(faults) {}
+
+  Op Resolve(const char* name) {
+    const MetricLabels labels = {{"operation", name}};
+    Op op;
+    op.name = name;
+    op.requests =
+        metrics_.Counter("persistence_requests_total", "Store calls, by operation.", labels);
+    op.errors =
+        metrics_.Counter("persistence_errors_total",
+                         "Store calls that failed (NOT_FOUND aside), by operation.", labels);
+    op.latency =
+        metrics_.Histogram("persistence_latency", "Seconds per store call, by operation.", labels);
+    return op;
+  }
+
+  template <typename F>
+  auto Run(const Op& op, F&& call) -> decltype(call()) {
+    const InjectedFault fault = faults_ != nullptr ? faults_->Next(op.name) : InjectedFault::kNone;
+    op.requests.Increment();
+    if (fault == InjectedFault::kUnavailableBefore) {
+      op.errors.Increment();
+      return FaultInjector::StatusOf(fault, op.name);
+    }
+    if (!op.latency.enabled()) {
+      auto result = call();
+      if (fault == InjectedFault::kTimeoutAfter) return FaultInjector::StatusOf(fault, op.name);
+      return result;
+    }
+    metrics::Stopwatch watch;
+    auto result = call();
+    op.latency.Observe(watch.ElapsedSeconds());
+    const absl::Status& status = StatusOf(result);
+    if (fault == InjectedFault::kTimeoutAfter) {
+      op.errors.Increment();
+      return FaultInjector::StatusOf(fault, op.name);
+    }
+    if (!status.ok() && !absl::IsNotFound(status)) op.errors.Increment();
+    return result;
+  }
+
+ private:
+  MetricsRegistry& metrics_;
+  FaultInjector* faults_;
+};
+
+class ObservedNamespaceStore : public NamespaceStore {
+ public:
+  ObservedNamespaceStore(NamespaceStore& inner, Observer& o)
+      : inner_(inner),
+        o_(o),
+        create_(o.Resolve("CreateNamespace")),
+        by_name_(o.Resolve("GetNamespaceByName")),
+        by_id_(o.Resolve("GetNamespaceById")),
+        as_of_(o.Resolve("GetNamespaceAsOf")),
+        append_(o.Resolve("AppendNamespaceVersion")),
+        list_(o.Resolve("ListNamespaces")),
+        history_(o.Resolve("GetNamespaceHistory")) {}
+
+  absl::StatusOr<NamespaceVersion> CreateNamespace(const NamespaceRecord& record,
+                                                   absl::Time now) override {
+    return o_.Run(create_, [&] { return inner_.CreateNamespace(record, now); });
+  }
+  absl::StatusOr<NamespaceVersion> GetNamespaceByName(const std::string& name) override {
+    return o_.Run(by_name_, [&] { return inner_.GetNamespaceByName(name); });
+  }
+  absl::StatusOr<NamespaceVersion> GetNamespaceById(const std::string& id) override {
+    return o_.Run(by_id_, [&] { return inner_.GetNamespaceById(id); });
+  }
+  absl::StatusOr<NamespaceVersion> GetNamespaceAsOf(const std::string& name,
+                                                    absl::Time as_of) override {
+    return o_.Run(as_of_, [&] { return inner_.GetNamespaceAsOf(name, as_of); });
+  }
+  absl::StatusOr<NamespaceVersion> AppendNamespaceVersion(const NamespaceRecord& record,
+                                                          int64_t expected_version,
+                                                          const std::string& operation,
+                                                          absl::Time now) override {
+    return o_.Run(append_, [&] {
+      return inner_.AppendNamespaceVersion(record, expected_version, operation, now);
+    });
+  }
+  absl::StatusOr<NamespacePage> ListNamespaces(int32_t page_size, const std::string& page_token,
+                                               bool include_deleted) override {
+    return o_.Run(list_,
+                  [&] { return inner_.ListNamespaces(page_size, page_token, include_deleted); });
+  }
+  absl::StatusOr<std::vector<NamespaceVersion>> GetNamespaceHistory(
+      const std::string& name) override {
+    return o_.Run(history_, [&] { return inner_.GetNamespaceHistory(name); });
+  }
+
+ private:
+  NamespaceStore& inner_;
+  Observer& o_;
+  const Op create_, by_name_, by_id_, as_of_, append_, list_, history_;
+};
+
+class ObservedClusterMetadataStore : public ClusterMetadataStore {
+ public:
+  ObservedClusterMetadataStore(ClusterMetadataStore& inner, Observer& o)
+      : inner_(inner),
+        o_(o),
+        shards_(o.Resolve("InitHistoryShardCount")),
+        name_(o.Resolve("InitClusterName")) {}
+
+  absl::StatusOr<int32_t> InitHistoryShardCount(int32_t shard_count) override {
+    return o_.Run(shards_, [&] { return inner_.InitHistoryShardCount(shard_count); });
+  }
+  absl::Status InitClusterName(const std::string& cluster_name) override {
+    return o_.Run(name_, [&] { return inner_.InitClusterName(cluster_name); });
+  }
+
+ private:
+  ClusterMetadataStore& inner_;
+  Observer& o_;
+  const Op shards_, name_;
+};
+
+class ObservedExecutionStore : public ExecutionStore {
+ public:
+  ObservedExecutionStore(ExecutionStore& inner, Observer& o)
+      : inner_(inner),
+        o_(o),
+        acquire_(o.Resolve("AcquireShard")),
+        write_(o.Resolve("WriteExecution")),
+        get_run_(o.Resolve("GetRun")),
+        current_(o.Resolve("GetCurrentRun")),
+        read_(o.Resolve("ReadEvents")),
+        delete_(o.Resolve("DeleteRun")),
+        visit_(o.Resolve("VisitEventBytes")),
+        tasks_(o.Resolve("LoadTaskQueueTasks")),
+        timers_(o.Resolve("LoadTimers")) {}
+
+  absl::StatusOr<int64_t> AcquireShard(int32_t shard_id, const std::string& owner) override {
+    return o_.Run(acquire_, [&] { return inner_.AcquireShard(shard_id, owner); });
+  }
+  absl::Status Write(Commit& commit) override {
+    return o_.Run(write_, [&] { return inner_.Write(commit); });
+  }
+  absl::StatusOr<MutableStateRecord> GetRun(const std::string& namespace_id,
+                                            const std::string& workflow_id,
+                                            const std::string& run_id) override {
+    return o_.Run(get_run_, [&] { return inner_.GetRun(namespace_id, workflow_id, run_id); });
+  }
+  absl::StatusOr<CurrentRun> GetCurrentRun(const std::string& namespace_id,
+                                           const std::string& workflow_id) override {
+    return o_.Run(current_, [&] { return inner_.GetCurrentRun(namespace_id, workflow_id); });
+  }
+  absl::StatusOr<std::vector<HistoryEvent>> ReadEvents(const std::string& run_id,
+                                                       int64_t first_event_id,
+                                                       int64_t next_event_id,
+                                                       int32_t limit) override {
+    return o_.Run(read_,
+                  [&] { return inner_.ReadEvents(run_id, first_event_id, next_event_id, limit); });
+  }
+  absl::Status DeleteRun(const std::string& namespace_id, const std::string& workflow_id,
+                         const std::string& run_id) override {
+    return o_.Run(delete_, [&] { return inner_.DeleteRun(namespace_id, workflow_id, run_id); });
+  }
+  absl::StatusOr<int64_t> VisitEventBytes(
+      const std::string& run_id, int64_t first_event_id, int64_t next_event_id, int32_t limit,
+      absl::FunctionRef<void(std::string_view)> visit) override {
+    return o_.Run(visit_, [&] {
+      return inner_.VisitEventBytes(run_id, first_event_id, next_event_id, limit, visit);
+    });
+  }
+  absl::StatusOr<std::vector<TaskQueueTask>> LoadTaskQueueTasks() override {
+    return o_.Run(tasks_, [&] { return inner_.LoadTaskQueueTasks(); });
+  }
+  absl::StatusOr<std::vector<TimerTaskRow>> LoadTimers(int32_t shard_id, const TimerCursor& after,
+                                                       absl::Time until, int32_t limit) override {
+    return o_.Run(timers_, [&] { return inner_.LoadTimers(shard_id, after, until, limit); });
+  }
+
+ private:
+  ExecutionStore& inner_;
+  Observer& o_;
+  const Op acquire_, write_, get_run_, current_, read_, delete_, visit_, tasks_, timers_;
+};
+
+class ObservedVisibilityStore : public VisibilityStore {
+ public:
+  ObservedVisibilityStore(VisibilityStore& inner, Observer& o)
+      : inner_(inner),
+        o_(o),
+        list_(o.Resolve("ListVisibility")),
+        count_(o.Resolve("CountVisibility")),
+        closed_(o.Resolve("ListClosedBefore")) {}
+
+  absl::StatusOr<VisibilityPage> List(const std::string& namespace_id,
+                                      const VisibilityFilter& filter, int32_t page_size,
+                                      const std::string& page_token) override {
+    return o_.Run(list_, [&] { return inner_.List(namespace_id, filter, page_size, page_token); });
+  }
+  absl::StatusOr<int64_t> Count(const std::string& namespace_id,
+                                const VisibilityPredicate& predicate) override {
+    return o_.Run(count_, [&] { return inner_.Count(namespace_id, predicate); });
+  }
+  absl::StatusOr<std::vector<temporal::api::workflow::v1::WorkflowExecutionInfo>> ListClosedBefore(
+      const std::string& namespace_id, absl::Time closed_before, int32_t limit) override {
+    return o_.Run(closed_,
+                  [&] { return inner_.ListClosedBefore(namespace_id, closed_before, limit); });
+  }
+
+ private:
+  VisibilityStore& inner_;
+  Observer& o_;
+  const Op list_, count_, closed_;
+};
+
+class ObservedArchivalQueueStore : public ArchivalQueueStore {
+ public:
+  ObservedArchivalQueueStore(ArchivalQueueStore& inner, Observer& o)
+      : inner_(inner),
+        o_(o),
+        visibility_due_(o.Resolve("ArchivalQueueVisibilityDue")),
+        retention_due_(o.Resolve("ArchivalQueueRetentionDue")),
+        live_(o.Resolve("ArchivalQueueNamespacesWithLiveRuns")),
+        get_(o.Resolve("ArchivalQueueGet")),
+        put_(o.Resolve("ArchivalQueuePut")),
+        counts_(o.Resolve("ArchivalQueueCounts")),
+        failing_(o.Resolve("ArchivalQueueFailing")) {}
+
+  absl::StatusOr<std::vector<ArchivalQueueRow>> VisibilityDue(absl::Time now,
+                                                              int32_t limit) override {
+    return o_.Run(visibility_due_, [&] { return inner_.VisibilityDue(now, limit); });
+  }
+  absl::StatusOr<std::vector<ArchivalQueueRow>> RetentionDue(const std::string& namespace_id,
+                                                             absl::Time closed_before,
+                                                             absl::Time now,
+                                                             int32_t limit) override {
+    return o_.Run(retention_due_,
+                  [&] { return inner_.RetentionDue(namespace_id, closed_before, now, limit); });
+  }
+  absl::StatusOr<std::vector<std::string>> NamespacesWithLiveRuns() override {
+    return o_.Run(live_, [&] { return inner_.NamespacesWithLiveRuns(); });
+  }
+  absl::StatusOr<std::optional<ArchivalQueueRow>> Get(const std::string& namespace_id,
+                                                      const std::string& run_id) override {
+    return o_.Run(get_, [&] { return inner_.Get(namespace_id, run_id); });
+  }
+  absl::Status Put(const ArchivalQueueRow& row) override {
+    return o_.Run(put_, [&] { return inner_.Put(row); });
+  }
+  absl::StatusOr<ArchivalCounts> Counts(const std::string& namespace_id) override {
+    return o_.Run(counts_, [&] { return inner_.Counts(namespace_id); });
+  }
+  absl::StatusOr<std::vector<ArchivalQueueRow>> Failing(const std::string& namespace_id,
+                                                        int32_t limit) override {
+    return o_.Run(failing_, [&] { return inner_.Failing(namespace_id, limit); });
+  }
+
+ private:
+  ArchivalQueueStore& inner_;
+  Observer& o_;
+  const Op visibility_due_, retention_due_, live_, get_, put_, counts_, failing_;
+};
+
+class ObservedPersistence : public Persistence {
+ public:
+  ObservedPersistence(std::unique_ptr<Persistence> inner, MetricsRegistry& metrics,
+                      FaultInjector* faults)
+      : inner_(std::move(inner)),
+        observer_(metrics, faults),
+        namespaces_(inner_->namespaces(), observer_),
+        cluster_metadata_(inner_->cluster_metadata(), observer_),
+        executions_(inner_->executions(), observer_),
+        visibility_(inner_->visibility(), observer_),
+        archival_queue_(inner_->archival_queue(), observer_) {}
+
+  NamespaceStore& namespaces() override { return namespaces_; }
+  ClusterMetadataStore& cluster_metadata() override { return cluster_metadata_; }
+  ExecutionStore& executions() override { return executions_; }
+  VisibilityStore& visibility() override { return visibility_; }
+  ArchivalQueueStore& archival_queue() override { return archival_queue_; }
+  std::string engine() const override { return inner_->engine(); }
+  std::string location() const override { return inner_->location(); }
+
+ private:
+  std::unique_ptr<Persistence> inner_;
+  Observer observer_;
+  ObservedNamespaceStore namespaces_;
+  ObservedClusterMetadataStore cluster_metadata_;
+  ObservedExecutionStore executions_;
+  ObservedVisibilityStore visibility_;
+  ObservedArchivalQueueStore archival_queue_;
+};
+
+}  // namespace
+
+std::unique_ptr<Persistence> ObservePersistence(std::unique_ptr<Persistence> inner,
+                                                MetricsRegistry& metrics, FaultInjector* faults) {
+  if (!metrics.enabled() && faults == nullptr) return inner;
+  return std::make_unique<ObservedPersistence>(std::move(inner), metrics, faults);
+}
+
+}  // namespace tock::persistence
