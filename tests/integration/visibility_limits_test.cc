@@ -151,5 +151,46 @@ TEST_F(VisibilityLimitsTest, HostileQueriesAreRefusedAndTheServerKeepsAnswering)
   EXPECT_EQ(*count, 5);
 }
 
+// The older calls build their filter from request fields instead of a query.
+TEST_F(VisibilityLimitsTest, ListOpenAndListClosedFilterByTheirFields) {
+  wf::TerminateWorkflowExecutionRequest terminate;
+  terminate.set_namespace_("default");
+  terminate.mutable_workflow_execution()->set_workflow_id("ship-2");
+  ASSERT_TRUE(
+      c_->Call(&wf::WorkflowService::Stub::TerminateWorkflowExecution, c_->workflow(), terminate)
+          .ok());
+  wf::ListOpenWorkflowExecutionsRequest open;
+  open.set_namespace_("default");
+  open.mutable_type_filter()->set_name("ship");
+  auto opened =
+      c_->Call(&wf::WorkflowService::Stub::ListOpenWorkflowExecutions, c_->workflow(), open);
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  std::set<std::string> ids;
+  for (const auto& e : opened->executions()) ids.insert(e.execution().workflow_id());
+  EXPECT_EQ(ids, (std::set<std::string>{"ship-0", "ship-1", "ship-3", "ship-4"}));
+
+  wf::ListClosedWorkflowExecutionsRequest closed;
+  closed.set_namespace_("default");
+  closed.mutable_status_filter()->set_status(
+      temporal::api::enums::v1::WORKFLOW_EXECUTION_STATUS_TERMINATED);
+  auto listed =
+      c_->Call(&wf::WorkflowService::Stub::ListClosedWorkflowExecutions, c_->workflow(), closed);
+  ASSERT_TRUE(listed.ok()) << listed.status();
+  ASSERT_EQ(listed->executions_size(), 1);
+  EXPECT_EQ(listed->executions(0).execution().workflow_id(), "ship-2");
+  closed.mutable_status_filter()->set_status(
+      temporal::api::enums::v1::WORKFLOW_EXECUTION_STATUS_COMPLETED);
+  listed =
+      c_->Call(&wf::WorkflowService::Stub::ListClosedWorkflowExecutions, c_->workflow(), closed);
+  ASSERT_TRUE(listed.ok()) << listed.status();
+  EXPECT_EQ(listed->executions_size(), 0);
+  closed.clear_status_filter();
+  closed.mutable_execution_filter()->set_workflow_id("ship-2");
+  listed =
+      c_->Call(&wf::WorkflowService::Stub::ListClosedWorkflowExecutions, c_->workflow(), closed);
+  ASSERT_TRUE(listed.ok()) << listed.status();
+  EXPECT_EQ(listed->executions_size(), 1);
+}
+
 }  // namespace
 }  // namespace tock::server
