@@ -4,6 +4,9 @@
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <filesystem>
+#include <system_error>
+
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 
@@ -24,11 +27,21 @@ void AppendJsonString(std::string* out, absl::string_view text) {
   out->push_back('"');
   for (unsigned char c : text) {
     switch (c) {
-      case '"': out->append("\\\""); break;
-      case '\\': out->append("\\\\"); break;
-      case '\n': out->append("\\n"); break;
-      case '\r': out->append("\\r"); break;
-      case '\t': out->append("\\t"); break;
+      case '"':
+        out->append("\\\"");
+        break;
+      case '\\':
+        out->append("\\\\");
+        break;
+      case '\n':
+        out->append("\\n");
+        break;
+      case '\r':
+        out->append("\\r");
+        break;
+      case '\t':
+        out->append("\\t");
+        break;
       default:
         if (c < 0x20 || c == 0x7f) {
           static constexpr char kHex[] = "0123456789abcdef";
@@ -92,16 +105,16 @@ absl::StatusOr<LogLevel> ParseLogLevel(absl::string_view text) {
     if (lower == kLevelNames[i]) return static_cast<LogLevel>(i);
   }
   if (lower == "warning") return LogLevel::kWarn;
-  return absl::InvalidArgumentError(
-      absl::StrCat("invalid log level \"", Bounded(text).substr(0, 32),
-                   "\": use debug, info, warn, error or off"));
+  return absl::InvalidArgumentError(absl::StrCat("invalid log level \"",
+                                                 Bounded(text).substr(0, 32),
+                                                 "\": use debug, info, warn, error or off"));
 }
 
 absl::StatusOr<LogFormat> ParseLogFormat(absl::string_view text) {
   if (text == "text") return LogFormat::kText;
   if (text == "json") return LogFormat::kJson;
-  return absl::InvalidArgumentError(absl::StrCat(
-      "invalid log format \"", Bounded(text).substr(0, 32), "\": use text or json"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("invalid log format \"", Bounded(text).substr(0, 32), "\": use text or json"));
 }
 
 std::string FormatLogEntry(LogFormat format, LogLevel level, absl::string_view message,
@@ -137,16 +150,22 @@ std::string FormatLogEntry(LogFormat format, LogLevel level, absl::string_view m
 
 std::unique_ptr<Logger> MakeStderrLogger(LogLevel level, LogFormat format) {
   auto sink = std::make_shared<spdlog::sinks::stderr_sink_mt>();
-  return std::make_unique<SpdLogger>(std::make_shared<spdlog::logger>("tock", sink), level,
-                                     format);
+  return std::make_unique<SpdLogger>(std::make_shared<spdlog::logger>("tock", sink), level, format);
 }
 
 absl::StatusOr<std::unique_ptr<Logger>> MakeFileLogger(const std::string& path, LogLevel level,
                                                        LogFormat format) {
+  // spdlog would create missing directories: a typo in the path should be an error instead.
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  std::error_code error;
+  if (!parent.empty() && !std::filesystem::is_directory(parent, error)) {
+    return absl::UnavailableError(absl::StrCat(
+        "cannot open the log file ", path, ": the directory ", parent.string(), " does not exist"));
+  }
   try {
     auto sink = std::make_shared<spdlog::sinks::basic_file_sink_mt>(path);
-    return std::unique_ptr<Logger>(std::make_unique<SpdLogger>(
-        std::make_shared<spdlog::logger>("tock", sink), level, format));
+    return std::unique_ptr<Logger>(
+        std::make_unique<SpdLogger>(std::make_shared<spdlog::logger>("tock", sink), level, format));
   } catch (const spdlog::spdlog_ex& e) {
     return absl::UnavailableError(absl::StrCat("cannot open the log file ", path, ": ", e.what()));
   }
