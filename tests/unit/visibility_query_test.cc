@@ -1,5 +1,6 @@
 // The visibility query language parsed into the typed filter, its limits, and its messages.
 #include <gtest/gtest.h>
+#include <pthread.h>
 
 #include <chrono>
 #include <string>
@@ -155,6 +156,34 @@ TEST(VisibilityQueryTest, HundredNestedParenthesesWork) {
   auto g = CompileQuery(Nested(kMaxParenthesisDepth - 1, "WorkflowId = 'x' OR (RunId = 'r')"));
   ASSERT_TRUE(g.ok()) << g.status();
   EXPECT_EQ(Shape(g->predicate), "OR(0/0['x';], 2/0['r';])");
+}
+
+// The deepest query accepted, parsed on a thread with a small stack: the recursion is bounded
+// by the parenthesis limit, so a handler thread's stack is never at risk.
+TEST(VisibilityQueryTest, TheDeepestQueryNeedsLittleStack) {
+  const std::string query = Nested(kMaxParenthesisDepth - persistence::kMaxVisibilityNesting,
+                                   Alternating(persistence::kMaxVisibilityNesting - 1));
+  absl::Status status = absl::UnknownError("not run");
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, 256 * 1024);
+  struct Job {
+    const std::string* query;
+    absl::Status* status;
+  } job{&query, &status};
+  pthread_t thread;
+  ASSERT_EQ(pthread_create(
+                &thread, &attr,
+                [](void* arg) -> void* {
+                  auto* job = static_cast<Job*>(arg);
+                  *job->status = CompileQuery(*job->query).status();
+                  return nullptr;
+                },
+                &job),
+            0);
+  pthread_join(thread, nullptr);
+  pthread_attr_destroy(&attr);
+  EXPECT_TRUE(status.ok()) << status;
 }
 
 TEST(VisibilityQueryTest, DeeperNestingIsRefusedQuicklyByTheDepthLimit) {
