@@ -1,6 +1,7 @@
 #include "server-core/http/http_server.h"
 
 #include <httplib.h>
+#include <sys/socket.h>
 
 #include <chrono>
 #include <condition_variable>
@@ -105,6 +106,12 @@ HttpServer::HttpServer(HttpServerOptions options) : impl_(std::make_unique<Impl>
   s.set_read_timeout(1, 0);
   s.set_write_timeout(1, 0);
   s.set_payload_max_length(1 << 20);
+  // cpp-httplib's default also sets SO_REUSEPORT, which lets a second server bind the same
+  // port and split the scrapes: keep only SO_REUSEADDR (a restart rebinds at once).
+  s.set_socket_options([](int sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+  });
   s.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
     res.status = 500;
     res.set_content("internal error\n", "text/plain; charset=utf-8");
