@@ -19,6 +19,7 @@
 #include "server-core/history/shard_controller.h"
 #include "server-core/matching/matching_engine.h"
 #include "server-core/persistence/persistence.h"
+#include "server-core/rpc/acceptor.h"
 #include "server-core/rpc/dispatcher.h"
 #include "server-core/archiver/archive_registry.h"
 #include "server-core/frontend/archived_reads.h"
@@ -104,7 +105,8 @@ class TockServerImpl : public TockServer {
     timer_thread_ = std::make_unique<TimerThread>(clock_);
     matching_ = std::make_unique<matching::MatchingEngine>(clock_, *timer_thread_);
     history_ = std::make_unique<history::HistoryEngine>(persistence_->executions(), *shards_,
-                                                        *matching_, clock_, *timer_thread_);
+                                                        *matching_, clock_, *timer_thread_,
+                                                        logger_);
     history_->SetArchivalCheck(
         [this](const std::string& namespace_id) { return namespaces_->ArchivesById(namespace_id); });
     if (absl::Status s = history_->Recover(); !s.ok()) return s;
@@ -140,14 +142,16 @@ class TockServerImpl : public TockServer {
     builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
     builder.SetMaxReceiveMessageSize(128 * 1024 * 1024);
     builder.SetMaxSendMessageSize(128 * 1024 * 1024);
-    const std::string requested = absl::StrCat(config_.ip, ":", config_.port);
-    builder.AddListeningPort(requested, grpc::InsecureServerCredentials(), &bound_port_);
+    // The port is ours (rpc/acceptor.h: gRPC 1.51's listener dies on EMFILE); gRPC serves
+    // each connection the acceptor hands it, with the arguments above.
+    acceptor_ = std::make_unique<rpc::Acceptor>(logger_);
+    absl::StatusOr<int> port = acceptor_->Listen(config_.ip, config_.port);
+    if (!port.ok()) return port.status();
+    bound_port_ = *port;
     builder.RegisterCallbackGenericService(&dispatcher_);
     server_ = builder.BuildAndStart();
-    if (server_ == nullptr || bound_port_ == 0) {
-      return absl::UnavailableError(absl::StrCat(
-          "cannot listen on ", requested, ": the address is in use or not available here"));
-    }
+    if (server_ == nullptr) return absl::InternalError("the gRPC server could not be started");
+    acceptor_->Start(server_.get(), config_.max_connections);
     if (!config_.cluster_metadata.has_value()) {
       cluster_.clusters[cluster_.current_cluster_name].rpc_address = address();
       namespaces_->SetCurrentClusterAddress(address());
@@ -207,7 +211,7 @@ class TockServerImpl : public TockServer {
             return absl::InvalidArgumentError("the duration must be positive, e.g. 25h");
           }
           absl::StatusOr<int64_t> deleted = retention_->ScanAfter([&] { clock_.Advance(d); });
-          timer_thread_->Wake();  // timers now due fire without waiting
+          history_->WakeTimers();  // timers now due fire without waiting
           archiver_->Wake();      // so do archival steps (retention passed, retries due)
           if (!deleted.ok()) return deleted.status();
           tock::admin::v1::AdvanceTimeResponse out;
@@ -225,7 +229,9 @@ class TockServerImpl : public TockServer {
         "tock.admin.v1.AdminService/TriggerArchival",
         [this](const pb::TriggerArchivalRequest& req, const rpc::CallContext&,
                rpc::Responder<pb::TriggerArchivalResponse> respond) {
-          archives_->RunBlocking([this, req, respond] { respond(archiver_->Trigger(req)); });
+          absl::Status queued =
+              archives_->RunBlocking([this, req, respond] { respond(archiver_->Trigger(req)); });
+          if (!queued.ok()) respond(queued);
         });
     dispatcher_.AddUnary<pb::GetArchivalStatusRequest, pb::GetArchivalStatusResponse>(
         "tock.admin.v1.AdminService/GetArchivalStatus",
@@ -254,11 +260,21 @@ class TockServerImpl : public TockServer {
   void Shutdown() override {
     std::lock_guard lock(mu_);
     if (shut_down_) return;
-    if (server_ != nullptr) server_->Shutdown(absl::ToChronoTime(absl::Now() + absl::Seconds(5)));
+    // Long polls answer now (empty), so the calls in flight end at once and gRPC's shutdown
+    // does not wait out their 20-60 s; new calls until the listener closes do not wait.
+    if (matching_) matching_->ReleasePolls();
+    if (history_) history_->ReleaseWaiters();
+    if (acceptor_) acceptor_->Stop();  // no new connections
+    // Calls in flight get a second to finish; then gRPC cancels what is left and drops the
+    // connections, including idle ones whose clients keep them open after GOAWAY (gRPC's
+    // shutdown otherwise waits for every connection to close).
+    if (server_ != nullptr) server_->Shutdown(absl::ToChronoTime(absl::Now() + absl::Seconds(1)));
     server_.reset();
     // Requests' archive jobs first: they use the archiver and the engines.
     if (archives_) archives_->StopBlocking();
-    // Timers next: their callbacks use the history engine.
+    // Timers next: their callbacks use the history engine, and the engine's timer queue
+    // uses the timer thread.
+    if (history_) history_->StopBackground();
     timer_thread_.reset();
     retention_.reset();
     archiver_.reset();
@@ -307,6 +323,7 @@ class TockServerImpl : public TockServer {
   rpc::Dispatcher dispatcher_;
   std::unique_ptr<grpc::Server> server_;
   int bound_port_ = 0;
+  std::unique_ptr<rpc::Acceptor> acceptor_;
   std::unique_ptr<http::HttpServer> http_;  // null: metrics off
 
   std::mutex mu_;

@@ -69,6 +69,10 @@ absl::Status ServerConfig::Validate() const {
     return FieldError("listen.port", absl::StrCat("must be between 0 and 65535; got ", port));
   }
   if (ip.empty()) return FieldError("listen.ip", "must not be empty");
+  if (max_connections < 1) {
+    return FieldError("listen.max_connections",
+                      absl::StrCat("must be at least 1; got ", max_connections));
+  }
   if (history_shards < 1 || history_shards > 16384) {
     return FieldError("history.shards",
                       absl::StrCat("must be between 1 and 16384; got ", history_shards));
@@ -119,9 +123,11 @@ absl::StatusOr<ServerConfig> ParseServerConfig(const std::string& yaml_text) {
   TOCK_CONFIG_RETURN_IF_ERROR(
       ParseArchivalConfig(root["archival"], root["namespace_defaults"], config.archival));
   if (const YAML::Node listen = root["listen"]) {
-    TOCK_CONFIG_RETURN_IF_ERROR(CheckKeys(listen, "listen", {"ip", "port"}));
+    TOCK_CONFIG_RETURN_IF_ERROR(CheckKeys(listen, "listen", {"ip", "port", "max_connections"}));
     TOCK_CONFIG_RETURN_IF_ERROR(Read(listen["ip"], "listen.ip", "a string", &config.ip));
     TOCK_CONFIG_RETURN_IF_ERROR(Read(listen["port"], "listen.port", "an integer", &config.port));
+    TOCK_CONFIG_RETURN_IF_ERROR(Read(listen["max_connections"], "listen.max_connections",
+                                     "an integer", &config.max_connections));
   }
   if (const YAML::Node persistence = root["persistence"]) {
     TOCK_CONFIG_RETURN_IF_ERROR(

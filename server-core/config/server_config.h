@@ -65,6 +65,8 @@ struct LogConfig {
 struct ServerConfig {
   std::string ip = "127.0.0.1";
   int port = 7233;
+  // Client connections at most (`listen.max_connections`); more are closed at once.
+  int max_connections = 10000;
   persistence::PersistenceConfig persistence;
   int32_t history_shards = 4;
   // Unset: a single cluster named kDefaultClusterName at this server's address.

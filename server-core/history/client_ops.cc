@@ -272,7 +272,8 @@ void HistoryEngine::GetWorkflowHistory(const NamespaceRef& ns,
   const bool must_wait = req.wait_new_event() && open && (close_only || from >= next_event_id);
   if (must_wait) {
     const absl::Time limit = std::min(deadline - absl::Seconds(1), clock_.Now() + kHistoryLongPoll);
-    if (clock_.Now() >= limit) {
+    // At shutdown a waiting caller gets its empty page at once instead of the rest of its wait.
+    if (clock_.Now() >= limit || releasing_waiters_.load()) {
       wf::GetWorkflowExecutionHistoryResponse empty;
       empty.mutable_history();
       if (!close_only) empty.set_next_page_token(req.next_page_token().empty() ? std::to_string(from) : req.next_page_token());

@@ -76,6 +76,29 @@ void HistoryEngine::StopBackground() { timer_queue_->Stop(); }
 
 void HistoryEngine::WakeTimers() { timer_queue_->Wake(); }
 
+void HistoryEngine::ReleaseWaiters() {
+  releasing_waiters_ = true;
+  std::vector<std::function<void()>> wake;
+  {
+    std::lock_guard lock(waiters_mu_);
+    for (auto& [run_id, waits] : history_waiters_) {
+      for (auto& [id, fn] : waits) wake.push_back(std::move(fn));
+    }
+    history_waiters_.clear();
+  }
+  for (auto& w : wake) w();
+  std::vector<PendingQuery> queries;
+  {
+    std::lock_guard lock(queries_mu_);
+    for (auto& [id, q] : queries_) queries.push_back(std::move(q));
+    queries_.clear();
+  }
+  for (PendingQuery& q : queries) {
+    timers_.Cancel(q.timer);
+    q.done(absl::UnavailableError("the server is shutting down; query again"));
+  }
+}
+
 absl::Status HistoryEngine::Recover() {
   absl::StatusOr<std::vector<persistence::TaskQueueTask>> tasks = store_.LoadTaskQueueTasks();
   if (!tasks.ok()) return tasks.status();

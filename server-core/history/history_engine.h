@@ -10,6 +10,7 @@
 // Thread safety: safe from any thread; operations on one run are serialised by its lock.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <map>
 #include <memory>
@@ -65,6 +66,9 @@ class HistoryEngine {
   // Stops firing timers and retrying background work; waits for what is running. Call
   // before the TimerThread goes. Idempotent.
   void StopBackground();
+  // Shutdown has begun: history long polls answer their empty page now, and those that
+  // come later do not wait. Idempotent.
+  void ReleaseWaiters();
 
   absl::StatusOr<wf::StartWorkflowExecutionResponse> StartWorkflow(
       const NamespaceRef& ns, const wf::StartWorkflowExecutionRequest& req);
@@ -295,6 +299,7 @@ class HistoryEngine {
   std::mutex runs_mu_;
   std::unordered_map<std::string, std::shared_ptr<RunEntry>> runs_;  // by run id
 
+  std::atomic<bool> releasing_waiters_{false};
   std::mutex waiters_mu_;
   std::unordered_map<std::string, std::map<uint64_t, std::function<void()>>> history_waiters_;
   uint64_t next_wait_id_ = 1;

@@ -69,6 +69,9 @@ void HistoryEngine::QueryWorkflow(
 void HistoryEngine::DispatchQuery(
     const NamespaceRef& ns, const RunKey& key, const wf::QueryWorkflowRequest& req,
     absl::Time deadline, std::function<void(absl::StatusOr<wf::QueryWorkflowResponse>)> done) {
+  if (releasing_waiters_.load()) {
+    return done(absl::UnavailableError("the server is shutting down; query again"));
+  }
   absl::StatusOr<MutableStateRecord> state = ReadRun(key);
   if (!state.ok()) return done(state.status());
   const auto status = state->execution().status();

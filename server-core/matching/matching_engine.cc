@@ -34,7 +34,9 @@ MatchingEngine::PollId MatchingEngine::Poll(const std::string& namespace_id,
     Key key{namespace_id, task_queue, kind};
     Queue& q = queues_[key];
     q.pollers[identity] = now;
-    if (!q.tasks.empty()) {
+    if (releasing_) {
+      // Shutting down: answered below with nothing.
+    } else if (!q.tasks.empty()) {
       ready = std::move(q.tasks.front());
       q.tasks.pop_front();
     } else {
@@ -64,6 +66,23 @@ void MatchingEngine::SweepLocked(absl::Time now) {
 size_t MatchingEngine::QueueCount() {
   std::lock_guard lock(mu_);
   return queues_.size();
+}
+
+void MatchingEngine::ReleasePolls() {
+  std::vector<PollCallback> released;
+  {
+    std::lock_guard lock(mu_);
+    releasing_ = true;
+    for (auto& [key, q] : queues_) {
+      for (Waiter& w : q.waiters) {
+        timers_.Cancel(w.timer);
+        released.push_back(std::move(w.done));
+      }
+      q.waiters.clear();
+    }
+    waiting_.clear();
+  }
+  for (PollCallback& done : released) done(std::nullopt);
 }
 
 void MatchingEngine::CancelPoll(PollId id) {

@@ -51,6 +51,10 @@ class MatchingEngine {
   // The poll's caller went away: `done` gets nothing (unless it already ran).
   void CancelPoll(PollId id);
 
+  // Shutdown has begun: every waiting poll gets nothing now, and later polls at once, so
+  // workers get their (empty) answers instead of waiting out the poll. Tasks stay stored.
+  void ReleasePolls();
+
   // Pollers seen in the last 5 minutes, and the number of tasks waiting.
   std::vector<PollerInfo> Pollers(const std::string& namespace_id, const std::string& task_queue,
                                   TaskKind kind);
@@ -88,6 +92,7 @@ class MatchingEngine {
   std::map<PollId, Key> waiting_;  // open polls -> their queue
   PollId next_poll_id_ = 1;
   absl::Time last_sweep_ = absl::InfinitePast();
+  bool releasing_ = false;
 };
 
 }  // namespace tock::server::matching

@@ -1,0 +1,65 @@
+// The frontend's listening socket, accepted by a thread of ours and handed to gRPC.
+//
+// Why not gRPC's own listener (AddListeningPort): in gRPC 1.51 (Debian 12) an accept4 that
+// fails with EMFILE ("Too many open files") ends that listener for good, so one burst of
+// connections past the descriptor limit left the server deaf while descriptors were free
+// again. Here an accept that fails for want of descriptors or memory is retried with
+// backoff (10 ms doubling to 1 s), and connections are capped: past `max_connections`, or
+// when fewer than kReservedDescriptors descriptors are left for the database and archives,
+// a new connection is closed at once. gRPC serves each accepted connection exactly as it
+// would its own (grpc_server_add_channel_from_fd, the server's channel arguments).
+//
+// Thread safety: Start and Stop from one thread; the counters from any.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <thread>
+
+#include <grpcpp/server.h>
+
+#include "absl/status/statusor.h"
+#include "lib/common/log.h"
+
+namespace tock::server::rpc {
+
+class Acceptor {
+ public:
+  // Descriptors kept free for everything but client connections.
+  static constexpr int kReservedDescriptors = 64;
+
+  explicit Acceptor(Logger& logger) : logger_(logger) {}
+  ~Acceptor() { Stop(); }
+  Acceptor(const Acceptor&) = delete;
+  Acceptor& operator=(const Acceptor&) = delete;
+
+  // Binds and listens on ip:port (0: a free port). UNAVAILABLE naming the address when it
+  // is in use or not available. No SO_REUSEPORT: a second server on the same port is an error.
+  absl::StatusOr<int> Listen(const std::string& ip, int port);
+  // Accepts until Stop, handing connections to `server` (built and started, no ports of its
+  // own). `max_connections` counts the descriptors opened since Start (client connections,
+  // in practice).
+  void Start(grpc::Server* server, int max_connections);
+  // Closes the listening socket and joins the thread. Idempotent.
+  void Stop();
+
+  int64_t accepted() const { return accepted_; }
+  int64_t refused() const { return refused_; }
+  int64_t accept_errors() const { return accept_errors_; }
+
+ private:
+  void Loop();
+  bool RoomForAnother() const;
+
+  Logger& logger_;
+  grpc::Server* server_ = nullptr;
+  int max_connections_ = 0;
+  int baseline_descriptors_ = 0;
+  int listen_fd_ = -1;
+  int wake_pipe_[2] = {-1, -1};
+  std::thread thread_;
+  std::atomic<int64_t> accepted_{0}, refused_{0}, accept_errors_{0};
+};
+
+}  // namespace tock::server::rpc

@@ -1,0 +1,200 @@
+// tock-server under pressure, as a process: it keeps accepting after running out of file
+// descriptors, a SIGTERM answers pending long polls at once and exits within 2 s, and
+// requests past Temporal's limits are refused with Temporal's messages, storing nothing.
+#include <arpa/inet.h>
+#include <grpcpp/grpcpp.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <future>
+#include <thread>
+
+#include "temporal/api/workflowservice/v1/service.grpc.pb.h"
+#include "tests/cli/cli_fixture.h"
+
+namespace tock::testing {
+namespace {
+
+namespace wf = temporal::api::workflowservice::v1;
+
+int Port(const std::string& address) { return std::stoi(address.substr(address.rfind(':') + 1)); }
+
+// A plain TCP connection to 127.0.0.1:port (no gRPC): -1 when it could not be made.
+int RawConnect(int port) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_port = htons(static_cast<uint16_t>(port));
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+TEST_F(CliTest, KeepsAcceptingAfterRunningOutOfDescriptors) {
+  // 256 descriptors for the whole server; 400 connections are far more than it can hold.
+  server_ = std::make_unique<ServerProcess>("/usr/bin/prlimit");
+  ASSERT_TRUE(server_->Start({"--nofile=256:256", TOCK_SERVER_BIN})) << server_->error();
+  const int port = Port(server_->address());
+  std::vector<int> fds;
+  for (int i = 0; i < 400; ++i) {
+    int fd = RawConnect(port);
+    if (fd >= 0) fds.push_back(fd);
+  }
+  // Give the server a moment to take them all from its backlog.
+  absl::SleepFor(absl::Milliseconds(500));
+  for (int fd : fds) close(fd);
+
+  // Descriptors are free again: the server answers (it may need a moment to close the
+  // connections above).
+  ProcessResult r;
+  const absl::Time until = absl::Now() + absl::Seconds(10);
+  do {
+    r = Tock({"namespace", "describe", "default", "-o", "json"});
+    if (r.exit_code == kExitOk) break;
+    absl::SleepFor(absl::Milliseconds(100));
+  } while (absl::Now() < until);
+  EXPECT_EQ(r.exit_code, kExitOk) << r.err;
+  EXPECT_EQ(server_->Stop(), 0);
+  EXPECT_NE(server_->stderr_text().find("connection refused: too many open connections"),
+            std::string::npos)
+      << server_->stderr_text();
+}
+
+TEST_F(CliTest, SigtermAnswersPendingLongPollsAndExitsWithinTwoSeconds) {
+  StartServer({"--log-level", "debug"});
+  auto channel = grpc::CreateChannel(server_->address(), grpc::InsecureChannelCredentials());
+  auto stub = wf::WorkflowService::NewStub(channel);
+  // Eight workers' polls, each willing to wait a minute.
+  std::vector<std::future<grpc::Status>> polls;
+  for (int i = 0; i < 8; ++i) {
+    polls.push_back(std::async(std::launch::async, [&stub, i] {
+      grpc::ClientContext ctx;
+      ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(70));
+      wf::PollWorkflowTaskQueueRequest req;
+      req.set_namespace_("default");
+      req.mutable_task_queue()->set_name(i % 2 == 0 ? "busy" : "idle");
+      req.set_identity("worker-" + std::to_string(i));
+      wf::PollWorkflowTaskQueueResponse out;
+      return stub->PollWorkflowTaskQueue(&ctx, req, &out);
+    }));
+  }
+  // A history long poll too: `workflow show --follow` of a run nobody works on.
+  ASSERT_EQ(Tock({"workflow", "start", "--type", "t", "--task-queue", "nobody", "--id", "wait"})
+                .exit_code,
+            kExitOk);
+  absl::SleepFor(absl::Milliseconds(500));  // the polls are waiting now
+  const absl::Time sent = absl::Now();
+  EXPECT_EQ(server_->Stop(SIGTERM), 0) << server_->stderr_text();
+  const absl::Duration took = absl::Now() - sent;
+  EXPECT_LT(took, absl::Seconds(2)) << "SIGTERM to exit; stderr: " << server_->stderr_text();
+  for (auto& poll : polls) {
+    ASSERT_EQ(poll.wait_for(std::chrono::seconds(5)), std::future_status::ready);
+    grpc::Status s = poll.get();
+    // Answered with the empty response, or cut off by the server going away: never left
+    // waiting for its minute.
+    EXPECT_TRUE(s.ok() || s.error_code() == grpc::StatusCode::UNAVAILABLE ||
+                s.error_code() == grpc::StatusCode::CANCELLED)
+        << s.error_code() << " " << s.error_message();
+  }
+}
+
+TEST_F(CliTest, RequestsPastTemporalsLimitsAreRefusedAndNothingIsStored) {
+  StartServer();
+  auto channel = grpc::CreateChannel(server_->address(), grpc::InsecureChannelCredentials());
+  auto stub = wf::WorkflowService::NewStub(channel);
+  auto start = [&](const std::function<void(wf::StartWorkflowExecutionRequest&)>& change) {
+    wf::StartWorkflowExecutionRequest req;
+    req.set_namespace_("default");
+    req.set_workflow_id("limits");
+    req.mutable_workflow_type()->set_name("t");
+    req.mutable_task_queue()->set_name("q");
+    req.set_request_id("r");
+    change(req);
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
+    wf::StartWorkflowExecutionResponse out;
+    return stub->StartWorkflowExecution(&ctx, req, &out);
+  };
+  struct Case {
+    const char* what;
+    std::function<void(wf::StartWorkflowExecutionRequest&)> change;
+    const char* message;
+  };
+  const std::vector<Case> cases = {
+      {"negative execution timeout",
+       [](auto& r) { r.mutable_workflow_execution_timeout()->set_seconds(-5); },
+       "An invalid WorkflowExecutionTimeoutSeconds is set on request. cause: negative duration"},
+      {"negative run timeout", [](auto& r) { r.mutable_workflow_run_timeout()->set_seconds(-1); },
+       "An invalid WorkflowRunTimeoutSeconds is set on request. cause: negative duration"},
+      {"nanos of 2e9", [](auto& r) { r.mutable_workflow_task_timeout()->set_nanos(2000000000); },
+       "An invalid WorkflowTaskTimeoutSeconds is set on request. cause: duration nanos out of "
+       "range (at most 999999999)"},
+      {"reuse policy 99", [](auto& r) { r.set_workflow_id_reuse_policy(
+                              static_cast<temporal::api::enums::v1::WorkflowIdReusePolicy>(99)); },
+       "Invalid WorkflowIdReusePolicy: 99 is not a known value."},
+      {"conflict policy 77", [](auto& r) { r.set_workflow_id_conflict_policy(
+                                 static_cast<temporal::api::enums::v1::WorkflowIdConflictPolicy>(77)); },
+       "Invalid WorkflowIdConflictPolicy: 77 is not a known value."},
+      {"retry attempts -1",
+       [](auto& r) { r.mutable_retry_policy()->set_maximum_attempts(-1); },
+       "MaximumAttempts cannot be negative on retry policy."},
+      {"backoff 0.1", [](auto& r) { r.mutable_retry_policy()->set_backoff_coefficient(0.1); },
+       "BackoffCoefficient cannot be less than 1 on retry policy."},
+      {"unknown search attribute",
+       [](auto& r) {
+         (*r.mutable_search_attributes()->mutable_indexed_fields())["CustomerId"].set_data("\"c\"");
+       },
+       "search attribute CustomerId is not defined"},
+      {"workflow id with NUL", [](auto& r) { r.set_workflow_id(std::string("a\0b", 3)); },
+       "WorkflowId must not contain a NUL byte."},
+      {"10 MB input",
+       [](auto& r) { r.mutable_input()->add_payloads()->set_data(std::string(10 << 20, 'x')); },
+       "Blob data size exceeds limit."},
+      {"5 MB memo",
+       [](auto& r) {
+         (*r.mutable_memo()->mutable_fields())["m"].set_data(std::string(5 << 20, 'x'));
+       },
+       "Memo size exceeds limit."},
+  };
+  for (const Case& c : cases) {
+    grpc::Status s = start(c.change);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << c.what;
+    EXPECT_EQ(s.error_message(), c.message) << c.what;
+  }
+  // Nothing was stored by any of them.
+  EXPECT_EQ(Tock({"workflow", "describe", "--workflow-id", "limits"}).exit_code, kExitNotFound);
+
+  // int64-max seconds and a start delay of 1e12 s are capped at 100 years, as Temporal caps.
+  grpc::Status capped = start([](auto& r) {
+    r.mutable_workflow_execution_timeout()->set_seconds(INT64_MAX);
+    r.mutable_workflow_start_delay()->set_seconds(1'000'000'000'000);
+  });
+  EXPECT_TRUE(capped.ok()) << capped.error_message();
+
+  // A signal of 3 MB, and a 1 MB signal name.
+  auto signal = [&](const std::string& name, size_t bytes) {
+    wf::SignalWorkflowExecutionRequest req;
+    req.set_namespace_("default");
+    req.mutable_workflow_execution()->set_workflow_id("limits");
+    req.set_signal_name(name);
+    if (bytes > 0) req.mutable_input()->add_payloads()->set_data(std::string(bytes, 'x'));
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
+    wf::SignalWorkflowExecutionResponse out;
+    return stub->SignalWorkflowExecution(&ctx, req, &out);
+  };
+  grpc::Status big = signal("s", 3 << 20);
+  EXPECT_EQ(big.error_message(), "Blob data size exceeds limit.");
+  grpc::Status long_name = signal(std::string(1 << 20, 'n'), 0);
+  EXPECT_EQ(long_name.error_message(), "SignalName length exceeds limit.");
+  EXPECT_EQ(server_->Stop(), 0) << server_->stderr_text();
+}
+
+}  // namespace
+}  // namespace tock::testing
