@@ -80,7 +80,8 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // --help and --version exit 0; every other parse error is a usage error (exit 2).
+    return app.exit(e) == 0 ? 0 : 2;
   }
 
   tock::server::ServerConfig config;
@@ -136,8 +137,8 @@ int main(int argc, char** argv) {
 
   int signal = 0;
   sigwait(&stop_signals, &signal);
-  std::cerr << "tock-server: " << (signal == SIGINT ? "SIGINT" : "SIGTERM")
-            << " received, shutting down\n";
+  (*logger)->Info("signal received; shutting down",
+                  {{"signal", signal == SIGINT ? "SIGINT" : "SIGTERM"}});
   (*server)->Shutdown();
   return 0;
 }
