@@ -14,8 +14,8 @@
 namespace tock::archival {
 
 struct FileProviderOptions {
-  uint32_t file_mode = 0666;
-  uint32_t dir_mode = 0766;
+  uint32_t file_mode = 0640;  // owner writes, group reads: archives hold payloads
+  uint32_t dir_mode = 0750;
 };
 
 struct S3ProviderOptions {

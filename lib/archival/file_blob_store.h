@@ -14,7 +14,7 @@ namespace tock::archival {
 
 class FileBlobStore : public BlobStore {
  public:
-  FileBlobStore(std::string root, mode_t file_mode = 0666, mode_t dir_mode = 0766);
+  FileBlobStore(std::string root, mode_t file_mode = 0640, mode_t dir_mode = 0750);
 
   absl::Status Put(const std::string& key, std::string_view bytes) override;
   absl::StatusOr<std::string> Get(const std::string& key) override;

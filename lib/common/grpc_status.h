@@ -11,6 +11,8 @@
 
 namespace tock {
 
+// Messages longer than kMaxStatusMessage bytes are cut there (marked as truncated).
+inline constexpr size_t kMaxStatusMessage = 4096;
 grpc::Status ToGrpcStatus(const absl::Status& status);
 absl::Status FromGrpcStatus(const grpc::Status& status);
 

@@ -15,6 +15,10 @@ absl::Status WithDetail(absl::Status status, const google::protobuf::Message& de
 }
 
 absl::Status NamespaceNotFoundError(absl::string_view name) {
+  // No namespace has a longer name; echoing one back would make the answer as large as it.
+  if (name.size() > kMaxNamespaceNameLength) {
+    return absl::InvalidArgumentError("Namespace length exceeds limit.");
+  }
   temporal::api::errordetails::v1::NamespaceNotFoundFailure detail;
   detail.set_namespace_(std::string(name));
   return WithDetail(absl::NotFoundError(absl::StrCat("Namespace ", name, " is not found.")),

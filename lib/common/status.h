@@ -35,6 +35,10 @@ std::optional<T> GetDetail(const absl::Status& status) {
 }
 
 // Common Temporal errors, with the message and the detail the SDKs expect.
+// Namespace names are at most this long (Temporal's limit.maxIDLength).
+inline constexpr size_t kMaxNamespaceNameLength = 1000;
+// NOT_FOUND `Namespace NAME is not found.`; for a name longer than any namespace can have,
+// INVALID_ARGUMENT `Namespace length exceeds limit.` (never an unbounded echo).
 absl::Status NamespaceNotFoundError(absl::string_view name);
 absl::Status NamespaceAlreadyExistsError();
 absl::Status NamespaceNotActiveError(absl::string_view name, absl::string_view active_cluster,

@@ -1,13 +1,15 @@
 // The checks on a namespace name shared by every namespace RPC.
 #pragma once
 
+#include "lib/common/status.h"
+
 #include <string>
 
 #include "absl/status/status.h"
 
 namespace tock::server::frontend {
 
-inline constexpr size_t kMaxNamespaceLength = 1000;
+inline constexpr size_t kMaxNamespaceLength = kMaxNamespaceNameLength;
 
 // Empty: "Namespace not set on request."; over 1000 characters: "Namespace length exceeds
 // limit."; whitespace or control characters: an INVALID_ARGUMENT naming the character.

@@ -2,6 +2,8 @@
 // descriptors, a SIGTERM answers pending long polls at once and exits within 2 s, and
 // requests past Temporal's limits are refused with Temporal's messages, storing nothing.
 #include <arpa/inet.h>
+#include <sqlite3.h>
+#include <sys/stat.h>
 #include <grpcpp/grpcpp.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -194,6 +196,50 @@ TEST_F(CliTest, RequestsPastTemporalsLimitsAreRefusedAndNothingIsStored) {
   grpc::Status long_name = signal(std::string(1 << 20, 'n'), 0);
   EXPECT_EQ(long_name.error_message(), "SignalName length exceeds limit.");
   EXPECT_EQ(server_->Stop(), 0) << server_->stderr_text();
+}
+
+TEST_F(CliTest, AnotherProgramsSqliteDatabaseIsRefusedAndLeftAlone) {
+  const std::string path = dir_.File("theirs.db");
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "CREATE TABLE invoices(id INTEGER PRIMARY KEY, total REAL)", nullptr,
+                         nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  ServerProcess server(TOCK_SERVER_BIN);
+  EXPECT_FALSE(server.Start({"--db-file", path}));
+  EXPECT_NE(server.error().find("belongs to another program"), std::string::npos) << server.error();
+  // Nothing of Tock's was written into it.
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* q = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table'", -1,
+                               &q, nullptr),
+            SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(q), SQLITE_ROW);
+  EXPECT_EQ(sqlite3_column_int(q, 0), 1);
+  sqlite3_finalize(q);
+  sqlite3_close(db);
+}
+
+TEST_F(CliTest, TheDatabaseIsCreatedOwnerOnlyAndAnUnwritableOneIsNamed) {
+  StartServer();
+  const std::string path = dir_.File("tock.db");
+  EXPECT_EQ(Tock({"namespace", "describe", "default"}).exit_code, kExitOk);
+  struct stat st {};
+  ASSERT_EQ(stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  ASSERT_EQ(stat((path + "-wal").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0077, 0u) << "the write-ahead log holds payloads too";
+  EXPECT_EQ(server_->Stop(), 0);
+
+  // The same file for a user who cannot write it (tests run as root, who can write
+  // anything: run the server as nobody).
+  if (geteuid() != 0 || access("/usr/sbin/runuser", X_OK) != 0) GTEST_SKIP() << "needs root";
+  chmod(dir_.path().c_str(), 0755);
+  ServerProcess as_nobody("/usr/sbin/runuser");
+  EXPECT_FALSE(as_nobody.Start({"-u", "nobody", "--", TOCK_SERVER_BIN, "--db-file", path}));
+  EXPECT_NE(as_nobody.error().find("read-only for this user"), std::string::npos)
+      << as_nobody.error();
 }
 
 }  // namespace

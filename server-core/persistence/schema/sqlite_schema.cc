@@ -107,8 +107,50 @@ CREATE INDEX archival_queue_live ON archival_queue(namespace_id, close_ms) WHERE
   return migrations;
 }
 
+namespace {
+
+// PRAGMA application_id of Tock's databases ("Tock" in ASCII): file(1) and sqlite3 show it,
+// and a database of another program is refused instead of being filled with Tock's tables.
+constexpr int64_t kTockApplicationId = 0x546f636b;
+
+absl::StatusOr<int64_t> QueryInt(SqliteDb& db, const std::string& sql) {
+  auto q = db.Prepare(sql);
+  if (!q.ok()) return q.status();
+  auto row = (*q)->Step();
+  if (!row.ok()) return row.status();
+  const int64_t value = *row ? (*q)->Int(0) : 0;
+  (*q)->Reset();
+  return value;
+}
+
+// A database that is neither empty nor Tock's is refused (FAILED_PRECONDITION).
+absl::Status CheckIsTocks(SqliteDb& db) {
+  absl::StatusOr<int64_t> app = QueryInt(db, "PRAGMA application_id");
+  if (!app.ok()) return app.status();
+  absl::StatusOr<int64_t> tables = QueryInt(
+      db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'");
+  if (!tables.ok()) return tables.status();
+  absl::StatusOr<int64_t> ours = QueryInt(
+      db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'");
+  if (!ours.ok()) return ours.status();
+  const bool foreign = (*app != 0 && *app != kTockApplicationId) || (*tables > 0 && *ours == 0);
+  if (foreign) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the database ", db.location(),
+        " belongs to another program (an SQLite file with tables of its own and no Tock "
+        "schema); give tock-server a new file"));
+  }
+  if (*app == 0) {
+    return db.Exec(absl::StrCat("PRAGMA application_id = ", kTockApplicationId));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::Status MigrateSqlite(SqliteDb& db) {
   std::lock_guard lock(db.mutex());
+  if (absl::Status s = CheckIsTocks(db); !s.ok()) return s;
   if (absl::Status s = db.Exec(
           "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, "
           "description TEXT NOT NULL, applied_ms INTEGER NOT NULL)");

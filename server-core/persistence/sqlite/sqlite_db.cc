@@ -1,5 +1,11 @@
 #include "server-core/persistence/sqlite/sqlite_db.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
 #include "absl/strings/str_cat.h"
 
 namespace tock::persistence {
@@ -69,6 +75,38 @@ std::string_view Statement::BlobView(int column) const {
                                             sqlite3_column_bytes(stmt_, column));
 }
 
+namespace {
+
+// The database holds payloads: a new file is created readable by its owner only (SQLite
+// gives its -wal and -shm files the database's mode). A file or directory tock-server cannot
+// write is named as such (SQLite would only say "disk I/O error" at the first write).
+absl::Status PrepareDatabaseFile(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd >= 0) {
+    ::close(fd);
+    return absl::OkStatus();
+  }
+  if (errno != EEXIST) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot create the SQLite database ", path, ": ", strerror(errno)));
+  }
+  if (::access(path.c_str(), R_OK | W_OK) != 0) {
+    return absl::UnavailableError(absl::StrCat(
+        "cannot use the SQLite database ", path, ": the file is read-only for this user (",
+        strerror(errno), "); tock-server writes to its database"));
+  }
+  std::string dir = path.substr(0, path.find_last_of('/') + 1);
+  if (dir.empty()) dir = ".";
+  if (::access(dir.c_str(), W_OK) != 0) {
+    return absl::UnavailableError(absl::StrCat(
+        "cannot use the SQLite database ", path, ": its directory is read-only for this user (",
+        strerror(errno), "); SQLite keeps its write-ahead log beside the database"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<SqliteDb>> SqliteDb::Open(const std::string& path) {
   const bool in_memory = path.empty() || path == ":memory:";
   sqlite3* raw = nullptr;
@@ -76,6 +114,9 @@ absl::StatusOr<std::unique_ptr<SqliteDb>> SqliteDb::Open(const std::string& path
   // cache needs it too), so SQLite's own per-call mutex would only be locked a second time
   // on each step and column read.
   int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
+  if (!in_memory) {
+    if (absl::Status s = PrepareDatabaseFile(path); !s.ok()) return s;
+  }
   int rc = sqlite3_open_v2(in_memory ? ":memory:" : path.c_str(), &raw, flags, nullptr);
   if (rc != SQLITE_OK) {
     std::string message = raw != nullptr ? sqlite3_errmsg(raw) : sqlite3_errstr(rc);
