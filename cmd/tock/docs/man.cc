@@ -534,6 +534,10 @@ std::string ServerManPage(const std::string& server_help, const ManOptions& opti
           "    a: {enabled: true, initial_failover_version: 1, rpc_address: \"127.0.0.1:7233\"}",
           "    b: {enabled: true, initial_failover_version: 2, rpc_address: \"127.0.0.1:7234\"}",
           "namespaces: [orders]                   # registered at start when missing",
+          "metrics: {ip: 127.0.0.1, port: 9090}   # GET /metrics; omit: off; port 0: any free",
+          "log: {level: info, format: text}       # debug|info|warn|error|off, text|json; file:",
+          "# testing only: that share of store calls fail (UNAVAILABLE, or a timeout after",
+          "# the call completed); under persistence:  fault_injection: {rate: 0.01, seed: 7}",
       });
   out << ".SH SIGNALS\n.TP\n.BR SIGINT \", \" SIGTERM\nShut down and exit 0.\n";
   out << ".SH EXIT STATUS\n"
