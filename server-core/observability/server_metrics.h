@@ -67,4 +67,7 @@ struct ServerMetrics {
   metrics::Counter archiver_pass_errors;
 };
 
+// Handles that do nothing, for engines that were given no metrics.
+inline const ServerMetrics kNoServerMetrics{};
+
 }  // namespace tock::server
