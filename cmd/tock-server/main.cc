@@ -109,6 +109,11 @@ int main(int argc, char** argv) {
   if (fault_rate) config.persistence.fault_injection.rate = *fault_rate;
   if (fault_seed) config.persistence.fault_injection.seed = *fault_seed;
 
+  // Checked here as well as at start, so that a bad log setting is reported with its key.
+  if (absl::Status s = config.Validate(); !s.ok()) {
+    std::cerr << "tock-server: " << s.message() << "\n";
+    return ExitCodeFor(s);
+  }
   absl::StatusOr<std::unique_ptr<tock::Logger>> logger = tock::server::MakeLogger(config.log);
   if (!logger.ok()) {
     std::cerr << "tock-server: " << logger.status().message() << "\n";

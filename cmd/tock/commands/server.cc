@@ -53,6 +53,7 @@ absl::Status StartDev(CommandContext& ctx, const StartDevFlags& flags, bool port
   }
   if (!flags.log_level.empty()) config.log.level = flags.log_level;
   if (!flags.log_format.empty()) config.log.format = flags.log_format;
+  if (absl::Status s = config.Validate(); !s.ok()) return s;  // names the bad key
   absl::StatusOr<std::unique_ptr<Logger>> logger = server::MakeLogger(config.log);
   if (!logger.ok()) return logger.status();
   std::unique_ptr<MetricsRegistry> metrics =
