@@ -104,21 +104,24 @@ class TockServerImpl : public TockServer {
     if (absl::Status s = shards_->AcquireAll(); !s.ok()) return s;
     timer_thread_ = std::make_unique<TimerThread>(clock_);
     matching_ = std::make_unique<matching::MatchingEngine>(clock_, *timer_thread_);
+    matching_->SetMetrics(*server_metrics_);
     history_ = std::make_unique<history::HistoryEngine>(persistence_->executions(), *shards_,
                                                         *matching_, clock_, *timer_thread_,
                                                         logger_);
+    history_->SetMetrics(*server_metrics_);
+    history_->SetLimits(config_.limits);
     history_->SetArchivalCheck(
         [this](const std::string& namespace_id) { return namespaces_->ArchivesById(namespace_id); });
     if (absl::Status s = history_->Recover(); !s.ok()) return s;
     retention_ = std::make_unique<worker::RetentionScanner>(
         *namespaces_, persistence_->visibility(), *history_, clock_);
-    retention_->Start();
+    retention_->Start(logger_, *server_metrics_);
     archives_ = std::make_unique<archiver::ArchiveRegistry>(SetupOf(config_.archival.history),
                                                            SetupOf(config_.archival.visibility));
     archiver_ = std::make_unique<worker::Archiver>(*namespaces_, persistence_->archival_queue(),
                                                    persistence_->executions(), *history_,
                                                    *archives_, clock_);
-    archiver_->Start();
+    archiver_->Start(logger_, *server_metrics_);
     RegisterAdvanceTime();
     RegisterArchival();
 

@@ -3,6 +3,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <fstream>
+#include <functional>
 #include <set>
 #include <sstream>
 
@@ -17,6 +18,45 @@ namespace {
 using config_yaml::CheckKeys;
 using config_yaml::FieldError;
 using config_yaml::Read;
+
+// `limits:` (history::Limits), each a positive integer.
+absl::Status ParseLimits(const YAML::Node& node, history::Limits& limits) {
+  struct Key {
+    const char* name;
+    std::function<void(int64_t)> set;
+  };
+  const std::vector<Key> keys = {
+      {"max_id_length", [&](int64_t v) { limits.max_id_length = static_cast<size_t>(v); }},
+      {"blob_size_warn", [&](int64_t v) { limits.blob_size_warn = v; }},
+      {"blob_size_error", [&](int64_t v) { limits.blob_size_error = v; }},
+      {"memo_size_warn", [&](int64_t v) { limits.memo_size_warn = v; }},
+      {"memo_size_error", [&](int64_t v) { limits.memo_size_error = v; }},
+      {"history_count_warn", [&](int64_t v) { limits.history_count_warn = v; }},
+      {"history_count_error", [&](int64_t v) { limits.history_count_error = v; }},
+      {"history_size_warn", [&](int64_t v) { limits.history_size_warn = v; }},
+      {"history_size_error", [&](int64_t v) { limits.history_size_error = v; }},
+      {"pending_activities", [&](int64_t v) { limits.pending_activities = static_cast<int32_t>(v); }},
+      {"pending_children", [&](int64_t v) { limits.pending_children = static_cast<int32_t>(v); }},
+      {"pending_signals", [&](int64_t v) { limits.pending_signals = static_cast<int32_t>(v); }},
+      {"pending_cancel_requests",
+       [&](int64_t v) { limits.pending_cancel_requests = static_cast<int32_t>(v); }},
+  };
+  std::set<std::string> names;
+  for (const Key& k : keys) names.insert(k.name);
+  TOCK_CONFIG_RETURN_IF_ERROR(CheckKeys(node, "limits", names));
+  for (const Key& k : keys) {
+    int64_t value = 0;
+    const std::string path = absl::StrCat("limits.", k.name);
+    if (!node[k.name]) continue;
+    TOCK_CONFIG_RETURN_IF_ERROR(Read(node[k.name], path, "an integer", &value));
+    if (value < 1 || value > (int64_t{1} << 40)) {
+      return FieldError(path, absl::StrCat("must be between 1 and 2^40; got ", value));
+    }
+    k.set(value);
+  }
+  return absl::OkStatus();
+}
+
 
 absl::StatusOr<admin::ClusterMetadata> ParseClusterMetadata(const YAML::Node& node) {
   const std::string p = "cluster_metadata";
@@ -119,7 +159,7 @@ absl::StatusOr<ServerConfig> ParseServerConfig(const std::string& yaml_text) {
   TOCK_CONFIG_RETURN_IF_ERROR(
       CheckKeys(root, "",
                 {"listen", "persistence", "history", "cluster_metadata", "namespaces", "archival",
-                 "namespace_defaults", "metrics", "log"}));
+                 "namespace_defaults", "metrics", "log", "limits"}));
   TOCK_CONFIG_RETURN_IF_ERROR(
       ParseArchivalConfig(root["archival"], root["namespace_defaults"], config.archival));
   if (const YAML::Node listen = root["listen"]) {
@@ -174,6 +214,9 @@ absl::StatusOr<ServerConfig> ParseServerConfig(const std::string& yaml_text) {
   }
   if (const YAML::Node names = root["namespaces"]) {
     TOCK_CONFIG_RETURN_IF_ERROR(Read(names, "namespaces", "a list of names", &config.namespaces));
+  }
+  if (const YAML::Node limits = root["limits"]) {
+    TOCK_CONFIG_RETURN_IF_ERROR(ParseLimits(limits, config.limits));
   }
   return config;
 }

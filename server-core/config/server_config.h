@@ -43,6 +43,7 @@
 #include "lib/admin/cluster_metadata.h"
 #include "lib/common/log.h"
 #include "server-core/config/archival_config.h"
+#include "server-core/history/request_limits.h"
 #include "server-core/persistence/persistence.h"
 
 namespace tock::server {
@@ -77,6 +78,8 @@ struct ServerConfig {
   std::optional<MetricsEndpointConfig> metrics;
   // Read by main, which builds the Logger from it (`--log-level`, `--log-format`).
   LogConfig log;
+  // Per-request and per-workflow limits (`limits:`; Temporal's defaults).
+  history::Limits limits;
   // AdminService.AdvanceTime allowed (development and tests only; `--enable-time-skipping`).
   bool time_skipping = false;
 

@@ -99,6 +99,8 @@ absl::StatusOr<wf::PollActivityTaskQueueResponse> HistoryEngine::RecordActivityT
     ActivityInfo& a = it->second;
     for (const auto& key : a.timers()) tx.RetireTimer(key);
     a.clear_timers();
+    metrics_->activity_task_schedule_to_start_latency.Observe(
+        tx.now() - FromProtoTime(a.current_attempt_scheduled_time()));
     *a.mutable_started_time() = ToProtoTime(tx.now());
     a.set_started_identity(identity);
     a.set_request_id(NewUuid());

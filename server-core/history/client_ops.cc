@@ -100,24 +100,7 @@ absl::Status HistoryEngine::TerminateWorkflow(const NamespaceRef& ns,
                 [&](RunTransaction& tx) -> absl::Status {
     if (absl::Status s = CheckFirstRun(tx, req.first_execution_run_id()); !s.ok()) return s;
     if (!tx.IsOpen()) return Closed();
-    if (tx.WorkflowTaskStarted()) {
-      // WorkflowTaskStarted may only be followed by the task's outcome (sdk_protocol §3.1).
-      const auto& wft = tx.state().workflow_task();
-      HistoryEvent& failed = tx.Append(enums::EVENT_TYPE_WORKFLOW_TASK_FAILED);
-      auto* attrs = failed.mutable_workflow_task_failed_event_attributes();
-      attrs->set_scheduled_event_id(wft.scheduled_event_id());
-      attrs->set_started_event_id(wft.started_event_id());
-      attrs->set_cause(enums::WORKFLOW_TASK_FAILED_CAUSE_FORCE_CLOSE_COMMAND);
-      attrs->set_identity(req.identity());
-      tx.state().clear_workflow_task();
-    }
-    tx.FlushBuffered();
-    HistoryEvent& e = tx.Append(enums::EVENT_TYPE_WORKFLOW_EXECUTION_TERMINATED);
-    auto* attrs = e.mutable_workflow_execution_terminated_event_attributes();
-    attrs->set_reason(req.reason());
-    *attrs->mutable_details() = req.details();
-    attrs->set_identity(req.identity());
-    tx.Close(enums::WORKFLOW_EXECUTION_STATUS_TERMINATED);
+    tx.Terminate(req.reason(), req.details(), req.identity());
     return absl::OkStatus();
   });
 }
@@ -282,7 +265,9 @@ void HistoryEngine::GetWorkflowHistory(const NamespaceRef& ns,
     // Wait for the next commit of this run, then answer afresh (bounded by `limit`).
     auto once = std::make_shared<std::atomic<bool>>(false);
     auto wait_id = std::make_shared<std::atomic<uint64_t>>(0);
-    auto retry = [this, ns, req, deadline, done_bytes, done, once, wait_id,
+    // Runs after this call has returned: it answers through its own copy of done_bytes
+    // (`done` refers to this frame's parameter, gone by then).
+    auto retry = [this, ns, req, deadline, done_bytes, once, wait_id,
                   run = *run_id](bool expired) {
       if (once->exchange(true)) return;
       if (expired) {
@@ -293,7 +278,7 @@ void HistoryEngine::GetWorkflowHistory(const NamespaceRef& ns,
         if (req.history_event_filter_type() != enums::HISTORY_EVENT_FILTER_TYPE_CLOSE_EVENT) {
           empty.set_next_page_token(req.next_page_token().empty() ? "1" : req.next_page_token());
         }
-        return done(empty);
+        return done_bytes(WireBytes{empty.SerializeAsString()});
       }
       GetWorkflowHistory(ns, req, deadline, done_bytes);
     };

@@ -76,6 +76,39 @@ void HistoryEngine::StopBackground() { timer_queue_->Stop(); }
 
 void HistoryEngine::WakeTimers() { timer_queue_->Wake(); }
 
+void HistoryEngine::SetMetrics(const ServerMetrics& metrics) {
+  metrics_ = &metrics;
+  timer_queue_->SetMetrics(metrics);
+}
+
+void HistoryEngine::CountClosedRuns(const persistence::Commit& commit) {
+  for (const persistence::RunWrite& run : commit.runs) {
+    if (!run.visibility || !run.visibility->close_time) continue;
+    switch (run.state.execution().status()) {
+      case enums::WORKFLOW_EXECUTION_STATUS_COMPLETED:
+        metrics_->workflow_success.Increment();
+        break;
+      case enums::WORKFLOW_EXECUTION_STATUS_FAILED:
+        metrics_->workflow_failed.Increment();
+        break;
+      case enums::WORKFLOW_EXECUTION_STATUS_TIMED_OUT:
+        metrics_->workflow_timeout.Increment();
+        break;
+      case enums::WORKFLOW_EXECUTION_STATUS_TERMINATED:
+        metrics_->workflow_terminate.Increment();
+        break;
+      case enums::WORKFLOW_EXECUTION_STATUS_CANCELED:
+        metrics_->workflow_cancel.Increment();
+        break;
+      case enums::WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW:
+        metrics_->workflow_continued_as_new.Increment();
+        break;
+      default:
+        break;
+    }
+  }
+}
+
 void HistoryEngine::ReleaseWaiters() {
   releasing_waiters_ = true;
   std::vector<std::function<void()>> wake;
@@ -161,6 +194,7 @@ absl::Status HistoryEngine::Mutate(const NamespaceRef& ns, const RunKey& key,
     RunTransaction tx(std::move(state), clock_.Now(), ns.failover_version, shards_);
     result = mutate(tx);
     if (!result.ok() && !HasPayload(result)) return result;
+    EnforceHistoryLimits(tx);
     commit.shard_id = tx.shard_id();
     commit.range_id = shards_.RangeId(tx.shard_id());
     commit.runs.push_back(tx.TakeRunWrite(persistence::CurrentRunChange::kNone));
@@ -178,6 +212,7 @@ absl::Status HistoryEngine::Mutate(const NamespaceRef& ns, const RunKey& key,
       entry->state.reset();
       return w;
     }
+    CountClosedRuns(commit);
     entry->state = std::move(commit.runs.front().state);
   }
   if (commit.runs.size() > 1) CacheCommitted(std::move(commit.runs[1].state));
@@ -190,6 +225,39 @@ void HistoryEngine::CacheCommitted(MutableStateRecord state) {
   std::shared_ptr<RunEntry> entry = Entry(state.execution().run_id());
   std::lock_guard lock(entry->mu);  // readers and Mutate look at `state` under this lock
   entry->state = std::move(state);
+}
+
+void HistoryEngine::EnforceHistoryLimits(RunTransaction& tx) {
+  const int64_t count = tx.state().next_event_id() - 1;
+  const int64_t size = tx.execution().history_size_bytes();
+  const int64_t count_before = count - static_cast<int64_t>(tx.new_events().size());
+  int64_t size_before = size;
+  for (const HistoryEvent& e : tx.new_events()) size_before -= static_cast<int64_t>(e.ByteSizeLong());
+  const auto& exec = tx.execution();
+  if (count_before < limits_.history_count_warn && count >= limits_.history_count_warn) {
+    logger_.Warn("workflow history is long; it is terminated at the limit",
+                 {{"namespace_id", exec.namespace_id()}, {"workflow_id", exec.workflow_id()},
+                  {"run_id", exec.run_id()}, {"events", absl::StrCat(count)},
+                  {"limit", absl::StrCat(limits_.history_count_error)}});
+  }
+  if (size_before < limits_.history_size_warn && size >= limits_.history_size_warn) {
+    logger_.Warn("workflow history is large; it is terminated at the limit",
+                 {{"namespace_id", exec.namespace_id()}, {"workflow_id", exec.workflow_id()},
+                  {"run_id", exec.run_id()}, {"bytes", absl::StrCat(size)},
+                  {"limit", absl::StrCat(limits_.history_size_error)}});
+  }
+  if (!tx.IsOpen()) return;
+  const char* reason = nullptr;
+  if (size >= limits_.history_size_error) {
+    reason = "Workflow history size exceeds limit.";
+  } else if (count >= limits_.history_count_error) {
+    reason = "Workflow history count exceeds limit.";
+  }
+  if (reason == nullptr) return;
+  logger_.Warn("workflow terminated: its history passed the limit",
+               {{"namespace_id", exec.namespace_id()}, {"workflow_id", exec.workflow_id()},
+                {"run_id", exec.run_id()}, {"reason", reason}});
+  tx.Terminate(reason, {}, kHistoryServiceIdentity);
 }
 
 void HistoryEngine::MarkClosingRunsForArchival(persistence::Commit& commit,
@@ -512,6 +580,8 @@ absl::StatusOr<wf::PollWorkflowTaskQueueResponse> HistoryEngine::RecordWorkflowT
     attrs->set_request_id(NewUuid());
     attrs->set_history_size_bytes(tx.execution().history_size_bytes());
     auto* w = tx.state().mutable_workflow_task();
+    metrics_->workflow_task_schedule_to_start_latency.Observe(tx.now() -
+                                                              FromProtoTime(w->scheduled_time()));
     w->set_started_event_id(started.event_id());
     *w->mutable_started_time() = ToProtoTime(tx.now());
     w->set_identity(identity);

@@ -51,6 +51,9 @@ class HistoryEngine {
   void SetArchivalCheck(ArchivalCheck check) { archival_check_ = std::move(check); }
   // Size and count limits (Temporal's defaults unless configured); set once at start.
   void SetLimits(const Limits& limits) { limits_ = limits; }
+  // Outcomes, schedule-to-start latencies and the timers' metrics (set once at start; must
+  // outlive the engine).
+  void SetMetrics(const ServerMetrics& metrics);
 
   HistoryEngine(persistence::ExecutionStore& store, ShardController& shards,
                 matching::MatchingEngine& matching, Clock& clock, TimerThread& timers,
@@ -306,12 +309,21 @@ class HistoryEngine {
 
   ArchivalCheck archival_check_;
   Limits limits_;
+  const ServerMetrics* metrics_ = &kNoServerMetrics;
+  // Counts the runs a successful commit closed, by how they closed.
+  void CountClosedRuns(const persistence::Commit& commit);
+  // A run whose history passed the error limits of count or size is terminated in the same
+  // transaction (Temporal's reasons); crossing a warning limit is logged once.
+  void EnforceHistoryLimits(RunTransaction& tx);
   // Marks the runs of `commit` that close for archival when their namespace archives.
   void MarkClosingRunsForArchival(persistence::Commit& commit, const std::string& namespace_id);
 };
 
 // The status a Mutation returns to commit its change and still fail the call.
 absl::Status CommitThenFail(absl::Status status);
+
+// The identity the history service records on events it writes itself (Temporal's).
+inline constexpr char kHistoryServiceIdentity[] = "history-service";
 
 }  // namespace tock::server::history
 

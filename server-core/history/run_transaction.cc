@@ -261,6 +261,29 @@ void RunTransaction::RetireTimer(const TimerKey& key) {
   done_timers_.push_back(std::move(row));
 }
 
+void RunTransaction::Terminate(const std::string& reason,
+                               const temporal::api::common::v1::Payloads& details,
+                               const std::string& identity) {
+  if (WorkflowTaskStarted()) {
+    // WorkflowTaskStarted may only be followed by the task's outcome (sdk_protocol §3.1).
+    const auto& wft = state_.workflow_task();
+    HistoryEvent& failed = Append(enums::EVENT_TYPE_WORKFLOW_TASK_FAILED);
+    auto* attrs = failed.mutable_workflow_task_failed_event_attributes();
+    attrs->set_scheduled_event_id(wft.scheduled_event_id());
+    attrs->set_started_event_id(wft.started_event_id());
+    attrs->set_cause(enums::WORKFLOW_TASK_FAILED_CAUSE_FORCE_CLOSE_COMMAND);
+    attrs->set_identity(identity);
+    state_.clear_workflow_task();
+  }
+  FlushBuffered();
+  HistoryEvent& e = Append(enums::EVENT_TYPE_WORKFLOW_EXECUTION_TERMINATED);
+  auto* attrs = e.mutable_workflow_execution_terminated_event_attributes();
+  attrs->set_reason(reason);
+  *attrs->mutable_details() = details;
+  attrs->set_identity(identity);
+  Close(enums::WORKFLOW_EXECUTION_STATUS_TERMINATED);
+}
+
 void RunTransaction::Close(enums::WorkflowExecutionStatus status) {
   auto* exec = state_.mutable_execution();
   exec->set_status(status);

@@ -68,6 +68,10 @@ class RunTransaction {
   // Sets the closing status and time, retires every timer of the run, and marks
   // visibility for update.
   void Close(temporal::api::enums::v1::WorkflowExecutionStatus status);
+  // Ends an open run as TERMINATED: a started workflow task's failure (FORCE_CLOSE_COMMAND)
+  // first, then the buffered events, then WorkflowExecutionTerminated.
+  void Terminate(const std::string& reason, const temporal::api::common::v1::Payloads& details,
+                 const std::string& identity);
   void VisibilityChanged() { visibility_changed_ = true; }
 
   // A run that starts in the same commit and takes over the workflow id (continue-as-new).

@@ -184,9 +184,7 @@ void TimerQueue::Execute(Job job) {
     std::lock_guard lock(mu_);
     if (stopping_) return;
   }
-  if (job.timer && job.attempt == 0 && observe_lateness_) {
-    observe_lateness_(clock_.Now() - job.due);
-  }
+  if (job.timer && job.attempt == 0) metrics_->timer_task_latency.Observe(clock_.Now() - job.due);
   absl::Status s = job.work();
   if (s.ok() || s.code() == absl::StatusCode::kNotFound) {
     if (job.timer) {
@@ -196,6 +194,7 @@ void TimerQueue::Execute(Job job) {
     return;
   }
   ++job.attempt;
+  (job.timer ? metrics_->timer_task_errors : metrics_->transfer_task_errors).Increment();
   const absl::Duration wait = Backoff(job.attempt);
   if (WorthAWarning(job.attempt)) {
     logger_.Warn(absl::StrCat(job.what, " failed; retrying"),

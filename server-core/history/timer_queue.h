@@ -30,6 +30,7 @@
 #include "lib/common/clock.h"
 #include "lib/common/log.h"
 #include "lib/common/timer_thread.h"
+#include "server-core/observability/server_metrics.h"
 #include "server-core/persistence/execution_store.h"
 
 namespace tock::server::history {
@@ -80,10 +81,9 @@ class TimerQueue {
 
   // Timers held in memory (armed, retrying or being fired).
   size_t armed() const;
-  // How late firings start past their due time, for metrics (set once, before Start).
-  void SetLatencyObserver(std::function<void(absl::Duration)> observe) {
-    observe_lateness_ = std::move(observe);
-  }
+  // Lateness of firings and failures of jobs, counted here (set once, before Start; must
+  // outlive this).
+  void SetMetrics(const ServerMetrics& metrics) { metrics_ = &metrics; }
 
  private:
   // Rows of a shard ordered before `covered` are in memory (or fired); rows at or after it
@@ -117,7 +117,7 @@ class TimerQueue {
   Logger& logger_;
   const FireFn fire_;
   const Options options_;
-  std::function<void(absl::Duration)> observe_lateness_;
+  const ServerMetrics* metrics_ = &kNoServerMetrics;
 
   // Held across a shard's load query and the move of its window, and by Add: a row
   // committed while its shard loads is either seen by the query or armed by Add.

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "lib/common/proto_time.h"
 #include "lib/common/time_format.h"
+#include "server-core/history/command_limits.h"
 #include "server-core/history/history_engine.h"
 #include "lib/common/cron_schedule.h"
 #include "server-core/history/activity_retry.h"
@@ -104,6 +105,27 @@ absl::StatusOr<wf::RespondWorkflowTaskCompletedResponse> HistoryEngine::RespondW
       tx.FlushBuffered();
       tx.ScheduleWorkflowTask();
       return CommitThenFail(absl::InvalidArgumentError("UnhandledCommand"));
+    }
+
+    if (std::optional<CommandLimitBreach> breach =
+            CheckCommandLimits(tx.state(), req.commands(), limits_)) {
+      const int32_t attempt = wft->attempt();
+      HistoryEvent& failed = tx.Append(enums::EVENT_TYPE_WORKFLOW_TASK_FAILED);
+      auto* attrs = failed.mutable_workflow_task_failed_event_attributes();
+      attrs->set_scheduled_event_id(scheduled);
+      attrs->set_started_event_id(started);
+      attrs->set_cause(breach->cause);
+      attrs->set_identity(req.identity());
+      attrs->mutable_failure()->set_message(breach->message);
+      attrs->mutable_failure()->mutable_server_failure_info();
+      tx.state().clear_workflow_task();
+      if (breach->terminate) {
+        tx.Terminate(breach->message, {}, kHistoryServiceIdentity);
+      } else {
+        tx.FlushBuffered();
+        tx.ScheduleWorkflowTask(attempt + 1);
+      }
+      return CommitThenFail(absl::InvalidArgumentError(breach->message));
     }
 
     HistoryEvent& completed = tx.Append(enums::EVENT_TYPE_WORKFLOW_TASK_COMPLETED);

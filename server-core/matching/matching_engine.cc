@@ -13,6 +13,7 @@ void MatchingEngine::AddTask(TaskQueueTask task) {
     }
     Waiter w = std::move(q.waiters.front());
     q.waiters.pop_front();
+    PendingPolls(task.kind).Increment(-1);
     waiting_.erase(w.id);
     timers_.Cancel(w.timer);
     done = std::move(w.done);
@@ -44,6 +45,7 @@ MatchingEngine::PollId MatchingEngine::Poll(const std::string& namespace_id,
         if (PollCallback expired = TakeWaiter(id)) expired(std::nullopt);
       });
       q.waiters.push_back(Waiter{id, std::move(done), timer});
+      PendingPolls(kind).Increment();
       waiting_[id] = key;
       return id;
     }
@@ -77,6 +79,7 @@ void MatchingEngine::ReleasePolls() {
       for (Waiter& w : q.waiters) {
         timers_.Cancel(w.timer);
         released.push_back(std::move(w.done));
+        PendingPolls(std::get<2>(key)).Increment(-1);
       }
       q.waiters.clear();
     }
@@ -93,6 +96,7 @@ MatchingEngine::PollCallback MatchingEngine::TakeWaiter(PollId id) {
   std::lock_guard lock(mu_);
   auto it = waiting_.find(id);
   if (it == waiting_.end()) return nullptr;
+  const TaskKind kind = std::get<2>(it->second);
   Queue& q = queues_[it->second];
   waiting_.erase(it);
   for (auto w = q.waiters.begin(); w != q.waiters.end(); ++w) {
@@ -100,6 +104,7 @@ MatchingEngine::PollCallback MatchingEngine::TakeWaiter(PollId id) {
       timers_.Cancel(w->timer);
       PollCallback done = std::move(w->done);
       q.waiters.erase(w);
+      PendingPolls(kind).Increment(-1);
       return done;
     }
   }

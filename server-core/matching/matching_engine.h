@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "lib/common/timer_thread.h"
+#include "server-core/observability/server_metrics.h"
 #include "server-core/persistence/execution_store.h"
 
 namespace tock::server::matching {
@@ -37,6 +38,8 @@ struct PollerInfo {
 class MatchingEngine {
  public:
   MatchingEngine(Clock& clock, TimerThread& timers) : clock_(clock), timers_(timers) {}
+  // Gauges of the polls waiting (set once, before the first poll; must outlive this).
+  void SetMetrics(const ServerMetrics& metrics) { metrics_ = &metrics; }
 
   using PollId = uint64_t;
   using PollCallback = std::function<void(std::optional<TaskQueueTask>)>;
@@ -85,8 +88,15 @@ class MatchingEngine {
   // Drops pollers not seen for kPollerMemory and the queues left with nothing.
   void SweepLocked(absl::Time now);
 
+  // The pending-polls gauge of a kind of task.
+  const metrics::Gauge& PendingPolls(TaskKind kind) const {
+    return kind == TaskKind::kActivity ? metrics_->activity_pending_polls
+                                       : metrics_->workflow_pending_polls;
+  }
+
   Clock& clock_;
   TimerThread& timers_;
+  const ServerMetrics* metrics_ = &kNoServerMetrics;
   std::mutex mu_;
   std::map<Key, Queue> queues_;
   std::map<PollId, Key> waiting_;  // open polls -> their queue

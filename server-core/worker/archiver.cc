@@ -58,10 +58,13 @@ Archiver::Archiver(frontend::NamespaceEngine& namespaces, persistence::ArchivalQ
       clock_(clock),
       poll_interval_(poll_interval) {}
 
-void Archiver::Start() {
+void Archiver::Start(Logger& logger, const ServerMetrics& metrics) {
+  logger_ = &logger;
+  metrics_ = &metrics;
   // Failures are recorded per run and retried; a pass that fails as a whole (database busy)
-  // is retried at the next one.
-  thread_.emplace(poll_interval_, [this] { (void)RunOnce(); });
+  // is logged and retried with backoff.
+  thread_.emplace(poll_interval_, [this] { return RunOnce().status(); },
+                  PeriodicThread::Observers{"archiver pass", logger_, metrics_->archiver_pass_errors});
 }
 
 void Archiver::Wake() {
@@ -100,6 +103,15 @@ absl::Status Archiver::Save(ArchivalQueueRow& row) { return queue_.Put(row); }
 
 void Archiver::RecordFailure(ArchivalQueueRow& row, const absl::Status& error) {
   row.attempts += 1;
+  (row.visibility == ArchivalStep::kPending ? metrics_->visibility_archive_failures
+                                            : metrics_->history_archive_failures)
+      .Increment();
+  if ((row.attempts & (row.attempts - 1)) == 0) {  // attempts 1, 2, 4, 8...
+    logger_->Warn("archiving a run failed; retrying with backoff",
+                  {{"namespace_id", row.namespace_id}, {"workflow_id", row.workflow_id},
+                   {"run_id", row.run_id}, {"attempt", absl::StrCat(row.attempts)},
+                   {"error", error.ToString()}});
+  }
   row.last_error = std::string(error.message());
   const int shift = std::min(row.attempts - 1, 6);
   row.next_attempt = clock_.Now() + std::min(absl::Seconds(1 << shift), absl::Minutes(1));
@@ -143,6 +155,7 @@ absl::Status Archiver::ArchiveVisibility(const Namespace& ns, ArchivalQueueRow& 
     return s;
   }
   row.visibility = ArchivalStep::kArchived;
+  metrics_->visibility_archive_success.Increment();
   row.attempts = 0;
   row.last_error.clear();
   return Save(row);
@@ -183,6 +196,7 @@ absl::Status Archiver::ArchiveHistory(const Namespace& ns, ArchivalQueueRow& row
     while (true) std::this_thread::sleep_for(std::chrono::hours(1));
   }
   row.history = ArchivalStep::kArchived;
+  metrics_->history_archive_success.Increment();
   row.attempts = 0;
   row.last_error.clear();
   return Save(row);
@@ -200,6 +214,7 @@ absl::Status Archiver::DeleteRun(const Namespace& ns, ArchivalQueueRow& row) {
     return s;
   }
   row.run_deleted = true;
+  metrics_->workflow_cleanup_delete.Increment();
   return Save(row);
 }
 

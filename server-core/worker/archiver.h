@@ -32,6 +32,7 @@
 #include "server-core/history/history_engine.h"
 #include "server-core/persistence/archival_queue_store.h"
 #include "server-core/persistence/execution_store.h"
+#include "server-core/observability/server_metrics.h"
 #include "server-core/worker/periodic_thread.h"
 #include "tock/admin/v1/service.pb.h"
 
@@ -44,7 +45,9 @@ class Archiver {
            archiver::ArchiveRegistry& archives, Clock& clock,
            absl::Duration poll_interval = absl::Seconds(1));
 
-  void Start();
+  // Starts the passes; failures are logged to `logger` and counted in `metrics`, which
+  // must outlive the archiver.
+  void Start(Logger& logger, const ServerMetrics& metrics);
   void Wake();
 
   // One pass over everything due now; returns how many steps succeeded.
@@ -84,6 +87,8 @@ class Archiver {
   std::mutex pass_mu_;
   // Archival steps of different runs overlap (a store's latency, fsyncs): 8 at a time.
   BlockingPool steps_{8};
+  Logger* logger_ = &NullLogger();
+  const ServerMetrics* metrics_ = &kNoServerMetrics;
   std::optional<PeriodicThread> thread_;  // last: stopped before the rest goes
 };
 

@@ -16,9 +16,11 @@ RetentionScanner::RetentionScanner(frontend::NamespaceEngine& namespaces,
       clock_(clock),
       interval_(interval) {}
 
-void RetentionScanner::Start() {
-  // An error (database busy) is retried at the next interval.
-  thread_.emplace(interval_, [this] { (void)ScanNow(); });
+void RetentionScanner::Start(Logger& logger, const ServerMetrics& metrics) {
+  metrics_ = &metrics;
+  // An error (database busy) is logged and retried with backoff.
+  thread_.emplace(interval_, [this] { return ScanNow().status(); },
+                  PeriodicThread::Observers{"retention scan", &logger, metrics.retention_scan_errors});
 }
 
 absl::StatusOr<int64_t> RetentionScanner::ScanNow() {
@@ -61,6 +63,7 @@ absl::StatusOr<int64_t> RetentionScanner::ScanLocked() {
           absl::Status s = history_.DeleteWorkflow(ref, req);
           if (!s.ok() && s.code() != absl::StatusCode::kNotFound) return s;
           ++deleted;
+          metrics_->workflow_cleanup_delete.Increment();
         }
         if (due->size() < static_cast<size_t>(kBatch)) break;
       }

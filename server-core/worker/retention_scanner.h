@@ -22,6 +22,7 @@
 #include "server-core/frontend/namespace_engine.h"
 #include "server-core/history/history_engine.h"
 #include "server-core/persistence/visibility_store.h"
+#include "server-core/observability/server_metrics.h"
 #include "server-core/worker/periodic_thread.h"
 
 namespace tock::server::worker {
@@ -34,7 +35,8 @@ class RetentionScanner {
 
   // Starts the periodic scans on a thread of their own (the first after `interval` of real
   // time), so that a long scan never delays the durable timers.
-  void Start();
+  // Starts the scans; failures are logged and counted (both must outlive the scanner).
+  void Start(Logger& logger, const ServerMetrics& metrics);
 
   // Scans every namespace now; returns how many runs were deleted.
   absl::StatusOr<int64_t> ScanNow();
@@ -52,6 +54,7 @@ class RetentionScanner {
   Clock& clock_;
   const absl::Duration interval_;
   std::mutex scan_mu_;
+  const ServerMetrics* metrics_ = &kNoServerMetrics;
   std::optional<PeriodicThread> thread_;  // last: stopped before the rest goes
 };
 

@@ -240,6 +240,97 @@ TEST_F(EngineFixture, ContinueAsNewAndReadsOfTheNewRunDoNotRace) {
   EXPECT_NE(current->run_id, started->run_id());
 }
 
+// Temporal's per-workflow limits, small here so that a test reaches them.
+class LimitsFixture : public EngineFixture {
+ protected:
+  void SetUp() override {
+    EngineFixture::SetUp();
+    Limits limits;
+    limits.pending_activities = 3;
+    limits.blob_size_error = 1000;
+    limits.history_count_error = 20;
+    engine_->SetLimits(limits);
+  }
+
+  wf::RespondWorkflowTaskCompletedRequest Completion(const std::string& token) {
+    wf::RespondWorkflowTaskCompletedRequest done;
+    done.set_task_token(token);
+    return done;
+  }
+};
+
+TEST_F(LimitsFixture, TooManyPendingActivitiesFailTheWorkflowTaskAndScheduleNothing) {
+  auto started = engine_->StartWorkflow(ns_, StartRequest("many-activities"));
+  ASSERT_TRUE(started.ok());
+  auto task = PollWorkflowTask("q");
+  ASSERT_TRUE(task.ok()) << task.status();
+  wf::RespondWorkflowTaskCompletedRequest done = Completion(task->task_token());
+  for (int i = 0; i < 4; ++i) {
+    auto* cmd = done.add_commands();
+    cmd->set_command_type(enums::COMMAND_TYPE_SCHEDULE_ACTIVITY_TASK);
+    auto* a = cmd->mutable_schedule_activity_task_command_attributes();
+    a->set_activity_id("a" + std::to_string(i));
+    a->mutable_activity_type()->set_name("act");
+    *a->mutable_start_to_close_timeout() = ToProtoDuration(absl::Seconds(10));
+  }
+  auto result = engine_->RespondWorkflowTaskCompleted(ns_, done);
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(result.status().message(),
+            "the number of pending activities, 3, has reached the per-workflow limit of 3");
+  std::vector<HistoryEvent> events = History(started->run_id());
+  ASSERT_EQ(events.size(), 5u);  // started, scheduled, started, failed, scheduled again
+  EXPECT_EQ(events[3].event_type(), enums::EVENT_TYPE_WORKFLOW_TASK_FAILED);
+  EXPECT_EQ(events[3].workflow_task_failed_event_attributes().cause(),
+            enums::WORKFLOW_TASK_FAILED_CAUSE_PENDING_ACTIVITIES_LIMIT_EXCEEDED);
+  EXPECT_EQ(events[4].event_type(), enums::EVENT_TYPE_WORKFLOW_TASK_SCHEDULED);
+  EXPECT_EQ(events[4].workflow_task_scheduled_event_attributes().attempt(), 2);
+}
+
+TEST_F(LimitsFixture, AnOversizedResultTerminatesTheRun) {
+  auto started = engine_->StartWorkflow(ns_, StartRequest("big-result"));
+  ASSERT_TRUE(started.ok());
+  auto task = PollWorkflowTask("q");
+  ASSERT_TRUE(task.ok()) << task.status();
+  wf::RespondWorkflowTaskCompletedRequest done = Completion(task->task_token());
+  auto* cmd = done.add_commands();
+  cmd->set_command_type(enums::COMMAND_TYPE_COMPLETE_WORKFLOW_EXECUTION);
+  cmd->mutable_complete_workflow_execution_command_attributes()->mutable_result()->add_payloads()->set_data(
+      std::string(2000, 'x'));
+  auto result = engine_->RespondWorkflowTaskCompleted(ns_, done);
+  EXPECT_EQ(result.status().message(),
+            "CompleteWorkflowExecutionCommandAttributes.Result exceeds size limit.");
+  std::vector<HistoryEvent> events = History(started->run_id());
+  ASSERT_FALSE(events.empty());
+  EXPECT_EQ(events.back().event_type(), enums::EVENT_TYPE_WORKFLOW_EXECUTION_TERMINATED);
+  EXPECT_EQ(events.back().workflow_execution_terminated_event_attributes().reason(),
+            "CompleteWorkflowExecutionCommandAttributes.Result exceeds size limit.");
+  EXPECT_EQ(events[events.size() - 2].workflow_task_failed_event_attributes().cause(),
+            enums::WORKFLOW_TASK_FAILED_CAUSE_BAD_COMPLETE_WORKFLOW_EXECUTION_ATTRIBUTES);
+}
+
+TEST_F(LimitsFixture, AHistoryPastTheCountLimitIsTerminated) {
+  auto started = engine_->StartWorkflow(ns_, StartRequest("long-history"));
+  ASSERT_TRUE(started.ok());
+  wf::SignalWorkflowExecutionRequest signal;
+  signal.mutable_workflow_execution()->set_workflow_id("long-history");
+  signal.set_signal_name("tick");
+  absl::Status last;
+  int sent = 0;
+  for (; sent < 40; ++sent) {
+    last = engine_->SignalWorkflow(ns_, signal);
+    if (!last.ok()) break;
+  }
+  EXPECT_EQ(last.code(), absl::StatusCode::kNotFound) << "signals after the end are refused";
+  EXPECT_LT(sent, 25);
+  std::vector<HistoryEvent> events = History(started->run_id());
+  ASSERT_FALSE(events.empty());
+  EXPECT_EQ(events.back().event_type(), enums::EVENT_TYPE_WORKFLOW_EXECUTION_TERMINATED);
+  EXPECT_EQ(events.back().workflow_execution_terminated_event_attributes().reason(),
+            "Workflow history count exceeds limit.");
+  EXPECT_EQ(events.back().workflow_execution_terminated_event_attributes().identity(),
+            "history-service");
+}
+
 // Stored timers: only a window of them is in memory; every one fires once, never early.
 TEST(TimerQueueTest, PagesStoredTimersInAndFiresEachOnce) {
   ManualClock clock;

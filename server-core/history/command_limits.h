@@ -1,0 +1,28 @@
+// Whether a workflow task's commands keep the per-workflow limits (request_limits.h), with
+// Temporal's causes and messages. A count over its limit fails the workflow task (the worker
+// gets another); a payload over the blob limit fails it and terminates the run, as Temporal
+// does (the worker would only send it again).
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "server-core/history/request_limits.h"
+#include "server-core/history/run_transaction.h"
+#include "temporal/api/command/v1/message.pb.h"
+
+namespace tock::server::history {
+
+struct CommandLimitBreach {
+  temporal::api::enums::v1::WorkflowTaskFailedCause cause;
+  std::string message;
+  bool terminate = false;  // the run ends (WorkflowExecutionTerminated with `message`)
+};
+
+// The first breach among `commands` applied to `state` in order, or none.
+std::optional<CommandLimitBreach> CheckCommandLimits(
+    const MutableStateRecord& state,
+    const google::protobuf::RepeatedPtrField<temporal::api::command::v1::Command>& commands,
+    const Limits& limits);
+
+}  // namespace tock::server::history
