@@ -44,17 +44,49 @@ function serverBinary() {
   return bin;
 }
 
-// Starts tock-server (with `args` added to its command line); resolves with { address, banner, pid, stop(), restart() } once it
-// printed its banner. Fails (after killing the process) if it does not within 20 s or
-// exits first, with its stderr in the error.
-export async function startServer({ config, dir: existingDir, port = '0', args: extraArgs = [] } = {}) {
+// The persistence faults asked for by the environment: TOCK_SDK_FAULT_RATE (a share of
+// store calls in [0, 1], e.g. 0.01) and TOCK_SDK_FAULT_SEED (default 1). Undefined when the
+// rate is unset or 0.
+export function faultsFromEnv() {
+  const rate = Number(process.env.TOCK_SDK_FAULT_RATE ?? 0);
+  if (!(rate > 0)) return undefined;
+  if (!(rate <= 1)) throw new Error(`TOCK_SDK_FAULT_RATE must be in [0, 1], not ${process.env.TOCK_SDK_FAULT_RATE}`);
+  const seed = Number(process.env.TOCK_SDK_FAULT_SEED ?? 1);
+  if (!Number.isSafeInteger(seed) || seed < 0) throw new Error(`TOCK_SDK_FAULT_SEED must be a non-negative integer, not ${process.env.TOCK_SDK_FAULT_SEED}`);
+  return { rate, seed };
+}
+
+// The YAML of the server config: `config` (a YAML document of other keys) plus the
+// persistence faults and a metrics endpoint on a free port.
+function configText(config, faults, metrics) {
+  let text = config ?? '';
+  for (const key of [faults && 'persistence', metrics && 'metrics'].filter(Boolean)) {
+    if (new RegExp(`^${key}:`, 'm').test(text)) throw new Error(`startServer: give ${key} either in config or as an option`);
+  }
+  if (faults) text += `\npersistence:\n  fault_injection:\n    rate: ${faults.rate}\n    seed: ${faults.seed}\n`;
+  if (metrics) text += '\nmetrics:\n  ip: 127.0.0.1\n  port: 0\n';
+  return text;
+}
+
+// Starts tock-server (with `args` added to its command line); resolves with { address,
+// banner, pid, metricsUrl, faults, stop(), restart(), scrape(), injectedFaults() } once it
+// printed its banner. Fails (after killing the process) if it does not within 20 s or exits
+// first, with its stderr in the error.
+//
+// `faults` ({rate, seed}; by default faultsFromEnv()) turns on persistence fault injection
+// (`persistence.fault_injection` in the config); `metrics` (on whenever faults are) serves
+// /metrics on a free port, so a test can prove the faults were injected (injectedFaults()).
+export async function startServer({
+  config, dir: existingDir, port = '0', args: extraArgs = [], faults = faultsFromEnv(), metrics = Boolean(faults),
+} = {}) {
   const bin = serverBinary();
   const dir = existingDir ?? mkdtempSync(join(tmpdir(), 'tock-sdk-'));
   dirs.add(dir);
   const args = ['--port', String(port), '--db-file', join(dir, 'tock.db'), ...extraArgs];
-  if (config) {
+  const yaml = configText(config, faults, metrics);
+  if (yaml) {
     const path = join(dir, 'server.yaml');
-    writeFileSync(path, config);
+    writeFileSync(path, yaml);
     args.push('--config', path);
   }
   const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -70,6 +102,7 @@ export async function startServer({ config, dir: existingDir, port = '0', args: 
   });
   let banner;
   let address;
+  let metricsUrl;
   try {
     address = await new Promise((resolve, reject) => {
       const fail = (why) => {
@@ -84,9 +117,12 @@ export async function startServer({ config, dir: existingDir, port = '0', args: 
         if (banner !== undefined) return; // keep draining the pipe, nothing more to read
         stdout += d;
         const m = /listening on (\S+)/.exec(stdout);
-        if (m) {
+        // With metrics the banner goes on to name their URL: wait for that line too.
+        const url = /metrics:\s+(http\S+)/.exec(stdout);
+        if (m && (!metrics || url)) {
           clearTimeout(timer);
           banner = stdout.split('\n', 1)[0];
+          metricsUrl = url?.[1];
           resolve(m[1]);
         }
       });
@@ -109,9 +145,19 @@ export async function startServer({ config, dir: existingDir, port = '0', args: 
   child.unref();
   child.stdout.unref?.();
   child.stderr.unref?.();
+  // A server that dies on its own (a crash) says so, with the end of its log: the test then
+  // fails with connection errors that name no cause.
+  let halting = false;
+  child.once('exit', (code, signal) => {
+    if (!halting) {
+      console.error(`tock-server (pid ${child.pid}) exited by itself (${signal ?? `code ${code}`}); ` +
+        `the end of its stderr:\n${stderr.slice(-8192)}`);
+    }
+  });
 
   async function halt(signal) {
     if (child.exitCode !== null || child.signalCode !== null) return;
+    halting = true;
     const exited = new Promise((resolve) => child.once('exit', resolve));
     child.kill(signal);
     const timer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
@@ -130,17 +176,48 @@ export async function startServer({ config, dir: existingDir, port = '0', args: 
   // database and port.
   async function restart({ kill = false, port: newPort = address.split(':').pop() } = {}) {
     await halt(kill ? 'SIGKILL' : 'SIGTERM');
-    return startServer({ config, dir, port: newPort, args: extraArgs });
+    return startServer({ config, dir, port: newPort, args: extraArgs, faults, metrics });
+  }
+
+  // The text of GET /metrics (metrics on).
+  async function scrape() {
+    if (!metricsUrl) throw new Error('this server has no metrics endpoint (start it with metrics: true)');
+    const response = await fetch(metricsUrl, { signal: AbortSignal.timeout(10_000) });
+    assert.equal(response.status, 200, `GET ${metricsUrl}`);
+    return response.text();
+  }
+
+  // The persistence faults this server process has injected so far, by kind.
+  async function injectedFaults() {
+    const text = await scrape();
+    const count = (kind) =>
+      sumSamples(text, 'persistence_injected_faults_total', (labels) => labels.includes(`kind="${kind}"`));
+    return { unavailable: count('unavailable'), timeoutAfter: count('timeout_after') };
   }
 
   return {
     address,
     banner,
     pid: child.pid,
+    metricsUrl,
+    faults,
     stop,
     restart,
+    scrape,
+    injectedFaults,
     stderr: () => stderr,
   };
+}
+
+// The sum of the samples of `name` in a Prometheus text exposition whose label text
+// (`{...}`, or '' without labels) passes `match`.
+export function sumSamples(text, name, match = () => true) {
+  let sum = 0;
+  for (const line of text.split('\n')) {
+    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})?\s+(\S+)/.exec(line);
+    if (m && m[1] === name && match(m[2] ?? '')) sum += Number(m[3]);
+  }
+  return sum;
 }
 
 // A name no other run (or test) uses.

@@ -8,7 +8,7 @@ import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { WorkflowFailedError } from '@temporalio/client';
 import * as activities from './activities.mjs';
-import { startServer, uniqueName } from './server.mjs';
+import { faultsFromEnv, startServer, uniqueName } from './server.mjs';
 
 // Per test, and for the hooks (which start a server, bundle workflows, connect a worker).
 const DEADLINE = { timeout: 90_000 };
@@ -443,4 +443,25 @@ test('signals racing the completion are never lost (UnhandledCommand)', DEADLINE
   const signaled = history.events.filter((e) => e.workflowExecutionSignaledEventAttributes).length;
   assert.equal(signaled, delivered, 'every accepted signal is in the history');
   assert.equal(seen, signaled, 'the workflow saw every signal in its history before completing');
+});
+
+// A result() outlives the server's 20 s history long poll: the poll's expiry answers an
+// empty page and the client asks again. (The expiry used to answer through a reference to a
+// finished call's callback: tock-server died with SIGSEGV 20 s into any such wait.)
+test('a client waiting longer than the 20 s history long poll gets its result', { timeout: 120_000 }, async () => {
+  const workflowId = uniqueName('longwait');
+  const elapsed = await withWorker({}, (taskQueue) =>
+    client.workflow.execute('timerThenReturn', { taskQueue, workflowId, args: [23_000] }),
+  );
+  assert.ok(elapsed >= 23_000, `workflow time moved ${elapsed} ms`);
+  assert.equal((await client.workflow.getHandle(workflowId).describe()).status.name, 'COMPLETED');
+});
+
+// Under TOCK_SDK_FAULT_RATE (ctest sdk_faults) every test above ran with that share of the
+// server's store calls failing: they must have failed, or the run proved nothing.
+test('persistence faults were injected (TOCK_SDK_FAULT_RATE)', { ...DEADLINE, skip: !faultsFromEnv() && 'TOCK_SDK_FAULT_RATE is not set' }, async () => {
+  const { unavailable, timeoutAfter } = await server.injectedFaults();
+  console.log(`persistence faults injected at rate ${server.faults.rate} (seed ${server.faults.seed}): ` +
+    `${unavailable} UNAVAILABLE before the call, ${timeoutAfter} DEADLINE_EXCEEDED after it`);
+  assert.ok(unavailable >= 5 && timeoutAfter >= 5, `too few faults to prove anything: ${unavailable} + ${timeoutAfter}`);
 });
