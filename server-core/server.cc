@@ -121,6 +121,7 @@ class TockServerImpl : public TockServer {
     archiver_ = std::make_unique<worker::Archiver>(*namespaces_, persistence_->archival_queue(),
                                                    persistence_->executions(), *history_,
                                                    *archives_, clock_);
+    archiver_->SetAfterHistoryUpload(config_.fault_points.after_history_upload);
     archiver_->Start(logger_, *server_metrics_);
     RegisterAdvanceTime();
     RegisterArchival();

@@ -4,7 +4,9 @@
 #include <CLI/CLI.hpp>
 #include <csignal>
 #include <cstdio>
+#include <chrono>
 #include <iostream>
+#include <thread>
 
 #include "lib/common/clock.h"
 #include "lib/common/env.h"
@@ -77,6 +79,12 @@ int main(int argc, char** argv) {
   std::optional<uint64_t> fault_seed;
   app.add_option("--persistence-fault-rate", fault_rate)->group("");
   app.add_option("--persistence-fault-seed", fault_seed)->group("");
+#ifdef TOCK_FAULT_POINTS
+  // Only in tock-server-faults, the tests' build of this file: stop the archiver for good
+  // right after a history upload, so a test can kill -9 the server exactly there.
+  bool hang_after_history_upload = false;
+  app.add_flag("--hang-after-history-upload", hang_after_history_upload)->group("");
+#endif
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -132,6 +140,15 @@ int main(int argc, char** argv) {
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
+#ifdef TOCK_FAULT_POINTS
+  if (hang_after_history_upload) {
+    config.fault_points.after_history_upload = [](const std::string& run_id) {
+      std::cerr << "fault point: history of run " << run_id
+                << " archived; the archiver stops here for good" << std::endl;
+      while (true) std::this_thread::sleep_for(std::chrono::hours(1));
+    };
+  }
+#endif
   absl::StatusOr<std::unique_ptr<tock::server::TockServer>> server =
       tock::server::TockServer::Start(config, env);
   if (!server.ok()) {

@@ -34,6 +34,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -80,6 +81,14 @@ struct ServerConfig {
   LogConfig log;
   // Per-request and per-workflow limits (`limits:`; Temporal's defaults).
   history::Limits limits;
+  // Places where a test build of the server stops on purpose (`tock-server-faults`, built
+  // with the tests from cmd/tock-server/main.cc with TOCK_FAULT_POINTS). tock-server itself
+  // has no way to set them: production never runs them.
+  struct FaultPoints {
+    // After a run's history archive was confirmed, before that is recorded or the run deleted.
+    std::function<void(const std::string& run_id)> after_history_upload;
+  };
+  FaultPoints fault_points;
   // AdminService.AdvanceTime allowed (development and tests only; `--enable-time-skipping`).
   bool time_skipping = false;
 

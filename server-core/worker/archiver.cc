@@ -1,7 +1,6 @@
 #include "server-core/worker/archiver.h"
 
 #include <cstdlib>
-#include <iostream>
 #include <map>
 
 #include "absl/strings/str_cat.h"
@@ -19,17 +18,6 @@ using persistence::ArchivalStep;
 namespace {
 
 constexpr int32_t kBatch = 100;
-
-// Fault injection for the crash tests: with TOCK_FAULT_ARCHIVER_HANG_AFTER_UPLOAD=1 the
-// archiver stops for good right after a history archive is confirmed and before that is
-// recorded or the run deleted, so a test can kill -9 the server exactly there.
-bool HangAfterUpload() {
-  static const bool hang = [] {
-    const char* v = std::getenv("TOCK_FAULT_ARCHIVER_HANG_AFTER_UPLOAD");
-    return v != nullptr && std::string(v) == "1";
-  }();
-  return hang;
-}
 
 }  // namespace
 
@@ -189,12 +177,7 @@ absl::Status Archiver::ArchiveHistory(const Namespace& ns, ArchivalQueueRow& row
     RecordFailure(row, s);
     return s;
   }
-  if (HangAfterUpload()) {
-    std::cerr << "archiver: history of run " << row.run_id
-              << " archived; stopping before recording it (TOCK_FAULT_ARCHIVER_HANG_AFTER_UPLOAD)"
-              << std::endl;
-    while (true) std::this_thread::sleep_for(std::chrono::hours(1));
-  }
+  if (after_history_upload_) after_history_upload_(row.run_id);
   row.history = ArchivalStep::kArchived;
   metrics_->history_archive_success.Increment();
   row.attempts = 0;

@@ -45,6 +45,10 @@ class Archiver {
            archiver::ArchiveRegistry& archives, Clock& clock,
            absl::Duration poll_interval = absl::Seconds(1));
 
+  // A test's fault point (ServerConfig::FaultPoints::after_history_upload); set before Start.
+  void SetAfterHistoryUpload(std::function<void(const std::string& run_id)> hook) {
+    after_history_upload_ = std::move(hook);
+  }
   // Starts the passes; failures are logged to `logger` and counted in `metrics`, which
   // must outlive the archiver.
   void Start(Logger& logger, const ServerMetrics& metrics);
@@ -87,6 +91,7 @@ class Archiver {
   std::mutex pass_mu_;
   // Archival steps of different runs overlap (a store's latency, fsyncs): 8 at a time.
   BlockingPool steps_{8};
+  std::function<void(const std::string& run_id)> after_history_upload_;
   Logger* logger_ = &NullLogger();
   const ServerMetrics* metrics_ = &kNoServerMetrics;
   std::optional<PeriodicThread> thread_;  // last: stopped before the rest goes

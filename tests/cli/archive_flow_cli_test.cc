@@ -18,12 +18,14 @@ class ArchiveFlowTest : public CliTest {
  protected:
   std::string ArchiveDir() const { return dir_.File("archive"); }
 
-  void StartArchivingServer(const std::map<std::string, std::string>& env = {}) {
-    server_ = std::make_unique<ServerProcess>(TOCK_SERVER_BIN);
-    ASSERT_TRUE(server_->Start({"--db-file", dir_.File("tock.db"), "--archival-dir", ArchiveDir(),
-                                "--enable-time-skipping"},
-                               env))
-        << server_->error();
+  // `faults`: the tests' build of the server, with its fault-point flags.
+  void StartArchivingServer(const std::vector<std::string>& fault_flags = {}) {
+    server_ = std::make_unique<ServerProcess>(fault_flags.empty() ? TOCK_SERVER_BIN
+                                                                  : TOCK_SERVER_FAULTS_BIN);
+    std::vector<std::string> args = {"--db-file", dir_.File("tock.db"), "--archival-dir",
+                                     ArchiveDir(), "--enable-time-skipping"};
+    args.insert(args.end(), fault_flags.begin(), fault_flags.end());
+    ASSERT_TRUE(server_->Start(args)) << server_->error();
   }
 
   // Starts a run and terminates it; returns its run id.
@@ -219,7 +221,7 @@ TEST_F(ArchiveFlowTest, RunsTheServerClosesAreArchivedToo) {
 TEST_F(ArchiveFlowTest, KillBetweenUploadAndDeleteLosesNothing) {
   // The archiver stops for good right after each history upload, before recording it or
   // deleting the run: the server is then killed exactly between upload and delete.
-  ASSERT_NO_FATAL_FAILURE(StartArchivingServer({{"TOCK_FAULT_ARCHIVER_HANG_AFTER_UPLOAD", "1"}}));
+  ASSERT_NO_FATAL_FAILURE(StartArchivingServer({"--hang-after-history-upload"}));
   ASSERT_NO_FATAL_FAILURE(Register({"orders", "--retention", "1d"}));
   const std::string ns_id = NamespaceId("orders");
   std::vector<std::string> runs;
@@ -228,7 +230,7 @@ TEST_F(ArchiveFlowTest, KillBetweenUploadAndDeleteLosesNothing) {
   TockJson({"server", "advance-time", "25h"});
   bool paused = false;
   for (int i = 0; i < 100 && !paused; ++i) {
-    paused = server_->stderr_text().find("archiver: history of run") != std::string::npos;
+    paused = server_->stderr_text().find("fault point: history of run") != std::string::npos;
     if (!paused) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   ASSERT_TRUE(paused) << server_->stderr_text();
