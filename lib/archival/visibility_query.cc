@@ -13,6 +13,22 @@ namespace {
 
 namespace enums = temporal::api::enums::v1;
 
+// Parentheses nest at most this deep: the parser recurses at each '(' and checks the depth
+// before it descends, so a query of thousands of '(' is refused instead of exhausting the
+// stack (the visibility query parser of server-core has the same limit).
+constexpr int kMaxParenthesisDepth = 100;
+// Messages quote at most this many bytes of a name or value from the query, so that a reply
+// stays small whatever the input.
+constexpr size_t kMaxQuotedBytes = 64;
+
+// `text` cut to kMaxQuotedBytes (at a UTF-8 character boundary) with "…" when longer.
+std::string Bounded(std::string_view text) {
+  if (text.size() <= kMaxQuotedBytes) return std::string(text);
+  size_t cut = kMaxQuotedBytes;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  return std::string(text.substr(0, cut)) + "…";
+}
+
 // One comparison of the conjunction the query is.
 struct Comparison {
   std::string field;
@@ -30,7 +46,7 @@ class Parser {
     std::vector<Comparison> out;
     SkipSpace();
     if (pos_ == text_.size()) return out;
-    if (absl::Status s = Conjunction(out); !s.ok()) return s;
+    if (absl::Status s = Conjunction(out, 0); !s.ok()) return s;
     SkipSpace();
     if (pos_ != text_.size()) return Unsupported();
     return out;
@@ -41,9 +57,9 @@ class Parser {
     return absl::InvalidArgumentError("only comparison and \"and\" expression is supported");
   }
 
-  absl::Status Conjunction(std::vector<Comparison>& out) {
+  absl::Status Conjunction(std::vector<Comparison>& out, int depth) {
     while (true) {
-      if (absl::Status s = Term(out); !s.ok()) return s;
+      if (absl::Status s = Term(out, depth); !s.ok()) return s;
       SkipSpace();
       const size_t save = pos_;
       if (absl::EqualsIgnoreCase(Word(), "and")) continue;
@@ -52,11 +68,16 @@ class Parser {
     }
   }
 
-  absl::Status Term(std::vector<Comparison>& out) {
+  absl::Status Term(std::vector<Comparison>& out, int depth) {
     SkipSpace();
     if (pos_ < text_.size() && text_[pos_] == '(') {
+      if (depth >= kMaxParenthesisDepth) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("'(' at position ", pos_ + 1, " nests deeper than the limit of ",
+                         kMaxParenthesisDepth, " parentheses"));
+      }
       ++pos_;
-      if (absl::Status s = Conjunction(out); !s.ok()) return s;
+      if (absl::Status s = Conjunction(out, depth + 1); !s.ok()) return s;
       SkipSpace();
       if (pos_ >= text_.size() || text_[pos_] != ')') return Unsupported();
       ++pos_;
@@ -79,7 +100,8 @@ class Parser {
       const size_t end = text_.find(quote, pos_);
       if (end == std::string_view::npos) {
         return absl::InvalidArgumentError(
-            absl::StrCat("unterminated string in query after ", c.field, " ", c.op));
+            absl::StrCat("unterminated string in query after ", Bounded(c.field), " ",
+                         Bounded(c.op)));
       }
       c.value = std::string(text_.substr(pos_, end - pos_));
       c.quoted = true;
@@ -113,11 +135,11 @@ class Parser {
 
 absl::Status OnlyEquals(const Comparison& c) {
   if (c.op == "=") return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrCat("only operation = is support for ", c.field));
+  return absl::InvalidArgumentError(absl::StrCat("only operation = is support for ", Bounded(c.field)));
 }
 
 absl::StatusOr<std::string> StringValue(const Comparison& c) {
-  if (!c.quoted) return absl::InvalidArgumentError(absl::StrCat("value ", c.value, " is not a string value"));
+  if (!c.quoted) return absl::InvalidArgumentError(absl::StrCat("value ", Bounded(c.value), " is not a string value"));
   return c.value;
 }
 
@@ -137,7 +159,7 @@ absl::StatusOr<int> ParseStatus(const std::string& value) {
     return n;
   }
   return absl::InvalidArgumentError(absl::StrCat(
-      "unknown workflow close status: ", value,
+      "unknown workflow close status: ", Bounded(value),
       "; use completed, failed, canceled, terminated, continuedasnew or timedout"));
 }
 
@@ -147,12 +169,12 @@ absl::StatusOr<absl::Time> ParseTime(const Comparison& c) {
   if (c.quoted) {
     if (absl::ParseTime(absl::RFC3339_full, c.value, &t, &err)) return t;
     return absl::InvalidArgumentError(absl::StrCat(
-        "cannot parse ", c.field, " \"", c.value, "\": use RFC 3339, e.g. 2026-01-02T15:04:05Z"));
+        "cannot parse ", Bounded(c.field), " \"", Bounded(c.value), "\": use RFC 3339, e.g. 2026-01-02T15:04:05Z"));
   }
   int64_t nanos = 0;
   if (absl::SimpleAtoi(c.value, &nanos)) return absl::FromUnixNanos(nanos);
   return absl::InvalidArgumentError(absl::StrCat(
-      "cannot parse ", c.field, " ", c.value,
+      "cannot parse ", Bounded(c.field), " ", Bounded(c.value),
       ": use an RFC 3339 string in quotes or unix nanoseconds"));
 }
 
@@ -198,11 +220,11 @@ absl::StatusOr<FileVisibilityQuery> ParseFileVisibilityQuery(std::string_view qu
         out.latest_close = std::min(out.latest_close, c.op == "<" ? *t - absl::Nanoseconds(1) : *t);
       } else {
         return absl::InvalidArgumentError(
-            absl::StrCat("operator ", c.op, " is not supported for close time"));
+            absl::StrCat("operator ", Bounded(c.op), " is not supported for close time"));
       }
     } else {
       return absl::InvalidArgumentError(absl::StrCat(
-          "unknown filter name: ", c.field,
+          "unknown filter name: ", Bounded(c.field),
           "; the filters are WorkflowId, RunId, WorkflowType, ExecutionStatus and CloseTime"));
     }
   }
@@ -222,7 +244,7 @@ absl::StatusOr<S3VisibilityQuery> ParseS3VisibilityQuery(std::string_view query)
     const std::string name = absl::AsciiStrToLower(c.field);
     if (absl::Status s = OnlyEquals(c); !s.ok()) return s;
     auto once = [&](bool already) -> absl::Status {
-      if (already) return absl::InvalidArgumentError(absl::StrCat("can not query ", c.field, " multiple times"));
+      if (already) return absl::InvalidArgumentError(absl::StrCat("can not query ", Bounded(c.field), " multiple times"));
       return absl::OkStatus();
     };
     if (name == "workflowid") {
@@ -241,12 +263,12 @@ absl::StatusOr<S3VisibilityQuery> ParseS3VisibilityQuery(std::string_view query)
       if (absl::Status s = once(!out.precision.empty()); !s.ok()) return s;
       if (c.value != "Day" && c.value != "Hour" && c.value != "Minute" && c.value != "Second") {
         return absl::InvalidArgumentError(absl::StrCat(
-            "invalid value for SearchPrecision: ", c.value, "; use Day, Hour, Minute or Second"));
+            "invalid value for SearchPrecision: ", Bounded(c.value), "; use Day, Hour, Minute or Second"));
       }
       out.precision = c.value;
     } else {
       return absl::InvalidArgumentError(absl::StrCat(
-          "unknown filter name: ", c.field,
+          "unknown filter name: ", Bounded(c.field),
           "; the filters are WorkflowId, WorkflowType, StartTime, CloseTime and SearchPrecision"));
     }
   }
