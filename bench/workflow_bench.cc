@@ -5,7 +5,14 @@
 // the same number of durable commits (WAL, synchronous=NORMAL, as tock-server). History
 // fetches are measured by history_bench.
 //
-// Usage: workflow_bench TOCK_SERVER [workflows] [pollers per kind]
+// Usage: workflow_bench TOCK_SERVER [workflows] [pollers per kind] [--archive |
+//        --observability | --faults RATE] [--rounds N]
+//   --observability: alternates rounds of a server with logging at info and metrics on
+//   (--log-level info --metrics-port 0) and one with both off, and prints the ratio;
+//   --faults RATE: alternates rounds with RATE of persistence calls failing
+//   (--persistence-fault-rate) and without, and prints the ratio.
+// The worker retries UNAVAILABLE and DEADLINE_EXCEEDED as the SDKs do (a call that failed
+// after its change was made then answers NOT_FOUND, which counts as done).
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -22,6 +29,7 @@
 #include <map>
 #include <mutex>
 #include <regex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -92,33 +100,53 @@ double RawSqliteCommits(const std::string& path, int commits) {
   return seconds;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  if (argc < 2) {
-    std::cerr << "usage: workflow_bench TOCK_SERVER [workflows] [pollers per kind] [--archive]\n"
-                 "  --archive: the server archives to a directory (--archival-dir); also reports\n"
-                 "  how long the archiver takes to archive every closed run's visibility record\n";
-    return 2;
+// Calls `call` until it is not a transient failure (bounded: 12 tries, 5 ms doubling to
+// 200 ms between them), as an SDK worker retries its calls.
+template <typename Call>
+grpc::Status WithRetries(Call call) {
+  grpc::Status s;
+  auto wait = std::chrono::milliseconds(5);
+  for (int attempt = 0; attempt < 12; ++attempt) {
+    s = call();
+    if (s.error_code() != grpc::StatusCode::UNAVAILABLE &&
+        s.error_code() != grpc::StatusCode::DEADLINE_EXCEEDED) {
+      return s;
+    }
+    std::this_thread::sleep_for(wait);
+    wait = std::min(wait * 2, std::chrono::milliseconds(200));
   }
-  const int workflows = argc > 2 ? std::stoi(argv[2]) : 2000;
-  const int pollers = argc > 3 ? std::stoi(argv[3]) : 8;  // per kind (workflow, activity)
-  const bool archive = argc > 4 && std::string(argv[4]) == "--archive";
+  return s;
+}
+
+struct Round {
+  int completed = 0;
+  double seconds = 0;
+  std::vector<double> latencies_ms;
+  double archived_seconds = 0;
+  double rate() const { return seconds > 0 ? completed / seconds : 0; }
+};
+
+// One server on a fresh database file, `workflows` one-activity workflows through it.
+Round RunRound(const std::string& binary, int workflows, int pollers, bool archive,
+               const std::vector<std::string>& extra_args) {
+  Round round;
   char dir_template[] = "/tmp/tock-bench-XXXXXX";
   const std::string dir = mkdtemp(dir_template);
   std::vector<std::string> server_args = {"--db-file", dir + "/tock.db"};
   if (archive) server_args.insert(server_args.end(), {"--archival-dir", dir + "/archive"});
-  tock::bench::Server server = tock::bench::StartServer(argv[1], server_args);
+  server_args.insert(server_args.end(), extra_args.begin(), extra_args.end());
+  tock::bench::Server server = tock::bench::StartServer(binary, server_args);
   if (server.pid == 0) {
     std::cerr << "tock-server did not start\n";
-    return 1;
+    std::filesystem::remove_all(dir);
+    return round;
   }
   auto channel = tock::bench::OpenChannel(server.address);
   auto stub = wf::WorkflowService::NewStub(channel);
 
   std::mutex mu;
   std::map<std::string, Clock::time_point> started_at;
-  std::vector<double> latencies_ms;
+  std::set<std::string> finished;
   std::atomic<int> completed{0};
   std::atomic<bool> done{false};
   const std::string queue = "bench";
@@ -134,15 +162,19 @@ int main(int argc, char** argv) {
       wf::PollWorkflowTaskQueueResponse task;
       if (!stub->PollWorkflowTaskQueue(&ctx, poll, &task).ok() || task.task_token().empty()) continue;
       wf::RespondWorkflowTaskCompletedRequest req = Decide(task);
-      grpc::ClientContext rctx;
-      wf::RespondWorkflowTaskCompletedResponse resp;
-      if (!stub->RespondWorkflowTaskCompleted(&rctx, req, &resp).ok()) continue;
+      grpc::Status s = WithRetries([&] {
+        grpc::ClientContext rctx;
+        wf::RespondWorkflowTaskCompletedResponse resp;
+        return stub->RespondWorkflowTaskCompleted(&rctx, req, &resp);
+      });
+      if (!s.ok() && s.error_code() != grpc::StatusCode::NOT_FOUND) continue;
       if (req.commands(0).command_type() == enums::COMMAND_TYPE_COMPLETE_WORKFLOW_EXECUTION) {
         auto now = Clock::now();
         std::lock_guard lock(mu);
-        latencies_ms.push_back(std::chrono::duration<double, std::milli>(
-                                   now - started_at[task.workflow_execution().workflow_id()])
-                                   .count());
+        const std::string& id = task.workflow_execution().workflow_id();
+        if (!finished.insert(id).second) continue;
+        round.latencies_ms.push_back(
+            std::chrono::duration<double, std::milli>(now - started_at[id]).count());
         if (++completed == workflows) done = true;
       }
     }
@@ -161,9 +193,11 @@ int main(int argc, char** argv) {
       req.set_namespace_("default");
       req.set_task_token(task.task_token());
       req.set_identity("bench");
-      grpc::ClientContext rctx;
-      wf::RespondActivityTaskCompletedResponse resp;
-      stub->RespondActivityTaskCompleted(&rctx, req, &resp);
+      WithRetries([&] {
+        grpc::ClientContext rctx;
+        wf::RespondActivityTaskCompletedResponse resp;
+        return stub->RespondActivityTaskCompleted(&rctx, req, &resp);
+      });
     }
   };
 
@@ -173,7 +207,7 @@ int main(int argc, char** argv) {
   auto begin = Clock::now();
   std::vector<std::thread> starters;
   std::atomic<int> next{0};
-  for (int s = 0; s < 8; ++s) {
+  for (int st = 0; st < 8; ++st) {
     starters.emplace_back([&] {
       for (int i = next++; i < workflows; i = next++) {
         wf::StartWorkflowExecutionRequest req;
@@ -186,21 +220,23 @@ int main(int argc, char** argv) {
           std::lock_guard lock(mu);
           started_at[req.workflow_id()] = Clock::now();
         }
-        grpc::ClientContext ctx;
-        wf::StartWorkflowExecutionResponse resp;
-        stub->StartWorkflowExecution(&ctx, req, &resp);
+        WithRetries([&] {
+          grpc::ClientContext ctx;
+          wf::StartWorkflowExecutionResponse resp;
+          return stub->StartWorkflowExecution(&ctx, req, &resp);
+        });
       }
     });
   }
   for (auto& t : starters) t.join();
   const auto limit = Clock::now() + std::chrono::minutes(5);
   while (!done && Clock::now() < limit) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  double seconds = std::chrono::duration<double>(Clock::now() - begin).count();
+  round.seconds = std::chrono::duration<double>(Clock::now() - begin).count();
+  round.completed = completed;
   done = true;
   for (auto& t : threads) t.join();
 
   // With archival: the archiver writes one visibility record file per closed run.
-  double archived_seconds = 0;
   if (archive) {
     auto count = [&] {
       size_t n = 0;
@@ -215,32 +251,101 @@ int main(int argc, char** argv) {
     while (count() < static_cast<size_t>(workflows) && Clock::now() < archive_limit) {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
-    archived_seconds = std::chrono::duration<double>(Clock::now() - begin).count();
+    round.archived_seconds = std::chrono::duration<double>(Clock::now() - begin).count();
   }
-
-  // Durable state changes per workflow: start, workflow task started, completed, activity
-  // started, completed, workflow task started, completed.
-  const int transitions = workflows * 7;
-  double raw = RawSqliteCommits(dir + "/raw.db", transitions);
-
-  std::printf("workflows completed               %d of %d in %.2f s\n", completed.load(), workflows, seconds);
-  std::printf("workflows/s                       %.0f   (target >= 1000)\n", completed / seconds);
-  std::printf("state transitions/s               %.0f\n", completed * 7 / seconds);
-  std::printf("start-to-close latency            p50 %.1f ms, p99 %.1f ms\n",
-              Percentile(latencies_ms, 0.5), Percentile(latencies_ms, 0.99));
-  std::printf("raw SQLite, same %d commits      %.2f s (%.0f commits/s)\n", transitions, raw,
-              transitions / raw);
-  std::printf("ratio tock transitions/s : raw commits/s   %.2f\n",
-              (completed * 7 / seconds) / (transitions / raw));
-  if (archive) {
-    std::printf("visibility records archived       %d in %.2f s from the first start (%.0f/s; "
-                "the last %.2f s after the last close)\n",
-                workflows, archived_seconds, workflows / archived_seconds,
-                archived_seconds - seconds);
-  }
-
   kill(server.pid, SIGTERM);
   waitpid(server.pid, nullptr, 0);
   std::filesystem::remove_all(dir);
-  return completed == workflows ? 0 : 1;
+  return round;
+}
+
+double Median(std::vector<double> v) { return Percentile(std::move(v), 0.5); }
+
+// Alternates rounds of the two configurations (which goes first alternates too) and prints
+// both medians and the ratio variant / baseline.
+int Compare(const std::string& binary, int workflows, int pollers, int rounds,
+            const char* baseline_name, const std::vector<std::string>& baseline_args,
+            const char* variant_name, const std::vector<std::string>& variant_args) {
+  std::vector<double> base, variant;
+  bool all = true;
+  for (int r = 0; r < rounds; ++r) {
+    for (int k = 0; k < 2; ++k) {
+      const bool is_variant = (k == 0) == (r % 2 == 1);
+      Round round = RunRound(binary, workflows, pollers, false,
+                             is_variant ? variant_args : baseline_args);
+      all &= round.completed == workflows;
+      (is_variant ? variant : base).push_back(round.rate());
+      std::printf("round %d  %-28s %d of %d, %.0f workflows/s\n", r + 1,
+                  is_variant ? variant_name : baseline_name, round.completed, workflows,
+                  round.rate());
+    }
+  }
+  std::printf("%-34s %.0f workflows/s (median of %d)\n", baseline_name, Median(base), rounds);
+  std::printf("%-34s %.0f workflows/s (median of %d)\n", variant_name, Median(variant), rounds);
+  std::printf("ratio %s / %s   %.2f\n", variant_name, baseline_name, Median(variant) / Median(base));
+  return all ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::cerr << "usage: workflow_bench TOCK_SERVER [workflows] [pollers per kind] "
+                 "[--archive | --observability | --faults RATE] [--rounds N]\n"
+                 "  --archive: the server archives to a directory (--archival-dir); also reports\n"
+                 "  how long the archiver takes to archive every closed run's visibility record\n"
+                 "  --observability: ratio of logging at info + metrics on to both off\n"
+                 "  --faults RATE: ratio with RATE of persistence calls failing to none\n";
+    return 2;
+  }
+  const std::string binary = argv[1];
+  const int workflows = argc > 2 ? std::stoi(argv[2]) : 2000;
+  const int pollers = argc > 3 ? std::stoi(argv[3]) : 8;  // per kind (workflow, activity)
+  bool archive = false, observability = false;
+  std::string fault_rate;
+  int rounds = 3;
+  for (int i = 4; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--archive") archive = true;
+    if (a == "--observability") observability = true;
+    if (a == "--faults" && i + 1 < argc) fault_rate = argv[++i];
+    if (a == "--rounds" && i + 1 < argc) rounds = std::stoi(argv[++i]);
+  }
+  if (observability) {
+    return Compare(binary, workflows, pollers, rounds, "logging off, metrics off",
+                   {"--log-level", "off"}, "logging info, metrics on",
+                   {"--log-level", "info", "--metrics-port", "0"});
+  }
+  if (!fault_rate.empty()) {
+    const std::string name = "persistence faults " + fault_rate;
+    return Compare(binary, workflows, pollers, rounds, "no persistence faults", {}, name.c_str(),
+                   {"--persistence-fault-rate", fault_rate, "--persistence-fault-seed", "7"});
+  }
+
+  Round round = RunRound(binary, workflows, pollers, archive, {});
+  // Durable state changes per workflow: start, workflow task started, completed, activity
+  // started, completed, workflow task started, completed.
+  const int transitions = workflows * 7;
+  char dir_template[] = "/tmp/tock-bench-raw-XXXXXX";
+  const std::string dir = mkdtemp(dir_template);
+  double raw = RawSqliteCommits(dir + "/raw.db", transitions);
+  std::filesystem::remove_all(dir);
+
+  std::printf("workflows completed               %d of %d in %.2f s\n", round.completed, workflows,
+              round.seconds);
+  std::printf("workflows/s                       %.0f   (target >= 1000)\n", round.rate());
+  std::printf("state transitions/s               %.0f\n", round.rate() * 7);
+  std::printf("start-to-close latency            p50 %.1f ms, p99 %.1f ms\n",
+              Percentile(round.latencies_ms, 0.5), Percentile(round.latencies_ms, 0.99));
+  std::printf("raw SQLite, same %d commits      %.2f s (%.0f commits/s)\n", transitions, raw,
+              transitions / raw);
+  std::printf("ratio tock transitions/s : raw commits/s   %.2f\n",
+              (round.rate() * 7) / (transitions / raw));
+  if (archive) {
+    std::printf("visibility records archived       %d in %.2f s from the first start (%.0f/s; "
+                "the last %.2f s after the last close)\n",
+                workflows, round.archived_seconds, workflows / round.archived_seconds,
+                round.archived_seconds - round.seconds);
+  }
+  return round.completed == workflows ? 0 : 1;
 }

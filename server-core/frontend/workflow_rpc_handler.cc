@@ -86,6 +86,10 @@ class LongPoll : public std::enable_shared_from_this<LongPoll<Response>> {
     absl::StatusOr<Response> started = start_(*task);
     if (started.ok()) return respond_(std::move(*started));
     if (started.status().code() == absl::StatusCode::kNotFound) return Next();
+    // Starting it failed (the database): the task stays due, so it goes back to its queue
+    // for the next poll (one that already started it is then skipped as stale), and this
+    // poll gets the error.
+    matching_.AddTask(std::move(*task));
     respond_(started.status());
   }
 

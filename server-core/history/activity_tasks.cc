@@ -7,6 +7,7 @@
 #include "lib/common/time_format.h"
 #include "server-core/history/activity_retry.h"
 #include "server-core/history/history_engine.h"
+#include "server-core/history/store_retry.h"
 #include "server-core/history/task_token.h"
 
 namespace tock::server::history {
@@ -127,8 +128,10 @@ absl::StatusOr<wf::PollActivityTaskQueueResponse> HistoryEngine::RecordActivityT
   });
   if (!s.ok()) return s;
 
-  absl::StatusOr<std::vector<HistoryEvent>> scheduled =
-      store_.ReadEvents(t.run_id(), started.scheduled_event_id(), started.scheduled_event_id() + 1, 1);
+  absl::StatusOr<std::vector<HistoryEvent>> scheduled = ReadWithRetries([&] {
+    return store_.ReadEvents(t.run_id(), started.scheduled_event_id(),
+                             started.scheduled_event_id() + 1, 1);
+  });
   if (!scheduled.ok()) return scheduled.status();
   if (scheduled->empty()) return absl::InternalError("the ActivityTaskScheduled event is missing");
   const auto& attrs = scheduled->front().activity_task_scheduled_event_attributes();

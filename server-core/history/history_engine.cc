@@ -9,6 +9,7 @@
 #include "lib/common/time_format.h"
 #include "lib/common/status.h"
 #include "server-core/history/request_limits.h"
+#include "server-core/history/store_retry.h"
 #include "server-core/history/task_token.h"
 #include "temporal/api/errordetails/v1/message.pb.h"
 
@@ -208,7 +209,7 @@ absl::Status HistoryEngine::Mutate(const NamespaceRef& ns, const RunKey& key,
       for (auto& t : next->new_timers()) commit.new_timers.push_back(std::move(t));
     }
     MarkClosingRunsForArchival(commit, ns.id);
-    if (absl::Status w = store_.Write(commit); !w.ok()) {
+    if (absl::Status w = WriteCommit(commit); !w.ok()) {
       entry->state.reset();
       return w;
     }
@@ -219,6 +220,27 @@ absl::Status HistoryEngine::Mutate(const NamespaceRef& ns, const RunKey& key,
   Publish(commit, key.run_id);
   if (HasPayload(result)) result.ErasePayload(kCommitThenFail);
   return result;
+}
+
+absl::Status HistoryEngine::WriteCommit(persistence::Commit& commit) {
+  absl::Status s = store_.Write(commit);
+  if (s.ok()) return s;
+  // A database can fail a call after it committed (a timeout, a lost connection): then the
+  // change happened and its tasks and timers must be published, or they would wait for a
+  // restart. Whether it did is read back: the run's stored version is the written one.
+  const bool ambiguous = s.code() == absl::StatusCode::kDeadlineExceeded ||
+                         s.code() == absl::StatusCode::kUnavailable ||
+                         s.code() == absl::StatusCode::kUnknown;
+  if (!ambiguous) return s;
+  const MutableStateRecord& written = commit.runs.front().state;
+  const auto& exec = written.execution();
+  for (int probe = 0; probe < 3; ++probe) {
+    absl::StatusOr<MutableStateRecord> stored =
+        store_.GetRun(exec.namespace_id(), exec.workflow_id(), exec.run_id());
+    if (stored.ok()) return stored->db_version() >= written.db_version() ? absl::OkStatus() : s;
+    if (stored.status().code() == absl::StatusCode::kNotFound) return s;  // a new run: not written
+  }
+  return s;  // unknown: the caller sees the error and retries; a restart publishes the rest
 }
 
 void HistoryEngine::CacheCommitted(MutableStateRecord state) {
@@ -441,7 +463,8 @@ absl::StatusOr<wf::StartWorkflowExecutionResponse> HistoryEngine::StartLocked(
   commit.new_tasks = std::move(tx.new_tasks());
   commit.new_timers = std::move(tx.new_timers());
   MarkClosingRunsForArchival(commit, ns.id);
-  if (absl::Status s = store_.Write(commit); !s.ok()) return s;
+  if (absl::Status s = WriteCommit(commit); !s.ok()) return s;
+  CountClosedRuns(commit);
   CacheCommitted(std::move(commit.runs.front().state));
   Publish(commit, run_id);
   wf::StartWorkflowExecutionResponse out;
@@ -598,7 +621,8 @@ absl::StatusOr<wf::PollWorkflowTaskQueueResponse> HistoryEngine::RecordWorkflowT
   });
   if (!s.ok()) return s;
 
-  absl::StatusOr<std::vector<HistoryEvent>> events = ReadHistory(committed);
+  absl::StatusOr<std::vector<HistoryEvent>> events =
+      ReadWithRetries([&] { return ReadHistory(committed); });
   if (!events.ok()) return events.status();
   const auto& exec = committed.execution();
   const auto& wft = committed.workflow_task();

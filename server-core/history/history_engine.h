@@ -175,6 +175,8 @@ class HistoryEngine {
   // Caches the state a commit just wrote for a run other than the one Mutate holds locked
   // (a new run), under that run's lock.
   void CacheCommitted(MutableStateRecord state);
+  // store_.Write, except that a failure after which the commit is found stored is success.
+  absl::Status WriteCommit(persistence::Commit& commit);
   absl::StatusOr<std::string> ResolveRunId(const std::string& namespace_id,
                                            const std::string& workflow_id,
                                            const std::string& run_id);
