@@ -258,6 +258,7 @@ class TockServerImpl : public TockServer {
                         "  cluster:    ", cluster_.current_cluster_name, " of ", clusters,
                         "; ", facts_.history_shard_count, " history shards\n",
                         "  namespaces: ", absl::StrJoin(registered_names_, ", "), "\n",
+                        config_.source.empty() ? "" : absl::StrCat("  config:     ", config_.source, "\n"),
                         http_ ? absl::StrCat("  metrics:    ", MetricsUrl(), "\n") : "");
   }
 

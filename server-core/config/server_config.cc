@@ -240,6 +240,10 @@ absl::StatusOr<ServerConfig> LoadServerConfig(const std::string& path) {
     return absl::Status(config.status().code(),
                         absl::StrCat(path, ": ", config.status().message()));
   }
+  const YAML::Node root = YAML::Load(text.str());  // parsed once above: cannot throw now
+  config->source = (!root || root.IsNull())
+                       ? absl::StrCat(path, " (empty: every setting is its default)")
+                       : path;
   return config;
 }
 

@@ -79,6 +79,8 @@ struct ServerConfig {
   std::optional<MetricsEndpointConfig> metrics;
   // Read by main, which builds the Logger from it (`--log-level`, `--log-format`).
   LogConfig log;
+  // Where it came from, for the banner: the file (noting an empty one), or "" for flags only.
+  std::string source;
   // Per-request and per-workflow limits (`limits:`; Temporal's defaults).
   history::Limits limits;
   // Places where a test build of the server stops on purpose (`tock-server-faults`, built

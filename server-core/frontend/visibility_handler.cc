@@ -47,6 +47,17 @@ persistence::VisibilityFilter LegacyFilter(const Request& req, bool open) {
   return f;
 }
 
+// Temporal's limit on a list page (frontend.visibilityMaxPageSize's result window).
+constexpr int32_t kMaxListPageSize = 10000;
+
+absl::Status CheckPageSize(int32_t page_size) {
+  if (page_size > kMaxListPageSize) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("PageSize is larger than allowed ", kMaxListPageSize, "."));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 void RegisterVisibilityHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& namespaces,
@@ -57,6 +68,7 @@ void RegisterVisibilityHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& na
           const rpc::CallContext&) -> absl::StatusOr<wf::ListWorkflowExecutionsResponse> {
         auto ns = namespaces.Resolve(req.namespace_(), true);
         if (!ns.ok()) return ns.status();
+        if (absl::Status s = CheckPageSize(req.page_size()); !s.ok()) return s;
         auto filter = visibility::CompileQuery(req.query());
         if (!filter.ok()) return filter.status();
         auto page = store.List(ns->id, *filter, req.page_size(), req.next_page_token());
@@ -87,6 +99,7 @@ void RegisterVisibilityHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& na
               const rpc::CallContext&) -> absl::StatusOr<wf::ListOpenWorkflowExecutionsResponse> {
             auto ns = namespaces.Resolve(req.namespace_(), true);
             if (!ns.ok()) return ns.status();
+            if (absl::Status s = CheckPageSize(req.maximum_page_size()); !s.ok()) return s;
             auto page = store.List(ns->id, LegacyFilter(req, true), req.maximum_page_size(),
                                    req.next_page_token());
             if (!page.ok()) return page.status();
@@ -108,6 +121,7 @@ void RegisterVisibilityHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& na
                   VisibilityPredicate::Of(VisibilityField::kExecutionStatus, VisibilityOp::kEqual,
                                           {static_cast<int64_t>(req.status_filter().status())}));
             }
+            if (absl::Status s = CheckPageSize(req.maximum_page_size()); !s.ok()) return s;
             auto page = store.List(ns->id, filter, req.maximum_page_size(), req.next_page_token());
             if (!page.ok()) return page.status();
             wf::ListClosedWorkflowExecutionsResponse out;

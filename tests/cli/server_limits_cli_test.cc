@@ -195,6 +195,28 @@ TEST_F(CliTest, RequestsPastTemporalsLimitsAreRefusedAndNothingIsStored) {
   EXPECT_EQ(big.error_message(), "Blob data size exceeds limit.");
   grpc::Status long_name = signal(std::string(1 << 20, 'n'), 0);
   EXPECT_EQ(long_name.error_message(), "SignalName length exceeds limit.");
+
+  // A list page larger than Temporal allows, and a namespace name of 1 MB (echoed back it
+  // would make the answer too large to arrive).
+  {
+    wf::ListWorkflowExecutionsRequest req;
+    req.set_namespace_("default");
+    req.set_page_size(20000);
+    grpc::ClientContext ctx;
+    wf::ListWorkflowExecutionsResponse out;
+    grpc::Status s = stub->ListWorkflowExecutions(&ctx, req, &out);
+    EXPECT_EQ(s.error_message(), "PageSize is larger than allowed 10000.");
+  }
+  {
+    wf::DescribeNamespaceRequest req;
+    req.set_namespace_(std::string(1 << 20, 'n'));
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    wf::DescribeNamespaceResponse out;
+    grpc::Status s = stub->DescribeNamespace(&ctx, req, &out);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << s.error_message();
+    EXPECT_EQ(s.error_message(), "Namespace length exceeds limit.");
+  }
   EXPECT_EQ(server_->Stop(), 0) << server_->stderr_text();
 }
 
@@ -240,6 +262,16 @@ TEST_F(CliTest, TheDatabaseIsCreatedOwnerOnlyAndAnUnwritableOneIsNamed) {
   EXPECT_FALSE(as_nobody.Start({"-u", "nobody", "--", TOCK_SERVER_BIN, "--db-file", path}));
   EXPECT_NE(as_nobody.error().find("read-only for this user"), std::string::npos)
       << as_nobody.error();
+}
+
+TEST_F(CliTest, AnEmptyConfigFileIsNamedInTheBanner) {
+  StartServer({"--config", dir_.Write("empty.yaml", "# nothing set yet\n")});
+  EXPECT_NE(server_->banner().find("config:     " + dir_.File("empty.yaml") +
+                                   " (empty: every setting is its default)"),
+            std::string::npos)
+      << server_->banner();
+  ProcessResult big = Tock({"workflow", "list", "--limit", "5"});
+  EXPECT_EQ(big.exit_code, kExitOk) << big.err;
 }
 
 }  // namespace
