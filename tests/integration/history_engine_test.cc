@@ -331,6 +331,34 @@ TEST_F(LimitsFixture, AHistoryPastTheCountLimitIsTerminated) {
             "history-service");
 }
 
+// Queues that clients named once are forgotten: the map of queues does not grow forever.
+TEST(MatchingSweepTest, IdleQueuesAreForgotten) {
+  ManualClock clock;
+  clock.Set(kStart);
+  TimerThread timer_thread(clock);
+  matching::MatchingEngine matching(clock, timer_thread);
+  std::atomic<int> answered{0};
+  for (int i = 0; i < 100; ++i) {
+    matching.Poll("ns", "queue-" + std::to_string(i), persistence::TaskKind::kWorkflow,
+                  clock.Now() + absl::Seconds(1), "w", [&](auto task) {
+                    EXPECT_FALSE(task.has_value());
+                    ++answered;
+                  });
+  }
+  EXPECT_EQ(matching.QueueCount(), 100u);
+  clock.Advance(absl::Seconds(2));
+  timer_thread.Wake();
+  for (int i = 0; i < 500 && answered < 100; ++i) absl::SleepFor(absl::Milliseconds(2));
+  ASSERT_EQ(answered.load(), 100) << "every poll got its empty answer at its deadline";
+  // Past the pollers' memory, the next poll sweeps: only its own queue is left.
+  clock.Advance(matching::MatchingEngine::kPollerMemory + absl::Seconds(1));
+  matching.Poll("ns", "busy", persistence::TaskKind::kWorkflow, clock.Now() + absl::Seconds(1), "w",
+                [&](auto) { ++answered; });
+  EXPECT_EQ(matching.QueueCount(), 1u);
+  matching.ReleasePolls();
+  EXPECT_EQ(answered.load(), 101);
+}
+
 // Stored timers: only a window of them is in memory; every one fires once, never early.
 TEST(TimerQueueTest, PagesStoredTimersInAndFiresEachOnce) {
   ManualClock clock;
