@@ -14,6 +14,15 @@ absl::Status BadDuration(absl::string_view text) {
       "\": use a whole number with a unit d, h, m, s or ms, for example 3d, 36h, 90m or 1d12h"));
 }
 
+// What a protobuf Duration (the wire form of every duration) can hold: 10,000 years.
+constexpr absl::Duration kMaxDuration = absl::Seconds(315'576'000'000);
+
+absl::StatusOr<absl::Duration> InRange(absl::string_view text, absl::Duration d) {
+  if (absl::AbsDuration(d) <= kMaxDuration) return d;
+  return absl::InvalidArgumentError(absl::StrCat(
+      "invalid duration \"", text, "\": longer than 10000 years, the most a duration can be"));
+}
+
 }  // namespace
 
 absl::StatusOr<absl::Duration> ParseHumanDuration(absl::string_view text, BareNumberUnit bare) {
@@ -31,7 +40,7 @@ absl::StatusOr<absl::Duration> ParseHumanDuration(absl::string_view text, BareNu
     if (bare == BareNumberUnit::kNone || rest.size() > 12) return BadDuration(text);
     int64_t n = std::stoll(std::string(rest));
     absl::Duration d = bare == BareNumberUnit::kDays ? absl::Hours(24 * n) : absl::Seconds(n);
-    return negative ? -d : d;
+    return InRange(text, negative ? -d : d);
   }
 
   absl::Duration total = absl::ZeroDuration();
@@ -63,7 +72,7 @@ absl::StatusOr<absl::Duration> ParseHumanDuration(absl::string_view text, BareNu
       return BadDuration(text);
     }
   }
-  return negative ? -total : total;
+  return InRange(text, negative ? -total : total);
 }
 
 std::string FormatHumanDuration(absl::Duration d) {

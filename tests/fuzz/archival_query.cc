@@ -32,7 +32,8 @@ void Parse(std::string_view query) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  // 256 KiB of stack: plenty for the 100 parentheses allowed, too little for thousands.
-  tock::fuzz::OnSmallStack(256 << 10, [&] { Parse(tock::fuzz::AsText(data, size)); });
+  // Plenty of stack for the 100 parentheses allowed, too little for thousands.
+  tock::fuzz::OnSmallStack(tock::fuzz::kParserStackBytes,
+                           [&] { Parse(tock::fuzz::AsText(data, size)); });
   return 0;
 }

@@ -39,10 +39,10 @@ tock::persistence::VisibilityStore& Store() {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view query = tock::fuzz::AsText(data, size);
-  // Parsed on 256 KiB of stack: plenty for the 100 parentheses allowed, too little for a
-  // parser that recursed per parenthesis.
+  // Plenty of stack for the 100 parentheses allowed, too little for a parser that recursed
+  // per parenthesis.
   absl::StatusOr<tock::persistence::VisibilityFilter> filter;
-  tock::fuzz::OnSmallStack(256 << 10, [&] {
+  tock::fuzz::OnSmallStack(tock::fuzz::kParserStackBytes, [&] {
     filter = tock::server::visibility::CompileQuery(absl::string_view(query.data(), query.size()));
   });
   if (!filter.ok()) {
