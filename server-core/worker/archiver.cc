@@ -203,7 +203,20 @@ absl::Status Archiver::DeleteRun(const Namespace& ns, ArchivalQueueRow& row) {
 
 absl::StatusOr<int64_t> Archiver::RunOnce() {
   std::lock_guard lock(pass_mu_);
-  return PassLocked();
+  absl::StatusOr<int64_t> done = PassLocked();
+  // The backlog: runs whose archival is not finished (their history still to archive, or
+  // the run still to delete), across namespaces.
+  if (absl::StatusOr<std::vector<std::string>> live = queue_.NamespacesWithLiveRuns(); live.ok()) {
+    int64_t backlog = 0;
+    for (const std::string& ns : *live) {
+      absl::StatusOr<persistence::ArchivalCounts> counts = queue_.Counts(ns);
+      if (counts.ok()) {
+        backlog += counts->history[static_cast<int>(ArchivalStep::kPending)];
+      }
+    }
+    metrics_->archiver_backlog.Set(static_cast<double>(backlog));
+  }
+  return done;
 }
 
 int64_t Archiver::ForEachInParallel(std::vector<ArchivalQueueRow>& rows,
