@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
-import { startServer, uniqueName } from './server.mjs';
+import { clientRetries, startServer, uniqueName } from './server.mjs';
 
 const workflowsPath = fileURLToPath(new URL('./workflows.js', import.meta.url));
 const WORKFLOWS = 50;
@@ -23,7 +23,7 @@ after(async () => {
 test('workflows waiting on timers survive kill -9 of the server', { timeout: 120_000 }, async () => {
   server = await startServer();
   const port = server.address.split(':').pop();
-  const connection = await Connection.connect({ address: server.address });
+  const connection = await Connection.connect({ address: server.address, ...clientRetries() });
   const client = new Client({ connection, namespace: 'default' });
   const nativeConnection = await NativeConnection.connect({ address: server.address });
   const taskQueue = uniqueName('crash');
@@ -51,8 +51,10 @@ test('workflows waiting on timers survive kill -9 of the server', { timeout: 120
     );
     results.forEach((elapsed) => assert.ok(elapsed >= TIMER_MS, `timer fired early: ${elapsed}`));
 
+    const histories = [];
     for (const workflowId of ids) {
       const history = await client.workflow.getHandle(workflowId).fetchHistory();
+      histories.push({ workflowId, history });
       const types = history.events.map((e) => e.eventType);
       history.events.forEach((e, i) => assert.equal(Number(e.eventId), i + 1, `${workflowId}: ids dense`));
       const count = (t) => types.filter((x) => x === t).length;
@@ -60,8 +62,14 @@ test('workflows waiting on timers survive kill -9 of the server', { timeout: 120
       assert.equal(count(2), 1, `${workflowId}: one WorkflowExecutionCompleted`);
       assert.equal(count(17), 1, `${workflowId}: one TimerStarted`);
       assert.equal(count(18), 1, `${workflowId}: one TimerFired`);
-      await Worker.runReplayHistory({ workflowsPath }, history);
     }
+    // One replay worker for all (a worker per history would bundle the workflows 50 times).
+    let replayed = 0;
+    for await (const result of Worker.runReplayHistories({ workflowsPath }, histories)) {
+      assert.equal(result.error, undefined, `${result.workflowId} does not replay: ${result.error}`);
+      ++replayed;
+    }
+    assert.equal(replayed, WORKFLOWS);
   } finally {
     worker.shutdown();
     await running;

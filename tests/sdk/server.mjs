@@ -6,6 +6,7 @@ import { execFile, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
+import { defaultGrpcRetryOptions, isRetryableError, makeGrpcRetryInterceptor } from '@temporalio/client';
 
 const START_TIMEOUT_MS = 20_000;
 const STOP_TIMEOUT_MS = 5_000;
@@ -173,9 +174,10 @@ export async function startServer({
   }
 
   // Stops this server (SIGKILL when `kill`, as a crash) and starts a new one on the same
-  // database and port.
-  async function restart({ kill = false, port: newPort = address.split(':').pop() } = {}) {
+  // database and port, `downMs` later.
+  async function restart({ kill = false, port: newPort = address.split(':').pop(), downMs = 0 } = {}) {
     await halt(kill ? 'SIGKILL' : 'SIGTERM');
+    if (downMs > 0) await new Promise((resolve) => setTimeout(resolve, downMs));
     return startServer({ config, dir, port: newPort, args: extraArgs, faults, metrics });
   }
 
@@ -199,6 +201,7 @@ export async function startServer({
     address,
     banner,
     pid: child.pid,
+    dir, // holds tock.db (and server.yaml)
     metricsUrl,
     faults,
     stop,
@@ -242,4 +245,25 @@ export async function tockJson(address, args) {
   const r = await runTock(address, [...args, '-o', 'json']);
   assert.equal(r.code, 0, r.stderr);
   return JSON.parse(r.stdout);
+}
+
+// Options for `Connection.connect` of @temporalio/client: the SDK's own retries (UNAVAILABLE
+// and the like, `maxAttempts` in all, 10 by default), plus a retry of the DEADLINE_EXCEEDED
+// that tock-server answers for an injected store fault reported after the write. The TS
+// client never retries DEADLINE_EXCEEDED by itself (it takes it for its own deadline); the
+// retry sends the same request again (same request id), as Temporal's Go SDK does while its
+// own deadline has not passed, so the server's de-duplication is what is being tested.
+export function clientRetries({ maxAttempts = 10 } = {}) {
+  const defaults = defaultGrpcRetryOptions({ maxAttempts });
+  const ambiguous = (status) =>
+    status.code === 4 /* DEADLINE_EXCEEDED */ && /\(injected fault; the call may have completed\)/.test(status.details);
+  return {
+    interceptors: [
+      makeGrpcRetryInterceptor({
+        delayFunction: defaults.delayFunction,
+        retryableDecider: (attempt, status) =>
+          attempt < maxAttempts && (isRetryableError(status) || ambiguous(status)),
+      }),
+    ],
+  };
 }

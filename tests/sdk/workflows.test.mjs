@@ -8,7 +8,7 @@ import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { WorkflowFailedError } from '@temporalio/client';
 import * as activities from './activities.mjs';
-import { faultsFromEnv, startServer, uniqueName } from './server.mjs';
+import { clientRetries, faultsFromEnv, startServer, uniqueName } from './server.mjs';
 
 // Per test, and for the hooks (which start a server, bundle workflows, connect a worker).
 const DEADLINE = { timeout: 90_000 };
@@ -24,7 +24,7 @@ let client;
 
 before(async () => {
   server = await startServer();
-  connection = await Connection.connect({ address: server.address });
+  connection = await Connection.connect({ address: server.address, ...clientRetries() });
   client = new Client({ connection, namespace: 'default' });
 }, HOOK_DEADLINE);
 
