@@ -251,8 +251,8 @@ export async function tockJson(address, args) {
 // and the like, `maxAttempts` in all, 10 by default), plus a retry of the DEADLINE_EXCEEDED
 // that tock-server answers for an injected store fault reported after the write. The TS
 // client never retries DEADLINE_EXCEEDED by itself (it takes it for its own deadline); the
-// retry sends the same request again (same request id), as Temporal's Go SDK does while its
-// own deadline has not passed, so the server's de-duplication is what is being tested.
+// retry sends the same request again (same request id), so the server's de-duplication of a
+// write that did happen is what is being tested.
 export function clientRetries({ maxAttempts = 10 } = {}) {
   const defaults = defaultGrpcRetryOptions({ maxAttempts });
   const ambiguous = (status) =>
