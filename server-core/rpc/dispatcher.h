@@ -127,15 +127,7 @@ class Dispatcher : public grpc::CallbackGenericService {
         method, [this, fn = std::move(fn)](const CallContext& context,
                                            const grpc::ByteBuffer& payload, RawResponder respond) {
           Request request;
-          grpc::ByteBuffer copy(payload);
-          grpc::Status parsed = grpc::SerializationTraits<Request>::Deserialize(&copy, &request);
-          if (!parsed.ok()) {
-            respond(grpc::Status(
-                        grpc::StatusCode::INVALID_ARGUMENT,
-                        "the request could not be parsed as " + Request::descriptor()->full_name()),
-                    nullptr);
-            return;
-          }
+          if (!Parse(payload, respond, &request)) return;
           NoteNamespace(request, context);
           fn(request, context, [respond = std::move(respond)](absl::StatusOr<Response> result) {
             if (!result.ok()) {
@@ -151,6 +143,17 @@ class Dispatcher : public grpc::CallbackGenericService {
         });
   }
 
+  // Parses a request; a payload that is not one is answered INVALID_ARGUMENT (false).
+  template <typename Request>
+  static bool Parse(const grpc::ByteBuffer& payload, const RawResponder& respond, Request* request) {
+    grpc::ByteBuffer copy(payload);
+    if (grpc::SerializationTraits<Request>::Deserialize(&copy, request).ok()) return true;
+    respond(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                         "the request could not be parsed as " + Request::descriptor()->full_name()),
+            nullptr);
+    return false;
+  }
+
   // Like AddAsync, but the handler answers with the response already serialized (for
   // responses assembled from stored bytes without parsing them, like history pages).
   template <typename Request>
@@ -162,14 +165,7 @@ class Dispatcher : public grpc::CallbackGenericService {
         method, [this, fn = std::move(fn)](const CallContext& context,
                                            const grpc::ByteBuffer& payload, RawResponder respond) {
           Request request;
-          grpc::ByteBuffer copy(payload);
-          if (!grpc::SerializationTraits<Request>::Deserialize(&copy, &request).ok()) {
-            respond(grpc::Status(
-                        grpc::StatusCode::INVALID_ARGUMENT,
-                        "the request could not be parsed as " + Request::descriptor()->full_name()),
-                    nullptr);
-            return;
-          }
+          if (!Parse(payload, respond, &request)) return;
           NoteNamespace(request, context);
           fn(request, context, [respond = std::move(respond)](absl::StatusOr<WireBytes> bytes) {
             if (!bytes.ok()) {
