@@ -202,7 +202,13 @@ absl::Time CronSchedule::Next(absl::Time t) const {
       m += 1;
       continue;
     }
-    return absl::FromCivil(m, zone_);
+    // A minute the clocks pass twice (the hour repeated when they go back) is its first
+    // occurrence, or its second when the first is not after `t`; a skipped one is the instant
+    // it would have been, after the jump (FromCivil's choice).
+    const absl::TimeZone::TimeInfo at = zone_.At(absl::CivilSecond(m));
+    if (at.pre > t) return at.pre;
+    if (at.post > t) return at.post;
+    m += 1;
   }
   return absl::InfiniteFuture();
 }

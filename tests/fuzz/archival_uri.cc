@@ -2,6 +2,7 @@
 // the configuration: any text is parsed or refused with INVALID_ARGUMENT; a parsed URI is a
 // file URI with an absolute directory or an s3 URI with a bucket, and parses the same again.
 #include "lib/archival/archival_uri.h"
+
 #include "tests/fuzz/fuzz_check.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -1,12 +1,13 @@
 // Archive JSON (lib/archival/archive_json.h) as Temporal's archivers and ours write it: any
 // bytes parse or are refused with DATA_LOSS, as a History, a HistoryBlob and a visibility
 // record; what parses is written by ArchiveJson in a form that parses to the same message.
+#include "lib/archival/archive_json.h"
+
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
 #include <memory>
 
-#include "lib/archival/archive_json.h"
 #include "temporal/api/history/v1/message.pb.h"
 #include "tests/fuzz/fuzz_check.h"
 #include "tock/archiver/v1/archive.pb.h"

@@ -40,7 +40,8 @@ void Histories(bool file, const std::vector<std::string>& parts, const std::stri
   if (file) {
     (void)store.Put(archive.KeyOf(kNamespaceId, kWorkflowId, kRunId, 7), rest);
   } else {
-    const std::string prefix = absl::StrCat(kNamespaceId, "/history/", kWorkflowId, "/", kRunId, "/7/");
+    const std::string prefix =
+        absl::StrCat(kNamespaceId, "/history/", kWorkflowId, "/", kRunId, "/7/");
     for (size_t i = 0; i < parts.size(); ++i) (void)store.Put(absl::StrCat(prefix, i), parts[i]);
   }
   auto history = archive.Get(kNamespaceId, kWorkflowId, kRunId);
@@ -48,11 +49,10 @@ void Histories(bool file, const std::vector<std::string>& parts, const std::stri
 
   // What was read is archived again (in the same layout) and reads back the same.
   std::vector<temporal::api::history::v1::HistoryEvent> events(history->events().begin(),
-                                                                history->events().end());
+                                                               history->events().end());
   MemoryBlobStore again_store;
   tock::archival::HistoryArchive again(Uri(file), again_store);
-  const absl::Status archived =
-      again.Archive({kNamespaceId, "fuzz", kWorkflowId, kRunId}, events);
+  const absl::Status archived = again.Archive({kNamespaceId, "fuzz", kWorkflowId, kRunId}, events);
   FUZZ_CHECK(archived.ok(), archived.ToString());
   auto reread = again.Get(kNamespaceId, kWorkflowId, kRunId, events.back().version());
   FUZZ_CHECK(reread.ok(), reread.status().ToString());
@@ -62,8 +62,8 @@ void Histories(bool file, const std::vector<std::string>& parts, const std::stri
 
 void Visibility(bool file, const std::vector<std::string>& parts) {
   MemoryBlobStore store;
-  const std::string below = file ? absl::StrCat(kNamespaceId, "/")
-                                 : absl::StrCat(kNamespaceId, "/visibility/");
+  const std::string below =
+      file ? absl::StrCat(kNamespaceId, "/") : absl::StrCat(kNamespaceId, "/visibility/");
   for (size_t i = 2; i < parts.size(); ++i) {
     const size_t newline = parts[i].find('\n');
     if (newline == std::string::npos) continue;
@@ -93,10 +93,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string rest(tock::fuzz::AsText(data + 1, size - 1));
   const std::vector<std::string> parts = absl::StrSplit(rest, "\n--\n");
   switch (data[0] % 4) {
-    case 0: Histories(true, parts, rest); break;
-    case 1: Histories(false, parts, rest); break;
-    case 2: Visibility(true, parts); break;
-    default: Visibility(false, parts); break;
+    case 0:
+      Histories(true, parts, rest);
+      break;
+    case 1:
+      Histories(false, parts, rest);
+      break;
+    case 2:
+      Visibility(true, parts);
+      break;
+    default:
+      Visibility(false, parts);
+      break;
   }
   return 0;
 }

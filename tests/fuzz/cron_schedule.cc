@@ -1,9 +1,10 @@
 // Cron schedules of StartWorkflowExecution (lib/common/cron_schedule.h): any text is parsed
 // or refused with INVALID_ARGUMENT "invalid CronSchedule. ..."; a parsed schedule's next
 // activation is later than the instant asked about, and the backoff is never negative.
+#include "lib/common/cron_schedule.h"
+
 #include "absl/strings/match.h"
 #include "absl/time/time.h"
-#include "lib/common/cron_schedule.h"
 #include "tests/fuzz/fuzz_check.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -2,6 +2,7 @@
 // parsed or refused with INVALID_ARGUMENT; what is parsed is written back by
 // FormatHumanDuration in a form that parses to the same value.
 #include "lib/common/duration.h"
+
 #include "tests/fuzz/fuzz_check.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -19,7 +20,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (*parsed == absl::InfiniteDuration() || *parsed == -absl::InfiniteDuration()) continue;
     if (*parsed % absl::Milliseconds(1) != absl::ZeroDuration()) continue;
     auto again = tock::ParseHumanDuration(formatted);
-    FUZZ_CHECK(again.ok(), std::string(text) + " -> " + formatted + ": " + again.status().ToString());
+    FUZZ_CHECK(again.ok(),
+               std::string(text) + " -> " + formatted + ": " + again.status().ToString());
     FUZZ_CHECK(*again == *parsed, std::string(text) + " -> " + formatted);
   }
   return 0;

@@ -71,7 +71,7 @@ inline constexpr size_t kMaxMessageBytes = 1024;
 
 }  // namespace tock::fuzz
 
-#define FUZZ_CHECK(cond, detail)                           \
-  do {                                                     \
-    if (!(cond)) ::tock::fuzz::Fail(#cond, (detail));      \
+#define FUZZ_CHECK(cond, detail)                      \
+  do {                                                \
+    if (!(cond)) ::tock::fuzz::Fail(#cond, (detail)); \
   } while (0)

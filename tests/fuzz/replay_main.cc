@@ -46,7 +46,8 @@ void OnCrash(int sig) {
     }
     close(fd);
   }
-  static const char kMessage[] = "fuzz replay: crashed; the input is in ./fuzz-replay-crash-<pid>\n";
+  static const char kMessage[] =
+      "fuzz replay: crashed; the input is in ./fuzz-replay-crash-<pid>\n";
   (void)!write(2, kMessage, sizeof kMessage - 1);
   signal(sig, SIG_DFL);
   raise(sig);
@@ -151,9 +152,12 @@ int main(int argc, char** argv) {
     const std::string arg = argv[i];
     if ((arg == "--mutations" || arg == "--max-len" || arg == "--seed") && i + 1 < argc) {
       const unsigned long long value = std::strtoull(argv[++i], nullptr, 10);
-      if (arg == "--mutations") mutations = value;
-      else if (arg == "--max-len") max_len = value;
-      else seed = value;
+      if (arg == "--mutations")
+        mutations = value;
+      else if (arg == "--max-len")
+        max_len = value;
+      else
+        seed = value;
     } else if (!arg.empty() && arg[0] == '-') {
       return Usage(argv[0]);
     } else {

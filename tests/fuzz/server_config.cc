@@ -2,6 +2,7 @@
 // is parsed or refused with INVALID_ARGUMENT (never an exception of the YAML library or a
 // crash); what parses validates or is refused with INVALID_ARGUMENT.
 #include "server-core/config/server_config.h"
+
 #include "tests/fuzz/fuzz_check.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -22,7 +22,8 @@ void Measure(const VisibilityPredicate& p, int depth, int& conditions, int& max_
   }
   max_depth = std::max(max_depth, depth + 1);
   if (depth > tock::persistence::kMaxVisibilityNesting) return;  // checked by the caller
-  for (const VisibilityPredicate& child : p.children) Measure(child, depth + 1, conditions, max_depth);
+  for (const VisibilityPredicate& child : p.children)
+    Measure(child, depth + 1, conditions, max_depth);
 }
 
 tock::persistence::VisibilityStore& Store() {
