@@ -207,7 +207,10 @@ async function chaos({ count, kills, faults, seed }) {
       setTimeout(() => reject(new Error('no result in time')), killAt.at(-1) + SETTLE_MS).unref();
     });
     deadline.catch(() => {});
-    const outcomes = await Promise.allSettled(entries.map(async (entry) => {
+    // A restart that fails ends the phase at once (nothing could finish without a server).
+    const killerFailed = killer.then(() => new Promise(() => {}));
+    killerFailed.catch(() => {});  // reported by the race below, or by `await killer`
+    const outcomes = await Promise.race([killerFailed, Promise.allSettled(entries.map(async (entry) => {
       await sleep(Math.max(0, started + entry.startAt - Date.now()));
       const handle = await client.workflow.start('chaosMix', {
         taskQueue,
@@ -225,7 +228,7 @@ async function chaos({ count, kills, faults, seed }) {
         }
       }));
       return handle.result();
-    }).map((p) => Promise.race([p, deadline])));
+    }).map((p) => Promise.race([p, deadline])))]);
     await killer;
     log('every workflow has an outcome');
     assert.deepEqual(signalErrors, [], 'every signal was accepted');

@@ -15,6 +15,8 @@ const DEADLINE = { timeout: 90_000 };
 const HOOK_DEADLINE = { timeout: 60_000 };
 
 const workflowsPath = fileURLToPath(new URL('./workflows.js', import.meta.url));
+// TOCK_SDK_FAULT_RATE: the server fails that share of its store calls (ctest sdk_faults).
+const faults = faultsFromEnv();
 
 Runtime.install({ logger: new DefaultLogger('WARN') });
 
@@ -151,11 +153,15 @@ test('an activity failing twice succeeds on its third attempt under its retry po
     const attempt = await withWorker({ maxCachedWorkflows }, (taskQueue) =>
       client.workflow.execute('retryUntilThirdAttempt', { taskQueue, workflowId }),
     );
-    assert.equal(attempt, 3);
+    // Under injected faults an attempt whose answer was lost (the worker does not retry a
+    // DEADLINE_EXCEEDED) times out and the next one runs: a later attempt may succeed.
+    if (faults) assert.ok(attempt >= 3, `attempt ${attempt}`);
+    else assert.equal(attempt, 3);
     const history = await replays(workflowId);
     const started = history.events.find((e) => e.activityTaskStartedEventAttributes);
-    assert.equal(started.activityTaskStartedEventAttributes.attempt, 3, 'retries write no events');
-    assert.match(started.activityTaskStartedEventAttributes.lastFailure.message, /attempt 2/);
+    assert.equal(started.activityTaskStartedEventAttributes.attempt, attempt, 'retries write no events');
+    if (!faults) assert.match(started.activityTaskStartedEventAttributes.lastFailure.message, /attempt 2/);
+    assert.equal(history.events.filter((e) => e.activityTaskStartedEventAttributes).length, 1);
   }
 });
 
@@ -362,11 +368,14 @@ test('an activity completed asynchronously by workflow and activity id', DEADLIN
     return await handle.result();
   });
   assert.equal(result, 'done elsewhere');
-  await replays(workflowId);
+  const { events } = await replays(workflowId);
+  // 11 events; under injected faults a workflow task whose answer was lost times out and is
+  // retried, which adds events.
+  if (!faults) assert.equal(events.length, 11);
   const reversed = await connection.workflowService.getWorkflowExecutionHistoryReverse({
     namespace: 'default', execution: { workflowId }, maximumPageSize: 2,
   });
-  assert.deepEqual(reversed.history.events.map((e) => Number(e.eventId)), [11, 10]);
+  assert.deepEqual(reversed.history.events.map((e) => Number(e.eventId)), [events.length, events.length - 1]);
   assert.ok(reversed.nextPageToken.length > 0);
 });
 
@@ -459,7 +468,7 @@ test('a client waiting longer than the 20 s history long poll gets its result', 
 
 // Under TOCK_SDK_FAULT_RATE (ctest sdk_faults) every test above ran with that share of the
 // server's store calls failing: they must have failed, or the run proved nothing.
-test('persistence faults were injected (TOCK_SDK_FAULT_RATE)', { ...DEADLINE, skip: !faultsFromEnv() && 'TOCK_SDK_FAULT_RATE is not set' }, async () => {
+test('persistence faults were injected (TOCK_SDK_FAULT_RATE)', { ...DEADLINE, skip: !faults && 'TOCK_SDK_FAULT_RATE is not set' }, async () => {
   const { unavailable, timeoutAfter } = await server.injectedFaults();
   console.log(`persistence faults injected at rate ${server.faults.rate} (seed ${server.faults.seed}): ` +
     `${unavailable} UNAVAILABLE before the call, ${timeoutAfter} DEADLINE_EXCEEDED after it`);
