@@ -69,7 +69,7 @@ for t in "${targets[@]}"; do
   status=0
   (cd "$findings" && nice -n 10 "$build/tests/fuzz/fuzz_$t" "$work" "$root/tests/fuzz/corpus/$t" \
       -max_total_time="$seconds" -max_len="${max_len[$t]}" -timeout=10 -rss_limit_mb=2048 \
-      -malloc_limit_mb=1024 -jobs=1 -workers=1 -print_final_stats=1 \
+      -malloc_limit_mb=1024 -print_final_stats=1 \
       -artifact_prefix="$findings/") >"$log" 2>&1 || status=$?
   stats=$(grep -E '^stat::(number_of_executed_units|average_exec_per_sec|new_units_added|peak_rss_mb)' "$log" |
           sed 's/^stat:://' | tr '\n' ' ' || true)

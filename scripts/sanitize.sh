@@ -36,10 +36,15 @@ fi
 
 start=$(date +%s)
 export CCACHE_BASEDIR=$root CCACHE_NOHASHDIR=true
+# TSan: gRPC, protobuf and Abseil linked as Debian's shared libraries, so that TSan can tell
+# their (uninstrumented) code from ours and ignore the accesses it makes
+# (ignore_noninstrumented_modules below); statically linked, they are one module with ours.
+static_deps=ON
+[[ $kind == thread ]] && static_deps=OFF
 if [[ ! -f $build/CMakeCache.txt ]]; then
   nice -n 10 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_CXX_COMPILER="$cxx" \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g" \
-    -DTOCK_SANITIZE="$kind"
+    -DTOCK_SANITIZE="$kind" -DTOCK_STATIC_DEPS=$static_deps
 fi
 targets=${SANITIZE_TARGETS:-tock-server tock unit_tests conformance_tests integration_tests \
 observability_tests cli_tests completion_tests metrics_cli_tests repl_tests fuzz_targets}
@@ -54,10 +59,18 @@ supp=$root/tests/fuzz/sanitizers
 # Every report is fatal to its process and lands in $reports/<kind>.<pid>, whichever process
 # it is (the tests start tock-server and tock as child processes, whose stderr they may not
 # show).
-export ASAN_OPTIONS="log_path=$reports/asan:halt_on_error=1:exitcode=66:detect_leaks=1:detect_stack_use_after_return=1:strict_string_checks=1"
-export LSAN_OPTIONS="suppressions=$supp/lsan.supp:print_suppressions=0"
-export TSAN_OPTIONS="log_path=$reports/tsan:halt_on_error=1:exitcode=66:second_deadlock_stack=1:suppressions=$supp/tsan.supp:print_suppressions=0"
-export UBSAN_OPTIONS="log_path=$reports/ubsan:halt_on_error=1:exitcode=66:print_stacktrace=1:suppressions=$supp/ubsan.supp"
+# Only the chosen sanitizer's options: each runtime also reads the others' (UBSan's log_path
+# would rename TSan's reports).
+unset ASAN_OPTIONS LSAN_OPTIONS TSAN_OPTIONS UBSAN_OPTIONS
+case $kind in
+  address)
+    export ASAN_OPTIONS="log_path=$reports/asan:halt_on_error=1:exitcode=66:detect_leaks=1:detect_stack_use_after_return=1:strict_string_checks=1"
+    export LSAN_OPTIONS="suppressions=$supp/lsan.supp:print_suppressions=0" ;;
+  thread)
+    export TSAN_OPTIONS="log_path=$reports/tsan:halt_on_error=1:exitcode=66:second_deadlock_stack=1:ignore_noninstrumented_modules=1:suppressions=$supp/tsan.supp:print_suppressions=0" ;;
+  undefined)
+    export UBSAN_OPTIONS="log_path=$reports/ubsan:halt_on_error=1:exitcode=66:print_stacktrace=1:suppressions=$supp/ubsan.supp" ;;
+esac
 
 status=0
 # s3_proxy tests only the node proxy (no C++ of ours); the docs tests compare generated
