@@ -13,7 +13,9 @@
 //    exponential backoff (1 s doubling to 1 min) and logged; its row stays stored, so a
 //    crash loses nothing.
 //
-// Thread safety: every method may be called from any thread.
+// Thread safety: every method may be called from any thread. Lifetime: the TimerThread
+// holds callbacks into this queue, so call Stop(), then destroy the TimerThread (which drops
+// them), then this queue (the history engine and the server do it in that order).
 #pragma once
 
 #include <condition_variable>

@@ -386,13 +386,14 @@ TEST(TimerQueueTest, PagesStoredTimersInAndFiresEachOnce) {
   std::mutex mu;
   std::set<std::string> fired;
   int duplicates = 0, early = 0;
-  TimerThread timer_thread(clock);
+  // The timer thread goes before the queue (TimerQueue's contract): see the end.
+  auto timer_thread = std::make_unique<TimerThread>(clock);
   TimerQueue::Options options;
   options.window = absl::Seconds(120);  // 120 timers due within it: more than max_armed
   options.page = 50;
   options.max_armed = 100;
   TimerQueue queue(
-      (*p)->executions(), 2, timer_thread, clock, NullLogger(),
+      (*p)->executions(), 2, *timer_thread, clock, NullLogger(),
       [&](const persistence::TimerTaskRow& row) {
         std::lock_guard lock(mu);
         if (clock.Now() < row.fire_time) ++early;
@@ -428,6 +429,8 @@ TEST(TimerQueueTest, PagesStoredTimersInAndFiresEachOnce) {
     }
     EXPECT_LE(queue.armed(), 151u);
   }
+  queue.Stop();
+  timer_thread.reset();
   std::lock_guard lock(mu);
   EXPECT_EQ(fired.size(), static_cast<size_t>(kTimers) + 1);
   EXPECT_TRUE(fired.contains("soon"));
@@ -443,11 +446,11 @@ TEST(TimerQueueTest, RetriesAFailingTimerWithBackoff) {
   ASSERT_TRUE(p.ok());
   ShardController shards((*p)->executions(), 1, "test");
   ASSERT_TRUE(shards.AcquireAll().ok());
-  TimerThread timer_thread(clock);
+  auto timer_thread = std::make_unique<TimerThread>(clock);
   std::atomic<int> calls{0};
   std::mutex mu;
   std::vector<absl::Time> attempts;
-  TimerQueue queue((*p)->executions(), 1, timer_thread, clock, NullLogger(),
+  TimerQueue queue((*p)->executions(), 1, *timer_thread, clock, NullLogger(),
                    [&](const persistence::TimerTaskRow&) {
                      std::lock_guard lock(mu);
                      attempts.push_back(clock.Now());
@@ -469,6 +472,8 @@ TEST(TimerQueueTest, RetriesAFailingTimerWithBackoff) {
     while (absl::Now() < until && calls == before) absl::SleepFor(absl::Milliseconds(2));
   }
   ASSERT_EQ(calls.load(), 4);
+  queue.Stop();
+  timer_thread.reset();
   std::lock_guard lock(mu);
   EXPECT_GE(attempts[1] - attempts[0], absl::Seconds(1));
   EXPECT_GE(attempts[2] - attempts[1], absl::Seconds(2));
