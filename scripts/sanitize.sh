@@ -14,7 +14,7 @@
 # cover third-party code only, each with its reason.
 #
 # Environment: SANITIZE_JOBS (ctest parallelism, default 1: instrumented servers on 2 cores
-# time out otherwise), BUILD_JOBS (default 2), SANITIZE_TARGETS (what to build).
+# time out otherwise), BUILD_JOBS (default 2), SANITIZE_TARGETS (what to build; default all).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -46,8 +46,7 @@ if [[ ! -f $build/CMakeCache.txt ]]; then
     -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g" \
     -DTOCK_SANITIZE="$kind" -DTOCK_STATIC_DEPS=$static_deps
 fi
-targets=${SANITIZE_TARGETS:-tock-server tock unit_tests conformance_tests integration_tests \
-observability_tests cli_tests completion_tests metrics_cli_tests repl_tests fuzz_targets}
+targets=${SANITIZE_TARGETS:-all}
 # shellcheck disable=SC2086
 nice -n 10 cmake --build "$build" --target $targets -- -j"${BUILD_JOBS:-2}"
 built=$(date +%s)
@@ -73,10 +72,12 @@ case $kind in
 esac
 
 status=0
-# s3_proxy tests only the node proxy (no C++ of ours); the docs tests compare generated
-# text (no sanitizer finds anything there that the normal run does not).
+# Left out: s3_proxy tests only the node proxy (no C++ of ours); docs_man_lint lints
+# generated text; CompletionTest.UnreachableServerIsSilentAndFast bounds a latency (4 s) that
+# an instrumented binary does not meet.
 nice -n 10 ctest --test-dir "$build" --output-on-failure --parallel "${SANITIZE_JOBS:-1}" \
-  --timeout 900 -E '^(s3_proxy|docs_man_lint)$' "$@" || status=$?
+  --timeout 900 -E '^(s3_proxy|docs_man_lint|CompletionTest\.UnreachableServerIsSilentAndFast)$' \
+  "$@" || status=$?
 finished=$(date +%s)
 
 shopt -s nullglob
