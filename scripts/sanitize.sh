@@ -6,6 +6,9 @@
 #   scripts/sanitize.sh address|thread|undefined [CTEST_ARGS...]
 #     e.g. scripts/sanitize.sh thread -R 'HistoryEngine|TimerQueue'
 #
+# `address` builds with ASan and UBSan together (one build and one run instead of two; the
+# fuzz build does the same); `undefined` is UBSan alone, for a faster run.
+#
 # Fails when a test fails or when any process (a test, tock-server or tock started by one)
 # wrote a sanitizer report: reports go to build-<asan|tsan|ubsan>/sanitizer-reports/ (one
 # file per process) and are printed at the end. The build uses clang (CXX to change it) at
@@ -21,9 +24,9 @@ root=$PWD
 
 kind=${1:-}
 case $kind in
-  address) dir=build-asan ;;
-  thread) dir=build-tsan ;;
-  undefined) dir=build-ubsan ;;
+  address) dir=build-asan; flags=address,undefined ;;
+  thread) dir=build-tsan; flags=thread ;;
+  undefined) dir=build-ubsan; flags=undefined ;;
   *) echo "usage: $0 address|thread|undefined [CTEST_ARGS...]" >&2; exit 2 ;;
 esac
 shift
@@ -44,8 +47,10 @@ static_deps=ON
 if [[ ! -f $build/CMakeCache.txt ]]; then
   nice -n 10 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_CXX_COMPILER="$cxx" \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g" \
-    -DTOCK_SANITIZE="$kind" -DTOCK_STATIC_DEPS=$static_deps
+    -DTOCK_SANITIZE="$flags" -DTOCK_STATIC_DEPS=$static_deps
 fi
+# A build directory configured by an older script keeps its sanitizer unless told.
+cmake -S "$root" -B "$build" -DTOCK_SANITIZE="$flags" >/dev/null
 targets=${SANITIZE_TARGETS:-all}
 # shellcheck disable=SC2086
 nice -n 10 cmake --build "$build" --target $targets -- -j"${BUILD_JOBS:-2}"
@@ -64,7 +69,8 @@ unset ASAN_OPTIONS LSAN_OPTIONS TSAN_OPTIONS UBSAN_OPTIONS
 case $kind in
   address)
     export ASAN_OPTIONS="log_path=$reports/asan:halt_on_error=1:exitcode=66:detect_leaks=1:detect_stack_use_after_return=1:strict_string_checks=1"
-    export LSAN_OPTIONS="suppressions=$supp/lsan.supp:print_suppressions=0" ;;
+    export LSAN_OPTIONS="suppressions=$supp/lsan.supp:print_suppressions=0"
+    export UBSAN_OPTIONS="log_path=$reports/ubsan:halt_on_error=1:exitcode=66:print_stacktrace=1:suppressions=$supp/ubsan.supp" ;;
   thread)
     export TSAN_OPTIONS="log_path=$reports/tsan:halt_on_error=1:exitcode=66:second_deadlock_stack=1:ignore_noninstrumented_modules=1:suppressions=$supp/tsan.supp:print_suppressions=0" ;;
   undefined)
