@@ -3,7 +3,7 @@
 // Every register, update, failover, deprecation or deletion appends a new version; the
 // previous current version gets its valid_to set to the new version's valid_from, and
 // nothing else of an old version is ever rewritten. Versions of one namespace are numbered
-// 1, 2, 3, ... and their valid_from strictly increases (admin::NextValidFrom).
+// 1, 2, 3, ... and their valid_from strictly increases (NextValidFrom, lib/common/valid_time.h).
 //
 // Thread safety: implementations are safe to call from many threads.
 #pragma once

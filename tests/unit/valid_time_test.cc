@@ -1,10 +1,10 @@
 // Valid-time versions of namespace metadata (seed 004, SPEC §1.3): valid_from is the server
 // time in whole milliseconds, strictly increasing (+1 ms when it would not be).
-#include "lib/admin/valid_time.h"
+#include "lib/common/valid_time.h"
 
 #include <gtest/gtest.h>
 
-namespace tock::admin {
+namespace tock {
 namespace {
 
 // 2025-11-22T08:26:40Z, a whole millisecond.
@@ -61,4 +61,4 @@ TEST(ValidTimeTest, AnUnalignedPreviousStartIsTruncatedFirst) {
 }
 
 }  // namespace
-}  // namespace tock::admin
+}  // namespace tock

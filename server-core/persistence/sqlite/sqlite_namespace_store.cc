@@ -7,7 +7,7 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
-#include "lib/admin/valid_time.h"
+#include "lib/common/valid_time.h"
 #include "lib/common/status.h"
 #include "lib/common/time_format.h"
 #include "server-core/persistence/sqlite/sqlite_stores.h"
@@ -65,7 +65,7 @@ class SqliteNamespaceStore : public NamespaceStore {
 
     NamespaceVersion v;
     v.version = 1;
-    v.valid_from = admin::TruncateToMillis(now);
+    v.valid_from = TruncateToMillis(now);
     v.operation = "register";
     v.record = record;
     if (absl::Status s = Insert(v); !s.ok()) return s;
@@ -130,7 +130,7 @@ class SqliteNamespaceStore : public NamespaceStore {
     }
     NamespaceVersion next;
     next.version = current->version + 1;
-    next.valid_from = admin::NextValidFrom(current->valid_from, now);
+    next.valid_from = NextValidFrom(current->valid_from, now);
     next.operation = operation;
     next.record = record;
     ASSIGN_OR_RETURN_STMT(close, db_.Prepare(

@@ -1,8 +1,8 @@
-#include "lib/admin/valid_time.h"
+#include "lib/common/valid_time.h"
 
 #include <algorithm>
 
-namespace tock::admin {
+namespace tock {
 
 absl::Time TruncateToMillis(absl::Time t) { return absl::FromUnixMillis(absl::ToUnixMillis(t)); }
 
@@ -10,4 +10,4 @@ absl::Time NextValidFrom(absl::Time previous_valid_from, absl::Time now) {
   return std::max(TruncateToMillis(now), TruncateToMillis(previous_valid_from) + absl::Milliseconds(1));
 }
 
-}  // namespace tock::admin
+}  // namespace tock

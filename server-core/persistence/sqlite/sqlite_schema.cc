@@ -1,4 +1,4 @@
-#include "server-core/persistence/schema/sqlite_schema.h"
+#include "server-core/persistence/sqlite/sqlite_schema.h"
 
 #include "absl/strings/str_cat.h"
 

@@ -3,7 +3,7 @@
 
 #include "absl/time/time.h"
 
-namespace tock::admin {
+namespace tock {
 
 // The valid_from of the version that follows one starting at `previous_valid_from`, written
 // at `now`: now truncated to milliseconds, but strictly later than the previous version, so a
@@ -14,4 +14,4 @@ absl::Time NextValidFrom(absl::Time previous_valid_from, absl::Time now);
 // `t` truncated to whole milliseconds (the resolution versions are stored with).
 absl::Time TruncateToMillis(absl::Time t);
 
-}  // namespace tock::admin
+}  // namespace tock
