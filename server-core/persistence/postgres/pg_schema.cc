@@ -1,0 +1,217 @@
+#include "server-core/persistence/postgres/pg_schema.h"
+
+#include <cstdint>
+
+#include "absl/strings/str_cat.h"
+
+namespace tock::persistence {
+
+// Conventions of every table (the same as the SQLite schema's, so the stores of both
+// backends read alike):
+//   - times are BIGINT milliseconds since the Unix epoch (`*_ms`);
+//   - protobuf records and payloads are BYTEA;
+//   - enums and flags are BIGINT (the pool reads int2/4/8 alike; BIGINT matches the int8 of
+//     every bound parameter, so comparisons need no casts);
+//   - text is COLLATE "C": byte order, as SQLite's BINARY collation orders it, whatever
+//     locale the database was created with (list orders and page tokens depend on it);
+//   - where SQLite has AUTOINCREMENT, a BIGSERIAL: one sequence for the whole database, so
+//     ids keep increasing across the hosts that share it.
+const std::vector<PgMigration>& PostgresMigrations() {
+  static const std::vector<PgMigration> migrations = {
+      {1, "namespaces as a valid-time table; cluster metadata", R"sql(
+CREATE TABLE namespace_versions (
+  namespace_id  TEXT COLLATE "C" NOT NULL,
+  name          TEXT COLLATE "C" NOT NULL,
+  version       BIGINT NOT NULL,
+  valid_from_ms BIGINT NOT NULL,
+  valid_to_ms   BIGINT,
+  operation     TEXT COLLATE "C" NOT NULL,
+  record        BYTEA  NOT NULL,
+  deleted       BIGINT NOT NULL,
+  PRIMARY KEY (namespace_id, version)
+);
+COMMENT ON TABLE namespace_versions IS
+  'Every version of every namespace (valid time): valid_from_ms <= t < valid_to_ms; the current version has valid_to_ms NULL';
+COMMENT ON COLUMN namespace_versions.record IS 'tock.persistence.v1.NamespaceRecord';
+COMMENT ON COLUMN namespace_versions.deleted IS '1 when record.info.state is DELETED, for list filtering';
+CREATE UNIQUE INDEX namespace_current_name ON namespace_versions(name) WHERE valid_to_ms IS NULL;
+CREATE INDEX namespace_name_time ON namespace_versions(name, valid_from_ms);
+CREATE TABLE cluster_metadata (
+  key   TEXT COLLATE "C" PRIMARY KEY,
+  value TEXT COLLATE "C" NOT NULL
+);
+COMMENT ON TABLE cluster_metadata IS
+  'Facts fixed when the database is created (history shard count, cluster name), checked at every start';
+)sql"},
+      {2, "workflow runs: shards, mutable state, history, tasks, timers, visibility", R"sql(
+CREATE TABLE shards (
+  shard_id   BIGINT PRIMARY KEY,
+  range_id   BIGINT NOT NULL,
+  owner      TEXT COLLATE "C" NOT NULL,
+  claimed_ms BIGINT NOT NULL
+);
+COMMENT ON TABLE shards IS
+  'History shards: the owner and its range id; every shard write checks the range id (FOR SHARE), a steal increments it (FOR UPDATE)';
+CREATE TABLE executions (
+  namespace_id TEXT COLLATE "C" NOT NULL,
+  workflow_id  TEXT COLLATE "C" NOT NULL,
+  run_id       TEXT COLLATE "C" NOT NULL,
+  shard_id     BIGINT NOT NULL,
+  db_version   BIGINT NOT NULL,
+  state        BYTEA  NOT NULL,
+  PRIMARY KEY (namespace_id, workflow_id, run_id)
+);
+COMMENT ON TABLE executions IS 'The mutable state of every run; db_version detects concurrent changes';
+COMMENT ON COLUMN executions.state IS 'tock.persistence.v1.MutableState';
+CREATE TABLE current_executions (
+  namespace_id     TEXT COLLATE "C" NOT NULL,
+  workflow_id      TEXT COLLATE "C" NOT NULL,
+  run_id           TEXT COLLATE "C" NOT NULL,
+  status           BIGINT NOT NULL,
+  start_request_id TEXT COLLATE "C" NOT NULL,
+  PRIMARY KEY (namespace_id, workflow_id)
+);
+COMMENT ON TABLE current_executions IS 'The current (latest) run of each workflow id';
+CREATE TABLE history_events (
+  run_id   TEXT COLLATE "C" NOT NULL,
+  event_id BIGINT NOT NULL,
+  data     BYTEA  NOT NULL,
+  PRIMARY KEY (run_id, event_id)
+);
+COMMENT ON TABLE history_events IS 'The history of every run, one row per event';
+COMMENT ON COLUMN history_events.data IS 'temporal.api.history.v1.HistoryEvent';
+CREATE TABLE task_queue_tasks (
+  task_id      BIGSERIAL PRIMARY KEY,
+  namespace_id TEXT COLLATE "C" NOT NULL,
+  task_queue   TEXT COLLATE "C" NOT NULL,
+  kind         BIGINT NOT NULL,
+  data         BYTEA  NOT NULL
+);
+COMMENT ON TABLE task_queue_tasks IS
+  'Workflow and activity tasks waiting for a poller; task_id from one sequence, increasing across hosts';
+COMMENT ON COLUMN task_queue_tasks.data IS 'tock.persistence.v1.TransferTask';
+CREATE TABLE timer_tasks (
+  shard_id BIGINT NOT NULL,
+  fire_ms  BIGINT NOT NULL,
+  task_id  BIGINT NOT NULL,
+  data     BYTEA  NOT NULL,
+  PRIMARY KEY (shard_id, fire_ms, task_id)
+);
+COMMENT ON TABLE timer_tasks IS 'Durable timers of each shard, in firing order';
+COMMENT ON COLUMN timer_tasks.data IS 'tock.persistence.v1.TimerTask';
+CREATE TABLE visibility (
+  namespace_id   TEXT COLLATE "C" NOT NULL,
+  run_id         TEXT COLLATE "C" NOT NULL,
+  workflow_id    TEXT COLLATE "C" NOT NULL,
+  workflow_type  TEXT COLLATE "C" NOT NULL,
+  task_queue     TEXT COLLATE "C" NOT NULL,
+  status         BIGINT NOT NULL,
+  start_ms       BIGINT NOT NULL,
+  execution_ms   BIGINT NOT NULL,
+  close_ms       BIGINT,
+  history_length BIGINT NOT NULL,
+  info           BYTEA  NOT NULL,
+  PRIMARY KEY (namespace_id, run_id)
+);
+COMMENT ON TABLE visibility IS 'One row per run for List/Count/Describe; close_ms NULL while open';
+COMMENT ON COLUMN visibility.info IS 'temporal.api.workflow.v1.WorkflowExecutionInfo';
+CREATE INDEX visibility_start ON visibility(namespace_id, start_ms DESC);
+CREATE INDEX visibility_workflow ON visibility(namespace_id, workflow_id);
+)sql"},
+      {3, "archival queue: closed runs of archiving namespaces and the archiver's progress", R"sql(
+CREATE TABLE archival_queue (
+  namespace_id     TEXT COLLATE "C" NOT NULL,
+  run_id           TEXT COLLATE "C" NOT NULL,
+  workflow_id      TEXT COLLATE "C" NOT NULL,
+  close_ms         BIGINT NOT NULL,
+  visibility_step  BIGINT NOT NULL DEFAULT 0,
+  history_step     BIGINT NOT NULL DEFAULT 0,
+  run_deleted      BIGINT NOT NULL DEFAULT 0,
+  attempts         BIGINT NOT NULL DEFAULT 0,
+  last_error       TEXT COLLATE "C" NOT NULL DEFAULT '',
+  next_attempt_ms  BIGINT NOT NULL DEFAULT 0,
+  PRIMARY KEY (namespace_id, run_id)
+);
+COMMENT ON TABLE archival_queue IS
+  'Closed runs of archiving namespaces and the archiver''s progress (steps: 0 pending, 1 archived, 2 skipped)';
+CREATE INDEX archival_queue_visibility ON archival_queue(close_ms) WHERE visibility_step = 0;
+CREATE INDEX archival_queue_live ON archival_queue(namespace_id, close_ms) WHERE run_deleted = 0;
+)sql"},
+  };
+  return migrations;
+}
+
+namespace {
+
+// A database whose current schema holds tables but no schema_version belongs to another
+// program: refuse it rather than mix Tock's tables into it.
+absl::Status CheckIsTocks(PgConn& conn, const PgPool& pool) {
+  absl::StatusOr<PgResult> tables = conn.Query(
+      "SELECT count(*), count(*) FILTER (WHERE table_name = 'schema_version') "
+      "FROM information_schema.tables WHERE table_schema = current_schema()");
+  if (!tables.ok()) return tables.status();
+  if (tables->Int(0, 0) > 0 && tables->Int(0, 1) == 0) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the database ", pool.location(),
+        " belongs to another program (tables of its own and no Tock schema); give "
+        "tock-server a new database"));
+  }
+  return absl::OkStatus();
+}
+
+// One step of the migration: under the advisory lock, applies the next pending migration.
+// Sets `done` when none is left.
+absl::Status MigrateOneStep(PgConn& conn, const PgPool& pool, bool& done) {
+  absl::StatusOr<PgResult> locked =
+      conn.Query("SELECT pg_advisory_xact_lock($1)", {PgParam::Int(kPgMigrationLockKey)});
+  if (!locked.ok()) return locked.status();
+  if (absl::Status s = CheckIsTocks(conn, pool); !s.ok()) return s;
+  if (absl::Status s = conn.Exec(
+          "CREATE TABLE IF NOT EXISTS schema_version (version BIGINT PRIMARY KEY, "
+          "description TEXT NOT NULL, applied_ms BIGINT NOT NULL)");
+      !s.ok()) {
+    return s;
+  }
+  absl::StatusOr<PgResult> current =
+      conn.Query("SELECT COALESCE(MAX(version), 0) FROM schema_version");
+  if (!current.ok()) return current.status();
+  const int64_t applied = current->Int(0, 0);
+  const int known = PostgresMigrations().back().version;
+  if (applied > known) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the database ", pool.location(), " has schema version ", applied,
+        " but this tock-server knows versions up to ", known, "; use a newer tock-server"));
+  }
+  for (const PgMigration& m : PostgresMigrations()) {
+    if (m.version <= applied) continue;
+    if (absl::Status s = conn.Exec(m.sql); !s.ok()) {
+      return absl::Status(s.code(), absl::StrCat("schema migration ", m.version, " failed: ",
+                                                 s.message()));
+    }
+    absl::StatusOr<PgResult> recorded = conn.Query(
+        "INSERT INTO schema_version(version, description, applied_ms) VALUES ($1, $2, "
+        "(extract(epoch FROM clock_timestamp()) * 1000)::bigint)",
+        {PgParam::Int(m.version), PgParam::Text(m.description)});
+    return recorded.status();
+  }
+  done = true;
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status MigratePostgres(PgPool& pool) {
+  // One transaction per migration (plus a last one that finds nothing to do); the bound
+  // only guards against a bug that would loop forever.
+  const size_t max_steps = PostgresMigrations().size() + 1;
+  for (size_t step = 0; step < max_steps; ++step) {
+    bool done = false;
+    absl::Status s =
+        pool.InTransaction([&](PgConn& conn) { return MigrateOneStep(conn, pool, done); });
+    if (!s.ok()) return s;
+    if (done) return absl::OkStatus();
+  }
+  return absl::InternalError("schema migration did not finish after one step per migration");
+}
+
+}  // namespace tock::persistence
