@@ -9,6 +9,7 @@
 #include "server-core/persistence/archival_queue_store.h"
 #include "server-core/persistence/cluster_metadata_store.h"
 #include "server-core/persistence/execution_store.h"
+#include "server-core/persistence/membership_store.h"
 #include "server-core/persistence/namespace_store.h"
 #include "server-core/persistence/visibility_store.h"
 
@@ -37,6 +38,7 @@ class Persistence {
   virtual ExecutionStore& executions() = 0;
   virtual VisibilityStore& visibility() = 0;
   virtual ArchivalQueueStore& archival_queue() = 0;
+  virtual MembershipStore& membership() = 0;
   // For banners and DescribeCluster: "sqlite", and the file or ":memory:".
   virtual std::string engine() const = 0;
   virtual std::string location() const = 0;

@@ -282,6 +282,36 @@ class ObservedArchivalQueueStore : public ArchivalQueueStore {
   const Op visibility_due_, retention_due_, live_, get_, put_, counts_, failing_;
 };
 
+class ObservedMembershipStore : public MembershipStore {
+ public:
+  ObservedMembershipStore(MembershipStore& inner, Observer& o)
+      : inner_(inner),
+        o_(o),
+        heartbeat_(o.Resolve("MembershipHeartbeat")),
+        hosts_(o.Resolve("MembershipListHosts")),
+        leave_(o.Resolve("MembershipLeave")),
+        shards_(o.Resolve("MembershipListShards")) {}
+
+  absl::Status Heartbeat(const std::string& host_id, const std::string& address,
+                         absl::Time session_start) override {
+    return o_.Run(heartbeat_, [&] { return inner_.Heartbeat(host_id, address, session_start); });
+  }
+  absl::StatusOr<std::vector<HostRecord>> ListHosts(absl::Duration forget_after) override {
+    return o_.Run(hosts_, [&] { return inner_.ListHosts(forget_after); });
+  }
+  absl::Status Leave(const std::string& host_id) override {
+    return o_.Run(leave_, [&] { return inner_.Leave(host_id); });
+  }
+  absl::StatusOr<std::vector<ShardRecord>> ListShards() override {
+    return o_.Run(shards_, [&] { return inner_.ListShards(); });
+  }
+
+ private:
+  MembershipStore& inner_;
+  Observer& o_;
+  const Op heartbeat_, hosts_, leave_, shards_;
+};
+
 class ObservedPersistence : public Persistence {
  public:
   ObservedPersistence(std::unique_ptr<Persistence> inner, MetricsRegistry& metrics,
@@ -292,13 +322,15 @@ class ObservedPersistence : public Persistence {
         cluster_metadata_(inner_->cluster_metadata(), observer_),
         executions_(inner_->executions(), observer_),
         visibility_(inner_->visibility(), observer_),
-        archival_queue_(inner_->archival_queue(), observer_) {}
+        archival_queue_(inner_->archival_queue(), observer_),
+        membership_(inner_->membership(), observer_) {}
 
   NamespaceStore& namespaces() override { return namespaces_; }
   ClusterMetadataStore& cluster_metadata() override { return cluster_metadata_; }
   ExecutionStore& executions() override { return executions_; }
   VisibilityStore& visibility() override { return visibility_; }
   ArchivalQueueStore& archival_queue() override { return archival_queue_; }
+  MembershipStore& membership() override { return membership_; }
   std::string engine() const override { return inner_->engine(); }
   std::string location() const override { return inner_->location(); }
 
@@ -310,6 +342,7 @@ class ObservedPersistence : public Persistence {
   ObservedExecutionStore executions_;
   ObservedVisibilityStore visibility_;
   ObservedArchivalQueueStore archival_queue_;
+  ObservedMembershipStore membership_;
 };
 
 }  // namespace

@@ -17,13 +17,15 @@ class SqlitePersistence : public Persistence {
         cluster_metadata_(NewSqliteClusterMetadataStore(*db_)),
         executions_(NewSqliteExecutionStore(*db_)),
         visibility_(NewSqliteVisibilityStore(*db_)),
-        archival_queue_(NewSqliteArchivalQueueStore(*db_)) {}
+        archival_queue_(NewSqliteArchivalQueueStore(*db_)),
+        membership_(NewSqliteMembershipStore(*db_)) {}
 
   NamespaceStore& namespaces() override { return *namespaces_; }
   ClusterMetadataStore& cluster_metadata() override { return *cluster_metadata_; }
   ExecutionStore& executions() override { return *executions_; }
   VisibilityStore& visibility() override { return *visibility_; }
   ArchivalQueueStore& archival_queue() override { return *archival_queue_; }
+  MembershipStore& membership() override { return *membership_; }
   std::string engine() const override { return "sqlite"; }
   std::string location() const override { return db_->location(); }
 
@@ -34,6 +36,7 @@ class SqlitePersistence : public Persistence {
   std::unique_ptr<ExecutionStore> executions_;
   std::unique_ptr<VisibilityStore> visibility_;
   std::unique_ptr<ArchivalQueueStore> archival_queue_;
+  std::unique_ptr<MembershipStore> membership_;
 };
 
 }  // namespace

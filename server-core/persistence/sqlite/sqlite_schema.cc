@@ -103,6 +103,14 @@ CREATE TABLE archival_queue (
 CREATE INDEX archival_queue_visibility ON archival_queue(close_ms) WHERE visibility_step = 0;
 CREATE INDEX archival_queue_live ON archival_queue(namespace_id, close_ms) WHERE run_deleted = 0;
 )sql"},
+      {4, "cluster membership: one heartbeat row per tock-server process", R"sql(
+CREATE TABLE cluster_membership (
+  host_id            TEXT    PRIMARY KEY,
+  address            TEXT    NOT NULL,
+  session_start_ms   INTEGER NOT NULL,
+  last_heartbeat_ms  INTEGER NOT NULL   -- the database's clock
+);
+)sql"},
   };
   return migrations;
 }

@@ -6,6 +6,7 @@
 #include "server-core/persistence/archival_queue_store.h"
 #include "server-core/persistence/cluster_metadata_store.h"
 #include "server-core/persistence/execution_store.h"
+#include "server-core/persistence/membership_store.h"
 #include "server-core/persistence/visibility_store.h"
 #include "server-core/persistence/namespace_store.h"
 #include "server-core/persistence/sqlite/sqlite_db.h"
@@ -17,5 +18,6 @@ std::unique_ptr<ClusterMetadataStore> NewSqliteClusterMetadataStore(SqliteDb& db
 std::unique_ptr<ExecutionStore> NewSqliteExecutionStore(SqliteDb& db);
 std::unique_ptr<VisibilityStore> NewSqliteVisibilityStore(SqliteDb& db);
 std::unique_ptr<ArchivalQueueStore> NewSqliteArchivalQueueStore(SqliteDb& db);
+std::unique_ptr<MembershipStore> NewSqliteMembershipStore(SqliteDb& db);
 
 }  // namespace tock::persistence
