@@ -1,14 +1,23 @@
 #include "server-core/persistence/persistence.h"
 
 #include "absl/strings/str_cat.h"
+#include "server-core/persistence/postgres/postgres_persistence.h"
 #include "server-core/persistence/sqlite/sqlite_persistence.h"
 
 namespace tock::persistence {
 
 absl::StatusOr<std::unique_ptr<Persistence>> OpenPersistence(const PersistenceConfig& config) {
   if (config.engine == "sqlite") return OpenSqlitePersistence(config.sqlite_path);
+  if (config.engine == "postgres") {
+    if (config.postgres_url.empty()) {
+      return absl::InvalidArgumentError(
+          "persistence.postgres.url is empty; the postgres engine needs "
+          "postgresql://USER@HOST:PORT/DB (or tock-server --postgres-url)");
+    }
+    return OpenPostgresPersistence(config.postgres_url, config.postgres_max_connections);
+  }
   return absl::InvalidArgumentError(absl::StrCat(
-      "persistence.engine: unknown engine \"", config.engine, "\"; allowed: sqlite"));
+      "persistence.engine: unknown engine \"", config.engine, "\"; allowed: sqlite, postgres"));
 }
 
 }  // namespace tock::persistence

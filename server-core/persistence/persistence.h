@@ -23,10 +23,15 @@ struct FaultInjectionConfig {
 };
 
 struct PersistenceConfig {
-  // "sqlite" (the default) or "postgres" (not built yet).
+  // "sqlite" (the default: one process on one file) or "postgres" (several hosts may
+  // share one database).
   std::string engine = "sqlite";
   // SQLite database file; empty or ":memory:" for an in-memory database.
   std::string sqlite_path;
+  // PostgreSQL: libpq's URL, postgresql://USER[:PASSWORD]@HOST[:PORT]/DB (a password is
+  // better kept in ~/.pgpass or PGPASSWORD than in the URL), and the size of the pool.
+  std::string postgres_url;
+  int postgres_max_connections = 20;
   FaultInjectionConfig fault_injection;
 };
 
@@ -39,14 +44,16 @@ class Persistence {
   virtual VisibilityStore& visibility() = 0;
   virtual ArchivalQueueStore& archival_queue() = 0;
   virtual MembershipStore& membership() = 0;
-  // For banners and DescribeCluster: "sqlite", and the file or ":memory:".
+  // For banners and DescribeCluster: "sqlite", and the file or ":memory:"; or "postgres",
+  // and postgresql://USER@HOST:PORT/DB (never the password).
   virtual std::string engine() const = 0;
   virtual std::string location() const = 0;
 };
 
 // Opens (creating when needed) the database and applies pending schema migrations.
-// UNAVAILABLE when the file cannot be opened; FAILED_PRECONDITION when the schema is newer
-// than this binary knows.
+// UNAVAILABLE when the file cannot be opened or the PostgreSQL database cannot be reached;
+// FAILED_PRECONDITION when the schema is newer than this binary knows; INVALID_ARGUMENT for
+// an unknown engine or a postgres engine without a URL.
 absl::StatusOr<std::unique_ptr<Persistence>> OpenPersistence(const PersistenceConfig& config);
 
 }  // namespace tock::persistence

@@ -137,6 +137,16 @@ COMMENT ON TABLE archival_queue IS
 CREATE INDEX archival_queue_visibility ON archival_queue(close_ms) WHERE visibility_step = 0;
 CREATE INDEX archival_queue_live ON archival_queue(namespace_id, close_ms) WHERE run_deleted = 0;
 )sql"},
+      {4, "cluster membership: one heartbeat row per tock-server process", R"sql(
+CREATE TABLE cluster_membership (
+  host_id           TEXT COLLATE "C" PRIMARY KEY,
+  address           TEXT COLLATE "C" NOT NULL,
+  session_start_ms  BIGINT NOT NULL,
+  last_heartbeat_ms BIGINT NOT NULL
+);
+COMMENT ON TABLE cluster_membership IS
+  'One row per tock-server host, upserted every heartbeat; last_heartbeat_ms is the database''s clock, so hosts agree on who is alive';
+)sql"},
   };
   return migrations;
 }

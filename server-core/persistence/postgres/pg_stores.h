@@ -8,6 +8,7 @@
 #include "server-core/persistence/archival_queue_store.h"
 #include "server-core/persistence/cluster_metadata_store.h"
 #include "server-core/persistence/execution_store.h"
+#include "server-core/persistence/membership_store.h"
 #include "server-core/persistence/namespace_store.h"
 #include "server-core/persistence/postgres/pg_db.h"
 #include "server-core/persistence/visibility_store.h"
@@ -19,5 +20,6 @@ std::unique_ptr<ClusterMetadataStore> NewPostgresClusterMetadataStore(PgPool& po
 std::unique_ptr<ExecutionStore> NewPostgresExecutionStore(PgPool& pool);
 std::unique_ptr<VisibilityStore> NewPostgresVisibilityStore(PgPool& pool);
 std::unique_ptr<ArchivalQueueStore> NewPostgresArchivalQueueStore(PgPool& pool);
+std::unique_ptr<MembershipStore> NewPostgresMembershipStore(PgPool& pool);
 
 }  // namespace tock::persistence

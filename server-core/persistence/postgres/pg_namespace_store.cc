@@ -1,0 +1,294 @@
+// The PostgreSQL NamespaceStore (a valid-time table, one row per version) and the
+// ClusterMetadataStore (a key/value table): the behaviour of sqlite_namespace_store.cc, made
+// safe for several hosts writing at once.
+//
+// Concurrency: SQLite serializes every writer on one file; here hosts race. Creation relies
+// on the unique indexes (current name, (id, version)): the loser's INSERT fails with 23505
+// and answers "Namespace already exists.". Appending locks the namespace's version-1 row
+// FOR UPDATE first (it always exists and no append can skip it), so appenders of one
+// namespace queue up and each then reads the current version committed by the one before
+// it (READ COMMITTED: every statement sees the latest commits).
+#include <string>
+#include <vector>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "lib/common/status.h"
+#include "lib/common/time_format.h"
+#include "lib/common/valid_time.h"
+#include "server-core/persistence/postgres/pg_stores.h"
+
+namespace tock::persistence {
+namespace {
+
+constexpr char kColumns[] =
+    "version, valid_from_ms, valid_to_ms, operation, record FROM namespace_versions";
+constexpr int32_t kDefaultPageSize = 100;
+
+absl::StatusOr<NamespaceVersion> ReadRow(const PgResult& r, int row) {
+  NamespaceVersion v;
+  v.version = r.Int(row, 0);
+  v.valid_from = absl::FromUnixMillis(r.Int(row, 1));
+  if (!r.IsNull(row, 2)) v.valid_to = absl::FromUnixMillis(r.Int(row, 2));
+  v.operation = r.Text(row, 3);
+  const std::string_view bytes = r.View(row, 4);
+  if (!v.record.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    return absl::DataLossError("a stored namespace record cannot be parsed");
+  }
+  return v;
+}
+
+absl::StatusOr<std::vector<NamespaceVersion>> ReadRows(const PgResult& r) {
+  std::vector<NamespaceVersion> out;
+  out.reserve(r.rows());
+  for (int i = 0; i < r.rows(); ++i) {
+    absl::StatusOr<NamespaceVersion> v = ReadRow(r, i);
+    if (!v.ok()) return v.status();
+    out.push_back(std::move(*v));
+  }
+  return out;
+}
+
+bool IsDeleted(const NamespaceRecord& record) {
+  return record.info().state() == temporal::api::enums::v1::NAMESPACE_STATE_DELETED;
+}
+
+// The current version where `column` (a fixed column name, never input) equals `value`.
+absl::StatusOr<NamespaceVersion> GetCurrent(PgConn& conn, const char* column,
+                                            const std::string& value) {
+  absl::StatusOr<PgResult> r = conn.Query(
+      absl::StrCat("SELECT ", kColumns, " WHERE ", column, " = $1 AND valid_to_ms IS NULL"),
+      {PgParam::Text(value)});
+  if (!r.ok()) return r.status();
+  if (r->rows() == 0) return NamespaceNotFoundError(value);
+  return ReadRow(*r, 0);
+}
+
+absl::Status Insert(PgConn& conn, const NamespaceVersion& v) {
+  const std::string record = v.record.SerializeAsString();
+  return conn
+      .Query(
+          "INSERT INTO namespace_versions(namespace_id, name, version, valid_from_ms, "
+          "valid_to_ms, operation, record, deleted) VALUES ($1, $2, $3, $4, NULL, $5, $6, $7)",
+          {PgParam::Text(v.record.info().id()), PgParam::Text(v.record.info().name()),
+           PgParam::Int(v.version), PgParam::Int(absl::ToUnixMillis(v.valid_from)),
+           PgParam::Text(v.operation), PgParam::Bytes(record),
+           PgParam::Int(IsDeleted(v.record) ? 1 : 0)})
+      .status();
+}
+
+class PgNamespaceStore : public NamespaceStore {
+ public:
+  explicit PgNamespaceStore(PgPool& pool) : pool_(pool) {}
+
+  absl::StatusOr<NamespaceVersion> CreateNamespace(const NamespaceRecord& record,
+                                                   absl::Time now) override {
+    if (record.info().id().empty() || record.info().name().empty()) {
+      return absl::InvalidArgumentError("a namespace record needs an id and a name");
+    }
+    NamespaceVersion v;
+    v.version = 1;
+    v.valid_from = TruncateToMillis(now);
+    v.operation = "register";
+    v.record = record;
+    absl::Status s = pool_.InTransaction([&](PgConn& conn) -> absl::Status {
+      // The name among current rows (a name never changes, so this covers deleted ones
+      // too); the id among all rows. A concurrent creator that passes this check too is
+      // stopped by the unique indexes below.
+      absl::StatusOr<PgResult> found = conn.Query(
+          "SELECT 1 FROM namespace_versions WHERE (name = $1 AND valid_to_ms IS NULL) OR "
+          "namespace_id = $2 LIMIT 1",
+          {PgParam::Text(record.info().name()), PgParam::Text(record.info().id())});
+      if (!found.ok()) return found.status();
+      if (found->rows() > 0) return NamespaceAlreadyExistsError();
+      return Insert(conn, v);
+    });
+    if (absl::IsAlreadyExists(s)) return NamespaceAlreadyExistsError();
+    if (!s.ok()) return s;
+    return v;
+  }
+
+  absl::StatusOr<NamespaceVersion> GetNamespaceByName(const std::string& name) override {
+    return Current("name", name);
+  }
+
+  absl::StatusOr<NamespaceVersion> GetNamespaceById(const std::string& id) override {
+    return Current("namespace_id", id);
+  }
+
+  absl::StatusOr<NamespaceVersion> GetNamespaceAsOf(const std::string& name,
+                                                    absl::Time as_of) override {
+    const int64_t t = absl::ToUnixMillis(as_of);
+    absl::StatusOr<PgResult> r = pool_.Query(
+        absl::StrCat("SELECT ", kColumns,
+                     " WHERE name = $1 AND valid_from_ms <= $2 AND (valid_to_ms IS NULL OR "
+                     "valid_to_ms > $2) ORDER BY valid_from_ms DESC LIMIT 1"),
+        {PgParam::Text(name), PgParam::Int(t)});
+    if (!r.ok()) return r.status();
+    if (r->rows() > 0) return ReadRow(*r, 0);
+    // A name that never existed gets SPEC §1.2's usual NOT_FOUND; one that exists (or
+    // existed) only later says when it was asked about.
+    absl::StatusOr<PgResult> any = pool_.Query(
+        "SELECT 1 FROM namespace_versions WHERE name = $1 LIMIT 1", {PgParam::Text(name)});
+    if (!any.ok()) return any.status();
+    if (any->rows() == 0) return NamespaceNotFoundError(name);
+    return absl::NotFoundError(
+        absl::StrCat("Namespace ", name, " did not exist at ", FormatTimestamp(as_of), "."));
+  }
+
+  absl::StatusOr<NamespaceVersion> AppendNamespaceVersion(const NamespaceRecord& record,
+                                                          int64_t expected_version,
+                                                          const std::string& operation,
+                                                          absl::Time now) override {
+    NamespaceVersion next;
+    absl::Status s = pool_.InTransaction([&](PgConn& conn) -> absl::Status {
+      // Queue behind any other appender of this namespace (see the top of the file).
+      absl::StatusOr<PgResult> locked = conn.Query(
+          "SELECT 1 FROM namespace_versions WHERE namespace_id = $1 AND version = 1 FOR UPDATE",
+          {PgParam::Text(record.info().id())});
+      if (!locked.ok()) return locked.status();
+      absl::StatusOr<NamespaceVersion> current = GetCurrent(conn, "namespace_id", record.info().id());
+      if (!current.ok()) return current.status();
+      if (current->record.info().name() != record.info().name()) {
+        return absl::InvalidArgumentError("a namespace version must keep its id and name");
+      }
+      if (current->version != expected_version) {
+        return absl::AbortedError(absl::StrCat(
+            "Namespace ", record.info().name(), " was changed concurrently (version ",
+            current->version, ", expected ", expected_version, "); retry the update."));
+      }
+      next.version = current->version + 1;
+      next.valid_from = NextValidFrom(current->valid_from, now);
+      next.operation = operation;
+      next.record = record;
+      absl::StatusOr<PgResult> closed = conn.Query(
+          "UPDATE namespace_versions SET valid_to_ms = $1 WHERE namespace_id = $2 AND "
+          "version = $3",
+          {PgParam::Int(absl::ToUnixMillis(next.valid_from)), PgParam::Text(record.info().id()),
+           PgParam::Int(current->version)});
+      if (!closed.ok()) return closed.status();
+      return Insert(conn, next);
+    });
+    if (!s.ok()) return s;
+    return next;
+  }
+
+  absl::StatusOr<NamespacePage> ListNamespaces(int32_t page_size, const std::string& page_token,
+                                               bool include_deleted) override {
+    if (page_size <= 0) page_size = kDefaultPageSize;
+    // The token is "n:" + the last name of the previous page (web-safe base64), as SQLite's:
+    // paging by key stays correct when namespaces are added or deleted between pages.
+    std::string after;
+    if (!page_token.empty()) {
+      if (!page_token.starts_with("n:") ||
+          !absl::WebSafeBase64Unescape(page_token.substr(2), &after)) {
+        return absl::InvalidArgumentError(
+            "the next_page_token is not one this server gave out; start the list again");
+      }
+    }
+    absl::StatusOr<PgResult> r = pool_.Query(
+        absl::StrCat("SELECT ", kColumns,
+                     " WHERE valid_to_ms IS NULL AND name > $1 AND ($2 OR deleted = 0) "
+                     "ORDER BY name LIMIT $3"),
+        {PgParam::Text(after), PgParam::Bool(include_deleted),
+         PgParam::Int(int64_t{page_size} + 1)});
+    if (!r.ok()) return r.status();
+    absl::StatusOr<std::vector<NamespaceVersion>> rows = ReadRows(*r);
+    if (!rows.ok()) return rows.status();
+    NamespacePage page;
+    page.namespaces = std::move(*rows);
+    if (page.namespaces.size() > static_cast<size_t>(page_size)) {
+      page.namespaces.pop_back();
+      page.next_page_token =
+          "n:" + absl::WebSafeBase64Escape(page.namespaces.back().record.info().name());
+    }
+    return page;
+  }
+
+  absl::StatusOr<std::vector<NamespaceVersion>> GetNamespaceHistory(
+      const std::string& name) override {
+    // One statement: the versions of the namespace currently called `name`.
+    absl::StatusOr<PgResult> r = pool_.Query(
+        absl::StrCat("SELECT ", kColumns,
+                     " WHERE namespace_id = (SELECT namespace_id FROM namespace_versions "
+                     "WHERE name = $1 AND valid_to_ms IS NULL) ORDER BY version"),
+        {PgParam::Text(name)});
+    if (!r.ok()) return r.status();
+    if (r->rows() == 0) return NamespaceNotFoundError(name);
+    return ReadRows(*r);
+  }
+
+ private:
+  absl::StatusOr<NamespaceVersion> Current(const char* column, const std::string& value) {
+    absl::StatusOr<PgPool::Lease> lease = pool_.Acquire();
+    if (!lease.ok()) return lease.status();
+    return GetCurrent(**lease, column, value);
+  }
+
+  PgPool& pool_;
+};
+
+class PgClusterMetadataStore : public ClusterMetadataStore {
+ public:
+  explicit PgClusterMetadataStore(PgPool& pool) : pool_(pool) {}
+
+  absl::StatusOr<int32_t> InitHistoryShardCount(int32_t shard_count) override {
+    // Stored once and for ever: refuse to fix a count no server could run with.
+    if (shard_count < 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("history shard count must be at least 1, got ", shard_count));
+    }
+    auto stored = InitValue("history_shard_count", std::to_string(shard_count));
+    if (!stored.ok()) return stored.status();
+    if (*stored != std::to_string(shard_count)) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "history shard count is ", shard_count, " in the configuration but ", *stored,
+          " in the database at ", pool_.location(),
+          "; the number of history shards is fixed when the database is created"));
+    }
+    return shard_count;
+  }
+
+  absl::Status InitClusterName(const std::string& cluster_name) override {
+    auto stored = InitValue("current_cluster_name", cluster_name);
+    if (!stored.ok()) return stored.status();
+    if (*stored != cluster_name) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "the configuration names this cluster \"", cluster_name, "\" but the database at ",
+          pool_.location(), " was written by cluster \"", *stored,
+          "\"; a database belongs to one cluster"));
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  // Stores `value` under `key` unless present; returns what is stored. Hosts starting at
+  // once all try the INSERT; ON CONFLICT makes every one but the first a no-op, and all
+  // then read the first one's value.
+  absl::StatusOr<std::string> InitValue(const std::string& key, const std::string& value) {
+    absl::StatusOr<PgPool::Lease> lease = pool_.Acquire();
+    if (!lease.ok()) return lease.status();
+    absl::StatusOr<PgResult> ins = (*lease)->Query(
+        "INSERT INTO cluster_metadata(key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING",
+        {PgParam::Text(key), PgParam::Text(value)});
+    if (!ins.ok()) return ins.status();
+    absl::StatusOr<PgResult> r = (*lease)->Query(
+        "SELECT value FROM cluster_metadata WHERE key = $1", {PgParam::Text(key)});
+    if (!r.ok()) return r.status();
+    return r->rows() > 0 ? r->Text(0, 0) : value;
+  }
+
+  PgPool& pool_;
+};
+
+}  // namespace
+
+std::unique_ptr<NamespaceStore> NewPostgresNamespaceStore(PgPool& pool) {
+  return std::make_unique<PgNamespaceStore>(pool);
+}
+
+std::unique_ptr<ClusterMetadataStore> NewPostgresClusterMetadataStore(PgPool& pool) {
+  return std::make_unique<PgClusterMetadataStore>(pool);
+}
+
+}  // namespace tock::persistence
