@@ -73,7 +73,12 @@ class SqliteExecutionStore : public ExecutionStore {
       RETURN_IF_ERROR(del.Bind(1, id).Run());
     }
     for (size_t i = 0; i < commit.new_timers.size(); ++i) {
-      const TimerTaskRow& timer = commit.new_timers[i];
+      TimerTaskRow& timer = commit.new_timers[i];
+      if (timer.task_id == 0) {
+        absl::StatusOr<int64_t> id = NextSequenceId();
+        if (!id.ok()) return id.status();
+        timer.task_id = *id;
+      }
       ASSIGN_STMT(ins, db_.Prepare(
           "INSERT INTO timer_tasks(shard_id, fire_ms, task_id, data) VALUES (?,?,?,?)"));
       RETURN_IF_ERROR(ins.Bind(1, int64_t{timer.shard_id})
@@ -235,6 +240,26 @@ class SqliteExecutionStore : public ExecutionStore {
     std::vector<std::string> tasks;                // per new task
     std::vector<std::string> timers;               // per new timer
   };
+
+  // An id for a timer its caller left at 0 (the contract: "assigned by Commit unless
+  // set"), from the AUTOINCREMENT sequence of task_queue_tasks: unique and increasing
+  // across restarts, like a task id, and what the PostgreSQL store does with its sequence.
+  // SQLite lets a program update sqlite_sequence; its row exists once a task was inserted.
+  // Requires the lock and an open transaction.
+  absl::StatusOr<int64_t> NextSequenceId() {
+    ASSIGN_STMT(seed, db_.Prepare(
+        "INSERT INTO sqlite_sequence(name, seq) SELECT 'task_queue_tasks', 0 WHERE NOT EXISTS "
+        "(SELECT 1 FROM sqlite_sequence WHERE name = 'task_queue_tasks')"));
+    RETURN_IF_ERROR(seed.Run());
+    ASSIGN_STMT(next, db_.Prepare(
+        "UPDATE sqlite_sequence SET seq = seq + 1 WHERE name = 'task_queue_tasks' RETURNING seq"));
+    absl::StatusOr<bool> row = next.Step();
+    if (!row.ok()) return row.status();
+    const int64_t id = *row ? next.Int(0) : 0;
+    next.Reset();
+    if (id == 0) return absl::InternalError("the task id sequence is missing");
+    return id;
+  }
 
   // Requires the lock and an open transaction. `index`: the run's place in `blobs`.
   absl::Status WriteRun(int32_t shard_id, RunWrite& run, const Blobs& blobs, size_t index) {

@@ -1,0 +1,215 @@
+// The ExecutionStore contract (execution_store.h) on every backend, for what a commit
+// queues: task-queue tasks (ids assigned in increasing order, removed by done_task_ids,
+// reloaded oldest first) and durable timers (ids assigned when left at 0, paged by the
+// (fire time, task id) cursor and `until`, removed exactly by done_timers).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "server-core/persistence/execution_store.h"
+#include "tests/conformance/execution_fixture.h"
+
+namespace tock::persistence::conformance {
+namespace {
+
+using Code = absl::StatusCode;
+using Keys_ = std::vector<std::pair<int64_t, int64_t>>;
+
+class ExecutionQueuesTest : public ExecutionStoreFixture {};
+
+TEST_P(ExecutionQueuesTest, TaskIdsIncreaseAndTasksReloadOldestFirst) {
+  Commit first = NewCommit();
+  first.new_tasks = {Task("q-a", "run-1", 2), Task("q-b", "run-2", 5, TaskKind::kActivity),
+                     Task("q-a", "run-3", 8, TaskKind::kTransfer)};
+  ASSERT_TRUE(store().Write(first).ok());
+  Commit second = NewCommit();
+  second.new_tasks = {Task("q-c", "run-4", 11), Task("q-a", "run-5", 14)};
+  ASSERT_TRUE(store().Write(second).ok());
+
+  std::vector<TaskQueueTask> written = first.new_tasks;
+  written.insert(written.end(), second.new_tasks.begin(), second.new_tasks.end());
+  for (size_t i = 1; i < written.size(); ++i) {
+    EXPECT_GT(written[i].task_id, written[i - 1].task_id) << i;
+  }
+  EXPECT_GT(written[0].task_id, 0);
+
+  absl::StatusOr<std::vector<TaskQueueTask>> loaded = store().LoadTaskQueueTasks();
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  ASSERT_EQ(loaded->size(), written.size());
+  for (size_t i = 0; i < written.size(); ++i) {
+    SCOPED_TRACE(i);
+    const TaskQueueTask& got = (*loaded)[i];
+    EXPECT_EQ(got.task_id, written[i].task_id);
+    EXPECT_EQ(got.namespace_id, written[i].namespace_id);
+    EXPECT_EQ(got.task_queue, written[i].task_queue);
+    EXPECT_EQ(got.kind, written[i].kind);
+    EXPECT_EQ(got.task.SerializeAsString(), written[i].task.SerializeAsString());
+  }
+}
+
+TEST_P(ExecutionQueuesTest, DoneTaskIdsRemoveExactlyThoseTasks) {
+  Commit c = NewCommit();
+  for (int i = 0; i < 6; ++i) c.new_tasks.push_back(Task("q", absl::StrCat("run-", i), i));
+  ASSERT_TRUE(store().Write(c).ok());
+  std::vector<int64_t> ids;
+  for (const TaskQueueTask& t : c.new_tasks) ids.push_back(t.task_id);
+
+  // Consuming tasks and adding one in the same commit (a task completes, the next is queued).
+  Commit done = NewCommit();
+  done.done_task_ids = {ids[1], ids[4], ids[5] + 1'000'000};  // an unknown id is ignored
+  done.new_tasks = {Task("q", "run-next", 9)};
+  ASSERT_TRUE(store().Write(done).ok());
+  EXPECT_GT(done.new_tasks[0].task_id, ids[5]);
+  EXPECT_EQ(TaskIds(), (std::vector<int64_t>{ids[0], ids[2], ids[3], ids[5],
+                                             done.new_tasks[0].task_id}));
+
+  // Ids are not reused once their tasks are gone.
+  Commit all = NewCommit();
+  all.done_task_ids = TaskIds();
+  ASSERT_TRUE(store().Write(all).ok());
+  EXPECT_TRUE(TaskIds().empty());
+  Commit again = NewCommit();
+  again.new_tasks = {Task("q", "run-later", 1)};
+  ASSERT_TRUE(store().Write(again).ok());
+  EXPECT_GT(again.new_tasks[0].task_id, done.new_tasks[0].task_id);
+}
+
+TEST_P(ExecutionQueuesTest, TimerIdsAreKeptWhenSetAndAssignedWhenZero) {
+  Commit c = NewCommit();
+  c.new_timers = {Timer(1, 100, 42), Timer(1, 100, 0), Timer(1, 100, 0), Timer(1, 50, 0)};
+  absl::Status s = store().Write(c);
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_EQ(c.new_timers[0].task_id, 42);
+  for (int i = 1; i < 4; ++i) EXPECT_NE(c.new_timers[i].task_id, 0) << i;
+  EXPECT_NE(c.new_timers[1].task_id, c.new_timers[2].task_id);
+  EXPECT_LT(c.new_timers[1].task_id, c.new_timers[2].task_id) << "in the commit's order";
+
+  Keys_ want = Keys(c.new_timers);
+  std::sort(want.begin(), want.end());
+  EXPECT_EQ(TimerKeys(), want) << "stored under the ids handed back";
+
+  absl::StatusOr<std::vector<TimerTaskRow>> loaded =
+      store().LoadTimers(1, TimerCursor{}, absl::InfiniteFuture(), 10);
+  ASSERT_TRUE(loaded.ok());
+  for (const TimerTaskRow& row : *loaded) {
+    EXPECT_EQ(row.shard_id, 1);
+    EXPECT_EQ(row.task.SerializeAsString(), c.new_timers[0].task.SerializeAsString());
+  }
+}
+
+TEST_P(ExecutionQueuesTest, TimersPageByFireTimeThenTaskIdUntilTheGivenTime) {
+  // 3 timers at each of 5 fire times, ids not in fire-time order, and another shard's.
+  Commit c = NewCommit();
+  Keys_ all;
+  for (int64_t at = 0; at < 5; ++at) {
+    for (int64_t k = 0; k < 3; ++k) {
+      const int64_t id = 100 - at * 10 + k * 3;
+      c.new_timers.push_back(Timer(1, at * 1000, id));
+      all.emplace_back(kBaseMs + at * 1000, id);
+    }
+  }
+  absl::StatusOr<int64_t> other = store().AcquireShard(2, "test-owner");
+  ASSERT_TRUE(other.ok());
+  ASSERT_TRUE(store().Write(c).ok());
+  Commit elsewhere = NewCommit();
+  elsewhere.shard_id = 2;
+  elsewhere.range_id = *other;
+  elsewhere.new_timers = {Timer(2, 1000, 1), Timer(2, 2500, 2)};
+  ASSERT_TRUE(store().Write(elsewhere).ok());
+  std::sort(all.begin(), all.end());
+
+  // Pages of 4 through everything, each starting strictly after the last one seen.
+  Keys_ paged;
+  TimerCursor after;
+  for (int pages = 0; pages < 20; ++pages) {
+    absl::StatusOr<std::vector<TimerTaskRow>> page =
+        store().LoadTimers(1, after, absl::InfiniteFuture(), 4);
+    ASSERT_TRUE(page.ok()) << page.status();
+    ASSERT_LE(page->size(), 4u);
+    if (page->empty()) break;
+    for (const auto& key : Keys(*page)) paged.push_back(key);
+    after = {page->back().fire_time, page->back().task_id};
+  }
+  EXPECT_EQ(paged, all);
+
+  // `until` is exclusive; a cursor in the middle of one fire time continues within it.
+  absl::StatusOr<std::vector<TimerTaskRow>> due =
+      store().LoadTimers(1, TimerCursor{}, absl::FromUnixMillis(kBaseMs + 2000), 100);
+  ASSERT_TRUE(due.ok());
+  EXPECT_EQ(Keys(*due), Keys_(all.begin(), all.begin() + 6));
+  absl::StatusOr<std::vector<TimerTaskRow>> middle = store().LoadTimers(
+      1, {absl::FromUnixMillis(all[7].first), all[7].second},
+      absl::FromUnixMillis(kBaseMs + 4000), 100);
+  ASSERT_TRUE(middle.ok());
+  EXPECT_EQ(Keys(*middle), Keys_(all.begin() + 8, all.begin() + 12));
+  absl::StatusOr<std::vector<TimerTaskRow>> none =
+      store().LoadTimers(1, TimerCursor{}, absl::FromUnixMillis(kBaseMs), 100);
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->empty()) << "nothing is due before the first fire time";
+  EXPECT_EQ(TimerKeys(2), (Keys_{{kBaseMs + 1000, 1}, {kBaseMs + 2500, 2}}));
+  EXPECT_TRUE(TimerKeys(3).empty());
+}
+
+TEST_P(ExecutionQueuesTest, DoneTimersRemoveExactlyTheNamedOnes) {
+  Commit c = NewCommit();
+  c.new_timers = {Timer(1, 100, 1), Timer(1, 100, 2), Timer(1, 200, 1), Timer(1, 300, 3)};
+  ASSERT_TRUE(store().Write(c).ok());
+  absl::StatusOr<int64_t> other = store().AcquireShard(2, "test-owner");
+  ASSERT_TRUE(other.ok());
+  Commit elsewhere = NewCommit();
+  elsewhere.shard_id = 2;
+  elsewhere.range_id = *other;
+  elsewhere.new_timers = {Timer(2, 100, 1)};
+  ASSERT_TRUE(store().Write(elsewhere).ok());
+
+  // The same fire time with another id, the same id at another time, and a timer that does
+  // not exist: only exact matches go, and only on shard 1.
+  Commit done = NewCommit();
+  done.done_timers = {Timer(1, 100, 1), Timer(1, 300, 3), Timer(1, 999, 1)};
+  done.new_timers = {Timer(1, 400, 4)};
+  ASSERT_TRUE(store().Write(done).ok());
+  EXPECT_EQ(TimerKeys(1), (Keys_{{kBaseMs + 100, 2}, {kBaseMs + 200, 1}, {kBaseMs + 400, 4}}));
+  EXPECT_EQ(TimerKeys(2), (Keys_{{kBaseMs + 100, 1}}));
+}
+
+TEST_P(ExecutionQueuesTest, TaskAndTimerIdsOfConcurrentCommitsAreUnique) {
+  constexpr int kThreads = 6;
+  constexpr int kCommits = 20;
+  std::vector<std::vector<int64_t>> tasks(kThreads), timers(kThreads);
+  {
+    std::vector<std::jthread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back([&, t] {
+        for (int i = 0; i < kCommits; ++i) {
+          Commit c = NewCommit();
+          c.new_tasks = {Task("q", absl::StrCat("run-", t), i), Task("q", "x", i)};
+          c.new_timers = {Timer(1, 100, 0), Timer(1, 100, 0)};
+          absl::Status s = store().Write(c);
+          ASSERT_TRUE(s.ok()) << s;
+          for (const auto& task : c.new_tasks) tasks[t].push_back(task.task_id);
+          for (const auto& timer : c.new_timers) timers[t].push_back(timer.task_id);
+        }
+      });
+    }
+  }
+  std::set<int64_t> task_ids, timer_ids;
+  for (int t = 0; t < kThreads; ++t) {
+    EXPECT_TRUE(std::is_sorted(tasks[t].begin(), tasks[t].end())) << t;
+    task_ids.insert(tasks[t].begin(), tasks[t].end());
+    timer_ids.insert(timers[t].begin(), timers[t].end());
+  }
+  EXPECT_EQ(task_ids.size(), size_t{kThreads * kCommits * 2});
+  EXPECT_EQ(timer_ids.size(), size_t{kThreads * kCommits * 2});
+  EXPECT_EQ(TaskIds().size(), size_t{kThreads * kCommits * 2});
+  EXPECT_EQ(TimerKeys().size(), size_t{kThreads * kCommits * 2});
+}
+
+TOCK_INSTANTIATE_ON_EVERY_BACKEND(ExecutionQueuesTest);
+
+}  // namespace
+}  // namespace tock::persistence::conformance
