@@ -1,6 +1,12 @@
 #include "tests/conformance/backends.h"
 
+#include <libpq-fe.h>
 #include <sqlite3.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <random>
 
 namespace tock::persistence {
 
@@ -10,12 +16,119 @@ std::string BackendName(const ::testing::TestParamInfo<Backend>& info) {
       return "SqliteMemory";
     case Backend::kSqliteFile:
       return "SqliteFile";
+    case Backend::kPostgres:
+      return "Postgres";
   }
   return "Unknown";
 }
 
+namespace {
+
+// One connection for a raw statement of the tests; fails the test when it cannot connect.
+class RawPg {
+ public:
+  explicit RawPg(const std::string& url)
+      : conn_(PQconnectdb((url + (url.find('?') == std::string::npos ? "?" : "&") +
+                           "connect_timeout=10").c_str())) {
+    EXPECT_EQ(PQstatus(conn_), CONNECTION_OK) << PQerrorMessage(conn_);
+  }
+  ~RawPg() { PQfinish(conn_); }
+  // Runs `sql`; the rows' first column as text.
+  std::vector<std::string> Run(const std::string& sql) {
+    std::vector<std::string> out;
+    PGresult* r = PQexec(conn_, sql.c_str());
+    const ExecStatusType status = PQresultStatus(r);
+    EXPECT_TRUE(status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK)
+        << sql << ": " << PQerrorMessage(conn_);
+    for (int i = 0; status == PGRES_TUPLES_OK && i < PQntuples(r); ++i) {
+      out.emplace_back(PQgetvalue(r, i, 0));
+    }
+    PQclear(r);
+    return out;
+  }
+
+ private:
+  PGconn* conn_;
+};
+
+}  // namespace
+
+std::string PostgresAdminUrl(std::string* why) {
+  if (const char* url = std::getenv("TOCK_TEST_POSTGRES_URL"); url != nullptr && *url != '\0') {
+    return url;
+  }
+  std::ifstream in(TOCK_POSTGRES_FIXTURE_FILE);
+  std::string url;
+  if (!(in >> url) || url.empty()) {
+    *why = std::string("no PostgreSQL for the tests: ") + TOCK_POSTGRES_FIXTURE_FILE +
+           " is missing (run the tests through ctest, whose postgres.fixture.start test "
+           "starts one, or set TOCK_TEST_POSTGRES_URL to the admin URL of a server of your "
+           "own; ./scripts/setup.sh installs postgresql-15)";
+    return "";
+  }
+  return url;
+}
+
+std::string PostgresUrlOf(const std::string& admin_url, const std::string& database) {
+  const size_t scheme = admin_url.find("://");
+  const size_t slash = admin_url.find('/', scheme == std::string::npos ? 0 : scheme + 3);
+  if (slash == std::string::npos) return admin_url + "/" + database;
+  const size_t query = admin_url.find('?', slash);
+  return admin_url.substr(0, slash + 1) + database +
+         (query == std::string::npos ? "" : admin_url.substr(query));
+}
+
+std::string CreateTestDatabase(const std::string& admin_url) {
+  // Unique within the run: tests run in parallel processes, and a crashed test may have
+  // left its database behind.
+  std::random_device random;
+  const std::string name = "tock_t" + std::to_string(getpid()) + "_" + std::to_string(random());
+  RawPg admin(admin_url);
+  admin.Run("CREATE DATABASE " + name);
+  return ::testing::Test::HasFailure() ? "" : name;
+}
+
+BackendTest::~BackendTest() {
+  if (postgres_database_.empty()) return;
+  // FORCE: a Persistence the test leaked must not keep the database (and the run's
+  // server) busy.
+  RawPg(postgres_admin_url_).Run("DROP DATABASE IF EXISTS " + postgres_database_ + " WITH (FORCE)");
+}
+
+std::string BackendTest::Location() const {
+  if (!IsPostgres()) return Config().sqlite_path;
+  const std::string url = Config().postgres_url;
+  PQconninfoOption* options = PQconninfoParse(url.c_str(), nullptr);
+  std::string user, host, port, db;
+  for (PQconninfoOption* o = options; o != nullptr && o->keyword != nullptr; ++o) {
+    if (o->val == nullptr) continue;
+    const std::string key = o->keyword;
+    if (key == "user") user = o->val;
+    if (key == "host") host = o->val;
+    if (key == "port") port = o->val;
+    if (key == "dbname") db = o->val;
+  }
+  PQconninfoFree(options);
+  return "postgresql://" + user + (user.empty() ? "" : "@") + host + ":" + port + "/" + db;
+}
+
 PersistenceConfig BackendTest::Config() const {
   PersistenceConfig config;
+  if (IsPostgres()) {
+    config.engine = "postgres";
+    if (postgres_database_.empty()) {
+      std::string why;
+      postgres_admin_url_ = PostgresAdminUrl(&why);
+      if (postgres_admin_url_.empty()) {
+        ADD_FAILURE() << why;
+        return config;
+      }
+      postgres_database_ = CreateTestDatabase(postgres_admin_url_);
+      if (postgres_database_.empty()) return config;
+    }
+    config.postgres_url = PostgresUrlOf(postgres_admin_url_, postgres_database_);
+    return config;
+  }
   config.engine = "sqlite";
   config.sqlite_path = GetParam() == Backend::kSqliteFile ? dir_.File("tock.db") : ":memory:";
   return config;
@@ -42,6 +155,14 @@ std::vector<int64_t> BackendTest::AppliedSchemaVersions() const {
   std::vector<int64_t> versions;
   EXPECT_TRUE(Durable()) << "an in-memory database is gone once closed";
   if (!Durable()) return versions;
+  if (IsPostgres()) {
+    // Migrations are applied in version order, so this is also the order they were applied.
+    RawPg db(Config().postgres_url);
+    for (const std::string& v : db.Run("SELECT version FROM schema_version ORDER BY version")) {
+      versions.push_back(std::stoll(v));
+    }
+    return versions;
+  }
   sqlite3* db = OpenRaw(Config().sqlite_path);
   sqlite3_stmt* q = nullptr;
   EXPECT_EQ(
@@ -58,6 +179,12 @@ std::vector<int64_t> BackendTest::AppliedSchemaVersions() const {
 
 void BackendTest::RecordSchemaVersion(int64_t version) const {
   ASSERT_TRUE(Durable()) << "an in-memory database is gone once closed";
+  if (IsPostgres()) {
+    RawPg(Config().postgres_url)
+        .Run("INSERT INTO schema_version(version, description, applied_ms) VALUES (" +
+             std::to_string(version) + ", 'written by a newer server', 0)");
+    return;
+  }
   sqlite3* db = OpenRaw(Config().sqlite_path);
   sqlite3_stmt* q = nullptr;
   ASSERT_EQ(sqlite3_prepare_v2(db,

@@ -1,6 +1,11 @@
-// The backends every conformance test runs on, and the fixture the suites share. A new
-// backend (PostgreSQL) adds one enum value, its config in Config(), and the two raw schema
-// helpers; the suites themselves only use the Persistence API.
+// The backends every conformance test runs on, and the fixture the suites share. A backend
+// is one enum value, its config in Config(), and the two raw schema helpers; the suites
+// themselves only use the Persistence API.
+//
+// PostgreSQL: one throwaway server per ctest run (the `postgres` ctest fixture, see
+// tests/support/postgres_fixture_main.cc; or TOCK_TEST_POSTGRES_URL, the admin URL of a
+// server of your own), and a fresh database per test, dropped at its end. Without either,
+// every PostgreSQL test FAILS: a missing database must never look like a pass.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -15,12 +20,14 @@
 
 namespace tock::persistence {
 
-enum class Backend { kSqliteMemory, kSqliteFile };
+enum class Backend { kSqliteMemory, kSqliteFile, kPostgres };
 
 std::string BackendName(const ::testing::TestParamInfo<Backend>& info);
 
 class BackendTest : public ::testing::TestWithParam<Backend> {
  protected:
+  ~BackendTest() override;
+
   // The same database every time it is called within one test.
   PersistenceConfig Config() const;
 
@@ -30,6 +37,9 @@ class BackendTest : public ::testing::TestWithParam<Backend> {
 
   // Whether data survives closing and reopening.
   bool Durable() const { return GetParam() != Backend::kSqliteMemory; }
+  bool IsPostgres() const { return GetParam() == Backend::kPostgres; }
+  // How errors name the test's database: the SQLite file, or postgresql://USER@HOST:PORT/DB.
+  std::string Location() const;
 
   // Raw access to a durable backend's (closed) database, for what the API cannot do.
   // The schema versions recorded as applied, in order.
@@ -38,11 +48,24 @@ class BackendTest : public ::testing::TestWithParam<Backend> {
   void RecordSchemaVersion(int64_t version) const;
 
   tock::testing::TempDir dir_;  // removed with the database files at the end of the test
+
+ private:
+  mutable std::string postgres_database_;  // created by the first Config() of the test
+  mutable std::string postgres_admin_url_;
 };
+
+// The admin URL (database `postgres`) of the run's throwaway PostgreSQL, or "" with the
+// reason in `why`.
+std::string PostgresAdminUrl(std::string* why);
+// CREATE DATABASE with a name unique to this process; "" after a failed expectation.
+std::string CreateTestDatabase(const std::string& admin_url);
+// `admin_url` with its database replaced by `database`.
+std::string PostgresUrlOf(const std::string& admin_url, const std::string& database);
 
 #define TOCK_INSTANTIATE_ON_EVERY_BACKEND(Suite)                                            \
   INSTANTIATE_TEST_SUITE_P(AllBackends, Suite,                                              \
-                           ::testing::Values(Backend::kSqliteMemory, Backend::kSqliteFile), \
+                           ::testing::Values(Backend::kSqliteMemory, Backend::kSqliteFile,  \
+                                             Backend::kPostgres),                            \
                            BackendName)
 
 }  // namespace tock::persistence
