@@ -136,7 +136,7 @@ TEST_P(ClusterMetadataStoreTest, ASecondServerOnTheSameDatabaseIsRefused) {
   if (!Durable()) GTEST_SKIP() << "every in-memory database is private to its opener";
   if (IsPostgres()) {
     GTEST_SKIP() << "SQLite only: several hosts share one PostgreSQL database by design "
-                    "(PostgresBackendTest.TwoHostsMigrateOnceAndSeeEachOthersNamespaces)";
+                    "(SharedPostgres.TwoHostsMigrateOnceAndSeeEachOthersNamespaces)";
   }
   auto first = Open();
   ASSERT_NE(first, nullptr);
