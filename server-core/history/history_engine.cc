@@ -71,7 +71,10 @@ HistoryEngine::HistoryEngine(persistence::ExecutionStore& store, ShardController
           store, shards.shard_count(), timers, clock, logger,
           [this](const persistence::TimerTaskRow& row) { return FireTimer(row); })) {}
 
-HistoryEngine::~HistoryEngine() { StopBackground(); }
+HistoryEngine::~HistoryEngine() {
+  shards_.SetListener(nullptr);
+  StopBackground();
+}
 
 void HistoryEngine::StopBackground() { timer_queue_->Stop(); }
 
@@ -143,7 +146,34 @@ absl::Status HistoryEngine::Recover() {
       matching_.AddTask(std::move(task));
     }
   }
-  return timer_queue_->Start();
+  for (int32_t shard : shards_.OwnedShards()) timer_queue_->Activate(shard);
+  absl::Status started = timer_queue_->Start();
+  if (started.ok()) shards_.SetListener(this);
+  return started;
+}
+
+void HistoryEngine::OnShardAcquired(int32_t shard_id) {
+  ForgetShard(shard_id);
+  timer_queue_->Activate(shard_id);
+}
+
+void HistoryEngine::OnShardReleased(int32_t shard_id) {
+  timer_queue_->Deactivate(shard_id);
+  ForgetShard(shard_id);
+}
+
+void HistoryEngine::ForgetShard(int32_t shard_id) {
+  std::vector<std::shared_ptr<RunEntry>> entries;
+  {
+    std::lock_guard lock(runs_mu_);
+    for (const auto& [run_id, entry] : runs_) entries.push_back(entry);
+  }
+  for (const std::shared_ptr<RunEntry>& entry : entries) {
+    std::lock_guard lock(entry->mu);
+    if (!entry->state.has_value()) continue;
+    const auto& exec = entry->state->execution();
+    if (shards_.ShardFor(exec.namespace_id(), exec.workflow_id()) == shard_id) entry->state.reset();
+  }
 }
 
 std::shared_ptr<HistoryEngine::RunEntry> HistoryEngine::Entry(const std::string& key) {
@@ -225,6 +255,9 @@ absl::Status HistoryEngine::Mutate(const NamespaceRef& ns, const RunKey& key,
 absl::Status HistoryEngine::WriteCommit(persistence::Commit& commit) {
   absl::Status s = store_.Write(commit);
   if (s.ok()) return s;
+  // The store's contract: FAILED_PRECONDITION is a fenced-out write, the shard has another
+  // owner. This host stops using it until the ring gives it back.
+  if (s.code() == absl::StatusCode::kFailedPrecondition) shards_.Lost(commit.shard_id, commit.range_id);
   // A database can fail a call after it committed (a timeout, a lost connection): then the
   // change happened and its tasks and timers must be published, or they would wait for a
   // restart. Whether it did is read back: the run's stored version is the written one.

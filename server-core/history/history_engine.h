@@ -43,7 +43,7 @@ struct NamespaceRef {
   int64_t failover_version = 0;
 };
 
-class HistoryEngine {
+class HistoryEngine : public ShardListener {
  public:
   // Whether runs of a namespace (by id) that close now are queued for the archiver; set once
   // at start. Without it nothing is queued.
@@ -64,6 +64,10 @@ class HistoryEngine {
   // timers (those due soon in memory, the rest paged in as they come due), so work resumes
   // exactly where it stopped.
   absl::Status Recover();
+  // Ownership of a shard moved (ShardListener): its timers are loaded or dropped, and its
+  // cached runs are forgotten (another host may have changed them meanwhile).
+  void OnShardAcquired(int32_t shard_id) override;
+  void OnShardReleased(int32_t shard_id) override;
   // The clock was moved (time skipping): timers now due fire without waiting.
   void WakeTimers();
   // Stops firing timers and retrying background work; waits for what is running. Call
@@ -172,6 +176,8 @@ class HistoryEngine {
   };
 
   std::shared_ptr<RunEntry> Entry(const std::string& run_id);
+  // Forgets the cached state of every run of `shard_id`.
+  void ForgetShard(int32_t shard_id);
   // Caches the state a commit just wrote for a run other than the one Mutate holds locked
   // (a new run), under that run's lock.
   void CacheCommitted(MutableStateRecord state);

@@ -40,17 +40,47 @@ TimerQueue::TimerQueue(persistence::ExecutionStore& store, int32_t shard_count,
       fire_(std::move(fire)),
       options_(options),
       windows_(static_cast<size_t>(shard_count)),
+      generations_(static_cast<size_t>(shard_count)),
       executor_(options.executor_threads, options.executor_queue) {}
 
 TimerQueue::~TimerQueue() { Stop(); }
 
 absl::Status TimerQueue::Start() {
+  {
+    std::lock_guard load_lock(load_mu_);
+    started_ = true;
+  }
   const absl::Time horizon = Horizon();
   for (int32_t shard = 1; shard <= shard_count_; ++shard) {
     if (absl::Status s = LoadShard(shard, horizon); !s.ok()) return s;
   }
   loader_ = std::thread([this] { LoaderLoop(); });
   return absl::OkStatus();
+}
+
+void TimerQueue::Activate(int32_t shard) {
+  if (shard < 1 || shard > shard_count_) return;
+  {
+    std::lock_guard load_lock(load_mu_);
+    ShardWindow& w = windows_[static_cast<size_t>(shard - 1)];
+    w.active = true;
+    w.covered = {};  // everything stored is the loader's again
+    generations_[static_cast<size_t>(shard - 1)]++;
+    if (!started_) return;  // Start loads it
+  }
+  if (absl::Status s = LoadShard(shard, Horizon()); !s.ok()) {
+    logger_.Warn("loading the timers of a shard taken over failed; the loader tries again",
+                 {{"shard_id", absl::StrCat(shard)}, {"error", s.ToString()}});
+  }
+}
+
+void TimerQueue::Deactivate(int32_t shard) {
+  if (shard < 1 || shard > shard_count_) return;
+  std::lock_guard load_lock(load_mu_);
+  ShardWindow& w = windows_[static_cast<size_t>(shard - 1)];
+  w.active = false;
+  w.covered = {};
+  generations_[static_cast<size_t>(shard - 1)]++;
 }
 
 void TimerQueue::Stop() {
@@ -70,12 +100,16 @@ size_t TimerQueue::armed() const {
 }
 
 void TimerQueue::Add(const persistence::TimerTaskRow& row) {
+  uint64_t generation = 0;
   {
     std::lock_guard load_lock(load_mu_);
+    if (row.shard_id < 1 || row.shard_id > shard_count_) return;
     const ShardWindow& w = windows_[static_cast<size_t>(row.shard_id - 1)];
+    if (!w.active) return;                // not ours (any more)
     if (!Before(row, w.covered)) return;  // beyond the loaded part: the loader's
+    generation = generations_[static_cast<size_t>(row.shard_id - 1)];
   }
-  Arm(row);
+  Arm(row, generation);
 }
 
 void TimerQueue::RunWithRetries(std::function<absl::Status()> work, std::string what, Ids ids,
@@ -129,10 +163,12 @@ absl::Status TimerQueue::LoadShard(int32_t shard, absl::Time horizon) {
       if (stopping_ || armed_ >= options_.max_armed) return absl::OkStatus();
     }
     std::vector<persistence::TimerTaskRow> rows;
+    uint64_t generation = 0;
     {
       std::lock_guard load_lock(load_mu_);
+      generation = generations_[static_cast<size_t>(shard - 1)];
       ShardWindow& w = windows_[static_cast<size_t>(shard - 1)];
-      if (w.covered.fire_time >= horizon) return absl::OkStatus();
+      if (!w.active || w.covered.fire_time >= horizon) return absl::OkStatus();
       absl::StatusOr<std::vector<persistence::TimerTaskRow>> page =
           store_.LoadTimers(shard, {w.covered.fire_time, w.covered.task_id - 1}, horizon,
                             options_.page);
@@ -144,12 +180,12 @@ absl::Status TimerQueue::LoadShard(int32_t shard, absl::Time horizon) {
         w.covered = {rows.back().fire_time, rows.back().task_id + 1};
       }
     }
-    for (const auto& row : rows) Arm(row);
+    for (const auto& row : rows) Arm(row, generation);
     if (static_cast<int32_t>(rows.size()) < options_.page) return absl::OkStatus();
   }
 }
 
-void TimerQueue::Arm(const persistence::TimerTaskRow& row) {
+void TimerQueue::Arm(const persistence::TimerTaskRow& row, uint64_t generation) {
   {
     std::lock_guard lock(mu_);
     if (stopping_) return;
@@ -161,6 +197,8 @@ void TimerQueue::Arm(const persistence::TimerTaskRow& row) {
   job.ids = {row.task.namespace_id(), row.task.workflow_id(), row.task.run_id()};
   job.due = row.fire_time;
   job.timer = true;
+  job.shard = row.shard_id;
+  job.generation = generation;
   Schedule(std::move(job));
 }
 
@@ -183,6 +221,12 @@ void TimerQueue::Execute(Job job) {
   {
     std::lock_guard lock(mu_);
     if (stopping_) return;
+  }
+  if (job.timer && generations_[static_cast<size_t>(job.shard - 1)] != job.generation) {
+    // The shard was given up (and maybe taken again, which loaded its rows anew).
+    std::lock_guard lock(mu_);
+    --armed_;
+    return;
   }
   if (job.timer && job.attempt == 0) metrics_->timer_task_latency.Observe(clock_.Now() - job.due);
   absl::Status s = job.work();

@@ -11,13 +11,17 @@
 //    timer thread, which also expires long polls, never waits on the database;
 //  - a firing that fails (busy database, lost shard, injected fault) is retried with
 //    exponential backoff (1 s doubling to 1 min) and logged; its row stays stored, so a
-//    crash loses nothing.
+//    crash loses nothing;
+//  - only the shards this host owns are loaded (Activate / Deactivate as ownership moves):
+//    a timer of a shard given up is dropped from memory, not fired, and its new owner
+//    loads it from the store.
 //
 // Thread safety: every method may be called from any thread. Lifetime: the TimerThread
 // holds callbacks into this queue, so call Stop(), then destroy the TimerThread (which drops
 // them), then this queue (the history engine and the server do it in that order).
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -61,8 +65,14 @@ class TimerQueue {
       : TimerQueue(store, shard_count, timers, clock, logger, std::move(fire), Options()) {}
   ~TimerQueue();  // Stop()
 
-  // Loads the first window of every shard, then starts the loader.
+  // Loads the first window of every active shard, then starts the loader.
   absl::Status Start();
+  // This host owns `shard` from now on: its timers are loaded (at once when started; a
+  // failed load is logged and retried by the loader).
+  void Activate(int32_t shard);
+  // This host gave `shard` up: its timers in memory are dropped unfired, its rows left to
+  // the new owner.
+  void Deactivate(int32_t shard);
   // A timer row was committed.
   void Add(const persistence::TimerTaskRow& row);
   // The clock moved (time skipping): loads what is now due, at once.
@@ -92,6 +102,7 @@ class TimerQueue {
   // are the loader's.
   struct ShardWindow {
     persistence::TimerCursor covered;
+    bool active = false;
   };
 
   void LoaderLoop();
@@ -107,8 +118,11 @@ class TimerQueue {
     absl::Time due;
     int attempt = 0;      // failures so far
     bool timer = false;   // counts in armed_ and reports lateness
+    int32_t shard = 0;    // a timer's shard, and its generation when armed
+    uint64_t generation = 0;
   };
-  void Arm(const persistence::TimerTaskRow& row);
+  // `generation`: the shard's, read under load_mu_ where the row was found to be ours.
+  void Arm(const persistence::TimerTaskRow& row, uint64_t generation);
   void Schedule(Job job);
   void Execute(Job job);
 
@@ -125,6 +139,11 @@ class TimerQueue {
   // committed while its shard loads is either seen by the query or armed by Add.
   std::mutex load_mu_;
   std::vector<ShardWindow> windows_;  // by shard - 1
+  // Bumped by every Activate and Deactivate of the shard: a timer armed under an older
+  // generation belongs to an ownership that ended, and is dropped. Read without load_mu_
+  // (which is held across database reads).
+  std::vector<std::atomic<uint64_t>> generations_;  // by shard - 1
+  bool started_ = false;                           // under load_mu_
 
   mutable std::mutex mu_;
   std::condition_variable cv_;

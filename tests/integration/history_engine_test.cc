@@ -401,6 +401,8 @@ TEST(TimerQueueTest, PagesStoredTimersInAndFiresEachOnce) {
         return absl::OkStatus();
       },
       options);
+  queue.Activate(1);
+  queue.Activate(2);
   ASSERT_TRUE(queue.Start().ok());
   // At most max_armed plus the page that crossed it; far fewer than the 3,000 stored.
   EXPECT_LE(queue.armed(), 150u) << "the window is bounded";
@@ -457,6 +459,7 @@ TEST(TimerQueueTest, RetriesAFailingTimerWithBackoff) {
                      return ++calls < 4 ? absl::UnavailableError("database is busy")
                                         : absl::OkStatus();
                    });
+  queue.Activate(1);
   ASSERT_TRUE(queue.Start().ok());
   persistence::TimerTaskRow row;
   row.shard_id = 1;
@@ -479,6 +482,58 @@ TEST(TimerQueueTest, RetriesAFailingTimerWithBackoff) {
   EXPECT_GE(attempts[2] - attempts[1], absl::Seconds(2));
   EXPECT_GE(attempts[3] - attempts[2], absl::Seconds(4));
   EXPECT_EQ(queue.armed(), 0u);
+}
+
+
+// Two hosts' timer queues over one store: a timer armed by the host that gives its shard up
+// is dropped unfired, and the shard's new owner loads and fires it.
+TEST(TimerQueueTest, ATimerOfAShardGivenUpIsDroppedAndFiredByItsNewOwner) {
+  ManualClock clock;
+  clock.Set(kStart);
+  auto p = persistence::OpenPersistence({});
+  ASSERT_TRUE(p.ok());
+  ShardController shards((*p)->executions(), 1, "test");
+  ASSERT_TRUE(shards.AcquireAll().ok());
+  persistence::Commit commit;
+  commit.shard_id = 1;
+  commit.range_id = shards.RangeId(1);
+  persistence::TimerTaskRow row;
+  row.shard_id = 1;
+  row.fire_time = absl::FromUnixMillis(absl::ToUnixMillis(kStart)) + absl::Seconds(1);
+  row.task_id = shards.NextTaskId(1);
+  row.task.set_timer_id("t");
+  commit.new_timers.push_back(row);
+  ASSERT_TRUE((*p)->executions().Write(commit).ok());
+
+  auto timer_thread = std::make_unique<TimerThread>(clock);
+  std::atomic<int> fired_a{0}, fired_b{0};
+  TimerQueue a((*p)->executions(), 1, *timer_thread, clock, NullLogger(),
+               [&](const persistence::TimerTaskRow&) { ++fired_a; return absl::OkStatus(); });
+  TimerQueue b((*p)->executions(), 1, *timer_thread, clock, NullLogger(),
+               [&](const persistence::TimerTaskRow&) { ++fired_b; return absl::OkStatus(); });
+  ASSERT_TRUE(b.Start().ok());  // owns nothing yet
+  a.Activate(1);
+  ASSERT_TRUE(a.Start().ok());
+  EXPECT_EQ(a.armed(), 1u);
+  EXPECT_EQ(b.armed(), 0u);
+
+  a.Deactivate(1);
+  a.Add(row);  // a commit seen after giving the shard up is not armed either
+  clock.Advance(absl::Seconds(2));
+  a.Wake();
+  b.Wake();
+  for (int i = 0; i < 100 && a.armed() > 0; ++i) absl::SleepFor(absl::Milliseconds(5));
+  EXPECT_EQ(a.armed(), 0u) << "dropped from memory";
+  EXPECT_EQ(fired_a.load(), 0);
+  EXPECT_EQ(fired_b.load(), 0) << "not b's yet";
+
+  b.Activate(1);
+  for (int i = 0; i < 200 && fired_b.load() == 0; ++i) absl::SleepFor(absl::Milliseconds(5));
+  EXPECT_EQ(fired_b.load(), 1);
+  EXPECT_EQ(fired_a.load(), 0);
+  a.Stop();
+  b.Stop();
+  timer_thread.reset();
 }
 
 }  // namespace
