@@ -16,7 +16,8 @@
 
 namespace {
 
-// Exit codes, as for the CLI (DESIGN.md): 2 bad configuration, 4 cannot listen, 1 otherwise.
+// Exit codes, as for the CLI (DESIGN.md): 2 bad configuration, 4 cannot listen or reach the
+// database, 1 otherwise.
 int ExitCodeFor(const absl::Status& status) {
   switch (status.code()) {
     case absl::StatusCode::kInvalidArgument:
@@ -34,12 +35,14 @@ int ExitCodeFor(const absl::Status& status) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"tock-server: the Tock server core (Temporal gRPC API, embedded SQLite)",
+  CLI::App app{"tock-server: the Tock server core (Temporal gRPC API; embedded SQLite or "
+               "PostgreSQL)",
                "tock-server"};
   app.footer(
       "Examples:\n"
       "  tock-server                              # in-memory database on 127.0.0.1:7233\n"
       "  tock-server --db-file tock.db --port 7233\n"
+      "  tock-server --postgres-url postgresql://tock@db.example.com:5432/tock --port 7233\n"
       "  tock-server --config /etc/tock/server.yaml\n"
       "  tock-server --metrics-port 9090 --log-level debug --log-format json\n");
   std::string config_path;
@@ -50,8 +53,14 @@ int main(int argc, char** argv) {
   app.add_option("--config", config_path, "YAML configuration file")->check(CLI::ExistingFile);
   app.add_option("--port", port, "Port to listen on (0: any free port); overrides the config");
   app.add_option("--ip", ip, "Address to listen on; overrides the config");
-  app.add_option("--db-file", db_file,
-                 "SQLite database file (default: in memory); overrides the config");
+  auto* db_file_option = app.add_option(
+      "--db-file", db_file, "SQLite database file (default: in memory); overrides the config");
+  std::optional<std::string> postgres_url;
+  app.add_option("--postgres-url", postgres_url,
+                 "Store everything in this PostgreSQL database "
+                 "(postgresql://USER@HOST:PORT/DB; keep a password in ~/.pgpass or PGPASSWORD); "
+                 "several hosts may share it; sets persistence.engine to postgres")
+      ->excludes(db_file_option);
   app.add_option("--namespace", namespaces, "Namespace to register at start (repeatable)");
   std::optional<std::string> archival_dir;
   app.add_option("--archival-dir", archival_dir,
@@ -104,6 +113,11 @@ int main(int argc, char** argv) {
   if (port) config.port = *port;
   if (ip) config.ip = *ip;
   if (db_file) config.persistence.sqlite_path = *db_file;
+  if (postgres_url) {
+    config.persistence.engine = "postgres";
+    config.persistence.postgres_url = *postgres_url;
+    config.persistence.sqlite_path.clear();  // the flag picks the database, over the file
+  }
   if (time_skipping) config.time_skipping = true;
   if (archival_dir) config.archival.UseDirectory(*archival_dir);
   config.namespaces.insert(config.namespaces.end(), namespaces.begin(), namespaces.end());

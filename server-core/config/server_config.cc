@@ -117,9 +117,29 @@ absl::Status ServerConfig::Validate() const {
     return FieldError("history.shards",
                       absl::StrCat("must be between 1 and 16384; got ", history_shards));
   }
-  if (persistence.engine != "sqlite") {
-    return FieldError("persistence.engine",
-                      absl::StrCat("unknown engine \"", persistence.engine, "\"; allowed: sqlite"));
+  if (persistence.engine != "sqlite" && persistence.engine != "postgres") {
+    return FieldError("persistence.engine", absl::StrCat("unknown engine \"", persistence.engine,
+                                                         "\"; allowed: sqlite, postgres"));
+  }
+  // The URL itself is never repeated in a message: it may hold a password.
+  if (persistence.engine == "postgres") {
+    if (persistence.postgres_url.empty()) {
+      return FieldError("persistence.postgres.url",
+                        "is required when persistence.engine is postgres, e.g. "
+                        "postgresql://tock@db.example.com:5432/tock (or give --postgres-url)");
+    }
+    if (!persistence.sqlite_path.empty()) {
+      return FieldError("persistence.sqlite.path",
+                        "is set but persistence.engine is postgres; give one database");
+    }
+  } else if (!persistence.postgres_url.empty()) {
+    return FieldError("persistence.postgres.url",
+                      "is set but persistence.engine is sqlite; set engine: postgres to use it");
+  }
+  if (persistence.postgres_max_connections < 1 || persistence.postgres_max_connections > 10000) {
+    return FieldError("persistence.postgres.max_connections",
+                      absl::StrCat("must be between 1 and 10000; got ",
+                                   persistence.postgres_max_connections));
   }
   if (metrics.has_value()) {
     if (metrics->port < 0 || metrics->port > 65535) {
@@ -171,13 +191,23 @@ absl::StatusOr<ServerConfig> ParseServerConfig(const std::string& yaml_text) {
   }
   if (const YAML::Node persistence = root["persistence"]) {
     TOCK_CONFIG_RETURN_IF_ERROR(
-        CheckKeys(persistence, "persistence", {"engine", "sqlite", "fault_injection"}));
+        CheckKeys(persistence, "persistence", {"engine", "sqlite", "postgres", "fault_injection"}));
     TOCK_CONFIG_RETURN_IF_ERROR(
         Read(persistence["engine"], "persistence.engine", "a string", &config.persistence.engine));
     if (const YAML::Node sqlite = persistence["sqlite"]) {
       TOCK_CONFIG_RETURN_IF_ERROR(CheckKeys(sqlite, "persistence.sqlite", {"path"}));
       TOCK_CONFIG_RETURN_IF_ERROR(Read(sqlite["path"], "persistence.sqlite.path", "a string",
                                        &config.persistence.sqlite_path));
+    }
+    if (const YAML::Node postgres = persistence["postgres"]) {
+      TOCK_CONFIG_RETURN_IF_ERROR(
+          CheckKeys(postgres, "persistence.postgres", {"url", "max_connections"}));
+      TOCK_CONFIG_RETURN_IF_ERROR(
+          Read(postgres["url"], "persistence.postgres.url",
+               "a string (postgresql://USER@HOST:PORT/DB)", &config.persistence.postgres_url));
+      TOCK_CONFIG_RETURN_IF_ERROR(Read(postgres["max_connections"],
+                                       "persistence.postgres.max_connections", "an integer",
+                                       &config.persistence.postgres_max_connections));
     }
     if (const YAML::Node faults = persistence["fault_injection"]) {
       const std::string p = "persistence.fault_injection";

@@ -1,5 +1,7 @@
 #include "tests/conformance/backends.h"
 
+#include "tests/support/postgres_server.h"
+
 #include <libpq-fe.h>
 #include <sqlite3.h>
 #include <unistd.h>
@@ -54,28 +56,11 @@ class RawPg {
 }  // namespace
 
 std::string PostgresAdminUrl(std::string* why) {
-  if (const char* url = std::getenv("TOCK_TEST_POSTGRES_URL"); url != nullptr && *url != '\0') {
-    return url;
-  }
-  std::ifstream in(TOCK_POSTGRES_FIXTURE_FILE);
-  std::string url;
-  if (!(in >> url) || url.empty()) {
-    *why = std::string("no PostgreSQL for the tests: ") + TOCK_POSTGRES_FIXTURE_FILE +
-           " is missing (run the tests through ctest, whose postgres.fixture.start test "
-           "starts one, or set TOCK_TEST_POSTGRES_URL to the admin URL of a server of your "
-           "own; ./scripts/setup.sh installs postgresql-15)";
-    return "";
-  }
-  return url;
+  return tock::testing::SharedPostgresAdminUrl(TOCK_POSTGRES_FIXTURE_FILE, why);
 }
 
 std::string PostgresUrlOf(const std::string& admin_url, const std::string& database) {
-  const size_t scheme = admin_url.find("://");
-  const size_t slash = admin_url.find('/', scheme == std::string::npos ? 0 : scheme + 3);
-  if (slash == std::string::npos) return admin_url + "/" + database;
-  const size_t query = admin_url.find('?', slash);
-  return admin_url.substr(0, slash + 1) + database +
-         (query == std::string::npos ? "" : admin_url.substr(query));
+  return tock::testing::PostgresUrlWithDatabase(admin_url, database);
 }
 
 std::string CreateTestDatabase(const std::string& admin_url) {
@@ -83,16 +68,21 @@ std::string CreateTestDatabase(const std::string& admin_url) {
   // left its database behind.
   std::random_device random;
   const std::string name = "tock_t" + std::to_string(getpid()) + "_" + std::to_string(random());
-  RawPg admin(admin_url);
-  admin.Run("CREATE DATABASE " + name);
-  return ::testing::Test::HasFailure() ? "" : name;
+  std::string error;
+  if (!tock::testing::CreatePostgresDatabase(admin_url, name, &error)) {
+    ADD_FAILURE() << error;
+    return "";
+  }
+  return name;
 }
 
 BackendTest::~BackendTest() {
   if (postgres_database_.empty()) return;
   // FORCE: a Persistence the test leaked must not keep the database (and the run's
   // server) busy.
-  RawPg(postgres_admin_url_).Run("DROP DATABASE IF EXISTS " + postgres_database_ + " WITH (FORCE)");
+  std::string error;
+  EXPECT_TRUE(tock::testing::DropPostgresDatabase(postgres_admin_url_, postgres_database_, &error))
+      << error;
 }
 
 std::string BackendTest::Location() const {

@@ -219,27 +219,77 @@ bool PostgresServer::StopDetached(const std::string& dir, pid_t pid, std::string
   return stopped;
 }
 
-bool PostgresServer::CreateDatabase(const std::string& name) {
+namespace {
+
+bool ValidName(const std::string& name, std::string* error) {
   if (name.empty() || name.size() > 63) {
-    error_ = "a database name needs 1 to 63 characters";
+    *error = "a database name needs 1 to 63 characters";
     return false;
   }
   for (char c : name) {
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') {
-      error_ = "a test database name may hold letters, digits and _ only";
+      *error = "a test database name may hold letters, digits and _ only";
       return false;
     }
   }
-  PGconn* conn = PQconnectdb((Url("postgres") + "?connect_timeout=10").c_str());
+  return true;
+}
+
+// Runs one statement through `url`; false with libpq's reason in `error`.
+bool RunStatement(const std::string& url, const std::string& sql, std::string* error) {
+  PGconn* conn = PQconnectdb(
+      (url + (url.find('?') == std::string::npos ? "?" : "&") + "connect_timeout=10").c_str());
   bool ok = PQstatus(conn) == CONNECTION_OK;
   if (ok) {
-    PGresult* r = PQexec(conn, ("CREATE DATABASE " + name).c_str());
+    PGresult* r = PQexec(conn, sql.c_str());
     ok = PQresultStatus(r) == PGRES_COMMAND_OK;
     PQclear(r);
   }
-  if (!ok) error_ = "CREATE DATABASE " + name + " failed: " + PQerrorMessage(conn);
+  if (!ok) *error = sql + " failed: " + PQerrorMessage(conn);
   PQfinish(conn);
   return ok;
+}
+
+}  // namespace
+
+bool CreatePostgresDatabase(const std::string& admin_url, const std::string& name,
+                            std::string* error) {
+  return ValidName(name, error) && RunStatement(admin_url, "CREATE DATABASE " + name, error);
+}
+
+bool DropPostgresDatabase(const std::string& admin_url, const std::string& name,
+                          std::string* error) {
+  return ValidName(name, error) &&
+         RunStatement(admin_url, "DROP DATABASE IF EXISTS " + name + " WITH (FORCE)", error);
+}
+
+bool PostgresServer::CreateDatabase(const std::string& name) {
+  return CreatePostgresDatabase(Url("postgres"), name, &error_);
+}
+
+std::string SharedPostgresAdminUrl(const std::string& fixture_file, std::string* why) {
+  if (const char* url = std::getenv("TOCK_TEST_POSTGRES_URL"); url != nullptr && *url != '\0') {
+    return url;
+  }
+  std::ifstream in(fixture_file);
+  std::string url;
+  if (!(in >> url) || url.empty()) {
+    *why = "no PostgreSQL for the tests: " + fixture_file +
+           " is missing (run the tests through ctest, whose postgres.fixture.start test "
+           "starts one, or set TOCK_TEST_POSTGRES_URL to the admin URL of a server of your "
+           "own; ./scripts/setup.sh installs postgresql-15)";
+    return "";
+  }
+  return url;
+}
+
+std::string PostgresUrlWithDatabase(const std::string& url, const std::string& database) {
+  const size_t scheme = url.find("://");
+  const size_t slash = url.find('/', scheme == std::string::npos ? 0 : scheme + 3);
+  if (slash == std::string::npos) return url + "/" + database;
+  const size_t query = url.find('?', slash);
+  return url.substr(0, slash + 1) + database +
+         (query == std::string::npos ? "" : url.substr(query));
 }
 
 }  // namespace tock::testing

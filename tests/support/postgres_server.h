@@ -74,4 +74,17 @@ class PostgresServer {
 // The PostgreSQL server binaries' folder, or "" when PostgreSQL 15 is not installed.
 std::string PostgresBinDir();
 
+// The admin URL (database `postgres`) of the run's shared server: TOCK_TEST_POSTGRES_URL
+// when set, else the first line of `fixture_file` (written by tock_postgres_fixture). ""
+// with the reason in `why` when neither is there.
+std::string SharedPostgresAdminUrl(const std::string& fixture_file, std::string* why);
+// `url` with its database replaced by `database`.
+std::string PostgresUrlWithDatabase(const std::string& url, const std::string& database);
+// CREATE DATABASE `name` (letters, digits and _) through `admin_url`; DROP ... WITH (FORCE).
+// False with the reason in `error`.
+bool CreatePostgresDatabase(const std::string& admin_url, const std::string& name,
+                            std::string* error);
+bool DropPostgresDatabase(const std::string& admin_url, const std::string& name,
+                          std::string* error);
+
 }  // namespace tock::testing

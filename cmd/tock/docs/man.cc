@@ -485,7 +485,8 @@ std::string ServerManPage(const std::string& server_help, const ManOptions& opti
   Help help = ParseHelp(server_help);
   std::ostringstream out;
   Header(out, "tock-server", 8, options);
-  out << ".SH NAME\ntock\\-server \\- the Tock server core: Temporal gRPC API, embedded SQLite\n";
+  out << ".SH NAME\ntock\\-server \\- the Tock server core: Temporal gRPC API, embedded SQLite "
+         "or PostgreSQL\n";
   out << ".SH SYNOPSIS\n" << Bold("tock-server");
   for (const HelpOption& o : help.options) {
     if (o.names.front() == "-h") continue;
@@ -500,7 +501,8 @@ std::string ServerManPage(const std::string& server_help, const ManOptions& opti
          "own AdminService on one port, so the official SDKs run their workers against it and "
       << Bold("tock")
       << "(1) operates it. Everything is stored in an embedded SQLite database "
-         "(in memory unless a file is given); an acknowledged change survives a crash. It "
+         "(in memory unless a file is given), or in a PostgreSQL database that several "
+         "tock\\-server hosts may share; an acknowledged change survives a crash. It "
          "loads its configuration file, applies the options over it, registers the configured "
          "namespaces that are missing (and "
       << Code("default")
@@ -524,6 +526,8 @@ std::string ServerManPage(const std::string& server_help, const ManOptions& opti
           "persistence:",
           "  engine: sqlite",
           "  sqlite: {path: tock.db}              # empty: in memory",
+          "# or: engine: postgres",
+          "#     postgres: {url: \"postgresql://tock@db.example.com:5432/tock\", max_connections: 20}",
           "history: {shards: 4}                   # fixed when the database is created",
           "cluster_metadata:                      # omit for one cluster named \"active\"",
           "  enable_global_namespace: true",
@@ -546,11 +550,14 @@ std::string ServerManPage(const std::string& server_help, const ManOptions& opti
          ".TP\n.B 2\nInvalid configuration or options; the message names the key.\n"
          ".TP\n.B 3\nThe configuration file cannot be read.\n"
          ".TP\n.B 4\nThe server cannot start: the address cannot be listened on (port in "
-         "use), or the database is held by another server.\n";
+         "use), the database is held by another server, or the PostgreSQL database cannot be "
+         "reached.\n";
   out << ".SH FILES\n.TP\n"
       << Italic("the database file") << "\nThe SQLite database given by " << Bold("--db-file")
       << " or " << Code("persistence.sqlite.path")
-      << ", with its write\\-ahead log beside it; one server per file.\n";
+      << ", with its write\\-ahead log beside it; one server per file. With PostgreSQL "
+         "(" << Bold("--postgres-url") << " or " << Code("persistence.postgres.url")
+      << ") nothing is stored locally.\n";
   out << ".SH EXAMPLES\n";
   Verbatim(out, help.examples, false);
   out << ".SH SEE ALSO\n" << Bold("tock") << "(1), " << Bold("tock-server") << "(1)\n";

@@ -1,8 +1,5 @@
 #include "server-core/persistence/postgres/postgres_persistence.h"
 
-#include <cstdio>
-#include <cstdlib>
-
 #include "server-core/persistence/postgres/pg_schema.h"
 #include "server-core/persistence/postgres/pg_stores.h"
 
@@ -22,8 +19,8 @@ class PostgresPersistence : public Persistence {
 
   NamespaceStore& namespaces() override { return *namespaces_; }
   ClusterMetadataStore& cluster_metadata() override { return *cluster_metadata_; }
-  ExecutionStore& executions() override { return Built(executions_, "execution"); }
-  VisibilityStore& visibility() override { return Built(visibility_, "visibility"); }
+  ExecutionStore& executions() override { return *executions_; }
+  VisibilityStore& visibility() override { return *visibility_; }
   ArchivalQueueStore& archival_queue() override { return *archival_queue_; }
   MembershipStore& membership() override { return *membership_; }
   std::string engine() const override { return "postgres"; }
@@ -31,16 +28,6 @@ class PostgresPersistence : public Persistence {
   std::string location() const override { return pool_->location(); }
 
  private:
-  // TRANSITIONAL (see pg_stores_pending.cc): a store whose file is not in the build yet.
-  template <typename Store>
-  static Store& Built(const std::unique_ptr<Store>& store, const char* what) {
-    if (store == nullptr) {
-      std::fprintf(stderr, "tock-server: the PostgreSQL %s store is not built in yet\n", what);
-      std::abort();
-    }
-    return *store;
-  }
-
   // Declared first: destroyed last, after every store that uses it.
   std::unique_ptr<PgPool> pool_;
   std::unique_ptr<NamespaceStore> namespaces_;
