@@ -42,7 +42,16 @@ std::string Describe(const ProcessResult& r) {
   return out;
 }
 
-bool Alive(pid_t pid) { return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM); }
+// A zombie counts as gone: the postmaster is not our child, and its new parent (whoever
+// reaps orphans here) may be slow to collect it.
+bool Alive(pid_t pid) {
+  if (pid <= 0 || (kill(pid, 0) != 0 && errno != EPERM)) return false;
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  std::getline(stat, line);
+  const size_t paren = line.rfind(')');
+  return paren == std::string::npos || paren + 2 >= line.size() || line[paren + 2] != 'Z';
+}
 
 // Waits (bounded) for `pid` to be gone; the postmaster is not our child, so it is polled.
 bool WaitGone(pid_t pid, std::chrono::milliseconds limit) {
