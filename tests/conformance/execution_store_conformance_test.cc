@@ -448,6 +448,76 @@ TEST_P(ExecutionStoreTest, ThreadsRacingOnOneRunsVersionHaveExactlyOneWinner) {
   }
 }
 
+// Writers keep committing with the old range id while another owner takes the shard: every
+// write that starts once the steal has returned fails and writes nothing, and every write
+// that was acknowledged is stored whole (its run's version and its task).
+TEST_P(ExecutionStoreTest, WritesRacingASteal) {
+  constexpr int kThreads = 4;
+  constexpr int kMaxCommits = 20'000;  // a bound; each writer stops at its first failure
+  struct Outcome {
+    bool ok = false;
+    bool started_after_steal = false;
+    int64_t task_id = 0;
+  };
+  std::vector<std::vector<Outcome>> outcomes(kThreads);
+  std::atomic<bool> stolen{false};
+  std::atomic<int> written{0};
+  {
+    std::vector<std::jthread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back([&, t] {
+        const std::string wf = absl::StrCat("wf-", t), run = absl::StrCat("run-", t);
+        int64_t version = 0;
+        for (int i = 0; i < kMaxCommits; ++i) {
+          Commit c = NewCommit();
+          RunWrite w = RunChange(wf, run, version + 1);
+          w.events = {Event(run, version + 1)};
+          c.runs = {w};
+          c.new_tasks = {Task("q", run, version + 1)};
+          Outcome o;
+          o.started_after_steal = stolen.load();
+          absl::Status s = store().Write(c);
+          o.ok = s.ok();
+          if (s.ok()) {
+            ++version;
+            ++written;
+            o.task_id = c.new_tasks[0].task_id;
+          } else {
+            EXPECT_EQ(s.code(), Code::kFailedPrecondition) << s;
+          }
+          outcomes[t].push_back(o);
+          if (!o.ok) break;
+        }
+      });
+    }
+    // The steal lands while the writers are busy (bounded wait: they write quickly).
+    for (int spins = 0; written.load() < kThreads * 5 && spins < 100'000; ++spins) {
+      std::this_thread::yield();
+    }
+    absl::StatusOr<int64_t> next = store().AcquireShard(1, "thief");
+    ASSERT_TRUE(next.ok()) << next.status();
+    stolen = true;
+  }
+  std::set<int64_t> acknowledged;
+  for (int t = 0; t < kThreads; ++t) {
+    ASSERT_FALSE(outcomes[t].empty());
+    EXPECT_FALSE(outcomes[t].back().ok) << "every writer ran into the steal";
+    int64_t ok = 0;
+    for (const Outcome& o : outcomes[t]) {
+      if (o.started_after_steal) EXPECT_FALSE(o.ok) << "a write after the steal was stored";
+      if (!o.ok) continue;
+      ++ok;
+      acknowledged.insert(o.task_id);
+    }
+    const std::string run = absl::StrCat("run-", t);
+    EXPECT_EQ(StoredVersion(absl::StrCat("wf-", t), run).value_or(0), ok);
+    EXPECT_EQ(EventIds(run).size(), static_cast<size_t>(ok));
+  }
+  const std::vector<int64_t> tasks = TaskIds();
+  EXPECT_EQ(std::set<int64_t>(tasks.begin(), tasks.end()), acknowledged)
+      << "exactly the acknowledged writes' tasks are stored";
+}
+
 TOCK_INSTANTIATE_ON_EVERY_BACKEND(ExecutionStoreTest);
 
 }  // namespace
