@@ -518,6 +518,74 @@ TEST_P(ExecutionStoreTest, WritesRacingASteal) {
       << "exactly the acknowledged writes' tasks are stored";
 }
 
+// Two servers (two Persistence objects, two connection pools) on one database, as hosts
+// sharing PostgreSQL: the second one's acquisition fences the first one out; both see each
+// other's writes; racing creations of one workflow id have one winner; task ids stay unique.
+TEST_P(ExecutionStoreTest, TwoServersOnOneDatabase) {
+  if (!IsPostgres()) GTEST_SKIP() << "one server per SQLite database";
+  std::unique_ptr<Persistence> other = Open();
+  ASSERT_NE(other, nullptr);
+  ASSERT_NO_FATAL_FAILURE(CreateRun("wf", "run"));
+  absl::StatusOr<int64_t> taken = other->executions().AcquireShard(1, "host-b");
+  ASSERT_TRUE(taken.ok()) << taken.status();
+  EXPECT_EQ(*taken, range_id_ + 1);
+
+  EXPECT_EQ(WriteRuns({RunChange("wf", "run", 2)}).code(), Code::kFailedPrecondition);
+  Commit b;
+  b.shard_id = 1;
+  b.range_id = *taken;
+  b.runs = {RunChange("wf", "run", 2)};
+  b.runs[0].events = Events("run", 4, 4);
+  ASSERT_TRUE(other->executions().Write(b).ok());
+  EXPECT_EQ(StoredVersion("wf", "run"), 2) << "host A reads host B's write";
+  EXPECT_EQ(EventIds("run"), (std::vector<int64_t>{1, 2, 3, 4}));
+
+  // Both hosts own a shard each and race to start the same workflow id, many times.
+  absl::StatusOr<int64_t> mine = store().AcquireShard(2, "host-a");
+  ASSERT_TRUE(mine.ok());
+  for (int round = 0; round < 10; ++round) {
+    SCOPED_TRACE(round);
+    const std::string wf = absl::StrCat("race-", round);
+    std::atomic<int> won{0}, exists{0};
+    std::vector<int64_t> task_ids(2);
+    std::latch start(2);
+    {
+      std::vector<std::jthread> threads;
+      for (int host = 0; host < 2; ++host) {
+        threads.emplace_back([&, host] {
+          Commit c;
+          c.shard_id = host == 0 ? 2 : 1;
+          c.range_id = host == 0 ? *mine : *taken;
+          RunWrite w = RunChange(wf, absl::StrCat(wf, "-run-", host), 1);
+          w.current_run_change = CurrentRunChange::kCreate;
+          c.runs = {w};
+          c.new_tasks = {Task("q", w.state.execution().run_id(), 2)};
+          start.arrive_and_wait();
+          absl::Status s = (host == 0 ? store() : other->executions()).Write(c);
+          if (s.ok()) {
+            ++won;
+            task_ids[host] = c.new_tasks[0].task_id;
+          } else {
+            EXPECT_EQ(s.code(), Code::kAlreadyExists) << s;
+            ++exists;
+          }
+        });
+      }
+    }
+    EXPECT_EQ(won.load(), 1);
+    EXPECT_EQ(exists.load(), 1);
+    auto current = other->executions().GetCurrentRun("ns", wf);
+    ASSERT_TRUE(current.ok()) << current.status();
+    EXPECT_EQ(StoredVersion(wf, current->run_id), 1);
+  }
+  const std::vector<int64_t> tasks = TaskIds();
+  EXPECT_EQ(tasks.size(), 10u) << "one task per round, from the winner";
+  EXPECT_EQ(std::set<int64_t>(tasks.begin(), tasks.end()).size(), tasks.size());
+  auto seen_by_b = other->executions().LoadTaskQueueTasks();
+  ASSERT_TRUE(seen_by_b.ok());
+  EXPECT_EQ(seen_by_b->size(), tasks.size());
+}
+
 TOCK_INSTANTIATE_ON_EVERY_BACKEND(ExecutionStoreTest);
 
 }  // namespace
