@@ -225,6 +225,36 @@ TEST_P(ExecutionStoreTest, EventsAppendedOverSeveralCommitsReadBackInRanges) {
   EXPECT_EQ(*visited, 0);
 }
 
+// A long history (more than a backend may read in one go) comes back whole and in order.
+TEST_P(ExecutionStoreTest, ALongHistoryReadsBackWhole) {
+  constexpr int64_t kEvents = 5'000;
+  ASSERT_NO_FATAL_FAILURE(CreateRun("wf", "run", 1));
+  for (int64_t first = 2, version = 2; first <= kEvents; first += 1'250, ++version) {
+    RunWrite w = RunChange("wf", "run", version);
+    w.events = Events("run", first, std::min(kEvents, first + 1'249));
+    absl::Status s = WriteRuns({w});
+    ASSERT_TRUE(s.ok()) << s;
+  }
+  std::vector<int64_t> want(kEvents);
+  for (int64_t i = 0; i < kEvents; ++i) want[i] = i + 1;
+  EXPECT_EQ(EventIds("run", 1, kEvents + 1, INT32_MAX), want);
+  EXPECT_EQ(EventIds("run", 1001, kEvents + 1, 3'500),
+            std::vector<int64_t>(want.begin() + 1000, want.begin() + 4500));
+  int64_t count = 0, expected_id = 2;
+  bool in_order = true;
+  absl::StatusOr<int64_t> visited =
+      store().VisitEventBytes("run", 2, kEvents, INT32_MAX, [&](std::string_view b) {
+        HistoryEvent e;
+        in_order = in_order && e.ParseFromArray(b.data(), static_cast<int>(b.size())) &&
+                   e.event_id() == expected_id++;
+        ++count;
+      });
+  ASSERT_TRUE(visited.ok()) << visited.status();
+  EXPECT_EQ(*visited, kEvents - 2);
+  EXPECT_EQ(count, kEvents - 2);
+  EXPECT_TRUE(in_order);
+}
+
 TEST_P(ExecutionStoreTest, AnEventIdStoredAlreadyFailsTheWholeCommit) {
   ASSERT_NO_FATAL_FAILURE(CreateRun("wf", "run", 3));
   RunWrite again = RunChange("wf", "run", 2);

@@ -205,21 +205,34 @@ class PgExecutionStore : public ExecutionStore {
     return events;
   }
 
-  // The rows arrive in binary in one result; each event's bytes are handed over in place
-  // (no copy, no parse). The connection is back in the pool before `visit` runs, so, unlike
-  // SQLite's, this store would even allow `visit` to call it.
+  // Pages of at most kEventPage rows, each one result read in binary; each event's bytes
+  // are handed over in place (no copy, no parse). Paging bounds the memory of a whole-history
+  // read (the archiver and replays ask for every event) at a round trip per page; events are
+  // append-only, so pages read at different moments still join up. The connection is back in
+  // the pool before `visit` runs, so, unlike SQLite's, this store would even allow `visit` to
+  // call it.
   absl::StatusOr<int64_t> VisitEventBytes(
       const std::string& run_id, int64_t first_event_id, int64_t next_event_id, int32_t limit,
       absl::FunctionRef<void(std::string_view)> visit) override {
-    // SQLite reads a negative LIMIT as none; PostgreSQL refuses it, and LIMIT NULL is none.
-    absl::StatusOr<PgResult> r = pool_.Query(
-        "SELECT data FROM history_events WHERE run_id = $1 AND event_id >= $2 AND "
-        "event_id < $3 ORDER BY event_id LIMIT $4",
-        {PgParam::Text(run_id), PgParam::Int(first_event_id), PgParam::Int(next_event_id),
-         limit < 0 ? PgParam::Null() : PgParam::Int(limit)});
-    if (!r.ok()) return r.status();
-    for (int i = 0; i < r->rows(); ++i) visit(r->View(i, 0));
-    return r->rows();
+    constexpr int64_t kEventPage = 2000;
+    int64_t visited = 0;
+    int64_t from = first_event_id;
+    // A negative limit is none, as SQLite reads LIMIT -1. Bounded: every full page moves
+    // `from` past at least kEventPage stored events.
+    while (limit < 0 || visited < limit) {
+      const int64_t want = limit < 0 ? kEventPage : std::min(kEventPage, limit - visited);
+      absl::StatusOr<PgResult> r = pool_.Query(
+          "SELECT event_id, data FROM history_events WHERE run_id = $1 AND event_id >= $2 AND "
+          "event_id < $3 ORDER BY event_id LIMIT $4",
+          {PgParam::Text(run_id), PgParam::Int(from), PgParam::Int(next_event_id),
+           PgParam::Int(want)});
+      if (!r.ok()) return r.status();
+      for (int i = 0; i < r->rows(); ++i) visit(r->View(i, 1));
+      visited += r->rows();
+      if (r->rows() < want) break;
+      from = r->Int(r->rows() - 1, 0) + 1;
+    }
+    return visited;
   }
 
   // One statement (data-modifying CTEs run together, atomically), so one round trip.
