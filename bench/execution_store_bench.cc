@@ -9,13 +9,14 @@
 //
 // A fresh database is created on the server of ADMIN_URL and dropped at the end. Prints
 // commits per second and the ratios store/raw. Not a test.
+#include <unistd.h>
+
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <thread>
-#include <unistd.h>
 #include <vector>
 
 #include "absl/strings/str_cat.h"

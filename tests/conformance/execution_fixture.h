@@ -64,7 +64,7 @@ inline VisibilityRecord Visibility(const std::string& ns, const std::string& wor
 
 // A change of run (ns, workflow_id, run_id) from `db_version - 1` to `db_version`.
 inline RunWrite RunChange(const std::string& workflow_id, const std::string& run_id,
-                    int64_t db_version, int status = kRunning, const std::string& ns = "ns") {
+                          int64_t db_version, int status = kRunning, const std::string& ns = "ns") {
   RunWrite w;
   auto* exec = w.state.mutable_execution();
   exec->set_namespace_id(ns);

@@ -65,8 +65,8 @@ TEST_P(ExecutionQueuesTest, DoneTaskIdsRemoveExactlyThoseTasks) {
   done.new_tasks = {Task("q", "run-next", 9)};
   ASSERT_TRUE(store().Write(done).ok());
   EXPECT_GT(done.new_tasks[0].task_id, ids[5]);
-  EXPECT_EQ(TaskIds(), (std::vector<int64_t>{ids[0], ids[2], ids[3], ids[5],
-                                             done.new_tasks[0].task_id}));
+  EXPECT_EQ(TaskIds(),
+            (std::vector<int64_t>{ids[0], ids[2], ids[3], ids[5], done.new_tasks[0].task_id}));
 
   // Ids are not reused once their tasks are gone.
   Commit all = NewCommit();
@@ -142,9 +142,9 @@ TEST_P(ExecutionQueuesTest, TimersPageByFireTimeThenTaskIdUntilTheGivenTime) {
       store().LoadTimers(1, TimerCursor{}, absl::FromUnixMillis(kBaseMs + 2000), 100);
   ASSERT_TRUE(due.ok());
   EXPECT_EQ(Keys(*due), Keys_(all.begin(), all.begin() + 6));
-  absl::StatusOr<std::vector<TimerTaskRow>> middle = store().LoadTimers(
-      1, {absl::FromUnixMillis(all[7].first), all[7].second},
-      absl::FromUnixMillis(kBaseMs + 4000), 100);
+  absl::StatusOr<std::vector<TimerTaskRow>> middle =
+      store().LoadTimers(1, {absl::FromUnixMillis(all[7].first), all[7].second},
+                         absl::FromUnixMillis(kBaseMs + 4000), 100);
   ASSERT_TRUE(middle.ok());
   EXPECT_EQ(Keys(*middle), Keys_(all.begin() + 8, all.begin() + 12));
   absl::StatusOr<std::vector<TimerTaskRow>> none =

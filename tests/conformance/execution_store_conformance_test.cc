@@ -212,8 +212,8 @@ TEST_P(ExecutionStoreTest, EventsAppendedOverSeveralCommitsReadBackInRanges) {
 
   // The fast path hands over the same bytes, in order, and counts them.
   std::vector<std::string> bytes;
-  absl::StatusOr<int64_t> visited = store().VisitEventBytes(
-      "run", 2, 41, 30, [&](std::string_view b) { bytes.emplace_back(b); });
+  absl::StatusOr<int64_t> visited =
+      store().VisitEventBytes("run", 2, 41, 30, [&](std::string_view b) { bytes.emplace_back(b); });
   ASSERT_TRUE(visited.ok()) << visited.status();
   EXPECT_EQ(*visited, 30);
   ASSERT_EQ(bytes.size(), 30u);
@@ -274,7 +274,7 @@ TEST_P(ExecutionStoreTest, AMultiRunCommitIsAllOrNothing) {
   RunWrite conflict = RunChange("wf-taken", "run-child", 1);
   conflict.current_run_change = CurrentRunChange::kCreate;
   failing_children.push_back(conflict);
-  failing_children.push_back(RunChange("wf-taken", "run-taken", 7));  // stale version
+  failing_children.push_back(RunChange("wf-taken", "run-taken", 7));    // stale version
   failing_children.push_back(RunChange("wf-parent", "run-parent", 1));  // exists already
   for (RunWrite& child : failing_children) {
     SCOPED_TRACE(child.state.execution().run_id());

@@ -95,10 +95,10 @@ struct Packed {
 };
 
 absl::Status ShardLost(int32_t shard_id, int64_t stored, int64_t ours) {
-  return absl::FailedPreconditionError(absl::StrCat(
-      "shard ", shard_id, " is owned by another server (range id ",
-      stored < 0 ? std::string("none") : absl::StrCat(stored), ", ours ", ours,
-      "); nothing was written"));
+  return absl::FailedPreconditionError(
+      absl::StrCat("shard ", shard_id, " is owned by another server (range id ",
+                   stored < 0 ? std::string("none") : absl::StrCat(stored), ", ours ", ours,
+                   "); nothing was written"));
 }
 
 class PgExecutionStore : public ExecutionStore {
@@ -112,7 +112,9 @@ class PgExecutionStore : public ExecutionStore {
   absl::StatusOr<int64_t> AcquireShard(int32_t shard_id, const std::string& owner) override {
     absl::StatusOr<PgResult> r = pool_.Query(
         absl::StrCat("INSERT INTO shards(shard_id, range_id, owner, claimed_ms) VALUES ($1, 1, "
-                     "$2, ", kNowMs, ") ON CONFLICT (shard_id) DO UPDATE SET "
+                     "$2, ",
+                     kNowMs,
+                     ") ON CONFLICT (shard_id) DO UPDATE SET "
                      "range_id = shards.range_id + 1, owner = EXCLUDED.owner, "
                      "claimed_ms = EXCLUDED.claimed_ms RETURNING range_id"),
         {PgParam::Int(shard_id), PgParam::Text(owner)});
@@ -197,8 +199,8 @@ class PgExecutionStore : public ExecutionStore {
     bool parsed = true;
     absl::StatusOr<int64_t> read =
         VisitEventBytes(run_id, first_event_id, next_event_id, limit, [&](std::string_view b) {
-          parsed = events.emplace_back().ParseFromArray(b.data(), static_cast<int>(b.size())) &&
-                   parsed;
+          parsed =
+              events.emplace_back().ParseFromArray(b.data(), static_cast<int>(b.size())) && parsed;
         });
     if (!read.ok()) return read.status();
     if (!parsed) return absl::DataLossError("a stored history event cannot be parsed");
@@ -276,8 +278,9 @@ class PgExecutionStore : public ExecutionStore {
         "SELECT fire_ms, task_id, data FROM timer_tasks WHERE shard_id = $1 AND "
         "(fire_ms, task_id) > ($2, $3) AND fire_ms < $4 ORDER BY fire_ms, task_id LIMIT $5",
         {PgParam::Int(shard_id),
-         PgParam::Int(after.fire_time == absl::InfinitePast() ? INT64_MIN
-                                                              : absl::ToUnixMillis(after.fire_time)),
+         PgParam::Int(after.fire_time == absl::InfinitePast()
+                          ? INT64_MIN
+                          : absl::ToUnixMillis(after.fire_time)),
          PgParam::Int(after.task_id),
          PgParam::Int(until == absl::InfiniteFuture() ? INT64_MAX : absl::ToUnixMillis(until)),
          limit < 0 ? PgParam::Null() : PgParam::Int(limit)});
@@ -339,8 +342,8 @@ class PgExecutionStore : public ExecutionStore {
               PgParam::Text(IntArray(events.offsets)), PgParam::Text(IntArray(events.lengths))});
     if (!r.ok()) {
       if (r.status().code() != absl::StatusCode::kAlreadyExists) return r.status();
-      return absl::AbortedError(absl::StrCat("an event of run ", exec.run_id(),
-                                             " exists already; nothing was written"));
+      return absl::AbortedError(
+          absl::StrCat("an event of run ", exec.run_id(), " exists already; nothing was written"));
     }
     const int64_t stored = r->IsNull(0, 0) ? -1 : r->Int(0, 0);
     if (stored != commit.range_id) return ShardLost(commit.shard_id, stored, commit.range_id);
@@ -384,8 +387,8 @@ class PgExecutionStore : public ExecutionStore {
              PgParam::Text(exec.workflow_id()), PgParam::Text(run.expected_current_run_id)});
         if (!upd.ok()) return upd.status();
         if (upd->affected() != 1) {
-          return absl::AbortedError(absl::StrCat("the current run of ", exec.workflow_id(),
-                                                 " changed concurrently"));
+          return absl::AbortedError(
+              absl::StrCat("the current run of ", exec.workflow_id(), " changed concurrently"));
         }
         return absl::OkStatus();
       }
@@ -482,10 +485,10 @@ class PgExecutionStore : public ExecutionStore {
     const int64_t unset = std::count_if(new_timers.begin(), new_timers.end(),
                                         [](const TimerTaskRow& t) { return t.task_id == 0; });
     if (unset > 0) {
-      absl::StatusOr<PgResult> ids = conn.Query(
-          absl::StrCat("SELECT nextval('", kTaskIdSequence,
-                       "') FROM generate_series(1, $1) AS n ORDER BY n"),
-          {PgParam::Int(unset)});
+      absl::StatusOr<PgResult> ids =
+          conn.Query(absl::StrCat("SELECT nextval('", kTaskIdSequence,
+                                  "') FROM generate_series(1, $1) AS n ORDER BY n"),
+                     {PgParam::Int(unset)});
       if (!ids.ok()) return ids.status();
       if (ids->rows() != unset) return absl::InternalError("the task id sequence gave no ids");
       std::vector<int64_t> sorted;

@@ -113,8 +113,8 @@ class Compiler {
   absl::Status Condition(const VisibilityCondition& c, std::string& out) {
     conditions_ += c.op == VisibilityOp::kIn ? static_cast<int>(c.values.size()) : 1;
     if (conditions_ > kMaxVisibilityConditions) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "visibility filter: more than ", kMaxVisibilityConditions, " conditions"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("visibility filter: more than ", kMaxVisibilityConditions, " conditions"));
     }
     const bool text = IsTextField(c.field);
     for (const VisibilityValue& v : c.values) {
@@ -190,8 +190,8 @@ std::string OrderClause(const std::vector<VisibilityOrderKey>& keys) {
   bool has_run_id = false;
   for (const VisibilityOrderKey& key : keys) {
     has_run_id = has_run_id || key.field == VisibilityField::kRunId;
-    parts.push_back(absl::StrCat(Column(key.field),
-                                 key.descending ? " DESC NULLS LAST" : " ASC NULLS FIRST"));
+    parts.push_back(
+        absl::StrCat(Column(key.field), key.descending ? " DESC NULLS LAST" : " ASC NULLS FIRST"));
   }
   if (!has_run_id) parts.push_back("run_id DESC");
   return absl::StrJoin(parts, ", ");
@@ -244,9 +244,9 @@ class PgVisibilityStore : public VisibilityStore {
     }
     std::vector<PgParam>& params = compiler.params();
     const int limit_at = static_cast<int>(params.size()) + 2;
-    const std::string sql = absl::StrCat(
-        "SELECT info FROM visibility WHERE namespace_id = $1", where, " ORDER BY ",
-        OrderClause(filter.order_by), " LIMIT $", limit_at, " OFFSET $", limit_at + 1);
+    const std::string sql =
+        absl::StrCat("SELECT info FROM visibility WHERE namespace_id = $1", where, " ORDER BY ",
+                     OrderClause(filter.order_by), " LIMIT $", limit_at, " OFFSET $", limit_at + 1);
     params.insert(params.begin(), PgParam::Text(namespace_id));
     params.push_back(PgParam::Int(int64_t{page_size} + 1));
     params.push_back(PgParam::Int(offset));
@@ -270,8 +270,7 @@ class PgVisibilityStore : public VisibilityStore {
     std::vector<PgParam>& params = compiler.params();
     params.insert(params.begin(), PgParam::Text(namespace_id));
     absl::StatusOr<PgResult> r =
-        Run(absl::StrCat("SELECT COUNT(*) FROM visibility WHERE namespace_id = $1", where),
-            params);
+        Run(absl::StrCat("SELECT COUNT(*) FROM visibility WHERE namespace_id = $1", where), params);
     if (!r.ok()) return r.status();
     return r->Int(0, 0);
   }
@@ -285,8 +284,9 @@ class PgVisibilityStore : public VisibilityStore {
         "ORDER BY v.close_ms ASC, v.run_id ASC LIMIT $3",
         {PgParam::Text(namespace_id), PgParam::Int(absl::ToUnixMillis(closed_before)),
          PgParam::Int(std::max(limit, 0))});
-    if (!r.ok()) return absl::Status(r.status().code(),
-                                     absl::StrCat("visibility store: ", r.status().message()));
+    if (!r.ok())
+      return absl::Status(r.status().code(),
+                          absl::StrCat("visibility store: ", r.status().message()));
     std::vector<temporal::api::workflow::v1::WorkflowExecutionInfo> runs;
     if (absl::Status s = ParseAll(*r, r->rows(), runs); !s.ok()) return s;
     return runs;
