@@ -10,7 +10,7 @@
 //     false";
 //   - order: SQLite sorts NULL below every value, so an absent close time comes first in
 //     ascending order and last in descending order; PostgreSQL's default is the opposite,
-//     so every key says NULLS FIRST/LAST explicitly;
+//     so a close-time key says NULLS FIRST/LAST explicitly;
 //   - paging by offset, with run_id appended as the last key when the filter's order does
 //     not already end the ties (PostgreSQL, unlike SQLite, may return tied rows in another
 //     order from one query to the next, which would repeat or skip rows across pages).
@@ -190,8 +190,13 @@ std::string OrderClause(const std::vector<VisibilityOrderKey>& keys) {
   bool has_run_id = false;
   for (const VisibilityOrderKey& key : keys) {
     has_run_id = has_run_id || key.field == VisibilityField::kRunId;
-    parts.push_back(
-        absl::StrCat(Column(key.field), key.descending ? " DESC NULLS LAST" : " ASC NULLS FIRST"));
+    // Only the close time can be NULL; the other keys keep PostgreSQL's default NULLS
+    // placement, which is what an index on them is ordered by.
+    const bool nullable = key.field == VisibilityField::kCloseTime;
+    parts.push_back(absl::StrCat(Column(key.field), key.descending ? " DESC" : " ASC",
+                                 !nullable        ? ""
+                                 : key.descending ? " NULLS LAST"
+                                                  : " NULLS FIRST"));
   }
   if (!has_run_id) parts.push_back("run_id DESC");
   return absl::StrJoin(parts, ", ");
