@@ -301,6 +301,59 @@ TEST_P(ExecutionStoreTest, AMultiRunCommitIsAllOrNothing) {
   EXPECT_EQ(EventIds("run-child"), (std::vector<int64_t>{1, 2}));
 }
 
+// A commit of many runs (as a group of changes committed together): new and changed runs,
+// each with its events, all stored; one stale run among them fails the whole commit and is
+// the one the error names.
+TEST_P(ExecutionStoreTest, ManyRunsInOneCommit) {
+  constexpr int kRuns = 12;
+  for (int i = 0; i < kRuns / 2; ++i) {
+    ASSERT_NO_FATAL_FAILURE(CreateRun(absl::StrCat("old-", i), absl::StrCat("old-run-", i)));
+  }
+  auto group = [&](int64_t old_version) {
+    std::vector<RunWrite> runs;
+    for (int i = 0; i < kRuns / 2; ++i) {
+      const std::string run = absl::StrCat("old-run-", i);
+      RunWrite w = RunChange(absl::StrCat("old-", i), run, old_version + 1);
+      w.events = Events(run, 4 + 2 * (old_version - 1), 5 + 2 * (old_version - 1));
+      runs.push_back(w);
+      const std::string fresh = absl::StrCat("new-run-", i, "-", old_version);
+      RunWrite n = RunChange(absl::StrCat("new-", i, "-", old_version), fresh, 1);
+      n.current_run_change = CurrentRunChange::kCreate;
+      n.events = Events(fresh, 1, 1 + i);
+      n.visibility = Visibility("ns", n.state.execution().workflow_id(), fresh, kRunning);
+      runs.push_back(n);
+    }
+    return runs;
+  };
+  absl::Status s = WriteRuns(group(1));
+  ASSERT_TRUE(s.ok()) << s;
+  for (int i = 0; i < kRuns / 2; ++i) {
+    EXPECT_EQ(StoredVersion(absl::StrCat("old-", i), absl::StrCat("old-run-", i)), 2);
+    EXPECT_EQ(EventIds(absl::StrCat("old-run-", i)), (std::vector<int64_t>{1, 2, 3, 4, 5}));
+    const std::string fresh = absl::StrCat("new-run-", i, "-1");
+    EXPECT_EQ(StoredVersion(absl::StrCat("new-", i, "-1"), fresh), 1);
+    EXPECT_EQ(EventIds(fresh).size(), static_cast<size_t>(1 + i));
+    EXPECT_EQ(store().GetCurrentRun("ns", absl::StrCat("new-", i, "-1"))->run_id, fresh);
+    EXPECT_EQ(VisibilityCount(fresh), 1);
+  }
+
+  std::vector<RunWrite> stale = group(2);
+  stale[6].expected_db_version = 7;  // old-run-3 is at version 2
+  stale[6].state.set_db_version(8);
+  s = WriteRuns(stale);
+  EXPECT_EQ(s.code(), Code::kAborted) << s;
+  EXPECT_NE(s.message().find("old-run-3"), std::string::npos) << s;
+  for (int i = 0; i < kRuns / 2; ++i) {
+    EXPECT_EQ(StoredVersion(absl::StrCat("old-", i), absl::StrCat("old-run-", i)), 2);
+    EXPECT_EQ(EventIds(absl::StrCat("old-run-", i)).size(), 5u);
+    EXPECT_EQ(StoredVersion(absl::StrCat("new-", i, "-2"), absl::StrCat("new-run-", i, "-2")),
+              std::nullopt);
+  }
+  s = WriteRuns(group(2));
+  EXPECT_TRUE(s.ok()) << s;
+  EXPECT_EQ(EventIds("old-run-5"), (std::vector<int64_t>{1, 2, 3, 4, 5, 6, 7}));
+}
+
 TEST_P(ExecutionStoreTest, GetRunReturnsTheStoredStateAndNotFoundOtherwise) {
   RunWrite w = RunChange("wf", "run", 1);
   w.state.set_last_event_task_id(77);
