@@ -5,7 +5,8 @@
 //           same durability settings as the store's commits: whatever the server has);
 //   store:  THREADS threads, each changing its own run in a loop with a typical change of
 //           the history engine (mutable state ~1 KB, 2 events, one task queued and the
-//           previous one consumed), a shard per thread, then every thread on one shard.
+//           previous one consumed), a shard per thread, then every thread on one shard,
+//           then 8 runs' changes per commit (as group commit would write them).
 //
 // A fresh database is created on the server of ADMIN_URL and dropped at the end. Prints
 // commits per second and the ratios store/raw. Not a test.
@@ -60,8 +61,10 @@ double Rate(int threads, double seconds, Body body) {
   return done / std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-// The store's loop: thread t changes run "run-t" on shard shard_of(t).
-double StoreRate(tp::ExecutionStore& store, int threads, double seconds, bool one_shard) {
+// The store's loop: thread t changes runs "<prefix>t.<k>" (k < group, all in one commit) on
+// shard t + 1, or every thread on shard 1. Returns run changes per second.
+double StoreRate(tp::ExecutionStore& store, int threads, double seconds, bool one_shard,
+                 int group) {
   std::vector<int64_t> ranges(threads);
   for (int t = 0; t < threads; ++t) {
     const int32_t shard = one_shard ? 1 : t + 1;
@@ -76,40 +79,46 @@ double StoreRate(tp::ExecutionStore& store, int threads, double seconds, bool on
     }
     ranges[t] = *r;
   }
-  const std::string prefix = one_shard ? "one-" : "own-";
-  std::vector<int64_t> last_task(threads, 0);
-  std::string padding(900, 'x');
-  return Rate(threads, seconds, [&](int t, int64_t i) {
-    const std::string run = absl::StrCat(prefix, t);
+  const std::string prefix = absl::StrCat(one_shard ? "one-" : "own-", group, "-");
+  std::vector<std::vector<int64_t>> last_tasks(threads);
+  const std::string padding(900, 'x');
+  const double commits = Rate(threads, seconds, [&](int t, int64_t i) {
     tp::Commit c;
     c.shard_id = one_shard ? 1 : t + 1;
     c.range_id = ranges[t];
-    tp::RunWrite& w = c.runs.emplace_back();
-    auto* exec = w.state.mutable_execution();
-    exec->set_namespace_id("ns");
-    exec->set_workflow_id(run);
-    exec->set_run_id(run);
-    exec->set_workflow_type(padding);
-    w.state.set_db_version(i + 1);
-    w.expected_db_version = i;
-    if (i == 0) w.current_run_change = tp::CurrentRunChange::kCreate;
-    for (int e = 1; e <= 2; ++e) {
-      tp::HistoryEvent& event = w.events.emplace_back();
-      event.set_event_id(2 * i + e);
-      event.set_task_id(2 * i + e);
-      event.mutable_workflow_task_scheduled_event_attributes()->mutable_task_queue()->set_name(
-          std::string(150, 'q'));
+    for (int k = 0; k < group; ++k) {
+      const std::string run = absl::StrCat(prefix, t, ".", k);
+      tp::RunWrite& w = c.runs.emplace_back();
+      auto* exec = w.state.mutable_execution();
+      exec->set_namespace_id("ns");
+      exec->set_workflow_id(run);
+      exec->set_run_id(run);
+      exec->set_workflow_type(padding);
+      w.state.set_db_version(i + 1);
+      w.expected_db_version = i;
+      if (i == 0) w.current_run_change = tp::CurrentRunChange::kCreate;
+      for (int e = 1; e <= 2; ++e) {
+        tp::HistoryEvent& event = w.events.emplace_back();
+        event.set_event_id(2 * i + e);
+        event.set_task_id(2 * i + e);
+        event.mutable_workflow_task_scheduled_event_attributes()->mutable_task_queue()->set_name(
+            std::string(150, 'q'));
+      }
+      tp::TaskQueueTask& task = c.new_tasks.emplace_back();
+      task.namespace_id = "ns";
+      task.task_queue = "queue";
+      task.task.set_run_id(run);
+      task.task.set_scheduled_event_id(2 * i + 2);
     }
-    tp::TaskQueueTask& task = c.new_tasks.emplace_back();
-    task.namespace_id = "ns";
-    task.task_queue = "queue";
-    task.task.set_run_id(run);
-    task.task.set_scheduled_event_id(2 * i + 2);
-    if (last_task[t] != 0) c.done_task_ids.push_back(last_task[t]);
+    c.done_task_ids = last_tasks[t];
     absl::Status s = store.Write(c);
-    if (s.ok()) last_task[t] = c.new_tasks[0].task_id;
+    if (s.ok()) {
+      last_tasks[t].clear();
+      for (const tp::TaskQueueTask& task : c.new_tasks) last_tasks[t].push_back(task.task_id);
+    }
     return s;
   });
+  return commits * group;
 }
 
 }  // namespace
@@ -134,7 +143,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   const std::string url = WithDatabase(admin_url, db);
-  double raw = 0, own = 0, one = 0;
+  double raw = 0, own = 0, one = 0, grouped = 0;
   {
     tp::PersistenceConfig config;
     config.engine = "postgres";
@@ -158,13 +167,15 @@ int main(int argc, char** argv) {
             .status();
       });
     });
-    own = StoreRate((*p)->executions(), threads, seconds, false);
-    one = StoreRate((*p)->executions(), threads, seconds, true);
+    own = StoreRate((*p)->executions(), threads, seconds, false, 1);
+    one = StoreRate((*p)->executions(), threads, seconds, true, 1);
+    grouped = StoreRate((*p)->executions(), threads, seconds, false, 8);
   }
   (void)(*admin)->Query(absl::StrCat("DROP DATABASE ", db, " WITH (FORCE)"));
   std::printf("PostgreSQL, %d threads, %.0f s each:\n", threads, seconds);
   std::printf("  raw one-row commits        %8.0f /s\n", raw);
   std::printf("  store writes, own shards   %8.0f /s   %.2f of raw\n", own, own / raw);
   std::printf("  store writes, one shard    %8.0f /s   %.2f of raw\n", one, one / raw);
+  std::printf("  run changes, 8 per commit  %8.0f /s   %.2f of raw\n", grouped, grouped / raw);
   return 0;
 }

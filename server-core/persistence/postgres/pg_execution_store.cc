@@ -30,9 +30,12 @@
 // of row in one statement whatever the count: the events, tasks and timers of a commit go
 // as arrays (their serialized messages concatenated in one bytea, cut by offsets on the
 // server), never one INSERT per row; the fence, the run's row and its events are one
-// statement (WriteRun), and new and consumed tasks another. A typical change (one run, a
-// few events, one task consumed and one queued) is BEGIN, run, tasks, COMMIT: four round
-// trips, against three for a one-row transaction. bench/execution_store_bench measures it.
+// statement (WriteRun; WriteManyRuns for all the runs of a multi-run commit), and new and
+// consumed tasks another. A typical change (one run, a few events, one task consumed and
+// one queued) is BEGIN, run, tasks, COMMIT: four round trips, against three for a one-row
+// transaction; a group of changes committed together costs the same four (plus one per
+// run that starts or closes, for its current-run pointer and visibility record).
+// bench/execution_store_bench measures both.
 #include <algorithm>
 #include <set>
 #include <string>
