@@ -627,21 +627,28 @@ class PgExecutionStore : public ExecutionStore {
       done_fire_ms.push_back(absl::ToUnixMillis(t.fire_time));
       done_ids.push_back(t.task_id);
     }
-    return conn
-        .Query(
-            "WITH done AS (DELETE FROM timer_tasks t USING unnest($7::bigint[], $8::bigint[], "
-            "$9::bigint[]) AS d(shard, fire, id) WHERE t.shard_id = d.shard AND "
-            "t.fire_ms = d.fire AND t.task_id = d.id) "
-            "INSERT INTO timer_tasks(shard_id, fire_ms, task_id, data) "
-            "SELECT t.shard, t.fire, t.id, substring($1 FROM t.off::int FOR t.len::int) "
-            "FROM unnest($2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[], "
-            "$6::bigint[]) AS t(shard, fire, id, off, len)",
-            {PgParam::Bytes(packed.bytes), PgParam::Text(IntArray(shards)),
-             PgParam::Text(IntArray(fire_ms)), PgParam::Text(IntArray(task_ids)),
-             PgParam::Text(IntArray(packed.offsets)), PgParam::Text(IntArray(packed.lengths)),
-             PgParam::Text(IntArray(done_shards)), PgParam::Text(IntArray(done_fire_ms)),
-             PgParam::Text(IntArray(done_ids))})
-        .status();
+    absl::Status s =
+        conn.Query(
+                "WITH done AS (DELETE FROM timer_tasks t USING unnest($7::bigint[], $8::bigint[], "
+                "$9::bigint[]) AS d(shard, fire, id) WHERE t.shard_id = d.shard AND "
+                "t.fire_ms = d.fire AND t.task_id = d.id) "
+                "INSERT INTO timer_tasks(shard_id, fire_ms, task_id, data) "
+                "SELECT t.shard, t.fire, t.id, substring($1 FROM t.off::int FOR t.len::int) "
+                "FROM unnest($2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[], "
+                "$6::bigint[]) AS t(shard, fire, id, off, len)",
+                {PgParam::Bytes(packed.bytes), PgParam::Text(IntArray(shards)),
+                 PgParam::Text(IntArray(fire_ms)), PgParam::Text(IntArray(task_ids)),
+                 PgParam::Text(IntArray(packed.offsets)), PgParam::Text(IntArray(packed.lengths)),
+                 PgParam::Text(IntArray(done_shards)), PgParam::Text(IntArray(done_fire_ms)),
+                 PgParam::Text(IntArray(done_ids))})
+            .status();
+    // ALREADY_EXISTS means "the workflow id has a current run" to callers of Write; a timer
+    // key given twice is the caller's bug, and says so.
+    if (s.code() == absl::StatusCode::kAlreadyExists) {
+      return absl::InternalError(
+          "a new timer has the fire time and task id of a stored one; nothing was written");
+    }
+    return s;
   }
 
   PgPool& pool_;
