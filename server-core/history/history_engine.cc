@@ -152,28 +152,20 @@ absl::Status HistoryEngine::Recover() {
   return started;
 }
 
-void HistoryEngine::OnShardAcquired(int32_t shard_id) {
-  ForgetShard(shard_id);
-  timer_queue_->Activate(shard_id);
+void HistoryEngine::OnShardAcquired(int32_t shard_id) { timer_queue_->Activate(shard_id); }
+
+void HistoryEngine::OnShardReleased(int32_t shard_id) { timer_queue_->Deactivate(shard_id); }
+
+const MutableStateRecord* HistoryEngine::Cached(const RunEntry& entry) const {
+  if (!entry.state.has_value() || shards_.RangeId(entry.shard_id) != entry.range_id) return nullptr;
+  return &*entry.state;
 }
 
-void HistoryEngine::OnShardReleased(int32_t shard_id) {
-  timer_queue_->Deactivate(shard_id);
-  ForgetShard(shard_id);
-}
-
-void HistoryEngine::ForgetShard(int32_t shard_id) {
-  std::vector<std::shared_ptr<RunEntry>> entries;
-  {
-    std::lock_guard lock(runs_mu_);
-    for (const auto& [run_id, entry] : runs_) entries.push_back(entry);
-  }
-  for (const std::shared_ptr<RunEntry>& entry : entries) {
-    std::lock_guard lock(entry->mu);
-    if (!entry->state.has_value()) continue;
-    const auto& exec = entry->state->execution();
-    if (shards_.ShardFor(exec.namespace_id(), exec.workflow_id()) == shard_id) entry->state.reset();
-  }
+void HistoryEngine::Cache(RunEntry& entry, MutableStateRecord state,
+                          const persistence::Commit& commit) {
+  entry.state = std::move(state);
+  entry.shard_id = commit.shard_id;
+  entry.range_id = commit.range_id;
 }
 
 std::shared_ptr<HistoryEngine::RunEntry> HistoryEngine::Entry(const std::string& key) {
@@ -209,8 +201,8 @@ absl::Status HistoryEngine::Mutate(const NamespaceRef& ns, const RunKey& key,
     std::shared_ptr<RunEntry> entry = Entry(key.run_id);
     std::lock_guard lock(entry->mu);
     MutableStateRecord state;
-    if (entry->state.has_value()) {
-      state = *entry->state;
+    if (const MutableStateRecord* cached = Cached(*entry)) {
+      state = *cached;
     } else {
       absl::StatusOr<MutableStateRecord> loaded =
           store_.GetRun(key.namespace_id, key.workflow_id, key.run_id);
@@ -244,20 +236,32 @@ absl::Status HistoryEngine::Mutate(const NamespaceRef& ns, const RunKey& key,
       return w;
     }
     CountClosedRuns(commit);
-    entry->state = std::move(commit.runs.front().state);
+    Cache(*entry, std::move(commit.runs.front().state), commit);
   }
-  if (commit.runs.size() > 1) CacheCommitted(std::move(commit.runs[1].state));
+  if (commit.runs.size() > 1) CacheCommitted(std::move(commit.runs[1].state), commit);
   Publish(commit, key.run_id);
   if (HasPayload(result)) result.ErasePayload(kCommitThenFail);
   return result;
 }
 
+absl::Status HistoryEngine::ShardNotOwned(int32_t shard_id) {
+  return absl::UnavailableError(absl::StrCat("history shard ", shard_id,
+                                             " is not owned by this host; it is moving to "
+                                             "another host, retry"));
+}
+
 absl::Status HistoryEngine::WriteCommit(persistence::Commit& commit) {
+  // A shard this host does not own (any more, or yet: ownership is moving) is written by
+  // its owner only. UNAVAILABLE, which clients retry, since the move ends in moments.
+  if (commit.range_id == ShardController::kNotOwned) return ShardNotOwned(commit.shard_id);
   absl::Status s = store_.Write(commit);
   if (s.ok()) return s;
   // The store's contract: FAILED_PRECONDITION is a fenced-out write, the shard has another
   // owner. This host stops using it until the ring gives it back.
-  if (s.code() == absl::StatusCode::kFailedPrecondition) shards_.Lost(commit.shard_id, commit.range_id);
+  if (s.code() == absl::StatusCode::kFailedPrecondition) {
+    shards_.Lost(commit.shard_id, commit.range_id);
+    return ShardNotOwned(commit.shard_id);
+  }
   // A database can fail a call after it committed (a timeout, a lost connection): then the
   // change happened and its tasks and timers must be published, or they would wait for a
   // restart. Whether it did is read back: the run's stored version is the written one.
@@ -276,10 +280,10 @@ absl::Status HistoryEngine::WriteCommit(persistence::Commit& commit) {
   return s;  // unknown: the caller sees the error and retries; a restart publishes the rest
 }
 
-void HistoryEngine::CacheCommitted(MutableStateRecord state) {
+void HistoryEngine::CacheCommitted(MutableStateRecord state, const persistence::Commit& commit) {
   std::shared_ptr<RunEntry> entry = Entry(state.execution().run_id());
   std::lock_guard lock(entry->mu);  // readers and Mutate look at `state` under this lock
-  entry->state = std::move(state);
+  Cache(*entry, std::move(state), commit);
 }
 
 void HistoryEngine::EnforceHistoryLimits(RunTransaction& tx) {
@@ -498,7 +502,7 @@ absl::StatusOr<wf::StartWorkflowExecutionResponse> HistoryEngine::StartLocked(
   MarkClosingRunsForArchival(commit, ns.id);
   if (absl::Status s = WriteCommit(commit); !s.ok()) return s;
   CountClosedRuns(commit);
-  CacheCommitted(std::move(commit.runs.front().state));
+  CacheCommitted(std::move(commit.runs.front().state), commit);
   Publish(commit, run_id);
   wf::StartWorkflowExecutionResponse out;
   out.set_run_id(run_id);

@@ -64,8 +64,8 @@ class HistoryEngine : public ShardListener {
   // timers (those due soon in memory, the rest paged in as they come due), so work resumes
   // exactly where it stopped.
   absl::Status Recover();
-  // Ownership of a shard moved (ShardListener): its timers are loaded or dropped, and its
-  // cached runs are forgotten (another host may have changed them meanwhile).
+  // Ownership of a shard moved (ShardListener): its timers are loaded or dropped. (Its
+  // cached runs go stale by themselves: see RunEntry.)
   void OnShardAcquired(int32_t shard_id) override;
   void OnShardReleased(int32_t shard_id) override;
   // The clock was moved (time skipping): timers now due fire without waiting.
@@ -160,7 +160,12 @@ class HistoryEngine : public ShardListener {
  private:
   struct RunEntry {
     std::mutex mu;
-    std::optional<MutableStateRecord> state;  // cached after a successful commit
+    // Cached after a successful commit, valid while the shard is still owned with the range
+    // id it was written under: a shard given up, or taken again after another host may have
+    // changed its runs, makes every cached run of it stale at once, with no sweep.
+    std::optional<MutableStateRecord> state;
+    int32_t shard_id = 0;
+    int64_t range_id = ShardController::kNotOwned;
   };
   struct RunKey {
     std::string namespace_id, workflow_id, run_id;
@@ -176,11 +181,13 @@ class HistoryEngine : public ShardListener {
   };
 
   std::shared_ptr<RunEntry> Entry(const std::string& run_id);
-  // Forgets the cached state of every run of `shard_id`.
-  void ForgetShard(int32_t shard_id);
+  static absl::Status ShardNotOwned(int32_t shard_id);
   // Caches the state a commit just wrote for a run other than the one Mutate holds locked
   // (a new run), under that run's lock.
-  void CacheCommitted(MutableStateRecord state);
+  void CacheCommitted(MutableStateRecord state, const persistence::Commit& commit);
+  // Under entry.mu: the cached state if still valid, and stores one.
+  const MutableStateRecord* Cached(const RunEntry& entry) const;
+  static void Cache(RunEntry& entry, MutableStateRecord state, const persistence::Commit& commit);
   // store_.Write, except that a failure after which the commit is found stored is success.
   absl::Status WriteCommit(persistence::Commit& commit);
   absl::StatusOr<std::string> ResolveRunId(const std::string& namespace_id,

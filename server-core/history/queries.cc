@@ -27,7 +27,7 @@ bool Rejects(enums::QueryRejectCondition condition, enums::WorkflowExecutionStat
 absl::StatusOr<MutableStateRecord> HistoryEngine::ReadRun(const RunKey& key) {
   std::shared_ptr<RunEntry> entry = Entry(key.run_id);
   std::lock_guard lock(entry->mu);
-  if (entry->state.has_value()) return *entry->state;
+  if (const MutableStateRecord* cached = Cached(*entry)) return *cached;
   absl::StatusOr<MutableStateRecord> loaded =
       store_.GetRun(key.namespace_id, key.workflow_id, key.run_id);
   if (!loaded.ok() && loaded.status().code() == absl::StatusCode::kNotFound) {

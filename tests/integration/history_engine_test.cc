@@ -145,6 +145,33 @@ TEST_F(EngineFixture, ATimerNeverFiresBeforeItsStartedEventTimePlusItsDuration) 
             absl::Seconds(1));
 }
 
+// Another host took the shard: this one's write is fenced out, answers UNAVAILABLE (clients
+// retry; the owner serves the retry), stores nothing, and this host stops using the shard.
+TEST_F(EngineFixture, AWriteToAShardTakenByAnotherHostIsRetryableAndGivesTheShardUp) {
+  auto started = engine_->StartWorkflow(ns_, StartRequest("moved"));
+  ASSERT_TRUE(started.ok()) << started.status();
+  const int32_t shard = shards_->ShardFor(ns_.id, "moved");
+  ShardController other(persistence_->executions(), 4, "other-host");
+  ASSERT_TRUE(other.SetOwned({shard}).ok());
+
+  wf::SignalWorkflowExecutionRequest signal;
+  signal.mutable_workflow_execution()->set_workflow_id("moved");
+  signal.set_signal_name("s");
+  absl::Status s = engine_->SignalWorkflow(ns_, signal);
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable) << s;
+  EXPECT_NE(s.message().find("is not owned by this host"), std::string::npos) << s;
+  EXPECT_FALSE(shards_->Owns(shard));
+  for (const HistoryEvent& e : History(started->run_id())) {
+    EXPECT_NE(e.event_type(), enums::EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED);
+  }
+  // Later calls are refused before touching the store.
+  EXPECT_EQ(engine_->SignalWorkflow(ns_, signal).code(), absl::StatusCode::kUnavailable);
+  // Given back by the ring, the shard works again, with a newer range id than the other's.
+  ASSERT_TRUE(shards_->SetOwned({1, 2, 3, 4}).ok());
+  EXPECT_GT(shards_->RangeId(shard), other.RangeId(shard));
+  EXPECT_TRUE(engine_->SignalWorkflow(ns_, signal).ok());
+}
+
 TEST_F(EngineFixture, SignalWithStartWritesTheSignalBeforeTheFirstWorkflowTask) {
   wf::SignalWithStartWorkflowExecutionRequest req;
   req.set_workflow_id("sws");
