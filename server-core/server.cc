@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "lib/common/ids.h"
 #include "lib/common/proto_time.h"
 #include "lib/common/time_format.h"
 #include "lib/common/timer_thread.h"
@@ -17,6 +18,7 @@
 #include "server-core/persistence/observed/observed_persistence.h"
 #include "server-core/history/history_engine.h"
 #include "server-core/history/shard_controller.h"
+#include "server-core/membership/monitor.h"
 #include "server-core/matching/matching_engine.h"
 #include "server-core/persistence/persistence.h"
 #include "server-core/rpc/acceptor.h"
@@ -99,9 +101,20 @@ class TockServerImpl : public TockServer {
     }
     registered_names_ = names;
 
-    shards_ = std::make_unique<history::ShardController>(
-        persistence_->executions(), *shards, absl::StrCat("tock-server@", config_.ip, ":", config_.port));
-    if (absl::Status s = shards_->AcquireAll(); !s.ok()) return s;
+    // The port is bound first (connections wait in its backlog until the acceptor starts),
+    // so that the shards are owned under this host's reachable address.
+    acceptor_ = std::make_unique<rpc::Acceptor>(logger_);
+    absl::StatusOr<int> port = acceptor_->Listen(config_.ip, config_.port);
+    if (!port.ok()) return port.status();
+    bound_port_ = *port;
+    shards_ = std::make_unique<history::ShardController>(persistence_->executions(), *shards,
+                                                         advertise_address());
+    // One process on an embedded database owns every shard; hosts sharing a database own
+    // what the ring of the alive ones gives them (StartMembership, once the engines exist).
+    const bool shared_database = persistence_->engine() != "sqlite";
+    if (!shared_database) {
+      if (absl::Status s = shards_->AcquireAll(); !s.ok()) return s;
+    }
     timer_thread_ = std::make_unique<TimerThread>(clock_);
     matching_ = std::make_unique<matching::MatchingEngine>(clock_, *timer_thread_);
     matching_->SetMetrics(*server_metrics_);
@@ -148,13 +161,12 @@ class TockServerImpl : public TockServer {
     builder.SetMaxSendMessageSize(128 * 1024 * 1024);
     // The port is ours (rpc/acceptor.h: gRPC 1.51's listener dies on EMFILE); gRPC serves
     // each connection the acceptor hands it, with the arguments above.
-    acceptor_ = std::make_unique<rpc::Acceptor>(logger_);
-    absl::StatusOr<int> port = acceptor_->Listen(config_.ip, config_.port);
-    if (!port.ok()) return port.status();
-    bound_port_ = *port;
     builder.RegisterCallbackGenericService(&dispatcher_);
     server_ = builder.BuildAndStart();
     if (server_ == nullptr) return absl::InternalError("the gRPC server could not be started");
+    if (shared_database) {
+      if (absl::Status s = StartMembership(); !s.ok()) return s;
+    }
     acceptor_->Start(server_.get(), config_.max_connections);
     if (!config_.cluster_metadata.has_value()) {
       cluster_.clusters[cluster_.current_cluster_name].rpc_address = address();
@@ -168,6 +180,27 @@ class TockServerImpl : public TockServer {
                                             facts_.persistence_location)},
                   {"metrics", http_ ? MetricsUrl() : "off"}});
     return absl::OkStatus();
+  }
+
+  // Joins the hosts of the shared database: heartbeats, and owns the shards the ring of the
+  // alive hosts gives this one, before the first call is served.
+  absl::Status StartMembership() {
+    membership::MembershipConfig mc;
+    mc.heartbeat = config_.membership.heartbeat;
+    mc.cutoff = config_.membership.cutoff;
+    membership_ = std::make_unique<membership::MembershipMonitor>(
+        persistence_->membership(), mc, NewUuid(), advertise_address(), RealClock().Now(), RealClock(),
+        logger_);
+    return membership_->Start([this](std::shared_ptr<const membership::HashRing> ring) {
+      const std::vector<int32_t> mine = ring->ShardsOf(advertise_address(), shards_->shard_count());
+      if (absl::Status s = shards_->SetOwned(mine); !s.ok()) {
+        logger_.Warn("taking history shards failed; retried at the next membership refresh",
+                     {{"error", s.ToString()}});
+      }
+      logger_.Info("history shards owned",
+                   {{"count", absl::StrCat(shards_->OwnedShards().size())},
+                    {"hosts", absl::StrCat(ring->hosts().size())}});
+    });
   }
 
   // The metrics registry, the dispatcher's and the engines' handles, the fault injector.
@@ -245,6 +278,10 @@ class TockServerImpl : public TockServer {
   }
 
   std::string address() const override { return absl::StrCat(config_.ip, ":", bound_port_); }
+  // Where other hosts reach this one: listen.advertise_address, or the bound address.
+  std::string advertise_address() const {
+    return config_.advertise_address.empty() ? address() : config_.advertise_address;
+  }
 
   std::string Banner() const override {
     std::string clusters;
@@ -270,6 +307,8 @@ class TockServerImpl : public TockServer {
     if (matching_) matching_->ReleasePolls();
     if (history_) history_->ReleaseWaiters();
     if (acceptor_) acceptor_->Stop();  // no new connections
+    // Leaving the membership first lets the other hosts take this one's shards at once.
+    if (membership_) membership_->Stop();
     // Calls in flight get a second to finish; then gRPC cancels what is left and drops the
     // connections, including idle ones whose clients keep them open after GOAWAY (gRPC's
     // shutdown otherwise waits for every connection to close).
@@ -286,6 +325,7 @@ class TockServerImpl : public TockServer {
     archives_.reset();
     history_.reset();
     matching_.reset();
+    membership_.reset();
     shards_.reset();
     namespaces_.reset();
     persistence_.reset();
@@ -318,6 +358,7 @@ class TockServerImpl : public TockServer {
   std::unique_ptr<persistence::Persistence> persistence_;
   std::unique_ptr<frontend::NamespaceEngine> namespaces_;
   std::unique_ptr<history::ShardController> shards_;
+  std::unique_ptr<membership::MembershipMonitor> membership_;  // on a shared database only
   std::unique_ptr<TimerThread> timer_thread_;
   std::unique_ptr<matching::MatchingEngine> matching_;
   std::unique_ptr<history::HistoryEngine> history_;

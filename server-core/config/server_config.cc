@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "lib/common/duration.h"
 #include "lib/common/log.h"
 #include "server-core/config/yaml_fields.h"
 
@@ -18,6 +19,16 @@ namespace {
 using config_yaml::CheckKeys;
 using config_yaml::FieldError;
 using config_yaml::Read;
+
+// A human duration ("10s", "1m30s") when present; INVALID_ARGUMENT naming the key otherwise.
+absl::Status ReadDuration(const YAML::Node& node, const std::string& path, absl::Duration* out) {
+  std::string text;
+  if (absl::Status s = Read(node, path, "a duration such as 10s", &text); !s.ok() || !node) return s;
+  absl::StatusOr<absl::Duration> d = ParseHumanDuration(text);
+  if (!d.ok()) return FieldError(path, "must be a duration such as 10s, 1m or 1m30s");
+  *out = *d;
+  return absl::OkStatus();
+}
 
 // `limits:` (history::Limits), each a positive integer.
 absl::Status ParseLimits(const YAML::Node& node, history::Limits& limits) {
@@ -113,6 +124,24 @@ absl::Status ServerConfig::Validate() const {
     return FieldError("listen.max_connections",
                       absl::StrCat("must be at least 1; got ", max_connections));
   }
+  if (membership.heartbeat < absl::Milliseconds(100) || membership.heartbeat > absl::Minutes(5)) {
+    return FieldError("membership.heartbeat",
+                      absl::StrCat("must be between 100ms and 5m; got ",
+                                   FormatHumanDuration(membership.heartbeat)));
+  }
+  // A cutoff of under two heartbeats would call a host dead for one late heartbeat.
+  if (membership.cutoff < 2 * membership.heartbeat || membership.cutoff > absl::Hours(1)) {
+    return FieldError("membership.cutoff",
+                      absl::StrCat("must be at least twice membership.heartbeat (",
+                                   FormatHumanDuration(2 * membership.heartbeat),
+                                   ") and at most 1h; got ",
+                                   FormatHumanDuration(membership.cutoff)));
+  }
+  if (advertise_address.size() > 255 ||
+      (!advertise_address.empty() && advertise_address.find(':') == std::string::npos)) {
+    return FieldError("listen.advertise_address",
+                      "must be HOST:PORT (at most 255 characters), where other hosts reach this one");
+  }
   if (history_shards < 1 || history_shards > 16384) {
     return FieldError("history.shards",
                       absl::StrCat("must be between 1 and 16384; got ", history_shards));
@@ -179,11 +208,14 @@ absl::StatusOr<ServerConfig> ParseServerConfig(const std::string& yaml_text) {
   TOCK_CONFIG_RETURN_IF_ERROR(
       CheckKeys(root, "",
                 {"listen", "persistence", "history", "cluster_metadata", "namespaces", "archival",
-                 "namespace_defaults", "metrics", "log", "limits"}));
+                 "namespace_defaults", "metrics", "log", "limits", "membership"}));
   TOCK_CONFIG_RETURN_IF_ERROR(
       ParseArchivalConfig(root["archival"], root["namespace_defaults"], config.archival));
   if (const YAML::Node listen = root["listen"]) {
-    TOCK_CONFIG_RETURN_IF_ERROR(CheckKeys(listen, "listen", {"ip", "port", "max_connections"}));
+    TOCK_CONFIG_RETURN_IF_ERROR(
+        CheckKeys(listen, "listen", {"ip", "port", "max_connections", "advertise_address"}));
+    TOCK_CONFIG_RETURN_IF_ERROR(Read(listen["advertise_address"], "listen.advertise_address",
+                                     "a string (HOST:PORT)", &config.advertise_address));
     TOCK_CONFIG_RETURN_IF_ERROR(Read(listen["ip"], "listen.ip", "a string", &config.ip));
     TOCK_CONFIG_RETURN_IF_ERROR(Read(listen["port"], "listen.port", "an integer", &config.port));
     TOCK_CONFIG_RETURN_IF_ERROR(Read(listen["max_connections"], "listen.max_connections",
@@ -231,6 +263,13 @@ absl::StatusOr<ServerConfig> ParseServerConfig(const std::string& yaml_text) {
     TOCK_CONFIG_RETURN_IF_ERROR(Read(log["file"], "log.file", "a string", &config.log.file));
     TOCK_CONFIG_RETURN_IF_ERROR(Read(log["level"], "log.level", "a string", &config.log.level));
     TOCK_CONFIG_RETURN_IF_ERROR(Read(log["format"], "log.format", "a string", &config.log.format));
+  }
+  if (const YAML::Node membership = root["membership"]) {
+    TOCK_CONFIG_RETURN_IF_ERROR(CheckKeys(membership, "membership", {"heartbeat", "cutoff"}));
+    TOCK_CONFIG_RETURN_IF_ERROR(ReadDuration(membership["heartbeat"], "membership.heartbeat",
+                                             &config.membership.heartbeat));
+    TOCK_CONFIG_RETURN_IF_ERROR(
+        ReadDuration(membership["cutoff"], "membership.cutoff", &config.membership.cutoff));
   }
   if (const YAML::Node history = root["history"]) {
     TOCK_CONFIG_RETURN_IF_ERROR(CheckKeys(history, "history", {"shards"}));

@@ -5,6 +5,10 @@
 //   listen:
 //     ip: 127.0.0.1
 //     port: 7233            # 0 picks a free port; the banner prints the one bound
+//     advertise_address: "" # HOST:PORT other hosts reach this one at; empty: ip:port
+//   membership:             # several hosts on one PostgreSQL database
+//     heartbeat: 10s        # how often this host writes its membership row
+//     cutoff: 20s           # a host whose row is older is dead; its shards move
 //   persistence:
 //     engine: sqlite
 //     sqlite:
@@ -69,6 +73,14 @@ struct ServerConfig {
   int port = 7233;
   // Client connections at most (`listen.max_connections`); more are closed at once.
   int max_connections = 10000;
+  // Where other hosts reach this one (`listen.advertise_address`); empty: the bound ip:port.
+  std::string advertise_address;
+  // Heartbeat period and cutoff of the membership of hosts sharing one database.
+  struct Membership {
+    absl::Duration heartbeat = absl::Seconds(10);
+    absl::Duration cutoff = absl::Seconds(20);
+  };
+  Membership membership;
   persistence::PersistenceConfig persistence;
   int32_t history_shards = 4;
   // Unset: a single cluster named kDefaultClusterName at this server's address.

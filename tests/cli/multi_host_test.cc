@@ -1,0 +1,149 @@
+// Several tock-server hosts on one PostgreSQL database (the run's shared server, a fresh
+// database per test): each heartbeats a membership row, and the history shards follow the
+// ring of the alive hosts. A joining host takes its share from the others; a host killed
+// with SIGKILL is taken over after the cutoff; a host stopped gracefully leaves at once.
+// What each host owns is read back from the database (shards and membership rows).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <map>
+#include <random>
+
+#include "absl/time/clock.h"
+#include "server-core/membership/hash_ring.h"
+#include "server-core/persistence/persistence.h"
+#include "tests/support/postgres_server.h"
+#include "tests/support/process.h"
+
+namespace tock::testing {
+namespace {
+
+constexpr int32_t kShards = 32;
+
+class MultiHostTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string why;
+    admin_url_ = SharedPostgresAdminUrl(TOCK_POSTGRES_FIXTURE_FILE, &why);
+    ASSERT_FALSE(admin_url_.empty()) << why;
+    std::random_device random;
+    database_ = "tock_hosts" + std::to_string(getpid()) + "_" + std::to_string(random());
+    std::string error;
+    ASSERT_TRUE(CreatePostgresDatabase(admin_url_, database_, &error)) << error;
+    url_ = PostgresUrlWithDatabase(admin_url_, database_);
+    config_ = dir_.Write("hosts.yaml", "persistence:\n  engine: postgres\n  postgres:\n    url: \"" +
+                                           url_ +
+                                           "\"\n    max_connections: 8\n"
+                                           "membership:\n  heartbeat: 200ms\n  cutoff: 1s\n"
+                                           "history:\n  shards: 32\n");
+  }
+  void TearDown() override {
+    hosts_.clear();  // stops every host before the database goes
+    persistence_.reset();
+    std::string error;
+    if (!database_.empty()) {
+      EXPECT_TRUE(DropPostgresDatabase(admin_url_, database_, &error)) << error;
+    }
+  }
+
+  ServerProcess& StartHost() {
+    auto host = std::make_unique<ServerProcess>(TOCK_SERVER_BIN);
+    EXPECT_TRUE(host->Start({"--config", config_})) << host->error();
+    hosts_.push_back(std::move(host));
+    return *hosts_.back();
+  }
+
+  persistence::Persistence& Db() {
+    if (!persistence_) {
+      persistence::PersistenceConfig c;
+      c.engine = "postgres";
+      c.postgres_url = url_;
+      c.postgres_max_connections = 2;
+      auto opened = persistence::OpenPersistence(c);
+      EXPECT_TRUE(opened.ok()) << opened.status();
+      if (opened.ok()) persistence_ = std::move(*opened);
+    }
+    return *persistence_;
+  }
+
+  // Owner of each shard as stored.
+  std::map<int32_t, std::string> Owners() {
+    std::map<int32_t, std::string> owners;
+    auto rows = Db().membership().ListShards();
+    EXPECT_TRUE(rows.ok()) << rows.status();
+    if (rows.ok()) {
+      for (const auto& r : *rows) owners[r.shard_id] = r.owner;
+    }
+    return owners;
+  }
+
+  // The owners the ring of `alive` gives.
+  static std::map<int32_t, std::string> RingOwners(const std::vector<std::string>& alive) {
+    server::membership::HashRing ring(alive);
+    std::map<int32_t, std::string> owners;
+    for (int32_t s = 1; s <= kShards; ++s) owners[s] = ring.OwnerOfShard(s);
+    return owners;
+  }
+
+  // Waits (at most `limit`) until the stored owners are the ring's of `alive`.
+  ::testing::AssertionResult OwnersBecome(const std::vector<std::string>& alive,
+                                          absl::Duration limit) {
+    const std::map<int32_t, std::string> want = RingOwners(alive);
+    std::map<int32_t, std::string> got;
+    const absl::Time until = absl::Now() + limit;
+    while (absl::Now() < until) {
+      got = Owners();
+      if (got == want) return ::testing::AssertionSuccess();
+      absl::SleepFor(absl::Milliseconds(100));
+    }
+    int differ = 0;
+    for (int32_t s = 1; s <= kShards; ++s) differ += got[s] != want.at(s);
+    return ::testing::AssertionFailure() << differ << " of " << kShards
+                                         << " shards are not where the ring puts them";
+  }
+
+  std::string admin_url_, database_, url_, config_;
+  TempDir dir_;
+  std::vector<std::unique_ptr<ServerProcess>> hosts_;
+  std::unique_ptr<persistence::Persistence> persistence_;
+};
+
+TEST_F(MultiHostTest, ShardsFollowTheRingAsHostsJoinDieAndLeave) {
+  ServerProcess& a = StartHost();
+  ASSERT_TRUE(a.running());
+  // Alone, A owns every shard, from its start on.
+  EXPECT_TRUE(OwnersBecome({a.address()}, absl::Seconds(5)));
+
+  ServerProcess& b = StartHost();
+  ASSERT_TRUE(b.running());
+  EXPECT_TRUE(OwnersBecome({a.address(), b.address()}, absl::Seconds(10)));
+  auto hosts = Db().membership().ListHosts(absl::Hours(1));
+  ASSERT_TRUE(hosts.ok());
+  EXPECT_EQ(hosts->size(), 2u);
+
+  // A third joins: it takes its share, only from the others (the ring's property, checked
+  // here on what the hosts actually stored).
+  std::map<int32_t, std::string> before = Owners();
+  ServerProcess& c = StartHost();
+  ASSERT_TRUE(c.running());
+  EXPECT_TRUE(OwnersBecome({a.address(), b.address(), c.address()}, absl::Seconds(10)));
+  for (const auto& [shard, owner] : Owners()) {
+    if (owner != before[shard]) EXPECT_EQ(owner, c.address()) << "shard " << shard;
+  }
+
+  // B dies without a word: after the cutoff the others take its shards.
+  int b_shards = 0;
+  for (const auto& [shard, owner] : Owners()) b_shards += owner == b.address();
+  EXPECT_GT(b_shards, 0);
+  b.Kill();
+  EXPECT_TRUE(OwnersBecome({a.address(), c.address()}, absl::Seconds(10)));
+
+  // C stops gracefully: it leaves its row, A takes everything without waiting for a cutoff.
+  const absl::Time stop = absl::Now();
+  EXPECT_EQ(c.Stop(), 0) << c.stderr_text();
+  EXPECT_TRUE(OwnersBecome({a.address()}, absl::Seconds(5)));
+  EXPECT_LT(absl::Now() - stop, absl::Seconds(5));
+}
+
+}  // namespace
+}  // namespace tock::testing
