@@ -174,6 +174,48 @@ TEST(GrpcServerTest, PortInUseIsUnavailable) {
 namespace tock::server {
 namespace {
 
+TEST(ServerConfigTest, MembershipAndAdvertiseAddressParsedAndValidated) {
+  auto good = ParseServerConfig(
+      "listen: {advertise_address: \"10.0.0.7:7233\"}\n"
+      "membership: {heartbeat: 1s, cutoff: 3s}\n");
+  ASSERT_TRUE(good.ok()) << good.status();
+  EXPECT_TRUE(good->Validate().ok()) << good->Validate();
+  EXPECT_EQ(good->advertise_address, "10.0.0.7:7233");
+  EXPECT_EQ(good->membership.heartbeat, absl::Seconds(1));
+  EXPECT_EQ(good->membership.cutoff, absl::Seconds(3));
+  auto defaults = ParseServerConfig("");
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_EQ(defaults->membership.heartbeat, absl::Seconds(10));
+  EXPECT_EQ(defaults->membership.cutoff, absl::Seconds(20));
+
+  struct Case {
+    std::string yaml;
+    std::string message;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"membership: {heartbeat: soon}\n",
+            "membership.heartbeat: must be a duration such as 10s, 1m or 1m30s"},
+           {"membership: {beat: 1s}\n", "membership.beat: unknown key"},
+       }) {
+    auto parsed = ParseServerConfig(c.yaml);
+    ASSERT_FALSE(parsed.ok()) << c.yaml;
+    EXPECT_NE(parsed.status().message().find(c.message), std::string::npos) << parsed.status();
+  }
+  for (const Case& c : std::vector<Case>{
+           {"membership: {heartbeat: 10ms}\n",
+            "membership.heartbeat: must be between 100ms and 5m; got 10ms"},
+           {"membership: {heartbeat: 2s, cutoff: 3s}\n",
+            "membership.cutoff: must be at least twice membership.heartbeat (4s) and at most 1h; "
+            "got 3s"},
+           {"listen: {advertise_address: nocolon}\n", "listen.advertise_address: must be HOST:PORT"},
+       }) {
+    auto parsed = ParseServerConfig(c.yaml);
+    ASSERT_TRUE(parsed.ok()) << parsed.status();
+    absl::Status s = parsed->Validate();
+    EXPECT_NE(s.message().find(c.message), std::string::npos) << s;
+  }
+}
+
 TEST(ServerConfigTest, ArchivalSectionParsedAndValidated) {
   auto good = ParseServerConfig(
       "archival:\n"
