@@ -138,6 +138,7 @@ class TockServerImpl : public TockServer {
     archiver_->Start(logger_, *server_metrics_);
     RegisterAdvanceTime();
     RegisterArchival();
+    RegisterMembership();
 
     frontend::RegisterWorkflowServiceHandlers(dispatcher_, *namespaces_, facts_);
     frontend::RegisterWorkflowRpcHandlers(dispatcher_, *namespaces_, *history_, *matching_, clock_,
@@ -164,9 +165,7 @@ class TockServerImpl : public TockServer {
     builder.RegisterCallbackGenericService(&dispatcher_);
     server_ = builder.BuildAndStart();
     if (server_ == nullptr) return absl::InternalError("the gRPC server could not be started");
-    if (shared_database) {
-      if (absl::Status s = StartMembership(); !s.ok()) return s;
-    }
+    if (absl::Status s = StartMembership(shared_database); !s.ok()) return s;
     acceptor_->Start(server_.get(), config_.max_connections);
     if (!config_.cluster_metadata.has_value()) {
       cluster_.clusters[cluster_.current_cluster_name].rpc_address = address();
@@ -182,16 +181,19 @@ class TockServerImpl : public TockServer {
     return absl::OkStatus();
   }
 
-  // Joins the hosts of the shared database: heartbeats, and owns the shards the ring of the
-  // alive hosts gives this one, before the first call is served.
-  absl::Status StartMembership() {
+  // Joins the hosts of the database: heartbeats (so `tock cluster members` lists this host)
+  // and, on a shared database, owns the shards the ring of the alive hosts gives this one,
+  // before the first call is served. (On SQLite this process is the only host and owns
+  // every shard already.)
+  absl::Status StartMembership(bool shared_database) {
     membership::MembershipConfig mc;
     mc.heartbeat = config_.membership.heartbeat;
     mc.cutoff = config_.membership.cutoff;
     membership_ = std::make_unique<membership::MembershipMonitor>(
         persistence_->membership(), mc, NewUuid(), advertise_address(), RealClock().Now(), RealClock(),
         logger_);
-    return membership_->Start([this](std::shared_ptr<const membership::HashRing> ring) {
+    return membership_->Start([this, shared_database](std::shared_ptr<const membership::HashRing> ring) {
+      if (!shared_database) return;
       const std::vector<int32_t> mine = ring->ShardsOf(advertise_address(), shards_->shard_count());
       if (absl::Status s = shards_->SetOwned(mine); !s.ok()) {
         logger_.Warn("taking history shards failed; retried at the next membership refresh",
@@ -259,6 +261,54 @@ class TockServerImpl : public TockServer {
   }
 
   // AdminService.TriggerArchival and GetArchivalStatus.
+  // `tock cluster members` and `tock cluster shards`: what the membership table and the
+  // shard rows say, as every host of the database sees it.
+  void RegisterMembership() {
+    namespace pb = tock::admin::v1;
+    dispatcher_.AddUnary<pb::ListClusterMembersRequest, pb::ListClusterMembersResponse>(
+        "tock.admin.v1.AdminService/ListClusterMembers",
+        [this](const pb::ListClusterMembersRequest&,
+               const rpc::CallContext&) -> absl::StatusOr<pb::ListClusterMembersResponse> {
+          auto hosts = persistence_->membership().ListHosts(membership::MembershipConfig().forget_after);
+          if (!hosts.ok()) return hosts.status();
+          auto shards = persistence_->membership().ListShards();
+          if (!shards.ok()) return shards.status();
+          pb::ListClusterMembersResponse out;
+          *out.mutable_cutoff() = ToProtoDuration(config_.membership.cutoff);
+          for (const persistence::HostRecord& h : *hosts) {
+            pb::HostMember* m = out.add_members();
+            m->set_host_id(h.host_id);
+            m->set_address(h.address);
+            *m->mutable_session_start() = ToProtoTime(h.session_start);
+            *m->mutable_heartbeat_age() = ToProtoDuration(h.heartbeat_age);
+            const bool alive = h.heartbeat_age < config_.membership.cutoff;
+            m->set_alive(alive);
+            int32_t owned = 0;
+            // A restarted host has a new row at the same address: the shards count for the
+            // live one only.
+            for (const persistence::ShardRecord& r : *shards) owned += alive && r.owner == h.address;
+            m->set_shards_owned(owned);
+          }
+          return out;
+        });
+    dispatcher_.AddUnary<pb::ListShardsRequest, pb::ListShardsResponse>(
+        "tock.admin.v1.AdminService/ListShards",
+        [this](const pb::ListShardsRequest&,
+               const rpc::CallContext&) -> absl::StatusOr<pb::ListShardsResponse> {
+          auto shards = persistence_->membership().ListShards();
+          if (!shards.ok()) return shards.status();
+          pb::ListShardsResponse out;
+          for (const persistence::ShardRecord& r : *shards) {
+            pb::ShardOwnership* s = out.add_shards();
+            s->set_shard_id(r.shard_id);
+            s->set_owner(r.owner);
+            s->set_range_id(r.range_id);
+            *s->mutable_claimed() = ToProtoTime(r.claimed);
+          }
+          return out;
+        });
+  }
+
   void RegisterArchival() {
     namespace pb = tock::admin::v1;
     // Archiving writes to the store: on the archives' threads, not gRPC's.

@@ -44,4 +44,15 @@ absl::Status ListClusters(client::Connection& connection,
   }
 }
 
+absl::StatusOr<tock::admin::v1::ListClusterMembersResponse> ListClusterMembers(
+    client::Connection& connection) {
+  return connection.Call(&tock::admin::v1::AdminService::Stub::ListClusterMembers,
+                         connection.admin(), tock::admin::v1::ListClusterMembersRequest());
+}
+
+absl::StatusOr<tock::admin::v1::ListShardsResponse> ListShards(client::Connection& connection) {
+  return connection.Call(&tock::admin::v1::AdminService::Stub::ListShards, connection.admin(),
+                         tock::admin::v1::ListShardsRequest());
+}
+
 }  // namespace tock::admin

@@ -36,4 +36,10 @@ absl::Status ListClusters(
         each,
     int page_size = kListClustersPageSize);
 
+// The hosts serving the cluster's database and the owners of its shards (Tock's
+// AdminService; UNIMPLEMENTED from a Temporal server).
+absl::StatusOr<tock::admin::v1::ListClusterMembersResponse> ListClusterMembers(
+    client::Connection& connection);
+absl::StatusOr<tock::admin::v1::ListShardsResponse> ListShards(client::Connection& connection);
+
 }  // namespace tock::admin

@@ -194,3 +194,30 @@ TEST_F(CliTest, ClusterCommandsOnASingleCluster) {
 
 }  // namespace
 }  // namespace tock::testing
+
+namespace tock::testing {
+namespace {
+
+// One tock-server on SQLite is the only host of its database and owns every shard.
+TEST_F(CliTest, ClusterMembersAndShardsOfASingleHost) {
+  ASSERT_NO_FATAL_FAILURE(StartServer());
+  json members = TockJson({"cluster", "members"});
+  ASSERT_EQ(members.size(), 1u) << members.dump();
+  EXPECT_EQ(At(members[0], "/address"), server_->address());
+  EXPECT_EQ(At(members[0], "/alive"), true);
+  EXPECT_EQ(At(members[0], "/shardsOwned"), 4);
+  json shards = TockJson({"cluster", "shards"});
+  ASSERT_EQ(shards.size(), 4u) << shards.dump();
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(At(shards[i], "/shardId"), i + 1);
+    EXPECT_EQ(At(shards[i], "/owner"), server_->address());
+  }
+  ProcessResult table = Tock({"cluster", "shards", "-o", "table"});
+  EXPECT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find("RANGE ID"), std::string::npos) << table.out;
+  ProcessResult members_table = Tock({"cluster", "members", "-o", "table"});
+  EXPECT_NE(members_table.out.find("HEARTBEAT AGE"), std::string::npos) << members_table.out;
+}
+
+}  // namespace
+}  // namespace tock::testing

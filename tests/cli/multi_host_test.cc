@@ -10,6 +10,7 @@
 #include <random>
 
 #include "absl/time/clock.h"
+#include <nlohmann/json.hpp>
 #include "server-core/membership/hash_ring.h"
 #include "server-core/persistence/persistence.h"
 #include "tests/support/postgres_server.h"
@@ -130,6 +131,19 @@ TEST_F(MultiHostTest, ShardsFollowTheRingAsHostsJoinDieAndLeave) {
   for (const auto& [shard, owner] : Owners()) {
     if (owner != before[shard]) EXPECT_EQ(owner, c.address()) << "shard " << shard;
   }
+  // Any host answers `tock cluster members` for all: three alive, their shards adding up.
+  ProcessResult members = RunProcess({TOCK_CLI_BIN, "--address", b.address(), "cluster",
+                                      "members", "-o", "json"});
+  ASSERT_EQ(members.exit_code, 0) << members.err;
+  const nlohmann::json listed = nlohmann::json::parse(members.out, nullptr, false);
+  ASSERT_TRUE(listed.is_array()) << members.out;
+  EXPECT_EQ(listed.size(), 3u);
+  int total = 0;
+  for (const auto& m : listed) {
+    EXPECT_EQ(m.value("alive", false), true) << m.dump();
+    total += m.value("shardsOwned", 0);
+  }
+  EXPECT_EQ(total, kShards);
 
   // B dies without a word: after the cutoff the others take its shards.
   int b_shards = 0;

@@ -3,7 +3,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "lib/admin/cluster_ops.h"
+#include "lib/common/duration.h"
 #include "lib/common/proto_json.h"
+#include "lib/common/proto_time.h"
 #include "lib/common/time_format.h"
 
 namespace tock::cli {
@@ -82,14 +84,67 @@ void AddList(CLI::App& group, CommandContext& ctx) {
   });
 }
 
+void AddMembers(CLI::App& group, CommandContext& ctx) {
+  CLI::App* cmd = group.add_subcommand(
+      "members", "List the tock-server hosts of the cluster's database and the shards each owns");
+  cmd->footer("Examples:\n  tock cluster members\n  tock cluster members -o json\n");
+  cmd->callback([&ctx] {
+    ctx.action = [&ctx]() -> absl::Status {
+      auto connection = ctx.connection();
+      if (!connection.ok()) return connection.status();
+      auto members = admin::ListClusterMembers(**connection);
+      if (!members.ok()) return members.status();
+      absl::StatusOr<Printer> printer = ctx.printer();
+      if (!printer.ok()) return printer.status();
+      printer->BeginList({"ADDRESS", "ALIVE", "SHARDS", "HEARTBEAT AGE", "STARTED", "HOST ID"});
+      for (const auto& m : members->members()) {
+        printer->Row(ProtoToJson(m),
+                     {m.address(), m.alive() ? "yes" : "no", std::to_string(m.shards_owned()),
+                      FormatHumanDuration(absl::Milliseconds(
+                          absl::ToInt64Milliseconds(FromProtoDuration(m.heartbeat_age())))),
+                      FormatTimestamp(FromProtoTime(m.session_start())), m.host_id()});
+      }
+      printer->EndList();
+      return absl::OkStatus();
+    };
+  });
+}
+
+void AddShards(CLI::App& group, CommandContext& ctx) {
+  CLI::App* cmd = group.add_subcommand("shards", "List the history shards, their owners and range ids");
+  cmd->footer("Examples:\n  tock cluster shards\n  tock cluster shards -o jsonl\n");
+  cmd->callback([&ctx] {
+    ctx.action = [&ctx]() -> absl::Status {
+      auto connection = ctx.connection();
+      if (!connection.ok()) return connection.status();
+      auto shards = admin::ListShards(**connection);
+      if (!shards.ok()) return shards.status();
+      absl::StatusOr<Printer> printer = ctx.printer();
+      if (!printer.ok()) return printer.status();
+      printer->BeginList({"SHARD", "OWNER", "RANGE ID", "CLAIMED"});
+      for (const auto& s : shards->shards()) {
+        printer->Row(ProtoToJson(s), {std::to_string(s.shard_id()), s.owner(),
+                                      std::to_string(s.range_id()),
+                                      FormatTimestamp(FromProtoTime(s.claimed()))});
+      }
+      printer->EndList();
+      return absl::OkStatus();
+    };
+  });
+}
+
 }  // namespace
 
 void AddClusterCommands(CLI::App& app, CommandContext& ctx) {
   CLI::App* group = app.add_subcommand("cluster", "Inspect the cluster and its peers");
   group->require_subcommand(1);
-  group->footer("Examples:\n  tock cluster describe\n  tock cluster list\n");
+  group->footer(
+      "Examples:\n  tock cluster describe\n  tock cluster list\n  tock cluster members\n"
+      "  tock cluster shards\n");
   AddDescribe(*group, ctx);
   AddList(*group, ctx);
+  AddMembers(*group, ctx);
+  AddShards(*group, ctx);
 }
 
 }  // namespace tock::cli
