@@ -97,6 +97,15 @@ struct VisibilityPredicate {
 inline constexpr int kMaxVisibilityConditions = 2000;
 inline constexpr int kMaxVisibilityNesting = 32;
 
+// What every backend checks of one condition before compiling it: the values' type fits the
+// field (text or numbers), their count fits the operator, STARTS_WITH is on text.
+// INVALID_ARGUMENT naming the field as the query language does (never SQL).
+absl::Status CheckVisibilityCondition(const VisibilityCondition& condition);
+// The field's name in the query language ("WorkflowId"), for messages.
+const char* VisibilityFieldName(VisibilityField field);
+// The field's column in the visibility table; the SQL schemas of the backends share it.
+const char* VisibilityColumn(VisibilityField field);
+
 struct VisibilityOrderKey {
   VisibilityField field = VisibilityField::kStartTime;
   bool descending = true;  // an absent close time sorts before every time

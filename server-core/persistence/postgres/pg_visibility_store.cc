@@ -36,50 +36,7 @@ namespace {
 
 constexpr int32_t kDefaultPageSize = 1000;
 
-const char* Column(VisibilityField field) {
-  switch (field) {
-    case VisibilityField::kWorkflowId:
-      return "workflow_id";
-    case VisibilityField::kWorkflowType:
-      return "workflow_type";
-    case VisibilityField::kRunId:
-      return "run_id";
-    case VisibilityField::kTaskQueue:
-      return "task_queue";
-    case VisibilityField::kExecutionStatus:
-      return "status";
-    case VisibilityField::kStartTime:
-      return "start_ms";
-    case VisibilityField::kCloseTime:
-      return "close_ms";
-    case VisibilityField::kExecutionTime:
-      return "execution_ms";
-  }
-  return "run_id";
-}
 
-// The field's name in the query language, for messages (which never show SQL).
-const char* Name(VisibilityField field) {
-  switch (field) {
-    case VisibilityField::kWorkflowId:
-      return "WorkflowId";
-    case VisibilityField::kWorkflowType:
-      return "WorkflowType";
-    case VisibilityField::kRunId:
-      return "RunId";
-    case VisibilityField::kTaskQueue:
-      return "TaskQueue";
-    case VisibilityField::kExecutionStatus:
-      return "ExecutionStatus";
-    case VisibilityField::kStartTime:
-      return "StartTime";
-    case VisibilityField::kCloseTime:
-      return "CloseTime";
-    case VisibilityField::kExecutionTime:
-      return "ExecutionTime";
-  }
-  return "RunId";
-}
 
 // Builds the WHERE text and its parameters. The parameters view the filter's values, which
 // outlive the query.
@@ -116,21 +73,8 @@ class Compiler {
       return absl::InvalidArgumentError(
           absl::StrCat("visibility filter: more than ", kMaxVisibilityConditions, " conditions"));
     }
-    const bool text = IsTextField(c.field);
-    for (const VisibilityValue& v : c.values) {
-      if (std::holds_alternative<std::string>(v) != text) {
-        return absl::InvalidArgumentError(absl::StrCat("visibility filter: ", Name(c.field),
-                                                       text ? " takes text" : " takes numbers"));
-      }
-    }
-    const size_t want = c.op == VisibilityOp::kBetween ? 2 : 1;
-    if (c.op == VisibilityOp::kIn ? c.values.empty() : c.values.size() != want) {
-      return absl::InvalidArgumentError("visibility filter: wrong number of values");
-    }
-    if (c.op == VisibilityOp::kStartsWith && !text) {
-      return absl::InvalidArgumentError("visibility filter: STARTS_WITH needs a text field");
-    }
-    const char* column = Column(c.field);
+    if (absl::Status s = CheckVisibilityCondition(c); !s.ok()) return s;
+    const char* column = VisibilityColumn(c.field);
     switch (c.op) {
       case VisibilityOp::kEqual:
         return Binary(column, " = ", c.values[0], out);
@@ -193,7 +137,7 @@ std::string OrderClause(const std::vector<VisibilityOrderKey>& keys) {
     // Only the close time can be NULL; the other keys keep PostgreSQL's default NULLS
     // placement, which is what an index on them is ordered by.
     const bool nullable = key.field == VisibilityField::kCloseTime;
-    parts.push_back(absl::StrCat(Column(key.field), key.descending ? " DESC" : " ASC",
+    parts.push_back(absl::StrCat(VisibilityColumn(key.field), key.descending ? " DESC" : " ASC",
                                  !nullable        ? ""
                                  : key.descending ? " NULLS LAST"
                                                   : " NULLS FIRST"));

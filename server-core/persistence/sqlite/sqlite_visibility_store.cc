@@ -33,27 +33,6 @@ constexpr int kConditionCost = 4;
 constexpr int kLaterOperandCost = 2;
 constexpr int kParenthesisCost = 1;
 
-const char* Column(VisibilityField field) {
-  switch (field) {
-    case VisibilityField::kWorkflowId:
-      return "workflow_id";
-    case VisibilityField::kWorkflowType:
-      return "workflow_type";
-    case VisibilityField::kRunId:
-      return "run_id";
-    case VisibilityField::kTaskQueue:
-      return "task_queue";
-    case VisibilityField::kExecutionStatus:
-      return "status";
-    case VisibilityField::kStartTime:
-      return "start_ms";
-    case VisibilityField::kCloseTime:
-      return "close_ms";
-    case VisibilityField::kExecutionTime:
-      return "execution_ms";
-  }
-  return "run_id";
-}
 
 // A piece of WHERE clause with its parameters in placeholder order, and the parser stack it
 // needs when it starts a chain (not counting its own parentheses).
@@ -75,44 +54,12 @@ int64_t Utf8Length(const std::string& text) {
                        [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; });
 }
 
-// The field's name in the query language, for messages (which never show SQL).
-const char* Name(VisibilityField field) {
-  switch (field) {
-    case VisibilityField::kWorkflowId:
-      return "WorkflowId";
-    case VisibilityField::kWorkflowType:
-      return "WorkflowType";
-    case VisibilityField::kRunId:
-      return "RunId";
-    case VisibilityField::kTaskQueue:
-      return "TaskQueue";
-    case VisibilityField::kExecutionStatus:
-      return "ExecutionStatus";
-    case VisibilityField::kStartTime:
-      return "StartTime";
-    case VisibilityField::kCloseTime:
-      return "CloseTime";
-    case VisibilityField::kExecutionTime:
-      return "ExecutionTime";
-  }
-  return "RunId";
-}
 
 absl::StatusOr<Sql> CompileCondition(const VisibilityCondition& c) {
-  const bool text = IsTextField(c.field);
-  for (const VisibilityValue& v : c.values) {
-    if (std::holds_alternative<std::string>(v) != text) {
-      return absl::InvalidArgumentError(absl::StrCat("visibility filter: ", Name(c.field),
-                                                     text ? " takes text" : " takes numbers"));
-    }
-  }
-  const size_t want = c.op == VisibilityOp::kBetween ? 2 : 1;
-  if (c.op == VisibilityOp::kIn ? c.values.empty() : c.values.size() != want) {
-    return absl::InvalidArgumentError("visibility filter: wrong number of values");
-  }
+  if (absl::Status s = CheckVisibilityCondition(c); !s.ok()) return s;
   Sql out;
   out.params = c.values;
-  const char* column = Column(c.field);
+  const char* column = VisibilityColumn(c.field);
   switch (c.op) {
     case VisibilityOp::kEqual:
       out.text = absl::StrCat(column, " = ?");
@@ -142,9 +89,6 @@ absl::StatusOr<Sql> CompileCondition(const VisibilityCondition& c) {
       out.text = absl::StrCat(column, " BETWEEN ? AND ?");
       break;
     case VisibilityOp::kStartsWith:
-      if (!text) {
-        return absl::InvalidArgumentError("visibility filter: STARTS_WITH needs a text field");
-      }
       out.text = absl::StrCat("substr(", column, ", 1, ?) = ?");
       out.params.insert(out.params.begin(), Utf8Length(std::get<std::string>(c.values[0])));
       break;
@@ -249,7 +193,7 @@ std::string OrderClause(const std::vector<VisibilityOrderKey>& keys) {
   if (keys.empty()) return "start_ms DESC, run_id DESC";
   std::vector<std::string> parts;
   for (const VisibilityOrderKey& key : keys) {
-    parts.push_back(absl::StrCat(Column(key.field), key.descending ? " DESC" : " ASC"));
+    parts.push_back(absl::StrCat(VisibilityColumn(key.field), key.descending ? " DESC" : " ASC"));
   }
   return absl::StrJoin(parts, ", ");
 }
