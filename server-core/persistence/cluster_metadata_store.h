@@ -25,4 +25,20 @@ class ClusterMetadataStore {
   virtual absl::Status InitClusterName(const std::string& cluster_name) = 0;
 };
 
+// ClusterMetadataStore's rules over a table of keys written once: what a backend provides is
+// InitValue (an insert that keeps the first value, safe when hosts start together) and the
+// location its messages name.
+class WriteOnceClusterMetadataStore : public ClusterMetadataStore {
+ public:
+  absl::StatusOr<int32_t> InitHistoryShardCount(int32_t shard_count) final;
+  absl::Status InitClusterName(const std::string& cluster_name) final;
+
+ protected:
+  // Stores `value` under `key` unless present; returns what is stored.
+  virtual absl::StatusOr<std::string> InitValue(const std::string& key,
+                                                const std::string& value) = 0;
+  // The database, as messages name it (never with a password).
+  virtual std::string Location() const = 0;
+};
+
 }  // namespace tock::persistence

@@ -228,44 +228,17 @@ class PgNamespaceStore : public NamespaceStore {
   PgPool& pool_;
 };
 
-class PgClusterMetadataStore : public ClusterMetadataStore {
+class PgClusterMetadataStore : public WriteOnceClusterMetadataStore {
  public:
   explicit PgClusterMetadataStore(PgPool& pool) : pool_(pool) {}
 
-  absl::StatusOr<int32_t> InitHistoryShardCount(int32_t shard_count) override {
-    // Stored once and for ever: refuse to fix a count no server could run with.
-    if (shard_count < 1) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("history shard count must be at least 1, got ", shard_count));
-    }
-    auto stored = InitValue("history_shard_count", std::to_string(shard_count));
-    if (!stored.ok()) return stored.status();
-    if (*stored != std::to_string(shard_count)) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "history shard count is ", shard_count, " in the configuration but ", *stored,
-          " in the database at ", pool_.location(),
-          "; the number of history shards is fixed when the database is created"));
-    }
-    return shard_count;
-  }
-
-  absl::Status InitClusterName(const std::string& cluster_name) override {
-    auto stored = InitValue("current_cluster_name", cluster_name);
-    if (!stored.ok()) return stored.status();
-    if (*stored != cluster_name) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "the configuration names this cluster \"", cluster_name, "\" but the database at ",
-          pool_.location(), " was written by cluster \"", *stored,
-          "\"; a database belongs to one cluster"));
-    }
-    return absl::OkStatus();
-  }
-
  private:
+  std::string Location() const override { return pool_.location(); }
   // Stores `value` under `key` unless present; returns what is stored. Hosts starting at
   // once all try the INSERT; ON CONFLICT makes every one but the first a no-op, and all
   // then read the first one's value.
-  absl::StatusOr<std::string> InitValue(const std::string& key, const std::string& value) {
+  absl::StatusOr<std::string> InitValue(const std::string& key,
+                                        const std::string& value) override {
     absl::StatusOr<PgPool::Lease> lease = pool_.Acquire();
     if (!lease.ok()) return lease.status();
     absl::StatusOr<PgResult> ins = (*lease)->Query(

@@ -234,42 +234,15 @@ class SqliteNamespaceStore : public NamespaceStore {
   SqliteDb& db_;
 };
 
-class SqliteClusterMetadataStore : public ClusterMetadataStore {
+class SqliteClusterMetadataStore : public WriteOnceClusterMetadataStore {
  public:
   explicit SqliteClusterMetadataStore(SqliteDb& db) : db_(db) {}
 
-  absl::StatusOr<int32_t> InitHistoryShardCount(int32_t shard_count) override {
-    // Stored once and for ever: refuse to fix a count no server could run with.
-    if (shard_count < 1) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("history shard count must be at least 1, got ", shard_count));
-    }
-    auto stored = InitValue("history_shard_count", std::to_string(shard_count));
-    if (!stored.ok()) return stored.status();
-    if (*stored != std::to_string(shard_count)) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "history shard count is ", shard_count, " in the configuration but ", *stored,
-          " in the database at ", db_.location(),
-          "; the number of history shards is fixed when the database is created"));
-    }
-    return shard_count;
-  }
-
-  absl::Status InitClusterName(const std::string& cluster_name) override {
-    auto stored = InitValue("current_cluster_name", cluster_name);
-    if (!stored.ok()) return stored.status();
-    if (*stored != cluster_name) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "the configuration names this cluster \"", cluster_name, "\" but the database at ",
-          db_.location(), " was written by cluster \"", *stored,
-          "\"; a database belongs to one cluster"));
-    }
-    return absl::OkStatus();
-  }
-
  private:
+  std::string Location() const override { return db_.location(); }
   // Stores `value` under `key` unless present; returns what is stored.
-  absl::StatusOr<std::string> InitValue(const std::string& key, const std::string& value) {
+  absl::StatusOr<std::string> InitValue(const std::string& key,
+                                        const std::string& value) override {
     std::lock_guard lock(db_.mutex());
     ASSIGN_OR_RETURN_STMT(ins, db_.Prepare(
         "INSERT INTO cluster_metadata(key, value) VALUES (?, ?) ON CONFLICT(key) DO NOTHING"));
