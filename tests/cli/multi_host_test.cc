@@ -4,10 +4,8 @@
 // with SIGKILL is taken over after the cutoff; a host stopped gracefully leaves at once.
 // What each host owns is read back from the database (shards and membership rows).
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <map>
-#include <random>
 
 #include "absl/time/clock.h"
 #include <nlohmann/json.hpp>
@@ -24,14 +22,8 @@ constexpr int32_t kShards = 32;
 class MultiHostTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string why;
-    admin_url_ = SharedPostgresAdminUrl(TOCK_POSTGRES_FIXTURE_FILE, &why);
-    ASSERT_FALSE(admin_url_.empty()) << why;
-    std::random_device random;
-    database_ = "tock_hosts" + std::to_string(getpid()) + "_" + std::to_string(random());
-    std::string error;
-    ASSERT_TRUE(CreatePostgresDatabase(admin_url_, database_, &error)) << error;
-    url_ = PostgresUrlWithDatabase(admin_url_, database_);
+    ASSERT_TRUE(db_.Create(TOCK_POSTGRES_FIXTURE_FILE, "tock_hosts")) << db_.error();
+    url_ = db_.url();
     config_ = dir_.Write("hosts.yaml", "persistence:\n  engine: postgres\n  postgres:\n    url: \"" +
                                            url_ +
                                            "\"\n    max_connections: 8\n"
@@ -41,10 +33,6 @@ class MultiHostTest : public ::testing::Test {
   void TearDown() override {
     hosts_.clear();  // stops every host before the database goes
     persistence_.reset();
-    std::string error;
-    if (!database_.empty()) {
-      EXPECT_TRUE(DropPostgresDatabase(admin_url_, database_, &error)) << error;
-    }
   }
 
   ServerProcess& StartHost() {
@@ -103,7 +91,8 @@ class MultiHostTest : public ::testing::Test {
                                          << " shards are not where the ring puts them";
   }
 
-  std::string admin_url_, database_, url_, config_;
+  FreshPostgresDatabase db_;  // first: dropped after everything that uses it
+  std::string url_, config_;
   TempDir dir_;
   std::vector<std::unique_ptr<ServerProcess>> hosts_;
   std::unique_ptr<persistence::Persistence> persistence_;

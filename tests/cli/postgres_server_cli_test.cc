@@ -4,9 +4,7 @@
 // bad configuration: exit 2, naming the key). Against the run's shared PostgreSQL (the
 // `postgres` ctest fixture), a fresh database per test.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <random>
 
 #include "tests/support/postgres_server.h"
 #include "tests/support/process.h"
@@ -25,21 +23,12 @@ bool Contains(const std::string& text, const std::string& needle) {
 class PostgresServerCliTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string why;
-    admin_url_ = SharedPostgresAdminUrl(TOCK_POSTGRES_FIXTURE_FILE, &why);
-    ASSERT_FALSE(admin_url_.empty()) << why;
-    std::random_device random;
-    database_ = "tock_cli" + std::to_string(getpid()) + "_" + std::to_string(random());
-    std::string error;
-    ASSERT_TRUE(CreatePostgresDatabase(admin_url_, database_, &error)) << error;
-    url_ = PostgresUrlWithDatabase(admin_url_, database_);
+    ASSERT_TRUE(db_.Create(TOCK_POSTGRES_FIXTURE_FILE, "tock_cli")) << db_.error();
+    url_ = db_.url();
+    database_ = url_.substr(url_.rfind('/') + 1);
   }
   void TearDown() override {
     if (server_) server_->Stop();
-    std::string error;
-    if (!database_.empty()) {
-      EXPECT_TRUE(DropPostgresDatabase(admin_url_, database_, &error)) << error;
-    }
   }
 
   void StartServer(const std::vector<std::string>& args) {
@@ -55,7 +44,8 @@ class PostgresServerCliTest : public ::testing::Test {
     return "postgresql://" + url_.substr(url_.find("://") + 3);
   }
 
-  std::string admin_url_, database_, url_;
+  FreshPostgresDatabase db_;  // first: dropped after the server that uses it stopped
+  std::string url_, database_;
   TempDir dir_;
   std::unique_ptr<ServerProcess> server_;
 };

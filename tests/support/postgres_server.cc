@@ -11,6 +11,8 @@
 #include <cstring>
 #include <chrono>
 #include <filesystem>
+#include <random>
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -270,6 +272,26 @@ bool DropPostgresDatabase(const std::string& admin_url, const std::string& name,
                           std::string* error) {
   return ValidName(name, error) &&
          RunStatement(admin_url, "DROP DATABASE IF EXISTS " + name + " WITH (FORCE)", error);
+}
+
+bool FreshPostgresDatabase::Create(const std::string& fixture_file, const std::string& prefix) {
+  admin_url_ = SharedPostgresAdminUrl(fixture_file, &error_);
+  if (admin_url_.empty()) return false;
+  std::random_device random;
+  const std::string name = prefix + std::to_string(getpid()) + "_" + std::to_string(random());
+  if (!CreatePostgresDatabase(admin_url_, name, &error_)) return false;
+  name_ = name;
+  url_ = PostgresUrlWithDatabase(admin_url_, name_);
+  return true;
+}
+
+FreshPostgresDatabase::~FreshPostgresDatabase() {
+  if (name_.empty()) return;
+  std::string error;
+  if (!DropPostgresDatabase(admin_url_, name_, &error)) {
+    std::fprintf(stderr, "could not drop the test database %s: %s\n", name_.c_str(),
+                 error.c_str());
+  }
 }
 
 bool PostgresServer::CreateDatabase(const std::string& name) {

@@ -87,4 +87,22 @@ bool CreatePostgresDatabase(const std::string& admin_url, const std::string& nam
 bool DropPostgresDatabase(const std::string& admin_url, const std::string& name,
                           std::string* error);
 
+// A database of its own on the run's shared server (see SharedPostgresAdminUrl), named
+// `prefix` + pid + a random number, dropped (FORCE) when this goes.
+class FreshPostgresDatabase {
+ public:
+  FreshPostgresDatabase() = default;
+  ~FreshPostgresDatabase();
+  FreshPostgresDatabase(const FreshPostgresDatabase&) = delete;
+  FreshPostgresDatabase& operator=(const FreshPostgresDatabase&) = delete;
+
+  // False with the reason in error().
+  bool Create(const std::string& fixture_file, const std::string& prefix);
+  const std::string& url() const { return url_; }
+  const std::string& error() const { return error_; }
+
+ private:
+  std::string admin_url_, name_, url_, error_;
+};
+
 }  // namespace tock::testing
