@@ -33,12 +33,14 @@ std::string S3RunPrefix(const std::string& namespace_id, const std::string& work
 std::vector<std::pair<size_t, size_t>> Batches(const std::vector<hist::HistoryEvent>& events,
                                                size_t* total_bytes) {
   std::vector<std::pair<size_t, size_t>> out;
-  size_t bytes = kTargetBatchBytes;
+  size_t bytes = 0;
   *total_bytes = 0;
   for (size_t i = 0; i < events.size(); ++i) {
     const size_t size = events[i].ByteSizeLong();
     *total_bytes += size;
-    if (bytes + size > kTargetBatchBytes && bytes > 0) {
+    // The first event opens the first batch whatever its size (an empty event is 0 bytes:
+    // fuzzing found a history starting with one, which left no batch to add it to).
+    if (out.empty() || (bytes + size > kTargetBatchBytes && bytes > 0)) {
       out.emplace_back(i, i);
       bytes = 0;
     }

@@ -90,6 +90,19 @@ TEST_F(ArchiveFileTest, HistoryUsesTemporalsFileNameAndReadsBack) {
   EXPECT_EQ(std::distance(fs::directory_iterator(dir_), fs::directory_iterator()), 1);
 }
 
+// Found by fuzzing (archive_readers): a history whose first event serializes to nothing (an
+// empty event) was archived by writing into a batch that did not exist yet.
+TEST_F(ArchiveFileTest, AHistoryStartingWithAnEmptyEventIsArchived) {
+  HistoryArchive archive(uri_, *store_);
+  std::vector<hist::HistoryEvent> events(1);  // every field default: 0 bytes
+  for (const hist::HistoryEvent& e : Events(2, 0)) events.push_back(e);
+  ASSERT_EQ(events[0].ByteSizeLong(), 0u);
+  ASSERT_TRUE(archive.Archive({"n", "ns", "w", "r"}, events).ok());
+  auto got = archive.Get("n", "w", "r");
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->events_size(), 3);
+}
+
 TEST_F(ArchiveFileTest, ReadsAHistoryFileOfSeveralBatchesWithUnknownFields) {
   // As another archiver might write it: two History objects, a field Tock does not know.
   const std::string name = std::to_string(Fingerprint64("n")) + std::to_string(Fingerprint64("w")) +
