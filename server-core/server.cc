@@ -111,7 +111,7 @@ class TockServerImpl : public TockServer {
                                                          advertise_address());
     // One process on an embedded database owns every shard; hosts sharing a database own
     // what the ring of the alive ones gives them (StartMembership, once the engines exist).
-    const bool shared_database = persistence_->engine() != "sqlite";
+    const bool shared_database = persistence_->shared_by_hosts();
     if (!shared_database) {
       if (absl::Status s = shards_->AcquireAll(); !s.ok()) return s;
     }
@@ -260,7 +260,6 @@ class TockServerImpl : public TockServer {
         });
   }
 
-  // AdminService.TriggerArchival and GetArchivalStatus.
   // `tock cluster members` and `tock cluster shards`: what the membership table and the
   // shard rows say, as every host of the database sees it.
   void RegisterMembership() {
@@ -269,7 +268,7 @@ class TockServerImpl : public TockServer {
         "tock.admin.v1.AdminService/ListClusterMembers",
         [this](const pb::ListClusterMembersRequest&,
                const rpc::CallContext&) -> absl::StatusOr<pb::ListClusterMembersResponse> {
-          auto hosts = persistence_->membership().ListHosts(membership::MembershipConfig().forget_after);
+          auto hosts = persistence_->membership().ListHosts(membership_->config().forget_after);
           if (!hosts.ok()) return hosts.status();
           auto shards = persistence_->membership().ListShards();
           if (!shards.ok()) return shards.status();
@@ -309,6 +308,7 @@ class TockServerImpl : public TockServer {
         });
   }
 
+  // AdminService.TriggerArchival and GetArchivalStatus.
   void RegisterArchival() {
     namespace pb = tock::admin::v1;
     // Archiving writes to the store: on the archives' threads, not gRPC's.

@@ -41,11 +41,9 @@ void ShardController::Release(int32_t shard_id) {
 }
 
 absl::Status ShardController::AcquireAll() {
-  std::lock_guard lock(apply_mu_);
-  for (int32_t id = 1; id <= shard_count_; ++id) {
-    if (absl::Status s = Acquire(id); !s.ok()) return s;
-  }
-  return absl::OkStatus();
+  std::vector<int32_t> all(static_cast<size_t>(shard_count_));
+  for (int32_t id = 1; id <= shard_count_; ++id) all[id - 1] = id;
+  return SetOwned(all);
 }
 
 absl::Status ShardController::SetOwned(const std::vector<int32_t>& wanted) {

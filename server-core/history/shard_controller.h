@@ -62,7 +62,6 @@ class ShardController {
   void SetListener(ShardListener* listener);
 
   int32_t shard_count() const { return shard_count_; }
-  const std::string& owner() const { return owner_; }
   int32_t ShardFor(const std::string& namespace_id, const std::string& workflow_id) const {
     return ShardForWorkflow(namespace_id, workflow_id, shard_count_);
   }

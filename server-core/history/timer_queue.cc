@@ -77,9 +77,7 @@ void TimerQueue::Activate(int32_t shard) {
 void TimerQueue::Deactivate(int32_t shard) {
   if (shard < 1 || shard > shard_count_) return;
   std::lock_guard load_lock(load_mu_);
-  ShardWindow& w = windows_[static_cast<size_t>(shard - 1)];
-  w.active = false;
-  w.covered = {};
+  windows_[static_cast<size_t>(shard - 1)].active = false;  // Activate resets the rest
   generations_[static_cast<size_t>(shard - 1)]++;
 }
 

@@ -67,8 +67,6 @@ class MembershipMonitor {
 
   std::shared_ptr<const HashRing> ring() const;
   std::vector<persistence::HostRecord> hosts() const;  // as last read
-  const std::string& address() const { return address_; }
-  const std::string& host_id() const { return host_id_; }
   const MembershipConfig& config() const { return config_; }
 
  private:

@@ -5,12 +5,8 @@ namespace {
 
 class AssembledPersistence final : public Persistence {
  public:
-  AssembledPersistence(std::shared_ptr<void> db, Stores stores, std::string engine,
-                       std::string location)
-      : db_(std::move(db)),
-        stores_(std::move(stores)),
-        engine_(std::move(engine)),
-        location_(std::move(location)) {}
+  AssembledPersistence(std::shared_ptr<void> db, Stores stores, BackendFacts facts)
+      : db_(std::move(db)), stores_(std::move(stores)), facts_(std::move(facts)) {}
   ~AssembledPersistence() override { stores_ = Stores(); }  // the stores before db_
 
   NamespaceStore& namespaces() override { return *stores_.namespaces; }
@@ -19,22 +15,22 @@ class AssembledPersistence final : public Persistence {
   VisibilityStore& visibility() override { return *stores_.visibility; }
   ArchivalQueueStore& archival_queue() override { return *stores_.archival_queue; }
   MembershipStore& membership() override { return *stores_.membership; }
-  std::string engine() const override { return engine_; }
-  std::string location() const override { return location_; }
+  std::string engine() const override { return facts_.engine; }
+  std::string location() const override { return facts_.location; }
+  bool shared_by_hosts() const override { return facts_.shared_by_hosts; }
 
  private:
   std::shared_ptr<void> db_;
   Stores stores_;
-  const std::string engine_;
-  const std::string location_;
+  const BackendFacts facts_;
 };
 
 }  // namespace
 
 std::unique_ptr<Persistence> AssemblePersistence(std::shared_ptr<void> db, Stores stores,
-                                                 std::string engine, std::string location) {
+                                                 BackendFacts facts) {
   return std::make_unique<AssembledPersistence>(std::move(db), std::move(stores),
-                                                std::move(engine), std::move(location));
+                                                std::move(facts));
 }
 
 }  // namespace tock::persistence

@@ -19,9 +19,16 @@ struct Stores {
   std::unique_ptr<MembershipStore> membership;
 };
 
-// `db` is destroyed after every store (they use it). `location` is shown in banners: never
-// a password.
+// What describes a backend: its engine name, the location banners show (never a password),
+// and whether several hosts may share it (Persistence::shared_by_hosts).
+struct BackendFacts {
+  std::string engine;
+  std::string location;
+  bool shared_by_hosts = false;
+};
+
+// `db` is destroyed after every store (they use it).
 std::unique_ptr<Persistence> AssemblePersistence(std::shared_ptr<void> db, Stores stores,
-                                                 std::string engine, std::string location);
+                                                 BackendFacts facts);
 
 }  // namespace tock::persistence

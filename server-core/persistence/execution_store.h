@@ -149,6 +149,25 @@ class ExecutionStore {
                                                                const TimerCursor& after,
                                                                absl::Time until,
                                                                int32_t limit) = 0;
+
+ protected:
+  // ReadEvents as a backend implements it: its VisitEventBytes, each event parsed.
+  absl::StatusOr<std::vector<HistoryEvent>> ParseVisitedEvents(const std::string& run_id,
+                                                               int64_t first_event_id,
+                                                               int64_t next_event_id,
+                                                               int32_t limit) {
+    std::vector<HistoryEvent> events;
+    bool parsed = true;
+    absl::StatusOr<int64_t> read = VisitEventBytes(
+        run_id, first_event_id, next_event_id, limit, [&](std::string_view bytes) {
+          parsed = events.emplace_back().ParseFromArray(bytes.data(),
+                                                        static_cast<int>(bytes.size())) &&
+                   parsed;
+        });
+    if (!read.ok()) return read.status();
+    if (!parsed) return absl::DataLossError("a stored history event cannot be parsed");
+    return events;
+  }
 };
 
 }  // namespace tock::persistence

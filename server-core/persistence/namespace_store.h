@@ -74,4 +74,23 @@ class NamespaceStore {
       const std::string& name) = 0;
 };
 
+// The rules every backend applies, written once so that they answer alike.
+// Version 1 of a new namespace at `now`; INVALID_ARGUMENT without an id or a name.
+absl::StatusOr<NamespaceVersion> FirstNamespaceVersion(const NamespaceRecord& record,
+                                                       absl::Time now);
+// The version that follows `current` (AppendNamespaceVersion's checks and messages).
+absl::StatusOr<NamespaceVersion> NextNamespaceVersion(const NamespaceVersion& current,
+                                                      const NamespaceRecord& record,
+                                                      int64_t expected_version,
+                                                      const std::string& operation,
+                                                      absl::Time now);
+bool IsDeletedNamespace(const NamespaceRecord& record);
+// ListNamespaces pages: their size (0 or less: the default), the name a page starts after
+// ("" for the first page; INVALID_ARGUMENT for a token this server did not give out), and
+// the token that follows a page ending at `last_name`. Paging by name stays correct when
+// namespaces are added or deleted between pages.
+int32_t NamespacePageSize(int32_t page_size);
+absl::StatusOr<std::string> NamespacePageStart(const std::string& page_token);
+std::string NamespacePageToken(const std::string& last_name);
+
 }  // namespace tock::persistence

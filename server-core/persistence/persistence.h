@@ -48,6 +48,9 @@ class Persistence {
   // and postgresql://USER@HOST:PORT/DB (never the password).
   virtual std::string engine() const = 0;
   virtual std::string location() const = 0;
+  // Whether several tock-server hosts may run on this database at once (they then share its
+  // shards by membership); false when it belongs to one process (SQLite).
+  virtual bool shared_by_hosts() const = 0;
 };
 
 // Opens (creating when needed) the database and applies pending schema migrations.

@@ -1,3 +1,4 @@
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "server-core/persistence/visibility_store.h"
 
@@ -65,5 +66,15 @@ absl::Status CheckVisibilityCondition(const VisibilityCondition& c) {
   }
   return absl::OkStatus();
 }
+
+absl::StatusOr<int64_t> VisibilityPageOffset(const std::string& page_token) {
+  int64_t offset = 0;
+  if (!page_token.empty() && (!absl::SimpleAtoi(page_token, &offset) || offset < 0)) {
+    return absl::InvalidArgumentError("the next_page_token is not one this server issued");
+  }
+  return offset;
+}
+
+std::string VisibilityPageToken(int64_t offset) { return std::to_string(offset); }
 
 }  // namespace tock::persistence

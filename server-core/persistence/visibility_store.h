@@ -103,6 +103,10 @@ inline constexpr int kMaxVisibilityNesting = 32;
 absl::Status CheckVisibilityCondition(const VisibilityCondition& condition);
 // The field's name in the query language ("WorkflowId"), for messages.
 const char* VisibilityFieldName(VisibilityField field);
+// List's pages are offsets: the offset a page token names (0 for ""; INVALID_ARGUMENT for
+// a token this server did not give out), and the token of the page after one.
+absl::StatusOr<int64_t> VisibilityPageOffset(const std::string& page_token);
+std::string VisibilityPageToken(int64_t offset);
 // The field's column in the visibility table; the SQL schemas of the backends share it.
 const char* VisibilityColumn(VisibilityField field);
 

@@ -333,6 +333,7 @@ class ObservedPersistence : public Persistence {
   MembershipStore& membership() override { return membership_; }
   std::string engine() const override { return inner_->engine(); }
   std::string location() const override { return inner_->location(); }
+  bool shared_by_hosts() const override { return inner_->shared_by_hosts(); }
 
  private:
   std::unique_ptr<Persistence> inner_;

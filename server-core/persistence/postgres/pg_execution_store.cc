@@ -206,16 +206,7 @@ class PgExecutionStore : public ExecutionStore {
                                                        int64_t first_event_id,
                                                        int64_t next_event_id,
                                                        int32_t limit) override {
-    std::vector<HistoryEvent> events;
-    bool parsed = true;
-    absl::StatusOr<int64_t> read =
-        VisitEventBytes(run_id, first_event_id, next_event_id, limit, [&](std::string_view b) {
-          parsed =
-              events.emplace_back().ParseFromArray(b.data(), static_cast<int>(b.size())) && parsed;
-        });
-    if (!read.ok()) return read.status();
-    if (!parsed) return absl::DataLossError("a stored history event cannot be parsed");
-    return events;
+    return ParseVisitedEvents(run_id, first_event_id, next_event_id, limit);
   }
 
   // Pages of at most kEventPage rows, each one result read in binary; each event's bytes

@@ -11,11 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "lib/common/status.h"
 #include "lib/common/time_format.h"
-#include "lib/common/valid_time.h"
 #include "server-core/persistence/postgres/pg_stores.h"
 
 namespace tock::persistence {
@@ -23,7 +21,6 @@ namespace {
 
 constexpr char kColumns[] =
     "version, valid_from_ms, valid_to_ms, operation, record FROM namespace_versions";
-constexpr int32_t kDefaultPageSize = 100;
 
 absl::StatusOr<NamespaceVersion> ReadRow(const PgResult& r, int row) {
   NamespaceVersion v;
@@ -49,10 +46,6 @@ absl::StatusOr<std::vector<NamespaceVersion>> ReadRows(const PgResult& r) {
   return out;
 }
 
-bool IsDeleted(const NamespaceRecord& record) {
-  return record.info().state() == temporal::api::enums::v1::NAMESPACE_STATE_DELETED;
-}
-
 // The current version where `column` (a fixed column name, never input) equals `value`.
 absl::StatusOr<NamespaceVersion> GetCurrent(PgConn& conn, const char* column,
                                             const std::string& value) {
@@ -73,7 +66,7 @@ absl::Status Insert(PgConn& conn, const NamespaceVersion& v) {
           {PgParam::Text(v.record.info().id()), PgParam::Text(v.record.info().name()),
            PgParam::Int(v.version), PgParam::Int(absl::ToUnixMillis(v.valid_from)),
            PgParam::Text(v.operation), PgParam::Bytes(record),
-           PgParam::Int(IsDeleted(v.record) ? 1 : 0)})
+           PgParam::Int(IsDeletedNamespace(v.record) ? 1 : 0)})
       .status();
 }
 
@@ -83,14 +76,8 @@ class PgNamespaceStore : public NamespaceStore {
 
   absl::StatusOr<NamespaceVersion> CreateNamespace(const NamespaceRecord& record,
                                                    absl::Time now) override {
-    if (record.info().id().empty() || record.info().name().empty()) {
-      return absl::InvalidArgumentError("a namespace record needs an id and a name");
-    }
-    NamespaceVersion v;
-    v.version = 1;
-    v.valid_from = TruncateToMillis(now);
-    v.operation = "register";
-    v.record = record;
+    absl::StatusOr<NamespaceVersion> v = FirstNamespaceVersion(record, now);
+    if (!v.ok()) return v.status();
     absl::Status s = pool_.InTransaction([&](PgConn& conn) -> absl::Status {
       // The name among current rows (a name never changes, so this covers deleted ones
       // too); the id among all rows. A concurrent creator that passes this check too is
@@ -101,7 +88,7 @@ class PgNamespaceStore : public NamespaceStore {
           {PgParam::Text(record.info().name()), PgParam::Text(record.info().id())});
       if (!found.ok()) return found.status();
       if (found->rows() > 0) return NamespaceAlreadyExistsError();
-      return Insert(conn, v);
+      return Insert(conn, *v);
     });
     if (absl::IsAlreadyExists(s)) return NamespaceAlreadyExistsError();
     if (!s.ok()) return s;
@@ -149,18 +136,10 @@ class PgNamespaceStore : public NamespaceStore {
       if (!locked.ok()) return locked.status();
       absl::StatusOr<NamespaceVersion> current = GetCurrent(conn, "namespace_id", record.info().id());
       if (!current.ok()) return current.status();
-      if (current->record.info().name() != record.info().name()) {
-        return absl::InvalidArgumentError("a namespace version must keep its id and name");
-      }
-      if (current->version != expected_version) {
-        return absl::AbortedError(absl::StrCat(
-            "Namespace ", record.info().name(), " was changed concurrently (version ",
-            current->version, ", expected ", expected_version, "); retry the update."));
-      }
-      next.version = current->version + 1;
-      next.valid_from = NextValidFrom(current->valid_from, now);
-      next.operation = operation;
-      next.record = record;
+      absl::StatusOr<NamespaceVersion> following =
+          NextNamespaceVersion(*current, record, expected_version, operation, now);
+      if (!following.ok()) return following.status();
+      next = *std::move(following);
       absl::StatusOr<PgResult> closed = conn.Query(
           "UPDATE namespace_versions SET valid_to_ms = $1 WHERE namespace_id = $2 AND "
           "version = $3",
@@ -175,22 +154,14 @@ class PgNamespaceStore : public NamespaceStore {
 
   absl::StatusOr<NamespacePage> ListNamespaces(int32_t page_size, const std::string& page_token,
                                                bool include_deleted) override {
-    if (page_size <= 0) page_size = kDefaultPageSize;
-    // The token is "n:" + the last name of the previous page (web-safe base64), as SQLite's:
-    // paging by key stays correct when namespaces are added or deleted between pages.
-    std::string after;
-    if (!page_token.empty()) {
-      if (!page_token.starts_with("n:") ||
-          !absl::WebSafeBase64Unescape(page_token.substr(2), &after)) {
-        return absl::InvalidArgumentError(
-            "the next_page_token is not one this server gave out; start the list again");
-      }
-    }
+    page_size = NamespacePageSize(page_size);
+    absl::StatusOr<std::string> after = NamespacePageStart(page_token);
+    if (!after.ok()) return after.status();
     absl::StatusOr<PgResult> r = pool_.Query(
         absl::StrCat("SELECT ", kColumns,
                      " WHERE valid_to_ms IS NULL AND name > $1 AND ($2 OR deleted = 0) "
                      "ORDER BY name LIMIT $3"),
-        {PgParam::Text(after), PgParam::Bool(include_deleted),
+        {PgParam::Text(*after), PgParam::Bool(include_deleted),
          PgParam::Int(int64_t{page_size} + 1)});
     if (!r.ok()) return r.status();
     absl::StatusOr<std::vector<NamespaceVersion>> rows = ReadRows(*r);
@@ -199,8 +170,7 @@ class PgNamespaceStore : public NamespaceStore {
     page.namespaces = std::move(*rows);
     if (page.namespaces.size() > static_cast<size_t>(page_size)) {
       page.namespaces.pop_back();
-      page.next_page_token =
-          "n:" + absl::WebSafeBase64Escape(page.namespaces.back().record.info().name());
+      page.next_page_token = NamespacePageToken(page.namespaces.back().record.info().name());
     }
     return page;
   }

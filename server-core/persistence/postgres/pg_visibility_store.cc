@@ -181,10 +181,8 @@ class PgVisibilityStore : public VisibilityStore {
                                       const VisibilityFilter& filter, int32_t page_size,
                                       const std::string& page_token) override {
     if (page_size <= 0) page_size = kDefaultPageSize;
-    int64_t offset = 0;
-    if (!page_token.empty() && (!absl::SimpleAtoi(page_token, &offset) || offset < 0)) {
-      return absl::InvalidArgumentError("the next_page_token is not one this server issued");
-    }
+    absl::StatusOr<int64_t> offset = VisibilityPageOffset(page_token);
+    if (!offset.ok()) return offset.status();
     Compiler compiler(2);
     std::string where;
     if (!filter.predicate.MatchesAll()) {
@@ -198,13 +196,13 @@ class PgVisibilityStore : public VisibilityStore {
                      OrderClause(filter.order_by), " LIMIT $", limit_at, " OFFSET $", limit_at + 1);
     params.insert(params.begin(), PgParam::Text(namespace_id));
     params.push_back(PgParam::Int(int64_t{page_size} + 1));
-    params.push_back(PgParam::Int(offset));
+    params.push_back(PgParam::Int(*offset));
     absl::StatusOr<PgResult> r = Run(sql, params);
     if (!r.ok()) return r.status();
     VisibilityPage page;
     const int rows = std::min(r->rows(), page_size);
     if (absl::Status s = ParseAll(*r, rows, page.executions); !s.ok()) return s;
-    if (r->rows() > page_size) page.next_page_token = std::to_string(offset + page_size);
+    if (r->rows() > page_size) page.next_page_token = VisibilityPageToken(*offset + page_size);
     return page;
   }
 

@@ -18,9 +18,9 @@ absl::StatusOr<std::unique_ptr<Persistence>> OpenPostgresPersistence(const std::
                 NewPostgresExecutionStore(db),    NewPostgresVisibilityStore(db),
                 NewPostgresArchivalQueueStore(db), NewPostgresMembershipStore(db)};
   // postgresql://USER@HOST:PORT/DB: never the password.
-  std::string location = db.location();
+  BackendFacts facts{"postgres", db.location(), /*shared_by_hosts=*/true};
   return AssemblePersistence(std::shared_ptr<PgPool>(std::move(*pool)), std::move(stores),
-                             "postgres", std::move(location));
+                             std::move(facts));
 }
 
 }  // namespace tock::persistence

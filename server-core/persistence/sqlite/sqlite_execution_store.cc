@@ -140,18 +140,7 @@ class SqliteExecutionStore : public ExecutionStore {
                                                        int64_t first_event_id,
                                                        int64_t next_event_id,
                                                        int32_t limit) override {
-    // The stored bytes, parsed: one query for both forms.
-    std::vector<HistoryEvent> events;
-    bool parsed = true;
-    absl::StatusOr<int64_t> read =
-        VisitEventBytes(run_id, first_event_id, next_event_id, limit, [&](std::string_view bytes) {
-          parsed =
-              events.emplace_back().ParseFromArray(bytes.data(), static_cast<int>(bytes.size())) &&
-              parsed;
-        });
-    if (!read.ok()) return read.status();
-    if (!parsed) return absl::DataLossError("a stored history event cannot be parsed");
-    return events;
+    return ParseVisitedEvents(run_id, first_event_id, next_event_id, limit);
   }
 
   absl::StatusOr<int64_t> VisitEventBytes(

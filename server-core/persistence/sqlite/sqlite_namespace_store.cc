@@ -5,9 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
-#include "lib/common/valid_time.h"
 #include "lib/common/status.h"
 #include "lib/common/time_format.h"
 #include "server-core/persistence/sqlite/sqlite_stores.h"
@@ -17,7 +15,6 @@ namespace {
 
 constexpr char kColumns[] =
     "version, valid_from_ms, valid_to_ms, operation, record FROM namespace_versions";
-constexpr int32_t kDefaultPageSize = 100;
 
 // Binds `var` to a prepared (cached) statement or returns the preparation error.
 #define ASSIGN_OR_RETURN_STMT(var, expr) \
@@ -37,19 +34,14 @@ absl::StatusOr<NamespaceVersion> ReadRow(const Statement& s) {
   return v;
 }
 
-bool IsDeleted(const NamespaceRecord& record) {
-  return record.info().state() == temporal::api::enums::v1::NAMESPACE_STATE_DELETED;
-}
-
 class SqliteNamespaceStore : public NamespaceStore {
  public:
   explicit SqliteNamespaceStore(SqliteDb& db) : db_(db) {}
 
   absl::StatusOr<NamespaceVersion> CreateNamespace(const NamespaceRecord& record,
                                                    absl::Time now) override {
-    if (record.info().id().empty() || record.info().name().empty()) {
-      return absl::InvalidArgumentError("a namespace record needs an id and a name");
-    }
+    absl::StatusOr<NamespaceVersion> v = FirstNamespaceVersion(record, now);
+    if (!v.ok()) return v.status();
     std::lock_guard lock(db_.mutex());
     Transaction tx(db_);
     if (absl::Status s = tx.Begin(); !s.ok()) return s;
@@ -62,13 +54,7 @@ class SqliteNamespaceStore : public NamespaceStore {
     if (!found.ok()) return found.status();
     exists.Reset();
     if (*found) return NamespaceAlreadyExistsError();
-
-    NamespaceVersion v;
-    v.version = 1;
-    v.valid_from = TruncateToMillis(now);
-    v.operation = "register";
-    v.record = record;
-    if (absl::Status s = Insert(v); !s.ok()) return s;
+    if (absl::Status s = Insert(*v); !s.ok()) return s;
     if (absl::Status s = tx.Commit(); !s.ok()) return s;
     return v;
   }
@@ -120,51 +106,33 @@ class SqliteNamespaceStore : public NamespaceStore {
     if (absl::Status s = tx.Begin(); !s.ok()) return s;
     absl::StatusOr<NamespaceVersion> current = GetCurrent("namespace_id", record.info().id());
     if (!current.ok()) return current.status();
-    if (current->record.info().name() != record.info().name()) {
-      return absl::InvalidArgumentError("a namespace version must keep its id and name");
-    }
-    if (current->version != expected_version) {
-      return absl::AbortedError(absl::StrCat(
-          "Namespace ", record.info().name(), " was changed concurrently (version ",
-          current->version, ", expected ", expected_version, "); retry the update."));
-    }
-    NamespaceVersion next;
-    next.version = current->version + 1;
-    next.valid_from = NextValidFrom(current->valid_from, now);
-    next.operation = operation;
-    next.record = record;
+    absl::StatusOr<NamespaceVersion> next =
+        NextNamespaceVersion(*current, record, expected_version, operation, now);
+    if (!next.ok()) return next.status();
     ASSIGN_OR_RETURN_STMT(close, db_.Prepare(
         "UPDATE namespace_versions SET valid_to_ms = ? WHERE namespace_id = ? AND version = ?"));
-    if (absl::Status s = close.Bind(1, absl::ToUnixMillis(next.valid_from))
+    if (absl::Status s = close.Bind(1, absl::ToUnixMillis(next->valid_from))
                              .Bind(2, record.info().id())
                              .Bind(3, current->version)
                              .Run();
         !s.ok()) {
       return s;
     }
-    if (absl::Status s = Insert(next); !s.ok()) return s;
+    if (absl::Status s = Insert(*next); !s.ok()) return s;
     if (absl::Status s = tx.Commit(); !s.ok()) return s;
     return next;
   }
 
   absl::StatusOr<NamespacePage> ListNamespaces(int32_t page_size, const std::string& page_token,
                                                bool include_deleted) override {
-    if (page_size <= 0) page_size = kDefaultPageSize;
-    // The token is "n:" + the last name of the previous page (web-safe base64): paging by
-    // key stays correct when namespaces are added or deleted between pages.
-    std::string after;
-    if (!page_token.empty()) {
-      if (!page_token.starts_with("n:") ||
-          !absl::WebSafeBase64Unescape(page_token.substr(2), &after)) {
-        return absl::InvalidArgumentError(
-            "the next_page_token is not one this server gave out; start the list again");
-      }
-    }
+    page_size = NamespacePageSize(page_size);
+    absl::StatusOr<std::string> after = NamespacePageStart(page_token);
+    if (!after.ok()) return after.status();
     std::lock_guard lock(db_.mutex());
     ASSIGN_OR_RETURN_STMT(q, db_.Prepare(absl::StrCat(
         "SELECT ", kColumns,
         " WHERE valid_to_ms IS NULL AND name > ? AND (? OR deleted = 0) ORDER BY name LIMIT ?")));
-    q.Bind(1, after).Bind(2, int64_t{include_deleted}).Bind(3, int64_t{page_size} + 1);
+    q.Bind(1, *after).Bind(2, int64_t{include_deleted}).Bind(3, int64_t{page_size} + 1);
     NamespacePage page;
     absl::Status read = q.ForEachRow([&]() -> absl::Status {
       auto v = ReadRow(q);
@@ -175,8 +143,7 @@ class SqliteNamespaceStore : public NamespaceStore {
     if (!read.ok()) return read;
     if (page.namespaces.size() > static_cast<size_t>(page_size)) {
       page.namespaces.pop_back();
-      page.next_page_token =
-          "n:" + absl::WebSafeBase64Escape(page.namespaces.back().record.info().name());
+      page.next_page_token = NamespacePageToken(page.namespaces.back().record.info().name());
     }
     return page;
   }
@@ -227,7 +194,7 @@ class SqliteNamespaceStore : public NamespaceStore {
         .Bind(4, absl::ToUnixMillis(v.valid_from))
         .Bind(5, v.operation)
         .BindBlob(6, v.record.SerializeAsString())
-        .Bind(7, int64_t{IsDeleted(v.record)})
+        .Bind(7, int64_t{IsDeletedNamespace(v.record)})
         .Run();
   }
 

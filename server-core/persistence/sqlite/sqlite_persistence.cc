@@ -25,9 +25,10 @@ absl::StatusOr<std::unique_ptr<Persistence>> OpenSqlitePersistence(const std::st
   Stores stores{NewSqliteNamespaceStore(conn),    NewSqliteClusterMetadataStore(conn),
                 NewSqliteExecutionStore(conn),    NewSqliteVisibilityStore(conn),
                 NewSqliteArchivalQueueStore(conn), NewSqliteMembershipStore(conn)};
-  std::string location = conn.location();
+  // One process only: a second tock-server on the same file is refused at open.
+  BackendFacts facts{"sqlite", conn.location(), /*shared_by_hosts=*/false};
   return AssemblePersistence(std::shared_ptr<SqliteDb>(std::move(*db)), std::move(stores),
-                             "sqlite", std::move(location));
+                             std::move(facts));
 }
 
 }  // namespace tock::persistence

@@ -232,14 +232,8 @@ class SqliteVisibilityStore : public VisibilityStore {
                                       const VisibilityFilter& filter, int32_t page_size,
                                       const std::string& page_token) override {
     if (page_size <= 0) page_size = kDefaultPageSize;
-    int64_t offset = 0;
-    if (!page_token.empty()) {
-      try {
-        offset = std::stoll(page_token);
-      } catch (...) {
-        return absl::InvalidArgumentError("the next_page_token is not one this server issued");
-      }
-    }
+    absl::StatusOr<int64_t> offset = VisibilityPageOffset(page_token);
+    if (!offset.ok()) return offset.status();
     absl::StatusOr<Sql> where = WhereClause(filter.predicate);
     if (!where.ok()) return where.status();
     const std::string sql =
@@ -252,7 +246,7 @@ class SqliteVisibilityStore : public VisibilityStore {
     q.Bind(1, namespace_id);
     int next = BindParams(q, 2, where->params);
     q.Bind(next, int64_t{page_size} + 1);
-    q.Bind(next + 1, offset);
+    q.Bind(next + 1, *offset);
     VisibilityPage page;
     absl::Status read = q.ForEachRow([&] {
       return page.executions.emplace_back().ParseFromString(q.Blob(0))
@@ -262,7 +256,7 @@ class SqliteVisibilityStore : public VisibilityStore {
     if (!read.ok()) return StepFailed(read);
     if (page.executions.size() > static_cast<size_t>(page_size)) {
       page.executions.pop_back();
-      page.next_page_token = std::to_string(offset + page_size);
+      page.next_page_token = VisibilityPageToken(*offset + page_size);
     }
     return page;
   }
