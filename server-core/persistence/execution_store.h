@@ -122,11 +122,24 @@ class ExecutionStore {
   virtual absl::StatusOr<CurrentRun> GetCurrentRun(const std::string& namespace_id,
                                                    const std::string& workflow_id) = 0;
 
-  // Events [first_event_id, next_event_id) of a run, at most `limit`.
+  // Events [first_event_id, next_event_id) of a run, at most `limit`: VisitEventBytes, each
+  // event parsed (backends need not override it).
   virtual absl::StatusOr<std::vector<HistoryEvent>> ReadEvents(const std::string& run_id,
                                                                int64_t first_event_id,
                                                                int64_t next_event_id,
-                                                               int32_t limit) = 0;
+                                                               int32_t limit) {
+    std::vector<HistoryEvent> events;
+    bool parsed = true;
+    absl::StatusOr<int64_t> read = VisitEventBytes(
+        run_id, first_event_id, next_event_id, limit, [&](std::string_view bytes) {
+          parsed = events.emplace_back().ParseFromArray(bytes.data(),
+                                                        static_cast<int>(bytes.size())) &&
+                   parsed;
+        });
+    if (!read.ok()) return read.status();
+    if (!parsed) return absl::DataLossError("a stored history event cannot be parsed");
+    return events;
+  }
 
   // Removes a run: its state, events, visibility record, and the current-run pointer when it
   // points at this run. Tasks and timers left behind find no run and are dropped.
@@ -149,25 +162,6 @@ class ExecutionStore {
                                                                const TimerCursor& after,
                                                                absl::Time until,
                                                                int32_t limit) = 0;
-
- protected:
-  // ReadEvents as a backend implements it: its VisitEventBytes, each event parsed.
-  absl::StatusOr<std::vector<HistoryEvent>> ParseVisitedEvents(const std::string& run_id,
-                                                               int64_t first_event_id,
-                                                               int64_t next_event_id,
-                                                               int32_t limit) {
-    std::vector<HistoryEvent> events;
-    bool parsed = true;
-    absl::StatusOr<int64_t> read = VisitEventBytes(
-        run_id, first_event_id, next_event_id, limit, [&](std::string_view bytes) {
-          parsed = events.emplace_back().ParseFromArray(bytes.data(),
-                                                        static_cast<int>(bytes.size())) &&
-                   parsed;
-        });
-    if (!read.ok()) return read.status();
-    if (!parsed) return absl::DataLossError("a stored history event cannot be parsed");
-    return events;
-  }
 };
 
 }  // namespace tock::persistence

@@ -202,13 +202,6 @@ class PgExecutionStore : public ExecutionStore {
     return CurrentRun{r->Text(0, 0), static_cast<int>(r->Int(0, 1)), r->Text(0, 2)};
   }
 
-  absl::StatusOr<std::vector<HistoryEvent>> ReadEvents(const std::string& run_id,
-                                                       int64_t first_event_id,
-                                                       int64_t next_event_id,
-                                                       int32_t limit) override {
-    return ParseVisitedEvents(run_id, first_event_id, next_event_id, limit);
-  }
-
   // Pages of at most kEventPage rows, each one result read in binary; each event's bytes
   // are handed over in place (no copy, no parse). Paging bounds the memory of a whole-history
   // read (the archiver and replays ask for every event) at a round trip per page; events are

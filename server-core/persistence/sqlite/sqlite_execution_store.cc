@@ -136,13 +136,6 @@ class SqliteExecutionStore : public ExecutionStore {
     return out;
   }
 
-  absl::StatusOr<std::vector<HistoryEvent>> ReadEvents(const std::string& run_id,
-                                                       int64_t first_event_id,
-                                                       int64_t next_event_id,
-                                                       int32_t limit) override {
-    return ParseVisitedEvents(run_id, first_event_id, next_event_id, limit);
-  }
-
   absl::StatusOr<int64_t> VisitEventBytes(
       const std::string& run_id, int64_t first_event_id, int64_t next_event_id, int32_t limit,
       absl::FunctionRef<void(std::string_view)> visit) override {
