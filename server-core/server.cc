@@ -19,6 +19,9 @@
 #include "server-core/history/history_engine.h"
 #include "server-core/history/shard_controller.h"
 #include "server-core/membership/monitor.h"
+#include "server-core/routing/call_router.h"
+#include "server-core/routing/host_service.h"
+#include "server-core/routing/routed_history.h"
 #include "server-core/matching/matching_engine.h"
 #include "server-core/persistence/persistence.h"
 #include "server-core/rpc/acceptor.h"
@@ -125,6 +128,18 @@ class TockServerImpl : public TockServer {
     history_->SetLimits(config_.limits);
     history_->SetArchivalCheck(
         [this](const std::string& namespace_id) { return namespaces_->ArchivesById(namespace_id); });
+    if (shared_database) {
+      // Hosts sharing the database: the engine's work on runs and queues of other hosts goes
+      // to them.
+      placement_ = std::make_unique<routing::Placement>(advertise_address(), *shards);
+      peers_ = std::make_unique<routing::Peers>();
+      routed_history_ = std::make_unique<routing::RoutedHistory>(
+          *history_, *shards_, *matching_, *placement_, *peers_, clock_, *timer_thread_, logger_);
+      history_->SetAnyShard(*routed_history_);
+      history_->SetTaskSink([routed = routed_history_.get()](persistence::TaskQueueTask task) {
+        routed->AddTask(std::move(task));
+      });
+    }
     if (absl::Status s = history_->Recover(); !s.ok()) return s;
     retention_ = std::make_unique<worker::RetentionScanner>(
         *namespaces_, persistence_->visibility(), *history_, clock_);
@@ -147,6 +162,13 @@ class TockServerImpl : public TockServer {
     frontend::RegisterVisibilityHandlers(dispatcher_, *namespaces_, persistence_->visibility());
     frontend::RegisterOperatorServiceHandlers(dispatcher_, *namespaces_, facts_);
     frontend::RegisterAdminServiceHandlers(dispatcher_, *namespaces_, facts_);
+    if (shared_database) {
+      // Any host accepts any call: those about a run or a task queue go to its owner.
+      routing::RegisterHostService(dispatcher_, *history_, *matching_, *placement_);
+      call_router_ = std::make_unique<routing::CallRouter>(*placement_, *peers_, *shards_,
+                                                           *namespaces_, clock_, *timer_thread_);
+      call_router_->Install(dispatcher_);
+    }
 
     if (absl::Status s = StartHttp(); !s.ok()) return s;
 
@@ -194,6 +216,7 @@ class TockServerImpl : public TockServer {
         logger_);
     return membership_->Start([this, shared_database](std::shared_ptr<const membership::HashRing> ring) {
       if (!shared_database) return;
+      placement_->SetRing(ring);
       const std::vector<int32_t> mine = ring->ShardsOf(advertise_address(), shards_->shard_count());
       if (absl::Status s = shards_->SetOwned(mine); !s.ok()) {
         logger_.Warn("taking history shards failed; retried at the next membership refresh",
@@ -369,6 +392,8 @@ class TockServerImpl : public TockServer {
     // Timers next: their callbacks use the history engine, and the engine's timer queue
     // uses the timer thread.
     if (history_) history_->StopBackground();
+    if (call_router_) call_router_->Stop();
+    if (routed_history_) routed_history_->Stop();
     timer_thread_.reset();
     retention_.reset();
     archiver_.reset();
@@ -378,6 +403,10 @@ class TockServerImpl : public TockServer {
     membership_.reset();
     shards_.reset();
     namespaces_.reset();
+    call_router_.reset();
+    routed_history_.reset();
+    peers_.reset();
+    placement_.reset();
     persistence_.reset();
     if (http_) http_->Stop();
     if (bound_port_ != 0) logger_.Info("tock-server stopped", {{"address", address()}});
@@ -412,6 +441,12 @@ class TockServerImpl : public TockServer {
   std::unique_ptr<TimerThread> timer_thread_;
   std::unique_ptr<matching::MatchingEngine> matching_;
   std::unique_ptr<history::HistoryEngine> history_;
+  // Which host owns what; with hosts sharing the database, the connections to the others,
+  // the engine's reach to them and the routing of calls to the owner (server-core/routing).
+  std::unique_ptr<routing::Placement> placement_;
+  std::unique_ptr<routing::Peers> peers_;
+  std::unique_ptr<routing::RoutedHistory> routed_history_;
+  std::unique_ptr<routing::CallRouter> call_router_;
   std::unique_ptr<worker::RetentionScanner> retention_;
   std::unique_ptr<archiver::ArchiveRegistry> archives_;
   std::unique_ptr<worker::Archiver> archiver_;

@@ -168,9 +168,9 @@ void RegisterWorkflowRpcHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& n
             PollDeadline(ctx, clock.Now()), identity,
             [&history, ref, identity](const persistence::TaskQueueTask& task) {
               if (task.task.kind() == tock::persistence::v1::TransferTask::KIND_QUERY) {
-                return history.StartQueryTask(ref, task);
+                return history.any_shard().StartQueryTask(ref, task);
               }
-              return history.RecordWorkflowTaskStarted(ref, task, identity);
+              return history.any_shard().RecordWorkflowTaskStarted(ref, task, identity);
             },
             std::move(respond));
         poll->Run(ctx.cancellation);
@@ -191,7 +191,7 @@ void RegisterWorkflowRpcHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& n
             matching, ref.id, req.task_queue().name(), persistence::TaskKind::kActivity,
             PollDeadline(ctx, clock.Now()), identity,
             [&history, ref, identity](const persistence::TaskQueueTask& task) {
-              return history.RecordActivityTaskStarted(ref, task, identity);
+              return history.any_shard().RecordActivityTaskStarted(ref, task, identity);
             },
             std::move(respond));
         poll->Run(ctx.cancellation);

@@ -149,7 +149,7 @@ absl::Status HistoryEngine::StartChild(const persistence::TaskQueueTask& task) {
   parent_info.set_run_id(parent.run_id);
   parent_info.set_initiated_event_id(t.scheduled_event_id());
   absl::StatusOr<wf::StartWorkflowExecutionResponse> started =
-      StartWorkflowWithParent(ns, start, parent_info);
+      any_shard_->StartChildWorkflow(ns, start, parent_info);
   if (!started.ok() && started.status().code() != absl::StatusCode::kAlreadyExists) {
     return started.status();
   }
@@ -207,14 +207,14 @@ absl::Status HistoryEngine::CloseExecution(const persistence::TaskQueueTask& tas
       cancel.mutable_workflow_execution()->set_workflow_id(child.workflow_id());
       cancel.mutable_workflow_execution()->set_run_id(child.run_id());
       cancel.set_identity("tock-server parent close policy");
-      s = RequestCancelWorkflow(child_ns, cancel);
+      s = any_shard_->RequestCancelWorkflow(child_ns, cancel);
     } else if (child.parent_close_policy() != enums::PARENT_CLOSE_POLICY_ABANDON) {
       wf::TerminateWorkflowExecutionRequest terminate;
       terminate.mutable_workflow_execution()->set_workflow_id(child.workflow_id());
       terminate.mutable_workflow_execution()->set_run_id(child.run_id());
       terminate.set_reason("parent closed (parent close policy TERMINATE)");
       terminate.set_identity("tock-server parent close policy");
-      s = TerminateWorkflow(child_ns, terminate);
+      s = any_shard_->TerminateWorkflow(child_ns, terminate);
     }
     if (!s.ok() && s.code() != absl::StatusCode::kNotFound) return s;
   }
@@ -224,88 +224,104 @@ absl::Status HistoryEngine::CloseExecution(const persistence::TaskQueueTask& tas
         store_.ReadEvents(exec.run_id(), closed->next_event_id() - 1, closed->next_event_id(), 1);
     if (!last.ok()) return last.status();
     if (last->empty()) return absl::InternalError("the child's close event is missing");
-    const HistoryEvent& close_event = last->front();
-    const auto& p = exec.parent();
-    NamespaceRef parent_ns{p.namespace_id(), p.namespace_(), -1};
-    absl::Status s = Mutate(parent_ns, {p.namespace_id(), p.workflow_id(), p.run_id()},
-                            [&](RunTransaction& tx) -> absl::Status {
-      auto* children = tx.state().mutable_children();
-      auto it = children->find(p.initiated_event_id());
-      if (!tx.IsOpen() || it == children->end() || it->second.closed()) return absl::OkStatus();
-      ChildExecutionInfo& child = it->second;
-      temporal::api::common::v1::WorkflowExecution execution;
-      execution.set_workflow_id(exec.workflow_id());
-      execution.set_run_id(exec.run_id());
-      temporal::api::common::v1::WorkflowType type;
-      type.set_name(child.workflow_type());
-      if (child.started_event_id() == 0 && child.run_id().empty()) {
-        // The child closed before its start was recorded here: record the start first.
-        HistoryEvent& e = tx.AppendOrBuffer(enums::EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_STARTED);
-        auto* ev = e.mutable_child_workflow_execution_started_event_attributes();
-        ev->set_namespace_(child.namespace_());
-        ev->set_namespace_id(child.namespace_id());
-        ev->set_initiated_event_id(child.initiated_event_id());
-        *ev->mutable_workflow_execution() = execution;
-        *ev->mutable_workflow_type() = type;
-        child.set_run_id(exec.run_id());
-        if (e.event_id() != 0) child.set_started_event_id(e.event_id());
-      }
-      auto fill = [&](auto* ev) {
-        ev->set_namespace_(child.namespace_());
-        ev->set_namespace_id(child.namespace_id());
-        *ev->mutable_workflow_execution() = execution;
-        *ev->mutable_workflow_type() = type;
-        ev->set_initiated_event_id(child.initiated_event_id());
-        ev->set_started_event_id(child.started_event_id());
-      };
-      switch (exec.status()) {
-        case enums::WORKFLOW_EXECUTION_STATUS_COMPLETED: {
-          auto* ev = tx.AppendOrBuffer(enums::EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_COMPLETED)
-                         .mutable_child_workflow_execution_completed_event_attributes();
-          fill(ev);
-          *ev->mutable_result() = close_event.workflow_execution_completed_event_attributes().result();
-          break;
-        }
-        case enums::WORKFLOW_EXECUTION_STATUS_FAILED: {
-          auto* ev = tx.AppendOrBuffer(enums::EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_FAILED)
-                         .mutable_child_workflow_execution_failed_event_attributes();
-          fill(ev);
-          *ev->mutable_failure() = close_event.workflow_execution_failed_event_attributes().failure();
-          ev->set_retry_state(close_event.workflow_execution_failed_event_attributes().retry_state());
-          break;
-        }
-        case enums::WORKFLOW_EXECUTION_STATUS_CANCELED: {
-          auto* ev = tx.AppendOrBuffer(enums::EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_CANCELED)
-                         .mutable_child_workflow_execution_canceled_event_attributes();
-          fill(ev);
-          *ev->mutable_details() = close_event.workflow_execution_canceled_event_attributes().details();
-          break;
-        }
-        case enums::WORKFLOW_EXECUTION_STATUS_TIMED_OUT: {
-          auto* ev = tx.AppendOrBuffer(enums::EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_TIMED_OUT)
-                         .mutable_child_workflow_execution_timed_out_event_attributes();
-          fill(ev);
-          ev->set_retry_state(enums::RETRY_STATE_TIMEOUT);
-          break;
-        }
-        default: {
-          auto* ev = tx.AppendOrBuffer(enums::EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_TERMINATED)
-                         .mutable_child_workflow_execution_terminated_event_attributes();
-          fill(ev);
-          break;
-        }
-      }
-      if (child.started_event_id() != 0) {
-        children->erase(it);
-      } else {
-        child.set_closed(true);  // erased when its buffered started event gets an id
-      }
-      tx.ScheduleWorkflowTask();
-      return absl::OkStatus();
-    });
+    tock::cluster::v1::ChildClosed closed_child;
+    *closed_child.mutable_parent() = exec.parent();
+    closed_child.set_workflow_id(exec.workflow_id());
+    closed_child.set_run_id(exec.run_id());
+    closed_child.set_status(exec.status());
+    *closed_child.mutable_close_event() = std::move(last->front());
+    absl::Status s = any_shard_->RecordChildClosed(closed_child);
     if (!s.ok() && s.code() != absl::StatusCode::kNotFound) return s;
   }
   return ConsumeTransferTask(task);
+}
+
+absl::StatusOr<wf::StartWorkflowExecutionResponse> HistoryEngine::StartChildWorkflow(
+    const NamespaceRef& ns, const wf::StartWorkflowExecutionRequest& req,
+    const tock::persistence::v1::ParentInfo& parent) {
+  return StartWorkflowWithParent(ns, req, parent);
+}
+
+absl::Status HistoryEngine::RecordChildClosed(const tock::cluster::v1::ChildClosed& closed) {
+  const HistoryEvent& close_event = closed.close_event();
+  const auto& p = closed.parent();
+  NamespaceRef parent_ns{p.namespace_id(), p.namespace_(), -1};
+  return Mutate(parent_ns, {p.namespace_id(), p.workflow_id(), p.run_id()},
+                          [&](RunTransaction& tx) -> absl::Status {
+    auto* children = tx.state().mutable_children();
+    auto it = children->find(p.initiated_event_id());
+    if (!tx.IsOpen() || it == children->end() || it->second.closed()) return absl::OkStatus();
+    ChildExecutionInfo& child = it->second;
+    temporal::api::common::v1::WorkflowExecution execution;
+    execution.set_workflow_id(closed.workflow_id());
+    execution.set_run_id(closed.run_id());
+    temporal::api::common::v1::WorkflowType type;
+    type.set_name(child.workflow_type());
+    if (child.started_event_id() == 0 && child.run_id().empty()) {
+      // The child closed before its start was recorded here: record the start first.
+      HistoryEvent& e = tx.AppendOrBuffer(enums::EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_STARTED);
+      auto* ev = e.mutable_child_workflow_execution_started_event_attributes();
+      ev->set_namespace_(child.namespace_());
+      ev->set_namespace_id(child.namespace_id());
+      ev->set_initiated_event_id(child.initiated_event_id());
+      *ev->mutable_workflow_execution() = execution;
+      *ev->mutable_workflow_type() = type;
+      child.set_run_id(closed.run_id());
+      if (e.event_id() != 0) child.set_started_event_id(e.event_id());
+    }
+    auto fill = [&](auto* ev) {
+      ev->set_namespace_(child.namespace_());
+      ev->set_namespace_id(child.namespace_id());
+      *ev->mutable_workflow_execution() = execution;
+      *ev->mutable_workflow_type() = type;
+      ev->set_initiated_event_id(child.initiated_event_id());
+      ev->set_started_event_id(child.started_event_id());
+    };
+    switch (closed.status()) {
+      case enums::WORKFLOW_EXECUTION_STATUS_COMPLETED: {
+        auto* ev = tx.AppendOrBuffer(enums::EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_COMPLETED)
+                       .mutable_child_workflow_execution_completed_event_attributes();
+        fill(ev);
+        *ev->mutable_result() = close_event.workflow_execution_completed_event_attributes().result();
+        break;
+      }
+      case enums::WORKFLOW_EXECUTION_STATUS_FAILED: {
+        auto* ev = tx.AppendOrBuffer(enums::EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_FAILED)
+                       .mutable_child_workflow_execution_failed_event_attributes();
+        fill(ev);
+        *ev->mutable_failure() = close_event.workflow_execution_failed_event_attributes().failure();
+        ev->set_retry_state(close_event.workflow_execution_failed_event_attributes().retry_state());
+        break;
+      }
+      case enums::WORKFLOW_EXECUTION_STATUS_CANCELED: {
+        auto* ev = tx.AppendOrBuffer(enums::EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_CANCELED)
+                       .mutable_child_workflow_execution_canceled_event_attributes();
+        fill(ev);
+        *ev->mutable_details() = close_event.workflow_execution_canceled_event_attributes().details();
+        break;
+      }
+      case enums::WORKFLOW_EXECUTION_STATUS_TIMED_OUT: {
+        auto* ev = tx.AppendOrBuffer(enums::EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_TIMED_OUT)
+                       .mutable_child_workflow_execution_timed_out_event_attributes();
+        fill(ev);
+        ev->set_retry_state(enums::RETRY_STATE_TIMEOUT);
+        break;
+      }
+      default: {
+        auto* ev = tx.AppendOrBuffer(enums::EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_TERMINATED)
+                       .mutable_child_workflow_execution_terminated_event_attributes();
+        fill(ev);
+        break;
+      }
+    }
+    if (child.started_event_id() != 0) {
+      children->erase(it);
+    } else {
+      child.set_closed(true);  // erased when its buffered started event gets an id
+    }
+    tx.ScheduleWorkflowTask();
+    return absl::OkStatus();
+  });
 }
 
 }  // namespace tock::server::history

@@ -86,7 +86,7 @@ absl::Status HistoryEngine::DeliverExternalRequest(const persistence::TaskQueueT
     cancel.mutable_workflow_execution()->set_workflow_id(info.workflow_id());
     cancel.mutable_workflow_execution()->set_run_id(info.run_id());
     cancel.set_identity(absl::StrCat("workflow ", t.workflow_id()));
-    delivered = RequestCancelWorkflow(ns, cancel);
+    delivered = any_shard_->RequestCancelWorkflow(ns, cancel);
   } else {
     absl::StatusOr<std::vector<HistoryEvent>> initiated =
         store_.ReadEvents(t.run_id(), t.scheduled_event_id(), t.scheduled_event_id() + 1, 1);
@@ -101,7 +101,7 @@ absl::Status HistoryEngine::DeliverExternalRequest(const persistence::TaskQueueT
     *signal.mutable_header() = a.header();
     signal.set_identity(absl::StrCat("workflow ", t.workflow_id()));
     signal.set_request_id(absl::StrCat("external:", t.run_id(), ":", t.scheduled_event_id()));
-    delivered = SignalWorkflow(ns, signal);
+    delivered = any_shard_->SignalWorkflow(ns, signal);
   }
   if (!delivered.ok() && delivered.code() != absl::StatusCode::kNotFound) return delivered;
 

@@ -69,7 +69,8 @@ HistoryEngine::HistoryEngine(persistence::ExecutionStore& store, ShardController
       logger_(logger),
       timer_queue_(std::make_unique<TimerQueue>(
           store, shards.shard_count(), timers, clock, logger,
-          [this](const persistence::TimerTaskRow& row) { return FireTimer(row); })) {}
+          [this](const persistence::TimerTaskRow& row) { return FireTimer(row); })),
+      task_sink_([this](persistence::TaskQueueTask task) { matching_.AddTask(std::move(task)); }) {}
 
 HistoryEngine::~HistoryEngine() {
   shards_.SetListener(nullptr);
@@ -245,9 +246,7 @@ absl::Status HistoryEngine::Mutate(const NamespaceRef& ns, const RunKey& key,
 }
 
 absl::Status HistoryEngine::ShardNotOwned(int32_t shard_id) {
-  return absl::UnavailableError(absl::StrCat("history shard ", shard_id,
-                                             " is not owned by this host; it is moving to "
-                                             "another host, retry"));
+  return NotOwnedHere(absl::StrCat("history shard ", shard_id));
 }
 
 absl::Status HistoryEngine::WriteCommit(persistence::Commit& commit) {
@@ -334,7 +333,7 @@ void HistoryEngine::Publish(persistence::Commit& commit, const std::string& run_
     if (task.kind == persistence::TaskKind::kTransfer) {
       ProcessTransferTask(task);
     } else {
-      matching_.AddTask(std::move(task));
+      task_sink_(std::move(task));
     }
   }
 }

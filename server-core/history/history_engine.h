@@ -23,6 +23,7 @@
 #include "lib/common/log.h"
 #include "lib/common/timer_thread.h"
 #include "lib/common/wire_bytes.h"
+#include "server-core/history/any_shard.h"
 #include "server-core/history/request_limits.h"
 #include "server-core/history/run_transaction.h"
 #include "server-core/history/shard_controller.h"
@@ -34,16 +35,8 @@
 
 namespace tock::server::history {
 
-namespace wf = temporal::api::workflowservice::v1;
-
-// The namespace a call addresses, resolved by the frontend.
-struct NamespaceRef {
-  std::string id;
-  std::string name;
-  int64_t failover_version = 0;
-};
-
-class HistoryEngine : public ShardListener {
+// The engine is the AnyShard of the shards this host owns.
+class HistoryEngine : public ShardListener, public AnyShard {
  public:
   // Whether runs of a namespace (by id) that close now are queued for the archiver; set once
   // at start. Without it nothing is queued.
@@ -54,6 +47,15 @@ class HistoryEngine : public ShardListener {
   // Outcomes, schedule-to-start latencies and the timers' metrics (set once at start; must
   // outlive the engine).
   void SetMetrics(const ServerMetrics& metrics);
+  // With hosts sharing the database (set once at start): where the engine's work on other
+  // runs goes (a child start, a parent told of its child's close, a signal or cancel of
+  // another workflow), and where ready tasks go (the owner of their queue). By default,
+  // this engine and this host's matching.
+  void SetAnyShard(AnyShard& any_shard) { any_shard_ = &any_shard; }
+  // The operations of the poll path for a task of any shard (routing's when set).
+  AnyShard& any_shard() { return *any_shard_; }
+  using TaskSink = std::function<void(persistence::TaskQueueTask)>;
+  void SetTaskSink(TaskSink sink) { task_sink_ = std::move(sink); }
 
   HistoryEngine(persistence::ExecutionStore& store, ShardController& shards,
                 matching::MatchingEngine& matching, Clock& clock, TimerThread& timers,
@@ -80,12 +82,19 @@ class HistoryEngine : public ShardListener {
   absl::StatusOr<wf::StartWorkflowExecutionResponse> StartWorkflow(
       const NamespaceRef& ns, const wf::StartWorkflowExecutionRequest& req);
 
-  // The poll path: matching handed out `task`; start it. NOT_FOUND when the task is stale
-  // (the caller then polls again).
+  // AnyShard, for the shards owned here.
   absl::StatusOr<wf::PollWorkflowTaskQueueResponse> RecordWorkflowTaskStarted(
-      const NamespaceRef& ns, const persistence::TaskQueueTask& task, const std::string& identity);
+      const NamespaceRef& ns, const persistence::TaskQueueTask& task,
+      const std::string& identity) override;
   absl::StatusOr<wf::PollActivityTaskQueueResponse> RecordActivityTaskStarted(
-      const NamespaceRef& ns, const persistence::TaskQueueTask& task, const std::string& identity);
+      const NamespaceRef& ns, const persistence::TaskQueueTask& task,
+      const std::string& identity) override;
+  absl::StatusOr<wf::PollWorkflowTaskQueueResponse> StartQueryTask(
+      const NamespaceRef& ns, const persistence::TaskQueueTask& task) override;
+  absl::StatusOr<wf::StartWorkflowExecutionResponse> StartChildWorkflow(
+      const NamespaceRef& ns, const wf::StartWorkflowExecutionRequest& req,
+      const tock::persistence::v1::ParentInfo& parent) override;
+  absl::Status RecordChildClosed(const tock::cluster::v1::ChildClosed& closed) override;
 
   absl::StatusOr<wf::RespondWorkflowTaskCompletedResponse> RespondWorkflowTaskCompleted(
       const NamespaceRef& ns, const wf::RespondWorkflowTaskCompletedRequest& req);
@@ -105,7 +114,7 @@ class HistoryEngine : public ShardListener {
       const temporal::api::common::v1::Payloads& details);
 
   absl::Status SignalWorkflow(const NamespaceRef& ns,
-                              const wf::SignalWorkflowExecutionRequest& req);
+                              const wf::SignalWorkflowExecutionRequest& req) override;
   // Signals the running run of the workflow id, or starts a new run whose history holds the
   // signal before its first workflow task (WorkflowExecutionStarted,
   // WorkflowExecutionSignaled, WorkflowTaskScheduled), in one commit: no poller can take the
@@ -113,9 +122,9 @@ class HistoryEngine : public ShardListener {
   absl::StatusOr<wf::SignalWithStartWorkflowExecutionResponse> SignalWithStartWorkflow(
       const NamespaceRef& ns, const wf::SignalWithStartWorkflowExecutionRequest& req);
   absl::Status RequestCancelWorkflow(const NamespaceRef& ns,
-                                     const wf::RequestCancelWorkflowExecutionRequest& req);
+                                     const wf::RequestCancelWorkflowExecutionRequest& req) override;
   absl::Status TerminateWorkflow(const NamespaceRef& ns,
-                                 const wf::TerminateWorkflowExecutionRequest& req);
+                                 const wf::TerminateWorkflowExecutionRequest& req) override;
 
   // Terminates the run if it is open, then removes it and its history (client_ops.cc).
   absl::Status DeleteWorkflow(const NamespaceRef& ns, const wf::DeleteWorkflowExecutionRequest& req);
@@ -143,9 +152,6 @@ class HistoryEngine : public ShardListener {
   // legacy query task once the run has no workflow task in flight; at most 30 s.
   void QueryWorkflow(const NamespaceRef& ns, const wf::QueryWorkflowRequest& req, absl::Time deadline,
                      std::function<void(absl::StatusOr<wf::QueryWorkflowResponse>)> done);
-  // The poll path for a query task; NOT_FOUND when the query is no longer waiting.
-  absl::StatusOr<wf::PollWorkflowTaskQueueResponse> StartQueryTask(
-      const NamespaceRef& ns, const persistence::TaskQueueTask& task);
   absl::Status RespondQueryTaskCompleted(const NamespaceRef& ns,
                                          const wf::RespondQueryTaskCompletedRequest& req);
 
@@ -313,6 +319,8 @@ class HistoryEngine : public ShardListener {
   TimerThread& timers_;
   Logger& logger_;
   std::unique_ptr<TimerQueue> timer_queue_;
+  AnyShard* any_shard_ = this;
+  TaskSink task_sink_;
 
   std::mutex runs_mu_;
   std::unordered_map<std::string, std::shared_ptr<RunEntry>> runs_;  // by run id

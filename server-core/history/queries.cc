@@ -128,7 +128,7 @@ void HistoryEngine::DispatchQuery(
   task.task.set_workflow_id(key.workflow_id);
   task.task.set_run_id(key.run_id);
   task.task.set_query_id(query_id);
-  matching_.AddTask(std::move(task));
+  task_sink_(std::move(task));
 }
 
 absl::StatusOr<wf::PollWorkflowTaskQueueResponse> HistoryEngine::StartQueryTask(

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "lib/common/hashing.h"
 
@@ -12,6 +13,16 @@ int32_t ShardForWorkflow(const std::string& namespace_id, const std::string& wor
   return static_cast<int32_t>(Fingerprint32(namespace_id + "_" + workflow_id) %
                               static_cast<uint32_t>(shard_count)) +
          1;
+}
+
+absl::Status NotOwnedHere(absl::string_view what) {
+  return absl::UnavailableError(
+      absl::StrCat(what, " is not owned by this host; it is moving to another host, retry"));
+}
+
+bool IsNotOwnedHere(absl::StatusCode code, absl::string_view message) {
+  return code == absl::StatusCode::kUnavailable &&
+         absl::StrContains(message, " is not owned by this host; ");
 }
 
 ShardController::ShardController(persistence::ExecutionStore& store, int32_t shard_count,

@@ -32,6 +32,12 @@ namespace tock::server::history {
 int32_t ShardForWorkflow(const std::string& namespace_id, const std::string& workflow_id,
                          int32_t shard_count);
 
+// The answer of a host to a call about a shard (or task queue) it does not own:
+// UNAVAILABLE "<what> is not owned by this host; ...", which clients retry and routing
+// (server-core/routing) recognises, to look the owner up again.
+absl::Status NotOwnedHere(absl::string_view what);
+bool IsNotOwnedHere(absl::StatusCode code, absl::string_view message);
+
 class ShardListener {
  public:
   virtual ~ShardListener() = default;

@@ -178,6 +178,12 @@ void Dispatcher::Observe(Logger& logger, MetricsRegistry& registry) {
   Resolve("", *unknown_);
 }
 
+void Dispatcher::Wrap(const std::string& method,
+                      const std::function<RawHandler(RawHandler)>& wrap) {
+  auto it = handlers_.find(method);
+  if (it != handlers_.end()) it->second.handler = wrap(std::move(it->second.handler));
+}
+
 void Dispatcher::AddRaw(const std::string& method, RawHandler handler) {
   Entry& entry = handlers_[method];
   entry.handler = std::move(handler);

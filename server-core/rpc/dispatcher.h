@@ -184,6 +184,9 @@ class Dispatcher : public grpc::CallbackGenericService {
   }
 
   bool Has(const std::string& method) const { return handlers_.contains(method); }
+  // Replaces the handler of a registered method with `wrap(handler)` (routing between
+  // hosts, server-core/routing). Call before the server starts.
+  void Wrap(const std::string& method, const std::function<RawHandler(RawHandler)>& wrap);
 
   // grpc::CallbackGenericService
   grpc::ServerGenericBidiReactor* CreateReactor(grpc::GenericCallbackServerContext* ctx) override;

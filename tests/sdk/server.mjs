@@ -3,7 +3,7 @@
 // address read from the banner (`Tock server <version> listening on <ip>:<port>`).
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 import { defaultGrpcRetryOptions, isRetryableError, makeGrpcRetryInterceptor } from '@temporalio/client';
@@ -77,13 +77,17 @@ function configText(config, faults, metrics) {
 // `faults` ({rate, seed}; by default faultsFromEnv()) turns on persistence fault injection
 // (`persistence.fault_injection` in the config); `metrics` (on whenever faults are) serves
 // /metrics on a free port, so a test can prove the faults were injected (injectedFaults()).
+//
+// `postgresUrl` puts the server on that PostgreSQL database instead of a SQLite file.
 export async function startServer({
   config, dir: existingDir, port = '0', args: extraArgs = [], faults = faultsFromEnv(), metrics = Boolean(faults),
+  postgresUrl,
 } = {}) {
   const bin = serverBinary();
   const dir = existingDir ?? mkdtempSync(join(tmpdir(), 'tock-sdk-'));
   dirs.add(dir);
-  const args = ['--port', String(port), '--db-file', join(dir, 'tock.db'), ...extraArgs];
+  const database = postgresUrl ? ['--postgres-url', postgresUrl] : ['--db-file', join(dir, 'tock.db')];
+  const args = ['--port', String(port), ...database, ...extraArgs];
   const yaml = configText(config, faults, metrics);
   if (yaml) {
     const path = join(dir, 'server.yaml');
@@ -178,7 +182,7 @@ export async function startServer({
   async function restart({ kill = false, port: newPort = address.split(':').pop(), downMs = 0 } = {}) {
     await halt(kill ? 'SIGKILL' : 'SIGTERM');
     if (downMs > 0) await new Promise((resolve) => setTimeout(resolve, downMs));
-    return startServer({ config, dir, port: newPort, args: extraArgs, faults, metrics });
+    return startServer({ config, dir, port: newPort, args: extraArgs, faults, metrics, postgresUrl });
   }
 
   // The text of GET /metrics (metrics on).
@@ -209,6 +213,71 @@ export async function startServer({
     scrape,
     injectedFaults,
     stderr: () => stderr,
+  };
+}
+
+// TOCK_SDK_HOSTS: how many tock-server hosts the scenario tests run against (1 by default:
+// one server on SQLite; more: that many hosts on one PostgreSQL database of their own, on
+// the ctest run's PostgreSQL named by TOCK_POSTGRES_FIXTURE_FILE).
+export function hostsFromEnv() {
+  const hosts = Number(process.env.TOCK_SDK_HOSTS ?? 1);
+  if (!Number.isSafeInteger(hosts) || hosts < 1 || hosts > 8) {
+    throw new Error(`TOCK_SDK_HOSTS must be 1 to 8, not ${process.env.TOCK_SDK_HOSTS}`);
+  }
+  return hosts;
+}
+
+function psql(url, sql) {
+  return new Promise((resolve, reject) => {
+    execFile('psql', [url, '-v', 'ON_ERROR_STOP=1', '-qc', sql], { timeout: 30_000 }, (error, stdout, stderr) => {
+      if (error) reject(new Error(`psql ${sql}: ${stderr || error.message}`));
+      else resolve(stdout);
+    });
+  });
+}
+
+// `count` hosts on a fresh database of the fixture's PostgreSQL (membership heartbeats of
+// 200 ms, cutoff 1 s); resolves once each printed its banner and every host sees all the
+// others. The result looks like startServer's: `address` is the first host, `workerAddress`
+// the second (workers and clients on different hosts), `addresses` all of them, `hosts`
+// the servers, stop() stops every host and drops the database.
+export async function startHosts(count, { config = '' } = {}) {
+  const fixture = process.env.TOCK_POSTGRES_FIXTURE_FILE;
+  if (!fixture || !existsSync(fixture)) {
+    throw new Error('TOCK_POSTGRES_FIXTURE_FILE names no running PostgreSQL (the ctest fixture `postgres` writes it)');
+  }
+  const adminUrl = readFileSync(fixture, 'utf8').split('\n', 1)[0].trim();
+  const database = `tock_sdk_${process.pid}_${Date.now().toString(36)}`;
+  await psql(adminUrl, `CREATE DATABASE ${database}`);
+  const postgresUrl = adminUrl.replace(/\/[^/]*$/, `/${database}`);
+  const hostConfig = `${config}\nmembership:\n  heartbeat: 200ms\n  cutoff: 1s\n`;
+  const hosts = [];
+  const stop = async () => {
+    await Promise.all(hosts.map((h) => h.stop()));
+    await psql(adminUrl, `DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+  };
+  try {
+    for (let i = 0; i < count; i++) hosts.push(await startServer({ config: hostConfig, postgresUrl, faults: undefined }));
+    // Every host must see every other before the test starts (a host that joined last is
+    // seen by the others within a heartbeat or two).
+    const until = Date.now() + 20_000;
+    for (;;) {
+      const members = await tockJson(hosts[0].address, ['cluster', 'members']);
+      if (members.filter((m) => m.alive).length === count) break;
+      if (Date.now() > until) throw new Error(`the ${count} hosts did not all join: ${JSON.stringify(members)}`);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return {
+    address: hosts[0].address,
+    workerAddress: hosts[1 % count].address,
+    addresses: hosts.map((h) => h.address),
+    hosts,
+    faults: undefined,
+    stop,
   };
 }
 

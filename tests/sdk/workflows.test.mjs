@@ -8,7 +8,7 @@ import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { WorkflowFailedError } from '@temporalio/client';
 import * as activities from './activities.mjs';
-import { clientRetries, faultsFromEnv, startServer, uniqueName } from './server.mjs';
+import { clientRetries, faultsFromEnv, hostsFromEnv, startHosts, startServer, uniqueName } from './server.mjs';
 
 // Per test, and for the hooks (which start a server, bundle workflows, connect a worker).
 const DEADLINE = { timeout: 90_000 };
@@ -24,8 +24,11 @@ let server;
 let connection;
 let client;
 
+// TOCK_SDK_HOSTS > 1: several hosts on PostgreSQL, the client on one, the workers on another.
+const hosts = hostsFromEnv();
+
 before(async () => {
-  server = await startServer();
+  server = hosts > 1 ? await startHosts(hosts) : await startServer();
   connection = await Connection.connect({ address: server.address, ...clientRetries() });
   client = new Client({ connection, namespace: 'default' });
 }, HOOK_DEADLINE);
@@ -39,7 +42,7 @@ after(async () => {
 }, HOOK_DEADLINE);
 
 async function withWorker(options, fn) {
-  const nativeConnection = await NativeConnection.connect({ address: server.address });
+  const nativeConnection = await NativeConnection.connect({ address: server.workerAddress ?? server.address });
   const taskQueue = uniqueName('tq');
   const worker = await Worker.create({
     connection: nativeConnection,

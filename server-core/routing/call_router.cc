@@ -1,0 +1,257 @@
+#include "server-core/routing/call_router.h"
+
+#include <grpcpp/impl/codegen/proto_utils.h>
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "lib/common/grpc_status.h"
+#include "server-core/history/task_token.h"
+#include "temporal/api/workflowservice/v1/request_response.pb.h"
+
+namespace tock::server::routing {
+namespace {
+
+namespace wf = temporal::api::workflowservice::v1;
+constexpr char kWorkflowService[] = "temporal.api.workflowservice.v1.WorkflowService/";
+constexpr absl::Duration kFirstBackoff = absl::Milliseconds(25);
+constexpr absl::Duration kMaxBackoff = absl::Seconds(1);
+
+bool Forwarded(const rpc::CallContext& ctx) {
+  return ctx.grpc != nullptr && ctx.grpc->client_metadata().contains(kForwardedHeader);
+}
+
+bool NotOwned(const grpc::Status& s) {
+  return history::IsNotOwnedHere(static_cast<absl::StatusCode>(s.error_code()),
+                                 s.error_message());
+}
+
+template <typename Request>
+bool ParseRequest(const grpc::ByteBuffer& payload, Request* request) {
+  grpc::ByteBuffer copy(payload);
+  return grpc::SerializationTraits<Request>::Deserialize(&copy, request).ok();
+}
+
+std::string Describe(const CallRouter::Target& target) {
+  if (target.kind == CallRouter::Target::kQueue) {
+    return absl::StrCat("task queue \"", target.task_queue.substr(0, 200), "\"");
+  }
+  return absl::StrCat("history shard ", target.shard);
+}
+
+}  // namespace
+
+// One routed call: attempts (here or on the owner) until one is not refused for ownership,
+// or the retry budget is spent.
+class CallRouter::Call : public std::enable_shared_from_this<Call> {
+ public:
+  Call(CallRouter& router, const std::string& method, const rpc::CallContext& ctx,
+       const grpc::ByteBuffer& payload, std::shared_ptr<const rpc::RawHandler> local,
+       rpc::RawResponder respond, Target target)
+      : router_(router),
+        method_(method),
+        ctx_(ctx),
+        payload_(payload),
+        local_(std::move(local)),
+        respond_(std::move(respond)),
+        target_(std::move(target)),
+        limit_(std::min(ctx.deadline, absl::Now() + kRetryBudget)) {}
+
+  void Attempt() {
+    auto self = shared_from_this();
+    if (std::optional<std::string> owner = router_.OwnerOf(target_)) {
+      std::function<void()> cancel = router_.peers_.Forward(
+          *owner, method_, payload_, ctx_.deadline,
+          [self](const grpc::Status& s, grpc::ByteBuffer* out) {
+            self->Finish(s, out, /*remote=*/true);
+          });
+      ctx_.cancellation->OnCancel(std::move(cancel));
+      return;
+    }
+    if (!router_.OwnedHere(target_)) {
+      // The ring gives it to this host, which has not taken it yet.
+      return Finish(ToGrpcStatus(history::NotOwnedHere(Describe(target_))), nullptr, false);
+    }
+    (*local_)(ctx_, payload_, [self](const grpc::Status& s, grpc::ByteBuffer* out) {
+      self->Finish(s, out, /*remote=*/false);
+    });
+  }
+
+ private:
+  void Finish(const grpc::Status& s, grpc::ByteBuffer* out, bool remote) {
+    // A peer that cannot be reached (dead, restarting) answers UNAVAILABLE too: the ring
+    // drops it after the membership cutoff, and the retry finds the new owner.
+    const bool retry = NotOwned(s) ||
+                       (remote && s.error_code() == grpc::StatusCode::UNAVAILABLE);
+    // (Deadlines are real time; the timer thread runs on the server's clock.)
+    if (!retry || ctx_.cancellation->cancelled() || absl::Now() + backoff_ >= limit_) {
+      return respond_(s, out);
+    }
+    const absl::Time next = router_.clock_.Now() + backoff_;
+    backoff_ = std::min(backoff_ * 2, kMaxBackoff);
+    auto self = shared_from_this();
+    router_.timers_.Schedule(next, [self] {
+      if (!self->router_.retries_.Run([self] { self->Attempt(); })) {
+        self->respond_(grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                                    "too many calls are waiting for a shard to move; retry"),
+                       nullptr);
+      }
+    });
+  }
+
+  CallRouter& router_;
+  const std::string method_;
+  const rpc::CallContext& ctx_;  // alive until respond_ runs
+  const grpc::ByteBuffer payload_;
+  const std::shared_ptr<const rpc::RawHandler> local_;
+  rpc::RawResponder respond_;
+  const Target target_;
+  const absl::Time limit_;
+  absl::Duration backoff_ = kFirstBackoff;
+};
+
+CallRouter::CallRouter(Placement& placement, Peers& peers, history::ShardController& shards,
+                       frontend::NamespaceEngine& namespaces, Clock& clock, TimerThread& timers)
+    : placement_(placement),
+      peers_(peers),
+      shards_(shards),
+      namespaces_(namespaces),
+      clock_(clock),
+      timers_(timers) {}
+
+CallRouter::~CallRouter() { retries_.Stop(); }
+
+std::optional<std::string> CallRouter::OwnerOf(const Target& target) const {
+  switch (target.kind) {
+    case Target::kShard:
+      return placement_.ShardOwner(target.shard);
+    case Target::kQueue:
+      return placement_.QueueOwner(target.namespace_id, target.task_queue);
+    default:
+      return std::nullopt;
+  }
+}
+
+bool CallRouter::OwnedHere(const Target& target) const {
+  switch (target.kind) {
+    case Target::kShard:
+      return shards_.Owns(target.shard);
+    case Target::kQueue:
+      return !placement_.QueueOwner(target.namespace_id, target.task_queue).has_value();
+    default:
+      return true;
+  }
+}
+
+std::string CallRouter::NamespaceId(const std::string& name) {
+  absl::StatusOr<frontend::NamespaceEngine::Resolved> ns = namespaces_.Resolve(name, true);
+  return ns.ok() ? ns->id : std::string();
+}
+
+void CallRouter::Route(rpc::Dispatcher& dispatcher, const std::string& method,
+                       TargetOf target_of) {
+  dispatcher.Wrap(method, [this, target_of = std::move(target_of)](rpc::RawHandler handler) {
+    auto local = std::make_shared<const rpc::RawHandler>(std::move(handler));
+    return [this, target_of, local](const rpc::CallContext& ctx, const grpc::ByteBuffer& payload,
+                                    rpc::RawResponder respond) {
+      Target target = target_of(payload);
+      // Unroutable (an unknown namespace, a bad token): the handler gives the error.
+      if (target.kind == Target::kAnywhere) return (*local)(ctx, payload, std::move(respond));
+      if (Forwarded(ctx)) {
+        if (!OwnedHere(target)) {
+          return respond(ToGrpcStatus(history::NotOwnedHere(Describe(target))), nullptr);
+        }
+        return (*local)(ctx, payload, std::move(respond));
+      }
+      std::make_shared<Call>(*this, ctx.method, ctx, payload, local, std::move(respond),
+                             std::move(target))
+          ->Attempt();
+    };
+  });
+}
+
+template <typename Request, typename WorkflowId>
+void CallRouter::ByWorkflow(rpc::Dispatcher& dispatcher, const char* method,
+                            WorkflowId workflow_id) {
+  Route(dispatcher, absl::StrCat(kWorkflowService, method),
+        [this, workflow_id](const grpc::ByteBuffer& payload) {
+          Request req;
+          if (!ParseRequest(payload, &req)) return Target{};
+          std::string namespace_id = NamespaceId(req.namespace_());
+          if (namespace_id.empty()) return Target{};
+          return Target{Target::kShard, shards_.ShardFor(namespace_id, workflow_id(req)), {}, {}};
+        });
+}
+
+template <typename Request>
+void CallRouter::ByTaskToken(rpc::Dispatcher& dispatcher, const char* method) {
+  Route(dispatcher, absl::StrCat(kWorkflowService, method),
+        [this](const grpc::ByteBuffer& payload) {
+          Request req;
+          if (!ParseRequest(payload, &req)) return Target{};
+          absl::StatusOr<history::TaskToken> token = history::DecodeTaskToken(req.task_token());
+          if (!token.ok()) return Target{};
+          return Target{Target::kShard,
+                        shards_.ShardFor(token->namespace_id(), token->workflow_id()), {}, {}};
+        });
+}
+
+template <typename Request>
+void CallRouter::ByQueue(rpc::Dispatcher& dispatcher, const char* method) {
+  Route(dispatcher, absl::StrCat(kWorkflowService, method),
+        [this](const grpc::ByteBuffer& payload) {
+          Request req;
+          if (!ParseRequest(payload, &req)) return Target{};
+          std::string namespace_id = NamespaceId(req.namespace_());
+          if (namespace_id.empty() || req.task_queue().name().empty()) return Target{};
+          return Target{Target::kQueue, 0, std::move(namespace_id), req.task_queue().name()};
+        });
+}
+
+void CallRouter::Install(rpc::Dispatcher& d) {
+  auto id = [](const auto& r) -> const std::string& { return r.workflow_id(); };
+  auto execution = [](const auto& r) -> const std::string& {
+    return r.execution().workflow_id();
+  };
+  auto workflow_execution = [](const auto& r) -> const std::string& {
+    return r.workflow_execution().workflow_id();
+  };
+  ByWorkflow<wf::StartWorkflowExecutionRequest>(d, "StartWorkflowExecution", id);
+  ByWorkflow<wf::SignalWithStartWorkflowExecutionRequest>(d, "SignalWithStartWorkflowExecution",
+                                                          id);
+  ByWorkflow<wf::SignalWorkflowExecutionRequest>(d, "SignalWorkflowExecution",
+                                                 workflow_execution);
+  ByWorkflow<wf::RequestCancelWorkflowExecutionRequest>(d, "RequestCancelWorkflowExecution",
+                                                        workflow_execution);
+  ByWorkflow<wf::TerminateWorkflowExecutionRequest>(d, "TerminateWorkflowExecution",
+                                                    workflow_execution);
+  ByWorkflow<wf::DeleteWorkflowExecutionRequest>(d, "DeleteWorkflowExecution",
+                                                 workflow_execution);
+  ByWorkflow<wf::DescribeWorkflowExecutionRequest>(d, "DescribeWorkflowExecution", execution);
+  ByWorkflow<wf::GetWorkflowExecutionHistoryRequest>(d, "GetWorkflowExecutionHistory",
+                                                     execution);
+  ByWorkflow<wf::GetWorkflowExecutionHistoryReverseRequest>(
+      d, "GetWorkflowExecutionHistoryReverse", execution);
+  ByWorkflow<wf::QueryWorkflowRequest>(d, "QueryWorkflow", execution);
+  ByWorkflow<wf::RespondActivityTaskCompletedByIdRequest>(d, "RespondActivityTaskCompletedById",
+                                                          id);
+  ByWorkflow<wf::RespondActivityTaskFailedByIdRequest>(d, "RespondActivityTaskFailedById", id);
+  ByWorkflow<wf::RespondActivityTaskCanceledByIdRequest>(d, "RespondActivityTaskCanceledById",
+                                                         id);
+  ByWorkflow<wf::RecordActivityTaskHeartbeatByIdRequest>(d, "RecordActivityTaskHeartbeatById",
+                                                         id);
+
+  ByTaskToken<wf::RespondWorkflowTaskCompletedRequest>(d, "RespondWorkflowTaskCompleted");
+  ByTaskToken<wf::RespondWorkflowTaskFailedRequest>(d, "RespondWorkflowTaskFailed");
+  ByTaskToken<wf::RespondActivityTaskCompletedRequest>(d, "RespondActivityTaskCompleted");
+  ByTaskToken<wf::RespondActivityTaskFailedRequest>(d, "RespondActivityTaskFailed");
+  ByTaskToken<wf::RespondActivityTaskCanceledRequest>(d, "RespondActivityTaskCanceled");
+  ByTaskToken<wf::RecordActivityTaskHeartbeatRequest>(d, "RecordActivityTaskHeartbeat");
+  ByTaskToken<wf::RespondQueryTaskCompletedRequest>(d, "RespondQueryTaskCompleted");
+
+  ByQueue<wf::PollWorkflowTaskQueueRequest>(d, "PollWorkflowTaskQueue");
+  ByQueue<wf::PollActivityTaskQueueRequest>(d, "PollActivityTaskQueue");
+  ByQueue<wf::DescribeTaskQueueRequest>(d, "DescribeTaskQueue");
+}
+
+}  // namespace tock::server::routing

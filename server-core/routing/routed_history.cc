@@ -1,0 +1,235 @@
+#include "server-core/routing/routed_history.h"
+
+#include <thread>
+
+#include "lib/common/grpc_status.h"
+#include "server-core/routing/host_service.h"
+
+namespace tock::server::routing {
+namespace {
+
+namespace cluster = tock::cluster::v1;
+constexpr absl::Duration kFirstBackoff = absl::Milliseconds(25);
+constexpr absl::Duration kMaxBackoff = absl::Seconds(1);
+constexpr absl::Duration kCallTimeout = absl::Seconds(10);
+// How long a ready task is offered to its queue's owner before it is left to the owner's
+// next read of the database.
+constexpr absl::Duration kTaskBudget = absl::Seconds(30);
+
+bool Retryable(const absl::Status& s, bool remote) {
+  return history::IsNotOwnedHere(s.code(), s.message()) ||
+         (remote && s.code() == absl::StatusCode::kUnavailable);
+}
+
+template <typename Response>
+absl::StatusOr<Response> Parsed(absl::Status status, const std::string& bytes) {
+  if (!status.ok()) return status;
+  Response out;
+  if (!out.ParseFromString(bytes)) {
+    return absl::InternalError("another host answered with a response that cannot be parsed");
+  }
+  return out;
+}
+
+cluster::HistoryRequest WithNamespace(const history::NamespaceRef& ns) {
+  cluster::HistoryRequest req;
+  *req.mutable_namespace_ref() = ToWire(ns);
+  return req;
+}
+
+cluster::StartTask StartOf(const persistence::TaskQueueTask& task, const std::string& identity) {
+  cluster::StartTask start;
+  *start.mutable_task() = ToWire(task);
+  start.set_identity(identity);
+  return start;
+}
+
+}  // namespace
+
+RoutedHistory::RoutedHistory(history::HistoryEngine& local, history::ShardController& shards,
+                             matching::MatchingEngine& matching, Placement& placement,
+                             Peers& peers, Clock& clock, TimerThread& timers, Logger& logger)
+    : local_(local),
+      shards_(shards),
+      matching_(matching),
+      placement_(placement),
+      peers_(peers),
+      clock_(clock),
+      timers_(timers),
+      logger_(logger) {}
+
+RoutedHistory::~RoutedHistory() { Stop(); }
+
+void RoutedHistory::Stop() {
+  stopping_ = true;
+  sends_.Stop();
+}
+
+absl::Status RoutedHistory::Remote(const std::string& owner, const cluster::HistoryRequest& request,
+                                   std::string* response) {
+  grpc::ClientContext context;
+  Peers::Prepare(context, absl::Now() + kCallTimeout);
+  cluster::HistoryResponse answer;
+  grpc::Status s = peers_.HostService(owner).History(&context, request, &answer);
+  if (!s.ok()) return FromGrpcStatus(s);
+  *response = std::move(*answer.mutable_response());
+  return absl::OkStatus();
+}
+
+template <typename Response, typename Local>
+absl::StatusOr<Response> RoutedHistory::OnOwner(const std::string& namespace_id,
+                                                const std::string& workflow_id,
+                                                const cluster::HistoryRequest& request,
+                                                Local local) {
+  const int32_t shard = shards_.ShardFor(namespace_id, workflow_id);
+  const absl::Time limit = absl::Now() + kRetryBudget;
+  absl::Duration backoff = kFirstBackoff;
+  for (;;) {
+    std::optional<std::string> owner = placement_.ShardOwner(shard);
+    absl::StatusOr<Response> result;
+    if (!owner.has_value()) {
+      if constexpr (std::is_same_v<Response, std::string>) {
+        absl::Status s = local();
+        result = s.ok() ? absl::StatusOr<std::string>(std::string()) : s;
+      } else {
+        result = local();
+      }
+    } else {
+      std::string bytes;
+      absl::Status s = Remote(*owner, request, &bytes);
+      if constexpr (std::is_same_v<Response, std::string>) {
+        result = s.ok() ? absl::StatusOr<std::string>(std::move(bytes)) : s;
+      } else {
+        result = Parsed<Response>(std::move(s), bytes);
+      }
+    }
+    if (result.ok() || !Retryable(result.status(), owner.has_value()) ||
+        absl::Now() + backoff >= limit) {
+      return result;
+    }
+    std::this_thread::sleep_for(absl::ToChronoNanoseconds(backoff));
+    backoff = std::min(backoff * 2, kMaxBackoff);
+  }
+}
+
+absl::StatusOr<wf::PollWorkflowTaskQueueResponse> RoutedHistory::RecordWorkflowTaskStarted(
+    const history::NamespaceRef& ns, const persistence::TaskQueueTask& task,
+    const std::string& identity) {
+  cluster::HistoryRequest req = WithNamespace(ns);
+  *req.mutable_start_workflow_task() = StartOf(task, identity);
+  return OnOwner<wf::PollWorkflowTaskQueueResponse>(
+      ns.id, task.task.workflow_id(), req,
+      [&] { return local_.RecordWorkflowTaskStarted(ns, task, identity); });
+}
+
+absl::StatusOr<wf::PollActivityTaskQueueResponse> RoutedHistory::RecordActivityTaskStarted(
+    const history::NamespaceRef& ns, const persistence::TaskQueueTask& task,
+    const std::string& identity) {
+  cluster::HistoryRequest req = WithNamespace(ns);
+  *req.mutable_start_activity_task() = StartOf(task, identity);
+  return OnOwner<wf::PollActivityTaskQueueResponse>(
+      ns.id, task.task.workflow_id(), req,
+      [&] { return local_.RecordActivityTaskStarted(ns, task, identity); });
+}
+
+absl::StatusOr<wf::PollWorkflowTaskQueueResponse> RoutedHistory::StartQueryTask(
+    const history::NamespaceRef& ns, const persistence::TaskQueueTask& task) {
+  cluster::HistoryRequest req = WithNamespace(ns);
+  *req.mutable_start_query_task() = StartOf(task, "");
+  return OnOwner<wf::PollWorkflowTaskQueueResponse>(
+      ns.id, task.task.workflow_id(), req, [&] { return local_.StartQueryTask(ns, task); });
+}
+
+absl::StatusOr<wf::StartWorkflowExecutionResponse> RoutedHistory::StartChildWorkflow(
+    const history::NamespaceRef& ns, const wf::StartWorkflowExecutionRequest& start,
+    const tock::persistence::v1::ParentInfo& parent) {
+  cluster::HistoryRequest req = WithNamespace(ns);
+  *req.mutable_start_child()->mutable_start() = start;
+  *req.mutable_start_child()->mutable_parent() = parent;
+  return OnOwner<wf::StartWorkflowExecutionResponse>(
+      ns.id, start.workflow_id(), req,
+      [&] { return local_.StartChildWorkflow(ns, start, parent); });
+}
+
+absl::Status RoutedHistory::RecordChildClosed(const cluster::ChildClosed& closed) {
+  const auto& p = closed.parent();
+  cluster::HistoryRequest req = WithNamespace({p.namespace_id(), p.namespace_(), -1});
+  *req.mutable_child_closed() = closed;
+  return OnOwner<std::string>(p.namespace_id(), p.workflow_id(), req,
+                              [&] { return local_.RecordChildClosed(closed); })
+      .status();
+}
+
+absl::Status RoutedHistory::SignalWorkflow(const history::NamespaceRef& ns,
+                                           const wf::SignalWorkflowExecutionRequest& signal) {
+  cluster::HistoryRequest req = WithNamespace(ns);
+  *req.mutable_signal() = signal;
+  return OnOwner<std::string>(ns.id, signal.workflow_execution().workflow_id(), req,
+                              [&] { return local_.SignalWorkflow(ns, signal); })
+      .status();
+}
+
+absl::Status RoutedHistory::RequestCancelWorkflow(
+    const history::NamespaceRef& ns, const wf::RequestCancelWorkflowExecutionRequest& cancel) {
+  cluster::HistoryRequest req = WithNamespace(ns);
+  *req.mutable_request_cancel() = cancel;
+  return OnOwner<std::string>(ns.id, cancel.workflow_execution().workflow_id(), req,
+                              [&] { return local_.RequestCancelWorkflow(ns, cancel); })
+      .status();
+}
+
+absl::Status RoutedHistory::TerminateWorkflow(
+    const history::NamespaceRef& ns, const wf::TerminateWorkflowExecutionRequest& terminate) {
+  cluster::HistoryRequest req = WithNamespace(ns);
+  *req.mutable_terminate() = terminate;
+  return OnOwner<std::string>(ns.id, terminate.workflow_execution().workflow_id(), req,
+                              [&] { return local_.TerminateWorkflow(ns, terminate); })
+      .status();
+}
+
+void RoutedHistory::AddTask(persistence::TaskQueueTask task) {
+  if (!placement_.QueueOwner(task.namespace_id, task.task_queue).has_value()) {
+    return matching_.AddTask(std::move(task));
+  }
+  auto request = std::make_shared<cluster::AddTaskRequest>();
+  *request->mutable_task() = ToWire(task);
+  const absl::Time limit = absl::Now() + kTaskBudget;
+  if (!sends_.Run([this, request, limit] { SendTask(request, limit, kFirstBackoff); })) {
+    logger_.Warn("too many tasks wait to be sent to their queue's host; this one waits for its "
+                 "next read of the database",
+                 {{"task_queue", task.task_queue.substr(0, 200)}});
+  }
+}
+
+// On a thread of sends_: one attempt; a failure schedules the next.
+void RoutedHistory::SendTask(std::shared_ptr<cluster::AddTaskRequest> request, absl::Time limit,
+                             absl::Duration backoff) {
+  if (stopping_) return;
+  const cluster::QueueTask& task = request->task();
+  std::optional<std::string> owner = placement_.QueueOwner(task.namespace_id(), task.task_queue());
+  if (!owner.has_value()) return matching_.AddTask(FromWire(task));
+  grpc::ClientContext context;
+  Peers::Prepare(context, absl::Now() + kCallTimeout);
+  cluster::AddTaskResponse answer;
+  grpc::Status s = peers_.HostService(*owner).AddTask(&context, *request, &answer);
+  if (s.ok()) return;
+  if (stopping_) return;
+  if (absl::Now() + backoff >= limit) {
+    logger_.Warn("a task could not be handed to its queue's host; it waits for the host's next "
+                 "read of the database",
+                 {{"task_queue", task.task_queue().substr(0, 200)}, {"host", *owner},
+                  {"error", s.error_message().substr(0, 200)}});
+    return;
+  }
+  timers_.Schedule(clock_.Now() + backoff, [this, request, limit, backoff] {
+    if (stopping_) return;
+    if (!sends_.Run([this, request, limit, backoff] {
+          SendTask(request, limit, std::min(backoff * 2, kMaxBackoff));
+        })) {
+      logger_.Warn("a task could not be queued for its queue's host again",
+                   {{"task_queue", request->task().task_queue().substr(0, 200)}});
+    }
+  });
+}
+
+}  // namespace tock::server::routing
