@@ -154,8 +154,21 @@ class ExecutionStore {
       const std::string& run_id, int64_t first_event_id, int64_t next_event_id, int32_t limit,
       absl::FunctionRef<void(std::string_view)> visit) = 0;
 
-  // Every pending task-queue task, oldest first (matching reloads them at start).
+  // Every pending task-queue task of every queue, oldest first. Reads the whole table: for
+  // tests and diagnostics; the server reads one queue (LoadQueueTasks) and the transfer tasks
+  // (LoadTransferTasks).
   virtual absl::StatusOr<std::vector<TaskQueueTask>> LoadTaskQueueTasks() = 0;
+  // The pending tasks of one queue, by task id, oldest first, at most `limit` (matching pages
+  // a queue's backlog with it). Always from the oldest: task ids are drawn when a commit
+  // inserts, so on a shared database a commit may become visible after one holding higher
+  // ids, and a reader that continued after the last id it saw could miss it.
+  virtual absl::StatusOr<std::vector<TaskQueueTask>> LoadQueueTasks(
+      const std::string& namespace_id, const std::string& task_queue, TaskKind kind,
+      int32_t limit) = 0;
+  // The pending kTransfer tasks (the history service's own work) with ids after
+  // `after_task_id`, oldest first, at most `limit`.
+  virtual absl::StatusOr<std::vector<TaskQueueTask>> LoadTransferTasks(int64_t after_task_id,
+                                                                       int32_t limit) = 0;
   // Timers of a shard due before `until` and after `after` (by fire time, then task id),
   // earliest first, at most `limit`: the timer queue pages through them with `after`.
   virtual absl::StatusOr<std::vector<TimerTaskRow>> LoadTimers(int32_t shard_id,

@@ -79,6 +79,85 @@ TEST_P(ExecutionQueuesTest, DoneTaskIdsRemoveExactlyThoseTasks) {
   EXPECT_GT(again.new_tasks[0].task_id, done.new_tasks[0].task_id);
 }
 
+std::vector<int64_t> IdsOf(const absl::StatusOr<std::vector<TaskQueueTask>>& tasks) {
+  EXPECT_TRUE(tasks.ok()) << tasks.status();
+  std::vector<int64_t> ids;
+  if (tasks.ok()) {
+    for (const TaskQueueTask& t : *tasks) ids.push_back(t.task_id);
+  }
+  return ids;
+}
+
+TEST_P(ExecutionQueuesTest, QueueTasksAreThoseOfOneQueueOldestFirstUpToTheLimit) {
+  // Queue q-a's workflow tasks among its activity tasks, another queue's, another
+  // namespace's queue of the same name, and a transfer task.
+  Commit c = NewCommit();
+  c.new_tasks = {Task("q-a", "run-1", 1), Task("q-a", "run-2", 2, TaskKind::kActivity),
+                 Task("q-b", "run-3", 3), Task("q-a", "run-4", 4),
+                 Task("q-a", "run-5", 5, TaskKind::kTransfer), Task("q-a", "run-6", 6)};
+  TaskQueueTask elsewhere = Task("q-a", "run-7", 7);
+  elsewhere.namespace_id = "ns-2";
+  c.new_tasks.push_back(elsewhere);
+  ASSERT_TRUE(store().Write(c).ok());
+  Commit later = NewCommit();
+  later.new_tasks = {Task("q-a", "run-8", 8)};
+  ASSERT_TRUE(store().Write(later).ok());
+  const auto id = [&](int i) { return c.new_tasks[i].task_id; };
+
+  absl::StatusOr<std::vector<TaskQueueTask>> all =
+      store().LoadQueueTasks("ns", "q-a", TaskKind::kWorkflow, 100);
+  EXPECT_EQ(IdsOf(all), (std::vector<int64_t>{id(0), id(3), id(5), later.new_tasks[0].task_id}));
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ((*all)[1].namespace_id, "ns");
+  EXPECT_EQ((*all)[1].task_queue, "q-a");
+  EXPECT_EQ((*all)[1].kind, TaskKind::kWorkflow);
+  EXPECT_EQ((*all)[1].task.SerializeAsString(), c.new_tasks[3].task.SerializeAsString());
+
+  EXPECT_EQ(IdsOf(store().LoadQueueTasks("ns", "q-a", TaskKind::kWorkflow, 2)),
+            (std::vector<int64_t>{id(0), id(3)}));
+  EXPECT_EQ(IdsOf(store().LoadQueueTasks("ns", "q-a", TaskKind::kActivity, 100)),
+            (std::vector<int64_t>{id(1)}));
+  EXPECT_EQ(IdsOf(store().LoadQueueTasks("ns-2", "q-a", TaskKind::kWorkflow, 100)),
+            (std::vector<int64_t>{id(6)}));
+  EXPECT_TRUE(IdsOf(store().LoadQueueTasks("ns", "q-c", TaskKind::kWorkflow, 100)).empty());
+
+  // A consumed task is gone; the page moves on to the next oldest.
+  Commit done = NewCommit();
+  done.done_task_ids = {id(0)};
+  ASSERT_TRUE(store().Write(done).ok());
+  EXPECT_EQ(IdsOf(store().LoadQueueTasks("ns", "q-a", TaskKind::kWorkflow, 2)),
+            (std::vector<int64_t>{id(3), id(5)}));
+}
+
+TEST_P(ExecutionQueuesTest, TransferTasksAreOnlyThoseOfHistoryPagedAfterAnId) {
+  Commit c = NewCommit();
+  for (int i = 0; i < 7; ++i) {
+    c.new_tasks.push_back(Task(i % 2 == 0 ? "" : "q", absl::StrCat("run-", i), i,
+                               i % 2 == 0 ? TaskKind::kTransfer : TaskKind::kWorkflow));
+  }
+  ASSERT_TRUE(store().Write(c).ok());
+  std::vector<int64_t> transfer;
+  for (int i = 0; i < 7; i += 2) transfer.push_back(c.new_tasks[i].task_id);
+
+  absl::StatusOr<std::vector<TaskQueueTask>> all = store().LoadTransferTasks(0, 100);
+  EXPECT_EQ(IdsOf(all), transfer);
+  ASSERT_TRUE(all.ok());
+  for (const TaskQueueTask& t : *all) EXPECT_EQ(t.kind, TaskKind::kTransfer);
+  EXPECT_EQ((*all)[1].task.SerializeAsString(), c.new_tasks[2].task.SerializeAsString());
+
+  std::vector<int64_t> paged;
+  int64_t after = 0;
+  for (int pages = 0; pages < 10; ++pages) {
+    std::vector<int64_t> page = IdsOf(store().LoadTransferTasks(after, 3));
+    ASSERT_LE(page.size(), 3u);
+    if (page.empty()) break;
+    paged.insert(paged.end(), page.begin(), page.end());
+    after = page.back();
+  }
+  EXPECT_EQ(paged, transfer);
+  EXPECT_TRUE(IdsOf(store().LoadTransferTasks(transfer.back(), 100)).empty());
+}
+
 TEST_P(ExecutionQueuesTest, TimerIdsAreKeptWhenSetAndAssignedWhenZero) {
   Commit c = NewCommit();
   c.new_timers = {Timer(1, 100, 42), Timer(1, 100, 0), Timer(1, 100, 0), Timer(1, 50, 0)};

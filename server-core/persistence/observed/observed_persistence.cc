@@ -155,6 +155,8 @@ class ObservedExecutionStore : public ExecutionStore {
         delete_(o.Resolve("DeleteRun")),
         visit_(o.Resolve("VisitEventBytes")),
         tasks_(o.Resolve("LoadTaskQueueTasks")),
+        queue_tasks_(o.Resolve("LoadQueueTasks")),
+        transfer_tasks_(o.Resolve("LoadTransferTasks")),
         timers_(o.Resolve("LoadTimers")) {}
 
   absl::StatusOr<int64_t> AcquireShard(int32_t shard_id, const std::string& owner) override {
@@ -193,6 +195,16 @@ class ObservedExecutionStore : public ExecutionStore {
   absl::StatusOr<std::vector<TaskQueueTask>> LoadTaskQueueTasks() override {
     return o_.Run(tasks_, [&] { return inner_.LoadTaskQueueTasks(); });
   }
+  absl::StatusOr<std::vector<TaskQueueTask>> LoadQueueTasks(const std::string& namespace_id,
+                                                            const std::string& task_queue,
+                                                            TaskKind kind, int32_t limit) override {
+    return o_.Run(queue_tasks_,
+                  [&] { return inner_.LoadQueueTasks(namespace_id, task_queue, kind, limit); });
+  }
+  absl::StatusOr<std::vector<TaskQueueTask>> LoadTransferTasks(int64_t after_task_id,
+                                                               int32_t limit) override {
+    return o_.Run(transfer_tasks_, [&] { return inner_.LoadTransferTasks(after_task_id, limit); });
+  }
   absl::StatusOr<std::vector<TimerTaskRow>> LoadTimers(int32_t shard_id, const TimerCursor& after,
                                                        absl::Time until, int32_t limit) override {
     return o_.Run(timers_, [&] { return inner_.LoadTimers(shard_id, after, until, limit); });
@@ -201,7 +213,8 @@ class ObservedExecutionStore : public ExecutionStore {
  private:
   ExecutionStore& inner_;
   Observer& o_;
-  const Op acquire_, write_, get_run_, current_, read_, delete_, visit_, tasks_, timers_;
+  const Op acquire_, write_, get_run_, current_, read_, delete_, visit_, tasks_, queue_tasks_,
+      transfer_tasks_, timers_;
 };
 
 class ObservedVisibilityStore : public VisibilityStore {

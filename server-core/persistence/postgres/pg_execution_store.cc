@@ -21,10 +21,9 @@
 //     at id 0 draw from the same sequence (the history engine sets its own ids, from its
 //     range-id block, so this is not on its path). Ids are drawn when a transaction
 //     inserts, not when it commits: two concurrent commits may become visible in the
-//     opposite order of their ids. LoadTaskQueueTasks reads everything, so this does not
-//     matter to it; a reader that pages by an id cursor must not move the cursor past ids
-//     of transactions that may still commit (as Temporal's per-queue lease and read level
-//     do).
+//     opposite order of their ids. LoadQueueTasks therefore always reads a queue from its
+//     oldest task (matching skips the ones it holds), never after a cursor that could pass
+//     the ids of transactions that may still commit.
 //
 // Round trips: commit latency to PostgreSQL bounds throughput, so a Write sends each kind
 // of row in one statement whatever the count: the events, tasks and timers of a commit go
@@ -247,9 +246,35 @@ class PgExecutionStore : public ExecutionStore {
   }
 
   absl::StatusOr<std::vector<TaskQueueTask>> LoadTaskQueueTasks() override {
-    absl::StatusOr<PgResult> r = pool_.Query(
+    return ReadTasks(pool_.Query(
         "SELECT task_id, namespace_id, task_queue, kind, data FROM task_queue_tasks "
-        "ORDER BY task_id");
+        "ORDER BY task_id"));
+  }
+
+  // The index task_queue_tasks_queue (migration 5) serves it in order, without a sort.
+  absl::StatusOr<std::vector<TaskQueueTask>> LoadQueueTasks(const std::string& namespace_id,
+                                                            const std::string& task_queue,
+                                                            TaskKind kind, int32_t limit) override {
+    return ReadTasks(pool_.Query(
+        "SELECT task_id, namespace_id, task_queue, kind, data FROM task_queue_tasks "
+        "WHERE namespace_id = $1 AND task_queue = $2 AND kind = $3 ORDER BY task_id LIMIT $4",
+        {PgParam::Text(namespace_id), PgParam::Text(task_queue),
+         PgParam::Int(static_cast<int>(kind)), PgParam::Int(limit)}));
+  }
+
+  // `kind = 3` is written out (kTransfer), not bound, so that the planner can use the
+  // partial index task_queue_tasks_transfer whatever plan it caches.
+  absl::StatusOr<std::vector<TaskQueueTask>> LoadTransferTasks(int64_t after_task_id,
+                                                               int32_t limit) override {
+    static_assert(static_cast<int>(TaskKind::kTransfer) == 3);
+    return ReadTasks(pool_.Query(
+        "SELECT task_id, namespace_id, task_queue, kind, data FROM task_queue_tasks "
+        "WHERE kind = 3 AND task_id > $1 ORDER BY task_id LIMIT $2",
+        {PgParam::Int(after_task_id), PgParam::Int(limit)}));
+  }
+
+  // Rows of (task_id, namespace_id, task_queue, kind, data), in the query's order.
+  static absl::StatusOr<std::vector<TaskQueueTask>> ReadTasks(absl::StatusOr<PgResult> r) {
     if (!r.ok()) return r.status();
     std::vector<TaskQueueTask> out(r->rows());
     for (int i = 0; i < r->rows(); ++i) {

@@ -147,6 +147,10 @@ CREATE TABLE cluster_membership (
 COMMENT ON TABLE cluster_membership IS
   'One row per tock-server host, upserted every heartbeat; last_heartbeat_ms is the database''s clock, so hosts agree on who is alive';
 )sql"},
+      {5, "task queues paged per queue: the tasks of one queue, and the transfer tasks, by id", R"sql(
+CREATE INDEX task_queue_tasks_queue ON task_queue_tasks(namespace_id, task_queue, kind, task_id);
+CREATE INDEX task_queue_tasks_transfer ON task_queue_tasks(task_id) WHERE kind = 3;
+)sql"},
   };
   return migrations;
 }

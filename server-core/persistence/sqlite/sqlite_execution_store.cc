@@ -176,17 +176,33 @@ class SqliteExecutionStore : public ExecutionStore {
     ASSIGN_STMT(q, db_.Prepare(
         "SELECT task_id, namespace_id, task_queue, kind, data FROM task_queue_tasks "
         "ORDER BY task_id"));
-    std::vector<TaskQueueTask> out;
-    RETURN_IF_ERROR(q.ForEachRow([&] {
-      TaskQueueTask& t = out.emplace_back();
-      t.task_id = q.Int(0);
-      t.namespace_id = q.Text(1);
-      t.task_queue = q.Text(2);
-      t.kind = static_cast<TaskKind>(q.Int(3));
-      return t.task.ParseFromString(q.Blob(4)) ? absl::OkStatus()
-                                                : absl::DataLossError("a stored task cannot be parsed");
-    }));
-    return out;
+    return ReadTasks(q);
+  }
+
+  // The index task_queue_tasks_queue (migration 5) serves it in order, without a sort.
+  absl::StatusOr<std::vector<TaskQueueTask>> LoadQueueTasks(const std::string& namespace_id,
+                                                            const std::string& task_queue,
+                                                            TaskKind kind, int32_t limit) override {
+    std::lock_guard lock(db_.mutex());
+    ASSIGN_STMT(q, db_.Prepare(
+        "SELECT task_id, namespace_id, task_queue, kind, data FROM task_queue_tasks "
+        "WHERE namespace_id = ? AND task_queue = ? AND kind = ? ORDER BY task_id LIMIT ?"));
+    q.Bind(1, namespace_id).Bind(2, task_queue).Bind(3, int64_t{static_cast<int>(kind)})
+        .Bind(4, int64_t{limit});
+    return ReadTasks(q);
+  }
+
+  // `kind = 3` is written out (kTransfer), not bound: SQLite uses the partial index
+  // task_queue_tasks_transfer only for a literal that matches its WHERE.
+  absl::StatusOr<std::vector<TaskQueueTask>> LoadTransferTasks(int64_t after_task_id,
+                                                               int32_t limit) override {
+    static_assert(static_cast<int>(TaskKind::kTransfer) == 3);
+    std::lock_guard lock(db_.mutex());
+    ASSIGN_STMT(q, db_.Prepare(
+        "SELECT task_id, namespace_id, task_queue, kind, data FROM task_queue_tasks "
+        "WHERE kind = 3 AND task_id > ? ORDER BY task_id LIMIT ?"));
+    q.Bind(1, after_task_id).Bind(2, int64_t{limit});
+    return ReadTasks(q);
   }
 
   absl::StatusOr<std::vector<TimerTaskRow>> LoadTimers(int32_t shard_id, const TimerCursor& after,
@@ -214,6 +230,21 @@ class SqliteExecutionStore : public ExecutionStore {
   }
 
  private:
+  // Rows of (task_id, namespace_id, task_queue, kind, data), in the statement's order.
+  static absl::StatusOr<std::vector<TaskQueueTask>> ReadTasks(Statement& q) {
+    std::vector<TaskQueueTask> out;
+    RETURN_IF_ERROR(q.ForEachRow([&] {
+      TaskQueueTask& t = out.emplace_back();
+      t.task_id = q.Int(0);
+      t.namespace_id = q.Text(1);
+      t.task_queue = q.Text(2);
+      t.kind = static_cast<TaskKind>(q.Int(3));
+      return t.task.ParseFromString(q.Blob(4)) ? absl::OkStatus()
+                                                : absl::DataLossError("a stored task cannot be parsed");
+    }));
+    return out;
+  }
+
   // The serialized forms of a Commit's messages, made before the lock is taken; they live
   // until the transaction is over (the statements bind them without copying).
   struct Blobs {

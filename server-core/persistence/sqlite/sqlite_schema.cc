@@ -111,6 +111,10 @@ CREATE TABLE cluster_membership (
   last_heartbeat_ms  INTEGER NOT NULL   -- the database's clock
 );
 )sql"},
+      {5, "task queues paged per queue: the tasks of one queue, and the transfer tasks, by id", R"sql(
+CREATE INDEX task_queue_tasks_queue ON task_queue_tasks(namespace_id, task_queue, kind, task_id);
+CREATE INDEX task_queue_tasks_transfer ON task_queue_tasks(task_id) WHERE kind = 3;
+)sql"},
   };
   return migrations;
 }
