@@ -129,6 +129,9 @@ class TockServerImpl : public TockServer {
     history_->SetArchivalCheck(
         [this](const std::string& namespace_id) { return namespaces_->ArchivesById(namespace_id); });
     if (shared_database) {
+      // Other hosts change namespaces too: what this one resolved is read again after a
+      // while (Temporal's namespace cache refreshes every 10 s).
+      namespaces_->SetCacheLifetime(absl::Seconds(10));
       // Hosts sharing the database: the engine's work on runs and queues of other hosts goes
       // to them.
       placement_ = std::make_unique<routing::Placement>(advertise_address(), *shards);

@@ -462,7 +462,7 @@ bool NamespaceEngine::ArchivesById(const std::string& namespace_id) {
   {
     std::lock_guard lock(cache_mu_);
     auto it = archives_by_id_.find(namespace_id);
-    if (it != archives_by_id_.end()) return it->second;
+    if (it != archives_by_id_.end() && Fresh(it->second.loaded)) return it->second.archives;
   }
   wf::DescribeNamespaceRequest req;
   req.set_id(namespace_id);
@@ -476,7 +476,7 @@ bool NamespaceEngine::ArchivesById(const std::string& namespace_id) {
        config.visibility_archival_state() == temporal::api::enums::v1::ARCHIVAL_STATE_ENABLED);
   std::lock_guard lock(cache_mu_);
   if (archives_by_id_.size() > 10000) archives_by_id_.clear();
-  archives_by_id_[namespace_id] = archives;
+  archives_by_id_[namespace_id] = CachedArchives{archives, clock_.Now()};
   return archives;
 }
 
@@ -486,7 +486,7 @@ absl::StatusOr<NamespaceEngine::Resolved> NamespaceEngine::Resolve(const std::st
   {
     std::lock_guard lock(cache_mu_);
     auto it = cache_.find(name);
-    if (it != cache_.end()) cached = it->second;
+    if (it != cache_.end() && Fresh(it->second.loaded)) cached = it->second.version;
   }
   if (!cached.has_value()) {
     if (absl::Status s = ValidateNamespaceName(name); !s.ok()) return s;
@@ -494,7 +494,8 @@ absl::StatusOr<NamespaceEngine::Resolved> NamespaceEngine::Resolve(const std::st
     if (!loaded.ok()) return loaded.status();
     std::lock_guard lock(cache_mu_);
     if (cache_.size() > 10000) cache_.clear();
-    cached = cache_[name] = *loaded;
+    cache_[name] = CachedVersion{*loaded, clock_.Now()};
+    cached = std::move(*loaded);
   }
   const persistence::NamespaceVersion* current = &*cached;
   const auto state = current->record.info().state();

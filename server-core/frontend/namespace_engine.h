@@ -73,6 +73,10 @@ class NamespaceEngine {
     int64_t failover_version = 0;
   };
   absl::StatusOr<Resolved> Resolve(const std::string& name, bool allow_deprecated);
+  // How long a resolved namespace is used before it is read again: forever by default (this
+  // engine sees every write), a few seconds when other hosts write to the same database.
+  // Set once at start.
+  void SetCacheLifetime(absl::Duration lifetime) { cache_lifetime_ = lifetime; }
 
   // Registers `name` with the defaults unless it exists (server start: "default" and the
   // configured namespaces).
@@ -114,12 +118,22 @@ class NamespaceEngine {
   NamespaceArchivalPolicy archival_;
   Clock& clock_;
 
-  // Current versions of recently used namespaces, for Resolve on every workflow call. This
-  // server is the only writer of its database and every write goes through this engine,
-  // which clears the cache, so it is never stale.
+  // Current versions of recently used namespaces, for Resolve on every workflow call. Every
+  // write through this engine clears the cache; with one host that is every write, so it is
+  // never stale. Hosts sharing a database also write: entries then live cache_lifetime_.
+  struct CachedVersion {
+    persistence::NamespaceVersion version;
+    absl::Time loaded;
+  };
+  struct CachedArchives {
+    bool archives = false;
+    absl::Time loaded;
+  };
+  bool Fresh(absl::Time loaded) const { return clock_.Now() - loaded < cache_lifetime_; }
+  absl::Duration cache_lifetime_ = absl::InfiniteDuration();
   std::mutex cache_mu_;
-  std::unordered_map<std::string, persistence::NamespaceVersion> cache_;
-  std::unordered_map<std::string, bool> archives_by_id_;
+  std::unordered_map<std::string, CachedVersion> cache_;
+  std::unordered_map<std::string, CachedArchives> archives_by_id_;
   void ForgetCached();
 };
 
