@@ -14,10 +14,14 @@ import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
 import { Context } from '@temporalio/activity';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
-import { clientRetries, startServer, uniqueName } from './server.mjs';
+import { clientRetries, hostsFromEnv, startHosts, startServer, uniqueName } from './server.mjs';
 
 const workflowsPath = fileURLToPath(new URL('./chaos-workflows.js', import.meta.url));
 const SEED = Number(process.env.TOCK_CHAOS_SEED ?? 20261123);
+// TOCK_SDK_HOSTS > 1 (ctest sdk_hosts_chaos): that many hosts on PostgreSQL; the client
+// talks to the first, the worker to the second, and the last is the one killed (and, in
+// the fencing test, frozen with SIGSTOP until the others took its shards, then let go on).
+const HOSTS = hostsFromEnv();
 // Per phase: how long all workflows may take to finish after the last restart.
 const SETTLE_MS = 150_000;
 
@@ -131,22 +135,38 @@ async function whyRunning(client, workflowId) {
   }
 }
 
-let server;
-after(async () => {
-  await server?.stop();
-}, { timeout: 30_000 });
+let server;   // the server killed (with several hosts: the last host)
+let cluster;  // with several hosts
+const stopAll = async () => {
+  if (cluster) {
+    cluster.hosts[cluster.hosts.length - 1] = server;
+    await cluster.stop();
+  } else {
+    await server?.stop();
+  }
+  server = cluster = undefined;
+};
+after(stopAll, { timeout: 30_000 });
 
 // One phase: `count` workflows, `kills` kill -9 of the server (with `faults` injected).
-async function chaos({ count, kills, faults, seed }) {
+// `pauses` (several hosts only): every other kill is a SIGSTOP of 3 s instead, long past
+// the membership cutoff, so the others take the frozen host's shards; after SIGCONT it
+// must write nothing to them (its transactions fail on the shard's range id).
+async function chaos({ count, kills, faults, seed, pauses = false }) {
   const random = generator(seed);
   let started = Date.now();
   const log = (what) => console.log(`[chaos seed ${seed}, ${((Date.now() - started) / 1000).toFixed(1)} s] ${what}`);
-  server = await startServer({ faults, metrics: true });
+  if (HOSTS > 1) {
+    cluster = await startHosts(HOSTS);
+    server = cluster.hosts[HOSTS - 1];
+  } else {
+    server = await startServer({ faults, metrics: true });
+  }
   const port = server.address.split(':').pop();
   // Enough retries to ride out a restart (the SDK's own retries, with the same request ids).
-  const connection = await Connection.connect({ address: server.address, ...clientRetries({ maxAttempts: 30 }) });
+  const connection = await Connection.connect({ address: cluster?.address ?? server.address, ...clientRetries({ maxAttempts: 30 }) });
   const client = new Client({ connection, namespace: 'default' });
-  const nativeConnection = await NativeConnection.connect({ address: server.address });
+  const nativeConnection = await NativeConnection.connect({ address: cluster?.workerAddress ?? server.address });
   const taskQueue = uniqueName('chaos');
   const executions = new Map(); // activity executions that returned, by key: >= 1 each
   const executed = (key) => executions.set(key, (executions.get(key) ?? 0) + 1);
@@ -193,6 +213,13 @@ async function chaos({ count, kills, faults, seed }) {
     const killer = (async () => {
       for (let k = 0; k < kills; k++) {
         await sleep(Math.max(0, started + killAt[k] - Date.now()));
+        if (pauses && k % 2 === 1) {
+          process.kill(server.pid, 'SIGSTOP');
+          await sleep(3000);
+          process.kill(server.pid, 'SIGCONT');
+          log(`pause ${k + 1}: SIGSTOP for 3 s, then SIGCONT`);
+          continue;
+        }
         await addFaults();  // this process's count, read before it goes
         server = await server.restart({ kill: true, port, downMs: downFor[k] });
         log(`kill ${k + 1}: restarted (down ${downFor[k]} ms)`);
@@ -287,15 +314,18 @@ async function chaos({ count, kills, faults, seed }) {
     await running;
     await nativeConnection.close();
     await connection.close();
-    await server.stop();
-    server = undefined;
+    await stopAll();
   }
 }
 
-test('300 workflows (activities, retries, timers, signals) survive 6 kill -9 of the server', { timeout: 240_000 }, async () => {
+test('300 workflows (activities, retries, timers, signals) survive 6 kill -9 of the server', { timeout: 240_000, skip: HOSTS > 1 && 'one host only' }, async () => {
   await chaos({ count: 300, kills: 6, seed: SEED });
 });
 
-test('300 workflows survive 6 kill -9 under 1 % persistence faults', { timeout: 240_000 }, async () => {
+test('300 workflows survive 6 kill -9 under 1 % persistence faults', { timeout: 240_000, skip: HOSTS > 1 && 'one host only' }, async () => {
   await chaos({ count: 300, kills: 6, seed: SEED + 1, faults: { rate: 0.01, seed: SEED % 1000 + 1 } });
+});
+
+test('300 workflows survive a host killed 3 times and frozen 3 times past the cutoff', { timeout: 240_000, skip: HOSTS === 1 && 'several hosts only (TOCK_SDK_HOSTS)' }, async () => {
+  await chaos({ count: 300, kills: 6, seed: SEED + 2, pauses: true });
 });

@@ -257,7 +257,7 @@ export async function startHosts(count, { config = '' } = {}) {
     await psql(adminUrl, `DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
   };
   try {
-    for (let i = 0; i < count; i++) hosts.push(await startServer({ config: hostConfig, postgresUrl, faults: undefined }));
+    for (let i = 0; i < count; i++) hosts.push(await startServer({ config: hostConfig, postgresUrl, faults: null }));
     // Every host must see every other before the test starts (a host that joined last is
     // seen by the others within a heartbeat or two).
     const until = Date.now() + 20_000;
