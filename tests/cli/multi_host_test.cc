@@ -24,11 +24,16 @@ class MultiHostTest : public ::testing::Test {
   void SetUp() override {
     ASSERT_TRUE(db_.Create(TOCK_POSTGRES_FIXTURE_FILE, "tock_hosts")) << db_.error();
     url_ = db_.url();
+    UseShards(kShards);
+  }
+  void UseShards(int32_t shards) {
+    shards_ = shards;
     config_ = dir_.Write("hosts.yaml", "persistence:\n  engine: postgres\n  postgres:\n    url: \"" +
                                            url_ +
                                            "\"\n    max_connections: 8\n"
                                            "membership:\n  heartbeat: 200ms\n  cutoff: 1s\n"
-                                           "history:\n  shards: 32\n");
+                                           "history:\n  shards: " +
+                                           std::to_string(shards) + "\n");
   }
   void TearDown() override {
     hosts_.clear();  // stops every host before the database goes
@@ -67,10 +72,10 @@ class MultiHostTest : public ::testing::Test {
   }
 
   // The owners the ring of `alive` gives.
-  static std::map<int32_t, std::string> RingOwners(const std::vector<std::string>& alive) {
+  std::map<int32_t, std::string> RingOwners(const std::vector<std::string>& alive) const {
     server::membership::HashRing ring(alive);
     std::map<int32_t, std::string> owners;
-    for (int32_t s = 1; s <= kShards; ++s) owners[s] = ring.OwnerOfShard(s);
+    for (int32_t s = 1; s <= shards_; ++s) owners[s] = ring.OwnerOfShard(s);
     return owners;
   }
 
@@ -86,13 +91,14 @@ class MultiHostTest : public ::testing::Test {
       absl::SleepFor(absl::Milliseconds(100));
     }
     int differ = 0;
-    for (int32_t s = 1; s <= kShards; ++s) differ += got[s] != want.at(s);
-    return ::testing::AssertionFailure() << differ << " of " << kShards
+    for (int32_t s = 1; s <= shards_; ++s) differ += got[s] != want.at(s);
+    return ::testing::AssertionFailure() << differ << " of " << shards_
                                          << " shards are not where the ring puts them";
   }
 
   FreshPostgresDatabase db_;  // first: dropped after everything that uses it
   std::string url_, config_;
+  int32_t shards_ = kShards;
   TempDir dir_;
   std::vector<std::unique_ptr<ServerProcess>> hosts_;
   std::unique_ptr<persistence::Persistence> persistence_;
@@ -146,6 +152,35 @@ TEST_F(MultiHostTest, ShardsFollowTheRingAsHostsJoinDieAndLeave) {
   EXPECT_EQ(c.Stop(), 0) << c.stderr_text();
   EXPECT_TRUE(OwnersBecome({a.address()}, absl::Seconds(5)));
   EXPECT_LT(absl::Now() - stop, absl::Seconds(5));
+}
+
+// A fourth host joins three: it takes about a quarter of the shards (within 17 % of
+// 1/4, the issue's bound; 2,048 shards keep the sampling spread of the ring well inside it),
+// and every shard that moved went to it: the others keep theirs.
+TEST_F(MultiHostTest, AFourthHostTakesAQuarterOfTheShardsAllFromTheOthers) {
+  UseShards(2048);
+  std::vector<std::string> alive;
+  for (int i = 0; i < 3; ++i) {
+    ServerProcess& host = StartHost();
+    ASSERT_TRUE(host.running());
+    alive.push_back(host.address());
+  }
+  ASSERT_TRUE(OwnersBecome(alive, absl::Seconds(30)));
+  const std::map<int32_t, std::string> before = Owners();
+
+  ServerProcess& fourth = StartHost();
+  ASSERT_TRUE(fourth.running());
+  alive.push_back(fourth.address());
+  ASSERT_TRUE(OwnersBecome(alive, absl::Seconds(30)));
+  int taken = 0;
+  for (const auto& [shard, owner] : Owners()) {
+    if (owner == before.at(shard)) continue;
+    EXPECT_EQ(owner, fourth.address()) << "shard " << shard << " moved between the old hosts";
+    ++taken;
+  }
+  const double share = static_cast<double>(taken) / 2048;
+  EXPECT_GE(share, 0.25 * 0.83) << taken << " shards";
+  EXPECT_LE(share, 0.25 * 1.17) << taken << " shards";
 }
 
 }  // namespace
