@@ -138,14 +138,21 @@ void HistoryEngine::ReleaseWaiters() {
 }
 
 absl::Status HistoryEngine::Recover() {
-  absl::StatusOr<std::vector<persistence::TaskQueueTask>> tasks = store_.LoadTaskQueueTasks();
-  if (!tasks.ok()) return tasks.status();
-  for (auto& task : *tasks) {
-    if (task.kind == persistence::TaskKind::kTransfer) {
-      ProcessTransferTask(task);
-    } else {
-      matching_.AddTask(std::move(task));
-    }
+  // Workflow and activity tasks stay stored: matching reads each queue from the database
+  // when the queue is first touched, and pages its backlog from there.
+  matching_.SetTaskLoader([this](const std::string& namespace_id, const std::string& task_queue,
+                                 persistence::TaskKind kind, int32_t limit) {
+    return store_.LoadQueueTasks(namespace_id, task_queue, kind, limit);
+  });
+  // History's own follow-up work (transfer tasks) left by the previous process.
+  constexpr int32_t kTransferPage = 1000;
+  for (int64_t after = 0;;) {
+    absl::StatusOr<std::vector<persistence::TaskQueueTask>> tasks =
+        store_.LoadTransferTasks(after, kTransferPage);
+    if (!tasks.ok()) return tasks.status();
+    for (const auto& task : *tasks) ProcessTransferTask(task);
+    if (tasks->size() < static_cast<size_t>(kTransferPage)) break;
+    after = tasks->back().task_id;
   }
   for (int32_t shard : shards_.OwnedShards()) timer_queue_->Activate(shard);
   absl::Status started = timer_queue_->Start();

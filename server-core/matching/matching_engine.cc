@@ -1,24 +1,128 @@
 #include "server-core/matching/matching_engine.h"
 
+#include <algorithm>
+#include <iterator>
+
 namespace tock::server::matching {
 
-void MatchingEngine::AddTask(TaskQueueTask task) {
-  PollCallback done;
-  {
-    std::lock_guard lock(mu_);
-    Queue& q = queues_[{task.namespace_id, task.task_queue, task.kind}];
-    if (q.waiters.empty()) {
-      q.tasks.push_back(std::move(task));
-      return;
-    }
+void MatchingEngine::SetTaskLoader(TaskLoader loader) {
+  std::lock_guard lock(mu_);
+  loader_ = std::move(loader);
+}
+
+MatchingEngine::Queue& MatchingEngine::QueueLocked(const Key& key) {
+  auto [it, created] = queues_.try_emplace(key);
+  if (created) it->second.incarnation = next_incarnation_++;
+  return it->second;
+}
+
+void MatchingEngine::KeepLocked(Queue& q, TaskQueueTask task) {
+  const int64_t id = task.task_id;
+  if (id != 0 && q.tasks.contains(id)) return;  // held already (a read saw it too)
+  q.tasks.emplace(id, std::move(task));
+  if (loader_ == nullptr || q.tasks.size() <= window_) return;
+  // The newest leaves memory (it is stored), so the window is always the oldest tasks.
+  q.tasks.erase(std::prev(q.tasks.end()));
+  q.more_stored = true;
+  ++q.dropped;
+}
+
+TaskQueueTask MatchingEngine::TakeOldestLocked(Queue& q) {
+  TaskQueueTask task = std::move(q.tasks.begin()->second);
+  q.tasks.erase(q.tasks.begin());
+  if (loader_ != nullptr && task.task_id != 0 && q.handed_out.insert(task.task_id).second) {
+    q.handed_out_order.emplace_back(clock_.Now(), task.task_id);
+  }
+  return task;
+}
+
+void MatchingEngine::ExpireHandedOutLocked(Queue& q, absl::Time now) {
+  while (!q.handed_out_order.empty() &&
+         now - q.handed_out_order.front().first >= kHandedOutMemory) {
+    q.handed_out.erase(q.handed_out_order.front().second);
+    q.handed_out_order.pop_front();
+  }
+}
+
+void MatchingEngine::MatchLocked(const Key& key, Queue& q, std::vector<Handoff>& out) {
+  while (!q.waiters.empty() && !q.tasks.empty()) {
     Waiter w = std::move(q.waiters.front());
     q.waiters.pop_front();
-    PendingPolls(task.kind).Increment(-1);
+    PendingPolls(std::get<2>(key)).Increment(-1);
     waiting_.erase(w.id);
     timers_.Cancel(w.timer);
-    done = std::move(w.done);
+    out.emplace_back(std::move(w.done), TakeOldestLocked(q));
   }
-  done(std::move(task));
+}
+
+void MatchingEngine::Deliver(std::vector<Handoff>& handoffs) {
+  for (auto& [done, task] : handoffs) done(std::move(task));
+}
+
+std::optional<MatchingEngine::Load> MatchingEngine::StartLoadLocked(const Key& key, Queue& q,
+                                                                    bool polling,
+                                                                    absl::Time now) {
+  if (loader_ == nullptr || q.loading || releasing_) return std::nullopt;
+  const bool needed = !q.loaded || (q.more_stored && q.tasks.size() <= window_ / 2) ||
+                      (polling && q.tasks.empty() && now - q.last_load >= kReloadInterval);
+  if (!needed) return std::nullopt;
+  ExpireHandedOutLocked(q, now);
+  q.loading = true;
+  q.last_load = now;
+  // The oldest stored tasks are mostly those held and those handed out: read past them.
+  const size_t limit = window_ + q.handed_out.size();
+  return Load{key, q.incarnation, q.dropped,
+              static_cast<int32_t>(std::min<size_t>(limit, INT32_MAX)), loader_};
+}
+
+void MatchingEngine::RunLoad(Load load) {
+  while (true) {
+    const auto& [namespace_id, task_queue, kind] = load.key;
+    absl::StatusOr<std::vector<TaskQueueTask>> read =
+        load.loader(namespace_id, task_queue, kind, load.limit);
+    std::vector<Handoff> handoffs;
+    std::optional<Load> next;
+    {
+      std::lock_guard lock(mu_);
+      auto it = queues_.find(load.key);
+      // Forgotten (or swept) while reading: the tasks stay stored for the next owner.
+      if (it == queues_.end() || it->second.incarnation != load.incarnation) return;
+      Queue& q = it->second;
+      q.loading = false;
+      if (!read.ok()) return;  // still not loaded: the next touch reads again
+      q.loaded = true;
+      // More may be stored when the read was cut by its limit, or a task that arrived
+      // during the read did not fit (it may have committed after the read began).
+      q.more_stored = read->size() >= static_cast<size_t>(load.limit) || q.dropped != load.dropped;
+      for (TaskQueueTask& task : *read) {
+        if (q.handed_out.contains(task.task_id)) continue;  // its start may not have committed
+        KeepLocked(q, std::move(task));
+      }
+      MatchLocked(load.key, q, handoffs);
+      next = StartLoadLocked(load.key, q, /*polling=*/false, clock_.Now());
+    }
+    Deliver(handoffs);
+    if (!next) return;
+    load = std::move(*next);
+  }
+}
+
+void MatchingEngine::AddTask(TaskQueueTask task) {
+  std::vector<Handoff> handoffs;
+  std::optional<Load> load;
+  {
+    std::lock_guard lock(mu_);
+    const Key key{task.namespace_id, task.task_queue, task.kind};
+    Queue& q = QueueLocked(key);
+    if (q.handed_out.erase(task.task_id) > 0) {  // given back: due again
+      std::erase_if(q.handed_out_order, [&](const auto& h) { return h.second == task.task_id; });
+    }
+    KeepLocked(q, std::move(task));
+    MatchLocked(key, q, handoffs);
+    load = StartLoadLocked(key, q, /*polling=*/false, clock_.Now());
+  }
+  Deliver(handoffs);
+  if (load) RunLoad(std::move(*load));
 }
 
 MatchingEngine::PollId MatchingEngine::Poll(const std::string& namespace_id,
@@ -26,6 +130,8 @@ MatchingEngine::PollId MatchingEngine::Poll(const std::string& namespace_id,
                                             absl::Time deadline, const std::string& identity,
                                             PollCallback done) {
   std::optional<TaskQueueTask> ready;
+  std::optional<Load> load;
+  bool answer_now = true;  // with a task, or with nothing while shutting down
   PollId id;
   {
     std::lock_guard lock(mu_);
@@ -33,13 +139,13 @@ MatchingEngine::PollId MatchingEngine::Poll(const std::string& namespace_id,
     const absl::Time now = clock_.Now();
     if (now - last_sweep_ >= kSweepInterval) SweepLocked(now);
     Key key{namespace_id, task_queue, kind};
-    Queue& q = queues_[key];
+    Queue& q = QueueLocked(key);
     q.pollers[identity] = now;
     if (releasing_) {
       // Shutting down: answered below with nothing.
     } else if (!q.tasks.empty()) {
-      ready = std::move(q.tasks.front());
-      q.tasks.pop_front();
+      ready = TakeOldestLocked(q);
+      load = StartLoadLocked(key, q, /*polling=*/true, now);
     } else {
       TimerThread::Id timer = timers_.Schedule(deadline, [this, id] {
         if (PollCallback expired = TakeWaiter(id)) expired(std::nullopt);
@@ -47,10 +153,13 @@ MatchingEngine::PollId MatchingEngine::Poll(const std::string& namespace_id,
       q.waiters.push_back(Waiter{id, std::move(done), timer});
       PendingPolls(kind).Increment();
       waiting_[id] = key;
-      return id;
+      answer_now = false;
+      load = StartLoadLocked(key, q, /*polling=*/true, now);
+      if (!load) return id;
     }
   }
-  done(std::move(ready));
+  if (answer_now) done(std::move(ready));
+  if (load) RunLoad(std::move(*load));
   return id;
 }
 
@@ -60,6 +169,8 @@ void MatchingEngine::SweepLocked(absl::Time now) {
   for (auto it = queues_.begin(); it != queues_.end();) {
     Queue& q = it->second;
     std::erase_if(q.pollers, [&](const auto& p) { return p.second < cutoff; });
+    ExpireHandedOutLocked(q, now);
+    // A queue forgotten with stored tasks reads them again when it is next touched.
     it = q.tasks.empty() && q.waiters.empty() && q.pollers.empty() ? queues_.erase(it)
                                                                    : std::next(it);
   }
@@ -68,6 +179,31 @@ void MatchingEngine::SweepLocked(absl::Time now) {
 size_t MatchingEngine::QueueCount() {
   std::lock_guard lock(mu_);
   return queues_.size();
+}
+
+size_t MatchingEngine::ForgetQueues(const QueuePredicate& forget) {
+  std::vector<PollCallback> released;
+  size_t forgotten = 0;
+  {
+    std::lock_guard lock(mu_);
+    for (auto it = queues_.begin(); it != queues_.end();) {
+      const auto& [namespace_id, task_queue, kind] = it->first;
+      if (!forget(namespace_id, task_queue, kind)) {
+        ++it;
+        continue;
+      }
+      for (Waiter& w : it->second.waiters) {
+        timers_.Cancel(w.timer);
+        waiting_.erase(w.id);
+        released.push_back(std::move(w.done));
+        PendingPolls(kind).Increment(-1);
+      }
+      it = queues_.erase(it);
+      ++forgotten;
+    }
+  }
+  for (PollCallback& done : released) done(std::nullopt);
+  return forgotten;
 }
 
 void MatchingEngine::ReleasePolls() {
@@ -97,13 +233,15 @@ MatchingEngine::PollCallback MatchingEngine::TakeWaiter(PollId id) {
   auto it = waiting_.find(id);
   if (it == waiting_.end()) return nullptr;
   const TaskKind kind = std::get<2>(it->second);
-  Queue& q = queues_[it->second];
+  auto queue = queues_.find(it->second);
   waiting_.erase(it);
-  for (auto w = q.waiters.begin(); w != q.waiters.end(); ++w) {
+  if (queue == queues_.end()) return nullptr;
+  std::list<Waiter>& waiters = queue->second.waiters;
+  for (auto w = waiters.begin(); w != waiters.end(); ++w) {
     if (w->id == id) {
       timers_.Cancel(w->timer);
       PollCallback done = std::move(w->done);
-      q.waiters.erase(w);
+      waiters.erase(w);
       PendingPolls(kind).Increment(-1);
       return done;
     }

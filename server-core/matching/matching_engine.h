@@ -2,11 +2,23 @@
 //
 // A task arrives after the change that made it was committed (its row is already in the
 // database, so nothing is lost if the process dies); a waiting poller takes it at once
-// (sync match), otherwise it waits in memory (the backlog; reloaded from the database at
-// start). A poll waits without a thread until a task comes, its deadline passes (it then
-// gets nothing, which the frontend turns into the empty response), or it is cancelled.
+// (sync match), otherwise it waits in memory. A poll waits without a thread until a task
+// comes, its deadline passes (it then gets nothing, which the frontend turns into the empty
+// response), or it is cancelled.
 //
-// Thread safety: all methods are safe from any thread; callbacks run outside the lock.
+// Paging (with a TaskLoader): memory holds only a window of each queue's backlog, its oldest
+// tasks, at most `window` of them; the rest stay in the database. A queue is read from the
+// database when it is first touched (Poll or AddTask), when its window runs low (half) while
+// the database may hold more, and when a poll finds it empty and it was last read
+// kReloadInterval ago or more (a task stored by a path that did not reach this host). A
+// read always takes the oldest tasks of the queue, skipping those held or recently handed
+// out, never "after the last id seen": ids are drawn when a commit inserts, so a commit may
+// become visible after one holding higher ids. A task can therefore be delivered twice (a
+// read that saw it just before its start consumed it); starting a stale task answers
+// NOT_FOUND and the poll goes on. Without a loader every task is kept in memory.
+//
+// Thread safety: all methods are safe from any thread; callbacks run outside the lock, and
+// so do the loader's database reads (one at a time per queue).
 #pragma once
 
 #include <cstdint>
@@ -19,8 +31,11 @@
 #include <optional>
 #include <string>
 #include <tuple>
+#include <unordered_set>
+#include <utility>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "lib/common/timer_thread.h"
 #include "server-core/observability/server_metrics.h"
 #include "server-core/persistence/execution_store.h"
@@ -35,16 +50,30 @@ struct PollerInfo {
   absl::Time last_access_time;
 };
 
+// Reads the pending tasks of one queue from the database, oldest first, at most `limit`
+// (ExecutionStore::LoadQueueTasks). Called without the engine's lock, from the thread of
+// the Poll or AddTask that needed it.
+using TaskLoader = std::function<absl::StatusOr<std::vector<TaskQueueTask>>(
+    const std::string& namespace_id, const std::string& task_queue, TaskKind kind,
+    int32_t limit)>;
+
 class MatchingEngine {
  public:
-  MatchingEngine(Clock& clock, TimerThread& timers) : clock_(clock), timers_(timers) {}
+  static constexpr size_t kDefaultWindow = 1000;
+  // `window`: the most tasks of one queue held in memory when a loader is set.
+  MatchingEngine(Clock& clock, TimerThread& timers, size_t window = kDefaultWindow)
+      : clock_(clock), timers_(timers), window_(window < 2 ? 2 : window) {}
   // Gauges of the polls waiting (set once, before the first poll; must outlive this).
   void SetMetrics(const ServerMetrics& metrics) { metrics_ = &metrics; }
+  // Where queues page their backlog from (set once, before the first poll or task).
+  void SetTaskLoader(TaskLoader loader);
 
   using PollId = uint64_t;
   using PollCallback = std::function<void(std::optional<TaskQueueTask>)>;
 
-  // A task is ready: hand it to a waiting poller or keep it.
+  // A task is ready: hand it to a waiting poller or keep it (with a loader, beyond the
+  // window only the fact that the database holds more is kept). A task handed out and given
+  // back (its start failed) comes here too.
   void AddTask(TaskQueueTask task);
 
   // Waits for a task on (namespace, queue, kind) until `deadline`. `done` runs exactly once.
@@ -58,7 +87,16 @@ class MatchingEngine {
   // workers get their (empty) answers instead of waiting out the poll. Tasks stay stored.
   void ReleasePolls();
 
-  // Pollers seen in the last 5 minutes, and the number of tasks waiting.
+  // Another host became the owner of some queues: drops the in-memory state of every queue
+  // for which `forget(namespace_id, task_queue, kind)` is true. Their waiting polls get
+  // nothing now; their tasks leave memory only (they stay stored), and a later touch reads
+  // the queue from the database again. Returns how many queues were forgotten.
+  using QueuePredicate = std::function<bool(const std::string& namespace_id,
+                                            const std::string& task_queue, TaskKind kind)>;
+  size_t ForgetQueues(const QueuePredicate& forget);
+
+  // Pollers seen in the last 5 minutes, and the number of tasks waiting in memory (with a
+  // loader, at most the window: more may be stored).
   std::vector<PollerInfo> Pollers(const std::string& namespace_id, const std::string& task_queue,
                                   TaskKind kind);
   size_t Backlog(const std::string& namespace_id, const std::string& task_queue, TaskKind kind);
@@ -69,6 +107,11 @@ class MatchingEngine {
   size_t QueueCount();
   static constexpr absl::Duration kPollerMemory = absl::Minutes(5);
   static constexpr absl::Duration kSweepInterval = absl::Minutes(1);
+  // A poll that finds its queue empty reads it again when the last read is this old.
+  static constexpr absl::Duration kReloadInterval = absl::Seconds(10);
+  // How long a task handed out is not read back from the database (its start is expected
+  // to have consumed it by then; one that was not, e.g. its poller vanished, is due again).
+  static constexpr absl::Duration kHandedOutMemory = absl::Seconds(10);
 
  private:
   using Key = std::tuple<std::string, std::string, TaskKind>;
@@ -78,11 +121,44 @@ class MatchingEngine {
     TimerThread::Id timer;
   };
   struct Queue {
-    std::deque<TaskQueueTask> tasks;
+    uint64_t incarnation = 0;  // tells a load in flight that the queue was forgotten
+    std::multimap<int64_t, TaskQueueTask> tasks;  // the window, by task id (0: unstored)
     std::list<Waiter> waiters;
     std::map<std::string, absl::Time> pollers;  // identity -> last poll
+    // Paging (with a loader).
+    bool loaded = false;        // a read of the database completed
+    bool loading = false;       // a read is in flight
+    bool more_stored = true;    // the database may hold tasks not held here
+    uint64_t dropped = 0;       // tasks not kept for the window (a read in flight rereads)
+    absl::Time last_load = absl::InfinitePast();  // when the last read started
+    std::unordered_set<int64_t> handed_out;       // ids handed out in kHandedOutMemory
+    std::deque<std::pair<absl::Time, int64_t>> handed_out_order;  // oldest first
   };
+  // A read of a queue, decided under the lock and run without it.
+  struct Load {
+    Key key;
+    uint64_t incarnation;
+    uint64_t dropped;
+    int32_t limit;
+    TaskLoader loader;
+  };
+  using Handoff = std::pair<PollCallback, TaskQueueTask>;
 
+  Queue& QueueLocked(const Key& key);
+  // Keeps `task` in the window (without duplicating an id held); beyond the window the
+  // newest task held leaves memory and the queue remembers the database holds more.
+  void KeepLocked(Queue& q, TaskQueueTask task);
+  // Pairs waiting polls with the oldest tasks held.
+  void MatchLocked(const Key& key, Queue& q, std::vector<Handoff>& out);
+  // Takes the oldest task held, remembering that it was handed out.
+  TaskQueueTask TakeOldestLocked(Queue& q);
+  void ExpireHandedOutLocked(Queue& q, absl::Time now);
+  // A read the queue needs now, marked in flight; nothing when it needs none.
+  std::optional<Load> StartLoadLocked(const Key& key, Queue& q, bool polling, absl::Time now);
+  // Reads, merges the tasks into the window, hands them to waiting polls, and reads again
+  // while the queue still needs it.
+  void RunLoad(Load load);
+  static void Deliver(std::vector<Handoff>& handoffs);
   // Removes waiter `id` and returns its callback (empty when it already completed).
   PollCallback TakeWaiter(PollId id);
   // Drops pollers not seen for kPollerMemory and the queues left with nothing.
@@ -96,9 +172,12 @@ class MatchingEngine {
 
   Clock& clock_;
   TimerThread& timers_;
+  const size_t window_;
   const ServerMetrics* metrics_ = &kNoServerMetrics;
   std::mutex mu_;
+  TaskLoader loader_;
   std::map<Key, Queue> queues_;
+  uint64_t next_incarnation_ = 1;
   std::map<PollId, Key> waiting_;  // open polls -> their queue
   PollId next_poll_id_ = 1;
   absl::Time last_sweep_ = absl::InfinitePast();
