@@ -30,8 +30,10 @@ void MatchingEngine::KeepLocked(Queue& q, TaskQueueTask task) {
 TaskQueueTask MatchingEngine::TakeOldestLocked(Queue& q) {
   TaskQueueTask task = std::move(q.tasks.begin()->second);
   q.tasks.erase(q.tasks.begin());
-  if (loader_ != nullptr && task.task_id != 0 && q.handed_out.insert(task.task_id).second) {
-    q.handed_out_order.emplace_back(clock_.Now(), task.task_id);
+  if (loader_ != nullptr && task.task_id != 0) {
+    const absl::Time now = clock_.Now();
+    ExpireHandedOutLocked(q, now);  // here too: sync matches alone would let the set grow
+    if (q.handed_out.insert(task.task_id).second) q.handed_out_order.emplace_back(now, task.task_id);
   }
   return task;
 }
