@@ -220,6 +220,12 @@ class TockServerImpl : public TockServer {
     return membership_->Start([this, shared_database](std::shared_ptr<const membership::HashRing> ring) {
       if (!shared_database) return;
       placement_->SetRing(ring);
+      // Queues that moved to another host leave memory here (their polls are answered empty
+      // and come back through the new owner, which reads the queues from the database).
+      matching_->ForgetQueues([this](const std::string& namespace_id, const std::string& queue,
+                                     persistence::TaskKind) {
+        return placement_->QueueOwner(namespace_id, queue).has_value();
+      });
       const std::vector<int32_t> mine = ring->ShardsOf(advertise_address(), shards_->shard_count());
       if (absl::Status s = shards_->SetOwned(mine); !s.ok()) {
         logger_.Warn("taking history shards failed; retried at the next membership refresh",

@@ -76,12 +76,35 @@ absl::Status HistoryEngine::ApplyStartChildCommand(RunTransaction& tx, const Nam
 void HistoryEngine::ProcessTransferTask(const persistence::TaskQueueTask& task) {
   absl::Status s = ProcessTransferTaskOnce(task);
   if (!s.ok() && s.code() != absl::StatusCode::kNotFound) {
-    // The task's row is stored: retried with backoff until done (or the server restarts and
-    // finds it again).
-    timer_queue_->RunWithRetries([this, task] { return ProcessTransferTaskOnce(task); },
-                                 "transfer task",
-                                 {task.task.namespace_id(), task.task.workflow_id(), task.task.run_id()},
-                                 absl::Seconds(1));
+    // The task's row is stored: retried with backoff until done, while this host owns the
+    // task's shard. A host that lost the shard leaves it to the new owner, which processes
+    // the shard's stored transfer tasks when it takes the shard (OnShardAcquired).
+    timer_queue_->RunWithRetries(
+        [this, task] {
+          if (!shards_.Owns(shards_.ShardFor(task.task.namespace_id(), task.task.workflow_id()))) {
+            return absl::OkStatus();
+          }
+          return ProcessTransferTaskOnce(task);
+        },
+        "transfer task", {task.task.namespace_id(), task.task.workflow_id(), task.task.run_id()},
+        absl::Seconds(1));
+  }
+}
+
+absl::Status HistoryEngine::ProcessStoredTransferTasks(const std::set<int32_t>& shards) {
+  if (shards.empty()) return absl::OkStatus();
+  constexpr int32_t kTransferPage = 1000;
+  for (int64_t after = 0;;) {
+    absl::StatusOr<std::vector<persistence::TaskQueueTask>> tasks =
+        store_.LoadTransferTasks(after, kTransferPage);
+    if (!tasks.ok()) return tasks.status();
+    for (const auto& task : *tasks) {
+      if (shards.contains(shards_.ShardFor(task.task.namespace_id(), task.task.workflow_id()))) {
+        ProcessTransferTask(task);
+      }
+    }
+    if (tasks->size() < static_cast<size_t>(kTransferPage)) return absl::OkStatus();
+    after = tasks->back().task_id;
   }
 }
 

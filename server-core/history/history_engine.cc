@@ -144,23 +144,46 @@ absl::Status HistoryEngine::Recover() {
                                  persistence::TaskKind kind, int32_t limit) {
     return store_.LoadQueueTasks(namespace_id, task_queue, kind, limit);
   });
-  // History's own follow-up work (transfer tasks) left by the previous process.
-  constexpr int32_t kTransferPage = 1000;
-  for (int64_t after = 0;;) {
-    absl::StatusOr<std::vector<persistence::TaskQueueTask>> tasks =
-        store_.LoadTransferTasks(after, kTransferPage);
-    if (!tasks.ok()) return tasks.status();
-    for (const auto& task : *tasks) ProcessTransferTask(task);
-    if (tasks->size() < static_cast<size_t>(kTransferPage)) break;
-    after = tasks->back().task_id;
-  }
+  // History's own follow-up work (transfer tasks) left by the previous process, of the
+  // shards owned now (all of them with one host; on a shared database, none yet: each shard
+  // taken later has its own read, in OnShardAcquired).
+  const std::vector<int32_t> owned = shards_.OwnedShards();
+  if (absl::Status s = ProcessStoredTransferTasks({owned.begin(), owned.end()}); !s.ok()) return s;
   for (int32_t shard : shards_.OwnedShards()) timer_queue_->Activate(shard);
   absl::Status started = timer_queue_->Start();
   if (started.ok()) shards_.SetListener(this);
   return started;
 }
 
-void HistoryEngine::OnShardAcquired(int32_t shard_id) { timer_queue_->Activate(shard_id); }
+void HistoryEngine::OnShardAcquired(int32_t shard_id) {
+  timer_queue_->Activate(shard_id);
+  // The shard's stored transfer tasks (left by its previous owner) are processed here now;
+  // shards taken together (a membership change) share one read, off this thread.
+  {
+    std::lock_guard lock(transfer_scan_mu_);
+    transfer_scan_shards_.insert(shard_id);
+    if (transfer_scan_scheduled_) return;
+    transfer_scan_scheduled_ = true;
+  }
+  timer_queue_->RunWithRetries(
+      [this] {
+        std::set<int32_t> shards;
+        {
+          std::lock_guard lock(transfer_scan_mu_);
+          shards.swap(transfer_scan_shards_);
+          transfer_scan_scheduled_ = false;
+        }
+        std::erase_if(shards, [this](int32_t shard) { return !shards_.Owns(shard); });
+        absl::Status s = ProcessStoredTransferTasks(shards);
+        if (!s.ok()) {
+          // Tried again (with backoff) by this same job.
+          std::lock_guard lock(transfer_scan_mu_);
+          transfer_scan_shards_.insert(shards.begin(), shards.end());
+        }
+        return s;
+      },
+      "stored transfer tasks of shards taken", {}, absl::Milliseconds(50));
+}
 
 void HistoryEngine::OnShardReleased(int32_t shard_id) { timer_queue_->Deactivate(shard_id); }
 

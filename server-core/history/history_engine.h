@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <unordered_map>
 
@@ -282,6 +283,9 @@ class HistoryEngine : public ShardListener, public AnyShard {
       const NamespaceRef& ns, const wf::StartWorkflowExecutionRequest& req,
       std::optional<tock::persistence::v1::ParentInfo> parent);
   absl::Status ProcessTransferTaskOnce(const persistence::TaskQueueTask& task);
+  // Processes the stored transfer tasks of `shards` (after a restart, or when shards were
+  // taken from another host).
+  absl::Status ProcessStoredTransferTasks(const std::set<int32_t>& shards);
   absl::Status StartChild(const persistence::TaskQueueTask& task);
   absl::Status CloseExecution(const persistence::TaskQueueTask& task);
   absl::Status ConsumeTransferTask(const persistence::TaskQueueTask& task);
@@ -321,6 +325,10 @@ class HistoryEngine : public ShardListener, public AnyShard {
   std::unique_ptr<TimerQueue> timer_queue_;
   AnyShard* any_shard_ = this;
   TaskSink task_sink_;
+  // Shards taken whose stored transfer tasks wait for their read (OnShardAcquired).
+  std::mutex transfer_scan_mu_;
+  std::set<int32_t> transfer_scan_shards_;
+  bool transfer_scan_scheduled_ = false;
 
   std::mutex runs_mu_;
   std::unordered_map<std::string, std::shared_ptr<RunEntry>> runs_;  // by run id
