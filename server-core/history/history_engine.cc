@@ -275,21 +275,17 @@ absl::Status HistoryEngine::Mutate(const NamespaceRef& ns, const RunKey& key,
   return result;
 }
 
-absl::Status HistoryEngine::ShardNotOwned(int32_t shard_id) {
-  return NotOwnedHere(absl::StrCat("history shard ", shard_id));
-}
-
 absl::Status HistoryEngine::WriteCommit(persistence::Commit& commit) {
   // A shard this host does not own (any more, or yet: ownership is moving) is written by
   // its owner only. UNAVAILABLE, which clients retry, since the move ends in moments.
-  if (commit.range_id == ShardController::kNotOwned) return ShardNotOwned(commit.shard_id);
+  if (commit.range_id == ShardController::kNotOwned) return ShardNotOwnedHere(commit.shard_id);
   absl::Status s = store_.Write(commit);
   if (s.ok()) return s;
   // The store's contract: FAILED_PRECONDITION is a fenced-out write, the shard has another
   // owner. This host stops using it until the ring gives it back.
   if (s.code() == absl::StatusCode::kFailedPrecondition) {
     shards_.Lost(commit.shard_id, commit.range_id);
-    return ShardNotOwned(commit.shard_id);
+    return ShardNotOwnedHere(commit.shard_id);
   }
   // A database can fail a call after it committed (a timeout, a lost connection): then the
   // change happened and its tasks and timers must be published, or they would wait for a

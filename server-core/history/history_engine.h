@@ -188,7 +188,6 @@ class HistoryEngine : public ShardListener, public AnyShard {
   };
 
   std::shared_ptr<RunEntry> Entry(const std::string& run_id);
-  static absl::Status ShardNotOwned(int32_t shard_id);
   // Caches the state a commit just wrote for a run other than the one Mutate holds locked
   // (a new run), under that run's lock.
   void CacheCommitted(MutableStateRecord state, const persistence::Commit& commit);

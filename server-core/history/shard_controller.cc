@@ -20,6 +20,10 @@ absl::Status NotOwnedHere(absl::string_view what) {
       absl::StrCat(what, " is not owned by this host; it is moving to another host, retry"));
 }
 
+absl::Status ShardNotOwnedHere(int32_t shard_id) {
+  return NotOwnedHere(absl::StrCat("history shard ", shard_id));
+}
+
 bool IsNotOwnedHere(absl::StatusCode code, absl::string_view message) {
   return code == absl::StatusCode::kUnavailable &&
          absl::StrContains(message, " is not owned by this host; ");

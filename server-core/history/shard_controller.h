@@ -36,6 +36,7 @@ int32_t ShardForWorkflow(const std::string& namespace_id, const std::string& wor
 // UNAVAILABLE "<what> is not owned by this host; ...", which clients retry and routing
 // (server-core/routing) recognises, to look the owner up again.
 absl::Status NotOwnedHere(absl::string_view what);
+absl::Status ShardNotOwnedHere(int32_t shard_id);  // "history shard N ..."
 bool IsNotOwnedHere(absl::StatusCode code, absl::string_view message);
 
 class ShardListener {

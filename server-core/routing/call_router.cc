@@ -14,16 +14,9 @@ namespace {
 
 namespace wf = temporal::api::workflowservice::v1;
 constexpr char kWorkflowService[] = "temporal.api.workflowservice.v1.WorkflowService/";
-constexpr absl::Duration kFirstBackoff = absl::Milliseconds(25);
-constexpr absl::Duration kMaxBackoff = absl::Seconds(1);
 
 bool Forwarded(const rpc::CallContext& ctx) {
   return ctx.grpc != nullptr && ctx.grpc->client_metadata().contains(kForwardedHeader);
-}
-
-bool NotOwned(const grpc::Status& s) {
-  return history::IsNotOwnedHere(static_cast<absl::StatusCode>(s.error_code()),
-                                 s.error_message());
 }
 
 template <typename Request>
@@ -32,11 +25,11 @@ bool ParseRequest(const grpc::ByteBuffer& payload, Request* request) {
   return grpc::SerializationTraits<Request>::Deserialize(&copy, request).ok();
 }
 
-std::string Describe(const CallRouter::Target& target) {
-  if (target.kind == CallRouter::Target::kQueue) {
-    return absl::StrCat("task queue \"", target.task_queue.substr(0, 200), "\"");
-  }
-  return absl::StrCat("history shard ", target.shard);
+// The answer about `target` of a host that does not own it.
+grpc::Status NotOwnedAnswer(const CallRouter::Target& target) {
+  return ToGrpcStatus(target.kind == CallRouter::Target::kQueue
+                          ? QueueNotOwnedHere(target.task_queue)
+                          : history::ShardNotOwnedHere(target.shard));
 }
 
 }  // namespace
@@ -70,7 +63,7 @@ class CallRouter::Call : public std::enable_shared_from_this<Call> {
     }
     if (!router_.OwnedHere(target_)) {
       // The ring gives it to this host, which has not taken it yet.
-      return Finish(ToGrpcStatus(history::NotOwnedHere(Describe(target_))), nullptr, false);
+      return Finish(NotOwnedAnswer(target_), nullptr, false);
     }
     (*local_)(ctx_, payload_, [self](const grpc::Status& s, grpc::ByteBuffer* out) {
       self->Finish(s, out, /*remote=*/false);
@@ -81,8 +74,8 @@ class CallRouter::Call : public std::enable_shared_from_this<Call> {
   void Finish(const grpc::Status& s, grpc::ByteBuffer* out, bool remote) {
     // A peer that cannot be reached (dead, restarting) answers UNAVAILABLE too: the ring
     // drops it after the membership cutoff, and the retry finds the new owner.
-    const bool retry = NotOwned(s) ||
-                       (remote && s.error_code() == grpc::StatusCode::UNAVAILABLE);
+    const bool retry = RetryOnOwner(static_cast<absl::StatusCode>(s.error_code()),
+                                    s.error_message(), remote);
     // (Deadlines are real time; the timer thread runs on the server's clock.)
     if (!retry || ctx_.cancellation->cancelled() || absl::Now() + backoff_ >= limit_) {
       return respond_(s, out);
@@ -159,7 +152,7 @@ void CallRouter::Route(rpc::Dispatcher& dispatcher, const std::string& method,
       if (target.kind == Target::kAnywhere) return (*local)(ctx, payload, std::move(respond));
       if (Forwarded(ctx)) {
         if (!OwnedHere(target)) {
-          return respond(ToGrpcStatus(history::NotOwnedHere(Describe(target))), nullptr);
+          return respond(NotOwnedAnswer(target), nullptr);
         }
         return (*local)(ctx, payload, std::move(respond));
       }

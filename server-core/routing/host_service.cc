@@ -93,8 +93,7 @@ void RegisterHostService(rpc::Dispatcher& dispatcher, history::HistoryEngine& hi
                               const rpc::CallContext&) -> absl::StatusOr<cluster::AddTaskResponse> {
         const cluster::QueueTask& task = req.task();
         if (placement.QueueOwner(task.namespace_id(), task.task_queue()).has_value()) {
-          return history::NotOwnedHere(
-              absl::StrCat("task queue \"", task.task_queue().substr(0, 200), "\""));
+          return QueueNotOwnedHere(task.task_queue());
         }
         matching.AddTask(FromWire(task));
         return cluster::AddTaskResponse();

@@ -1,8 +1,18 @@
 #include "server-core/routing/placement.h"
 
 #include "absl/strings/str_cat.h"
+#include "server-core/history/shard_controller.h"
 
 namespace tock::server::routing {
+
+bool RetryOnOwner(absl::StatusCode code, absl::string_view message, bool from_another_host) {
+  return history::IsNotOwnedHere(code, message) ||
+         (from_another_host && code == absl::StatusCode::kUnavailable);
+}
+
+absl::Status QueueNotOwnedHere(const std::string& task_queue) {
+  return history::NotOwnedHere(absl::StrCat("task queue \"", task_queue.substr(0, 200), "\""));
+}
 
 void Placement::SetRing(std::shared_ptr<const membership::HashRing> ring) {
   std::lock_guard lock(mu_);

@@ -15,9 +15,22 @@
 #include <optional>
 #include <string>
 
+#include "absl/status/status.h"
+#include "absl/time/time.h"
 #include "server-core/membership/hash_ring.h"
 
 namespace tock::server::routing {
+
+// The routing rule shared by every caller that sends work to an owner: an answer "not
+// owned" (history/shard_controller.h), or any UNAVAILABLE from another host (dead or
+// restarting), means look the owner up again and retry, backing off from kFirstBackoff,
+// doubling up to kMaxBackoff.
+inline constexpr absl::Duration kFirstBackoff = absl::Milliseconds(25);
+inline constexpr absl::Duration kMaxBackoff = absl::Seconds(1);
+bool RetryOnOwner(absl::StatusCode code, absl::string_view message, bool from_another_host);
+
+// A task queue's "not owned by this host" answer (its name cut to 200 bytes).
+absl::Status QueueNotOwnedHere(const std::string& task_queue);
 
 class Placement {
  public:

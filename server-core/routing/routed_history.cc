@@ -9,17 +9,10 @@ namespace tock::server::routing {
 namespace {
 
 namespace cluster = tock::cluster::v1;
-constexpr absl::Duration kFirstBackoff = absl::Milliseconds(25);
-constexpr absl::Duration kMaxBackoff = absl::Seconds(1);
 constexpr absl::Duration kCallTimeout = absl::Seconds(10);
 // How long a ready task is offered to its queue's owner before it is left to the owner's
 // next read of the database.
 constexpr absl::Duration kTaskBudget = absl::Seconds(30);
-
-bool Retryable(const absl::Status& s, bool remote) {
-  return history::IsNotOwnedHere(s.code(), s.message()) ||
-         (remote && s.code() == absl::StatusCode::kUnavailable);
-}
 
 template <typename Response>
 absl::StatusOr<Response> Parsed(absl::Status status, const std::string& bytes) {
@@ -103,7 +96,7 @@ absl::StatusOr<Response> RoutedHistory::OnOwner(const std::string& namespace_id,
         result = Parsed<Response>(std::move(s), bytes);
       }
     }
-    if (result.ok() || !Retryable(result.status(), owner.has_value()) ||
+    if (result.ok() || !RetryOnOwner(result.status().code(), result.status().message(), owner.has_value()) ||
         absl::Now() + backoff >= limit) {
       return result;
     }
