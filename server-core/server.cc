@@ -386,6 +386,10 @@ class TockServerImpl : public TockServer {
     if (shut_down_) return;
     // Long polls answer now (empty), so the calls in flight end at once and gRPC's shutdown
     // does not wait out their 20-60 s; new calls until the listener closes do not wait.
+    // Work for other hosts stops being retried: a call blocked on it would hold the
+    // shutdown of gRPC below.
+    if (call_router_) call_router_->Stop();
+    if (routed_history_) routed_history_->Stop();
     if (matching_) matching_->ReleasePolls();
     if (history_) history_->ReleaseWaiters();
     if (acceptor_) acceptor_->Stop();  // no new connections
@@ -401,8 +405,6 @@ class TockServerImpl : public TockServer {
     // Timers next: their callbacks use the history engine, and the engine's timer queue
     // uses the timer thread.
     if (history_) history_->StopBackground();
-    if (call_router_) call_router_->Stop();
-    if (routed_history_) routed_history_->Stop();
     timer_thread_.reset();
     retention_.reset();
     archiver_.reset();

@@ -96,7 +96,9 @@ absl::StatusOr<Response> RoutedHistory::OnOwner(const std::string& namespace_id,
         result = Parsed<Response>(std::move(s), bytes);
       }
     }
-    if (result.ok() || !RetryOnOwner(result.status().code(), result.status().message(), owner.has_value()) ||
+    // No retries once the host is stopping: they would hold its shutdown.
+    if (result.ok() || stopping_ ||
+        !RetryOnOwner(result.status().code(), result.status().message(), owner.has_value()) ||
         absl::Now() + backoff >= limit) {
       return result;
     }
@@ -181,6 +183,7 @@ absl::Status RoutedHistory::TerminateWorkflow(
 }
 
 void RoutedHistory::AddTask(persistence::TaskQueueTask task) {
+  if (stopping_) return;  // stored: the queue's owner reads it from the database
   if (!placement_.QueueOwner(task.namespace_id, task.task_queue).has_value()) {
     return matching_.AddTask(std::move(task));
   }

@@ -37,8 +37,9 @@ class RoutedHistory : public history::AnyShard {
                 matching::MatchingEngine& matching, Placement& placement, Peers& peers,
                 Clock& clock, TimerThread& timers, Logger& logger);
   ~RoutedHistory() override;
-  // Shutdown: tasks still waiting to be sent are left to their stored rows; nothing is
-  // scheduled any more. Call before the timer thread goes. Idempotent.
+  // Shutdown: tasks not yet sent are left to their stored rows, nothing is retried or
+  // scheduled any more. Call when shutdown begins (calls waiting on a retry would hold
+  // gRPC's shutdown), before the timer thread goes. Idempotent.
   void Stop();
 
   // Hands a ready task to the owner of its queue (the engine's task sink).

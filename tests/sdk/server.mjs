@@ -163,6 +163,9 @@ export async function startServer({
   async function halt(signal) {
     if (child.exitCode !== null || child.signalCode !== null) return;
     halting = true;
+    // The child was unref'd: referenced again, it keeps this process alive until its exit
+    // is seen (else the loop can run dry between the SIGKILL and the exit event).
+    child.ref();
     const exited = new Promise((resolve) => child.once('exit', resolve));
     child.kill(signal);
     const timer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
