@@ -53,12 +53,15 @@ class CallRouter::Call : public std::enable_shared_from_this<Call> {
   void Attempt() {
     auto self = shared_from_this();
     if (std::optional<std::string> owner = router_.OwnerOf(target_)) {
+      // The answer may come (and the call end, taking ctx_ with it) before Forward
+      // returns: only what this Call holds itself is used after it.
+      std::shared_ptr<rpc::CancellationSignal> cancellation = ctx_.cancellation;
       std::function<void()> cancel = router_.peers_.Forward(
           *owner, method_, payload_, ctx_.deadline,
           [self](const grpc::Status& s, grpc::ByteBuffer* out) {
             self->Finish(s, out, /*remote=*/true);
           });
-      ctx_.cancellation->OnCancel(std::move(cancel));
+      cancellation->OnCancel(std::move(cancel));
       return;
     }
     if (!router_.OwnedHere(target_)) {
