@@ -269,6 +269,10 @@ absl::Status PgConn::Exec(const std::string& sql) {
   return Finish(PQexec(conn_, sql.c_str())).status();
 }
 
+absl::StatusOr<PgResult> PgConn::ExecRows(const std::string& sql) {
+  return Finish(PQexec(conn_, sql.c_str()));
+}
+
 bool PgConn::StillOpenAfterIdle() {
   if (broken_ || PQstatus(conn_) != CONNECTION_OK) return false;
   const int fd = PQsocket(conn_);

@@ -129,6 +129,9 @@ class PgConn {
                                      absl::Span<const PgParam> params = {});
   // Runs one or more statements without parameters or results (DDL, BEGIN, SET ...).
   absl::Status Exec(const std::string& sql);
+  // The same (one round trip for them all), returning the rows of the last statement, in
+  // text (so its columns must be text: cast them).
+  absl::StatusOr<PgResult> ExecRows(const std::string& sql);
 
   // False once the connection is lost (it is then closed when given back, and a new one
   // is opened on next use).

@@ -1,13 +1,11 @@
 // The PostgreSQL ExecutionStore: the contract of execution_store.h for several hosts that
 // share one database, with Temporal's locking rules (READ COMMITTED plus row locks):
 //
-//   - Write is one transaction that locks its shard's row FOR SHARE and compares the
-//     range id before it changes anything (the fence is a CTE of the run's statement that
-//     gates the change, or a statement of its own in a commit without runs). A steal
-//     (AcquireShard) takes the same row's exclusive lock, so it waits for the writers in
-//     flight, and every writer after it reads the new range id and writes nothing
-//     (FAILED_PRECONDITION). FOR KEY SHARE would not do: it does not conflict with
-//     an UPDATE that leaves the key alone.
+//   - Write goes through the group committer (group_commit.h): concurrent commits of one
+//     shard share a transaction, which locks the shard's row FOR SHARE and compares the
+//     range id once, before it changes anything (Batch::RangeId). A steal (AcquireShard)
+//     takes the same row's exclusive lock, so it waits for the writers in flight, and every
+//     writer after it reads the new range id and writes nothing (FAILED_PRECONDITION).
 //   - A run's db_version and the current-run pointer are checked by the statement that
 //     changes them (UPDATE ... WHERE db_version = expected; INSERT ... ON CONFLICT DO
 //     NOTHING; UPDATE ... WHERE run_id = expected). Each takes the row's lock exactly as
@@ -26,15 +24,14 @@
 //     of transactions that may still commit (as Temporal's per-queue lease and read level
 //     do).
 //
-// Round trips: commit latency to PostgreSQL bounds throughput, so a Write sends each kind
-// of row in one statement whatever the count: the events, tasks and timers of a commit go
-// as arrays (their serialized messages concatenated in one bytea, cut by offsets on the
-// server), never one INSERT per row; the fence, the run's row and its events are one
-// statement (WriteRun; WriteManyRuns for all the runs of a multi-run commit), and new and
-// consumed tasks another. A typical change (one run, a few events, one task consumed and
-// one queued) is BEGIN, run, tasks, COMMIT: four round trips, against three for a one-row
-// transaction; a group of changes committed together costs the same four (plus one per
-// run that starts or closes, for its current-run pointer and visibility record).
+// Round trips: commit latency to PostgreSQL bounds throughput, so a group sends each kind
+// of row in one statement whatever the count: the events, tasks and timers of its commits
+// go as arrays (their serialized messages concatenated in one bytea, cut by offsets on the
+// server), never one INSERT per row; the runs' rows and their events are one statement
+// (WriteRun; WriteManyRuns for several runs), the new and consumed tasks another. A group
+// (of one change or of many) is BEGIN with the fence, runs, tasks, COMMIT: four round trips
+// (plus a savepoint for a group of several, and one per run that starts or closes, for its
+// current-run pointer and visibility record), against three for a one-row transaction.
 // bench/execution_store_bench measures both.
 #include <algorithm>
 #include <set>
@@ -47,6 +44,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "server-core/persistence/execution_store.h"
+#include "server-core/persistence/group_commit.h"
 #include "server-core/persistence/postgres/pg_stores.h"
 
 namespace tock::persistence {
@@ -102,16 +100,9 @@ struct Packed {
   }
 };
 
-absl::Status ShardLost(int32_t shard_id, int64_t stored, int64_t ours) {
-  return absl::FailedPreconditionError(
-      absl::StrCat("shard ", shard_id, " is owned by another server (range id ",
-                   stored < 0 ? std::string("none") : absl::StrCat(stored), ", ours ", ours,
-                   "); nothing was written"));
-}
-
-class PgExecutionStore : public ExecutionStore {
+class PgExecutionStore : public ExecutionStore, private CommitBatchWriter {
  public:
-  explicit PgExecutionStore(PgPool& pool) : pool_(pool) {}
+  explicit PgExecutionStore(PgPool& pool) : pool_(pool), group_(*this) {}
 
   // One upsert: the first acquisition inserts range id 1; later ones increment under the
   // row's exclusive lock (ON CONFLICT DO UPDATE locks the row as SELECT ... FOR UPDATE
@@ -131,42 +122,9 @@ class PgExecutionStore : public ExecutionStore {
     return r->Int(0, 0);
   }
 
-  absl::Status Write(Commit& commit) override {
-    // Serialized before a connection is leased: the lease is held for the database work.
-    std::vector<std::string> states;
-    std::vector<Packed> events(commit.runs.size());
-    for (size_t i = 0; i < commit.runs.size(); ++i) {
-      states.push_back(commit.runs[i].state.SerializeAsString());
-      for (const HistoryEvent& e : commit.runs[i].events) events[i].Add(e);
-    }
-    Packed tasks, timers;
-    for (const TaskQueueTask& t : commit.new_tasks) tasks.Add(t.task);
-    for (const TimerTaskRow& t : commit.new_timers) timers.Add(t.task);
-
-    return pool_.InTransaction([&](PgConn& conn) -> absl::Status {
-      // The fence travels in the statement of each run (see WriteRun); a commit without
-      // runs takes it on its own.
-      if (commit.runs.empty()) {
-        absl::StatusOr<PgResult> fence =
-            conn.Query("SELECT range_id FROM shards WHERE shard_id = $1 FOR SHARE",
-                       {PgParam::Int(commit.shard_id)});
-        if (!fence.ok()) return fence.status();
-        const int64_t stored = fence->rows() == 1 ? fence->Int(0, 0) : -1;
-        if (stored != commit.range_id) return ShardLost(commit.shard_id, stored, commit.range_id);
-      }
-      if (commit.runs.size() > 1 && DistinctRuns(commit.runs)) {
-        return WriteManyRuns(conn, commit, states, events, tasks, timers);
-      }
-      for (size_t i = 0; i < commit.runs.size(); ++i) {
-        if (absl::Status s = WriteRun(conn, commit, commit.runs[i], states[i], events[i]);
-            !s.ok()) {
-          return s;
-        }
-      }
-      if (absl::Status s = WriteTasks(conn, commit, tasks); !s.ok()) return s;
-      return WriteTimers(conn, commit, timers);
-    });
-  }
+  // Through the group committer: concurrent commits of one shard share a transaction
+  // (group_commit.h); each shard's groups run in parallel with the other shards'.
+  absl::Status Write(Commit& commit) override { return group_.Write(commit); }
 
   absl::StatusOr<MutableStateRecord> GetRun(const std::string& namespace_id,
                                             const std::string& workflow_id,
@@ -295,167 +253,288 @@ class PgExecutionStore : public ExecutionStore {
   }
 
  private:
-  // Inside the transaction of Write: the run's row and its events in one statement, which
-  // also takes the shard fence. The fence CTE locks the shard row FOR SHARE and the run's
-  // change is gated on its range id, so a stolen shard writes nothing even within the
-  // transaction (and a new owner's rows cannot turn the answer into a duplicate key); the
-  // events are gated on the run's change. The answer row says which check failed.
+  // A commit's messages, serialized in its caller's thread before it queues, so the group's
+  // connection is leased for the database work alone.
+  struct Serialized : PreparedCommit {
+    std::vector<std::string> states;  // per run
+    std::vector<Packed> events;       // per run
+    Packed tasks, timers;
+  };
+
+  std::unique_ptr<PreparedCommit> Prepare(const Commit& commit) override {
+    auto out = std::make_unique<Serialized>();
+    out->events.resize(commit.runs.size());
+    for (size_t i = 0; i < commit.runs.size(); ++i) {
+      out->states.push_back(commit.runs[i].state.SerializeAsString());
+      for (const HistoryEvent& e : commit.runs[i].events) out->events[i].Add(e);
+    }
+    for (const TaskQueueTask& t : commit.new_tasks) out->tasks.Add(t.task);
+    for (const TimerTaskRow& t : commit.new_timers) out->timers.Add(t.task);
+    return out;
+  }
+
+  static const Serialized& SerializedOf(const GroupItem& item) {
+    return static_cast<const Serialized&>(*item.prepared);
+  }
+
+  // A group's transaction on one leased connection (READ COMMITTED). BEGIN travels with the
+  // fence's statement; a transaction not committed is rolled back when this is destroyed
+  // (and a connection that cannot roll back is closed by the pool instead of reused).
+  class Batch : public CommitBatchTransaction {
+   public:
+    Batch(PgExecutionStore& store, PgPool::Lease lease)
+        : store_(store), lease_(std::move(lease)) {}
+    ~Batch() override {
+      if (begun_ && !committed_ && lease_->healthy()) lease_->Exec("ROLLBACK").IgnoreError();
+    }
+
+    // The fence: the shard's row FOR SHARE, so a steal (AcquireShard's exclusive lock) waits
+    // for this transaction and every writer after the steal reads the new range id. FOR KEY
+    // SHARE would not do: it does not conflict with an UPDATE that leaves the key alone. The
+    // shard id is an integer, written into the text (a simple query, so that BEGIN and the
+    // read are one round trip).
+    absl::StatusOr<int64_t> RangeId(int32_t shard_id) override {
+      const std::string read = absl::StrCat(
+          "SELECT range_id::text FROM shards WHERE shard_id = ", shard_id, " FOR SHARE");
+      absl::StatusOr<PgResult> r = lease_->ExecRows(begun_ ? read : "BEGIN; " + read);
+      if (!r.ok()) return r.status();
+      begun_ = true;
+      if (r->rows() == 0) return -1;
+      int64_t range_id = 0;
+      const std::string_view text = r->View(0, 0);
+      if (!absl::SimpleAtoi(absl::string_view(text.data(), text.size()), &range_id)) {
+        return absl::InternalError("postgres: a shard's range id is not a number");
+      }
+      return range_id;
+    }
+
+    absl::Status Write(absl::Span<const GroupItem> items, int& failed) override {
+      return store_.WriteItems(*lease_, items, failed);
+    }
+    absl::Status Savepoint() override {
+      absl::Status s = lease_->Exec(savepoint_ ? "RELEASE SAVEPOINT g; SAVEPOINT g" : "SAVEPOINT g");
+      savepoint_ = s.ok();
+      return s;
+    }
+    absl::Status RollbackToSavepoint() override { return lease_->Exec("ROLLBACK TO SAVEPOINT g"); }
+    absl::Status Commit() override {
+      absl::Status s = lease_->Exec("COMMIT");
+      committed_ = s.ok();
+      return s;
+    }
+
+   private:
+    PgExecutionStore& store_;
+    PgPool::Lease lease_;
+    bool begun_ = false;
+    bool committed_ = false;
+    bool savepoint_ = false;
+  };
+
+  absl::StatusOr<std::unique_ptr<CommitBatchTransaction>> Begin() override {
+    absl::StatusOr<PgPool::Lease> lease = pool_.Acquire();
+    if (!lease.ok()) return lease.status();
+    return std::make_unique<Batch>(*this, std::move(*lease));
+  }
+
+  // Every row of `items`, fenced already, in as few statements as their kinds: the runs'
+  // rows and events in one (WriteRun for a single run, WriteManyRuns for more), each run
+  // that starts or closes one for its current-run pointer and visibility record, the tasks
+  // of every commit in one, their timers in one. A failure names its commit when it can: a
+  // run's check names the run's commit; a duplicate key in a statement of several commits
+  // cannot be traced to one (-1, and the group committer writes them one at a time).
+  absl::Status WriteItems(PgConn& conn, absl::Span<const GroupItem> items, int& failed) {
+    const bool single = items.size() == 1;
+    if (!single && !DistinctRuns(items)) {
+      // Two commits of one run in a group (a stale writer's): one after the other, so the
+      // second sees the first's version.
+      for (size_t i = 0; i < items.size(); ++i) {
+        int ignored = -1;
+        if (absl::Status s = WriteItems(conn, items.subspan(i, 1), ignored); !s.ok()) {
+          failed = static_cast<int>(i);
+          return s;
+        }
+      }
+      return absl::OkStatus();
+    }
+    size_t runs = 0;
+    for (const GroupItem& item : items) runs += item.commit->runs.size();
+    if (runs > 1 && (!single || DistinctRuns(items))) {
+      if (absl::Status s = WriteManyRuns(conn, items, failed); !s.ok()) return s;
+    } else {
+      for (size_t i = 0; i < items.size(); ++i) {
+        const Commit& commit = *items[i].commit;
+        for (size_t r = 0; r < commit.runs.size(); ++r) {
+          const Serialized& blobs = SerializedOf(items[i]);
+          if (absl::Status s = WriteRun(conn, commit, commit.runs[r], blobs.states[r],
+                                        blobs.events[r]);
+              !s.ok()) {
+            failed = static_cast<int>(i);
+            return s;
+          }
+        }
+      }
+    }
+    for (size_t i = 0; i < items.size(); ++i) {
+      for (const RunWrite& run : items[i].commit->runs) {
+        if (absl::Status s = WritePointerAndVisibility(conn, run); !s.ok()) {
+          failed = static_cast<int>(i);
+          return s;
+        }
+      }
+    }
+    failed = single ? 0 : -1;
+    if (absl::Status s = WriteTasks(conn, items); !s.ok()) return s;
+    return WriteTimers(conn, items);
+  }
+
+  // The run's row and its events in one statement; the events are gated on the run's
+  // change. The answer says whether the run's check passed.
   absl::Status WriteRun(PgConn& conn, const Commit& commit, const RunWrite& run,
                         const std::string& state, const Packed& events) {
     const auto& exec = run.state.execution();
-    // $1 shard, $2 range id, $3 db_version, $4 state, $5 namespace, $6 workflow, $7 run,
-    // $8 expected db_version, $9 packed events, $10 ids, $11 offsets, $12 lengths.
-    static constexpr char kFence[] =
-        "WITH fence AS (SELECT range_id FROM shards WHERE shard_id = $1 FOR SHARE), ";
-    static constexpr char kGate[] = "EXISTS (SELECT 1 FROM fence WHERE range_id = $2)";
+    // $1 shard, $2 db_version, $3 state, $4 namespace, $5 workflow, $6 run,
+    // $7 expected db_version, $8 packed events, $9 ids, $10 offsets, $11 lengths.
     static constexpr char kEventsAndAnswer[] =
         ", ev AS (INSERT INTO history_events(run_id, event_id, data) "
-        "SELECT $7, e.id, substring($9 FROM e.off::int FOR e.len::int) "
-        "FROM unnest($10::bigint[], $11::bigint[], $12::bigint[]) AS e(id, off, len) "
+        "SELECT $6, e.id, substring($8 FROM e.off::int FOR e.len::int) "
+        "FROM unnest($9::bigint[], $10::bigint[], $11::bigint[]) AS e(id, off, len) "
         "WHERE EXISTS (SELECT 1 FROM run)) "
-        "SELECT (SELECT range_id FROM fence), (SELECT count(*) FROM run)";
+        "SELECT count(*) FROM run";
     const std::string sql =
         run.expected_db_version == 0
-            ? absl::StrCat(kFence,
-                           "run AS (INSERT INTO executions(namespace_id, workflow_id, run_id, "
-                           "shard_id, db_version, state) SELECT $5, $6, $7, $1, $3, $4 WHERE ",
-                           kGate, " AND $8 = 0 ON CONFLICT DO NOTHING RETURNING 1)",
+            ? absl::StrCat("WITH run AS (INSERT INTO executions(namespace_id, workflow_id, "
+                           "run_id, shard_id, db_version, state) SELECT $4, $5, $6, $1, $2, $3 "
+                           "WHERE $7 = 0 ON CONFLICT DO NOTHING RETURNING 1)",
                            kEventsAndAnswer)
-            : absl::StrCat(kFence,
-                           "run AS (UPDATE executions SET db_version = $3, state = $4 WHERE "
-                           "namespace_id = $5 AND workflow_id = $6 AND run_id = $7 AND "
-                           "db_version = $8 AND ",
-                           kGate, " RETURNING 1)", kEventsAndAnswer);
+            : absl::StrCat("WITH run AS (UPDATE executions SET db_version = $2, state = $3 "
+                           "WHERE namespace_id = $4 AND workflow_id = $5 AND run_id = $6 AND "
+                           "db_version = $7 RETURNING 1)",
+                           kEventsAndAnswer);
     std::vector<int64_t> ids;
     for (const HistoryEvent& e : run.events) ids.push_back(e.event_id());
     absl::StatusOr<PgResult> r = conn.Query(
-        sql, {PgParam::Int(commit.shard_id), PgParam::Int(commit.range_id),
-              PgParam::Int(run.state.db_version()), PgParam::Bytes(state),
-              PgParam::Text(exec.namespace_id()), PgParam::Text(exec.workflow_id()),
-              PgParam::Text(exec.run_id()), PgParam::Int(run.expected_db_version),
-              PgParam::Bytes(events.bytes), PgParam::Text(IntArray(ids)),
-              PgParam::Text(IntArray(events.offsets)), PgParam::Text(IntArray(events.lengths))});
+        sql, {PgParam::Int(commit.shard_id), PgParam::Int(run.state.db_version()),
+              PgParam::Bytes(state), PgParam::Text(exec.namespace_id()),
+              PgParam::Text(exec.workflow_id()), PgParam::Text(exec.run_id()),
+              PgParam::Int(run.expected_db_version), PgParam::Bytes(events.bytes),
+              PgParam::Text(IntArray(ids)), PgParam::Text(IntArray(events.offsets)),
+              PgParam::Text(IntArray(events.lengths))});
     if (!r.ok()) {
       if (r.status().code() != absl::StatusCode::kAlreadyExists) return r.status();
       return absl::AbortedError(
           absl::StrCat("an event of run ", exec.run_id(), " exists already; nothing was written"));
     }
-    const int64_t stored = r->IsNull(0, 0) ? -1 : r->Int(0, 0);
-    if (stored != commit.range_id) return ShardLost(commit.shard_id, stored, commit.range_id);
-    if (r->Int(0, 1) != 1) {
-      return absl::AbortedError(
-          run.expected_db_version == 0
-              ? absl::StrCat("run ", exec.run_id(), " exists already")
-              : absl::StrCat("run ", exec.run_id(),
-                             " was changed concurrently; nothing was written"));
-    }
-    return WritePointerAndVisibility(conn, run);
+    if (r->Int(0, 0) != 1) return RunCheckFailed(run);
+    return absl::OkStatus();
   }
 
-  static bool DistinctRuns(const std::vector<RunWrite>& runs) {
+  static absl::Status RunCheckFailed(const RunWrite& run) {
+    const std::string& run_id = run.state.execution().run_id();
+    return absl::AbortedError(
+        run.expected_db_version == 0
+            ? absl::StrCat("run ", run_id, " exists already")
+            : absl::StrCat("run ", run_id, " was changed concurrently; nothing was written"));
+  }
+
+  static bool DistinctRuns(absl::Span<const GroupItem> items) {
     std::set<std::tuple<std::string_view, std::string_view, std::string_view>> seen;
-    for (const RunWrite& run : runs) {
-      const auto& exec = run.state.execution();
-      if (!seen.emplace(exec.namespace_id(), exec.workflow_id(), exec.run_id()).second) {
-        return false;
+    for (const GroupItem& item : items) {
+      for (const RunWrite& run : item.commit->runs) {
+        const auto& exec = run.state.execution();
+        if (!seen.emplace(exec.namespace_id(), exec.workflow_id(), exec.run_id()).second) {
+          return false;
+        }
       }
     }
     return true;
   }
 
-  // Several runs in one commit (a parent and its child, or a group of changes committed
-  // together): their rows and events in ONE statement, as WriteRun does for one, so the
-  // round trips of a commit do not grow with its runs. The runs' rows are updated (or, at
-  // expected version 0, inserted) from arrays, gated on the fence; the events only of the
-  // runs whose row changed. The answer lists the ordinals of those runs, so the first run
-  // that failed its check is named. Requires distinct runs (an UPDATE ... FROM changes a
-  // row once even when two source rows name it).
-  absl::Status WriteManyRuns(PgConn& conn, Commit& commit, const std::vector<std::string>& states,
-                             const std::vector<Packed>& events, const Packed& tasks,
-                             const Packed& timers) {
+  // The runs of several commits (a parent and its child, or a group's commits): their rows
+  // and events in ONE statement, as WriteRun does for one, so the round trips of a group do
+  // not grow with its runs. The runs' rows are updated (or, at expected version 0,
+  // inserted) from arrays; the events only of the runs whose row changed. The answer lists
+  // the ordinals of those runs, so the first run that failed its check is named (and its
+  // commit in `failed`). Requires distinct runs (an UPDATE ... FROM changes a row once even
+  // when two source rows name it).
+  absl::Status WriteManyRuns(PgConn& conn, absl::Span<const GroupItem> items, int& failed) {
     std::vector<std::string_view> namespaces, workflows, run_ids;
-    std::vector<int64_t> expected, versions;
+    std::vector<int64_t> shards, expected, versions;
     Packed packed_states;
     std::vector<int64_t> event_run, event_ids, event_offsets, event_lengths;
     std::string event_bytes;
-    for (size_t i = 0; i < commit.runs.size(); ++i) {
-      const RunWrite& run = commit.runs[i];
-      const auto& exec = run.state.execution();
-      namespaces.push_back(exec.namespace_id());
-      workflows.push_back(exec.workflow_id());
-      run_ids.push_back(exec.run_id());
-      expected.push_back(run.expected_db_version);
-      versions.push_back(run.state.db_version());
-      packed_states.offsets.push_back(static_cast<int64_t>(packed_states.bytes.size()) + 1);
-      packed_states.lengths.push_back(static_cast<int64_t>(states[i].size()));
-      packed_states.bytes += states[i];
-      const int64_t base = static_cast<int64_t>(event_bytes.size());
-      event_bytes += events[i].bytes;
-      for (size_t e = 0; e < run.events.size(); ++e) {
-        event_run.push_back(static_cast<int64_t>(i) + 1);
-        event_ids.push_back(run.events[e].event_id());
-        event_offsets.push_back(base + events[i].offsets[e]);
-        event_lengths.push_back(events[i].lengths[e]);
+    std::vector<std::pair<size_t, const RunWrite*>> owners;  // per ordinal - 1
+    for (size_t c = 0; c < items.size(); ++c) {
+      const Commit& commit = *items[c].commit;
+      const Serialized& blobs = SerializedOf(items[c]);
+      for (size_t i = 0; i < commit.runs.size(); ++i) {
+        const RunWrite& run = commit.runs[i];
+        const auto& exec = run.state.execution();
+        owners.emplace_back(c, &run);
+        namespaces.push_back(exec.namespace_id());
+        workflows.push_back(exec.workflow_id());
+        run_ids.push_back(exec.run_id());
+        shards.push_back(commit.shard_id);
+        expected.push_back(run.expected_db_version);
+        versions.push_back(run.state.db_version());
+        packed_states.offsets.push_back(static_cast<int64_t>(packed_states.bytes.size()) + 1);
+        packed_states.lengths.push_back(static_cast<int64_t>(blobs.states[i].size()));
+        packed_states.bytes += blobs.states[i];
+        const int64_t base = static_cast<int64_t>(event_bytes.size());
+        event_bytes += blobs.events[i].bytes;
+        for (size_t e = 0; e < run.events.size(); ++e) {
+          event_run.push_back(static_cast<int64_t>(owners.size()));
+          event_ids.push_back(run.events[e].event_id());
+          event_offsets.push_back(base + blobs.events[i].offsets[e]);
+          event_lengths.push_back(blobs.events[i].lengths[e]);
+        }
       }
     }
     absl::StatusOr<PgResult> r = conn.Query(
-        "WITH fence AS (SELECT range_id FROM shards WHERE shard_id = $1 FOR SHARE), "
-        "r AS MATERIALIZED (SELECT * FROM unnest($3::text[], $4::text[], $5::text[], "
-        "$6::bigint[], $7::bigint[], $8::bigint[], $9::bigint[]) WITH ORDINALITY "
-        "AS r(ns, wf, run, expected, version, off, len, n)), "
+        "WITH r AS MATERIALIZED (SELECT * FROM unnest($1::text[], $2::text[], $3::text[], "
+        "$4::bigint[], $5::bigint[], $6::bigint[], $7::bigint[], $8::bigint[]) WITH ORDINALITY "
+        "AS r(ns, wf, run, shard, expected, version, off, len, n)), "
         "upd AS (UPDATE executions x SET db_version = r.version, "
-        "state = substring($10 FROM r.off::int FOR r.len::int) FROM r WHERE r.expected <> 0 "
+        "state = substring($9 FROM r.off::int FOR r.len::int) FROM r WHERE r.expected <> 0 "
         "AND x.namespace_id = r.ns AND x.workflow_id = r.wf AND x.run_id = r.run AND "
-        "x.db_version = r.expected AND EXISTS (SELECT 1 FROM fence WHERE range_id = $2) "
-        "RETURNING r.n), "
+        "x.db_version = r.expected RETURNING r.n), "
         "ins AS (INSERT INTO executions(namespace_id, workflow_id, run_id, shard_id, "
-        "db_version, state) SELECT r.ns, r.wf, r.run, $1, r.version, "
-        "substring($10 FROM r.off::int FOR r.len::int) FROM r WHERE r.expected = 0 AND "
-        "EXISTS (SELECT 1 FROM fence WHERE range_id = $2) ON CONFLICT DO NOTHING "
-        "RETURNING namespace_id, workflow_id, run_id), "
+        "db_version, state) SELECT r.ns, r.wf, r.run, r.shard, r.version, "
+        "substring($9 FROM r.off::int FOR r.len::int) FROM r WHERE r.expected = 0 "
+        "ON CONFLICT DO NOTHING RETURNING namespace_id, workflow_id, run_id), "
         "ok AS (SELECT n FROM upd UNION ALL SELECT r.n FROM r JOIN ins ON "
         "ins.namespace_id = r.ns AND ins.workflow_id = r.wf AND ins.run_id = r.run), "
         "ev AS (INSERT INTO history_events(run_id, event_id, data) SELECT r.run, e.id, "
-        "substring($11 FROM e.off::int FOR e.len::int) FROM unnest($12::bigint[], "
-        "$13::bigint[], $14::bigint[], $15::bigint[]) AS e(rn, id, off, len) "
+        "substring($10 FROM e.off::int FOR e.len::int) FROM unnest($11::bigint[], "
+        "$12::bigint[], $13::bigint[], $14::bigint[]) AS e(rn, id, off, len) "
         "JOIN r ON r.n = e.rn WHERE e.rn IN (SELECT n FROM ok)) "
-        "SELECT (SELECT range_id FROM fence), "
-        "(SELECT COALESCE(string_agg(n::text, ','), '') FROM ok)",
-        {PgParam::Int(commit.shard_id), PgParam::Int(commit.range_id),
-         PgParam::Text(TextArray(namespaces)), PgParam::Text(TextArray(workflows)),
-         PgParam::Text(TextArray(run_ids)), PgParam::Text(IntArray(expected)),
-         PgParam::Text(IntArray(versions)), PgParam::Text(IntArray(packed_states.offsets)),
+        "SELECT COALESCE(string_agg(n::text, ','), '') FROM ok",
+        {PgParam::Text(TextArray(namespaces)), PgParam::Text(TextArray(workflows)),
+         PgParam::Text(TextArray(run_ids)), PgParam::Text(IntArray(shards)),
+         PgParam::Text(IntArray(expected)), PgParam::Text(IntArray(versions)),
+         PgParam::Text(IntArray(packed_states.offsets)),
          PgParam::Text(IntArray(packed_states.lengths)), PgParam::Bytes(packed_states.bytes),
          PgParam::Bytes(event_bytes), PgParam::Text(IntArray(event_run)),
          PgParam::Text(IntArray(event_ids)), PgParam::Text(IntArray(event_offsets)),
          PgParam::Text(IntArray(event_lengths))});
     if (!r.ok()) {
+      failed = items.size() == 1 ? 0 : -1;
       if (r.status().code() != absl::StatusCode::kAlreadyExists) return r.status();
       return absl::AbortedError("an event of a run exists already; nothing was written");
     }
-    const int64_t stored = r->IsNull(0, 0) ? -1 : r->Int(0, 0);
-    if (stored != commit.range_id) return ShardLost(commit.shard_id, stored, commit.range_id);
     std::set<int64_t> changed;
-    const std::string_view list = r->View(0, 1);
+    const std::string_view list = r->View(0, 0);
     for (absl::string_view n :
          absl::StrSplit(absl::string_view(list.data(), list.size()), ',', absl::SkipEmpty())) {
       int64_t ordinal = 0;
       if (absl::SimpleAtoi(n, &ordinal)) changed.insert(ordinal);
     }
-    for (size_t i = 0; i < commit.runs.size(); ++i) {
+    for (size_t i = 0; i < owners.size(); ++i) {
       if (changed.count(static_cast<int64_t>(i) + 1) != 0) continue;
-      const RunWrite& run = commit.runs[i];
-      const std::string& run_id = run.state.execution().run_id();
-      return absl::AbortedError(
-          run.expected_db_version == 0
-              ? absl::StrCat("run ", run_id, " exists already")
-              : absl::StrCat("run ", run_id, " was changed concurrently; nothing was written"));
+      failed = static_cast<int>(owners[i].first);
+      return RunCheckFailed(*owners[i].second);
     }
-    for (const RunWrite& run : commit.runs) {
-      if (absl::Status s = WritePointerAndVisibility(conn, run); !s.ok()) return s;
-    }
-    if (absl::Status s = WriteTasks(conn, commit, tasks); !s.ok()) return s;
-    return WriteTimers(conn, commit, timers);
+    return absl::OkStatus();
   }
 
   // The run's current-run pointer change and its visibility record (with its archival
@@ -538,25 +617,35 @@ class PgExecutionStore : public ExecutionStore {
     return absl::OkStatus();
   }
 
-  // The new tasks and the consumed ones in one statement (the DELETE runs as a CTE). Fills
-  // in the ids: the rows are inserted in the commit's order (ORDER BY the ordinal), so the
-  // sequence gives them increasing ids in that order; the returned ids are sorted before
-  // they are handed back, which does not depend on RETURNING's order.
-  absl::Status WriteTasks(PgConn& conn, Commit& commit, const Packed& packed) {
-    std::vector<TaskQueueTask>& new_tasks = commit.new_tasks;
-    if (new_tasks.empty() && commit.done_task_ids.empty()) return absl::OkStatus();
-    if (new_tasks.empty()) {
+  // The new tasks and the consumed ones of every commit in one statement (the DELETE runs
+  // as a CTE). Fills in the ids: the rows are inserted in the commits' order (ORDER BY the
+  // ordinal), so the sequence gives them increasing ids in that order; the returned ids are
+  // sorted before they are handed back, which does not depend on RETURNING's order.
+  absl::Status WriteTasks(PgConn& conn, absl::Span<const GroupItem> items) {
+    std::vector<std::string_view> namespaces, queues;
+    std::vector<int64_t> kinds, offsets, lengths, done;
+    std::string bytes;
+    for (const GroupItem& item : items) {
+      const Packed& packed = SerializedOf(item).tasks;
+      const int64_t base = static_cast<int64_t>(bytes.size());
+      bytes += packed.bytes;
+      for (size_t i = 0; i < item.commit->new_tasks.size(); ++i) {
+        const TaskQueueTask& t = item.commit->new_tasks[i];
+        namespaces.push_back(t.namespace_id);
+        queues.push_back(t.task_queue);
+        kinds.push_back(static_cast<int64_t>(t.kind));
+        offsets.push_back(base + packed.offsets[i]);
+        lengths.push_back(packed.lengths[i]);
+      }
+      done.insert(done.end(), item.commit->done_task_ids.begin(),
+                  item.commit->done_task_ids.end());
+    }
+    if (kinds.empty() && done.empty()) return absl::OkStatus();
+    if (kinds.empty()) {
       return conn
           .Query("DELETE FROM task_queue_tasks WHERE task_id = ANY($1::bigint[])",
-                 {PgParam::Text(IntArray(commit.done_task_ids))})
+                 {PgParam::Text(IntArray(done))})
           .status();
-    }
-    std::vector<std::string_view> namespaces, queues;
-    std::vector<int64_t> kinds;
-    for (const TaskQueueTask& t : new_tasks) {
-      namespaces.push_back(t.namespace_id);
-      queues.push_back(t.task_queue);
-      kinds.push_back(static_cast<int64_t>(t.kind));
     }
     absl::StatusOr<PgResult> ins = conn.Query(
         "WITH done AS (DELETE FROM task_queue_tasks WHERE task_id = ANY($7::bigint[])) "
@@ -564,52 +653,70 @@ class PgExecutionStore : public ExecutionStore {
         "SELECT t.ns, t.queue, t.kind, substring($1 FROM t.off::int FOR t.len::int) "
         "FROM unnest($2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::bigint[]) "
         "WITH ORDINALITY AS t(ns, queue, kind, off, len, n) ORDER BY t.n RETURNING task_id",
-        {PgParam::Bytes(packed.bytes), PgParam::Text(TextArray(namespaces)),
+        {PgParam::Bytes(bytes), PgParam::Text(TextArray(namespaces)),
          PgParam::Text(TextArray(queues)), PgParam::Text(IntArray(kinds)),
-         PgParam::Text(IntArray(packed.offsets)), PgParam::Text(IntArray(packed.lengths)),
-         PgParam::Text(IntArray(commit.done_task_ids))});
+         PgParam::Text(IntArray(offsets)), PgParam::Text(IntArray(lengths)),
+         PgParam::Text(IntArray(done))});
     if (!ins.ok()) return ins.status();
-    if (ins->rows() != static_cast<int>(new_tasks.size())) {
+    if (ins->rows() != static_cast<int>(kinds.size())) {
       return absl::InternalError("inserting tasks returned the wrong number of ids");
     }
     std::vector<int64_t> ids;
     for (int i = 0; i < ins->rows(); ++i) ids.push_back(ins->Int(i, 0));
     std::sort(ids.begin(), ids.end());
-    for (size_t i = 0; i < ids.size(); ++i) new_tasks[i].task_id = ids[i];
+    size_t next = 0;
+    for (const GroupItem& item : items) {
+      for (TaskQueueTask& t : item.commit->new_tasks) t.task_id = ids[next++];
+    }
     return absl::OkStatus();
   }
 
-  // The new timers and the retired ones in one statement (the DELETE runs as a CTE).
-  absl::Status WriteTimers(PgConn& conn, Commit& commit, const Packed& packed) {
-    std::vector<TimerTaskRow>& new_timers = commit.new_timers;
-    if (new_timers.empty() && commit.done_timers.empty()) return absl::OkStatus();
-    const int64_t unset = std::count_if(new_timers.begin(), new_timers.end(),
-                                        [](const TimerTaskRow& t) { return t.task_id == 0; });
-    if (unset > 0) {
+  // The new timers and the retired ones of every commit in one statement (the DELETE runs
+  // as a CTE); the ids callers left at 0 drawn from the task id sequence first.
+  absl::Status WriteTimers(PgConn& conn, absl::Span<const GroupItem> items) {
+    std::vector<TimerTaskRow*> unset;
+    size_t count = 0;
+    for (const GroupItem& item : items) {
+      count += item.commit->new_timers.size() + item.commit->done_timers.size();
+      for (TimerTaskRow& t : item.commit->new_timers) {
+        if (t.task_id == 0) unset.push_back(&t);
+      }
+    }
+    if (count == 0) return absl::OkStatus();
+    if (!unset.empty()) {
       absl::StatusOr<PgResult> ids =
           conn.Query(absl::StrCat("SELECT nextval('", kTaskIdSequence,
                                   "') FROM generate_series(1, $1) AS n ORDER BY n"),
-                     {PgParam::Int(unset)});
+                     {PgParam::Int(static_cast<int64_t>(unset.size()))});
       if (!ids.ok()) return ids.status();
-      if (ids->rows() != unset) return absl::InternalError("the task id sequence gave no ids");
+      if (ids->rows() != static_cast<int>(unset.size())) {
+        return absl::InternalError("the task id sequence gave no ids");
+      }
       std::vector<int64_t> sorted;
       for (int i = 0; i < ids->rows(); ++i) sorted.push_back(ids->Int(i, 0));
       std::sort(sorted.begin(), sorted.end());
-      size_t next = 0;
-      for (TimerTaskRow& t : new_timers) {
-        if (t.task_id == 0) t.task_id = sorted[next++];
+      for (size_t i = 0; i < unset.size(); ++i) unset[i]->task_id = sorted[i];
+    }
+    std::vector<int64_t> shards, fire_ms, task_ids, offsets, lengths, done_shards, done_fire_ms,
+        done_ids;
+    std::string bytes;
+    for (const GroupItem& item : items) {
+      const Packed& packed = SerializedOf(item).timers;
+      const int64_t base = static_cast<int64_t>(bytes.size());
+      bytes += packed.bytes;
+      for (size_t i = 0; i < item.commit->new_timers.size(); ++i) {
+        const TimerTaskRow& t = item.commit->new_timers[i];
+        shards.push_back(t.shard_id);
+        fire_ms.push_back(absl::ToUnixMillis(t.fire_time));
+        task_ids.push_back(t.task_id);
+        offsets.push_back(base + packed.offsets[i]);
+        lengths.push_back(packed.lengths[i]);
       }
-    }
-    std::vector<int64_t> shards, fire_ms, task_ids, done_shards, done_fire_ms, done_ids;
-    for (const TimerTaskRow& t : new_timers) {
-      shards.push_back(t.shard_id);
-      fire_ms.push_back(absl::ToUnixMillis(t.fire_time));
-      task_ids.push_back(t.task_id);
-    }
-    for (const TimerTaskRow& t : commit.done_timers) {
-      done_shards.push_back(t.shard_id);
-      done_fire_ms.push_back(absl::ToUnixMillis(t.fire_time));
-      done_ids.push_back(t.task_id);
+      for (const TimerTaskRow& t : item.commit->done_timers) {
+        done_shards.push_back(t.shard_id);
+        done_fire_ms.push_back(absl::ToUnixMillis(t.fire_time));
+        done_ids.push_back(t.task_id);
+      }
     }
     absl::Status s =
         conn.Query(
@@ -620,9 +727,9 @@ class PgExecutionStore : public ExecutionStore {
                 "SELECT t.shard, t.fire, t.id, substring($1 FROM t.off::int FOR t.len::int) "
                 "FROM unnest($2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[], "
                 "$6::bigint[]) AS t(shard, fire, id, off, len)",
-                {PgParam::Bytes(packed.bytes), PgParam::Text(IntArray(shards)),
+                {PgParam::Bytes(bytes), PgParam::Text(IntArray(shards)),
                  PgParam::Text(IntArray(fire_ms)), PgParam::Text(IntArray(task_ids)),
-                 PgParam::Text(IntArray(packed.offsets)), PgParam::Text(IntArray(packed.lengths)),
+                 PgParam::Text(IntArray(offsets)), PgParam::Text(IntArray(lengths)),
                  PgParam::Text(IntArray(done_shards)), PgParam::Text(IntArray(done_fire_ms)),
                  PgParam::Text(IntArray(done_ids))})
             .status();
@@ -636,6 +743,7 @@ class PgExecutionStore : public ExecutionStore {
   }
 
   PgPool& pool_;
+  GroupCommitter group_;  // last: it calls back into this store
 };
 
 }  // namespace
