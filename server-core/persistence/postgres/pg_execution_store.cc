@@ -28,12 +28,14 @@
 // of row in one statement whatever the count: the events, tasks and timers of its commits
 // go as arrays (their serialized messages concatenated in one bytea, cut by offsets on the
 // server), never one INSERT per row; the runs' rows and their events are one statement
-// (WriteRun; WriteManyRuns for several runs), the new and consumed tasks another. A group
+// (AddRun; AddManyRuns for several runs), the new and consumed tasks another. A group
 // (of one change or of many) is BEGIN with the fence, runs, tasks, COMMIT: four round trips
 // (plus a savepoint for a group of several, and one per run that starts or closes, for its
 // current-run pointer and visibility record), against three for a one-row transaction.
 // bench/execution_store_bench measures both.
 #include <algorithm>
+#include <deque>
+#include <functional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -277,8 +279,46 @@ class PgExecutionStore : public ExecutionStore, private CommitBatchWriter {
     return static_cast<const Serialized&>(*item.prepared);
   }
 
-  // A group's transaction on one leased connection (READ COMMITTED). BEGIN travels with the
-  // fence's statement; a transaction not committed is rolled back when this is destroyed
+  // Statements of a group's transaction sent together in one round trip (PgConn::Pipeline),
+  // each with the commit it belongs to (-1: several) and the check of its answer. Owns the
+  // texts its parameters view.
+  class StatementBatch {
+   public:
+    // Gets the statement's answer and its commit (which it may change: the commit of the
+    // run that failed); returns what the answer means.
+    using Check = std::function<absl::Status(absl::StatusOr<PgResult>&, int& item)>;
+    std::string_view Keep(std::string text) { return texts_.emplace_back(std::move(text)); }
+    void Add(std::string sql, std::vector<PgParam> params, int item, Check check) {
+      statements_.push_back(PgStatement{std::move(sql), std::move(params)});
+      items_.push_back(item);
+      checks_.push_back(std::move(check));
+    }
+    // Runs them; the first failure in statement order (an error, or what a check makes of
+    // an answer) is returned, with its commit in `failed`.
+    absl::Status Run(PgConn& conn, int& failed) {
+      if (statements_.empty()) return absl::OkStatus();
+      std::vector<absl::StatusOr<PgResult>> results = conn.Pipeline(statements_);
+      for (size_t i = 0; i < results.size(); ++i) {
+        int item = items_[i];
+        absl::Status s = checks_[i] ? checks_[i](results[i], item) : results[i].status();
+        if (!s.ok()) {
+          failed = item;
+          return s;
+        }
+      }
+      return absl::OkStatus();
+    }
+
+   private:
+    std::deque<std::string> texts_;
+    std::vector<PgStatement> statements_;
+    std::vector<int> items_;
+    std::vector<Check> checks_;
+  };
+
+  // A group's transaction on one leased connection (READ COMMITTED): BEGIN with the fence
+  // (one round trip), the group's rows (one round trip: a pipeline, which also carries the
+  // savepoint), COMMIT. A transaction not committed is rolled back when this is destroyed
   // (and a connection that cannot roll back is closed by the pool instead of reused).
   class Batch : public CommitBatchTransaction {
    public:
@@ -290,34 +330,42 @@ class PgExecutionStore : public ExecutionStore, private CommitBatchWriter {
 
     // The fence: the shard's row FOR SHARE, so a steal (AcquireShard's exclusive lock) waits
     // for this transaction and every writer after the steal reads the new range id. FOR KEY
-    // SHARE would not do: it does not conflict with an UPDATE that leaves the key alone. The
-    // shard id is an integer, written into the text (a simple query, so that BEGIN and the
-    // read are one round trip).
+    // SHARE would not do: it does not conflict with an UPDATE that leaves the key alone.
     absl::StatusOr<int64_t> RangeId(int32_t shard_id) override {
-      const std::string read = absl::StrCat(
-          "SELECT range_id::text FROM shards WHERE shard_id = ", shard_id, " FOR SHARE");
-      absl::StatusOr<PgResult> r = lease_->ExecRows(begun_ ? read : "BEGIN; " + read);
-      if (!r.ok()) return r.status();
+      std::vector<PgStatement> statements;
+      if (!begun_) statements.push_back(PgStatement{"BEGIN", {}});
+      statements.push_back(PgStatement{"SELECT range_id FROM shards WHERE shard_id = $1 FOR SHARE",
+                                       {PgParam::Int(shard_id)}});
+      std::vector<absl::StatusOr<PgResult>> r = lease_->Pipeline(statements);
       begun_ = true;
-      if (r->rows() == 0) return -1;
-      int64_t range_id = 0;
-      const std::string_view text = r->View(0, 0);
-      if (!absl::SimpleAtoi(absl::string_view(text.data(), text.size()), &range_id)) {
-        return absl::InternalError("postgres: a shard's range id is not a number");
+      for (const absl::StatusOr<PgResult>& each : r) {
+        if (!each.ok()) return each.status();
       }
-      return range_id;
+      const PgResult& range = *r.back();
+      return range.rows() == 0 ? -1 : range.Int(0, 0);
     }
 
-    absl::Status Write(absl::Span<const GroupItem> items, int& failed) override {
-      return store_.WriteItems(*lease_, items, failed);
-    }
+    // The savepoint travels at the head of the next Write's pipeline.
     absl::Status Savepoint() override {
-      absl::Status s = lease_->Exec(savepoint_ ? "RELEASE SAVEPOINT g; SAVEPOINT g" : "SAVEPOINT g");
-      savepoint_ = s.ok();
-      return s;
+      if (savepoint_) pending_.push_back("RELEASE SAVEPOINT g");
+      pending_.push_back("SAVEPOINT g");
+      savepoint_ = true;
+      return absl::OkStatus();
+    }
+    absl::Status Write(absl::Span<const GroupItem> items, int& failed) override {
+      std::vector<std::string> pending = std::move(pending_);
+      pending_.clear();
+      return store_.WriteItems(*lease_, pending, items, failed);
     }
     absl::Status RollbackToSavepoint() override { return lease_->Exec("ROLLBACK TO SAVEPOINT g"); }
     absl::Status Commit() override {
+      // COMMIT of a transaction in which a statement failed would answer success and roll
+      // back: never reached (every failure is rolled back to the savepoint), but checked.
+      if (lease_->in_failed_transaction()) {
+        return absl::InternalError(
+            "postgres: a statement of the transaction failed and the transaction was rolled "
+            "back");
+      }
       absl::Status s = lease_->Exec("COMMIT");
       committed_ = s.ok();
       return s;
@@ -329,6 +377,7 @@ class PgExecutionStore : public ExecutionStore, private CommitBatchWriter {
     bool begun_ = false;
     bool committed_ = false;
     bool savepoint_ = false;
+    std::vector<std::string> pending_;  // savepoint statements for the next Write
   };
 
   absl::StatusOr<std::unique_ptr<CommitBatchTransaction>> Begin() override {
@@ -337,61 +386,68 @@ class PgExecutionStore : public ExecutionStore, private CommitBatchWriter {
     return std::make_unique<Batch>(*this, std::move(*lease));
   }
 
-  // Every row of `items`, fenced already, in as few statements as their kinds: the runs'
-  // rows and events in one (WriteRun for a single run, WriteManyRuns for more), each run
-  // that starts or closes one for its current-run pointer and visibility record, the tasks
-  // of every commit in one, their timers in one. A failure names its commit when it can: a
-  // run's check names the run's commit; a duplicate key in a statement of several commits
-  // cannot be traced to one (-1, and the group committer writes them one at a time).
-  absl::Status WriteItems(PgConn& conn, absl::Span<const GroupItem> items, int& failed) {
+  // Every row of `items`, fenced already, after the statements of `first` (a savepoint), in
+  // ONE round trip and as few statements as their kinds: the runs' rows and events in one
+  // (AddRun for a single run, AddManyRuns for more), each run that starts or closes one for
+  // its current-run pointer and visibility record, the tasks of every commit in one, their
+  // timers in one. The statements after a failed check still run (their answers are not
+  // looked at) and are rolled back with it. A failure names its commit when it can: a run's
+  // check names the run's commit; a duplicate key in a statement of several commits cannot
+  // be traced to one (-1, and the group committer writes them one at a time).
+  absl::Status WriteItems(PgConn& conn, const std::vector<std::string>& first,
+                          absl::Span<const GroupItem> items, int& failed) {
     const bool single = items.size() == 1;
     if (!single && !DistinctRuns(items)) {
       // Two commits of one run in a group (a stale writer's): one after the other, so the
       // second sees the first's version.
+      for (const std::string& sql : first) {
+        if (absl::Status s = conn.Exec(sql); !s.ok()) return s;
+      }
       for (size_t i = 0; i < items.size(); ++i) {
         int ignored = -1;
-        if (absl::Status s = WriteItems(conn, items.subspan(i, 1), ignored); !s.ok()) {
+        if (absl::Status s = WriteItems(conn, {}, items.subspan(i, 1), ignored); !s.ok()) {
           failed = static_cast<int>(i);
           return s;
         }
       }
       return absl::OkStatus();
     }
+    // Timer ids left to the store are drawn first (the history engine sets its own, so this
+    // round trip is off its path).
+    if (absl::Status s = DrawTimerIds(conn, items); !s.ok()) {
+      failed = single ? 0 : -1;
+      return s;
+    }
+    StatementBatch batch;
+    for (const std::string& sql : first) batch.Add(sql, {}, -1, nullptr);
     size_t runs = 0;
     for (const GroupItem& item : items) runs += item.commit->runs.size();
     if (runs > 1 && (!single || DistinctRuns(items))) {
-      if (absl::Status s = WriteManyRuns(conn, items, failed); !s.ok()) return s;
+      AddManyRuns(batch, items);
     } else {
       for (size_t i = 0; i < items.size(); ++i) {
         const Commit& commit = *items[i].commit;
+        const Serialized& blobs = SerializedOf(items[i]);
         for (size_t r = 0; r < commit.runs.size(); ++r) {
-          const Serialized& blobs = SerializedOf(items[i]);
-          if (absl::Status s = WriteRun(conn, commit, commit.runs[r], blobs.states[r],
-                                        blobs.events[r]);
-              !s.ok()) {
-            failed = static_cast<int>(i);
-            return s;
-          }
+          AddRun(batch, static_cast<int>(i), commit, commit.runs[r], blobs.states[r],
+                 blobs.events[r]);
         }
       }
     }
     for (size_t i = 0; i < items.size(); ++i) {
       for (const RunWrite& run : items[i].commit->runs) {
-        if (absl::Status s = WritePointerAndVisibility(conn, run); !s.ok()) {
-          failed = static_cast<int>(i);
-          return s;
-        }
+        AddPointerAndVisibility(batch, static_cast<int>(i), run);
       }
     }
-    failed = single ? 0 : -1;
-    if (absl::Status s = WriteTasks(conn, items); !s.ok()) return s;
-    return WriteTimers(conn, items);
+    AddTasks(batch, single ? 0 : -1, items);
+    AddTimers(batch, single ? 0 : -1, items);
+    return batch.Run(conn, failed);
   }
 
   // The run's row and its events in one statement; the events are gated on the run's
   // change. The answer says whether the run's check passed.
-  absl::Status WriteRun(PgConn& conn, const Commit& commit, const RunWrite& run,
-                        const std::string& state, const Packed& events) {
+  void AddRun(StatementBatch& batch, int item, const Commit& commit, const RunWrite& run,
+              const std::string& state, const Packed& events) {
     const auto& exec = run.state.execution();
     // $1 shard, $2 db_version, $3 state, $4 namespace, $5 workflow, $6 run,
     // $7 expected db_version, $8 packed events, $9 ids, $10 offsets, $11 lengths.
@@ -401,7 +457,7 @@ class PgExecutionStore : public ExecutionStore, private CommitBatchWriter {
         "FROM unnest($9::bigint[], $10::bigint[], $11::bigint[]) AS e(id, off, len) "
         "WHERE EXISTS (SELECT 1 FROM run)) "
         "SELECT count(*) FROM run";
-    const std::string sql =
+    std::string sql =
         run.expected_db_version == 0
             ? absl::StrCat("WITH run AS (INSERT INTO executions(namespace_id, workflow_id, "
                            "run_id, shard_id, db_version, state) SELECT $4, $5, $6, $1, $2, $3 "
@@ -413,20 +469,24 @@ class PgExecutionStore : public ExecutionStore, private CommitBatchWriter {
                            kEventsAndAnswer);
     std::vector<int64_t> ids;
     for (const HistoryEvent& e : run.events) ids.push_back(e.event_id());
-    absl::StatusOr<PgResult> r = conn.Query(
-        sql, {PgParam::Int(commit.shard_id), PgParam::Int(run.state.db_version()),
-              PgParam::Bytes(state), PgParam::Text(exec.namespace_id()),
-              PgParam::Text(exec.workflow_id()), PgParam::Text(exec.run_id()),
-              PgParam::Int(run.expected_db_version), PgParam::Bytes(events.bytes),
-              PgParam::Text(IntArray(ids)), PgParam::Text(IntArray(events.offsets)),
-              PgParam::Text(IntArray(events.lengths))});
-    if (!r.ok()) {
-      if (r.status().code() != absl::StatusCode::kAlreadyExists) return r.status();
-      return absl::AbortedError(
-          absl::StrCat("an event of run ", exec.run_id(), " exists already; nothing was written"));
-    }
-    if (r->Int(0, 0) != 1) return RunCheckFailed(run);
-    return absl::OkStatus();
+    batch.Add(std::move(sql),
+              {PgParam::Int(commit.shard_id), PgParam::Int(run.state.db_version()),
+               PgParam::Bytes(state), PgParam::Text(exec.namespace_id()),
+               PgParam::Text(exec.workflow_id()), PgParam::Text(exec.run_id()),
+               PgParam::Int(run.expected_db_version), PgParam::Bytes(events.bytes),
+               PgParam::Text(batch.Keep(IntArray(ids))),
+               PgParam::Text(batch.Keep(IntArray(events.offsets))),
+               PgParam::Text(batch.Keep(IntArray(events.lengths)))},
+              item, [&run](absl::StatusOr<PgResult>& r, int&) -> absl::Status {
+                const std::string& run_id = run.state.execution().run_id();
+                if (!r.ok()) {
+                  if (r.status().code() != absl::StatusCode::kAlreadyExists) return r.status();
+                  return absl::AbortedError(absl::StrCat(
+                      "an event of run ", run_id, " exists already; nothing was written"));
+                }
+                if (r->Int(0, 0) != 1) return RunCheckFailed(run);
+                return absl::OkStatus();
+              });
   }
 
   static absl::Status RunCheckFailed(const RunWrite& run) {
@@ -451,26 +511,26 @@ class PgExecutionStore : public ExecutionStore, private CommitBatchWriter {
   }
 
   // The runs of several commits (a parent and its child, or a group's commits): their rows
-  // and events in ONE statement, as WriteRun does for one, so the round trips of a group do
+  // and events in ONE statement, as AddRun does for one, so the statements of a group do
   // not grow with its runs. The runs' rows are updated (or, at expected version 0,
   // inserted) from arrays; the events only of the runs whose row changed. The answer lists
   // the ordinals of those runs, so the first run that failed its check is named (and its
   // commit in `failed`). Requires distinct runs (an UPDATE ... FROM changes a row once even
   // when two source rows name it).
-  absl::Status WriteManyRuns(PgConn& conn, absl::Span<const GroupItem> items, int& failed) {
+  void AddManyRuns(StatementBatch& batch, absl::Span<const GroupItem> items) {
     std::vector<std::string_view> namespaces, workflows, run_ids;
     std::vector<int64_t> shards, expected, versions;
     Packed packed_states;
     std::vector<int64_t> event_run, event_ids, event_offsets, event_lengths;
     std::string event_bytes;
-    std::vector<std::pair<size_t, const RunWrite*>> owners;  // per ordinal - 1
+    std::vector<std::pair<int, const RunWrite*>> owners;  // per ordinal - 1
     for (size_t c = 0; c < items.size(); ++c) {
       const Commit& commit = *items[c].commit;
       const Serialized& blobs = SerializedOf(items[c]);
       for (size_t i = 0; i < commit.runs.size(); ++i) {
         const RunWrite& run = commit.runs[i];
         const auto& exec = run.state.execution();
-        owners.emplace_back(c, &run);
+        owners.emplace_back(static_cast<int>(c), &run);
         namespaces.push_back(exec.namespace_id());
         workflows.push_back(exec.workflow_id());
         run_ids.push_back(exec.run_id());
@@ -490,7 +550,8 @@ class PgExecutionStore : public ExecutionStore, private CommitBatchWriter {
         }
       }
     }
-    absl::StatusOr<PgResult> r = conn.Query(
+    const bool single = items.size() == 1;
+    batch.Add(
         "WITH r AS MATERIALIZED (SELECT * FROM unnest($1::text[], $2::text[], $3::text[], "
         "$4::bigint[], $5::bigint[], $6::bigint[], $7::bigint[], $8::bigint[]) WITH ORDINALITY "
         "AS r(ns, wf, run, shard, expected, version, off, len, n)), "
@@ -509,31 +570,62 @@ class PgExecutionStore : public ExecutionStore, private CommitBatchWriter {
         "$12::bigint[], $13::bigint[], $14::bigint[]) AS e(rn, id, off, len) "
         "JOIN r ON r.n = e.rn WHERE e.rn IN (SELECT n FROM ok)) "
         "SELECT COALESCE(string_agg(n::text, ','), '') FROM ok",
-        {PgParam::Text(TextArray(namespaces)), PgParam::Text(TextArray(workflows)),
-         PgParam::Text(TextArray(run_ids)), PgParam::Text(IntArray(shards)),
-         PgParam::Text(IntArray(expected)), PgParam::Text(IntArray(versions)),
-         PgParam::Text(IntArray(packed_states.offsets)),
-         PgParam::Text(IntArray(packed_states.lengths)), PgParam::Bytes(packed_states.bytes),
-         PgParam::Bytes(event_bytes), PgParam::Text(IntArray(event_run)),
-         PgParam::Text(IntArray(event_ids)), PgParam::Text(IntArray(event_offsets)),
-         PgParam::Text(IntArray(event_lengths))});
-    if (!r.ok()) {
-      failed = items.size() == 1 ? 0 : -1;
-      if (r.status().code() != absl::StatusCode::kAlreadyExists) return r.status();
-      return absl::AbortedError("an event of a run exists already; nothing was written");
+        {PgParam::Text(batch.Keep(TextArray(namespaces))),
+         PgParam::Text(batch.Keep(TextArray(workflows))),
+         PgParam::Text(batch.Keep(TextArray(run_ids))), PgParam::Text(batch.Keep(IntArray(shards))),
+         PgParam::Text(batch.Keep(IntArray(expected))),
+         PgParam::Text(batch.Keep(IntArray(versions))),
+         PgParam::Text(batch.Keep(IntArray(packed_states.offsets))),
+         PgParam::Text(batch.Keep(IntArray(packed_states.lengths))),
+         PgParam::Bytes(batch.Keep(std::move(packed_states.bytes))),
+         PgParam::Bytes(batch.Keep(std::move(event_bytes))),
+         PgParam::Text(batch.Keep(IntArray(event_run))),
+         PgParam::Text(batch.Keep(IntArray(event_ids))),
+         PgParam::Text(batch.Keep(IntArray(event_offsets))),
+         PgParam::Text(batch.Keep(IntArray(event_lengths)))},
+        single ? 0 : -1,
+        [owners = std::move(owners)](absl::StatusOr<PgResult>& r, int& item) -> absl::Status {
+          if (!r.ok()) {
+            if (r.status().code() != absl::StatusCode::kAlreadyExists) return r.status();
+            return absl::AbortedError("an event of a run exists already; nothing was written");
+          }
+          std::set<int64_t> changed;
+          const std::string_view list = r->View(0, 0);
+          for (absl::string_view n : absl::StrSplit(absl::string_view(list.data(), list.size()),
+                                                    ',', absl::SkipEmpty())) {
+            int64_t ordinal = 0;
+            if (absl::SimpleAtoi(n, &ordinal)) changed.insert(ordinal);
+          }
+          for (size_t i = 0; i < owners.size(); ++i) {
+            if (changed.count(static_cast<int64_t>(i) + 1) != 0) continue;
+            item = owners[i].first;
+            return RunCheckFailed(*owners[i].second);
+          }
+          return absl::OkStatus();
+        });
+  }
+
+  // Draws the ids of the timers left at 0 from the task id sequence (one statement for all).
+  absl::Status DrawTimerIds(PgConn& conn, absl::Span<const GroupItem> items) {
+    std::vector<TimerTaskRow*> unset;
+    for (const GroupItem& item : items) {
+      for (TimerTaskRow& t : item.commit->new_timers) {
+        if (t.task_id == 0) unset.push_back(&t);
+      }
     }
-    std::set<int64_t> changed;
-    const std::string_view list = r->View(0, 0);
-    for (absl::string_view n :
-         absl::StrSplit(absl::string_view(list.data(), list.size()), ',', absl::SkipEmpty())) {
-      int64_t ordinal = 0;
-      if (absl::SimpleAtoi(n, &ordinal)) changed.insert(ordinal);
+    if (unset.empty()) return absl::OkStatus();
+    absl::StatusOr<PgResult> ids =
+        conn.Query(absl::StrCat("SELECT nextval('", kTaskIdSequence,
+                                "') FROM generate_series(1, $1) AS n ORDER BY n"),
+                   {PgParam::Int(static_cast<int64_t>(unset.size()))});
+    if (!ids.ok()) return ids.status();
+    if (ids->rows() != static_cast<int>(unset.size())) {
+      return absl::InternalError("the task id sequence gave no ids");
     }
-    for (size_t i = 0; i < owners.size(); ++i) {
-      if (changed.count(static_cast<int64_t>(i) + 1) != 0) continue;
-      failed = static_cast<int>(owners[i].first);
-      return RunCheckFailed(*owners[i].second);
-    }
+    std::vector<int64_t> sorted;
+    for (int i = 0; i < ids->rows(); ++i) sorted.push_back(ids->Int(i, 0));
+    std::sort(sorted.begin(), sorted.end());
+    for (size_t i = 0; i < unset.size(); ++i) unset[i]->task_id = sorted[i];
     return absl::OkStatus();
   }
 
@@ -549,11 +641,9 @@ class PgExecutionStore : public ExecutionStore, private CommitBatchWriter {
   // The archival queue row is inserted only when the run closes in a namespace that
   // archives, and kept as it is when the run was queued before (the archiver's progress
   // is never reset).
-  absl::Status WritePointerAndVisibility(PgConn& conn, const RunWrite& run) {
+  void AddPointerAndVisibility(StatementBatch& batch, int item, const RunWrite& run) {
     const bool has_visibility = run.visibility.has_value();
-    if (run.current_run_change == CurrentRunChange::kNone && !has_visibility) {
-      return absl::OkStatus();
-    }
+    if (run.current_run_change == CurrentRunChange::kNone && !has_visibility) return;
     const auto& exec = run.state.execution();
     // $1 namespace, $2 workflow, $3 run, $4 status, $5 start request id, $6 expected run.
     std::string sql = "WITH p AS (";
@@ -603,143 +693,131 @@ class PgExecutionStore : public ExecutionStore, private CommitBatchWriter {
            PgParam::Bool(run.archive_on_close && v.close_time.has_value())});
     }
     sql += " SELECT count(*) FROM p";
-    absl::StatusOr<PgResult> r = conn.Query(sql, params);
-    if (!r.ok()) return r.status();
-    const bool moved = r->rows() == 1 && r->Int(0, 0) == 1;
-    if (run.current_run_change == CurrentRunChange::kCreate && !moved) {
-      return absl::AlreadyExistsError(
-          absl::StrCat("workflow id ", exec.workflow_id(), " already has a current run"));
-    }
-    if (run.current_run_change == CurrentRunChange::kReplace && !moved) {
-      return absl::AbortedError(
-          absl::StrCat("the current run of ", exec.workflow_id(), " changed concurrently"));
-    }
-    return absl::OkStatus();
+    batch.Add(std::move(sql), std::move(params), item,
+              [&run](absl::StatusOr<PgResult>& r, int&) -> absl::Status {
+                if (!r.ok()) return r.status();
+                const bool moved = r->rows() == 1 && r->Int(0, 0) == 1;
+                const std::string& workflow_id = run.state.execution().workflow_id();
+                if (run.current_run_change == CurrentRunChange::kCreate && !moved) {
+                  return absl::AlreadyExistsError(
+                      absl::StrCat("workflow id ", workflow_id, " already has a current run"));
+                }
+                if (run.current_run_change == CurrentRunChange::kReplace && !moved) {
+                  return absl::AbortedError(
+                      absl::StrCat("the current run of ", workflow_id, " changed concurrently"));
+                }
+                return absl::OkStatus();
+              });
   }
 
   // The new tasks and the consumed ones of every commit in one statement (the DELETE runs
   // as a CTE). Fills in the ids: the rows are inserted in the commits' order (ORDER BY the
   // ordinal), so the sequence gives them increasing ids in that order; the returned ids are
   // sorted before they are handed back, which does not depend on RETURNING's order.
-  absl::Status WriteTasks(PgConn& conn, absl::Span<const GroupItem> items) {
+  void AddTasks(StatementBatch& batch, int item, absl::Span<const GroupItem> items) {
     std::vector<std::string_view> namespaces, queues;
     std::vector<int64_t> kinds, offsets, lengths, done;
     std::string bytes;
-    for (const GroupItem& item : items) {
-      const Packed& packed = SerializedOf(item).tasks;
+    for (const GroupItem& each : items) {
+      const Packed& packed = SerializedOf(each).tasks;
       const int64_t base = static_cast<int64_t>(bytes.size());
       bytes += packed.bytes;
-      for (size_t i = 0; i < item.commit->new_tasks.size(); ++i) {
-        const TaskQueueTask& t = item.commit->new_tasks[i];
+      for (size_t i = 0; i < each.commit->new_tasks.size(); ++i) {
+        const TaskQueueTask& t = each.commit->new_tasks[i];
         namespaces.push_back(t.namespace_id);
         queues.push_back(t.task_queue);
         kinds.push_back(static_cast<int64_t>(t.kind));
         offsets.push_back(base + packed.offsets[i]);
         lengths.push_back(packed.lengths[i]);
       }
-      done.insert(done.end(), item.commit->done_task_ids.begin(),
-                  item.commit->done_task_ids.end());
+      done.insert(done.end(), each.commit->done_task_ids.begin(),
+                  each.commit->done_task_ids.end());
     }
-    if (kinds.empty() && done.empty()) return absl::OkStatus();
+    if (kinds.empty() && done.empty()) return;
     if (kinds.empty()) {
-      return conn
-          .Query("DELETE FROM task_queue_tasks WHERE task_id = ANY($1::bigint[])",
-                 {PgParam::Text(IntArray(done))})
-          .status();
+      batch.Add("DELETE FROM task_queue_tasks WHERE task_id = ANY($1::bigint[])",
+                {PgParam::Text(batch.Keep(IntArray(done)))}, item, nullptr);
+      return;
     }
-    absl::StatusOr<PgResult> ins = conn.Query(
+    const size_t count = kinds.size();
+    batch.Add(
         "WITH done AS (DELETE FROM task_queue_tasks WHERE task_id = ANY($7::bigint[])) "
         "INSERT INTO task_queue_tasks(namespace_id, task_queue, kind, data) "
         "SELECT t.ns, t.queue, t.kind, substring($1 FROM t.off::int FOR t.len::int) "
         "FROM unnest($2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::bigint[]) "
         "WITH ORDINALITY AS t(ns, queue, kind, off, len, n) ORDER BY t.n RETURNING task_id",
-        {PgParam::Bytes(bytes), PgParam::Text(TextArray(namespaces)),
-         PgParam::Text(TextArray(queues)), PgParam::Text(IntArray(kinds)),
-         PgParam::Text(IntArray(offsets)), PgParam::Text(IntArray(lengths)),
-         PgParam::Text(IntArray(done))});
-    if (!ins.ok()) return ins.status();
-    if (ins->rows() != static_cast<int>(kinds.size())) {
-      return absl::InternalError("inserting tasks returned the wrong number of ids");
-    }
-    std::vector<int64_t> ids;
-    for (int i = 0; i < ins->rows(); ++i) ids.push_back(ins->Int(i, 0));
-    std::sort(ids.begin(), ids.end());
-    size_t next = 0;
-    for (const GroupItem& item : items) {
-      for (TaskQueueTask& t : item.commit->new_tasks) t.task_id = ids[next++];
-    }
-    return absl::OkStatus();
+        {PgParam::Bytes(batch.Keep(std::move(bytes))),
+         PgParam::Text(batch.Keep(TextArray(namespaces))),
+         PgParam::Text(batch.Keep(TextArray(queues))), PgParam::Text(batch.Keep(IntArray(kinds))),
+         PgParam::Text(batch.Keep(IntArray(offsets))),
+         PgParam::Text(batch.Keep(IntArray(lengths))), PgParam::Text(batch.Keep(IntArray(done)))},
+        item, [items, count](absl::StatusOr<PgResult>& ins, int&) -> absl::Status {
+          if (!ins.ok()) return ins.status();
+          if (ins->rows() != static_cast<int>(count)) {
+            return absl::InternalError("inserting tasks returned the wrong number of ids");
+          }
+          std::vector<int64_t> ids;
+          for (int i = 0; i < ins->rows(); ++i) ids.push_back(ins->Int(i, 0));
+          std::sort(ids.begin(), ids.end());
+          size_t next = 0;
+          for (const GroupItem& each : items) {
+            for (TaskQueueTask& t : each.commit->new_tasks) t.task_id = ids[next++];
+          }
+          return absl::OkStatus();
+        });
   }
 
   // The new timers and the retired ones of every commit in one statement (the DELETE runs
-  // as a CTE); the ids callers left at 0 drawn from the task id sequence first.
-  absl::Status WriteTimers(PgConn& conn, absl::Span<const GroupItem> items) {
-    std::vector<TimerTaskRow*> unset;
-    size_t count = 0;
-    for (const GroupItem& item : items) {
-      count += item.commit->new_timers.size() + item.commit->done_timers.size();
-      for (TimerTaskRow& t : item.commit->new_timers) {
-        if (t.task_id == 0) unset.push_back(&t);
-      }
-    }
-    if (count == 0) return absl::OkStatus();
-    if (!unset.empty()) {
-      absl::StatusOr<PgResult> ids =
-          conn.Query(absl::StrCat("SELECT nextval('", kTaskIdSequence,
-                                  "') FROM generate_series(1, $1) AS n ORDER BY n"),
-                     {PgParam::Int(static_cast<int64_t>(unset.size()))});
-      if (!ids.ok()) return ids.status();
-      if (ids->rows() != static_cast<int>(unset.size())) {
-        return absl::InternalError("the task id sequence gave no ids");
-      }
-      std::vector<int64_t> sorted;
-      for (int i = 0; i < ids->rows(); ++i) sorted.push_back(ids->Int(i, 0));
-      std::sort(sorted.begin(), sorted.end());
-      for (size_t i = 0; i < unset.size(); ++i) unset[i]->task_id = sorted[i];
-    }
+  // as a CTE); their ids are set (DrawTimerIds).
+  void AddTimers(StatementBatch& batch, int item, absl::Span<const GroupItem> items) {
     std::vector<int64_t> shards, fire_ms, task_ids, offsets, lengths, done_shards, done_fire_ms,
         done_ids;
     std::string bytes;
-    for (const GroupItem& item : items) {
-      const Packed& packed = SerializedOf(item).timers;
+    for (const GroupItem& each : items) {
+      const Packed& packed = SerializedOf(each).timers;
       const int64_t base = static_cast<int64_t>(bytes.size());
       bytes += packed.bytes;
-      for (size_t i = 0; i < item.commit->new_timers.size(); ++i) {
-        const TimerTaskRow& t = item.commit->new_timers[i];
+      for (size_t i = 0; i < each.commit->new_timers.size(); ++i) {
+        const TimerTaskRow& t = each.commit->new_timers[i];
         shards.push_back(t.shard_id);
         fire_ms.push_back(absl::ToUnixMillis(t.fire_time));
         task_ids.push_back(t.task_id);
         offsets.push_back(base + packed.offsets[i]);
         lengths.push_back(packed.lengths[i]);
       }
-      for (const TimerTaskRow& t : item.commit->done_timers) {
+      for (const TimerTaskRow& t : each.commit->done_timers) {
         done_shards.push_back(t.shard_id);
         done_fire_ms.push_back(absl::ToUnixMillis(t.fire_time));
         done_ids.push_back(t.task_id);
       }
     }
-    absl::Status s =
-        conn.Query(
-                "WITH done AS (DELETE FROM timer_tasks t USING unnest($7::bigint[], $8::bigint[], "
-                "$9::bigint[]) AS d(shard, fire, id) WHERE t.shard_id = d.shard AND "
-                "t.fire_ms = d.fire AND t.task_id = d.id) "
-                "INSERT INTO timer_tasks(shard_id, fire_ms, task_id, data) "
-                "SELECT t.shard, t.fire, t.id, substring($1 FROM t.off::int FOR t.len::int) "
-                "FROM unnest($2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[], "
-                "$6::bigint[]) AS t(shard, fire, id, off, len)",
-                {PgParam::Bytes(bytes), PgParam::Text(IntArray(shards)),
-                 PgParam::Text(IntArray(fire_ms)), PgParam::Text(IntArray(task_ids)),
-                 PgParam::Text(IntArray(offsets)), PgParam::Text(IntArray(lengths)),
-                 PgParam::Text(IntArray(done_shards)), PgParam::Text(IntArray(done_fire_ms)),
-                 PgParam::Text(IntArray(done_ids))})
-            .status();
-    // ALREADY_EXISTS means "the workflow id has a current run" to callers of Write; a timer
-    // key given twice is the caller's bug, and says so.
-    if (s.code() == absl::StatusCode::kAlreadyExists) {
-      return absl::InternalError(
-          "a new timer has the fire time and task id of a stored one; nothing was written");
-    }
-    return s;
+    if (shards.empty() && done_shards.empty()) return;
+    batch.Add(
+        "WITH done AS (DELETE FROM timer_tasks t USING unnest($7::bigint[], $8::bigint[], "
+        "$9::bigint[]) AS d(shard, fire, id) WHERE t.shard_id = d.shard AND "
+        "t.fire_ms = d.fire AND t.task_id = d.id) "
+        "INSERT INTO timer_tasks(shard_id, fire_ms, task_id, data) "
+        "SELECT t.shard, t.fire, t.id, substring($1 FROM t.off::int FOR t.len::int) "
+        "FROM unnest($2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[], "
+        "$6::bigint[]) AS t(shard, fire, id, off, len)",
+        {PgParam::Bytes(batch.Keep(std::move(bytes))), PgParam::Text(batch.Keep(IntArray(shards))),
+         PgParam::Text(batch.Keep(IntArray(fire_ms))),
+         PgParam::Text(batch.Keep(IntArray(task_ids))),
+         PgParam::Text(batch.Keep(IntArray(offsets))),
+         PgParam::Text(batch.Keep(IntArray(lengths))),
+         PgParam::Text(batch.Keep(IntArray(done_shards))),
+         PgParam::Text(batch.Keep(IntArray(done_fire_ms))),
+         PgParam::Text(batch.Keep(IntArray(done_ids)))},
+        item, [](absl::StatusOr<PgResult>& r, int&) -> absl::Status {
+          // ALREADY_EXISTS means "the workflow id has a current run" to callers of Write; a
+          // timer key given twice is the caller's bug, and says so.
+          if (r.status().code() == absl::StatusCode::kAlreadyExists) {
+            return absl::InternalError(
+                "a new timer has the fire time and task id of a stored one; nothing was "
+                "written");
+          }
+          return r.status();
+        });
   }
 
   PgPool& pool_;
