@@ -136,10 +136,10 @@ std::vector<absl::Status> AloneThenTogether(ScriptedBackend& backend, GroupCommi
     std::vector<std::jthread> threads;
     threads.emplace_back([&] { results[0] = group.Write(a); });
     backend.WaitUntilBegun();
-    for (size_t i = 0; i < rest.size(); ++i) {
+    for (size_t i = 0; i < rest.size(); ++i) {  // queued in this order
       threads.emplace_back([&, i] { results[i + 1] = group.Write(rest[i]); });
+      while (group.Queued(1) < i + 1) std::this_thread::yield();
     }
-    while (group.Queued(1) < rest.size()) std::this_thread::yield();
     backend.Release();
   }
   return results;
