@@ -22,8 +22,10 @@
 //     written again without it; so a commit that fails changes nothing and the others still
 //     commit. When the backend cannot tell which commit failed, they are written again one per
 //     savepoint. A group of one commit takes no savepoint (its failure rolls back everything).
-//   - BEGIN, a fence read, a savepoint's rollback or COMMIT failing fails every commit of the
-//     group with that error, as each would have failed in its own transaction.
+//   - BEGIN, a fence read or a savepoint's rollback failing fails every commit of the group
+//     with that error; COMMIT failing fails every commit that was to be committed with it (a
+//     commit that failed on its own keeps its own error: nothing of it was written either
+//     way), as each would have failed in its own transaction.
 //
 // For each caller this is Write's contract (execution_store.h): all of its commit or none,
 // task and timer ids filled in on success.
