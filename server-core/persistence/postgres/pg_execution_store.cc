@@ -397,9 +397,10 @@ class PgExecutionStore : public ExecutionStore, private CommitBatchWriter {
   absl::Status WriteItems(PgConn& conn, const std::vector<std::string>& first,
                           absl::Span<const GroupItem> items, int& failed) {
     const bool single = items.size() == 1;
-    if (!single && !DistinctRuns(items)) {
-      // Two commits of one run in a group (a stale writer's): one after the other, so the
-      // second sees the first's version.
+    if (!single && (!DistinctRuns(items) || RetiresANewTimer(items))) {
+      // Two commits of one run in a group (a stale writer's), or one retiring a timer
+      // another creates: one after the other, so the second sees the first's rows (one
+      // statement's DELETE does not see its own INSERT).
       for (const std::string& sql : first) {
         if (absl::Status s = conn.Exec(sql); !s.ok()) return s;
       }
@@ -495,6 +496,23 @@ class PgExecutionStore : public ExecutionStore, private CommitBatchWriter {
         run.expected_db_version == 0
             ? absl::StrCat("run ", run_id, " exists already")
             : absl::StrCat("run ", run_id, " was changed concurrently; nothing was written"));
+  }
+
+  static bool RetiresANewTimer(absl::Span<const GroupItem> items) {
+    std::set<std::tuple<int32_t, int64_t, int64_t>> created;
+    for (const GroupItem& item : items) {
+      for (const TimerTaskRow& t : item.commit->new_timers) {
+        created.emplace(t.shard_id, absl::ToUnixMillis(t.fire_time), t.task_id);
+      }
+    }
+    for (const GroupItem& item : items) {
+      for (const TimerTaskRow& t : item.commit->done_timers) {
+        if (created.count({t.shard_id, absl::ToUnixMillis(t.fire_time), t.task_id}) != 0) {
+          return true;
+        }
+      }
+    }
+    return false;
   }
 
   static bool DistinctRuns(absl::Span<const GroupItem> items) {
