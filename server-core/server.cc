@@ -2,6 +2,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <mutex>
 
@@ -73,6 +74,12 @@ class TockServerImpl : public TockServer {
         persistence::OpenPersistence(config_.persistence);
     if (!opened.ok()) return opened.status();
     persistence_ = persistence::ObservePersistence(std::move(*opened), *metrics_, faults_.get());
+    // A shared database is remote: calls wait on its round trips, and must not hold gRPC's
+    // few callback threads meanwhile (Dispatcher::RunHandlersOnThreads). Enough threads for
+    // the calls of every pooled connection plus as many waiting to join a group commit.
+    if (persistence_->shared_by_hosts()) {
+      dispatcher_.RunHandlersOnThreads(std::max(32, 2 * config_.persistence.postgres_max_connections));
+    }
     absl::StatusOr<int32_t> shards =
         persistence_->cluster_metadata().InitHistoryShardCount(config_.history_shards);
     if (!shards.ok()) return shards.status();

@@ -4,7 +4,9 @@
 // Everything a change of one run produces is written by ONE Commit, in one transaction,
 // fenced by the shard's range id: a server that lost the shard (another owner took it)
 // writes nothing and gets FAILED_PRECONDITION. So a crash at any point leaves either the
-// whole change or none of it.
+// whole change or none of it. Concurrent Commits may share a transaction (group commit,
+// group_commit.h): each is still all or nothing, fails only by its own checks (or with the
+// whole transaction), and is answered once its transaction committed.
 //
 // Thread safety: implementations are safe to call from many threads.
 #pragma once

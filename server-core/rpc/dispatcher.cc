@@ -93,12 +93,23 @@ class UnaryReactor : public grpc::ServerGenericBidiReactor {
     // The responder may be called more than once (a long poll's answer racing its
     // cancellation); only the first call reaches this reactor, and the shared flag outlives
     // it, so a late call never touches a finished reactor.
-    auto answered = answered_;
-    entry_->handler(context_, request_,
-                    [this, answered](const grpc::Status& status, grpc::ByteBuffer* out) {
-                      if (answered->exchange(true)) return;
-                      Respond(status, out);
-                    });
+    auto run = [this] {
+      auto answered = answered_;
+      entry_->handler(context_, request_,
+                      [this, answered](const grpc::Status& status, grpc::ByteBuffer* out) {
+                        if (answered->exchange(true)) return;
+                        Respond(status, out);
+                      });
+    };
+    if (dispatcher_.handler_threads_ == nullptr) {
+      run();
+      return;
+    }
+    // The reactor lives until the call is finished, which only the handler's answer does.
+    if (!dispatcher_.handler_threads_->Run(std::move(run))) {
+      Complete(grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                            "the server has too many calls waiting to be handled; retry later"));
+    }
   }
 
   void OnCancel() override { context_.cancellation->Cancel(); }
@@ -170,6 +181,10 @@ Dispatcher::Dispatcher()
 }
 
 Dispatcher::~Dispatcher() = default;
+
+void Dispatcher::RunHandlersOnThreads(int threads) {
+  handler_threads_ = std::make_unique<BlockingPool>(threads, size_t{1} << 16);
+}
 
 void Dispatcher::Observe(Logger& logger, MetricsRegistry& registry) {
   logger_ = &logger;

@@ -37,6 +37,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "lib/common/blocking_pool.h"
 #include "lib/common/grpc_status.h"
 #include "lib/common/log.h"
 #include "lib/common/metrics.h"
@@ -107,6 +108,16 @@ class Dispatcher : public grpc::CallbackGenericService {
   // server starts; methods registered before and after are both observed. Both must
   // outlive the dispatcher.
   void Observe(Logger& logger, MetricsRegistry& registry);
+
+  // Runs handlers on `threads` threads of the dispatcher's own instead of gRPC's callback
+  // threads. gRPC has about as many of those as cores (two on a small machine), and a
+  // handler that waits on a remote database (a commit's round trips to PostgreSQL) holds its
+  // thread: no more calls than that could then be in the database at once, and concurrent
+  // commits could never share a transaction (persistence/group_commit.h). Handlers that
+  // answer later (long polls) return at once and hold no thread either way. Not worth it when
+  // handlers do not wait (embedded SQLite): the hand-over costs a thread switch per call.
+  // Call before the server starts.
+  void RunHandlersOnThreads(int threads);
 
   // `method` is "package.Service/Method", without the leading slash.
   void AddRaw(const std::string& method, RawHandler handler);
@@ -220,6 +231,9 @@ class Dispatcher : public grpc::CallbackGenericService {
   // Guards the creation of error counters (the first error of a code for a method).
   mutable std::mutex errors_mu_;
   mutable std::vector<std::unique_ptr<MethodStats::ErrorCounters>> error_counters_;
+  // See RunHandlersOnThreads; null: handlers run on gRPC's callback threads. Last: stopped
+  // (its queued calls run) before the rest goes.
+  std::unique_ptr<BlockingPool> handler_threads_;
 };
 
 }  // namespace tock::server::rpc

@@ -218,7 +218,8 @@ absl::StatusOr<PgResult> PgConn::Finish(PGresult* raw) {
   return PgStatusFromSqlState(sqlstate, message);
 }
 
-absl::StatusOr<PgResult> PgConn::Query(const std::string& sql, absl::Span<const PgParam> params) {
+absl::StatusOr<const std::string*> PgConn::PreparedName(const std::string& sql,
+                                                        absl::Span<const PgParam> params) {
   // A NULL has no type and lets PostgreSQL infer one, so the same text bound with a value
   // and with a NULL are different prepared statements: the key carries the types.
   std::string key = sql;
@@ -226,7 +227,7 @@ absl::StatusOr<PgResult> PgConn::Query(const std::string& sql, absl::Span<const 
   for (const PgParam& p : params) absl::StrAppend(&key, p.type(), ",");
   auto it = prepared_.find(key);
   if (it == prepared_.end()) {
-    if (prepared_.size() >= kMaxPreparedStatements) return QueryOnce(sql, params);
+    if (prepared_.size() >= kMaxPreparedStatements) return nullptr;
     std::vector<Oid> types;
     types.reserve(params.size());
     for (const PgParam& p : params) types.push_back(p.type());
@@ -237,6 +238,13 @@ absl::StatusOr<PgResult> PgConn::Query(const std::string& sql, absl::Span<const 
     if (!prepared.ok()) return prepared.status();
     it = prepared_.emplace(std::move(key), std::move(name)).first;
   }
+  return &it->second;
+}
+
+absl::StatusOr<PgResult> PgConn::Query(const std::string& sql, absl::Span<const PgParam> params) {
+  absl::StatusOr<const std::string*> name = PreparedName(sql, params);
+  if (!name.ok()) return name.status();
+  if (*name == nullptr) return QueryOnce(sql, params);
   std::vector<const char*> values(params.size());
   std::vector<int> lengths(params.size());
   std::vector<int> formats(params.size(), 1);
@@ -245,8 +253,81 @@ absl::StatusOr<PgResult> PgConn::Query(const std::string& sql, absl::Span<const 
     values[i] = params[i].data().data();
     lengths[i] = static_cast<int>(params[i].data().size());
   }
-  return Finish(PQexecPrepared(conn_, it->second.c_str(), static_cast<int>(params.size()),
+  return Finish(PQexecPrepared(conn_, (*name)->c_str(), static_cast<int>(params.size()),
                                values.data(), lengths.data(), formats.data(), 1));
+}
+
+std::vector<absl::StatusOr<PgResult>> PgConn::Pipeline(absl::Span<const PgStatement> statements) {
+  std::vector<absl::StatusOr<PgResult>> out;
+  auto fail_rest = [&](const absl::Status& s) {
+    while (out.size() < statements.size()) out.push_back(s);
+  };
+  std::vector<const std::string*> names(statements.size(), nullptr);
+  for (size_t i = 0; i < statements.size(); ++i) {
+    if (statements[i].params.empty()) continue;
+    absl::StatusOr<const std::string*> name = PreparedName(statements[i].sql, statements[i].params);
+    if (!name.ok()) {
+      fail_rest(name.status());
+      return out;
+    }
+    names[i] = *name;
+  }
+  if (PQenterPipelineMode(conn_) != 1) {
+    broken_ = true;
+    fail_rest(pool_.Unavailable(OneLine(PQerrorMessage(conn_))));
+    return out;
+  }
+  bool sent = true;
+  for (size_t i = 0; i < statements.size() && sent; ++i) {
+    const std::vector<PgParam>& params = statements[i].params;
+    std::vector<Oid> types(params.size());
+    std::vector<const char*> values(params.size());
+    std::vector<int> lengths(params.size());
+    std::vector<int> formats(params.size(), 1);
+    for (size_t p = 0; p < params.size(); ++p) {
+      types[p] = params[p].type();
+      if (params[p].is_null()) continue;
+      values[p] = params[p].data().data();
+      lengths[p] = static_cast<int>(params[p].data().size());
+    }
+    const int n = static_cast<int>(params.size());
+    sent = (names[i] != nullptr
+                ? PQsendQueryPrepared(conn_, names[i]->c_str(), n, values.data(), lengths.data(),
+                                      formats.data(), 1)
+                : PQsendQueryParams(conn_, statements[i].sql.c_str(), n, types.data(),
+                                    values.data(), lengths.data(), formats.data(), 1)) == 1;
+  }
+  if (!sent || PQpipelineSync(conn_) != 1) {
+    broken_ = true;  // a half-sent pipeline: the connection is not reused
+    fail_rest(pool_.Unavailable(OneLine(PQerrorMessage(conn_))));
+    return out;
+  }
+  // Each statement's result, then the NULL that ends it; then the sync point.
+  for (size_t i = 0; i < statements.size(); ++i) {
+    PGresult* r = PQgetResult(conn_);
+    if (r == nullptr) {
+      broken_ = true;
+      fail_rest(pool_.Unavailable(OneLine(PQerrorMessage(conn_))));
+      return out;
+    }
+    if (PQresultStatus(r) == PGRES_PIPELINE_ABORTED) {
+      PQclear(r);
+      out.push_back(absl::AbortedError("not run: an earlier statement failed"));
+    } else {
+      out.push_back(Finish(r));
+    }
+    if (PGresult* extra = PQgetResult(conn_); extra != nullptr) {
+      PQclear(extra);
+      broken_ = true;
+      fail_rest(absl::InternalError("postgres: a statement returned several results"));
+      return out;
+    }
+  }
+  PGresult* sync = PQgetResult(conn_);
+  if (sync == nullptr || PQresultStatus(sync) != PGRES_PIPELINE_SYNC) broken_ = true;
+  PQclear(sync);
+  if (!broken_ && PQexitPipelineMode(conn_) != 1) broken_ = true;
+  return out;
 }
 
 absl::StatusOr<PgResult> PgConn::QueryOnce(const std::string& sql,

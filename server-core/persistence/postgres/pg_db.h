@@ -112,6 +112,14 @@ struct PgPoolOptions {
 
 class PgPool;
 
+// One statement of PgConn::Pipeline. With parameters it runs as Query runs it (prepared once
+// per connection); without, as given (BEGIN, SAVEPOINT ...). The parameters' views must
+// stay alive until Pipeline returns.
+struct PgStatement {
+  std::string sql;
+  std::vector<PgParam> params;
+};
+
 // One open connection. Used only through the pool (see Lease).
 class PgConn {
  public:
@@ -129,10 +137,17 @@ class PgConn {
                                      absl::Span<const PgParam> params = {});
   // Runs one or more statements without parameters or results (DDL, BEGIN, SET ...).
   absl::Status Exec(const std::string& sql);
+  // Runs `statements` in order in ONE round trip (libpq's pipeline mode) and returns each
+  // one's result. Once one fails, PostgreSQL skips the rest: they answer ABORTED ("not run:
+  // an earlier statement failed"). UNAVAILABLE for those not answered when the connection
+  // breaks. Statements not prepared yet are prepared first (a round trip each, once).
+  std::vector<absl::StatusOr<PgResult>> Pipeline(absl::Span<const PgStatement> statements);
 
   // False once the connection is lost (it is then closed when given back, and a new one
   // is opened on next use).
   bool healthy() const { return !broken_ && PQstatus(conn_) == CONNECTION_OK; }
+  // Inside a transaction in which a statement failed (COMMIT would roll it back).
+  bool in_failed_transaction() const { return PQtransactionStatus(conn_) == PQTRANS_INERROR; }
   // How many statements this connection has prepared (for tests).
   size_t prepared_statements() const { return prepared_.size(); }
   // The server process serving this connection (for tests that kill a backend).
@@ -144,6 +159,10 @@ class PgConn {
   // Turns a finished PGresult into a PgResult or the status of its error; marks the
   // connection broken on a connection-class failure.
   absl::StatusOr<PgResult> Finish(PGresult* result);
+  // The name of the prepared statement of `sql` with these parameter types, prepared on
+  // first use; null when the cache is full (the caller then sends it unprepared).
+  absl::StatusOr<const std::string*> PreparedName(const std::string& sql,
+                                                  absl::Span<const PgParam> params);
   // Checks, without a round trip, that the server has not closed the connection while it
   // sat idle (a restarted server sends a termination notice and closes the socket).
   bool StillOpenAfterIdle();

@@ -1,13 +1,11 @@
 // The PostgreSQL ExecutionStore: the contract of execution_store.h for several hosts that
 // share one database, with Temporal's locking rules (READ COMMITTED plus row locks):
 //
-//   - Write is one transaction that locks its shard's row FOR SHARE and compares the
-//     range id before it changes anything (the fence is a CTE of the run's statement that
-//     gates the change, or a statement of its own in a commit without runs). A steal
-//     (AcquireShard) takes the same row's exclusive lock, so it waits for the writers in
-//     flight, and every writer after it reads the new range id and writes nothing
-//     (FAILED_PRECONDITION). FOR KEY SHARE would not do: it does not conflict with
-//     an UPDATE that leaves the key alone.
+//   - Write goes through the group committer (group_commit.h): concurrent commits of one
+//     shard share a transaction, which locks the shard's row FOR SHARE and compares the
+//     range id once, before it changes anything (Batch::RangeId). A steal (AcquireShard)
+//     takes the same row's exclusive lock, so it waits for the writers in flight, and every
+//     writer after it reads the new range id and writes nothing (FAILED_PRECONDITION).
 //   - A run's db_version and the current-run pointer are checked by the statement that
 //     changes them (UPDATE ... WHERE db_version = expected; INSERT ... ON CONFLICT DO
 //     NOTHING; UPDATE ... WHERE run_id = expected). Each takes the row's lock exactly as
@@ -25,17 +23,18 @@
 //     oldest task (matching skips the ones it holds), never after a cursor that could pass
 //     the ids of transactions that may still commit.
 //
-// Round trips: commit latency to PostgreSQL bounds throughput, so a Write sends each kind
-// of row in one statement whatever the count: the events, tasks and timers of a commit go
-// as arrays (their serialized messages concatenated in one bytea, cut by offsets on the
-// server), never one INSERT per row; the fence, the run's row and its events are one
-// statement (WriteRun; WriteManyRuns for all the runs of a multi-run commit), and new and
-// consumed tasks another. A typical change (one run, a few events, one task consumed and
-// one queued) is BEGIN, run, tasks, COMMIT: four round trips, against three for a one-row
-// transaction; a group of changes committed together costs the same four (plus one per
-// run that starts or closes, for its current-run pointer and visibility record).
+// Round trips: commit latency to PostgreSQL bounds throughput, so a group sends each kind
+// of row in one statement whatever the count: the events, tasks and timers of its commits
+// go as arrays (their serialized messages concatenated in one bytea, cut by offsets on the
+// server), never one INSERT per row; the runs' rows and their events are one statement
+// (AddRun; AddManyRuns for several runs), the new and consumed tasks another. A group
+// (of one change or of many) is BEGIN with the fence, runs, tasks, COMMIT: four round trips
+// (plus a savepoint for a group of several, and one per run that starts or closes, for its
+// current-run pointer and visibility record), against three for a one-row transaction.
 // bench/execution_store_bench measures both.
 #include <algorithm>
+#include <deque>
+#include <functional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -46,6 +45,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "server-core/persistence/execution_store.h"
+#include "server-core/persistence/group_commit.h"
 #include "server-core/persistence/postgres/pg_stores.h"
 
 namespace tock::persistence {
@@ -101,16 +101,9 @@ struct Packed {
   }
 };
 
-absl::Status ShardLost(int32_t shard_id, int64_t stored, int64_t ours) {
-  return absl::FailedPreconditionError(
-      absl::StrCat("shard ", shard_id, " is owned by another server (range id ",
-                   stored < 0 ? std::string("none") : absl::StrCat(stored), ", ours ", ours,
-                   "); nothing was written"));
-}
-
-class PgExecutionStore : public ExecutionStore {
+class PgExecutionStore : public ExecutionStore, private CommitBatchWriter {
  public:
-  explicit PgExecutionStore(PgPool& pool) : pool_(pool) {}
+  explicit PgExecutionStore(PgPool& pool) : pool_(pool), group_(*this) {}
 
   // One upsert: the first acquisition inserts range id 1; later ones increment under the
   // row's exclusive lock (ON CONFLICT DO UPDATE locks the row as SELECT ... FOR UPDATE
@@ -130,42 +123,9 @@ class PgExecutionStore : public ExecutionStore {
     return r->Int(0, 0);
   }
 
-  absl::Status Write(Commit& commit) override {
-    // Serialized before a connection is leased: the lease is held for the database work.
-    std::vector<std::string> states;
-    std::vector<Packed> events(commit.runs.size());
-    for (size_t i = 0; i < commit.runs.size(); ++i) {
-      states.push_back(commit.runs[i].state.SerializeAsString());
-      for (const HistoryEvent& e : commit.runs[i].events) events[i].Add(e);
-    }
-    Packed tasks, timers;
-    for (const TaskQueueTask& t : commit.new_tasks) tasks.Add(t.task);
-    for (const TimerTaskRow& t : commit.new_timers) timers.Add(t.task);
-
-    return pool_.InTransaction([&](PgConn& conn) -> absl::Status {
-      // The fence travels in the statement of each run (see WriteRun); a commit without
-      // runs takes it on its own.
-      if (commit.runs.empty()) {
-        absl::StatusOr<PgResult> fence =
-            conn.Query("SELECT range_id FROM shards WHERE shard_id = $1 FOR SHARE",
-                       {PgParam::Int(commit.shard_id)});
-        if (!fence.ok()) return fence.status();
-        const int64_t stored = fence->rows() == 1 ? fence->Int(0, 0) : -1;
-        if (stored != commit.range_id) return ShardLost(commit.shard_id, stored, commit.range_id);
-      }
-      if (commit.runs.size() > 1 && DistinctRuns(commit.runs)) {
-        return WriteManyRuns(conn, commit, states, events, tasks, timers);
-      }
-      for (size_t i = 0; i < commit.runs.size(); ++i) {
-        if (absl::Status s = WriteRun(conn, commit, commit.runs[i], states[i], events[i]);
-            !s.ok()) {
-          return s;
-        }
-      }
-      if (absl::Status s = WriteTasks(conn, commit, tasks); !s.ok()) return s;
-      return WriteTimers(conn, commit, timers);
-    });
-  }
+  // Through the group committer: concurrent commits of one shard share a transaction
+  // (group_commit.h); each shard's groups run in parallel with the other shards'.
+  absl::Status Write(Commit& commit) override { return group_.Write(commit); }
 
   absl::StatusOr<MutableStateRecord> GetRun(const std::string& namespace_id,
                                             const std::string& workflow_id,
@@ -320,167 +280,396 @@ class PgExecutionStore : public ExecutionStore {
   }
 
  private:
-  // Inside the transaction of Write: the run's row and its events in one statement, which
-  // also takes the shard fence. The fence CTE locks the shard row FOR SHARE and the run's
-  // change is gated on its range id, so a stolen shard writes nothing even within the
-  // transaction (and a new owner's rows cannot turn the answer into a duplicate key); the
-  // events are gated on the run's change. The answer row says which check failed.
-  absl::Status WriteRun(PgConn& conn, const Commit& commit, const RunWrite& run,
-                        const std::string& state, const Packed& events) {
-    const auto& exec = run.state.execution();
-    // $1 shard, $2 range id, $3 db_version, $4 state, $5 namespace, $6 workflow, $7 run,
-    // $8 expected db_version, $9 packed events, $10 ids, $11 offsets, $12 lengths.
-    static constexpr char kFence[] =
-        "WITH fence AS (SELECT range_id FROM shards WHERE shard_id = $1 FOR SHARE), ";
-    static constexpr char kGate[] = "EXISTS (SELECT 1 FROM fence WHERE range_id = $2)";
-    static constexpr char kEventsAndAnswer[] =
-        ", ev AS (INSERT INTO history_events(run_id, event_id, data) "
-        "SELECT $7, e.id, substring($9 FROM e.off::int FOR e.len::int) "
-        "FROM unnest($10::bigint[], $11::bigint[], $12::bigint[]) AS e(id, off, len) "
-        "WHERE EXISTS (SELECT 1 FROM run)) "
-        "SELECT (SELECT range_id FROM fence), (SELECT count(*) FROM run)";
-    const std::string sql =
-        run.expected_db_version == 0
-            ? absl::StrCat(kFence,
-                           "run AS (INSERT INTO executions(namespace_id, workflow_id, run_id, "
-                           "shard_id, db_version, state) SELECT $5, $6, $7, $1, $3, $4 WHERE ",
-                           kGate, " AND $8 = 0 ON CONFLICT DO NOTHING RETURNING 1)",
-                           kEventsAndAnswer)
-            : absl::StrCat(kFence,
-                           "run AS (UPDATE executions SET db_version = $3, state = $4 WHERE "
-                           "namespace_id = $5 AND workflow_id = $6 AND run_id = $7 AND "
-                           "db_version = $8 AND ",
-                           kGate, " RETURNING 1)", kEventsAndAnswer);
-    std::vector<int64_t> ids;
-    for (const HistoryEvent& e : run.events) ids.push_back(e.event_id());
-    absl::StatusOr<PgResult> r = conn.Query(
-        sql, {PgParam::Int(commit.shard_id), PgParam::Int(commit.range_id),
-              PgParam::Int(run.state.db_version()), PgParam::Bytes(state),
-              PgParam::Text(exec.namespace_id()), PgParam::Text(exec.workflow_id()),
-              PgParam::Text(exec.run_id()), PgParam::Int(run.expected_db_version),
-              PgParam::Bytes(events.bytes), PgParam::Text(IntArray(ids)),
-              PgParam::Text(IntArray(events.offsets)), PgParam::Text(IntArray(events.lengths))});
-    if (!r.ok()) {
-      if (r.status().code() != absl::StatusCode::kAlreadyExists) return r.status();
-      return absl::AbortedError(
-          absl::StrCat("an event of run ", exec.run_id(), " exists already; nothing was written"));
+  // A commit's messages, serialized in its caller's thread before it queues, so the group's
+  // connection is leased for the database work alone.
+  struct Serialized : PreparedCommit {
+    std::vector<std::string> states;  // per run
+    std::vector<Packed> events;       // per run
+    Packed tasks, timers;
+  };
+
+  std::unique_ptr<PreparedCommit> Prepare(const Commit& commit) override {
+    auto out = std::make_unique<Serialized>();
+    out->events.resize(commit.runs.size());
+    for (size_t i = 0; i < commit.runs.size(); ++i) {
+      out->states.push_back(commit.runs[i].state.SerializeAsString());
+      for (const HistoryEvent& e : commit.runs[i].events) out->events[i].Add(e);
     }
-    const int64_t stored = r->IsNull(0, 0) ? -1 : r->Int(0, 0);
-    if (stored != commit.range_id) return ShardLost(commit.shard_id, stored, commit.range_id);
-    if (r->Int(0, 1) != 1) {
-      return absl::AbortedError(
-          run.expected_db_version == 0
-              ? absl::StrCat("run ", exec.run_id(), " exists already")
-              : absl::StrCat("run ", exec.run_id(),
-                             " was changed concurrently; nothing was written"));
-    }
-    return WritePointerAndVisibility(conn, run);
+    for (const TaskQueueTask& t : commit.new_tasks) out->tasks.Add(t.task);
+    for (const TimerTaskRow& t : commit.new_timers) out->timers.Add(t.task);
+    return out;
   }
 
-  static bool DistinctRuns(const std::vector<RunWrite>& runs) {
+  static const Serialized& SerializedOf(const GroupItem& item) {
+    return static_cast<const Serialized&>(*item.prepared);
+  }
+
+  // Statements of a group's transaction sent together in one round trip (PgConn::Pipeline),
+  // each with the commit it belongs to (-1: several) and the check of its answer. Owns the
+  // texts its parameters view.
+  class StatementBatch {
+   public:
+    // Gets the statement's answer and its commit (which it may change: the commit of the
+    // run that failed); returns what the answer means.
+    using Check = std::function<absl::Status(absl::StatusOr<PgResult>&, int& item)>;
+    std::string_view Keep(std::string text) { return texts_.emplace_back(std::move(text)); }
+    void Add(std::string sql, std::vector<PgParam> params, int item, Check check) {
+      statements_.push_back(PgStatement{std::move(sql), std::move(params)});
+      items_.push_back(item);
+      checks_.push_back(std::move(check));
+    }
+    // Runs them; the first failure in statement order (an error, or what a check makes of
+    // an answer) is returned, with its commit in `failed`.
+    absl::Status Run(PgConn& conn, int& failed) {
+      if (statements_.empty()) return absl::OkStatus();
+      std::vector<absl::StatusOr<PgResult>> results = conn.Pipeline(statements_);
+      for (size_t i = 0; i < results.size(); ++i) {
+        int item = items_[i];
+        absl::Status s = checks_[i] ? checks_[i](results[i], item) : results[i].status();
+        if (!s.ok()) {
+          failed = item;
+          return s;
+        }
+      }
+      return absl::OkStatus();
+    }
+
+   private:
+    std::deque<std::string> texts_;
+    std::vector<PgStatement> statements_;
+    std::vector<int> items_;
+    std::vector<Check> checks_;
+  };
+
+  // A group's transaction on one leased connection (READ COMMITTED): BEGIN with the fence
+  // (one round trip), the group's rows (one round trip: a pipeline, which also carries the
+  // savepoint), COMMIT. A transaction not committed is rolled back when this is destroyed
+  // (and a connection that cannot roll back is closed by the pool instead of reused).
+  class Batch : public CommitBatchTransaction {
+   public:
+    Batch(PgExecutionStore& store, PgPool::Lease lease)
+        : store_(store), lease_(std::move(lease)) {}
+    ~Batch() override {
+      if (begun_ && !committed_ && lease_->healthy()) lease_->Exec("ROLLBACK").IgnoreError();
+    }
+
+    // The fence: the shard's row FOR SHARE, so a steal (AcquireShard's exclusive lock) waits
+    // for this transaction and every writer after the steal reads the new range id. FOR KEY
+    // SHARE would not do: it does not conflict with an UPDATE that leaves the key alone.
+    absl::StatusOr<int64_t> RangeId(int32_t shard_id) override {
+      std::vector<PgStatement> statements;
+      if (!begun_) statements.push_back(PgStatement{"BEGIN", {}});
+      statements.push_back(PgStatement{"SELECT range_id FROM shards WHERE shard_id = $1 FOR SHARE",
+                                       {PgParam::Int(shard_id)}});
+      std::vector<absl::StatusOr<PgResult>> r = lease_->Pipeline(statements);
+      begun_ = true;
+      for (const absl::StatusOr<PgResult>& each : r) {
+        if (!each.ok()) return each.status();
+      }
+      const PgResult& range = *r.back();
+      return range.rows() == 0 ? -1 : range.Int(0, 0);
+    }
+
+    // The savepoint travels at the head of the next Write's pipeline.
+    absl::Status Savepoint() override {
+      if (savepoint_) pending_.push_back("RELEASE SAVEPOINT g");
+      pending_.push_back("SAVEPOINT g");
+      savepoint_ = true;
+      return absl::OkStatus();
+    }
+    absl::Status Write(absl::Span<const GroupItem> items, int& failed) override {
+      std::vector<std::string> pending = std::move(pending_);
+      pending_.clear();
+      return store_.WriteItems(*lease_, pending, items, failed);
+    }
+    absl::Status RollbackToSavepoint() override { return lease_->Exec("ROLLBACK TO SAVEPOINT g"); }
+    absl::Status Commit() override {
+      // COMMIT of a transaction in which a statement failed would answer success and roll
+      // back: never reached (every failure is rolled back to the savepoint), but checked.
+      if (lease_->in_failed_transaction()) {
+        return absl::InternalError(
+            "postgres: a statement of the transaction failed and the transaction was rolled "
+            "back");
+      }
+      absl::Status s = lease_->Exec("COMMIT");
+      committed_ = s.ok();
+      return s;
+    }
+
+   private:
+    PgExecutionStore& store_;
+    PgPool::Lease lease_;
+    bool begun_ = false;
+    bool committed_ = false;
+    bool savepoint_ = false;
+    std::vector<std::string> pending_;  // savepoint statements for the next Write
+  };
+
+  absl::StatusOr<std::unique_ptr<CommitBatchTransaction>> Begin() override {
+    absl::StatusOr<PgPool::Lease> lease = pool_.Acquire();
+    if (!lease.ok()) return lease.status();
+    return std::make_unique<Batch>(*this, std::move(*lease));
+  }
+
+  // Every row of `items`, fenced already, after the statements of `first` (a savepoint), in
+  // ONE round trip and as few statements as their kinds: the runs' rows and events in one
+  // (AddRun for a single run, AddManyRuns for more), each run that starts or closes one for
+  // its current-run pointer and visibility record, the tasks of every commit in one, their
+  // timers in one. The statements after a failed check still run (their answers are not
+  // looked at) and are rolled back with it. A failure names its commit when it can: a run's
+  // check names the run's commit; a duplicate key in a statement of several commits cannot
+  // be traced to one (-1, and the group committer writes them one at a time).
+  absl::Status WriteItems(PgConn& conn, const std::vector<std::string>& first,
+                          absl::Span<const GroupItem> items, int& failed) {
+    const bool single = items.size() == 1;
+    if (!single && (!DistinctRuns(items) || RetiresANewTimer(items))) {
+      // Two commits of one run in a group (a stale writer's), or one retiring a timer
+      // another creates: one after the other, so the second sees the first's rows (one
+      // statement's DELETE does not see its own INSERT).
+      for (const std::string& sql : first) {
+        if (absl::Status s = conn.Exec(sql); !s.ok()) return s;
+      }
+      for (size_t i = 0; i < items.size(); ++i) {
+        int ignored = -1;
+        if (absl::Status s = WriteItems(conn, {}, items.subspan(i, 1), ignored); !s.ok()) {
+          failed = static_cast<int>(i);
+          return s;
+        }
+      }
+      return absl::OkStatus();
+    }
+    // Timer ids left to the store are drawn first (the history engine sets its own, so this
+    // round trip is off its path).
+    if (absl::Status s = DrawTimerIds(conn, items); !s.ok()) {
+      failed = single ? 0 : -1;
+      return s;
+    }
+    StatementBatch batch;
+    for (const std::string& sql : first) batch.Add(sql, {}, -1, nullptr);
+    size_t runs = 0;
+    for (const GroupItem& item : items) runs += item.commit->runs.size();
+    if (runs > 1 && (!single || DistinctRuns(items))) {
+      AddManyRuns(batch, items);
+    } else {
+      for (size_t i = 0; i < items.size(); ++i) {
+        const Commit& commit = *items[i].commit;
+        const Serialized& blobs = SerializedOf(items[i]);
+        for (size_t r = 0; r < commit.runs.size(); ++r) {
+          AddRun(batch, static_cast<int>(i), commit, commit.runs[r], blobs.states[r],
+                 blobs.events[r]);
+        }
+      }
+    }
+    for (size_t i = 0; i < items.size(); ++i) {
+      for (const RunWrite& run : items[i].commit->runs) {
+        AddPointerAndVisibility(batch, static_cast<int>(i), run);
+      }
+    }
+    AddTasks(batch, single ? 0 : -1, items);
+    AddTimers(batch, single ? 0 : -1, items);
+    return batch.Run(conn, failed);
+  }
+
+  // The run's row and its events in one statement; the events are gated on the run's
+  // change. The answer says whether the run's check passed.
+  void AddRun(StatementBatch& batch, int item, const Commit& commit, const RunWrite& run,
+              const std::string& state, const Packed& events) {
+    const auto& exec = run.state.execution();
+    // $1 shard, $2 db_version, $3 state, $4 namespace, $5 workflow, $6 run,
+    // $7 expected db_version, $8 packed events, $9 ids, $10 offsets, $11 lengths.
+    static constexpr char kEventsAndAnswer[] =
+        ", ev AS (INSERT INTO history_events(run_id, event_id, data) "
+        "SELECT $6, e.id, substring($8 FROM e.off::int FOR e.len::int) "
+        "FROM unnest($9::bigint[], $10::bigint[], $11::bigint[]) AS e(id, off, len) "
+        "WHERE EXISTS (SELECT 1 FROM run)) "
+        "SELECT count(*) FROM run";
+    std::string sql =
+        run.expected_db_version == 0
+            ? absl::StrCat("WITH run AS (INSERT INTO executions(namespace_id, workflow_id, "
+                           "run_id, shard_id, db_version, state) SELECT $4, $5, $6, $1, $2, $3 "
+                           "WHERE $7 = 0 ON CONFLICT DO NOTHING RETURNING 1)",
+                           kEventsAndAnswer)
+            : absl::StrCat("WITH run AS (UPDATE executions SET db_version = $2, state = $3 "
+                           "WHERE namespace_id = $4 AND workflow_id = $5 AND run_id = $6 AND "
+                           "db_version = $7 RETURNING 1)",
+                           kEventsAndAnswer);
+    std::vector<int64_t> ids;
+    for (const HistoryEvent& e : run.events) ids.push_back(e.event_id());
+    batch.Add(std::move(sql),
+              {PgParam::Int(commit.shard_id), PgParam::Int(run.state.db_version()),
+               PgParam::Bytes(state), PgParam::Text(exec.namespace_id()),
+               PgParam::Text(exec.workflow_id()), PgParam::Text(exec.run_id()),
+               PgParam::Int(run.expected_db_version), PgParam::Bytes(events.bytes),
+               PgParam::Text(batch.Keep(IntArray(ids))),
+               PgParam::Text(batch.Keep(IntArray(events.offsets))),
+               PgParam::Text(batch.Keep(IntArray(events.lengths)))},
+              item, [&run](absl::StatusOr<PgResult>& r, int&) -> absl::Status {
+                const std::string& run_id = run.state.execution().run_id();
+                if (!r.ok()) {
+                  if (r.status().code() != absl::StatusCode::kAlreadyExists) return r.status();
+                  return absl::AbortedError(absl::StrCat(
+                      "an event of run ", run_id, " exists already; nothing was written"));
+                }
+                if (r->Int(0, 0) != 1) return RunCheckFailed(run);
+                return absl::OkStatus();
+              });
+  }
+
+  static absl::Status RunCheckFailed(const RunWrite& run) {
+    const std::string& run_id = run.state.execution().run_id();
+    return absl::AbortedError(
+        run.expected_db_version == 0
+            ? absl::StrCat("run ", run_id, " exists already")
+            : absl::StrCat("run ", run_id, " was changed concurrently; nothing was written"));
+  }
+
+  static bool RetiresANewTimer(absl::Span<const GroupItem> items) {
+    std::set<std::tuple<int32_t, int64_t, int64_t>> created;
+    for (const GroupItem& item : items) {
+      for (const TimerTaskRow& t : item.commit->new_timers) {
+        created.emplace(t.shard_id, absl::ToUnixMillis(t.fire_time), t.task_id);
+      }
+    }
+    for (const GroupItem& item : items) {
+      for (const TimerTaskRow& t : item.commit->done_timers) {
+        if (created.count({t.shard_id, absl::ToUnixMillis(t.fire_time), t.task_id}) != 0) {
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+
+  static bool DistinctRuns(absl::Span<const GroupItem> items) {
     std::set<std::tuple<std::string_view, std::string_view, std::string_view>> seen;
-    for (const RunWrite& run : runs) {
-      const auto& exec = run.state.execution();
-      if (!seen.emplace(exec.namespace_id(), exec.workflow_id(), exec.run_id()).second) {
-        return false;
+    for (const GroupItem& item : items) {
+      for (const RunWrite& run : item.commit->runs) {
+        const auto& exec = run.state.execution();
+        if (!seen.emplace(exec.namespace_id(), exec.workflow_id(), exec.run_id()).second) {
+          return false;
+        }
       }
     }
     return true;
   }
 
-  // Several runs in one commit (a parent and its child, or a group of changes committed
-  // together): their rows and events in ONE statement, as WriteRun does for one, so the
-  // round trips of a commit do not grow with its runs. The runs' rows are updated (or, at
-  // expected version 0, inserted) from arrays, gated on the fence; the events only of the
-  // runs whose row changed. The answer lists the ordinals of those runs, so the first run
-  // that failed its check is named. Requires distinct runs (an UPDATE ... FROM changes a
-  // row once even when two source rows name it).
-  absl::Status WriteManyRuns(PgConn& conn, Commit& commit, const std::vector<std::string>& states,
-                             const std::vector<Packed>& events, const Packed& tasks,
-                             const Packed& timers) {
+  // The runs of several commits (a parent and its child, or a group's commits): their rows
+  // and events in ONE statement, as AddRun does for one, so the statements of a group do
+  // not grow with its runs. The runs' rows are updated (or, at expected version 0,
+  // inserted) from arrays; the events only of the runs whose row changed. The answer lists
+  // the ordinals of those runs, so the first run that failed its check is named (and its
+  // commit in `failed`). Requires distinct runs (an UPDATE ... FROM changes a row once even
+  // when two source rows name it).
+  void AddManyRuns(StatementBatch& batch, absl::Span<const GroupItem> items) {
     std::vector<std::string_view> namespaces, workflows, run_ids;
-    std::vector<int64_t> expected, versions;
+    std::vector<int64_t> shards, expected, versions;
     Packed packed_states;
     std::vector<int64_t> event_run, event_ids, event_offsets, event_lengths;
     std::string event_bytes;
-    for (size_t i = 0; i < commit.runs.size(); ++i) {
-      const RunWrite& run = commit.runs[i];
-      const auto& exec = run.state.execution();
-      namespaces.push_back(exec.namespace_id());
-      workflows.push_back(exec.workflow_id());
-      run_ids.push_back(exec.run_id());
-      expected.push_back(run.expected_db_version);
-      versions.push_back(run.state.db_version());
-      packed_states.offsets.push_back(static_cast<int64_t>(packed_states.bytes.size()) + 1);
-      packed_states.lengths.push_back(static_cast<int64_t>(states[i].size()));
-      packed_states.bytes += states[i];
-      const int64_t base = static_cast<int64_t>(event_bytes.size());
-      event_bytes += events[i].bytes;
-      for (size_t e = 0; e < run.events.size(); ++e) {
-        event_run.push_back(static_cast<int64_t>(i) + 1);
-        event_ids.push_back(run.events[e].event_id());
-        event_offsets.push_back(base + events[i].offsets[e]);
-        event_lengths.push_back(events[i].lengths[e]);
+    std::vector<std::pair<int, const RunWrite*>> owners;  // per ordinal - 1
+    for (size_t c = 0; c < items.size(); ++c) {
+      const Commit& commit = *items[c].commit;
+      const Serialized& blobs = SerializedOf(items[c]);
+      for (size_t i = 0; i < commit.runs.size(); ++i) {
+        const RunWrite& run = commit.runs[i];
+        const auto& exec = run.state.execution();
+        owners.emplace_back(static_cast<int>(c), &run);
+        namespaces.push_back(exec.namespace_id());
+        workflows.push_back(exec.workflow_id());
+        run_ids.push_back(exec.run_id());
+        shards.push_back(commit.shard_id);
+        expected.push_back(run.expected_db_version);
+        versions.push_back(run.state.db_version());
+        packed_states.offsets.push_back(static_cast<int64_t>(packed_states.bytes.size()) + 1);
+        packed_states.lengths.push_back(static_cast<int64_t>(blobs.states[i].size()));
+        packed_states.bytes += blobs.states[i];
+        const int64_t base = static_cast<int64_t>(event_bytes.size());
+        event_bytes += blobs.events[i].bytes;
+        for (size_t e = 0; e < run.events.size(); ++e) {
+          event_run.push_back(static_cast<int64_t>(owners.size()));
+          event_ids.push_back(run.events[e].event_id());
+          event_offsets.push_back(base + blobs.events[i].offsets[e]);
+          event_lengths.push_back(blobs.events[i].lengths[e]);
+        }
       }
     }
-    absl::StatusOr<PgResult> r = conn.Query(
-        "WITH fence AS (SELECT range_id FROM shards WHERE shard_id = $1 FOR SHARE), "
-        "r AS MATERIALIZED (SELECT * FROM unnest($3::text[], $4::text[], $5::text[], "
-        "$6::bigint[], $7::bigint[], $8::bigint[], $9::bigint[]) WITH ORDINALITY "
-        "AS r(ns, wf, run, expected, version, off, len, n)), "
+    const bool single = items.size() == 1;
+    batch.Add(
+        "WITH r AS MATERIALIZED (SELECT * FROM unnest($1::text[], $2::text[], $3::text[], "
+        "$4::bigint[], $5::bigint[], $6::bigint[], $7::bigint[], $8::bigint[]) WITH ORDINALITY "
+        "AS r(ns, wf, run, shard, expected, version, off, len, n)), "
         "upd AS (UPDATE executions x SET db_version = r.version, "
-        "state = substring($10 FROM r.off::int FOR r.len::int) FROM r WHERE r.expected <> 0 "
+        "state = substring($9 FROM r.off::int FOR r.len::int) FROM r WHERE r.expected <> 0 "
         "AND x.namespace_id = r.ns AND x.workflow_id = r.wf AND x.run_id = r.run AND "
-        "x.db_version = r.expected AND EXISTS (SELECT 1 FROM fence WHERE range_id = $2) "
-        "RETURNING r.n), "
+        "x.db_version = r.expected RETURNING r.n), "
         "ins AS (INSERT INTO executions(namespace_id, workflow_id, run_id, shard_id, "
-        "db_version, state) SELECT r.ns, r.wf, r.run, $1, r.version, "
-        "substring($10 FROM r.off::int FOR r.len::int) FROM r WHERE r.expected = 0 AND "
-        "EXISTS (SELECT 1 FROM fence WHERE range_id = $2) ON CONFLICT DO NOTHING "
-        "RETURNING namespace_id, workflow_id, run_id), "
+        "db_version, state) SELECT r.ns, r.wf, r.run, r.shard, r.version, "
+        "substring($9 FROM r.off::int FOR r.len::int) FROM r WHERE r.expected = 0 "
+        "ON CONFLICT DO NOTHING RETURNING namespace_id, workflow_id, run_id), "
         "ok AS (SELECT n FROM upd UNION ALL SELECT r.n FROM r JOIN ins ON "
         "ins.namespace_id = r.ns AND ins.workflow_id = r.wf AND ins.run_id = r.run), "
         "ev AS (INSERT INTO history_events(run_id, event_id, data) SELECT r.run, e.id, "
-        "substring($11 FROM e.off::int FOR e.len::int) FROM unnest($12::bigint[], "
-        "$13::bigint[], $14::bigint[], $15::bigint[]) AS e(rn, id, off, len) "
+        "substring($10 FROM e.off::int FOR e.len::int) FROM unnest($11::bigint[], "
+        "$12::bigint[], $13::bigint[], $14::bigint[]) AS e(rn, id, off, len) "
         "JOIN r ON r.n = e.rn WHERE e.rn IN (SELECT n FROM ok)) "
-        "SELECT (SELECT range_id FROM fence), "
-        "(SELECT COALESCE(string_agg(n::text, ','), '') FROM ok)",
-        {PgParam::Int(commit.shard_id), PgParam::Int(commit.range_id),
-         PgParam::Text(TextArray(namespaces)), PgParam::Text(TextArray(workflows)),
-         PgParam::Text(TextArray(run_ids)), PgParam::Text(IntArray(expected)),
-         PgParam::Text(IntArray(versions)), PgParam::Text(IntArray(packed_states.offsets)),
-         PgParam::Text(IntArray(packed_states.lengths)), PgParam::Bytes(packed_states.bytes),
-         PgParam::Bytes(event_bytes), PgParam::Text(IntArray(event_run)),
-         PgParam::Text(IntArray(event_ids)), PgParam::Text(IntArray(event_offsets)),
-         PgParam::Text(IntArray(event_lengths))});
-    if (!r.ok()) {
-      if (r.status().code() != absl::StatusCode::kAlreadyExists) return r.status();
-      return absl::AbortedError("an event of a run exists already; nothing was written");
+        "SELECT COALESCE(string_agg(n::text, ','), '') FROM ok",
+        {PgParam::Text(batch.Keep(TextArray(namespaces))),
+         PgParam::Text(batch.Keep(TextArray(workflows))),
+         PgParam::Text(batch.Keep(TextArray(run_ids))), PgParam::Text(batch.Keep(IntArray(shards))),
+         PgParam::Text(batch.Keep(IntArray(expected))),
+         PgParam::Text(batch.Keep(IntArray(versions))),
+         PgParam::Text(batch.Keep(IntArray(packed_states.offsets))),
+         PgParam::Text(batch.Keep(IntArray(packed_states.lengths))),
+         PgParam::Bytes(batch.Keep(std::move(packed_states.bytes))),
+         PgParam::Bytes(batch.Keep(std::move(event_bytes))),
+         PgParam::Text(batch.Keep(IntArray(event_run))),
+         PgParam::Text(batch.Keep(IntArray(event_ids))),
+         PgParam::Text(batch.Keep(IntArray(event_offsets))),
+         PgParam::Text(batch.Keep(IntArray(event_lengths)))},
+        single ? 0 : -1,
+        [owners = std::move(owners)](absl::StatusOr<PgResult>& r, int& item) -> absl::Status {
+          if (!r.ok()) {
+            if (r.status().code() != absl::StatusCode::kAlreadyExists) return r.status();
+            return absl::AbortedError("an event of a run exists already; nothing was written");
+          }
+          std::set<int64_t> changed;
+          const std::string_view list = r->View(0, 0);
+          for (absl::string_view n : absl::StrSplit(absl::string_view(list.data(), list.size()),
+                                                    ',', absl::SkipEmpty())) {
+            int64_t ordinal = 0;
+            if (absl::SimpleAtoi(n, &ordinal)) changed.insert(ordinal);
+          }
+          for (size_t i = 0; i < owners.size(); ++i) {
+            if (changed.count(static_cast<int64_t>(i) + 1) != 0) continue;
+            item = owners[i].first;
+            return RunCheckFailed(*owners[i].second);
+          }
+          return absl::OkStatus();
+        });
+  }
+
+  // Draws the ids of the timers left at 0 from the task id sequence (one statement for all).
+  absl::Status DrawTimerIds(PgConn& conn, absl::Span<const GroupItem> items) {
+    std::vector<TimerTaskRow*> unset;
+    for (const GroupItem& item : items) {
+      for (TimerTaskRow& t : item.commit->new_timers) {
+        if (t.task_id == 0) unset.push_back(&t);
+      }
     }
-    const int64_t stored = r->IsNull(0, 0) ? -1 : r->Int(0, 0);
-    if (stored != commit.range_id) return ShardLost(commit.shard_id, stored, commit.range_id);
-    std::set<int64_t> changed;
-    const std::string_view list = r->View(0, 1);
-    for (absl::string_view n :
-         absl::StrSplit(absl::string_view(list.data(), list.size()), ',', absl::SkipEmpty())) {
-      int64_t ordinal = 0;
-      if (absl::SimpleAtoi(n, &ordinal)) changed.insert(ordinal);
+    if (unset.empty()) return absl::OkStatus();
+    absl::StatusOr<PgResult> ids =
+        conn.Query(absl::StrCat("SELECT nextval('", kTaskIdSequence,
+                                "') FROM generate_series(1, $1) AS n ORDER BY n"),
+                   {PgParam::Int(static_cast<int64_t>(unset.size()))});
+    if (!ids.ok()) return ids.status();
+    if (ids->rows() != static_cast<int>(unset.size())) {
+      return absl::InternalError("the task id sequence gave no ids");
     }
-    for (size_t i = 0; i < commit.runs.size(); ++i) {
-      if (changed.count(static_cast<int64_t>(i) + 1) != 0) continue;
-      const RunWrite& run = commit.runs[i];
-      const std::string& run_id = run.state.execution().run_id();
-      return absl::AbortedError(
-          run.expected_db_version == 0
-              ? absl::StrCat("run ", run_id, " exists already")
-              : absl::StrCat("run ", run_id, " was changed concurrently; nothing was written"));
-    }
-    for (const RunWrite& run : commit.runs) {
-      if (absl::Status s = WritePointerAndVisibility(conn, run); !s.ok()) return s;
-    }
-    if (absl::Status s = WriteTasks(conn, commit, tasks); !s.ok()) return s;
-    return WriteTimers(conn, commit, timers);
+    std::vector<int64_t> sorted;
+    for (int i = 0; i < ids->rows(); ++i) sorted.push_back(ids->Int(i, 0));
+    std::sort(sorted.begin(), sorted.end());
+    for (size_t i = 0; i < unset.size(); ++i) unset[i]->task_id = sorted[i];
+    return absl::OkStatus();
   }
 
   // The run's current-run pointer change and its visibility record (with its archival
@@ -495,11 +684,9 @@ class PgExecutionStore : public ExecutionStore {
   // The archival queue row is inserted only when the run closes in a namespace that
   // archives, and kept as it is when the run was queued before (the archiver's progress
   // is never reset).
-  absl::Status WritePointerAndVisibility(PgConn& conn, const RunWrite& run) {
+  void AddPointerAndVisibility(StatementBatch& batch, int item, const RunWrite& run) {
     const bool has_visibility = run.visibility.has_value();
-    if (run.current_run_change == CurrentRunChange::kNone && !has_visibility) {
-      return absl::OkStatus();
-    }
+    if (run.current_run_change == CurrentRunChange::kNone && !has_visibility) return;
     const auto& exec = run.state.execution();
     // $1 namespace, $2 workflow, $3 run, $4 status, $5 start request id, $6 expected run.
     std::string sql = "WITH p AS (";
@@ -549,118 +736,135 @@ class PgExecutionStore : public ExecutionStore {
            PgParam::Bool(run.archive_on_close && v.close_time.has_value())});
     }
     sql += " SELECT count(*) FROM p";
-    absl::StatusOr<PgResult> r = conn.Query(sql, params);
-    if (!r.ok()) return r.status();
-    const bool moved = r->rows() == 1 && r->Int(0, 0) == 1;
-    if (run.current_run_change == CurrentRunChange::kCreate && !moved) {
-      return absl::AlreadyExistsError(
-          absl::StrCat("workflow id ", exec.workflow_id(), " already has a current run"));
-    }
-    if (run.current_run_change == CurrentRunChange::kReplace && !moved) {
-      return absl::AbortedError(
-          absl::StrCat("the current run of ", exec.workflow_id(), " changed concurrently"));
-    }
-    return absl::OkStatus();
+    batch.Add(std::move(sql), std::move(params), item,
+              [&run](absl::StatusOr<PgResult>& r, int&) -> absl::Status {
+                if (!r.ok()) return r.status();
+                const bool moved = r->rows() == 1 && r->Int(0, 0) == 1;
+                const std::string& workflow_id = run.state.execution().workflow_id();
+                if (run.current_run_change == CurrentRunChange::kCreate && !moved) {
+                  return absl::AlreadyExistsError(
+                      absl::StrCat("workflow id ", workflow_id, " already has a current run"));
+                }
+                if (run.current_run_change == CurrentRunChange::kReplace && !moved) {
+                  return absl::AbortedError(
+                      absl::StrCat("the current run of ", workflow_id, " changed concurrently"));
+                }
+                return absl::OkStatus();
+              });
   }
 
-  // The new tasks and the consumed ones in one statement (the DELETE runs as a CTE). Fills
-  // in the ids: the rows are inserted in the commit's order (ORDER BY the ordinal), so the
-  // sequence gives them increasing ids in that order; the returned ids are sorted before
-  // they are handed back, which does not depend on RETURNING's order.
-  absl::Status WriteTasks(PgConn& conn, Commit& commit, const Packed& packed) {
-    std::vector<TaskQueueTask>& new_tasks = commit.new_tasks;
-    if (new_tasks.empty() && commit.done_task_ids.empty()) return absl::OkStatus();
-    if (new_tasks.empty()) {
-      return conn
-          .Query("DELETE FROM task_queue_tasks WHERE task_id = ANY($1::bigint[])",
-                 {PgParam::Text(IntArray(commit.done_task_ids))})
-          .status();
-    }
+  // The new tasks and the consumed ones of every commit in one statement (the DELETE runs
+  // as a CTE). Fills in the ids: the rows are inserted in the commits' order (ORDER BY the
+  // ordinal), so the sequence gives them increasing ids in that order; the returned ids are
+  // sorted before they are handed back, which does not depend on RETURNING's order.
+  void AddTasks(StatementBatch& batch, int item, absl::Span<const GroupItem> items) {
     std::vector<std::string_view> namespaces, queues;
-    std::vector<int64_t> kinds;
-    for (const TaskQueueTask& t : new_tasks) {
-      namespaces.push_back(t.namespace_id);
-      queues.push_back(t.task_queue);
-      kinds.push_back(static_cast<int64_t>(t.kind));
+    std::vector<int64_t> kinds, offsets, lengths, done;
+    std::string bytes;
+    for (const GroupItem& each : items) {
+      const Packed& packed = SerializedOf(each).tasks;
+      const int64_t base = static_cast<int64_t>(bytes.size());
+      bytes += packed.bytes;
+      for (size_t i = 0; i < each.commit->new_tasks.size(); ++i) {
+        const TaskQueueTask& t = each.commit->new_tasks[i];
+        namespaces.push_back(t.namespace_id);
+        queues.push_back(t.task_queue);
+        kinds.push_back(static_cast<int64_t>(t.kind));
+        offsets.push_back(base + packed.offsets[i]);
+        lengths.push_back(packed.lengths[i]);
+      }
+      done.insert(done.end(), each.commit->done_task_ids.begin(),
+                  each.commit->done_task_ids.end());
     }
-    absl::StatusOr<PgResult> ins = conn.Query(
+    if (kinds.empty() && done.empty()) return;
+    if (kinds.empty()) {
+      batch.Add("DELETE FROM task_queue_tasks WHERE task_id = ANY($1::bigint[])",
+                {PgParam::Text(batch.Keep(IntArray(done)))}, item, nullptr);
+      return;
+    }
+    const size_t count = kinds.size();
+    batch.Add(
         "WITH done AS (DELETE FROM task_queue_tasks WHERE task_id = ANY($7::bigint[])) "
         "INSERT INTO task_queue_tasks(namespace_id, task_queue, kind, data) "
         "SELECT t.ns, t.queue, t.kind, substring($1 FROM t.off::int FOR t.len::int) "
         "FROM unnest($2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::bigint[]) "
         "WITH ORDINALITY AS t(ns, queue, kind, off, len, n) ORDER BY t.n RETURNING task_id",
-        {PgParam::Bytes(packed.bytes), PgParam::Text(TextArray(namespaces)),
-         PgParam::Text(TextArray(queues)), PgParam::Text(IntArray(kinds)),
-         PgParam::Text(IntArray(packed.offsets)), PgParam::Text(IntArray(packed.lengths)),
-         PgParam::Text(IntArray(commit.done_task_ids))});
-    if (!ins.ok()) return ins.status();
-    if (ins->rows() != static_cast<int>(new_tasks.size())) {
-      return absl::InternalError("inserting tasks returned the wrong number of ids");
-    }
-    std::vector<int64_t> ids;
-    for (int i = 0; i < ins->rows(); ++i) ids.push_back(ins->Int(i, 0));
-    std::sort(ids.begin(), ids.end());
-    for (size_t i = 0; i < ids.size(); ++i) new_tasks[i].task_id = ids[i];
-    return absl::OkStatus();
+        {PgParam::Bytes(batch.Keep(std::move(bytes))),
+         PgParam::Text(batch.Keep(TextArray(namespaces))),
+         PgParam::Text(batch.Keep(TextArray(queues))), PgParam::Text(batch.Keep(IntArray(kinds))),
+         PgParam::Text(batch.Keep(IntArray(offsets))),
+         PgParam::Text(batch.Keep(IntArray(lengths))), PgParam::Text(batch.Keep(IntArray(done)))},
+        item, [items, count](absl::StatusOr<PgResult>& ins, int&) -> absl::Status {
+          if (!ins.ok()) return ins.status();
+          if (ins->rows() != static_cast<int>(count)) {
+            return absl::InternalError("inserting tasks returned the wrong number of ids");
+          }
+          std::vector<int64_t> ids;
+          for (int i = 0; i < ins->rows(); ++i) ids.push_back(ins->Int(i, 0));
+          std::sort(ids.begin(), ids.end());
+          size_t next = 0;
+          for (const GroupItem& each : items) {
+            for (TaskQueueTask& t : each.commit->new_tasks) t.task_id = ids[next++];
+          }
+          return absl::OkStatus();
+        });
   }
 
-  // The new timers and the retired ones in one statement (the DELETE runs as a CTE).
-  absl::Status WriteTimers(PgConn& conn, Commit& commit, const Packed& packed) {
-    std::vector<TimerTaskRow>& new_timers = commit.new_timers;
-    if (new_timers.empty() && commit.done_timers.empty()) return absl::OkStatus();
-    const int64_t unset = std::count_if(new_timers.begin(), new_timers.end(),
-                                        [](const TimerTaskRow& t) { return t.task_id == 0; });
-    if (unset > 0) {
-      absl::StatusOr<PgResult> ids =
-          conn.Query(absl::StrCat("SELECT nextval('", kTaskIdSequence,
-                                  "') FROM generate_series(1, $1) AS n ORDER BY n"),
-                     {PgParam::Int(unset)});
-      if (!ids.ok()) return ids.status();
-      if (ids->rows() != unset) return absl::InternalError("the task id sequence gave no ids");
-      std::vector<int64_t> sorted;
-      for (int i = 0; i < ids->rows(); ++i) sorted.push_back(ids->Int(i, 0));
-      std::sort(sorted.begin(), sorted.end());
-      size_t next = 0;
-      for (TimerTaskRow& t : new_timers) {
-        if (t.task_id == 0) t.task_id = sorted[next++];
+  // The new timers and the retired ones of every commit in one statement (the DELETE runs
+  // as a CTE); their ids are set (DrawTimerIds).
+  void AddTimers(StatementBatch& batch, int item, absl::Span<const GroupItem> items) {
+    std::vector<int64_t> shards, fire_ms, task_ids, offsets, lengths, done_shards, done_fire_ms,
+        done_ids;
+    std::string bytes;
+    for (const GroupItem& each : items) {
+      const Packed& packed = SerializedOf(each).timers;
+      const int64_t base = static_cast<int64_t>(bytes.size());
+      bytes += packed.bytes;
+      for (size_t i = 0; i < each.commit->new_timers.size(); ++i) {
+        const TimerTaskRow& t = each.commit->new_timers[i];
+        shards.push_back(t.shard_id);
+        fire_ms.push_back(absl::ToUnixMillis(t.fire_time));
+        task_ids.push_back(t.task_id);
+        offsets.push_back(base + packed.offsets[i]);
+        lengths.push_back(packed.lengths[i]);
+      }
+      for (const TimerTaskRow& t : each.commit->done_timers) {
+        done_shards.push_back(t.shard_id);
+        done_fire_ms.push_back(absl::ToUnixMillis(t.fire_time));
+        done_ids.push_back(t.task_id);
       }
     }
-    std::vector<int64_t> shards, fire_ms, task_ids, done_shards, done_fire_ms, done_ids;
-    for (const TimerTaskRow& t : new_timers) {
-      shards.push_back(t.shard_id);
-      fire_ms.push_back(absl::ToUnixMillis(t.fire_time));
-      task_ids.push_back(t.task_id);
-    }
-    for (const TimerTaskRow& t : commit.done_timers) {
-      done_shards.push_back(t.shard_id);
-      done_fire_ms.push_back(absl::ToUnixMillis(t.fire_time));
-      done_ids.push_back(t.task_id);
-    }
-    absl::Status s =
-        conn.Query(
-                "WITH done AS (DELETE FROM timer_tasks t USING unnest($7::bigint[], $8::bigint[], "
-                "$9::bigint[]) AS d(shard, fire, id) WHERE t.shard_id = d.shard AND "
-                "t.fire_ms = d.fire AND t.task_id = d.id) "
-                "INSERT INTO timer_tasks(shard_id, fire_ms, task_id, data) "
-                "SELECT t.shard, t.fire, t.id, substring($1 FROM t.off::int FOR t.len::int) "
-                "FROM unnest($2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[], "
-                "$6::bigint[]) AS t(shard, fire, id, off, len)",
-                {PgParam::Bytes(packed.bytes), PgParam::Text(IntArray(shards)),
-                 PgParam::Text(IntArray(fire_ms)), PgParam::Text(IntArray(task_ids)),
-                 PgParam::Text(IntArray(packed.offsets)), PgParam::Text(IntArray(packed.lengths)),
-                 PgParam::Text(IntArray(done_shards)), PgParam::Text(IntArray(done_fire_ms)),
-                 PgParam::Text(IntArray(done_ids))})
-            .status();
-    // ALREADY_EXISTS means "the workflow id has a current run" to callers of Write; a timer
-    // key given twice is the caller's bug, and says so.
-    if (s.code() == absl::StatusCode::kAlreadyExists) {
-      return absl::InternalError(
-          "a new timer has the fire time and task id of a stored one; nothing was written");
-    }
-    return s;
+    if (shards.empty() && done_shards.empty()) return;
+    batch.Add(
+        "WITH done AS (DELETE FROM timer_tasks t USING unnest($7::bigint[], $8::bigint[], "
+        "$9::bigint[]) AS d(shard, fire, id) WHERE t.shard_id = d.shard AND "
+        "t.fire_ms = d.fire AND t.task_id = d.id) "
+        "INSERT INTO timer_tasks(shard_id, fire_ms, task_id, data) "
+        "SELECT t.shard, t.fire, t.id, substring($1 FROM t.off::int FOR t.len::int) "
+        "FROM unnest($2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[], "
+        "$6::bigint[]) AS t(shard, fire, id, off, len)",
+        {PgParam::Bytes(batch.Keep(std::move(bytes))), PgParam::Text(batch.Keep(IntArray(shards))),
+         PgParam::Text(batch.Keep(IntArray(fire_ms))),
+         PgParam::Text(batch.Keep(IntArray(task_ids))),
+         PgParam::Text(batch.Keep(IntArray(offsets))),
+         PgParam::Text(batch.Keep(IntArray(lengths))),
+         PgParam::Text(batch.Keep(IntArray(done_shards))),
+         PgParam::Text(batch.Keep(IntArray(done_fire_ms))),
+         PgParam::Text(batch.Keep(IntArray(done_ids)))},
+        item, [](absl::StatusOr<PgResult>& r, int&) -> absl::Status {
+          // ALREADY_EXISTS means "the workflow id has a current run" to callers of Write; a
+          // timer key given twice is the caller's bug, and says so.
+          if (r.status().code() == absl::StatusCode::kAlreadyExists) {
+            return absl::InternalError(
+                "a new timer has the fire time and task id of a stored one; nothing was "
+                "written");
+          }
+          return r.status();
+        });
   }
 
   PgPool& pool_;
+  GroupCommitter group_;  // last: it calls back into this store
 };
 
 }  // namespace

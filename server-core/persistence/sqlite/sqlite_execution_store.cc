@@ -1,13 +1,15 @@
 #include "absl/strings/str_cat.h"
 #include "server-core/persistence/execution_store.h"
+#include "server-core/persistence/group_commit.h"
 #include "server-core/persistence/sqlite/sqlite_stores.h"
 
 namespace tock::persistence {
 namespace {
 
-class SqliteExecutionStore : public ExecutionStore {
+class SqliteExecutionStore : public ExecutionStore, private CommitBatchWriter {
  public:
-  explicit SqliteExecutionStore(SqliteDb& db) : db_(db) {}
+  explicit SqliteExecutionStore(SqliteDb& db)
+      : db_(db), group_(*this, {.group_by_shard = false}) {}
 
   absl::StatusOr<int64_t> AcquireShard(int32_t shard_id, const std::string& owner) override {
     std::lock_guard lock(db_.mutex());
@@ -27,76 +29,9 @@ class SqliteExecutionStore : public ExecutionStore {
     return range_id;
   }
 
-  absl::Status Write(Commit& commit) override {
-    // Every blob is serialized before the lock is taken: the lock serialises all writers,
-    // so it is held for the SQLite work alone.
-    Blobs blobs;
-    for (const RunWrite& run : commit.runs) {
-      blobs.states.push_back(run.state.SerializeAsString());
-      auto& events = blobs.events.emplace_back();
-      for (const HistoryEvent& e : run.events) events.push_back(e.SerializeAsString());
-    }
-    for (const TaskQueueTask& task : commit.new_tasks)
-      blobs.tasks.push_back(task.task.SerializeAsString());
-    for (const TimerTaskRow& timer : commit.new_timers)
-      blobs.timers.push_back(timer.task.SerializeAsString());
-    std::lock_guard lock(db_.mutex());
-    Transaction tx(db_);
-    RETURN_IF_ERROR(tx.Begin());
-    // The fence: the shard must still be ours, checked inside this transaction.
-    ASSIGN_STMT(fence, db_.Prepare("SELECT range_id FROM shards WHERE shard_id = ?"));
-    auto row = fence.Bind(1, int64_t{commit.shard_id}).Step();
-    if (!row.ok()) return row.status();
-    int64_t stored_range = *row ? fence.Int(0) : -1;
-    fence.Reset();
-    if (stored_range != commit.range_id) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "shard ", commit.shard_id, " is owned by another server (range id ", stored_range,
-          ", ours ", commit.range_id, "); nothing was written"));
-    }
-    for (size_t i = 0; i < commit.runs.size(); ++i) {
-      RETURN_IF_ERROR(WriteRun(commit.shard_id, commit.runs[i], blobs, i));
-    }
-    for (size_t i = 0; i < commit.new_tasks.size(); ++i) {
-      TaskQueueTask& task = commit.new_tasks[i];
-      ASSIGN_STMT(ins, db_.Prepare(
-          "INSERT INTO task_queue_tasks(namespace_id, task_queue, kind, data) VALUES (?,?,?,?)"));
-      RETURN_IF_ERROR(ins.Bind(1, task.namespace_id)
-                          .Bind(2, task.task_queue)
-                          .Bind(3, int64_t{static_cast<int>(task.kind)})
-                          .BindBlobView(4, blobs.tasks[i])
-                          .Run());
-      task.task_id = db_.LastInsertRowId();
-    }
-    for (int64_t id : commit.done_task_ids) {
-      ASSIGN_STMT(del, db_.Prepare("DELETE FROM task_queue_tasks WHERE task_id = ?"));
-      RETURN_IF_ERROR(del.Bind(1, id).Run());
-    }
-    for (size_t i = 0; i < commit.new_timers.size(); ++i) {
-      TimerTaskRow& timer = commit.new_timers[i];
-      if (timer.task_id == 0) {
-        absl::StatusOr<int64_t> id = NextSequenceId();
-        if (!id.ok()) return id.status();
-        timer.task_id = *id;
-      }
-      ASSIGN_STMT(ins, db_.Prepare(
-          "INSERT INTO timer_tasks(shard_id, fire_ms, task_id, data) VALUES (?,?,?,?)"));
-      RETURN_IF_ERROR(ins.Bind(1, int64_t{timer.shard_id})
-                          .Bind(2, absl::ToUnixMillis(timer.fire_time))
-                          .Bind(3, timer.task_id)
-                          .BindBlobView(4, blobs.timers[i])
-                          .Run());
-    }
-    for (const TimerTaskRow& timer : commit.done_timers) {
-      ASSIGN_STMT(del, db_.Prepare(
-          "DELETE FROM timer_tasks WHERE shard_id = ? AND fire_ms = ? AND task_id = ?"));
-      RETURN_IF_ERROR(del.Bind(1, int64_t{timer.shard_id})
-                          .Bind(2, absl::ToUnixMillis(timer.fire_time))
-                          .Bind(3, timer.task_id)
-                          .Run());
-    }
-    return tx.Commit();
-  }
+  // Through the group committer: concurrent commits (of any shard: this database has one
+  // writer) share a transaction (group_commit.h).
+  absl::Status Write(Commit& commit) override { return group_.Write(commit); }
 
   absl::StatusOr<MutableStateRecord> GetRun(const std::string& namespace_id,
                                             const std::string& workflow_id,
@@ -246,13 +181,126 @@ class SqliteExecutionStore : public ExecutionStore {
   }
 
   // The serialized forms of a Commit's messages, made before the lock is taken; they live
-  // until the transaction is over (the statements bind them without copying).
-  struct Blobs {
+  // until the group's transaction is over (the statements bind them without copying).
+  struct Blobs : PreparedCommit {
     std::vector<std::string> states;               // per run
     std::vector<std::vector<std::string>> events;  // per run, per event
     std::vector<std::string> tasks;                // per new task
     std::vector<std::string> timers;               // per new timer
   };
+
+  // Every blob is serialized in the caller's thread, before it queues: the group's
+  // transaction holds the lock that serialises all writers for the SQLite work alone.
+  std::unique_ptr<PreparedCommit> Prepare(const Commit& commit) override {
+    auto prepared = std::make_unique<Blobs>();
+    Blobs& blobs = *prepared;
+    for (const RunWrite& run : commit.runs) {
+      blobs.states.push_back(run.state.SerializeAsString());
+      auto& events = blobs.events.emplace_back();
+      for (const HistoryEvent& e : run.events) events.push_back(e.SerializeAsString());
+    }
+    for (const TaskQueueTask& task : commit.new_tasks)
+      blobs.tasks.push_back(task.task.SerializeAsString());
+    for (const TimerTaskRow& timer : commit.new_timers)
+      blobs.timers.push_back(timer.task.SerializeAsString());
+    return prepared;
+  }
+
+  // A group's transaction: the connection's lock and BEGIN IMMEDIATE (SQLite's write lock,
+  // which is also the fence: no other connection can change a range id until COMMIT).
+  class Batch : public CommitBatchTransaction {
+   public:
+    explicit Batch(SqliteExecutionStore& store)
+        : store_(store), lock_(store.db_.mutex()), tx_(store.db_) {}
+    absl::Status Open() { return tx_.Begin(); }
+
+    absl::StatusOr<int64_t> RangeId(int32_t shard_id) override {
+      ASSIGN_STMT(fence, store_.db_.Prepare("SELECT range_id FROM shards WHERE shard_id = ?"));
+      auto row = fence.Bind(1, int64_t{shard_id}).Step();
+      if (!row.ok()) return row.status();
+      const int64_t stored = *row ? fence.Int(0) : -1;
+      fence.Reset();
+      return stored;
+    }
+
+    absl::Status Write(absl::Span<const GroupItem> items, int& failed) override {
+      for (size_t i = 0; i < items.size(); ++i) {
+        absl::Status s =
+            store_.WriteCommit(*items[i].commit, static_cast<const Blobs&>(*items[i].prepared));
+        if (!s.ok()) {
+          failed = static_cast<int>(i);
+          return s;
+        }
+      }
+      return absl::OkStatus();
+    }
+
+    absl::Status Savepoint() override {
+      absl::Status s = store_.db_.Exec(savepoint_ ? "RELEASE g; SAVEPOINT g" : "SAVEPOINT g");
+      savepoint_ = s.ok();
+      return s;
+    }
+    absl::Status RollbackToSavepoint() override { return store_.db_.Exec("ROLLBACK TO g"); }
+    absl::Status Commit() override { return tx_.Commit(); }
+
+   private:
+    SqliteExecutionStore& store_;
+    std::lock_guard<std::mutex> lock_;
+    Transaction tx_;  // after the lock: rolled back before it is let go
+    bool savepoint_ = false;
+  };
+
+  absl::StatusOr<std::unique_ptr<CommitBatchTransaction>> Begin() override {
+    auto batch = std::make_unique<Batch>(*this);
+    RETURN_IF_ERROR(batch->Open());
+    return batch;
+  }
+
+  // One commit's rows, inside a group's transaction (fenced already).
+  absl::Status WriteCommit(Commit& commit, const Blobs& blobs) {
+    for (size_t i = 0; i < commit.runs.size(); ++i) {
+      RETURN_IF_ERROR(WriteRun(commit.shard_id, commit.runs[i], blobs, i));
+    }
+    for (size_t i = 0; i < commit.new_tasks.size(); ++i) {
+      TaskQueueTask& task = commit.new_tasks[i];
+      ASSIGN_STMT(ins, db_.Prepare(
+          "INSERT INTO task_queue_tasks(namespace_id, task_queue, kind, data) VALUES (?,?,?,?)"));
+      RETURN_IF_ERROR(ins.Bind(1, task.namespace_id)
+                          .Bind(2, task.task_queue)
+                          .Bind(3, int64_t{static_cast<int>(task.kind)})
+                          .BindBlobView(4, blobs.tasks[i])
+                          .Run());
+      task.task_id = db_.LastInsertRowId();
+    }
+    for (int64_t id : commit.done_task_ids) {
+      ASSIGN_STMT(del, db_.Prepare("DELETE FROM task_queue_tasks WHERE task_id = ?"));
+      RETURN_IF_ERROR(del.Bind(1, id).Run());
+    }
+    for (size_t i = 0; i < commit.new_timers.size(); ++i) {
+      TimerTaskRow& timer = commit.new_timers[i];
+      if (timer.task_id == 0) {
+        absl::StatusOr<int64_t> id = NextSequenceId();
+        if (!id.ok()) return id.status();
+        timer.task_id = *id;
+      }
+      ASSIGN_STMT(ins, db_.Prepare(
+          "INSERT INTO timer_tasks(shard_id, fire_ms, task_id, data) VALUES (?,?,?,?)"));
+      RETURN_IF_ERROR(ins.Bind(1, int64_t{timer.shard_id})
+                          .Bind(2, absl::ToUnixMillis(timer.fire_time))
+                          .Bind(3, timer.task_id)
+                          .BindBlobView(4, blobs.timers[i])
+                          .Run());
+    }
+    for (const TimerTaskRow& timer : commit.done_timers) {
+      ASSIGN_STMT(del, db_.Prepare(
+          "DELETE FROM timer_tasks WHERE shard_id = ? AND fire_ms = ? AND task_id = ?"));
+      RETURN_IF_ERROR(del.Bind(1, int64_t{timer.shard_id})
+                          .Bind(2, absl::ToUnixMillis(timer.fire_time))
+                          .Bind(3, timer.task_id)
+                          .Run());
+    }
+    return absl::OkStatus();
+  }
 
   // An id for a timer its caller left at 0 (the contract: "assigned by Commit unless
   // set"), from the AUTOINCREMENT sequence of task_queue_tasks: unique and increasing
@@ -404,6 +452,7 @@ class SqliteExecutionStore : public ExecutionStore {
   }
 
   SqliteDb& db_;
+  GroupCommitter group_;
 };
 
 }  // namespace

@@ -1,0 +1,261 @@
+// GroupCommitter (server-core/persistence/group_commit.h) over a scripted backend: which
+// commits form a group, what the group's transaction does (fence, savepoints, retries,
+// COMMIT) and what each caller is answered. The real backends are in
+// tests/conformance/group_commit_conformance_test.cc.
+#include "server-core/persistence/group_commit.h"
+
+#include <gtest/gtest.h>
+
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace tock::persistence {
+namespace {
+
+// A commit's name travels in its first run's run id; what the scripted backend does with it
+// is in the fields below.
+Commit Named(const std::string& name, int32_t shard = 1, int64_t range_id = 7) {
+  Commit c;
+  c.shard_id = shard;
+  c.range_id = range_id;
+  c.runs.emplace_back().state.mutable_execution()->set_run_id(name);
+  return c;
+}
+
+std::string NameOf(const GroupItem& item) {
+  return item.commit->runs.front().state.execution().run_id();
+}
+
+class ScriptedBackend : public CommitBatchWriter {
+ public:
+  // What happened, in order: "begin", "range 1", "savepoint", "write a,b", "rollback",
+  // "commit".
+  std::vector<std::string> log;
+  std::vector<std::string> fail;           // commits whose write fails (ABORTED)
+  bool name_the_failed = true;             // else the failure is not traced to a commit
+  absl::Status commit_status;              // what COMMIT answers
+  int64_t range_id = 7;                    // what the fence reads
+  bool hold_first_begin = false;           // Begin waits for Release() the first time
+
+  void Release() {
+    std::lock_guard lock(mu_);
+    released_ = true;
+    cv_.notify_all();
+  }
+  size_t LogSize() {
+    std::lock_guard lock(mu_);
+    return log.size();
+  }
+  void WaitUntilBegun() {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [&] { return begun_; });
+  }
+
+  std::unique_ptr<PreparedCommit> Prepare(const Commit&) override { return nullptr; }
+
+  absl::StatusOr<std::unique_ptr<CommitBatchTransaction>> Begin() override {
+    {
+      std::unique_lock lock(mu_);
+      const bool first = !begun_;
+      begun_ = true;
+      cv_.notify_all();
+      if (first && hold_first_begin) cv_.wait(lock, [&] { return released_; });
+    }
+    Log("begin");
+    return std::make_unique<Tx>(*this);
+  }
+
+ private:
+  class Tx : public CommitBatchTransaction {
+   public:
+    explicit Tx(ScriptedBackend& b) : b_(b) {}
+    absl::StatusOr<int64_t> RangeId(int32_t shard_id) override {
+      b_.Log(absl::StrCat("range ", shard_id));
+      return b_.range_id;
+    }
+    absl::Status Write(absl::Span<const GroupItem> items, int& failed) override {
+      std::vector<std::string> names;
+      for (const GroupItem& item : items) names.push_back(NameOf(item));
+      b_.Log(absl::StrCat("write ", absl::StrJoin(names, ",")));
+      for (size_t i = 0; i < items.size(); ++i) {
+        for (const std::string& f : b_.fail) {
+          if (names[i] != f) continue;
+          failed = b_.name_the_failed ? static_cast<int>(i) : -1;
+          return absl::AbortedError(absl::StrCat(f, " was changed concurrently"));
+        }
+        for (TimerTaskRow& t : items[i].commit->new_timers) {
+          if (t.task_id == 0) t.task_id = ++b_.next_id_;
+        }
+      }
+      return absl::OkStatus();
+    }
+    absl::Status Savepoint() override {
+      b_.Log("savepoint");
+      return absl::OkStatus();
+    }
+    absl::Status RollbackToSavepoint() override {
+      b_.Log("rollback");
+      return absl::OkStatus();
+    }
+    absl::Status Commit() override {
+      b_.Log("commit");
+      return b_.commit_status;
+    }
+
+   private:
+    ScriptedBackend& b_;
+  };
+
+  void Log(std::string entry) {
+    std::lock_guard lock(mu_);
+    log.push_back(std::move(entry));
+  }
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool begun_ = false;
+  bool released_ = false;
+  int64_t next_id_ = 100;
+};
+
+// Runs commit "a" alone (its leader blocks in Begin), queues `rest` behind it and lets them
+// go: "a" is one group, `rest` the next. Returns each caller's status, "a" first.
+std::vector<absl::Status> AloneThenTogether(ScriptedBackend& backend, GroupCommitter& group,
+                                            std::vector<Commit>& rest) {
+  backend.hold_first_begin = true;
+  std::vector<absl::Status> results(rest.size() + 1);
+  Commit a = Named("a");
+  {
+    std::vector<std::jthread> threads;
+    threads.emplace_back([&] { results[0] = group.Write(a); });
+    backend.WaitUntilBegun();
+    for (size_t i = 0; i < rest.size(); ++i) {  // queued in this order
+      threads.emplace_back([&, i] { results[i + 1] = group.Write(rest[i]); });
+      while (group.Queued(1) < i + 1) std::this_thread::yield();
+    }
+    backend.Release();
+  }
+  return results;
+}
+
+TEST(GroupCommitTest, ALoneCommitIsWrittenAtOnceWithoutASavepoint) {
+  ScriptedBackend backend;
+  GroupCommitter group(backend);
+  Commit a = Named("a");
+  EXPECT_TRUE(group.Write(a).ok());
+  EXPECT_EQ(backend.log, (std::vector<std::string>{"begin", "range 1", "write a", "commit"}));
+}
+
+TEST(GroupCommitTest, CommitsArrivingDuringAGroupFormTheNextOneWrittenTogether) {
+  ScriptedBackend backend;
+  GroupCommitter group(backend);
+  std::vector<Commit> rest = {Named("b"), Named("c"), Named("d")};
+  for (const absl::Status& s : AloneThenTogether(backend, group, rest)) EXPECT_TRUE(s.ok()) << s;
+  ASSERT_EQ(backend.log.size(), 9u);
+  EXPECT_EQ(backend.log[4], "begin");
+  EXPECT_EQ(backend.log[5], "range 1") << "the fence once for the group";
+  EXPECT_EQ(backend.log[6], "savepoint");
+  EXPECT_EQ(backend.log[7], "write b,c,d");
+  EXPECT_EQ(backend.log[8], "commit");
+}
+
+TEST(GroupCommitTest, AFailedCommitRollsBackAloneAndTheOthersAreWrittenAgain) {
+  ScriptedBackend backend;
+  backend.fail = {"c"};
+  GroupCommitter group(backend);
+  std::vector<Commit> rest = {Named("b"), Named("c"), Named("d")};
+  rest[0].new_timers.emplace_back();  // id chosen by the store
+  std::vector<absl::Status> results = AloneThenTogether(backend, group, rest);
+  EXPECT_TRUE(results[1].ok()) << results[1];
+  EXPECT_EQ(results[2].code(), absl::StatusCode::kAborted) << results[2];
+  EXPECT_TRUE(results[3].ok()) << results[3];
+  EXPECT_EQ(std::vector<std::string>(backend.log.begin() + 4, backend.log.end()),
+            (std::vector<std::string>{"begin", "range 1", "savepoint", "write b,c,d", "rollback",
+                                      "savepoint", "write b,d", "commit"}));
+  EXPECT_EQ(rest[0].new_timers[0].task_id, 102) << "drawn again after the rollback";
+}
+
+TEST(GroupCommitTest, AFailureNotTracedToACommitWritesThemOneBySavepoint) {
+  ScriptedBackend backend;
+  backend.fail = {"c"};
+  backend.name_the_failed = false;
+  GroupCommitter group(backend);
+  std::vector<Commit> rest = {Named("b"), Named("c"), Named("d")};
+  std::vector<absl::Status> results = AloneThenTogether(backend, group, rest);
+  EXPECT_TRUE(results[1].ok()) << results[1];
+  EXPECT_EQ(results[2].code(), absl::StatusCode::kAborted) << results[2];
+  EXPECT_TRUE(results[3].ok()) << results[3];
+  EXPECT_EQ(std::vector<std::string>(backend.log.begin() + 4, backend.log.end()),
+            (std::vector<std::string>{"begin", "range 1", "savepoint", "write b,c,d", "rollback",
+                                      "savepoint", "write b", "savepoint", "write c", "rollback",
+                                      "savepoint", "write d", "commit"}));
+}
+
+TEST(GroupCommitTest, AFailedCommitOfTheTransactionFailsEveryWrittenCommit) {
+  ScriptedBackend backend;
+  backend.fail = {"c"};
+  backend.commit_status = absl::UnavailableError("the connection was lost");
+  GroupCommitter group(backend);
+  std::vector<Commit> rest = {Named("b"), Named("c"), Named("d")};
+  std::vector<absl::Status> results = AloneThenTogether(backend, group, rest);
+  EXPECT_EQ(results[0].code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(results[1].code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(results[2].code(), absl::StatusCode::kAborted) << "its own error: nothing written";
+  EXPECT_EQ(results[3].code(), absl::StatusCode::kUnavailable);
+}
+
+TEST(GroupCommitTest, AMovedRangeIdFailsTheGroupAndWritesNothing) {
+  ScriptedBackend backend;
+  backend.range_id = 8;
+  GroupCommitter group(backend);
+  std::vector<Commit> rest = {Named("b"), Named("c")};
+  for (const absl::Status& s : AloneThenTogether(backend, group, rest)) {
+    EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
+    EXPECT_EQ(s.message(),
+              "shard 1 is owned by another server (range id 8, ours 7); nothing was written");
+  }
+  EXPECT_EQ(backend.log, (std::vector<std::string>{"begin", "range 1", "begin", "range 1"}));
+}
+
+TEST(GroupCommitTest, ShardsGroupSeparatelyOrTogetherAsConfigured) {
+  for (bool by_shard : {true, false}) {
+    SCOPED_TRACE(by_shard);
+    ScriptedBackend backend;
+    GroupCommitter group(backend, {.group_by_shard = by_shard});
+    std::vector<Commit> rest = {Named("b", 2), Named("c", 1)};
+    backend.hold_first_begin = true;
+    Commit a = Named("a");
+    {
+      std::vector<std::jthread> threads;
+      threads.emplace_back([&] { EXPECT_TRUE(group.Write(a).ok()); });
+      backend.WaitUntilBegun();
+      threads.emplace_back([&] { EXPECT_TRUE(group.Write(rest[1]).ok()); });
+      while (group.Queued(1) < 1) std::this_thread::yield();
+      threads.emplace_back([&] { EXPECT_TRUE(group.Write(rest[0]).ok()); });
+      if (!by_shard) {
+        while (group.Queued(1) < 2) std::this_thread::yield();
+      } else {
+        // Shard 2 has its own queue and nobody writing it: its commit goes at once.
+        while (backend.LogSize() < 4) std::this_thread::yield();
+      }
+      backend.Release();
+    }
+    const std::string joined = absl::StrJoin(backend.log, "|");
+    if (by_shard) {
+      EXPECT_NE(joined.find("range 2|write b|commit"), std::string::npos) << joined;
+    } else {
+      EXPECT_NE(joined.find("range 1|range 2|savepoint|write c,b|commit"), std::string::npos)
+          << joined;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tock::persistence
