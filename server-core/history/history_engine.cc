@@ -51,6 +51,20 @@ absl::Status ValidateId(const std::string& value, absl::string_view field) {
 
 bool HasPayload(const absl::Status& s) { return s.GetPayload(kCommitThenFail).has_value(); }
 
+// Whether the shard controller refused one of the commit's ids (kNotOwned: the shard's block
+// was used up and its range could not be renewed). Such a commit is never written.
+bool HoldsRefusedTaskId(const persistence::Commit& commit) {
+  for (const persistence::RunWrite& run : commit.runs) {
+    for (const HistoryEvent& e : run.events) {
+      if (e.task_id() == ShardController::kNotOwned) return true;
+    }
+  }
+  for (const persistence::TimerTaskRow& t : commit.new_timers) {
+    if (t.task_id == ShardController::kNotOwned) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 absl::Status CommitThenFail(absl::Status status) {
@@ -250,7 +264,6 @@ absl::Status HistoryEngine::Mutate(const NamespaceRef& ns, const RunKey& key,
     if (!result.ok() && !HasPayload(result)) return result;
     EnforceHistoryLimits(tx);
     commit.shard_id = tx.shard_id();
-    commit.range_id = shards_.RangeId(tx.shard_id());
     commit.runs.push_back(tx.TakeRunWrite(persistence::CurrentRunChange::kNone));
     commit.new_tasks = std::move(tx.new_tasks());
     commit.new_timers = std::move(tx.new_timers());
@@ -276,10 +289,23 @@ absl::Status HistoryEngine::Mutate(const NamespaceRef& ns, const RunKey& key,
 }
 
 absl::Status HistoryEngine::WriteCommit(persistence::Commit& commit) {
-  // A shard this host does not own (any more, or yet: ownership is moving) is written by
-  // its owner only. UNAVAILABLE, which clients retry, since the move ends in moments.
-  if (commit.range_id == ShardController::kNotOwned) return ShardNotOwnedHere(commit.shard_id);
-  absl::Status s = store_.Write(commit);
+  if (HoldsRefusedTaskId(commit)) {
+    if (!shards_.Owns(commit.shard_id)) return ShardNotOwnedHere(commit.shard_id);
+    return absl::UnavailableError(absl::StrCat("the task ids of history shard ", commit.shard_id,
+                                               " could not be renewed; retry"));
+  }
+  absl::Status s;
+  {
+    // The range id is taken after the commit's ids were drawn (they are of its block or an
+    // earlier one of this host) and held until the write is answered, so that a renewal of
+    // the range by this host waits for this commit instead of fencing it out.
+    ShardController::RangeHold hold = shards_.HoldRange(commit.shard_id);
+    commit.range_id = hold.range_id();
+    // A shard this host does not own (any more, or yet: ownership is moving) is written by
+    // its owner only. UNAVAILABLE, which clients retry, since the move ends in moments.
+    if (commit.range_id == ShardController::kNotOwned) return ShardNotOwnedHere(commit.shard_id);
+    s = store_.Write(commit);
+  }
   if (s.ok()) return s;
   // The store's contract: FAILED_PRECONDITION is a fenced-out write, the shard has another
   // owner. This host stops using it until the ring gives it back.
@@ -517,7 +543,6 @@ absl::StatusOr<wf::StartWorkflowExecutionResponse> HistoryEngine::StartLocked(
 
   persistence::Commit commit;
   commit.shard_id = tx.shard_id();
-  commit.range_id = shards_.RangeId(tx.shard_id());
   commit.runs.push_back(tx.TakeRunWrite(replaced_run_id.empty()
                                             ? persistence::CurrentRunChange::kCreate
                                             : persistence::CurrentRunChange::kReplace,

@@ -194,7 +194,9 @@ class HistoryEngine : public ShardListener, public AnyShard {
   // Under entry.mu: the cached state if still valid, and stores one.
   const MutableStateRecord* Cached(const RunEntry& entry) const;
   static void Cache(RunEntry& entry, MutableStateRecord state, const persistence::Commit& commit);
-  // store_.Write, except that a failure after which the commit is found stored is success.
+  // store_.Write fenced with the shard's range id, which it sets in `commit.range_id` and
+  // holds against a renewal until answered (ShardController::HoldRange); except that a
+  // failure after which the commit is found stored is success.
   absl::Status WriteCommit(persistence::Commit& commit);
   absl::StatusOr<std::string> ResolveRunId(const std::string& namespace_id,
                                            const std::string& workflow_id,

@@ -30,8 +30,11 @@ bool IsNotOwnedHere(absl::StatusCode code, absl::string_view message) {
 }
 
 ShardController::ShardController(persistence::ExecutionStore& store, int32_t shard_count,
-                                 std::string owner)
-    : store_(store), shard_count_(shard_count), owner_(std::move(owner)) {
+                                 std::string owner, int64_t block_size)
+    : store_(store),
+      shard_count_(shard_count),
+      owner_(std::move(owner)),
+      block_size_(std::clamp<int64_t>(block_size, 1, kMaxBlockSize)) {
   for (int32_t id = 1; id <= shard_count_; ++id) shards_.push_back(std::make_unique<Shard>());
 }
 
@@ -43,16 +46,25 @@ absl::Status ShardController::Acquire(int32_t shard_id) {
     return absl::Status(range.status().code(), absl::StrCat("cannot take history shard ", shard_id,
                                                             ": ", range.status().message()));
   }
-  Shard& shard = *shards_[shard_id - 1];
-  shard.next = *range << 20;
-  shard.range_id = *range;
+  StartRange(*shards_[shard_id - 1], *range);
   if (ShardListener* l = listener_.load()) l->OnShardAcquired(shard_id);
   return absl::OkStatus();
 }
 
 void ShardController::Release(int32_t shard_id) {
-  shards_[shard_id - 1]->range_id = kNotOwned;
+  Shard& shard = *shards_[shard_id - 1];
+  shard.limit = kNoIds;
+  shard.range_id = kNotOwned;
   if (ShardListener* l = listener_.load()) l->OnShardReleased(shard_id);
+}
+
+// `next` is stored before `limit`: a NextTaskId that reads the new limit then draws from the
+// new block (see TryNextTaskId).
+void ShardController::StartRange(Shard& shard, int64_t range_id) {
+  const int64_t first = range_id << kRangeBits;
+  shard.next.store(first);
+  shard.limit.store(first + block_size_);
+  shard.range_id.store(range_id);
 }
 
 absl::Status ShardController::AcquireAll() {
@@ -99,8 +111,95 @@ std::vector<int32_t> ShardController::OwnedShards() const {
   return owned;
 }
 
+// The hot path: a load and a fetch_add. The limit is read BEFORE the fetch_add, and a block
+// starts (StartRange) with `next` stored before `limit`, so:
+//   - a thread that read the current block's limit draws from the current `next` (the store
+//     to `next` happened before), and an id below that limit is of the current block;
+//   - a thread that read an earlier limit L draws either from the earlier block (an id below
+//     L is of that block, handed out once) or from a later one, whose ids are all >= L (a
+//     block starts at (R + 1) << kRangeBits >= L = (R << kRangeBits) + block size): refused.
+// So an id is handed out only once, below its block's end, and the ids that threads drew
+// past the end (each refused) cannot reach the next block's. kNoIds refuses every id.
+int64_t ShardController::TryNextTaskId(Shard& shard) {
+  const int64_t limit = shard.limit.load(std::memory_order_acquire);
+  const int64_t id = shard.next.fetch_add(1);
+  return id < limit ? id : kNoIds;
+}
+
 int64_t ShardController::NextTaskId(int32_t shard_id) {
-  return shards_.at(shard_id - 1)->next.fetch_add(1);
+  if (int64_t id = TryNextTaskId(*shards_.at(shard_id - 1)); id != kNoIds) return id;
+  return NextTaskIdRenewing(shard_id);
+}
+
+int64_t ShardController::NextTaskIdRenewing(int32_t shard_id) {
+  Shard& shard = *shards_[shard_id - 1];
+  int64_t taken = kNotOwned;
+  {
+    // Threads that used the block up queue here; the first renews, the others then draw
+    // from the new block (or renew it again, when it was used up before they got here).
+    std::lock_guard lock(shard.renew_mu);
+    for (;;) {
+      const int64_t range_id = shard.range_id;
+      if (range_id == kNotOwned) return kNotOwned;
+      if (int64_t id = TryNextTaskId(shard); id != kNoIds) return id;
+      absl::Status renewed = Renew(shard_id, range_id);
+      if (renewed.ok()) continue;
+      // Any other error leaves the range and its used-up block: the next call tries again
+      // (a retry of a renewal that did happen is answered OK by the store).
+      if (renewed.code() != absl::StatusCode::kFailedPrecondition) return kNotOwned;
+      taken = range_id;
+      break;
+    }
+  }
+  // Given up outside this shard's locks: the listener is never called under a lock that
+  // NextTaskId or HoldRange take.
+  Lost(shard_id, taken);
+  return kNotOwned;
+}
+
+absl::Status ShardController::Renew(int32_t shard_id, int64_t range_id) {
+  Shard& shard = *shards_[shard_id - 1];
+  // Exclusive: wait for the commits fenced with `range_id` to be answered, and keep new ones
+  // from taking a hold until the range id moved. Those in flight would otherwise fail their
+  // fence (the stored range id moved under them) and be lost to this host's own renewal.
+  {
+    std::unique_lock gate(shard.gate_mu);
+    shard.renewing = true;
+    shard.gate_cv.wait(gate, [&] { return shard.holds == 0; });
+  }
+  absl::Status s = absl::OkStatus();
+  {
+    std::lock_guard apply(apply_mu_);
+    if (shard.range_id == range_id) {  // else given up or taken again meanwhile: no renewal
+      s = store_.RenewShardRange(shard_id, range_id, owner_);
+      if (s.ok()) StartRange(shard, range_id + 1);
+    }
+  }
+  {
+    std::lock_guard gate(shard.gate_mu);
+    shard.renewing = false;
+  }
+  shard.gate_cv.notify_all();
+  return s;
+}
+
+ShardController::RangeHold ShardController::HoldRange(int32_t shard_id) {
+  if (shard_id < 1 || shard_id > shard_count_) return RangeHold(nullptr, kNotOwned);
+  Shard& shard = *shards_[shard_id - 1];
+  std::unique_lock gate(shard.gate_mu);
+  shard.gate_cv.wait(gate, [&] { return !shard.renewing; });
+  ++shard.holds;
+  return RangeHold(&shard, shard.range_id);
+}
+
+ShardController::RangeHold::~RangeHold() {
+  if (shard_ == nullptr) return;
+  bool last = false;
+  {
+    std::lock_guard gate(shard_->gate_mu);
+    last = --shard_->holds == 0 && shard_->renewing;
+  }
+  if (last) shard_->gate_cv.notify_all();
 }
 
 }  // namespace tock::server::history

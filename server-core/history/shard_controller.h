@@ -5,8 +5,24 @@
 // Shard of an execution: FarmHash Fingerprint32(namespace_id + "_" + workflow_id) % shards + 1,
 // byte for byte Temporal's placement. A shard is taken by incrementing its range id (a
 // compare-and-swap in the database); a host that was displaced keeps its old range id and
-// every write it tries fails, writing nothing. Task ids are range_id << 20 onwards, so they
-// increase across owners.
+// every write it tries fails, writing nothing.
+//
+// Task ids: the range id R owns the block (R << 20) + n, n < block size (2^20 unless a test
+// makes it smaller). When the owner has used its block up, it renews its range as Temporal
+// does: the stored range id goes from R to R + 1 only if it is still R, and ids continue
+// from (R + 1) << 20. So ids strictly increase within an owner, and across owners: a new
+// owner's range id is above every one a previous owner used. A renewal that finds the shard
+// taken gives the shard up (as Lost does).
+//
+// Writes and renewals: a commit is fenced with the range id it holds (HoldRange) from just
+// before it is written until it is answered; a renewal waits until no commit of the shard is
+// held, and holds asked for meanwhile wait for the renewal. So no commit of this host is
+// fenced out by its own renewal. Why a gate rather than writing such commits again with the
+// new range id: a retry would have to tell this host's renewal from a steal and would give
+// up the store's one-equality fence; the gate costs one uncontended mutex per commit (the
+// ids stay a load and a fetch_add each), and a renewal, once per block, waits only for the
+// commits being written. A hold is taken after the commit's ids are drawn, so the thread
+// that renews (inside NextTaskId) never holds one: it cannot wait for itself.
 //
 // One host on SQLite owns every shard (AcquireAll). Several hosts on one database each own
 // the shards the ring gives them (SetOwned, called on every membership change); a listener
@@ -18,10 +34,12 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -53,8 +71,16 @@ class ShardController {
   // The range id of a shard this host does not own: no stored range id equals it, so a
   // write with it is refused by the store and writes nothing.
   static constexpr int64_t kNotOwned = -1;
+  // Task ids of range id R are (R << kRangeBits) + n, n < the block size.
+  static constexpr int kRangeBits = 20;
+  static constexpr int64_t kMaxBlockSize = int64_t{1} << kRangeBits;
 
-  ShardController(persistence::ExecutionStore& store, int32_t shard_count, std::string owner);
+  // `block_size` (clamped to [1, kMaxBlockSize]): how many task ids a range hands out
+  // before it is renewed; tests make it small.
+  ShardController(persistence::ExecutionStore& store, int32_t shard_count, std::string owner,
+                  int64_t block_size = kMaxBlockSize);
+
+  class RangeHold;
 
   // Takes every shard (increments each range id). The one-host case.
   absl::Status AcquireAll();
@@ -76,24 +102,77 @@ class ShardController {
   // The shard's range id, or kNotOwned.
   int64_t RangeId(int32_t shard_id) const;
   std::vector<int32_t> OwnedShards() const;
-  // The next task id of the shard: (range_id << 20) + n, n < 2^20.
+  // The next task id of the shard, above every id handed out before for it, by this host or
+  // any previous owner. When the range's block is used up, renews the range first (a write to
+  // the database, which waits for the shard's RangeHolds: never call it holding one of the
+  // same shard). kNotOwned, which is no id, when the shard is not owned, was found taken by
+  // the renewal (and is given up), or when the renewal failed otherwise (the next call tries
+  // again): a commit holding kNotOwned as an id must not be written.
   int64_t NextTaskId(int32_t shard_id);
+
+  // Holds the shard's range id (range_id() of the hold, kNotOwned when the shard is not
+  // owned) unchanged by a renewal until the hold is destroyed: take it after the commit's
+  // ids are drawn, fence the commit with it, and destroy it once the write is answered.
+  // Waits while the shard's range is being renewed. Cheap: a mutex, no database call.
+  RangeHold HoldRange(int32_t shard_id);
 
  private:
   struct Shard {
     std::atomic<int64_t> range_id{kNotOwned};
+    // NextTaskId hands out `next` (fetch_add) while it is below `limit`, the end of the
+    // current block (kNoIds when not owned). Both are set only with the range id.
     std::atomic<int64_t> next{0};
+    std::atomic<int64_t> limit{kNoIds};
+    std::mutex renew_mu;  // one renewal of the shard at a time
+    // The gate between RangeHolds and a renewal (a reader/writer lock that lets a waiting
+    // renewal in before new holds, so a steady stream of commits cannot starve it).
+    std::mutex gate_mu;
+    std::condition_variable gate_cv;
+    int holds = 0;
+    bool renewing = false;
   };
+  static constexpr int64_t kNoIds = INT64_MIN;
+
   // Takes one shard; the caller holds apply_mu_.
   absl::Status Acquire(int32_t shard_id);
   void Release(int32_t shard_id);
+  // Sets the shard's range id and its block of ids, (range_id << kRangeBits) onwards.
+  void StartRange(Shard& shard, int64_t range_id);
+  // An id of the current block, or kNoIds when it is used up (or the shard not owned).
+  static int64_t TryNextTaskId(Shard& shard);
+  // NextTaskId once the block is used up.
+  int64_t NextTaskIdRenewing(int32_t shard_id);
+  // Moves the shard from `range_id` to range_id + 1 (OK and nothing done when the shard
+  // no longer has `range_id`); the caller holds the shard's renew_mu.
+  absl::Status Renew(int32_t shard_id, int64_t range_id);
 
   persistence::ExecutionStore& store_;
   const int32_t shard_count_;
   const std::string owner_;
+  const int64_t block_size_;
   std::vector<std::unique_ptr<Shard>> shards_;  // index shard_id - 1
-  std::mutex apply_mu_;                        // serialises AcquireAll, SetOwned, Lost
+  // Serialises AcquireAll, SetOwned, Lost and the database call of a renewal (so a shard
+  // given up or taken again meanwhile is never renewed over).
+  std::mutex apply_mu_;
   std::atomic<ShardListener*> listener_{nullptr};
+};
+
+// See HoldRange. Move-only.
+class ShardController::RangeHold {
+ public:
+  RangeHold(RangeHold&& other) noexcept
+      : shard_(std::exchange(other.shard_, nullptr)), range_id_(other.range_id_) {}
+  RangeHold& operator=(RangeHold&&) = delete;
+  ~RangeHold();
+
+  int64_t range_id() const { return range_id_; }
+
+ private:
+  friend class ShardController;
+  RangeHold(Shard* shard, int64_t range_id) : shard_(shard), range_id_(range_id) {}
+
+  Shard* shard_;  // null: nothing held
+  int64_t range_id_;
 };
 
 }  // namespace tock::server::history

@@ -148,6 +148,7 @@ class ObservedExecutionStore : public ExecutionStore {
       : inner_(inner),
         o_(o),
         acquire_(o.Resolve("AcquireShard")),
+        renew_(o.Resolve("RenewShardRange")),
         write_(o.Resolve("WriteExecution")),
         get_run_(o.Resolve("GetRun")),
         current_(o.Resolve("GetCurrentRun")),
@@ -161,6 +162,10 @@ class ObservedExecutionStore : public ExecutionStore {
 
   absl::StatusOr<int64_t> AcquireShard(int32_t shard_id, const std::string& owner) override {
     return o_.Run(acquire_, [&] { return inner_.AcquireShard(shard_id, owner); });
+  }
+  absl::Status RenewShardRange(int32_t shard_id, int64_t range_id,
+                               const std::string& owner) override {
+    return o_.Run(renew_, [&] { return inner_.RenewShardRange(shard_id, range_id, owner); });
   }
   absl::Status Write(Commit& commit) override {
     return o_.Run(write_, [&] { return inner_.Write(commit); });
@@ -213,8 +218,8 @@ class ObservedExecutionStore : public ExecutionStore {
  private:
   ExecutionStore& inner_;
   Observer& o_;
-  const Op acquire_, write_, get_run_, current_, read_, delete_, visit_, tasks_, queue_tasks_,
-      transfer_tasks_, timers_;
+  const Op acquire_, renew_, write_, get_run_, current_, read_, delete_, visit_, tasks_,
+      queue_tasks_, transfer_tasks_, timers_;
 };
 
 class ObservedVisibilityStore : public VisibilityStore {

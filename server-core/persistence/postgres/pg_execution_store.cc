@@ -123,6 +123,23 @@ class PgExecutionStore : public ExecutionStore, private CommitBatchWriter {
     return r->Int(0, 0);
   }
 
+  // Setting range_id + 1 (not incrementing) under both conditions makes a retry idempotent.
+  // The UPDATE takes the row's exclusive lock, so it waits for the Writes holding the row
+  // FOR SHARE (this host drained its own first: ShardController) and re-checks its condition
+  // on the row a concurrent AcquireShard committed.
+  absl::Status RenewShardRange(int32_t shard_id, int64_t range_id,
+                               const std::string& owner) override {
+    absl::StatusOr<PgResult> r = pool_.Query(
+        "UPDATE shards SET range_id = $2::bigint + 1 WHERE shard_id = $1 AND owner = $3 "
+        "AND range_id IN ($2::bigint, $2::bigint + 1)",
+        {PgParam::Int(shard_id), PgParam::Int(range_id), PgParam::Text(owner)});
+    if (!r.ok()) return r.status();
+    if (r->affected() == 1) return absl::OkStatus();
+    return absl::FailedPreconditionError(absl::StrCat(
+        "shard ", shard_id, " is owned by another server (range id ", range_id,
+        " is no longer ours); its range was not renewed"));
+  }
+
   // Through the group committer: concurrent commits of one shard share a transaction
   // (group_commit.h); each shard's groups run in parallel with the other shards'.
   absl::Status Write(Commit& commit) override { return group_.Write(commit); }

@@ -29,6 +29,21 @@ class SqliteExecutionStore : public ExecutionStore, private CommitBatchWriter {
     return range_id;
   }
 
+  // Setting range_id + 1 (not incrementing) under both conditions makes a retry idempotent.
+  // One statement: the database's single writer makes it atomic against AcquireShard.
+  absl::Status RenewShardRange(int32_t shard_id, int64_t range_id,
+                               const std::string& owner) override {
+    std::lock_guard lock(db_.mutex());
+    ASSIGN_STMT(update, db_.Prepare(
+        "UPDATE shards SET range_id = ?2 + 1 WHERE shard_id = ?1 AND owner = ?3 "
+        "AND range_id IN (?2, ?2 + 1)"));
+    RETURN_IF_ERROR(update.Bind(1, int64_t{shard_id}).Bind(2, range_id).Bind(3, owner).Run());
+    if (db_.Changes() == 1) return absl::OkStatus();
+    return absl::FailedPreconditionError(absl::StrCat(
+        "shard ", shard_id, " is owned by another server (range id ", range_id,
+        " is no longer ours); its range was not renewed"));
+  }
+
   // Through the group committer: concurrent commits (of any shard: this database has one
   // writer) share a transaction (group_commit.h).
   absl::Status Write(Commit& commit) override { return group_.Write(commit); }
