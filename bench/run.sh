@@ -15,7 +15,8 @@ pgdir="/tmp/tock-bench-pg-$$"  # not under mktemp -d: the postgres user must rea
 ./scripts/postgres.sh start "$pgdir" >/dev/null
 trap './scripts/postgres.sh stop "$pgdir" >/dev/null' EXIT
 ./build/bench/execution_store_bench "$(./scripts/postgres.sh url "$pgdir")" 5 16
-# The workflow benchmark on one host on that PostgreSQL, against a raw loop of one-row commits
-# over 16 connections on the same server.
+# The workflow benchmark four ways (issue 11): SQLite against its raw commit loop; one host and
+# three hosts sharing the shards on that PostgreSQL, against a raw loop of one-row commits
+# over 16 connections on the same server; medians of 3 rounds taken in turn.
 ./build/bench/workflow_bench ./build/cmd/tock-server/tock-server 2000 8 \
-  --postgres "$(./scripts/postgres.sh url "$pgdir")"
+  --postgres "$(./scripts/postgres.sh url "$pgdir")" --hosts 3 --rounds 3

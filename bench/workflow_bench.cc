@@ -5,13 +5,14 @@
 // the same number of durable commits (WAL, synchronous=NORMAL, as tock-server). History
 // fetches are measured by history_bench.
 //
-// With --postgres ADMIN_URL the server runs on a fresh database of that PostgreSQL server
-// (--postgres-url), and the baseline is a raw PostgreSQL loop of the same number of
-// single-row commits (BEGIN; INSERT; COMMIT) over 16 connections, on the same server (so
-// the same durability settings).
+// With --postgres ADMIN_URL it measures four ways in one run (issue 11): the server on SQLite
+// against the raw SQLite loop; one host, and N hosts sharing the shards (--hosts, default 3),
+// each on a fresh database of that PostgreSQL server (--postgres-url), against a raw
+// PostgreSQL loop of the same number of single-row commits (BEGIN; INSERT; COMMIT) over 16
+// connections on the same server (so the same durability settings); and N hosts against one.
 //
 // Usage: workflow_bench TOCK_SERVER [workflows] [pollers per kind] [--archive |
-//        --observability | --faults RATE] [--rounds N] [--postgres ADMIN_URL]
+//        --observability | --faults RATE] [--rounds N] [--postgres ADMIN_URL [--hosts N]]
 //   --observability: alternates rounds of a server with logging at info and metrics on
 //   (--log-level info --metrics-port 0) and one with both off, and prints the ratio;
 //   --faults RATE: alternates rounds with RATE of persistence calls failing
@@ -42,8 +43,11 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include "absl/synchronization/mutex.h"
+
 #include "bench/bench_server.h"
 #include "temporal/api/workflowservice/v1/service.grpc.pb.h"
+#include "tock/admin/v1/service.grpc.pb.h"
 
 extern char** environ;
 
@@ -178,6 +182,10 @@ grpc::Status WithRetries(Call call) {
   return s;
 }
 
+// History shards of a database on PostgreSQL (one host or several: the same, so the two
+// compare). Shard count is fixed when a database is first used.
+constexpr int kPostgresShards = 16;
+
 struct Round {
   int completed = 0;
   double seconds = 0;
@@ -186,10 +194,54 @@ struct Round {
   double rate() const { return seconds > 0 ? completed / seconds : 0; }
 };
 
-// One server on a fresh database file, `workflows` one-activity workflows through it.
-// On PostgreSQL (`postgres_admin` not empty): a fresh database of that server, dropped after.
+// Waits until `hosts` hosts are alive in the membership and every shard is owned, unchanged
+// over a second (the ring has settled); false after 60 s.
+bool WaitForSettledRing(const std::string& address, size_t hosts) {
+  auto admin = tock::admin::v1::AdminService::NewStub(tock::bench::OpenChannel(address));
+  std::string last;
+  auto last_change = Clock::now();
+  for (const auto limit = Clock::now() + std::chrono::seconds(60); Clock::now() < limit;
+       std::this_thread::sleep_for(std::chrono::milliseconds(100))) {
+    grpc::ClientContext mctx, sctx;
+    tock::admin::v1::ListClusterMembersResponse members;
+    tock::admin::v1::ListShardsResponse shards;
+    if (!admin->ListClusterMembers(&mctx, {}, &members).ok() ||
+        !admin->ListShards(&sctx, {}, &shards).ok()) {
+      continue;
+    }
+    std::string owners;
+    std::set<std::string> distinct;  // "": a shard nobody owns
+    for (const auto& shard : shards.shards()) {
+      owners += shard.owner() + ",";
+      distinct.insert(shard.owner());
+    }
+    size_t alive = 0;
+    int owned = 0;
+    for (const auto& m : members.members()) {
+      alive += m.alive();
+      owned += m.shards_owned();
+    }
+    if (owners != last) {
+      last = owners;
+      last_change = Clock::now();
+      continue;
+    }
+    if (alive == hosts && !distinct.contains("") &&
+        owned == shards.shards_size() && Clock::now() - last_change > std::chrono::seconds(1)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// `hosts` servers on a fresh database (a file; on PostgreSQL, when `postgres_admin` is not
+// empty, a fresh database of that server, dropped after), `workflows` one-activity workflows
+// through them. With several hosts (PostgreSQL only) the callers spread over them: starter
+// k, workflow poller k and activity poller k+1 call host k modulo the count, so most calls
+// reach a host that forwards them to the run's or the queue's owner.
 Round RunRound(const std::string& binary, int workflows, int pollers, bool archive,
-               const std::vector<std::string>& extra_args, const std::string& postgres_admin = "") {
+               const std::vector<std::string>& extra_args, const std::string& postgres_admin = "",
+               int hosts = 1) {
   Round round;
   char dir_template[] = "/tmp/tock-bench-XXXXXX";
   const std::string dir = mkdtemp(dir_template);
@@ -197,18 +249,43 @@ Round RunRound(const std::string& binary, int workflows, int pollers, bool archi
   const std::string database = "tock_bench_" + std::to_string(getpid());
   if (!postgres_admin.empty()) {
     if (!PostgresExec(postgres_admin, "CREATE DATABASE " + database)) return round;
-    server_args = {"--postgres-url", WithDatabase(postgres_admin, database)};
+    // kPostgresShards shards, so that every one of a few hosts owns some; membership as the
+    // multi-host tests run it (a dead host is noticed within a second).
+    std::FILE* config = std::fopen((dir + "/hosts.yaml").c_str(), "w");
+    std::fprintf(config, "history:\n  shards: %d\nmembership:\n  heartbeat: 200ms\n  cutoff: 1s\n",
+                 kPostgresShards);
+    std::fclose(config);
+    server_args = {"--postgres-url", WithDatabase(postgres_admin, database), "--config",
+                   dir + "/hosts.yaml"};
   }
   if (archive) server_args.insert(server_args.end(), {"--archival-dir", dir + "/archive"});
   server_args.insert(server_args.end(), extra_args.begin(), extra_args.end());
-  tock::bench::Server server = tock::bench::StartServer(binary, server_args);
-  if (server.pid == 0) {
-    std::cerr << "tock-server did not start\n";
+  std::vector<tock::bench::Server> servers;
+  std::vector<std::unique_ptr<Stub>> stubs;
+  auto stop = [&] {
+    for (const auto& server : servers) kill(server.pid, SIGTERM);
+    for (const auto& server : servers) waitpid(server.pid, nullptr, 0);
     std::filesystem::remove_all(dir);
+    if (!postgres_admin.empty()) {
+      PostgresExec(postgres_admin, "DROP DATABASE " + database + " WITH (FORCE)");
+    }
+  };
+  for (int h = 0; h < hosts; ++h) {
+    tock::bench::Server server = tock::bench::StartServer(binary, server_args);
+    if (server.pid == 0) {
+      std::cerr << "tock-server did not start\n";
+      stop();
+      return round;
+    }
+    servers.push_back(server);
+    stubs.push_back(wf::WorkflowService::NewStub(tock::bench::OpenChannel(server.address)));
+  }
+  if (hosts > 1 && !WaitForSettledRing(servers[0].address, hosts)) {
+    std::cerr << "the " << hosts << " hosts did not settle their shards within 60 s\n";
+    stop();
     return round;
   }
-  auto channel = tock::bench::OpenChannel(server.address);
-  auto stub = wf::WorkflowService::NewStub(channel);
+  auto stub_for = [&](int k) { return stubs[static_cast<size_t>(k) % stubs.size()].get(); };
 
   std::mutex mu;
   std::map<std::string, Clock::time_point> started_at;
@@ -217,7 +294,7 @@ Round RunRound(const std::string& binary, int workflows, int pollers, bool archi
   std::atomic<bool> done{false};
   const std::string queue = "bench";
 
-  auto workflow_poller = [&] {
+  auto workflow_poller = [&](Stub* stub) {
     while (!done) {
       wf::PollWorkflowTaskQueueRequest poll;
       poll.set_namespace_("default");
@@ -245,7 +322,7 @@ Round RunRound(const std::string& binary, int workflows, int pollers, bool archi
       }
     }
   };
-  auto activity_poller = [&] {
+  auto activity_poller = [&](Stub* stub) {
     while (!done) {
       wf::PollActivityTaskQueueRequest poll;
       poll.set_namespace_("default");
@@ -268,13 +345,13 @@ Round RunRound(const std::string& binary, int workflows, int pollers, bool archi
   };
 
   std::vector<std::thread> threads;
-  for (int i = 0; i < pollers; ++i) threads.emplace_back(workflow_poller);
-  for (int i = 0; i < pollers; ++i) threads.emplace_back(activity_poller);
+  for (int i = 0; i < pollers; ++i) threads.emplace_back(workflow_poller, stub_for(i));
+  for (int i = 0; i < pollers; ++i) threads.emplace_back(activity_poller, stub_for(i + 1));
   auto begin = Clock::now();
   std::vector<std::thread> starters;
   std::atomic<int> next{0};
   for (int st = 0; st < 8; ++st) {
-    starters.emplace_back([&] {
+    starters.emplace_back([&, stub = stub_for(st)] {
       for (int i = next++; i < workflows; i = next++) {
         wf::StartWorkflowExecutionRequest req;
         req.set_namespace_("default");
@@ -319,12 +396,7 @@ Round RunRound(const std::string& binary, int workflows, int pollers, bool archi
     }
     round.archived_seconds = std::chrono::duration<double>(Clock::now() - begin).count();
   }
-  kill(server.pid, SIGTERM);
-  waitpid(server.pid, nullptr, 0);
-  std::filesystem::remove_all(dir);
-  if (!postgres_admin.empty()) {
-    PostgresExec(postgres_admin, "DROP DATABASE " + database + " WITH (FORCE)");
-  }
+  stop();
   return round;
 }
 
@@ -355,15 +427,79 @@ int Compare(const std::string& binary, int workflows, int pollers, int rounds,
   return all ? 0 : 1;
 }
 
+struct Rates {
+  std::vector<double> workflows_per_s, p50_ms, p99_ms;
+  bool all_completed = true;
+  void Add(const Round& round, int workflows) {
+    all_completed &= round.completed == workflows;
+    workflows_per_s.push_back(round.rate());
+    p50_ms.push_back(Percentile(round.latencies_ms, 0.5));
+    p99_ms.push_back(Percentile(round.latencies_ms, 0.99));
+  }
+};
+
+// The four figures of issue 11 in one run: the server on SQLite, one host on PostgreSQL and
+// `hosts` hosts on PostgreSQL, each against the raw commit loop of its database; `rounds`
+// rounds of each (in turn, so a slow spell of the machine hits them alike), medians.
+int FourWay(const std::string& binary, int workflows, int pollers, const std::string& admin,
+            int hosts, int rounds) {
+  constexpr int kConnections = 16;
+  const int transitions = workflows * 7;
+  Rates sqlite, one, many;
+  std::vector<double> raw_sqlite, raw_postgres;  // commits/s
+  for (int r = 0; r < rounds; ++r) {
+    sqlite.Add(RunRound(binary, workflows, pollers, false, {}), workflows);
+    char dir_template[] = "/tmp/tock-bench-raw-XXXXXX";
+    const std::string dir = mkdtemp(dir_template);
+    raw_sqlite.push_back(transitions / RawSqliteCommits(dir + "/raw.db", transitions));
+    std::filesystem::remove_all(dir);
+    one.Add(RunRound(binary, workflows, pollers, false, {}, admin, 1), workflows);
+    many.Add(RunRound(binary, workflows, pollers, false, {}, admin, hosts), workflows);
+    const std::string database = "tock_bench_raw_" + std::to_string(getpid());
+    if (!PostgresExec(admin, "CREATE DATABASE " + database)) return 1;
+    const double seconds =
+        RawPostgresCommits(WithDatabase(admin, database), transitions, kConnections);
+    PostgresExec(admin, "DROP DATABASE " + database + " WITH (FORCE)");
+    if (seconds <= 0) return 1;
+    raw_postgres.push_back(transitions / seconds);
+  }
+  auto row = [&](const std::string& name, const Rates& rates) {
+    std::printf("%-32s %9.0f %14.0f   %7.1f / %.1f ms\n", name.c_str(),
+                Median(rates.workflows_per_s), Median(rates.workflows_per_s) * 7,
+                Median(rates.p50_ms), Median(rates.p99_ms));
+  };
+  std::printf("%d one-activity workflows (%d durable state transitions), median of %d\n",
+              workflows, transitions, rounds);
+  std::printf("%-32s %9s %14s   %s\n", "", "workflows/s", "transitions/s",
+              "start-to-close p50 / p99");
+  row("tock-server, embedded SQLite", sqlite);
+  row("tock-server, 1 host, PostgreSQL", one);
+  row("tock-server, " + std::to_string(hosts) + " hosts, PostgreSQL", many);
+  std::printf("%-32s %9s %14.0f   (WAL, synchronous=NORMAL, one connection)\n",
+              "raw SQLite commits", "", Median(raw_sqlite));
+  std::printf("%-32s %9s %14.0f   (BEGIN; INSERT; COMMIT, %d connections)\n",
+              "raw PostgreSQL commits", "", Median(raw_postgres), kConnections);
+  std::printf("ratio SQLite transitions/s : raw SQLite commits/s          %.2f   (target >= 0.25)\n",
+              Median(sqlite.workflows_per_s) * 7 / Median(raw_sqlite));
+  std::printf("ratio 1 host transitions/s : raw PostgreSQL commits/s      %.2f   (target >= 0.25)\n",
+              Median(one.workflows_per_s) * 7 / Median(raw_postgres));
+  std::printf("ratio %d hosts : 1 host                                     %.2f   (target >= 0.8)\n",
+              hosts, Median(many.workflows_per_s) / Median(one.workflows_per_s));
+  return sqlite.all_completed && one.all_completed && many.all_completed ? 0 : 1;
+}
 }  // namespace
 
 int main(int argc, char** argv) {
+  // As tock-server does (its main.cc): Abseil's deadlock detection, on in Debian's build,
+  // would cost the driver's gRPC calls time that is not the server's.
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   if (argc < 2) {
     std::cerr << "usage: workflow_bench TOCK_SERVER [workflows] [pollers per kind] "
                  "[--archive | --observability | --faults RATE] [--rounds N] "
-                 "[--postgres ADMIN_URL]\n"
-                 "  --postgres: the server on a fresh database of that PostgreSQL server, against\n"
-                 "  a raw loop of one-row commits over 16 connections on the same server\n"
+                 "[--postgres ADMIN_URL [--hosts N]]\n"
+                 "  --postgres: four ways in one run: the server on SQLite against a raw SQLite\n"
+                 "  loop; one host and N hosts (default 3) on fresh databases of that PostgreSQL\n"
+                 "  server against a raw loop of one-row commits over 16 connections on it\n"
                  "  --archive: the server archives to a directory (--archival-dir); also reports\n"
                  "  how long the archiver takes to archive every closed run's visibility record\n"
                  "  --observability: ratio of logging at info + metrics on to both off\n"
@@ -375,7 +511,8 @@ int main(int argc, char** argv) {
   const int pollers = argc > 3 ? std::stoi(argv[3]) : 8;  // per kind (workflow, activity)
   bool archive = false, observability = false;
   std::string fault_rate, postgres_admin;
-  int rounds = 3;
+  int rounds = 3, hosts = 3;
+  bool rounds_given = false;
   for (int i = 4; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--archive") archive = true;
@@ -383,6 +520,8 @@ int main(int argc, char** argv) {
     if (a == "--faults" && i + 1 < argc) fault_rate = argv[++i];
     if (a == "--rounds" && i + 1 < argc) rounds = std::stoi(argv[++i]);
     if (a == "--postgres" && i + 1 < argc) postgres_admin = argv[++i];
+    if (a == "--hosts" && i + 1 < argc) hosts = std::stoi(argv[++i]);
+    rounds_given |= a == "--rounds";
   }
   if (observability) {
     return Compare(binary, workflows, pollers, rounds, "logging off, metrics off",
@@ -395,31 +534,13 @@ int main(int argc, char** argv) {
                    {"--persistence-fault-rate", fault_rate, "--persistence-fault-seed", "7"});
   }
 
-  Round round = RunRound(binary, workflows, pollers, archive, {}, postgres_admin);
   // Durable state changes per workflow: start, workflow task started, completed, activity
   // started, completed, workflow task started, completed.
   const int transitions = workflows * 7;
   if (!postgres_admin.empty()) {
-    constexpr int kConnections = 16;
-    const std::string database = "tock_bench_raw_" + std::to_string(getpid());
-    double raw = 0;
-    if (PostgresExec(postgres_admin, "CREATE DATABASE " + database)) {
-      raw = RawPostgresCommits(WithDatabase(postgres_admin, database), transitions, kConnections);
-      PostgresExec(postgres_admin, "DROP DATABASE " + database + " WITH (FORCE)");
-    }
-    std::printf("PostgreSQL, one tock-server host\n");
-    std::printf("workflows completed               %d of %d in %.2f s\n", round.completed,
-                workflows, round.seconds);
-    std::printf("workflows/s                       %.0f\n", round.rate());
-    std::printf("state transitions/s               %.0f\n", round.rate() * 7);
-    std::printf("start-to-close latency            p50 %.1f ms, p99 %.1f ms\n",
-                Percentile(round.latencies_ms, 0.5), Percentile(round.latencies_ms, 0.99));
-    std::printf("raw PostgreSQL, same %d one-row commits, %d connections   %.2f s (%.0f commits/s)\n",
-                transitions, kConnections, raw, raw > 0 ? transitions / raw : 0);
-    std::printf("ratio tock transitions/s : raw commits/s   %.2f   (target >= 0.25)\n",
-                raw > 0 ? (round.rate() * 7) / (transitions / raw) : 0);
-    return round.completed == workflows && raw > 0 ? 0 : 1;
+    return FourWay(binary, workflows, pollers, postgres_admin, hosts, rounds_given ? rounds : 1);
   }
+  Round round = RunRound(binary, workflows, pollers, archive, {});
   char dir_template[] = "/tmp/tock-bench-raw-XXXXXX";
   const std::string dir = mkdtemp(dir_template);
   double raw = RawSqliteCommits(dir + "/raw.db", transitions);
