@@ -246,7 +246,10 @@ Round RunRound(const std::string& binary, int workflows, int pollers, bool archi
   char dir_template[] = "/tmp/tock-bench-XXXXXX";
   const std::string dir = mkdtemp(dir_template);
   std::vector<std::string> server_args = {"--db-file", dir + "/tock.db"};
-  const std::string database = "tock_bench_" + std::to_string(getpid());
+  // A name of its own per round: a database just dropped can linger for a moment.
+  static int round_number = 0;
+  const std::string database =
+      "tock_bench_" + std::to_string(getpid()) + "_" + std::to_string(++round_number);
   if (!postgres_admin.empty()) {
     if (!PostgresExec(postgres_admin, "CREATE DATABASE " + database)) return round;
     // kPostgresShards shards, so that every one of a few hosts owns some; membership as the
@@ -455,7 +458,8 @@ int FourWay(const std::string& binary, int workflows, int pollers, const std::st
     std::filesystem::remove_all(dir);
     one.Add(RunRound(binary, workflows, pollers, false, {}, admin, 1), workflows);
     many.Add(RunRound(binary, workflows, pollers, false, {}, admin, hosts), workflows);
-    const std::string database = "tock_bench_raw_" + std::to_string(getpid());
+    const std::string database =
+        "tock_bench_raw_" + std::to_string(getpid()) + "_" + std::to_string(r);
     if (!PostgresExec(admin, "CREATE DATABASE " + database)) return 1;
     const double seconds =
         RawPostgresCommits(WithDatabase(admin, database), transitions, kConnections);

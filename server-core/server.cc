@@ -235,8 +235,10 @@ class TockServerImpl : public TockServer {
       });
       const std::vector<int32_t> mine = ring->ShardsOf(advertise_address(), shards_->shard_count());
       if (absl::Status s = shards_->SetOwned(mine); !s.ok()) {
-        logger_.Warn("taking history shards failed; retried at the next membership refresh",
+        // Calls for the shards not taken are answered "not owned" until then: retry soon.
+        logger_.Warn("taking history shards failed; retried at the next heartbeat",
                      {{"error", s.ToString()}});
+        membership_->HandAgainAtNextHeartbeat();
       }
       logger_.Info("history shards owned",
                    {{"count", absl::StrCat(shards_->OwnedShards().size())},

@@ -98,6 +98,11 @@ std::shared_ptr<const HashRing> MembershipMonitor::ring() const {
   return ring_;
 }
 
+void MembershipMonitor::HandAgainAtNextHeartbeat() {
+  std::lock_guard lock(mu_);
+  last_handed_ = absl::InfinitePast();
+}
+
 std::vector<persistence::HostRecord> MembershipMonitor::hosts() const {
   std::lock_guard lock(mu_);
   return hosts_;

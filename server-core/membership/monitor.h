@@ -10,8 +10,9 @@
 //   dead: they take its shards. It then sees an empty ring and gives up its shards too,
 //   until a heartbeat succeeds again. (Fencing by range id keeps the data safe anyway; this
 //   keeps the hosts from fighting over shards.)
-// - The ring is also recomputed on a slower period when nothing changed, so a shard whose
-//   acquisition failed is tried again.
+// - The ring is also handed over on a slower period when nothing changed, and at the next
+//   heartbeat when the listener asks (HandAgainAtNextHeartbeat), so a shard whose acquisition
+//   failed is tried again.
 //
 // Thread safety: ring(), hosts() and the accessors may be called from any thread; the
 // listener is called on the monitor's thread (or in Start), one call at a time.
@@ -66,6 +67,10 @@ class MembershipMonitor {
   absl::Status Tick();
 
   std::shared_ptr<const HashRing> ring() const;
+  // The ring is handed to the listener again at the next heartbeat, changed or not: for a
+  // listener that could not act on it (a shard it failed to take while the database was
+  // down) and should not wait for the refresh period to try again.
+  void HandAgainAtNextHeartbeat();
   std::vector<persistence::HostRecord> hosts() const;  // as last read
   const MembershipConfig& config() const { return config_; }
 

@@ -90,9 +90,14 @@ class CommitBatchWriter {
 };
 
 struct GroupCommitOptions {
-  // Group by shard (a database with concurrent writers: each shard's group runs in its own
-  // transaction, in parallel with the other shards'), or every shard in one group (a database
-  // with a single writer, where groups of different shards would only wait for each other).
+  // Group by shard (each shard's group runs in its own transaction, in parallel with the
+  // other shards'), or every shard of the host in one group (one transaction at a time, as
+  // large as what arrived during the previous one). A database with a single writer (SQLite)
+  // gains nothing from parallel groups. PostgreSQL could run them, but measured on one host
+  // with 16 shards and 16 concurrent callers, groups by shard held about one commit each
+  // (10,400 transactions for 7,000 state transitions plus task deletions) and one group per
+  // host was 20-60 % faster (workflow_bench: 190-250 against 145-175 workflows/s): the
+  // database's cost is per transaction, and its round trips on a LAN are short next to it.
   bool group_by_shard = true;
   // At most this many commits in one transaction.
   int max_group = 64;

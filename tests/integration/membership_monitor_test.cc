@@ -161,6 +161,25 @@ TEST_F(MembershipMonitorTest, TheRingIsHandedOverAgainAfterTheRefreshPeriod) {
   m->Stop();
 }
 
+// A listener that could not act on the ring (it failed to take a shard) asks for it again:
+// the next heartbeat hands it over, unchanged, without waiting for the refresh period; the
+// one after does not (asking once means once).
+TEST_F(MembershipMonitorTest, AListenerThatAsksGetsTheRingAgainAtTheNextHeartbeat) {
+  auto m = Monitor(Config());
+  bool ask = true;
+  ASSERT_TRUE(m->Start([&](std::shared_ptr<const HashRing>) {
+                 ++handed_;
+                 if (ask) m->HandAgainAtNextHeartbeat();
+                 ask = false;
+               }).ok());
+  EXPECT_EQ(handed_, 1);
+  ASSERT_TRUE(m->Tick().ok());
+  EXPECT_EQ(handed_, 2);
+  ASSERT_TRUE(m->Tick().ok());
+  EXPECT_EQ(handed_, 2);
+  m->Stop();
+}
+
 TEST_F(MembershipMonitorTest, StopRemovesThisHostsRow) {
   auto m = Monitor(Config());
   ASSERT_TRUE(m->Start(Record()).ok());

@@ -103,7 +103,8 @@ struct Packed {
 
 class PgExecutionStore : public ExecutionStore, private CommitBatchWriter {
  public:
-  explicit PgExecutionStore(PgPool& pool) : pool_(pool), group_(*this) {}
+  // One group per host (GroupCommitOptions says why).
+  explicit PgExecutionStore(PgPool& pool) : pool_(pool), group_(*this, {.group_by_shard = false}) {}
 
   // One upsert: the first acquisition inserts range id 1; later ones increment under the
   // row's exclusive lock (ON CONFLICT DO UPDATE locks the row as SELECT ... FOR UPDATE
