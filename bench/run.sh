@@ -2,11 +2,12 @@
 # Builds and runs the benchmarks; figures go in README.md ("Performance").
 set -euo pipefail
 cd "$(dirname "$0")/.."
-./scripts/build.sh --target tock tock-server min_describe namespace_bench workflow_bench history_bench repl_bench completion_bench archival_bench execution_store_bench
+./scripts/build.sh --target tock tock-server min_describe namespace_bench workflow_bench history_bench idle_memory_bench repl_bench completion_bench archival_bench execution_store_bench
 ./build/bench/namespace_bench ./build/cmd/tock-server/tock-server ./build/cmd/tock/tock \
   ./build/bench/min_describe "${1:-41}"
 ./build/bench/workflow_bench ./build/cmd/tock-server/tock-server 2000
 ./build/bench/history_bench ./build/cmd/tock-server/tock-server
+./build/bench/idle_memory_bench ./build/cmd/tock-server/tock-server 10000
 ./build/bench/repl_bench ./build/cmd/tock-server/tock-server ./build/cmd/tock/tock
 ./build/bench/completion_bench ./build/cmd/tock-server/tock-server ./build/cmd/tock/tock
 ./build/bench/archival_bench 100 300 9

@@ -126,7 +126,7 @@ absl::Status HistoryEngine::DeleteWorkflow(const NamespaceRef& ns,
   if (absl::Status s = store_.DeleteRun(key.namespace_id, key.workflow_id, key.run_id); !s.ok()) {
     return s;
   }
-  entry->state.reset();
+  Uncache(*run_id, *entry);
   return absl::OkStatus();
 }
 

@@ -1,6 +1,7 @@
 #include "server-core/history/history_engine.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "absl/strings/str_cat.h"
 #include "lib/common/cron_schedule.h"
@@ -24,7 +25,16 @@ constexpr absl::Duration kDefaultWorkflowTaskTimeout = absl::Seconds(10);
 constexpr absl::Duration kMaxWorkflowTaskTimeout = absl::Seconds(120);
 constexpr absl::Duration kHistoryLongPoll = absl::Seconds(20);
 constexpr int32_t kDefaultHistoryPageSize = 1000;
-constexpr size_t kMaxCachedRuns = 20000;
+// The run cache's bounds. A run not cached costs one read of its row at its next use, so
+// the cache only has to hold the runs being worked on, not every open one: 10,000 idle runs
+// took 30 MB when each stayed cached. A freshly started run is charged about 2.4 KB, so
+// the byte bound keeps about 3,500 of those; the count bound keeps many tiny entries (runs
+// only read, whose state is not cached) from adding up.
+constexpr size_t kMaxCachedRuns = 4096;
+constexpr size_t kMaxCachedRunBytes = 8 << 20;
+// Workflow id locks hold nothing: these are kept only to spare allocations to a busy id,
+// and are bounded by count alone.
+constexpr size_t kMaxIdLocks = 1024;
 
 absl::Status WorkflowNotFound(const std::string& workflow_id, const std::string& run_id) {
   return WithDetail(absl::NotFoundError(absl::StrCat("Workflow execution not found. WorkflowId: ",
@@ -84,7 +94,9 @@ HistoryEngine::HistoryEngine(persistence::ExecutionStore& store, ShardController
       timer_queue_(std::make_unique<TimerQueue>(
           store, shards.shard_count(), timers, clock, logger,
           [this](const persistence::TimerTaskRow& row) { return FireTimer(row); })),
-      task_sink_([this](persistence::TaskQueueTask task) { matching_.AddTask(std::move(task)); }) {}
+      task_sink_([this](persistence::TaskQueueTask task) { matching_.AddTask(std::move(task)); }),
+      runs_({.max_entries = kMaxCachedRuns, .max_bytes = kMaxCachedRunBytes}),
+      id_locks_({.max_entries = kMaxIdLocks, .max_bytes = std::numeric_limits<size_t>::max()}) {}
 
 HistoryEngine::~HistoryEngine() {
   shards_.SetListener(nullptr);
@@ -206,23 +218,24 @@ const MutableStateRecord* HistoryEngine::Cached(const RunEntry& entry) const {
   return &*entry.state;
 }
 
-void HistoryEngine::Cache(RunEntry& entry, MutableStateRecord state,
+void HistoryEngine::Cache(const std::string& run_id, RunEntry& entry, MutableStateRecord state,
                           const persistence::Commit& commit) {
+  // The bytes beyond the record itself, which the entry holds in place (runs_ counts it).
+  // Reflection: about 1 µs for a small run, well under 1% of what a commit costs.
+  const size_t bytes = state.SpaceUsedLong() - sizeof(MutableStateRecord);
   entry.state = std::move(state);
   entry.shard_id = commit.shard_id;
   entry.range_id = commit.range_id;
+  runs_.Charge(run_id, bytes);
 }
 
-std::shared_ptr<HistoryEngine::RunEntry> HistoryEngine::Entry(const std::string& key) {
-  std::lock_guard lock(runs_mu_);
-  if (runs_.size() > kMaxCachedRuns) {
-    for (auto it = runs_.begin(); it != runs_.end();) {
-      it = it->second.use_count() == 1 ? runs_.erase(it) : std::next(it);
-    }
-  }
-  auto& entry = runs_[key];
-  if (entry == nullptr) entry = std::make_shared<RunEntry>();
-  return entry;
+void HistoryEngine::Uncache(const std::string& run_id, RunEntry& entry) {
+  entry.state.reset();
+  runs_.Charge(run_id, 0);
+}
+
+std::shared_ptr<HistoryEngine::RunEntry> HistoryEngine::Entry(const std::string& run_id) {
+  return runs_.Get(run_id);
 }
 
 absl::StatusOr<std::string> HistoryEngine::ResolveRunId(const std::string& namespace_id,
@@ -276,11 +289,11 @@ absl::Status HistoryEngine::Mutate(const NamespaceRef& ns, const RunKey& key,
     }
     MarkClosingRunsForArchival(commit, ns.id);
     if (absl::Status w = WriteCommit(commit); !w.ok()) {
-      entry->state.reset();
+      Uncache(key.run_id, *entry);
       return w;
     }
     CountClosedRuns(commit);
-    Cache(*entry, std::move(commit.runs.front().state), commit);
+    Cache(key.run_id, *entry, std::move(commit.runs.front().state), commit);
   }
   if (commit.runs.size() > 1) CacheCommitted(std::move(commit.runs[1].state), commit);
   Publish(commit, key.run_id);
@@ -332,9 +345,10 @@ absl::Status HistoryEngine::WriteCommit(persistence::Commit& commit) {
 }
 
 void HistoryEngine::CacheCommitted(MutableStateRecord state, const persistence::Commit& commit) {
-  std::shared_ptr<RunEntry> entry = Entry(state.execution().run_id());
+  const std::string run_id = state.execution().run_id();
+  std::shared_ptr<RunEntry> entry = Entry(run_id);
   std::lock_guard lock(entry->mu);  // readers and Mutate look at `state` under this lock
-  Cache(*entry, std::move(state), commit);
+  Cache(run_id, *entry, std::move(state), commit);
 }
 
 void HistoryEngine::EnforceHistoryLimits(RunTransaction& tx) {
@@ -422,8 +436,8 @@ absl::StatusOr<wf::StartWorkflowExecutionResponse> HistoryEngine::StartWorkflowW
   const absl::Time now = clock_.Now();
   absl::StatusOr<absl::Duration> cron_wait = ValidateStart(req, now);
   if (!cron_wait.ok()) return cron_wait.status();
-  std::shared_ptr<RunEntry> id_lock = IdLock(ns.id, req.workflow_id());
-  std::lock_guard lock(id_lock->mu);
+  std::shared_ptr<std::mutex> id_lock = IdLock(ns.id, req.workflow_id());
+  std::lock_guard lock(*id_lock);
   return StartLocked(ns, req, std::move(parent), nullptr, now, *cron_wait);
 }
 
@@ -442,9 +456,9 @@ absl::StatusOr<absl::Duration> HistoryEngine::ValidateStart(
   return cron_wait;
 }
 
-std::shared_ptr<HistoryEngine::RunEntry> HistoryEngine::IdLock(const std::string& namespace_id,
-                                                               const std::string& workflow_id) {
-  return Entry(absl::StrCat("workflow-id/", namespace_id, "/", workflow_id));
+std::shared_ptr<std::mutex> HistoryEngine::IdLock(const std::string& namespace_id,
+                                                  const std::string& workflow_id) {
+  return id_locks_.Get(absl::StrCat(namespace_id, "/", workflow_id));
 }
 
 absl::StatusOr<wf::StartWorkflowExecutionResponse> HistoryEngine::StartLocked(

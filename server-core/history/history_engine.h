@@ -26,6 +26,7 @@
 #include "lib/common/wire_bytes.h"
 #include "server-core/history/any_shard.h"
 #include "server-core/history/request_limits.h"
+#include "server-core/history/run_cache.h"
 #include "server-core/history/run_transaction.h"
 #include "server-core/history/shard_controller.h"
 #include "server-core/history/timer_queue.h"
@@ -187,13 +188,17 @@ class HistoryEngine : public ShardListener, public AnyShard {
     std::string request_id;
   };
 
+  // The run's entry (its lock, its cached state): shared by all who use the run meanwhile.
   std::shared_ptr<RunEntry> Entry(const std::string& run_id);
   // Caches the state a commit just wrote for a run other than the one Mutate holds locked
   // (a new run), under that run's lock.
   void CacheCommitted(MutableStateRecord state, const persistence::Commit& commit);
-  // Under entry.mu: the cached state if still valid, and stores one.
+  // Under entry.mu: the cached state if still valid; stores one, charged to runs_ by its
+  // size (`run_id`: the key the entry was got with); drops it.
   const MutableStateRecord* Cached(const RunEntry& entry) const;
-  static void Cache(RunEntry& entry, MutableStateRecord state, const persistence::Commit& commit);
+  void Cache(const std::string& run_id, RunEntry& entry, MutableStateRecord state,
+             const persistence::Commit& commit);
+  void Uncache(const std::string& run_id, RunEntry& entry);
   // store_.Write fenced with the shard's range id, which it sets in `commit.range_id` and
   // holds against a renewal until answered (ShardController::HoldRange); except that a
   // failure after which the commit is found stored is success.
@@ -236,7 +241,7 @@ class HistoryEngine : public ShardListener, public AnyShard {
     std::optional<StartSignal> signal;  // signal-with-start
   };
   // Starts of one workflow id are serialised by a lock of their own.
-  std::shared_ptr<RunEntry> IdLock(const std::string& namespace_id, const std::string& workflow_id);
+  std::shared_ptr<std::mutex> IdLock(const std::string& namespace_id, const std::string& workflow_id);
   // The start with the workflow id's lock held: id conflict and reuse policies, then the new
   // run (with `signal` in its history when given) in one commit.
   absl::StatusOr<wf::StartWorkflowExecutionResponse> StartLocked(
@@ -331,8 +336,10 @@ class HistoryEngine : public ShardListener, public AnyShard {
   std::set<int32_t> transfer_scan_shards_;
   bool transfer_scan_scheduled_ = false;
 
-  std::mutex runs_mu_;
-  std::unordered_map<std::string, std::shared_ptr<RunEntry>> runs_;  // by run id
+  // By run id; bounded (the limits are in history_engine.cc), the runs in use always kept.
+  RunCache<RunEntry> runs_;
+  // By namespace and workflow id: locks only, kept while held and a few more.
+  RunCache<std::mutex> id_locks_;
 
   std::atomic<bool> releasing_waiters_{false};
   std::mutex waiters_mu_;

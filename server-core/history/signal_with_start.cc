@@ -61,8 +61,8 @@ absl::StatusOr<wf::SignalWithStartWorkflowExecutionResponse> HistoryEngine::Sign
   StartSignal signal{req.signal_name(), req.signal_input(), req.header(), req.identity(),
                      req.request_id().empty() ? "" : req.request_id() + ":signal"};
 
-  std::shared_ptr<RunEntry> id_lock = IdLock(ns.id, req.workflow_id());
-  std::lock_guard lock(id_lock->mu);
+  std::shared_ptr<std::mutex> id_lock = IdLock(ns.id, req.workflow_id());
+  std::lock_guard lock(*id_lock);
   for (int round = 0; round < kSignalOrStartRounds; ++round) {
     absl::StatusOr<persistence::CurrentRun> current = store_.GetCurrentRun(ns.id, req.workflow_id());
     if (!current.ok() && current.status().code() != absl::StatusCode::kNotFound) {

@@ -132,9 +132,12 @@ absl::StatusOr<std::unique_ptr<SqliteDb>> SqliteDb::Open(const std::string& path
   if (!in_memory) {
     // WAL with synchronous=NORMAL survives a process crash (kill -9) at any point; the
     // larger checkpoint interval means fewer fsyncs (the WAL is bounded to about 40 MB).
+    // The page cache is bounded at 8 MiB (the server's one connection): it fills up to the
+    // size of the database, which grows with the runs kept, while the pages in use are few
+    // (a run's rows, the index paths to them); a page missed is read from the OS's cache.
     pragmas +=
         "PRAGMA locking_mode=EXCLUSIVE; PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; "
-        "PRAGMA wal_autocheckpoint=10000; PRAGMA cache_size=-65536;";
+        "PRAGMA wal_autocheckpoint=10000; PRAGMA cache_size=-8192;";
   }
   if (absl::Status s = db->Exec(pragmas); !s.ok()) {
     // With EXCLUSIVE locking, BUSY after the timeout means another process holds the file.
