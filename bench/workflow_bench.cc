@@ -251,7 +251,10 @@ Round RunRound(const std::string& binary, int workflows, int pollers, bool archi
   const std::string database =
       "tock_bench_" + std::to_string(getpid()) + "_" + std::to_string(++round_number);
   if (!postgres_admin.empty()) {
-    if (!PostgresExec(postgres_admin, "CREATE DATABASE " + database)) return round;
+    if (!PostgresExec(postgres_admin, "CREATE DATABASE " + database)) {
+      std::filesystem::remove_all(dir);
+      return round;
+    }
     // kPostgresShards shards, so that every one of a few hosts owns some; membership as the
     // multi-host tests run it (a dead host is noticed within a second).
     std::FILE* config = std::fopen((dir + "/hosts.yaml").c_str(), "w");

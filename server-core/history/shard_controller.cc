@@ -1,6 +1,7 @@
 #include "server-core/history/shard_controller.h"
 
 #include <algorithm>
+#include <thread>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -40,15 +41,22 @@ ShardController::ShardController(persistence::ExecutionStore& store, int32_t sha
 
 void ShardController::SetListener(ShardListener* listener) { listener_ = listener; }
 
-absl::Status ShardController::Acquire(int32_t shard_id) {
-  absl::StatusOr<int64_t> range = store_.AcquireShard(shard_id, owner_);
-  if (!range.ok()) {
-    return absl::Status(range.status().code(), absl::StrCat("cannot take history shard ", shard_id,
-                                                            ": ", range.status().message()));
+std::vector<absl::StatusOr<int64_t>> ShardController::TakeRanges(const std::vector<int32_t>& ids) {
+  std::vector<absl::StatusOr<int64_t>> ranges(ids.size(), absl::UnknownError("not taken"));
+  std::atomic<size_t> next{0};
+  auto take = [&] {
+    for (size_t i = next++; i < ids.size(); i = next++) {
+      ranges[i] = store_.AcquireShard(ids[i], owner_);
+    }
+  };
+  const size_t threads = std::min(ids.size(), kParallelTakes);
+  if (threads <= 1) {
+    take();
+  } else {
+    std::vector<std::jthread> takers;
+    for (size_t t = 0; t < threads; ++t) takers.emplace_back(take);
   }
-  StartRange(*shards_[shard_id - 1], *range);
-  if (ShardListener* l = listener_.load()) l->OnShardAcquired(shard_id);
-  return absl::OkStatus();
+  return ranges;
 }
 
 void ShardController::Release(int32_t shard_id) {
@@ -84,10 +92,25 @@ absl::Status ShardController::SetOwned(const std::vector<int32_t>& wanted) {
   for (int32_t id = 1; id <= shard_count_; ++id) {
     if (!want[id] && shards_[id - 1]->range_id != kNotOwned) Release(id);
   }
-  absl::Status first_error;
+  std::vector<int32_t> to_take;
   for (int32_t id = 1; id <= shard_count_; ++id) {
-    if (!want[id] || shards_[id - 1]->range_id != kNotOwned) continue;
-    if (absl::Status s = Acquire(id); !s.ok() && first_error.ok()) first_error = s;
+    if (want[id] && shards_[id - 1]->range_id == kNotOwned) to_take.push_back(id);
+  }
+  const std::vector<absl::StatusOr<int64_t>> ranges = TakeRanges(to_take);
+  // In shard order, one at a time, as listeners expect.
+  absl::Status first_error;
+  for (size_t i = 0; i < to_take.size(); ++i) {
+    const int32_t id = to_take[i];
+    if (!ranges[i].ok()) {
+      if (first_error.ok()) {
+        first_error = absl::Status(ranges[i].status().code(),
+                                   absl::StrCat("cannot take history shard ", id, ": ",
+                                                ranges[i].status().message()));
+      }
+      continue;
+    }
+    StartRange(*shards_[id - 1], *ranges[i]);
+    if (ShardListener* l = listener_.load()) l->OnShardAcquired(id);
   }
   return first_error;
 }

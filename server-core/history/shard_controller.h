@@ -133,8 +133,12 @@ class ShardController {
   };
   static constexpr int64_t kNoIds = INT64_MIN;
 
-  // Takes one shard; the caller holds apply_mu_.
-  absl::Status Acquire(int32_t shard_id);
+  // Steals each shard in the database (its range id + 1), up to kParallelTakes at once: a
+  // host joining a ring of 2,048 shards takes about 500, each a round trip, which one after
+  // another took over 30 s on a loaded database. The range ids, in the order of `ids`; the
+  // caller holds apply_mu_ and starts the ranges.
+  std::vector<absl::StatusOr<int64_t>> TakeRanges(const std::vector<int32_t>& ids);
+  static constexpr size_t kParallelTakes = 8;
   void Release(int32_t shard_id);
   // Sets the shard's range id and its block of ids, (range_id << kRangeBits) onwards.
   void StartRange(Shard& shard, int64_t range_id);
