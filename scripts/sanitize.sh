@@ -17,7 +17,9 @@
 # cover third-party code only, each with its reason.
 #
 # Environment: SANITIZE_JOBS (ctest parallelism, default 1: instrumented servers on 2 cores
-# time out otherwise), BUILD_JOBS (default 2), SANITIZE_TARGETS (what to build; default all).
+# time out otherwise), BUILD_JOBS (default 2), SANITIZE_TARGETS (what to build; default all;
+# the PostgreSQL fixture the postgres-labelled tests need is always added), e.g.
+#   SANITIZE_TARGETS="tock-server tock" scripts/sanitize.sh address -R sdk_hosts
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -55,7 +57,8 @@ fi
 scale=2
 [[ $kind == thread ]] && scale=4
 cmake -S "$root" -B "$build" -DTOCK_SANITIZE="$flags" -DTOCK_TEST_TIMEOUT_SCALE=$scale >/dev/null
-targets=${SANITIZE_TARGETS:-all}
+targets=all
+if [[ -n ${SANITIZE_TARGETS:-} ]]; then targets="$SANITIZE_TARGETS tock_postgres_fixture"; fi
 # shellcheck disable=SC2086
 nice -n 10 cmake --build "$build" --target $targets -- -j"${BUILD_JOBS:-2}"
 built=$(date +%s)
