@@ -254,6 +254,11 @@ void HistoryEngine::GetWorkflowHistory(const NamespaceRef& ns,
       req.history_event_filter_type() == enums::HISTORY_EVENT_FILTER_TYPE_CLOSE_EVENT;
   const bool must_wait = req.wait_new_event() && open && (close_only || from >= next_event_id);
   if (must_wait) {
+    // The run's commits happen on its shard's owner: a wait here is woken by none when this
+    // host does not own the shard (any more: it moved; WaitForCommit's waits are woken when
+    // it goes). "Not owned" sends the caller to the owner (routing/call_router.h).
+    const int32_t shard_id = shards_.ShardFor(ns.id, req.execution().workflow_id());
+    if (!shards_.Owns(shard_id)) return done(ShardNotOwnedHere(shard_id));
     const absl::Time limit = std::min(deadline - absl::Seconds(1), clock_.Now() + kHistoryLongPoll);
     // At shutdown a waiting caller gets its empty page at once instead of the rest of its wait.
     if (clock_.Now() >= limit || releasing_waiters_.load()) {
@@ -282,7 +287,8 @@ void HistoryEngine::GetWorkflowHistory(const NamespaceRef& ns,
       }
       GetWorkflowHistory(ns, req, deadline, done_bytes);
     };
-    *wait_id = WaitForCommit(*run_id, [retry] { retry(false); });
+    *wait_id = WaitForCommit({ns.id, req.execution().workflow_id(), *run_id},
+                             [retry] { retry(false); });
     timers_.Schedule(limit, [retry] { retry(true); });
     // A commit between the read above and the registration would be missed: look again.
     absl::StatusOr<MutableStateRecord> now = ReadRun({ns.id, req.execution().workflow_id(), *run_id});

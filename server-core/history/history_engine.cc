@@ -145,8 +145,8 @@ void HistoryEngine::ReleaseWaiters() {
   std::vector<std::function<void()>> wake;
   {
     std::lock_guard lock(waiters_mu_);
-    for (auto& [run_id, waits] : history_waiters_) {
-      for (auto& [id, fn] : waits) wake.push_back(std::move(fn));
+    for (auto& [run_id, waiters] : history_waiters_) {
+      for (auto& [id, fn] : waiters.wakes) wake.push_back(std::move(fn));
     }
     history_waiters_.clear();
   }
@@ -211,7 +211,25 @@ void HistoryEngine::OnShardAcquired(int32_t shard_id) {
       "stored transfer tasks of shards taken", {}, absl::Milliseconds(50));
 }
 
-void HistoryEngine::OnShardReleased(int32_t shard_id) { timer_queue_->Deactivate(shard_id); }
+void HistoryEngine::OnShardReleased(int32_t shard_id) {
+  timer_queue_->Deactivate(shard_id);
+  // Waits for the shard's commits would now last until their deadline (the commits happen on
+  // the new owner): woken, each answers afresh, which sends the caller to the owner. On the
+  // timer thread, not this one (the membership's, which holds the shard controller).
+  std::vector<std::function<void()>> wake;
+  {
+    std::lock_guard lock(waiters_mu_);
+    for (auto it = history_waiters_.begin(); it != history_waiters_.end();) {
+      if (it->second.shard_id != shard_id) {
+        ++it;
+        continue;
+      }
+      for (auto& [id, fn] : it->second.wakes) wake.push_back(std::move(fn));
+      it = history_waiters_.erase(it);
+    }
+  }
+  for (auto& w : wake) timers_.Schedule(clock_.Now(), std::move(w));
+}
 
 const MutableStateRecord* HistoryEngine::Cached(const RunEntry& entry) const {
   if (!entry.state.has_value() || shards_.RangeId(entry.shard_id) != entry.range_id) return nullptr;
@@ -412,7 +430,7 @@ void HistoryEngine::NotifyHistoryWaiters(const std::string& run_id) {
     std::lock_guard lock(waiters_mu_);
     auto it = history_waiters_.find(run_id);
     if (it != history_waiters_.end()) {
-      for (auto& [id, fn] : it->second) wake.push_back(std::move(fn));
+      for (auto& [id, fn] : it->second.wakes) wake.push_back(std::move(fn));
       history_waiters_.erase(it);
     }
   }

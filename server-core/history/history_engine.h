@@ -304,8 +304,9 @@ class HistoryEngine : public ShardListener, public AnyShard {
                                       const temporal::api::command::v1::Command& command,
                                       int64_t completed_id);
   // Calls `wake` after the next commit of the run, unless the wait is dropped first
-  // (the returned id; waits that time out drop themselves so idle runs collect none).
-  uint64_t WaitForCommit(const std::string& run_id, std::function<void()> wake);
+  // (the returned id; waits that time out drop themselves so idle runs collect none); also
+  // when the run's shard is given up (its commits now happen on another host).
+  uint64_t WaitForCommit(const RunKey& key, std::function<void()> wake);
   void DropWait(const std::string& run_id, uint64_t id);
   // The run's state as last committed (for reads).
   absl::StatusOr<MutableStateRecord> ReadRun(const RunKey& key);
@@ -343,7 +344,11 @@ class HistoryEngine : public ShardListener, public AnyShard {
 
   std::atomic<bool> releasing_waiters_{false};
   std::mutex waiters_mu_;
-  std::unordered_map<std::string, std::map<uint64_t, std::function<void()>>> history_waiters_;
+  struct RunWaiters {
+    int32_t shard_id = 0;
+    std::map<uint64_t, std::function<void()>> wakes;  // by wait id
+  };
+  std::unordered_map<std::string, RunWaiters> history_waiters_;  // by run id
   uint64_t next_wait_id_ = 1;
 
   ArchivalCheck archival_check_;

@@ -38,10 +38,13 @@ absl::StatusOr<MutableStateRecord> HistoryEngine::ReadRun(const RunKey& key) {
   return loaded;
 }
 
-uint64_t HistoryEngine::WaitForCommit(const std::string& run_id, std::function<void()> wake) {
+uint64_t HistoryEngine::WaitForCommit(const RunKey& key, std::function<void()> wake) {
+  const int32_t shard_id = shards_.ShardFor(key.namespace_id, key.workflow_id);
   std::lock_guard lock(waiters_mu_);
   uint64_t id = next_wait_id_++;
-  history_waiters_[run_id].emplace(id, std::move(wake));
+  RunWaiters& waiters = history_waiters_[key.run_id];
+  waiters.shard_id = shard_id;
+  waiters.wakes.emplace(id, std::move(wake));
   return id;
 }
 
@@ -49,8 +52,8 @@ void HistoryEngine::DropWait(const std::string& run_id, uint64_t id) {
   std::lock_guard lock(waiters_mu_);
   auto it = history_waiters_.find(run_id);
   if (it == history_waiters_.end()) return;
-  it->second.erase(id);
-  if (it->second.empty()) history_waiters_.erase(it);
+  it->second.wakes.erase(id);
+  if (it->second.wakes.empty()) history_waiters_.erase(it);
 }
 
 void HistoryEngine::QueryWorkflow(
@@ -94,7 +97,7 @@ void HistoryEngine::DispatchQuery(
       DropWait(key.run_id, wait_id->load());
       DispatchQuery(ns, key, req, deadline, done);
     };
-    *wait_id = WaitForCommit(key.run_id, again);
+    *wait_id = WaitForCommit(key, again);
     timers_.Schedule(deadline, again);
     // A commit between the read above and the registration would be missed: look again.
     absl::StatusOr<MutableStateRecord> now = ReadRun(key);

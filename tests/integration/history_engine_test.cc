@@ -8,6 +8,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -170,6 +171,56 @@ TEST_F(EngineFixture, AWriteToAShardTakenByAnotherHostIsRetryableAndGivesTheShar
   ASSERT_TRUE(shards_->SetOwned({1, 2, 3, 4}).ok());
   EXPECT_GT(shards_->RangeId(shard), other.RangeId(shard));
   EXPECT_TRUE(engine_->SignalWorkflow(ns_, signal).ok());
+}
+
+// A history long poll waits for the run's next commit, which happens on the shard's owner:
+// when this host gives the shard up, the poll answers "not owned" at once (the router then
+// asks the new owner) instead of at its deadline; a poll arriving afterwards does not wait.
+TEST_F(EngineFixture, AHistoryLongPollOnAShardGivenUpAnswersNotOwnedAtOnce) {
+  auto started = engine_->StartWorkflow(ns_, StartRequest("awaited"));
+  ASSERT_TRUE(started.ok()) << started.status();
+  const int32_t shard = shards_->ShardFor(ns_.id, "awaited");
+  wf::GetWorkflowExecutionHistoryRequest req;
+  req.mutable_execution()->set_workflow_id("awaited");
+  req.set_wait_new_event(true);
+  req.set_next_page_token(std::to_string(History(started->run_id()).size() + 1));
+
+  std::mutex mu;
+  std::condition_variable cv;
+  std::optional<absl::StatusOr<WireBytes>> answer;
+  auto poll = [&] {
+    engine_->GetWorkflowHistory(ns_, req, clock_.Now() + absl::Minutes(5),
+                                [&](absl::StatusOr<WireBytes> r) {
+                                  std::lock_guard lock(mu);
+                                  answer = std::move(r);
+                                  cv.notify_all();
+                                });
+  };
+  poll();
+  {
+    std::unique_lock lock(mu);
+    EXPECT_FALSE(cv.wait_for(lock, std::chrono::milliseconds(100), [&] { return answer.has_value(); }))
+        << "nothing new: the poll waits";
+  }
+  std::vector<int32_t> others;
+  for (int32_t id = 1; id <= 4; ++id) {
+    if (id != shard) others.push_back(id);
+  }
+  ASSERT_TRUE(shards_->SetOwned(others).ok());
+  {
+    std::unique_lock lock(mu);
+    ASSERT_TRUE(cv.wait_for(lock, absl::ToChronoNanoseconds(kWait), [&] { return answer.has_value(); }))
+        << "the poll still waits after the shard was given up";
+    EXPECT_EQ(answer->status().code(), absl::StatusCode::kUnavailable) << answer->status();
+    EXPECT_NE(answer->status().message().find("is not owned by this host"), std::string::npos);
+    answer.reset();
+  }
+  poll();  // given up already: answered at once, without waiting
+  {
+    std::unique_lock lock(mu);
+    ASSERT_TRUE(answer.has_value());
+    EXPECT_EQ(answer->status().code(), absl::StatusCode::kUnavailable) << answer->status();
+  }
 }
 
 TEST_F(EngineFixture, SignalWithStartWritesTheSignalBeforeTheFirstWorkflowTask) {
