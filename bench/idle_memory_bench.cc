@@ -52,27 +52,31 @@ double SettledRssMb(pid_t pid) {
   return StatusKb(pid, "VmRSS") / 1024.0;
 }
 
+// Calls `body(i)` for i in [0, count), in increasing order of i across 8 threads.
+template <typename Body>
+void ForEachOnEightThreads(int count, const Body& body) {
+  std::atomic<int> next{0};
+  std::vector<std::jthread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&] {
+      for (int i = next++; i < count; i = next++) body(i);
+    });
+  }
+}
+
 // Describes every idle workflow, oldest first, over 8 threads; returns the calls per second.
 // The runs not in the server's run cache are read from its database: this is what a bound on
 // that cache costs (oldest first is the order least-recently-used eviction serves worst).
 double DescribeAll(wf::WorkflowService::Stub& stub, int workflows) {
-  std::atomic<int> next{0};
   const auto begin = Clock::now();
-  {
-    std::vector<std::jthread> threads;
-    for (int t = 0; t < 8; ++t) {
-      threads.emplace_back([&] {
-        for (int i = next++; i < workflows; i = next++) {
-          wf::DescribeWorkflowExecutionRequest req;
-          req.set_namespace_("default");
-          req.mutable_execution()->set_workflow_id("idle-" + std::to_string(i));
-          grpc::ClientContext ctx;
-          wf::DescribeWorkflowExecutionResponse resp;
-          stub.DescribeWorkflowExecution(&ctx, req, &resp);
-        }
-      });
-    }
-  }
+  ForEachOnEightThreads(workflows, [&](int i) {
+    wf::DescribeWorkflowExecutionRequest req;
+    req.set_namespace_("default");
+    req.mutable_execution()->set_workflow_id("idle-" + std::to_string(i));
+    grpc::ClientContext ctx;
+    wf::DescribeWorkflowExecutionResponse resp;
+    stub.DescribeWorkflowExecution(&ctx, req, &resp);
+  });
   return workflows / std::chrono::duration<double>(Clock::now() - begin).count();
 }
 
@@ -113,26 +117,19 @@ int main(int argc, char** argv) {
   }
   const double idle = SettledRssMb(server.pid);
 
-  std::atomic<int> next{0}, failed{0};
+  std::atomic<int> failed{0};
   const auto begin = Clock::now();
-  {
-    std::vector<std::jthread> starters;
-    for (int t = 0; t < 8; ++t) {
-      starters.emplace_back([&] {
-        for (int i = next++; i < workflows; i = next++) {
-          wf::StartWorkflowExecutionRequest req;
-          req.set_namespace_("default");
-          req.set_workflow_id("idle-" + std::to_string(i));
-          req.mutable_workflow_type()->set_name("bench");
-          req.mutable_task_queue()->set_name("nobody-polls");
-          req.set_request_id("req-" + std::to_string(i));
-          grpc::ClientContext ctx;
-          wf::StartWorkflowExecutionResponse resp;
-          if (!stub->StartWorkflowExecution(&ctx, req, &resp).ok()) ++failed;
-        }
-      });
-    }
-  }
+  ForEachOnEightThreads(workflows, [&](int i) {
+    wf::StartWorkflowExecutionRequest req;
+    req.set_namespace_("default");
+    req.set_workflow_id("idle-" + std::to_string(i));
+    req.mutable_workflow_type()->set_name("bench");
+    req.mutable_task_queue()->set_name("nobody-polls");
+    req.set_request_id("req-" + std::to_string(i));
+    grpc::ClientContext ctx;
+    wf::StartWorkflowExecutionResponse resp;
+    if (!stub->StartWorkflowExecution(&ctx, req, &resp).ok()) ++failed;
+  });
   const double seconds = std::chrono::duration<double>(Clock::now() - begin).count();
   const double loaded = SettledRssMb(server.pid);
   const double peak = StatusKb(server.pid, "VmHWM") / 1024.0;

@@ -210,10 +210,10 @@ bool WaitForSettledRing(const std::string& address, size_t hosts) {
       continue;
     }
     std::string owners;
-    std::set<std::string> distinct;  // "": a shard nobody owns
+    bool unowned = false;
     for (const auto& shard : shards.shards()) {
       owners += shard.owner() + ",";
-      distinct.insert(shard.owner());
+      unowned |= shard.owner().empty();
     }
     size_t alive = 0;
     int owned = 0;
@@ -226,7 +226,7 @@ bool WaitForSettledRing(const std::string& address, size_t hosts) {
       last_change = Clock::now();
       continue;
     }
-    if (alive == hosts && !distinct.contains("") &&
+    if (alive == hosts && !unowned &&
         owned == shards.shards_size() && Clock::now() - last_change > std::chrono::seconds(1)) {
       return true;
     }

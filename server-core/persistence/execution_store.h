@@ -19,6 +19,8 @@
 
 #include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "temporal/api/history/v1/message.pb.h"
 #include "tock/persistence/v1/execution.pb.h"
@@ -103,6 +105,14 @@ struct Commit {
   std::vector<TimerTaskRow> new_timers;
   std::vector<TimerTaskRow> done_timers;  // identified by shard, fire time and task id
 };
+
+// The stores' answer to a write or a renewal whose range id is no longer the shard's:
+// FAILED_PRECONDITION "shard N is owned by another server (`why`); `outcome`".
+inline absl::Status ShardOwnedElsewhere(int32_t shard_id, absl::string_view why,
+                                        absl::string_view outcome) {
+  return absl::FailedPreconditionError(
+      absl::StrCat("shard ", shard_id, " is owned by another server (", why, "); ", outcome));
+}
 
 class ExecutionStore {
  public:

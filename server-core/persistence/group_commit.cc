@@ -12,10 +12,11 @@ namespace tock::persistence {
 namespace {
 
 absl::Status ShardLost(int32_t shard_id, int64_t stored, int64_t ours) {
-  return absl::FailedPreconditionError(
-      absl::StrCat("shard ", shard_id, " is owned by another server (range id ",
-                   stored < 0 ? std::string("none") : absl::StrCat(stored), ", ours ", ours,
-                   "); nothing was written"));
+  return ShardOwnedElsewhere(
+      shard_id,
+      absl::StrCat("range id ", stored < 0 ? std::string("none") : absl::StrCat(stored), ", ours ",
+                   ours),
+      "nothing was written");
 }
 
 // The positions of the timers whose ids a write draws (the caller left them at 0), so that

@@ -1,5 +1,6 @@
 #include "server-core/rpc/dispatcher.h"
 
+#include <algorithm>
 #include <atomic>
 #include <memory>
 #include <set>
@@ -183,7 +184,7 @@ Dispatcher::Dispatcher()
 Dispatcher::~Dispatcher() = default;
 
 void Dispatcher::RunHandlersOnThreads(int threads) {
-  handler_threads_ = std::make_unique<BlockingPool>(threads, size_t{1} << 16);
+  handler_threads_ = std::make_unique<BlockingPool>(std::max(1, threads), size_t{1} << 16);
 }
 
 void Dispatcher::Observe(Logger& logger, MetricsRegistry& registry) {

@@ -136,13 +136,12 @@ class PgExecutionStore : public ExecutionStore, private CommitBatchWriter {
         {PgParam::Int(shard_id), PgParam::Int(range_id), PgParam::Text(owner)});
     if (!r.ok()) return r.status();
     if (r->affected() == 1) return absl::OkStatus();
-    return absl::FailedPreconditionError(absl::StrCat(
-        "shard ", shard_id, " is owned by another server (range id ", range_id,
-        " is no longer ours); its range was not renewed"));
+    return ShardOwnedElsewhere(shard_id, absl::StrCat("range id ", range_id, " is no longer ours"),
+                               "its range was not renewed");
   }
 
-  // Through the group committer: concurrent commits of one shard share a transaction
-  // (group_commit.h); each shard's groups run in parallel with the other shards'.
+  // Through the group committer: concurrent commits of this host share a transaction
+  // (group_commit.h; one group per host, GroupCommitOptions says why).
   absl::Status Write(Commit& commit) override { return group_.Write(commit); }
 
   absl::StatusOr<MutableStateRecord> GetRun(const std::string& namespace_id,

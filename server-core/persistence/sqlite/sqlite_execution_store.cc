@@ -39,9 +39,8 @@ class SqliteExecutionStore : public ExecutionStore, private CommitBatchWriter {
         "AND range_id IN (?2, ?2 + 1)"));
     RETURN_IF_ERROR(update.Bind(1, int64_t{shard_id}).Bind(2, range_id).Bind(3, owner).Run());
     if (db_.Changes() == 1) return absl::OkStatus();
-    return absl::FailedPreconditionError(absl::StrCat(
-        "shard ", shard_id, " is owned by another server (range id ", range_id,
-        " is no longer ours); its range was not renewed"));
+    return ShardOwnedElsewhere(shard_id, absl::StrCat("range id ", range_id, " is no longer ours"),
+                               "its range was not renewed");
   }
 
   // Through the group committer: concurrent commits (of any shard: this database has one
