@@ -408,6 +408,41 @@ Round RunRound(const std::string& binary, int workflows, int pollers, bool archi
 
 double Median(std::vector<double> v) { return Percentile(std::move(v), 0.5); }
 
+// What the transport alone allows on this machine: GetSystemInfo (no database, no engine)
+// called by as many threads as a workflow round runs (8 starters and `pollers` of each
+// kind), `calls` in all, against a fresh server on a database file; calls/s. Every state
+// transition of a workflow is carried by one client call at least (7 calls, 7 transitions),
+// so no server can make more transitions/s than this on the same machine.
+double NullCallsPerSecond(const std::string& binary, int pollers, int calls) {
+  char dir_template[] = "/tmp/tock-bench-null-XXXXXX";
+  const std::string dir = mkdtemp(dir_template);
+  tock::bench::Server server = tock::bench::StartServer(binary, {"--db-file", dir + "/tock.db"});
+  double rate = 0;
+  if (server.pid != 0) {
+    auto stub = wf::WorkflowService::NewStub(tock::bench::OpenChannel(server.address));
+    std::atomic<int> next{0};
+    const auto start = Clock::now();
+    {
+      std::vector<std::jthread> threads;
+      for (int t = 0; t < 8 + 2 * pollers; ++t) {
+        threads.emplace_back([&] {
+          while (next++ < calls) {
+            grpc::ClientContext ctx;
+            wf::GetSystemInfoRequest req;
+            wf::GetSystemInfoResponse resp;
+            stub->GetSystemInfo(&ctx, req, &resp);
+          }
+        });
+      }
+    }
+    rate = calls / std::chrono::duration<double>(Clock::now() - start).count();
+    kill(server.pid, SIGTERM);
+    waitpid(server.pid, nullptr, 0);
+  }
+  std::filesystem::remove_all(dir);
+  return rate;
+}
+
 // Alternates rounds of the two configurations (which goes first alternates too) and prints
 // both medians and the ratio variant / baseline.
 int Compare(const std::string& binary, int workflows, int pollers, int rounds,
@@ -452,13 +487,14 @@ int FourWay(const std::string& binary, int workflows, int pollers, const std::st
   constexpr int kConnections = 16;
   const int transitions = workflows * 7;
   Rates sqlite, one, many;
-  std::vector<double> raw_sqlite, raw_postgres;  // commits/s
+  std::vector<double> raw_sqlite, raw_postgres, null_calls;  // commits/s, calls/s
   for (int r = 0; r < rounds; ++r) {
     sqlite.Add(RunRound(binary, workflows, pollers, false, {}), workflows);
     char dir_template[] = "/tmp/tock-bench-raw-XXXXXX";
     const std::string dir = mkdtemp(dir_template);
     raw_sqlite.push_back(transitions / RawSqliteCommits(dir + "/raw.db", transitions));
     std::filesystem::remove_all(dir);
+    null_calls.push_back(NullCallsPerSecond(binary, pollers, transitions));
     one.Add(RunRound(binary, workflows, pollers, false, {}, admin, 1), workflows);
     many.Add(RunRound(binary, workflows, pollers, false, {}, admin, hosts), workflows);
     const std::string database =
@@ -486,8 +522,12 @@ int FourWay(const std::string& binary, int workflows, int pollers, const std::st
               "raw SQLite commits", "", Median(raw_sqlite));
   std::printf("%-32s %9s %14.0f   (BEGIN; INSERT; COMMIT, %d connections)\n",
               "raw PostgreSQL commits", "", Median(raw_postgres), kConnections);
+  std::printf("%-32s %9s %14.0f   (GetSystemInfo, same threads: no engine, no database)\n",
+              "null calls to tock-server", "", Median(null_calls));
   std::printf("ratio SQLite transitions/s : raw SQLite commits/s          %.2f   (target >= 0.25)\n",
               Median(sqlite.workflows_per_s) * 7 / Median(raw_sqlite));
+  std::printf("ratio null calls/s : raw SQLite commits/s (the transport's ceiling) %.2f\n",
+              Median(null_calls) / Median(raw_sqlite));
   std::printf("ratio 1 host transitions/s : raw PostgreSQL commits/s      %.2f   (target >= 0.25)\n",
               Median(one.workflows_per_s) * 7 / Median(raw_postgres));
   std::printf("ratio %d hosts : 1 host                                     %.2f   (target >= 0.8)\n",
@@ -563,6 +603,10 @@ int main(int argc, char** argv) {
               transitions / raw);
   std::printf("ratio tock transitions/s : raw commits/s   %.2f   (target >= 0.25)\n",
               (round.rate() * 7) / (transitions / raw));
+  const double null_calls = NullCallsPerSecond(binary, pollers, transitions);
+  std::printf("GetSystemInfo calls/s, same threads  %.0f (ceiling ratio %.2f: no engine, no "
+              "database)\n",
+              null_calls, null_calls / (transitions / raw));
   if (archive) {
     std::printf("visibility records archived       %d in %.2f s from the first start (%.0f/s; "
                 "the last %.2f s after the last close)\n",
