@@ -12,14 +12,18 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "lib/archival/libcurl_stubs.h"
 #include "lib/archival/s3_xml.h"
 
 namespace tock::archival {
 namespace {
 
-void InitCurlOnce() {
+// Opens libcurl (at the first S3 store: libcurl_stubs.h) and initialises it, once.
+absl::Status InitCurlOnce() {
+  if (absl::Status s = Libcurl().Load(); !s.ok()) return s;
   static std::once_flag once;
   std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+  return absl::OkStatus();
 }
 
 size_t AppendBody(char* data, size_t size, size_t n, void* out) {
@@ -48,6 +52,7 @@ AwsCredentials CredentialsFromEnvironment() {
 absl::StatusOr<std::unique_ptr<S3BlobStore>> S3BlobStore::Create(S3Options options) {
   if (options.region.empty()) return absl::InvalidArgumentError("s3 store: empty aws region");
   if (options.bucket.empty()) return absl::InvalidArgumentError("s3 store: no bucket specified");
+  if (absl::Status s = InitCurlOnce(); !s.ok()) return s;
   auto store = std::unique_ptr<S3BlobStore>(new S3BlobStore(std::move(options)));
   S3Options& o = store->options_;
   if (o.endpoint.empty()) {
@@ -71,7 +76,7 @@ absl::StatusOr<std::unique_ptr<S3BlobStore>> S3BlobStore::Create(S3Options optio
   return store;
 }
 
-S3BlobStore::S3BlobStore(S3Options options) : options_(std::move(options)) { InitCurlOnce(); }
+S3BlobStore::S3BlobStore(S3Options options) : options_(std::move(options)) {}
 
 S3BlobStore::~S3BlobStore() {
   for (void* h : idle_handles_) curl_easy_cleanup(static_cast<CURL*>(h));

@@ -8,6 +8,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "server-core/persistence/postgres/libpq_stubs.h"
 
 namespace tock::persistence {
 namespace {
@@ -386,6 +387,7 @@ absl::StatusOr<std::unique_ptr<PgPool>> PgPool::Open(const std::string& url,
         absl::StrCat("persistence.postgres.max_connections is ", options.max_connections,
                      "; allowed: 1 to 10000"));
   }
+  if (absl::Status s = Libpq().Load(); !s.ok()) return s;
   char* parse_error = nullptr;
   PQconninfoOption* parsed = PQconninfoParse(url.c_str(), &parse_error);
   if (parsed == nullptr) {

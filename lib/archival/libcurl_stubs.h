@@ -1,0 +1,12 @@
+// libcurl, opened when the first S3 store is made (lib/common/lazy_library.h): the stubs of
+// libcurl_stubs.cc define the libcurl functions the S3 store calls and forward to the real
+// ones.
+#pragma once
+
+#include "lib/common/lazy_library.h"
+
+namespace tock::archival {
+
+LazyLibrary& Libcurl();
+
+}  // namespace tock::archival
