@@ -14,12 +14,14 @@ absl::Status LazyLibrary::Load() {
     // RTLD_LOCAL: its symbols serve the stubs through this handle only, never the stubs'
     // own names (which would call themselves).
     handle_ = dlopen(soname_, RTLD_NOW | RTLD_LOCAL);
-    if (handle_ == nullptr) error_ = dlerror();
+    if (handle_ == nullptr) {
+      const char* error = dlerror();
+      error_ = error != nullptr ? error : "unknown error";
+    }
   });
   if (handle_ != nullptr) return absl::OkStatus();
   return absl::FailedPreconditionError(absl::StrCat(
-      soname_, " cannot be loaded (", error_ != nullptr ? error_ : "unknown error",
-      "); install it: apt-get install ", package_));
+      soname_, " cannot be loaded (", error_, "); install it: apt-get install ", package_));
 }
 
 void* LazyLibrary::Symbol(const char* name) {

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <mutex>
+#include <string>
 
 #include "absl/status/status.h"
 
@@ -35,7 +36,7 @@ class LazyLibrary {
   const char* const package_;
   std::once_flag once_;
   void* handle_ = nullptr;
-  const char* error_ = nullptr;
+  std::string error_;  // dlerror's text (its buffer is reused by later calls)
 };
 
 }  // namespace tock
