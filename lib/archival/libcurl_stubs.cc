@@ -19,10 +19,7 @@ LazyLibrary& Libcurl() {
 
 }  // namespace tock::archival
 
-// The real `name` (resolved once per function).
-#define TOCK_LIBCURL_REAL(name) \
-  static const auto real =      \
-      reinterpret_cast<decltype(&::name)>(tock::archival::Libcurl().Symbol(#name))
+#define TOCK_LIBCURL_REAL(name) TOCK_LAZY_REAL(tock::archival::Libcurl(), name)
 
 extern "C" {
 

@@ -40,3 +40,8 @@ class LazyLibrary {
 };
 
 }  // namespace tock
+
+// Inside the stub of `name` (prototype from the library's own header): `real`, the
+// library's function of that name, resolved from `library` (a LazyLibrary) on the first call.
+#define TOCK_LAZY_REAL(library, name) \
+  static const auto real = reinterpret_cast<decltype(&::name)>((library).Symbol(#name))

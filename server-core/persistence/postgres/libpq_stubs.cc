@@ -15,10 +15,9 @@ LazyLibrary& Libpq() {
 
 }  // namespace tock::persistence
 
-// Calls the real `name` with the stub's arguments (resolved once per function).
-#define TOCK_LIBPQ_FORWARD(name, ...)                                        \
-  static const auto real =                                                   \
-      reinterpret_cast<decltype(&::name)>(tock::persistence::Libpq().Symbol(#name)); \
+// Calls the real `name` with the stub's arguments.
+#define TOCK_LIBPQ_FORWARD(name, ...)                   \
+  TOCK_LAZY_REAL(tock::persistence::Libpq(), name); \
   return real(__VA_ARGS__)
 
 extern "C" {
