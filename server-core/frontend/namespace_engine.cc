@@ -13,6 +13,7 @@
 #include "lib/common/status.h"
 #include "lib/common/time_format.h"
 #include "server-core/frontend/namespace_name.h"
+#include "server-core/persistence/read_retry.h"
 
 namespace tock::server::frontend {
 namespace {
@@ -212,10 +213,11 @@ absl::StatusOr<wf::DescribeNamespaceResponse> NamespaceEngine::Describe(
   }
   absl::StatusOr<persistence::NamespaceVersion> current;
   if (!req.id().empty()) {
-    current = store_.GetNamespaceById(req.id());
+    current = persistence::ReadWithRetries([&] { return store_.GetNamespaceById(req.id()); });
   } else {
     if (absl::Status s = ValidateNamespaceName(req.namespace_()); !s.ok()) return s;
-    current = store_.GetNamespaceByName(req.namespace_());
+    current = persistence::ReadWithRetries(
+        [&] { return store_.GetNamespaceByName(req.namespace_()); });
   }
   if (!current.ok()) return current.status();
   return ToDescribeResponse(current->record);
@@ -490,7 +492,8 @@ absl::StatusOr<NamespaceEngine::Resolved> NamespaceEngine::Resolve(const std::st
   }
   if (!cached.has_value()) {
     if (absl::Status s = ValidateNamespaceName(name); !s.ok()) return s;
-    absl::StatusOr<persistence::NamespaceVersion> loaded = store_.GetNamespaceByName(name);
+    absl::StatusOr<persistence::NamespaceVersion> loaded =
+        persistence::ReadWithRetries([&] { return store_.GetNamespaceByName(name); });
     if (!loaded.ok()) return loaded.status();
     std::lock_guard lock(cache_mu_);
     if (cache_.size() > 10000) cache_.clear();

@@ -7,7 +7,7 @@
 #include "lib/common/time_format.h"
 #include "server-core/history/activity_retry.h"
 #include "server-core/history/history_engine.h"
-#include "server-core/history/store_retry.h"
+#include "server-core/persistence/read_retry.h"
 #include "server-core/history/task_token.h"
 
 namespace tock::server::history {
@@ -128,7 +128,7 @@ absl::StatusOr<wf::PollActivityTaskQueueResponse> HistoryEngine::RecordActivityT
   });
   if (!s.ok()) return s;
 
-  absl::StatusOr<std::vector<HistoryEvent>> scheduled = ReadWithRetries([&] {
+  absl::StatusOr<std::vector<HistoryEvent>> scheduled = persistence::ReadWithRetries([&] {
     return store_.ReadEvents(t.run_id(), started.scheduled_event_id(),
                              started.scheduled_event_id() + 1, 1);
   });

@@ -10,7 +10,7 @@
 #include "lib/common/time_format.h"
 #include "lib/common/status.h"
 #include "server-core/history/request_limits.h"
-#include "server-core/history/store_retry.h"
+#include "server-core/persistence/read_retry.h"
 #include "server-core/history/task_token.h"
 #include "temporal/api/errordetails/v1/message.pb.h"
 
@@ -741,7 +741,7 @@ absl::StatusOr<wf::PollWorkflowTaskQueueResponse> HistoryEngine::RecordWorkflowT
   if (!s.ok()) return s;
 
   absl::StatusOr<std::vector<HistoryEvent>> events =
-      ReadWithRetries([&] { return ReadHistory(committed); });
+      persistence::ReadWithRetries([&] { return ReadHistory(committed); });
   if (!events.ok()) return events.status();
   const auto& exec = committed.execution();
   const auto& wft = committed.workflow_task();

@@ -41,18 +41,20 @@ after(async () => {
   }
 }, HOOK_DEADLINE);
 
+// The connection is closed however the test ends, Worker.create failing included: left open,
+// it keeps node running after the last test and the suite waits out its ctest timeout.
 async function withWorker(options, fn) {
   const nativeConnection = await NativeConnection.connect({ address: server.workerAddress ?? server.address });
-  const taskQueue = uniqueName('tq');
-  const worker = await Worker.create({
-    connection: nativeConnection,
-    namespace: 'default',
-    taskQueue,
-    workflowsPath,
-    activities,
-    ...options,
-  });
   try {
+    const taskQueue = uniqueName('tq');
+    const worker = await Worker.create({
+      connection: nativeConnection,
+      namespace: 'default',
+      taskQueue,
+      workflowsPath,
+      activities,
+      ...options,
+    });
     return await worker.runUntil(fn(taskQueue));
   } finally {
     await nativeConnection.close();
