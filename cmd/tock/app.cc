@@ -1,9 +1,11 @@
 #include "cmd/tock/app.h"
 
+#include "cmd/tock/commands/activity.h"
 #include "cmd/tock/commands/archival.h"
 #include "cmd/tock/commands/cluster.h"
 #include "cmd/tock/commands/completion.h"
 #include "cmd/tock/commands/namespace.h"
+#include "cmd/tock/commands/operator.h"
 #include "cmd/tock/commands/server.h"
 #include "cmd/tock/commands/shell.h"
 #include "cmd/tock/commands/workflow.h"
@@ -76,6 +78,7 @@ void BuildApp(CLI::App& app, CommandContext& ctx) {
       "  tock server start-dev                           # a local server on 127.0.0.1:7233\n"
       "  tock namespace register orders --retention 3d\n"
       "  tock namespace describe orders -o json\n"
+      "  tock operator search-attribute create --name CustomerId --type Keyword\n"
       "  tock --address prod:7233 namespace list\n"
       "\n"
       "Output: -o table (aligned columns; one object as Key: value lines), card (Key: value\n"
@@ -115,6 +118,8 @@ void BuildApp(CLI::App& app, CommandContext& ctx) {
   AddClusterCommands(app, ctx);
   AddWorkflowCommands(app, ctx);
   AddTaskQueueCommands(app, ctx);
+  AddActivityCommands(app, ctx);
+  AddOperatorCommands(app, ctx);
   AddArchivalCommands(app, ctx);
   AddServerCommands(app, ctx);
   AddCompletionCommands(app, ctx);

@@ -6,6 +6,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "cmd/tock/commands/search_attributes.h"
+#include "cmd/tock/commands/workflow_start.h"
 #include "cmd/tock/interrupt.h"
 #include "cmd/tock/output/history_format.h"
 #include "lib/admin/archival_ops.h"
@@ -69,7 +71,8 @@ absl::Status PrintOutcome(CommandContext& ctx, const std::string& workflow_id,
   }
 }
 
-void AddStartOptions(CLI::App* cmd, admin::StartWorkflowOptions& o) {
+void AddStartOptions(CLI::App* cmd, StartFlags& f) {
+  admin::StartWorkflowOptions& o = f.options;
   cmd->add_option("-t,--type", o.workflow_type, "Workflow type")->required();
   cmd->add_option("-q,--task-queue", o.task_queue, "Task queue")->required();
   cmd->add_option("-w,--workflow-id,--id", o.workflow_id, "Workflow id (default: a new UUID)");
@@ -82,6 +85,48 @@ void AddStartOptions(CLI::App* cmd, admin::StartWorkflowOptions& o) {
   cmd->add_option("--cron", o.cron_schedule,
                   "Run on a cron schedule: \"*/15 * * * *\", \"@hourly\", \"@every 90m\", "
                   "\"CRON_TZ=Europe/Paris 0 9 * * MON-FRI\" (each run gets the last one's result)");
+  cmd->add_option("--search-attribute", f.search_attributes,
+                  "Search attribute NAME=VALUE, the value as JSON or plain text (repeatable): "
+                  "CustomerId=c-42, Amount=42, Tags='[\"a\",\"b\"]'");
+}
+
+// `workflow stack`: the built-in __stack_trace query, its text printed as it is.
+void AddStack(CLI::App& group, CommandContext& ctx) {
+  auto t = std::make_shared<Target>();
+  CLI::App* cmd = group.add_subcommand(
+      "stack", "Show where a running workflow's code is waiting (the __stack_trace query)");
+  AddTarget(cmd, *t);
+  cmd->footer(
+      "A worker of the workflow's task queue answers the query; without one it times out "
+      "(--timeout).\n"
+      "\n"
+      "Examples:\n"
+      "  tock workflow stack --workflow-id order-7\n"
+      "  tock workflow stack --workflow-id order-7 -o json | jq -r .stackTrace\n");
+  cmd->callback([&ctx, t] {
+    ctx.action = [&ctx, t]() -> absl::Status {
+      auto c = ctx.connection();
+      if (!c.ok()) return c.status();
+      auto r = admin::QueryWorkflow(**c, ctx.options.namespace_name, t->workflow_id, t->run_id,
+                                    "__stack_trace", {});
+      if (!r.ok()) return r.status();
+      if (r->has_query_rejected()) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "the query was rejected: the workflow is ", Status(r->query_rejected().status())));
+      }
+      const auto& payloads = r->query_result().payloads();
+      nlohmann::json value = payloads.empty() ? nlohmann::json("") : admin::DecodePayload(payloads[0]);
+      const std::string text = value.is_string() ? value.get<std::string>() : value.dump(2);
+      auto printer = ctx.printer();
+      if (!printer.ok()) return printer.status();
+      if (printer->format() == OutputFormat::kJson || printer->format() == OutputFormat::kJsonl) {
+        printer->Object({{"workflowId", t->workflow_id}, {"stackTrace", text}}, {});
+      } else {
+        ctx.out << text << (text.empty() || text.back() == '\n' ? "" : "\n");
+      }
+      return absl::OkStatus();
+    };
+  });
 }
 
 }  // namespace
@@ -97,19 +142,24 @@ void AddWorkflowCommands(CLI::App& app, CommandContext& ctx) {
       "  tock workflow list --query \"ExecutionStatus = 'Running'\"\n");
 
   {
-    auto o = std::make_shared<admin::StartWorkflowOptions>();
+    auto f = std::make_shared<StartFlags>();
     CLI::App* cmd = group->add_subcommand("start", "Start a workflow and print its ids");
-    AddStartOptions(cmd, *o);
+    AddStartOptions(cmd, *f);
     cmd->footer(
         "Examples:\n"
         "  tock workflow start --type order --task-queue orders --id order-7 --input 7\n"
+        "  tock workflow start --type order --task-queue orders --search-attribute CustomerId=c-42\n"
         "  tock workflow start --type report --task-queue nightly --id nightly --cron \"0 2 * * *\"\n");
-    cmd->callback([&ctx, o] {
-      ctx.action = [&ctx, o]() -> absl::Status {
-        o->namespace_name = ctx.options.namespace_name;
+    cmd->callback([&ctx, f] {
+      ctx.action = [&ctx, f]() -> absl::Status {
+        const admin::StartWorkflowOptions* o = &f->options;
+        f->options.namespace_name = ctx.options.namespace_name;
+        // Bad input is reported before connecting.
+        auto req = MakeStartWorkflowRequest(*f);
+        if (!req.ok()) return req.status();
         auto c = ctx.connection();
         if (!c.ok()) return c.status();
-        auto started = admin::StartWorkflow(**c, *o);
+        auto started = StartWorkflow(**c, *req);
         if (!started.ok()) return started.status();
         auto printer = ctx.printer();
         if (!printer.ok()) return printer.status();
@@ -122,24 +172,27 @@ void AddWorkflowCommands(CLI::App& app, CommandContext& ctx) {
     });
   }
   {
-    auto o = std::make_shared<admin::StartWorkflowOptions>();
+    auto f = std::make_shared<StartFlags>();
     auto timeout = std::make_shared<std::string>();
     CLI::App* cmd = group->add_subcommand("execute", "Start a workflow and wait for its result");
-    AddStartOptions(cmd, *o);
+    AddStartOptions(cmd, *f);
     cmd->add_option("--wait", *timeout, "Give up waiting after this long (default: no limit)");
     cmd->footer("Example:\n  tock workflow execute --type greet --task-queue hello --input '\"Tock\"'\n");
-    cmd->callback([&ctx, o, timeout] {
-      ctx.action = [&ctx, o, timeout]() -> absl::Status {
-        o->namespace_name = ctx.options.namespace_name;
+    cmd->callback([&ctx, f, timeout] {
+      ctx.action = [&ctx, f, timeout]() -> absl::Status {
+        const admin::StartWorkflowOptions* o = &f->options;
+        f->options.namespace_name = ctx.options.namespace_name;
         absl::Duration wait = absl::ZeroDuration();
         if (!timeout->empty()) {
           auto d = ParseHumanDuration(*timeout, BareNumberUnit::kSeconds);
           if (!d.ok()) return d.status();
           wait = *d;
         }
+        auto req = MakeStartWorkflowRequest(*f);
+        if (!req.ok()) return req.status();
         auto c = ctx.connection();
         if (!c.ok()) return c.status();
-        auto started = admin::StartWorkflow(**c, *o);
+        auto started = StartWorkflow(**c, *req);
         if (!started.ok()) return started.status();
         auto close = admin::WaitForResult(**c, o->namespace_name, started->workflow_id,
                                           started->run_id, wait);
@@ -199,6 +252,9 @@ void AddWorkflowCommands(CLI::App& app, CommandContext& ctx) {
             {"Pending activities", std::to_string(d->pending_activities_size())},
             {"Pending children", std::to_string(d->pending_children_size())},
         };
+        if (info.search_attributes().indexed_fields_size() > 0) {
+          card.emplace_back("Search attributes", SearchAttributesText(info.search_attributes()));
+        }
         for (const auto& a : d->pending_activities()) {
           card.emplace_back(absl::StrCat("Activity ", a.activity_id()),
                             absl::StrCat(a.activity_type().name(), ", attempt ", a.attempt(),
@@ -328,6 +384,7 @@ void AddWorkflowCommands(CLI::App& app, CommandContext& ctx) {
       };
     });
   }
+  AddStack(*group, ctx);
   for (const bool terminate : {false, true}) {
     struct Flags {
       Target target;

@@ -368,7 +368,9 @@ const std::vector<Candidate>& Completer::Fetch(ValueKind kind, const GlobalOptio
   std::string connection_key;
   client::Connection* connection = Connect(options, connection_key);
   if (connection == nullptr) return kNothing;
-  const bool per_namespace = kind == ValueKind::kWorkflowId || kind == ValueKind::kTaskQueue;
+  const bool per_namespace = kind == ValueKind::kWorkflowId || kind == ValueKind::kTaskQueue ||
+                             kind == ValueKind::kSearchAttribute ||
+                             kind == ValueKind::kSearchAttributeAssignment;
   auto cache_key = [&](ValueKind k) {
     return absl::StrCat(connection_key, "|", std::string(ValueKindName(k)), "|",
                         per_namespace ? options.namespace_name : "");
@@ -401,6 +403,18 @@ const std::vector<Candidate>& Completer::Fetch(ValueKind kind, const GlobalOptio
                                                    values.ok() ? values->workflow_ids : kNothing};
       cache_[cache_key(ValueKind::kTaskQueue)] = {now,
                                                   values.ok() ? values->task_queues : kNothing};
+      return cache_[cache_key(kind)].values;
+    }
+    case ValueKind::kSearchAttribute:
+    case ValueKind::kSearchAttributeAssignment: {
+      // One fetch answers both: the names, and the names with "=" to type a value after.
+      auto names = FetchSearchAttributes(*connection, options.namespace_name, deadline);
+      std::vector<Candidate> assignments;
+      if (names.ok()) {
+        for (const Candidate& c : *names) assignments.push_back({c.value + "=", c.description});
+      }
+      cache_[cache_key(ValueKind::kSearchAttribute)] = {now, names.ok() ? *names : kNothing};
+      cache_[cache_key(ValueKind::kSearchAttributeAssignment)] = {now, std::move(assignments)};
       return cache_[cache_key(kind)].values;
     }
     default:

@@ -6,6 +6,7 @@
 #include <system_error>
 
 #include "absl/strings/match.h"
+#include "cmd/tock/commands/search_attributes.h"
 #include "temporal/api/enums/v1/event_type.pb.h"
 #include "temporal/api/enums/v1/namespace.pb.h"
 #include "temporal/api/enums/v1/workflow.pb.h"
@@ -113,6 +114,24 @@ absl::StatusOr<std::vector<Candidate>> FetchClusters(client::Connection& connect
     for (const auto& c : page->clusters()) out.push_back({c.cluster_name(), c.address()});
     request.set_next_page_token(page->next_page_token());
   } while (!request.next_page_token().empty() && static_cast<int>(out.size()) < limit);
+  return out;
+}
+
+absl::StatusOr<std::vector<Candidate>> FetchSearchAttributes(client::Connection& connection,
+                                                             const std::string& namespace_name,
+                                                             absl::Time deadline) {
+  op::ListSearchAttributesRequest request;
+  request.set_namespace_(namespace_name);
+  auto response = CallBy(connection, connection.operator_service(),
+                         &op::OperatorService::Stub::ListSearchAttributes, request, namespace_name,
+                         deadline);
+  if (!response.ok()) return response.status();
+  std::vector<Candidate> out;
+  for (const auto& [name, type] : response->custom_attributes()) {
+    out.push_back({name, SearchAttributeTypeName(type)});
+  }
+  std::sort(out.begin(), out.end(),
+            [](const Candidate& a, const Candidate& b) { return a.value < b.value; });
   return out;
 }
 

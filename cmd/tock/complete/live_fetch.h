@@ -31,6 +31,12 @@ absl::StatusOr<WorkflowValues> FetchWorkflows(client::Connection& connection,
 absl::StatusOr<std::vector<Candidate>> FetchClusters(client::Connection& connection,
                                                      absl::Time deadline, int limit);
 
+// The namespace's custom search attributes (OperatorService.ListSearchAttributes), sorted
+// by name, with their type as description.
+absl::StatusOr<std::vector<Candidate>> FetchSearchAttributes(client::Connection& connection,
+                                                             const std::string& namespace_name,
+                                                             absl::Time deadline);
+
 // temporal.api.enums.v1.EventType names as the Temporal CLI writes them (WorkflowExecutionStarted),
 // UNSPECIFIED left out; no server call.
 std::vector<Candidate> EventTypeNames();

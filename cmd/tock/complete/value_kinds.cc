@@ -15,6 +15,8 @@ const std::vector<ValueRule>& ValueRules() {
       {"workflow execute", "--workflow-id", ValueKind::kNone},
       {"", "--task-queue", ValueKind::kTaskQueue},
       {"namespace failover", "--to", ValueKind::kClusterName},
+      {"operator search-attribute remove", "--name", ValueKind::kSearchAttribute},
+      {"", "--search-attribute", ValueKind::kSearchAttributeAssignment},
       {"", "--active-cluster", ValueKind::kClusterName},
       {"", "--clusters", ValueKind::kClusterName},
       {"", "--tls-ca-cert", ValueKind::kFile},
@@ -40,6 +42,10 @@ std::string_view ValueKindName(ValueKind kind) {
       return "event type";
     case ValueKind::kClusterName:
       return "cluster";
+    case ValueKind::kSearchAttribute:
+      return "search attribute";
+    case ValueKind::kSearchAttributeAssignment:
+      return "search attribute assignment";
     case ValueKind::kFile:
       return "file";
   }

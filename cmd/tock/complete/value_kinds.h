@@ -17,6 +17,8 @@ enum class ValueKind {
   kTaskQueue,    // task queues of recent workflows (server: ListWorkflowExecutions)
   kEventType,    // temporal.api.enums.v1.EventType names (no server call)
   kClusterName,  // cluster names (server: OperatorService.ListClusters)
+  kSearchAttribute,  // custom search attribute names (server: OperatorService.ListSearchAttributes)
+  kSearchAttributeAssignment,  // "NAME=" of each custom search attribute, to type a value after
   kFile,         // a local path
 };
 

@@ -239,10 +239,27 @@ const std::map<std::string, std::string>& GroupProse() {
        "Commands that address one workflow take --workflow-id and, optionally, --run-id "
        "(default: the current run) in the namespace of --namespace. Payloads that hold JSON or "
        "text are shown decoded; with -o json, workflow show prints the History message that "
-       "the SDK replayers accept."},
+       "the SDK replayers accept. A --search-attribute value is JSON (\"c-42\", 42, true, "
+       "[\"a\",\"b\"]) or, when it does not parse as JSON, plain text; the attribute must "
+       "have been created in the namespace (tock operator search-attribute create). workflow "
+       "stack asks a worker for the __stack_trace query, so it needs one polling the "
+       "workflow's task queue."},
       {"cluster",
        "Works against any Temporal frontend; what only Tock knows (master cluster, members, "
        "database) is shown when the server is tock-server."},
+      {"operator",
+       "Custom search attributes belong to the namespace of --namespace. Their types are "
+       "Temporal's: Keyword, Text, Int, Double, Bool, Datetime and KeywordList, written in any "
+       "case. tock-server allows up to 10 Keyword attributes and 3 of each other type per "
+       "namespace; creating an attribute again with the same type changes nothing, with another "
+       "type it is an error. Workflows set their values at start (tock workflow start "
+       "--search-attribute NAME=VALUE), and list queries filter on them. Removing asks for "
+       "confirmation on a terminal and needs --yes elsewhere."},
+      {"activity",
+       "Completes or fails an activity by its id, as an asynchronous activity's worker would: "
+       "a worker must have taken the activity's task. A failure is an application failure that "
+       "is not retried, with --reason as its message and --detail as its details, so the "
+       "workflow sees it at once."},
   };
   return prose;
 }
@@ -333,7 +350,8 @@ std::string RootPage(const CLI::App& root, const ManOptions& options) {
       << " operates Temporal\\-style workflow clusters: it registers and changes namespaces "
          "(retention, owner, data, archival), fails global namespaces over between clusters, "
          "reads the full change history of a namespace, starts, inspects and controls "
-         "workflows, and describes clusters. It speaks the official Temporal gRPC API, so it "
+         "workflows and their activities, manages the search attributes of a namespace, and "
+         "describes clusters. It speaks the official Temporal gRPC API, so it "
          "works against "
       << Bold("tock-server") << "(8) and any Temporal frontend.\n"
       << ".PP\nEach command group has its own page, listed under COMMANDS. Global options may "

@@ -1,0 +1,13 @@
+// `tock operator search-attribute create|list|remove`: the custom search attributes of a
+// namespace, through the Temporal OperatorService.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include "cmd/tock/context.h"
+
+namespace tock::cli {
+
+void AddOperatorCommands(CLI::App& app, CommandContext& ctx);
+
+}  // namespace tock::cli
