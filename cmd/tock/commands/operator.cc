@@ -44,7 +44,7 @@ void AddCreate(CLI::App& group, CommandContext& ctx) {
   cmd->add_option("--name", f->names, "Search attribute name (repeatable, each with its --type)")
       ->required();
   cmd->add_option("--type", f->types,
-                  "Type of the --name before it: Keyword, Text, Int, Double, Bool, Datetime or "
+                  "Type of each --name, in the same order: Keyword, Text, Int, Double, Bool, Datetime or "
                   "KeywordList (any case)")
       ->required()
       ->check(SearchAttributeTypeCheck());

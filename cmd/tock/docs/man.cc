@@ -268,7 +268,7 @@ const char* kExitStatus =
     ".TP\n.B 0\nSuccess.\n"
     ".TP\n.B 1\nAn error not covered below.\n"
     ".TP\n.B 2\nUsage error or invalid input (unknown flag, missing argument, bad value).\n"
-    ".TP\n.B 3\nNot found (namespace, workflow, cluster).\n"
+    ".TP\n.B 3\nNot found (namespace, workflow, activity, search attribute, cluster).\n"
     ".TP\n.B 4\nThe server is unavailable, or a call timed out.\n"
     ".TP\n.B 5\nAlready exists, or a conflicting change.\n";
 
