@@ -135,6 +135,7 @@ class TockServerImpl : public TockServer {
     history_->SetLimits(config_.limits);
     history_->SetArchivalCheck(
         [this](const std::string& namespace_id) { return namespaces_->ArchivesById(namespace_id); });
+    history_->SetSearchAttributeSchemas(*namespaces_);
     if (shared_database) {
       // Other hosts change namespaces too: what this one resolved is read again after a
       // while (Temporal's namespace cache refreshes every 10 s).

@@ -458,6 +458,7 @@ void NamespaceEngine::ForgetCached() {
   std::lock_guard lock(cache_mu_);
   cache_.clear();
   archives_by_id_.clear();
+  schemas_by_id_.clear();
 }
 
 bool NamespaceEngine::ArchivesById(const std::string& namespace_id) {
@@ -484,23 +485,25 @@ bool NamespaceEngine::ArchivesById(const std::string& namespace_id) {
 
 absl::StatusOr<NamespaceEngine::Resolved> NamespaceEngine::Resolve(const std::string& name,
                                                                   bool allow_deprecated) {
-  std::optional<persistence::NamespaceVersion> cached;
+  std::optional<CachedVersion> cached;
   {
     std::lock_guard lock(cache_mu_);
     auto it = cache_.find(name);
-    if (it != cache_.end() && Fresh(it->second.loaded)) cached = it->second.version;
+    if (it != cache_.end() && Fresh(it->second.loaded)) cached = it->second;
   }
   if (!cached.has_value()) {
     if (absl::Status s = ValidateNamespaceName(name); !s.ok()) return s;
     absl::StatusOr<persistence::NamespaceVersion> loaded =
         persistence::ReadWithRetries([&] { return store_.GetNamespaceByName(name); });
     if (!loaded.ok()) return loaded.status();
+    auto schema = std::make_shared<const visibility::SearchAttributeSchema>(
+        loaded->record.config().custom_search_attribute_aliases());
     std::lock_guard lock(cache_mu_);
     if (cache_.size() > 10000) cache_.clear();
-    cache_[name] = CachedVersion{*loaded, clock_.Now()};
-    cached = std::move(*loaded);
+    cache_[name] = CachedVersion{*loaded, clock_.Now(), schema};
+    cached = CachedVersion{std::move(*loaded), clock_.Now(), std::move(schema)};
   }
-  const persistence::NamespaceVersion* current = &*cached;
+  const persistence::NamespaceVersion* current = &cached->version;
   const auto state = current->record.info().state();
   if (state != NAMESPACE_STATE_REGISTERED &&
       !(allow_deprecated && state == NAMESPACE_STATE_DEPRECATED)) {
@@ -512,7 +515,8 @@ absl::StatusOr<NamespaceEngine::Resolved> NamespaceEngine::Resolve(const std::st
     return NamespaceNotActiveError(name, current->record.replication_config().active_cluster_name(),
                                    cluster_.current_cluster_name);
   }
-  return Resolved{current->record.info().id(), name, current->record.failover_version()};
+  return Resolved{current->record.info().id(), name, current->record.failover_version(),
+                  cached->schema};
 }
 
 absl::Status NamespaceEngine::EnsureRegistered(const std::string& name) {

@@ -7,6 +7,10 @@
 // the winner (its fields are relative to the current version).
 #pragma once
 
+#include <functional>
+#include <memory>
+#include "server-core/visibility/search_attributes.h"
+
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -45,7 +49,7 @@ struct NamespaceArchivalPolicy {
   ArchivalPolicy visibility;
 };
 
-class NamespaceEngine {
+class NamespaceEngine : public visibility::SearchAttributeSchemas {
  public:
   NamespaceEngine(persistence::NamespaceStore& store, admin::ClusterMetadata cluster, Clock& clock)
       : store_(store), cluster_(std::move(cluster)), clock_(clock) {}
@@ -59,6 +63,18 @@ class NamespaceEngine {
   // Soft delete: the namespace becomes DELETED; nothing is removed.
   absl::StatusOr<op::DeleteNamespaceResponse> Delete(const op::DeleteNamespaceRequest& req);
 
+  // Custom search attributes (namespace_search_attributes.cc): Temporal's OperatorService
+  // calls over the namespace config's custom_search_attribute_aliases, with its messages.
+  absl::StatusOr<op::AddSearchAttributesResponse> AddSearchAttributes(
+      const op::AddSearchAttributesRequest& req);
+  absl::StatusOr<op::RemoveSearchAttributesResponse> RemoveSearchAttributes(
+      const op::RemoveSearchAttributesRequest& req);
+  absl::StatusOr<op::ListSearchAttributesResponse> ListSearchAttributes(
+      const op::ListSearchAttributesRequest& req);
+  // visibility::SearchAttributeSchemas, for the history engine.
+  std::shared_ptr<const visibility::SearchAttributeSchema> ForNamespaceId(
+      const std::string& namespace_id) override;
+
   absl::StatusOr<tock::admin::v1::GetNamespaceHistoryResponse> History(
       const tock::admin::v1::GetNamespaceHistoryRequest& req);
   absl::StatusOr<tock::admin::v1::DescribeNamespaceAsOfResponse> DescribeAsOf(
@@ -71,6 +87,8 @@ class NamespaceEngine {
     std::string id;
     std::string name;
     int64_t failover_version = 0;
+    // The namespace's custom search attributes (never null).
+    std::shared_ptr<const visibility::SearchAttributeSchema> search_attributes;
   };
   absl::StatusOr<Resolved> Resolve(const std::string& name, bool allow_deprecated);
   // How long a resolved namespace is used before it is read again: forever by default (this
@@ -124,6 +142,11 @@ class NamespaceEngine {
   struct CachedVersion {
     persistence::NamespaceVersion version;
     absl::Time loaded;
+    std::shared_ptr<const visibility::SearchAttributeSchema> schema;
+  };
+  struct CachedSchema {
+    std::shared_ptr<const visibility::SearchAttributeSchema> schema;
+    absl::Time loaded;
   };
   struct CachedArchives {
     bool archives = false;
@@ -134,6 +157,13 @@ class NamespaceEngine {
   std::mutex cache_mu_;
   std::unordered_map<std::string, CachedVersion> cache_;
   std::unordered_map<std::string, CachedArchives> archives_by_id_;
+  std::unordered_map<std::string, CachedSchema> schemas_by_id_;
+  // Applies `change` to the current config's aliases of `namespace_name` and appends the
+  // result as a new version (retried when another change won the race); nothing is written
+  // when `change` leaves the aliases as they were.
+  absl::Status ChangeSearchAttributes(
+      const std::string& namespace_name, const std::string& operation,
+      const std::function<absl::Status(google::protobuf::Map<std::string, std::string>&)>& change);
   void ForgetCached();
 };
 

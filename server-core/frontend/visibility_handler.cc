@@ -4,6 +4,7 @@
 #include "lib/common/time_format.h"
 #include "server-core/frontend/handlers.h"
 #include "server-core/visibility/query.h"
+#include "server-core/visibility/search_attributes.h"
 
 namespace tock::server::frontend {
 namespace {
@@ -47,6 +48,14 @@ persistence::VisibilityFilter LegacyFilter(const Request& req, bool open) {
   return f;
 }
 
+// The status's name in queries and in Temporal's GROUP BY answers ("Running").
+std::string StatusName(int status) {
+  static constexpr const char* kNames[] = {"Unspecified", "Running",        "Completed",
+                                           "Failed",      "Canceled",       "Terminated",
+                                           "ContinuedAsNew", "TimedOut"};
+  return status >= 0 && status < 8 ? kNames[status] : absl::StrCat(status);
+}
+
 // Temporal's limit on a list page (frontend.visibilityMaxPageSize's result window).
 constexpr int32_t kMaxListPageSize = 10000;
 
@@ -69,8 +78,12 @@ void RegisterVisibilityHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& na
         auto ns = namespaces.Resolve(req.namespace_(), true);
         if (!ns.ok()) return ns.status();
         if (absl::Status s = CheckPageSize(req.page_size()); !s.ok()) return s;
-        auto filter = visibility::CompileQuery(req.query());
+        auto filter = visibility::CompileQuery(req.query(), *ns->search_attributes);
         if (!filter.ok()) return filter.status();
+        if (filter->group_by_status) {
+          return absl::InvalidArgumentError(
+              "invalid query: 'group by' clause is only supported in count query");
+        }
         auto page = store.List(ns->id, *filter, req.page_size(), req.next_page_token());
         if (!page.ok()) return page.status();
         wf::ListWorkflowExecutionsResponse out;
@@ -84,12 +97,40 @@ void RegisterVisibilityHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& na
           const rpc::CallContext&) -> absl::StatusOr<wf::CountWorkflowExecutionsResponse> {
         auto ns = namespaces.Resolve(req.namespace_(), true);
         if (!ns.ok()) return ns.status();
-        auto filter = visibility::CompileQuery(req.query());
+        auto filter = visibility::CompileQuery(req.query(), *ns->search_attributes);
         if (!filter.ok()) return filter.status();
+        wf::CountWorkflowExecutionsResponse out;
+        if (filter->group_by_status) {
+          auto groups = store.CountByStatus(ns->id, filter->predicate);
+          if (!groups.ok()) return groups.status();
+          int64_t total = 0;
+          for (const auto& [status, count] : *groups) {
+            auto* group = out.add_groups();
+            auto* value = group->add_group_values();
+            (*value->mutable_metadata())["encoding"] = "json/plain";
+            value->set_data(absl::StrCat("\"", StatusName(status), "\""));
+            group->set_count(count);
+            total += count;
+          }
+          out.set_count(total);
+          return out;
+        }
         auto count = store.Count(ns->id, filter->predicate);
         if (!count.ok()) return count.status();
-        wf::CountWorkflowExecutionsResponse out;
         out.set_count(*count);
+        return out;
+      });
+  // The search attributes every namespace has (system and predefined); a namespace's own
+  // are listed by OperatorService/ListSearchAttributes.
+  dispatcher.AddUnary<wf::GetSearchAttributesRequest, wf::GetSearchAttributesResponse>(
+      Method("GetSearchAttributes"),
+      [](const wf::GetSearchAttributesRequest&,
+         const rpc::CallContext&) -> absl::StatusOr<wf::GetSearchAttributesResponse> {
+        wf::GetSearchAttributesResponse out;
+        for (const auto* attributes : {&visibility::SystemSearchAttributes(),
+                                       &visibility::PredefinedSearchAttributes()}) {
+          for (const auto& [name, type] : *attributes) (*out.mutable_keys())[name] = type;
+        }
         return out;
       });
   dispatcher

@@ -26,7 +26,7 @@ CommandLimitBreach CountBreach(enums::WorkflowTaskFailedCause cause, absl::strin
 
 std::optional<CommandLimitBreach> CheckCommandLimits(
     const MutableStateRecord& state, const google::protobuf::RepeatedPtrField<Command>& commands,
-    const Limits& limits) {
+    const Limits& limits, const visibility::SearchAttributeSchema& schema) {
   int64_t activities = state.activities_size();
   int64_t children = state.children_size();
   int64_t signals = 0, cancels = 0;
@@ -38,9 +38,21 @@ std::optional<CommandLimitBreach> CheckCommandLimits(
     if (size <= limits.blob_size_error) return std::nullopt;
     return CommandLimitBreach{cause, message, /*terminate=*/true};
   };
+  auto bad_attributes = [&](const temporal::api::common::v1::SearchAttributes& attributes)
+      -> std::optional<CommandLimitBreach> {
+    if (attributes.indexed_fields().empty()) return std::nullopt;
+    absl::Status s = ValidateSearchAttributes(attributes, limits, schema);
+    if (s.ok()) return std::nullopt;
+    return CommandLimitBreach{enums::WORKFLOW_TASK_FAILED_CAUSE_BAD_SEARCH_ATTRIBUTES,
+                              std::string(s.message())};
+  };
   for (const Command& c : commands) {
     std::optional<CommandLimitBreach> breach;
     switch (c.command_type()) {
+      case enums::COMMAND_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES:
+        breach = bad_attributes(
+            c.upsert_workflow_search_attributes_command_attributes().search_attributes());
+        break;
       case enums::COMMAND_TYPE_SCHEDULE_ACTIVITY_TASK:
         breach = too_big(Size(c.schedule_activity_task_command_attributes().input()),
                          enums::WORKFLOW_TASK_FAILED_CAUSE_BAD_SCHEDULE_ACTIVITY_ATTRIBUTES,
@@ -75,6 +87,7 @@ std::optional<CommandLimitBreach> CheckCommandLimits(
               enums::WORKFLOW_TASK_FAILED_CAUSE_BAD_CONTINUE_AS_NEW_ATTRIBUTES,
               "ContinueAsNewWorkflowExecutionCommandAttributes. Memo exceeds size limit.", true};
         }
+        if (!breach) breach = bad_attributes(a.search_attributes());
         break;
       }
       case enums::COMMAND_TYPE_START_CHILD_WORKFLOW_EXECUTION: {
@@ -87,6 +100,7 @@ std::optional<CommandLimitBreach> CheckCommandLimits(
               enums::WORKFLOW_TASK_FAILED_CAUSE_BAD_START_CHILD_EXECUTION_ATTRIBUTES,
               "StartChildWorkflowExecutionCommandAttributes.Memo exceeds size limit.", true};
         }
+        if (!breach) breach = bad_attributes(a.search_attributes());
         if (!breach && children >= limits.pending_children) {
           breach = CountBreach(enums::WORKFLOW_TASK_FAILED_CAUSE_PENDING_CHILD_WORKFLOWS_LIMIT_EXCEEDED,
                                "pending child workflow executions", children,

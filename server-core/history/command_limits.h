@@ -20,9 +20,11 @@ struct CommandLimitBreach {
 };
 
 // The first breach among `commands` applied to `state` in order, or none.
+// The search attributes of upsert, continue-as-new and child commands are checked against
+// `schema` (BAD_SEARCH_ATTRIBUTES, the run goes on).
 std::optional<CommandLimitBreach> CheckCommandLimits(
     const MutableStateRecord& state,
     const google::protobuf::RepeatedPtrField<temporal::api::command::v1::Command>& commands,
-    const Limits& limits);
+    const Limits& limits, const visibility::SearchAttributeSchema& schema);
 
 }  // namespace tock::server::history

@@ -306,6 +306,7 @@ absl::Status HistoryEngine::Mutate(const NamespaceRef& ns, const RunKey& key,
       for (auto& t : next->new_timers()) commit.new_timers.push_back(std::move(t));
     }
     MarkClosingRunsForArchival(commit, ns.id);
+    IndexSearchAttributes(commit, ns.id);
     if (absl::Status w = WriteCommit(commit); !w.ok()) {
       Uncache(key.run_id, *entry);
       return w;
@@ -410,6 +411,27 @@ void HistoryEngine::MarkClosingRunsForArchival(persistence::Commit& commit,
   }
 }
 
+std::shared_ptr<const visibility::SearchAttributeSchema> HistoryEngine::SchemaOf(
+    const std::string& namespace_id) {
+  if (schemas_ != nullptr) return schemas_->ForNamespaceId(namespace_id);
+  static const auto* none = new std::shared_ptr<const visibility::SearchAttributeSchema>(
+      std::make_shared<const visibility::SearchAttributeSchema>());
+  return *none;
+}
+
+void HistoryEngine::IndexSearchAttributes(persistence::Commit& commit,
+                                          const std::string& namespace_id) {
+  std::shared_ptr<const visibility::SearchAttributeSchema> schema;
+  for (persistence::RunWrite& run : commit.runs) {
+    const auto& attributes = run.state.execution().search_attributes();
+    if (!run.visibility || attributes.indexed_fields().empty()) continue;
+    if (!schema) schema = SchemaOf(namespace_id);  // read only for runs with attributes
+    if (schema->custom().empty()) return;
+    run.visibility->custom_json =
+        persistence::CustomValuesJson(visibility::IndexedValues(attributes, *schema));
+  }
+}
+
 void HistoryEngine::Publish(persistence::Commit& commit, const std::string& run_id) {
   for (const auto& row : commit.new_timers) ArmTimer(row);
   NotifyHistoryWaiters(run_id);
@@ -452,7 +474,7 @@ absl::StatusOr<wf::StartWorkflowExecutionResponse> HistoryEngine::StartWorkflowW
     std::optional<tock::persistence::v1::ParentInfo> parent) {
   // One start time for the cron wait, the execution expiration and the run itself.
   const absl::Time now = clock_.Now();
-  absl::StatusOr<absl::Duration> cron_wait = ValidateStart(req, now);
+  absl::StatusOr<absl::Duration> cron_wait = ValidateStart(ns, req, now);
   if (!cron_wait.ok()) return cron_wait.status();
   std::shared_ptr<std::mutex> id_lock = IdLock(ns.id, req.workflow_id());
   std::lock_guard lock(*id_lock);
@@ -460,8 +482,14 @@ absl::StatusOr<wf::StartWorkflowExecutionResponse> HistoryEngine::StartWorkflowW
 }
 
 absl::StatusOr<absl::Duration> HistoryEngine::ValidateStart(
-    const wf::StartWorkflowExecutionRequest& req, absl::Time now) {
-  if (absl::Status s = ValidateStartRequest(req, limits_); !s.ok()) return s;
+    const NamespaceRef& ns, const wf::StartWorkflowExecutionRequest& req, absl::Time now) {
+  const std::shared_ptr<const visibility::SearchAttributeSchema> schema =
+      req.search_attributes().indexed_fields().empty() ? nullptr : SchemaOf(ns.id);
+  if (absl::Status s = ValidateStartRequest(
+          req, limits_, schema ? *schema : visibility::SearchAttributeSchema());
+      !s.ok()) {
+    return s;
+  }
   // A cron workflow's first run waits for the schedule's first activation.
   if (req.cron_schedule().empty()) return absl::ZeroDuration();
   absl::StatusOr<CronSchedule> schedule = CronSchedule::Parse(req.cron_schedule());
@@ -582,6 +610,7 @@ absl::StatusOr<wf::StartWorkflowExecutionResponse> HistoryEngine::StartLocked(
   commit.new_tasks = std::move(tx.new_tasks());
   commit.new_timers = std::move(tx.new_timers());
   MarkClosingRunsForArchival(commit, ns.id);
+  IndexSearchAttributes(commit, ns.id);
   if (absl::Status s = WriteCommit(commit); !s.ok()) return s;
   CountClosedRuns(commit);
   CacheCommitted(std::move(commit.runs.front().state), commit);

@@ -26,6 +26,7 @@
 #include "lib/common/wire_bytes.h"
 #include "server-core/history/any_shard.h"
 #include "server-core/history/request_limits.h"
+#include "server-core/visibility/search_attributes.h"
 #include "server-core/history/run_cache.h"
 #include "server-core/history/run_transaction.h"
 #include "server-core/history/shard_controller.h"
@@ -58,6 +59,11 @@ class HistoryEngine : public ShardListener, public AnyShard {
   AnyShard& any_shard() { return *any_shard_; }
   using TaskSink = std::function<void(persistence::TaskQueueTask)>;
   void SetTaskSink(TaskSink sink) { task_sink_ = std::move(sink); }
+  // Where the custom search attributes of a namespace are found (set once at start; without
+  // it only the predefined attributes are accepted).
+  void SetSearchAttributeSchemas(visibility::SearchAttributeSchemas& schemas) {
+    schemas_ = &schemas;
+  }
 
   HistoryEngine(persistence::ExecutionStore& store, ShardController& shards,
                 matching::MatchingEngine& matching, Clock& clock, TimerThread& timers,
@@ -249,8 +255,14 @@ class HistoryEngine : public ShardListener, public AnyShard {
       std::optional<tock::persistence::v1::ParentInfo> parent, const StartSignal* signal,
       absl::Time now, absl::Duration cron_wait);
   // The checks of a start request and the wait of its cron schedule (zero without one).
-  absl::StatusOr<absl::Duration> ValidateStart(const wf::StartWorkflowExecutionRequest& req,
+  absl::StatusOr<absl::Duration> ValidateStart(const NamespaceRef& ns,
+                                               const wf::StartWorkflowExecutionRequest& req,
                                                absl::Time now);
+  // The custom search attributes of the namespace with this id (an empty schema without
+  // SetSearchAttributeSchemas).
+  std::shared_ptr<const visibility::SearchAttributeSchema> SchemaOf(const std::string& namespace_id);
+  // Fills the custom columns of the commit's visibility records from their runs' attributes.
+  void IndexSearchAttributes(persistence::Commit& commit, const std::string& namespace_id);
   // The next run of a closing run's workflow, like it (same type, input, timeouts, policy,
   // cron schedule); the caller sets what differs (attempt, initiator, backoff).
   absl::StatusOr<NewRun> SuccessorOf(const tock::persistence::v1::ExecutionInfo& exec);
@@ -353,6 +365,7 @@ class HistoryEngine : public ShardListener, public AnyShard {
 
   ArchivalCheck archival_check_;
   Limits limits_;
+  visibility::SearchAttributeSchemas* schemas_ = nullptr;
   const ServerMetrics* metrics_ = &kNoServerMetrics;
   // Counts the runs a successful commit closed, by how they closed.
   void CountClosedRuns(const persistence::Commit& commit);

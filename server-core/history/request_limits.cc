@@ -19,26 +19,6 @@ std::string Quoted(absl::string_view name) {
   return absl::StrCat(name.substr(0, kQuotedNameLimit), "...");
 }
 
-// Temporal's system search attributes: set by the server, never by a client.
-const std::set<std::string, std::less<>>& SystemSearchAttributes() {
-  static const auto* names = new std::set<std::string, std::less<>>{
-      "WorkflowId",     "RunId",          "WorkflowType",      "StartTime",
-      "ExecutionTime",  "CloseTime",      "ExecutionStatus",   "TaskQueue",
-      "HistoryLength",  "HistorySizeBytes", "ExecutionDuration", "StateTransitionCount",
-      "TemporalNamespaceDivision", "ParentWorkflowId", "ParentRunId", "RootWorkflowId",
-      "RootRunId"};
-  return *names;
-}
-
-// Predefined attributes a client (an SDK) may set.
-const std::set<std::string, std::less<>>& SettableSearchAttributes() {
-  static const auto* names = new std::set<std::string, std::less<>>{
-      "TemporalChangeVersion", "BinaryChecksums",  "BuildIds",
-      "BatcherNamespace",      "BatcherUser",      "TemporalScheduledStartTime",
-      "TemporalScheduledById", "TemporalSchedulePaused"};
-  return *names;
-}
-
 absl::Status CheckEnum(int value, bool (*is_valid)(int), absl::string_view field) {
   if (is_valid(value)) return absl::OkStatus();
   return absl::InvalidArgumentError(
@@ -103,7 +83,8 @@ absl::Status ValidateRetryPolicy(const temporal::api::common::v1::RetryPolicy& p
 }
 
 absl::Status ValidateSearchAttributes(const temporal::api::common::v1::SearchAttributes& attributes,
-                                      const Limits& limits) {
+                                      const Limits& limits,
+                                      const visibility::SearchAttributeSchema& schema) {
   const auto& fields = attributes.indexed_fields();
   if (fields.empty()) return absl::OkStatus();
   if (static_cast<int64_t>(fields.size()) > limits.search_attribute_keys) {
@@ -111,20 +92,13 @@ absl::Status ValidateSearchAttributes(const temporal::api::common::v1::SearchAtt
                                                    " exceeds limit ", limits.search_attribute_keys));
   }
   for (const auto& [name, value] : fields) {
-    if (SystemSearchAttributes().contains(name)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(Quoted(name), " attribute can't be set in SearchAttributes"));
-    }
-    if (!SettableSearchAttributes().contains(name)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("search attribute ", Quoted(name), " is not defined"));
-    }
     if (static_cast<int64_t>(value.data().size()) > limits.search_attribute_value_size) {
       return absl::InvalidArgumentError(absl::StrCat(
           "search attribute ", Quoted(name), " value size ", value.data().size(),
           " exceeds size limit ", limits.search_attribute_value_size));
     }
   }
+  if (absl::Status s = visibility::CheckSearchAttributes(attributes, schema); !s.ok()) return s;
   const int64_t total = static_cast<int64_t>(attributes.ByteSizeLong());
   if (total > limits.search_attribute_total_size) {
     return absl::InvalidArgumentError(absl::StrCat("total size of search attributes ", total,
@@ -143,7 +117,7 @@ absl::Status CheckBlobSize(int64_t size, const Limits& limits) {
 
 absl::Status ValidateStartRequest(
     const temporal::api::workflowservice::v1::StartWorkflowExecutionRequest& req,
-    const Limits& limits) {
+    const Limits& limits, const visibility::SearchAttributeSchema& schema) {
   if (absl::Status s = ValidateIdField(req.workflow_id(), "WorkflowId", limits); !s.ok()) return s;
   if (absl::Status s = ValidateIdField(req.workflow_type().name(), "WorkflowType", limits); !s.ok()) {
     return s;
@@ -212,7 +186,9 @@ absl::Status ValidateStartRequest(
   if (req.has_retry_policy()) {
     if (absl::Status s = ValidateRetryPolicy(req.retry_policy()); !s.ok()) return s;
   }
-  if (absl::Status s = ValidateSearchAttributes(req.search_attributes(), limits); !s.ok()) return s;
+  if (absl::Status s = ValidateSearchAttributes(req.search_attributes(), limits, schema); !s.ok()) {
+    return s;
+  }
   if (absl::Status s = CheckBlobSize(static_cast<int64_t>(req.input().ByteSizeLong()) +
                                          static_cast<int64_t>(req.header().ByteSizeLong()),
                                      limits);

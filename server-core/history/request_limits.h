@@ -5,6 +5,8 @@
 // Every check runs before anything is written: a refused request changes nothing.
 #pragma once
 
+#include "server-core/visibility/search_attributes.h"
+
 #include <cstdint>
 
 #include "absl/status/status.h"
@@ -45,17 +47,19 @@ absl::Status ValidateDurationField(const google::protobuf::Duration& d, absl::st
 // mean the defaults).
 absl::Status ValidateRetryPolicy(const temporal::api::common::v1::RetryPolicy& policy);
 
-// Search attributes a client sets: known names only (no custom ones are registered yet),
-// not the system ones, within the count and size limits.
+// Search attributes a client sets: predefined or the namespace's custom ones (not the
+// system ones), values of their types, within the count and size limits.
 absl::Status ValidateSearchAttributes(const temporal::api::common::v1::SearchAttributes& attributes,
-                                      const Limits& limits);
+                                      const Limits& limits,
+                                      const visibility::SearchAttributeSchema& schema);
 
 // "Blob data size exceeds limit." when `size` is over the error limit.
 absl::Status CheckBlobSize(int64_t size, const Limits& limits);
 
 // Everything about a start request but its cron schedule and the id policies' outcome.
 absl::Status ValidateStartRequest(const temporal::api::workflowservice::v1::StartWorkflowExecutionRequest& req,
-                                  const Limits& limits);
+                                  const Limits& limits,
+                                  const visibility::SearchAttributeSchema& schema);
 
 // A signal's name, input and header.
 absl::Status ValidateSignalFields(absl::string_view name,

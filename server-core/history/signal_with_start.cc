@@ -56,7 +56,7 @@ absl::StatusOr<wf::SignalWithStartWorkflowExecutionResponse> HistoryEngine::Sign
   }
   const wf::StartWorkflowExecutionRequest start = StartRequestOf(req);
   const absl::Time now = clock_.Now();
-  absl::StatusOr<absl::Duration> cron_wait = ValidateStart(start, now);
+  absl::StatusOr<absl::Duration> cron_wait = ValidateStart(ns, start, now);
   if (!cron_wait.ok()) return cron_wait.status();
   StartSignal signal{req.signal_name(), req.signal_input(), req.header(), req.identity(),
                      req.request_id().empty() ? "" : req.request_id() + ":signal"};

@@ -69,6 +69,8 @@ struct VisibilityRecord {
   std::optional<absl::Time> close_time;
   int64_t history_length = 0;
   std::string info;  // serialized temporal.api.workflow.v1.WorkflowExecutionInfo
+  // CustomValuesJson of the run's custom search attributes ("" for none).
+  std::string custom_json;
 };
 
 struct CurrentRun {

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -30,7 +31,35 @@ enum class VisibilityField {
   kStartTime,
   kCloseTime,  // absent while the run is open: every condition on it is then false
   kExecutionTime,
+  kCustom,  // a custom search attribute's column: VisibilityCondition::custom says which
 };
+
+// Custom search attributes live in pre-allocated typed columns of the visibility table, as
+// in Temporal's SQL visibility: a namespace maps each attribute's name (its alias) to one
+// column, "keyword01".."keyword10", "int01".."int03", and so on (kCustomSlots per type).
+enum class CustomType { kKeyword, kText, kInt, kDouble, kBool, kDatetime, kKeywordList };
+inline constexpr int kCustomTypes = 7;
+inline constexpr int kCustomSlots[kCustomTypes] = {10, 3, 3, 3, 3, 3, 3};
+
+// How a custom column holds its values (VisibilityValue):
+//   Keyword: text; Text: text normalized by NormalizeText (searched by word);
+//   Int: int64_t; Double: double; Bool: int64_t 0 or 1; Datetime: int64_t nanoseconds since
+//   the Unix epoch; KeywordList: text (a condition's value is one keyword; the column holds
+//   a JSON array of them).
+struct CustomColumn {
+  CustomType type = CustomType::kKeyword;
+  int slot = 1;  // 1..kCustomSlots[type]
+  bool operator==(const CustomColumn&) const = default;
+};
+// "keyword01", "keywordlist03": the column's SQL name in every backend.
+std::string CustomColumnName(const CustomColumn& column);
+// Every custom column, in a fixed order (by type, then slot).
+const std::vector<CustomColumn>& AllCustomColumns();
+// A Text attribute as its column holds it and as a condition searches it: ASCII letters
+// lowered, every byte that is not a letter, digit or part of a UTF-8 sequence made a
+// separator, each word framed by single spaces (" order shipped "), or "" for no word. A
+// condition matches when each of its words is found as " word " in the column.
+std::string NormalizeText(std::string_view text);
 
 // Whether the field's values are text (std::string) or numbers (int64_t).
 inline bool IsTextField(VisibilityField field) {
@@ -48,16 +77,23 @@ enum class VisibilityOp {
   kIn,          // one or more values
   kBetween,     // two values: low and high, both inclusive
   kStartsWith,  // one text value; text fields only
+  kIsNull,      // no value: the field is absent (an open run's close time, an unset attribute)
+  kIsNotNull,   // no value
 };
 
-// int64_t for numeric fields, std::string for text fields; a backend refuses a mismatch
-// with INVALID_ARGUMENT.
-using VisibilityValue = std::variant<int64_t, std::string>;
+// int64_t for numeric fields, std::string for text fields, double for Double columns; a
+// backend refuses a mismatch with INVALID_ARGUMENT.
+using VisibilityValue = std::variant<int64_t, std::string, double>;
 
+// On custom columns: Keyword, Int, Double, Datetime take every operator (STARTS_WITH on
+// Keyword only); Bool takes = and !=; Text takes = (every word of the value is in the
+// attribute) and != (not so); KeywordList takes = (the list holds the value), != (it does
+// not) and IN (it holds one of the values). Every field takes IS NULL and IS NOT NULL.
 struct VisibilityCondition {
   VisibilityField field = VisibilityField::kWorkflowId;
   VisibilityOp op = VisibilityOp::kEqual;
   std::vector<VisibilityValue> values;
+  CustomColumn custom;  // with kCustom
 };
 
 // A condition, or AND / OR over sub-predicates. AND of nothing is true (every record), OR of
@@ -69,10 +105,10 @@ struct VisibilityPredicate {
   std::vector<VisibilityPredicate> children;  // with kAnd and kOr
 
   static VisibilityPredicate Of(VisibilityField field, VisibilityOp op,
-                                std::vector<VisibilityValue> values) {
+                                std::vector<VisibilityValue> values, CustomColumn custom = {}) {
     VisibilityPredicate p;
     p.kind = Kind::kCondition;
-    p.condition = {field, op, std::move(values)};
+    p.condition = {field, op, std::move(values), custom};
     return p;
   }
   static VisibilityPredicate And(std::vector<VisibilityPredicate> children) {
@@ -108,17 +144,37 @@ const char* VisibilityFieldName(VisibilityField field);
 absl::StatusOr<int64_t> VisibilityPageOffset(const std::string& page_token);
 std::string VisibilityPageToken(int64_t offset);
 // The field's column in the visibility table; the SQL schemas of the backends share it.
-const char* VisibilityColumn(VisibilityField field);
+// `custom` names the column of kCustom.
+std::string VisibilityColumn(VisibilityField field, const CustomColumn& custom = {});
 
 struct VisibilityOrderKey {
   VisibilityField field = VisibilityField::kStartTime;
-  bool descending = true;  // an absent close time sorts before every time
+  bool descending = true;  // an absent close time (or attribute) sorts before every value
+  CustomColumn custom;     // with kCustom: Keyword, Int, Double, Bool or Datetime
 };
 
 struct VisibilityFilter {
   VisibilityPredicate predicate;             // default: every record
   std::vector<VisibilityOrderKey> order_by;  // empty: newest start first, then run id descending
+  // Count only: one count per ExecutionStatus ("GROUP BY ExecutionStatus").
+  bool group_by_status = false;
 };
+
+// A custom column's value in a visibility record.
+struct CustomValue {
+  CustomColumn column;
+  VisibilityValue value;  // KeywordList: the JSON array text
+};
+// The record's custom columns as one JSON object {"keyword01": "c-42", "int02": 7, ...}
+// (doubles always written with a fraction or exponent, so that a backend reads them back
+// as floating point), or "" for none. Both backends write every custom column from it in the
+// statement that writes the record (absent keys are NULL).
+std::string CustomValuesJson(const std::vector<CustomValue>& values);
+// The schema migration that adds the custom columns to the visibility table, with a partial
+// index (namespace, column, start, run) on each Keyword, Int, Double and Datetime column
+// where it is set (a run without the attribute costs no index entry); `postgres` picks
+// PostgreSQL's types (KeywordList as jsonb, text COLLATE "C") instead of SQLite's.
+std::string CustomSearchAttributeColumnsSql(bool postgres);
 
 struct VisibilityPage {
   std::vector<temporal::api::workflow::v1::WorkflowExecutionInfo> executions;
@@ -135,6 +191,10 @@ class VisibilityStore {
                                               const std::string& page_token) = 0;
   virtual absl::StatusOr<int64_t> Count(const std::string& namespace_id,
                                         const VisibilityPredicate& predicate) = 0;
+  // The matching records per ExecutionStatus (temporal.api.enums.v1.WorkflowExecutionStatus
+  // number → count), statuses without a record left out, in status order.
+  virtual absl::StatusOr<std::vector<std::pair<int, int64_t>>> CountByStatus(
+      const std::string& namespace_id, const VisibilityPredicate& predicate) = 0;
 
   // For retention: the closed runs of `namespace_id` whose close time is before
   // `closed_before` (compared in milliseconds), leaving out runs queued for archival and not

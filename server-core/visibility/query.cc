@@ -23,12 +23,13 @@ using persistence::VisibilityPredicate;
 using persistence::VisibilityValue;
 using Kind = VisibilityPredicate::Kind;
 
-enum class FieldKind { kText, kStatus, kTime };
+enum class FieldKind { kText, kStatus, kTime, kCustom };
 
 struct Field {
   absl::string_view name;
   VisibilityField field;
   FieldKind kind;
+  persistence::CustomColumn custom = {};  // with kCustom
 };
 
 constexpr std::array<Field, 8> kFields = {{
@@ -99,7 +100,16 @@ class Lexer {
     }
     if (std::isdigit(static_cast<unsigned char>(c)) || c == '-') {
       ++i_;
-      while (i_ < q_.size() && std::isdigit(static_cast<unsigned char>(q_[i_]))) ++i_;
+      Digits();
+      if (i_ < q_.size() && q_[i_] == '.') {  // a fraction, for Double attributes
+        ++i_;
+        Digits();
+      }
+      if (i_ < q_.size() && (q_[i_] == 'e' || q_[i_] == 'E')) {
+        ++i_;
+        if (i_ < q_.size() && (q_[i_] == '+' || q_[i_] == '-')) ++i_;
+        Digits();
+      }
       return Token{Token::kNumber, q_.substr(start, i_ - start), start + 1};
     }
     if (c == '(' || c == ')' || c == ',' || c == '=') {
@@ -119,6 +129,10 @@ class Lexer {
   }
 
  private:
+  void Digits() {
+    while (i_ < q_.size() && std::isdigit(static_cast<unsigned char>(q_[i_]))) ++i_;
+  }
+
   // The character at `at` for a message: a whole UTF-8 sequence, control bytes as \xNN.
   std::string Character(size_t at) const {
     const unsigned char c = static_cast<unsigned char>(q_[at]);
@@ -147,20 +161,27 @@ struct Parsed {
 // before it does, so the stack used is bounded by kMaxParenthesisDepth.
 class Parser {
  public:
-  explicit Parser(absl::string_view query) : lexer_(query) {}
+  Parser(absl::string_view query, const SearchAttributeSchema& schema)
+      : lexer_(query), schema_(schema) {}
 
   absl::StatusOr<VisibilityFilter> Parse() {
     if (absl::Status s = Advance(); !s.ok()) return s;
     VisibilityFilter out;
-    if (!AtKeyword("ORDER") && tok_.kind != Token::kEnd) {
+    if (!AtKeyword("ORDER") && !AtKeyword("GROUP") && tok_.kind != Token::kEnd) {
       absl::StatusOr<Parsed> where = Expr(0);
       if (!where.ok()) return where.status();
       out.predicate = std::move(where->predicate);
     }
+    if (AtKeyword("GROUP")) {
+      if (absl::Status s = GroupBy(out); !s.ok()) return s;
+      if (AtKeyword("ORDER")) {
+        return Invalid("'order by' clause is not supported with 'group by' clause");
+      }
+    }
     if (AtKeyword("ORDER")) {
       if (absl::Status s = OrderBy(out); !s.ok()) return s;
     }
-    if (tok_.kind != Token::kEnd) return Unexpected("AND, OR or ORDER BY");
+    if (tok_.kind != Token::kEnd) return Unexpected("AND, OR, GROUP BY or ORDER BY");
     return out;
   }
 
@@ -191,11 +212,66 @@ class Parser {
       for (const Field& f : kFields) {
         if (absl::EqualsIgnoreCase(t.text, f.name)) return f;
       }
+      // Custom attributes are case-sensitive, as in Temporal.
+      if (const SearchAttributeSchema::Attribute* a = schema_.Find(t.text)) {
+        return Field{t.text, VisibilityField::kCustom, FieldKind::kCustom, a->column};
+      }
     }
     return Invalid(absl::StrCat(
         "unknown field ", Quote(t.text), " at position ", t.position,
         "; fields: WorkflowId, WorkflowType, RunId, ExecutionStatus, TaskQueue, StartTime, "
-        "CloseTime, ExecutionTime"));
+        "CloseTime, ExecutionTime and the namespace's custom search attributes"));
+  }
+
+  absl::Status NotAValue(const Token& t, const Field& field, absl::string_view expected) const {
+    return Invalid(absl::StrCat(Quote(t.text), " at position ", t.position, " is not a value of ",
+                                field.name, "; it takes ", expected));
+  }
+
+  // A value of a custom attribute (see persistence::CustomColumn for what each type holds).
+  absl::StatusOr<VisibilityValue> CustomValue(const Token& t, const Field& field) const {
+    using persistence::CustomType;
+    switch (field.custom.type) {
+      case CustomType::kKeyword:
+      case CustomType::kText:
+      case CustomType::kKeywordList:
+        if (t.kind != Token::kString) return NotAValue(t, field, "'text'");
+        return VisibilityValue(std::string(t.text));
+      case CustomType::kInt: {
+        int64_t n = 0;
+        if (t.kind != Token::kNumber || !absl::SimpleAtoi(t.text, &n)) {
+          return NotAValue(t, field, "an integer");
+        }
+        return VisibilityValue(n);
+      }
+      case CustomType::kDouble: {
+        double d = 0;
+        if (t.kind != Token::kNumber || !absl::SimpleAtod(t.text, &d)) {
+          return NotAValue(t, field, "a number");
+        }
+        return VisibilityValue(d);
+      }
+      case CustomType::kBool: {
+        const bool yes = absl::EqualsIgnoreCase(t.text, "true");
+        if ((t.kind != Token::kWord && t.kind != Token::kString) ||
+            (!yes && !absl::EqualsIgnoreCase(t.text, "false"))) {
+          return NotAValue(t, field, "true or false");
+        }
+        return VisibilityValue(int64_t{yes ? 1 : 0});
+      }
+      case CustomType::kDatetime: {
+        int64_t nanos = 0;
+        if (t.kind == Token::kNumber && absl::SimpleAtoi(t.text, &nanos)) {
+          return VisibilityValue(nanos);
+        }
+        absl::StatusOr<absl::Time> time = t.kind == Token::kString && t.text != "now"
+                                              ? ParseTimestamp(t.text, absl::InfinitePast())
+                                              : absl::InvalidArgumentError("");
+        if (!time.ok()) return NotAValue(t, field, "an RFC 3339 time");
+        return VisibilityValue(absl::ToUnixNanos(*time));
+      }
+    }
+    return NotAValue(t, field, "a value");
   }
 
   // One more condition (or IN value) at `at`: refused past the limit.
@@ -208,11 +284,20 @@ class Parser {
 
   absl::StatusOr<VisibilityValue> Value(const Field& field) {
     const Token t = tok_;
-    if (t.kind != Token::kString && t.kind != Token::kNumber) {
+    const bool boolean = field.kind == FieldKind::kCustom &&
+                         field.custom.type == persistence::CustomType::kBool &&
+                         t.kind == Token::kWord;
+    if (t.kind != Token::kString && t.kind != Token::kNumber && !boolean) {
       return Unexpected("a value ('text' or a number)");
     }
     VisibilityValue value;
     switch (field.kind) {
+      case FieldKind::kCustom: {
+        absl::StatusOr<VisibilityValue> custom = CustomValue(t, field);
+        if (!custom.ok()) return custom.status();
+        value = std::move(*custom);
+        break;
+      }
       case FieldKind::kText:
         value = std::string(t.text);
         break;
@@ -354,9 +439,21 @@ class Parser {
       if (!AtKeyword("AND")) return Unexpected("AND in BETWEEN ... AND ...");
       if (absl::Status s = Advance(); !s.ok()) return s;
       if (absl::Status s = take_value(); !s.ok()) return s;
+    } else if (AtKeyword("IS")) {
+      if (absl::Status s = CountCondition(name); !s.ok()) return s;
+      if (absl::Status s = Advance(); !s.ok()) return s;
+      kind = VisibilityOp::kIsNull;
+      if (AtKeyword("NOT")) {
+        kind = VisibilityOp::kIsNotNull;
+        if (absl::Status s = Advance(); !s.ok()) return s;
+      }
+      if (!AtKeyword("NULL")) return Unexpected("NULL after IS or IS NOT");
+      if (absl::Status s = Advance(); !s.ok()) return s;
     } else if (AtKeyword("STARTS_WITH")) {
       kind = VisibilityOp::kStartsWith;
-      if (field->kind != FieldKind::kText) {
+      if (field->kind != FieldKind::kText &&
+          !(field->kind == FieldKind::kCustom &&
+            field->custom.type == persistence::CustomType::kKeyword)) {
         return Invalid(
             absl::StrCat("STARTS_WITH at position ", op.position, " needs a text field"));
       }
@@ -365,9 +462,19 @@ class Parser {
       if (tok_.kind != Token::kString) return Unexpected("a 'text' value after STARTS_WITH");
       if (absl::Status s = take_value(); !s.ok()) return s;
     } else {
-      return Unexpected("an operator (= != < <= > >= IN BETWEEN STARTS_WITH)");
+      return Unexpected("an operator (= != < <= > >= IN BETWEEN STARTS_WITH IS)");
     }
-    return Parsed{VisibilityPredicate::Of(field->field, kind, std::move(values)), 0};
+    VisibilityPredicate p = VisibilityPredicate::Of(field->field, kind, std::move(values),
+                                                    field->custom);
+    if (field->kind == FieldKind::kCustom) {
+      // Which operators a type takes (Text: = and !=, KeywordList: = != IN, Bool: = !=).
+      if (absl::Status s = persistence::CheckVisibilityCondition(p.condition); !s.ok()) {
+        return Invalid(absl::StrCat("operator ", Quote(op.text), " at position ", op.position,
+                                    " is not supported for ", TypeName(ApiTypeOf(field->custom.type)),
+                                    " attribute ", Quote(name.text)));
+      }
+    }
+    return Parsed{std::move(p), 0};
   }
 
   absl::Status OrderBy(VisibilityFilter& out) {
@@ -377,6 +484,13 @@ class Parser {
       if (absl::Status s = Advance(); !s.ok()) return s;  // BY or ','
       absl::StatusOr<Field> field = Lookup(tok_);
       if (!field.ok()) return field.status();
+      if (field->kind == FieldKind::kCustom &&
+          (field->custom.type == persistence::CustomType::kText ||
+           field->custom.type == persistence::CustomType::kKeywordList)) {
+        return Invalid(absl::StrCat("cannot order by ", Quote(tok_.text), " at position ",
+                                    tok_.position, ": a ", TypeName(ApiTypeOf(field->custom.type)),
+                                    " attribute has no order"));
+      }
       if (absl::Status s = Advance(); !s.ok()) return s;
       bool descending = false;
       if (AtKeyword("ASC") || AtKeyword("DESC")) {
@@ -386,26 +500,47 @@ class Parser {
       // A field already ordered by decides nothing more; keeping only the first also bounds
       // the keys to the number of fields.
       if (std::none_of(out.order_by.begin(), out.order_by.end(),
-                       [&](const auto& key) { return key.field == field->field; })) {
-        out.order_by.push_back({field->field, descending});
+                       [&](const auto& key) {
+                         return key.field == field->field && key.custom == field->custom;
+                       })) {
+        out.order_by.push_back({field->field, descending, field->custom});
       }
       if (!AtSymbol(",")) return absl::OkStatus();
     }
   }
 
+  // GROUP BY ExecutionStatus, the one grouping Temporal's count supports.
+  absl::Status GroupBy(VisibilityFilter& out) {
+    if (absl::Status s = Advance(); !s.ok()) return s;  // GROUP
+    if (!AtKeyword("BY")) return Unexpected("BY");
+    if (absl::Status s = Advance(); !s.ok()) return s;
+    if (!AtKeyword("ExecutionStatus")) {
+      if (tok_.kind == Token::kEnd) return Unexpected("ExecutionStatus");
+      return Invalid(absl::StrCat("'group by' clause is only supported for ExecutionStatus "
+                                  "search attribute (got ",
+                                  Quote(tok_.text), " at position ", tok_.position, ")"));
+    }
+    if (absl::Status s = Advance(); !s.ok()) return s;
+    if (AtSymbol(",")) return Invalid("'group by' clause supports only a single field");
+    out.group_by_status = true;
+    return absl::OkStatus();
+  }
+
   Lexer lexer_;
+  const SearchAttributeSchema& schema_;
   Token tok_;
   int conditions_ = 0;
 };
 
 }  // namespace
 
-absl::StatusOr<VisibilityFilter> CompileQuery(absl::string_view query) {
+absl::StatusOr<VisibilityFilter> CompileQuery(absl::string_view query,
+                                               const SearchAttributeSchema& schema) {
   if (query.size() > kMaxQueryBytes) {
     return Invalid(absl::StrCat("longer than the limit of ", kMaxQueryBytes, " bytes (it has ",
                                 query.size(), ")"));
   }
-  return Parser(query).Parse();
+  return Parser(query, schema).Parse();
 }
 
 }  // namespace tock::server::visibility

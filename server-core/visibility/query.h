@@ -4,10 +4,15 @@
 //   WorkflowId STARTS_WITH 'order-' ORDER BY StartTime DESC
 //   ExecutionStatus IN ('Failed', 'TimedOut') AND CloseTime BETWEEN '2026-11-01' AND '2026-11-02'
 //
+//   CustomerId = 'c-42' AND Amount >= 10.5 AND Notes = 'late delivery' AND Paid IS NULL
+//   ExecutionStatus = 'Running' GROUP BY ExecutionStatus            (count only)
+//
 // Fields: WorkflowId, WorkflowType, RunId, ExecutionStatus, TaskQueue, StartTime, CloseTime,
-// ExecutionTime. Operators: = != < <= > >= IN BETWEEN..AND STARTS_WITH, joined by AND / OR
-// with parentheses; ORDER BY field [ASC|DESC], ... (a field ordered twice: the first one
-// counts). Keywords are case-insensitive. Times are RFC 3339 text or nanoseconds since the
+// ExecutionTime, and the namespace's custom search attributes (by their exact name, typed:
+// search_attributes.h). Operators: = != < <= > >= IN BETWEEN..AND STARTS_WITH IS [NOT] NULL,
+// joined by AND / OR with parentheses (a custom type takes the operators
+// persistence::VisibilityCondition lists); GROUP BY ExecutionStatus; ORDER BY field
+// [ASC|DESC], ... (a field ordered twice: the first one counts; not with GROUP BY). Keywords are case-insensitive. Times are RFC 3339 text or nanoseconds since the
 // epoch. Parsed into the typed persistence::VisibilityFilter, which each store compiles;
 // this file knows no SQL.
 //
@@ -29,6 +34,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "server-core/persistence/visibility_store.h"
+#include "server-core/visibility/search_attributes.h"
 
 namespace tock::server::visibility {
 
@@ -38,6 +44,7 @@ inline constexpr size_t kMaxQuotedBytes = 64;
 
 // INVALID_ARGUMENT naming the offending token and its 1-based byte position on a malformed
 // query or one over a limit; never echoes more than kMaxQuotedBytes of the input.
-absl::StatusOr<persistence::VisibilityFilter> CompileQuery(absl::string_view query);
+absl::StatusOr<persistence::VisibilityFilter> CompileQuery(
+    absl::string_view query, const SearchAttributeSchema& schema = SearchAttributeSchema());
 
 }  // namespace tock::server::visibility

@@ -78,6 +78,8 @@ const VisibilityValue* Field(const Record& r, F field, VisibilityValue& scratch)
       if (!r.close_ms.has_value()) return nullptr;
       scratch = *r.close_ms;
       break;
+    case F::kCustom:
+      return nullptr;  // these runs have no custom attributes
   }
   return &scratch;
 }
@@ -94,6 +96,8 @@ bool Matches(const Record& r, const P& p) {
   }
   VisibilityValue scratch;
   const VisibilityValue* v = Field(r, p.condition.field, scratch);
+  if (p.condition.op == Op::kIsNull) return v == nullptr;
+  if (p.condition.op == Op::kIsNotNull) return v != nullptr;
   if (v == nullptr) return false;  // an absent close time
   const auto& values = p.condition.values;
   switch (p.condition.op) {
@@ -115,6 +119,9 @@ bool Matches(const Record& r, const P& p) {
       return values[0] <= *v && *v <= values[1];
     case Op::kStartsWith:
       return std::get<std::string>(*v).rfind(std::get<std::string>(values[0]), 0) == 0;
+    case Op::kIsNull:
+    case Op::kIsNotNull:
+      break;  // answered above
   }
   return false;
 }
@@ -218,6 +225,8 @@ TEST_P(VisibilityStoreTest, EveryOperatorOnEveryKindOfField) {
       {"close BETWEEN", P::Of(F::kCloseTime, Op::kBetween, {mid, mid + 9'000})},
       {"close !=", P::Of(F::kCloseTime, Op::kNotEqual, {int64_t{0}})},
       {"close <", P::Of(F::kCloseTime, Op::kLess, {mid + 100'000})},
+      {"close IS NULL", P::Of(F::kCloseTime, Op::kIsNull, {})},
+      {"close IS NOT NULL", P::Of(F::kCloseTime, Op::kIsNotNull, {})},
       {"starts with", P::Of(F::kWorkflowId, Op::kStartsWith, {std::string("wf-1")})},
       {"starts with 2-byte", P::Of(F::kWorkflowId, Op::kStartsWith, {std::string("wé")})},
       {"nested", P::Or({P::And({P::Of(F::kWorkflowType, Op::kEqual, {std::string("b")}),
@@ -226,7 +235,8 @@ TEST_P(VisibilityStoreTest, EveryOperatorOnEveryKindOfField) {
                         P::And({P::Or({P::Of(F::kTaskQueue, Op::kEqual, {std::string("q0")})})})})},
   };
   for (const auto& [what, predicate] : cases) ExpectSelects(predicate, what);
-  EXPECT_EQ(Expected(cases[13].second).size(), 1u) << "the two-byte prefix selects wé-7 only";
+  EXPECT_EQ(Expected(cases[15].second).size(), 1u) << "the two-byte prefix selects wé-7 only";
+  EXPECT_EQ(Expected(cases[12].second).size(), 10u) << "a quarter of the runs is open";
   EXPECT_EQ(Expected(cases[10].second).size(), 30u) << "open runs have no close time";
 }
 

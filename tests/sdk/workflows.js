@@ -11,6 +11,7 @@ import {
   proxyActivities,
   setHandler,
   sleep,
+  upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
 
@@ -147,4 +148,10 @@ export async function countSignals() {
 export async function cronCounter() {
   const last = workflowInfo().lastResult;
   return (typeof last === 'number' ? last : 0) + 1;
+}
+
+// Upserts `fields` (untyped search attributes), then completes with what it upserted.
+export async function upsertsSearchAttributes(fields) {
+  upsertSearchAttributes(fields);
+  return Object.keys(fields).sort();
 }

@@ -229,6 +229,7 @@ class ObservedVisibilityStore : public VisibilityStore {
         o_(o),
         list_(o.Resolve("ListVisibility")),
         count_(o.Resolve("CountVisibility")),
+        count_by_status_(o.Resolve("CountVisibilityByStatus")),
         closed_(o.Resolve("ListClosedBefore")) {}
 
   absl::StatusOr<VisibilityPage> List(const std::string& namespace_id,
@@ -240,6 +241,11 @@ class ObservedVisibilityStore : public VisibilityStore {
                                 const VisibilityPredicate& predicate) override {
     return o_.Run(count_, [&] { return inner_.Count(namespace_id, predicate); });
   }
+  absl::StatusOr<std::vector<std::pair<int, int64_t>>> CountByStatus(
+      const std::string& namespace_id, const VisibilityPredicate& predicate) override {
+    return o_.Run(count_by_status_,
+                  [&] { return inner_.CountByStatus(namespace_id, predicate); });
+  }
   absl::StatusOr<std::vector<temporal::api::workflow::v1::WorkflowExecutionInfo>> ListClosedBefore(
       const std::string& namespace_id, absl::Time closed_before, int32_t limit) override {
     return o_.Run(closed_,
@@ -249,7 +255,7 @@ class ObservedVisibilityStore : public VisibilityStore {
  private:
   VisibilityStore& inner_;
   Observer& o_;
-  const Op list_, count_, closed_;
+  const Op list_, count_, count_by_status_, closed_;
 };
 
 class ObservedArchivalQueueStore : public ArchivalQueueStore {

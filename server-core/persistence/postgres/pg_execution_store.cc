@@ -45,11 +45,42 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "server-core/persistence/execution_store.h"
+#include "server-core/persistence/visibility_store.h"
 #include "server-core/persistence/group_commit.h"
 #include "server-core/persistence/postgres/pg_stores.h"
 
 namespace tock::persistence {
 namespace {
+
+// The CTEs that write a visibility record ($7..$17) and queue it for archival ($18): the
+// fixed columns, then every custom column taken from $19, the record's CustomValuesJson
+// (NULL or an absent key leaves the column NULL).
+const std::string& VisibilityUpsertSql() {
+  static const auto* sql = [] {
+    std::string columns, values, updates;
+    for (const CustomColumn& c : AllCustomColumns()) {
+      const std::string name = CustomColumnName(c);
+      const char* cast = c.type == CustomType::kDouble    ? "::double precision"
+                         : c.type == CustomType::kKeywordList ? "::jsonb"
+                         : c.type == CustomType::kKeyword || c.type == CustomType::kText ? ""
+                                                                                       : "::bigint";
+      absl::StrAppend(&columns, ", ", name);
+      absl::StrAppend(&values, ", ($19::jsonb->>'", name, "')", cast);
+      absl::StrAppend(&updates, ", ", name, " = EXCLUDED.", name);
+    }
+    return new std::string(absl::StrCat(
+        ", v AS (INSERT INTO visibility(namespace_id, run_id, workflow_id, workflow_type, "
+        "task_queue, status, start_ms, execution_ms, close_ms, history_length, info",
+        columns, ") VALUES ($7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17", values,
+        ") ON CONFLICT (namespace_id, run_id) DO UPDATE SET status = EXCLUDED.status, "
+        "close_ms = EXCLUDED.close_ms, history_length = EXCLUDED.history_length, "
+        "info = EXCLUDED.info",
+        updates,
+        "), a AS (INSERT INTO archival_queue(namespace_id, run_id, workflow_id, close_ms) "
+        "SELECT $7, $8, $9, $15 WHERE $18 ON CONFLICT DO NOTHING)"));
+  }();
+  return *sql;
+}
 
 // The sequence of task_queue_tasks' BIGSERIAL (PostgreSQL names it table_column_seq).
 constexpr char kTaskIdSequence[] = "task_queue_tasks_task_id_seq";
@@ -731,15 +762,8 @@ class PgExecutionStore : public ExecutionStore, private CommitBatchWriter {
     if (has_visibility) {
       // $7 namespace, $8 run, $9 workflow, $10 type, $11 queue, $12 status, $13 start,
       // $14 execution, $15 close (NULL while open), $16 history length, $17 info,
-      // $18 queue for archival.
-      sql +=
-          ", v AS (INSERT INTO visibility(namespace_id, run_id, workflow_id, workflow_type, "
-          "task_queue, status, start_ms, execution_ms, close_ms, history_length, info) VALUES "
-          "($7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) ON CONFLICT (namespace_id, "
-          "run_id) DO UPDATE SET status = EXCLUDED.status, close_ms = EXCLUDED.close_ms, "
-          "history_length = EXCLUDED.history_length, info = EXCLUDED.info), "
-          "a AS (INSERT INTO archival_queue(namespace_id, run_id, workflow_id, close_ms) "
-          "SELECT $7, $8, $9, $15 WHERE $18 ON CONFLICT DO NOTHING)";
+      // $18 queue for archival, $19 the custom columns' CustomValuesJson (NULL for none).
+      sql += VisibilityUpsertSql();
       const VisibilityRecord& v = *run.visibility;
       params.insert(
           params.end(),
@@ -750,7 +774,8 @@ class PgExecutionStore : public ExecutionStore, private CommitBatchWriter {
            v.close_time.has_value() ? PgParam::Int(absl::ToUnixMillis(*v.close_time))
                                     : PgParam::Null(),
            PgParam::Int(v.history_length), PgParam::Bytes(v.info),
-           PgParam::Bool(run.archive_on_close && v.close_time.has_value())});
+           PgParam::Bool(run.archive_on_close && v.close_time.has_value()),
+           v.custom_json.empty() ? PgParam::Null() : PgParam::Text(v.custom_json)});
     }
     sql += " SELECT count(*) FROM p";
     batch.Add(std::move(sql), std::move(params), item,

@@ -3,6 +3,7 @@
 #include <cstdint>
 
 #include "absl/strings/str_cat.h"
+#include "server-core/persistence/visibility_store.h"
 
 namespace tock::persistence {
 
@@ -151,6 +152,8 @@ COMMENT ON TABLE cluster_membership IS
 CREATE INDEX task_queue_tasks_queue ON task_queue_tasks(namespace_id, task_queue, kind, task_id);
 CREATE INDEX task_queue_tasks_transfer ON task_queue_tasks(task_id) WHERE kind = 3;
 )sql"},
+      {6, "custom search attributes: pre-allocated typed visibility columns, indexed where set",
+       CustomSearchAttributeColumnsSql(true)},
   };
   return migrations;
 }

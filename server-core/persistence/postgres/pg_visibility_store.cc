@@ -20,6 +20,7 @@
 // kMaxVisibilityNesting and more than kMaxVisibilityConditions conditions are refused, which
 // also keeps the parameters far below the protocol's 65,535.
 #include <algorithm>
+#include <deque>
 #include <string>
 #include <utility>
 #include <variant>
@@ -27,6 +28,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "server-core/persistence/postgres/pg_stores.h"
 #include "server-core/persistence/visibility_store.h"
@@ -74,7 +76,38 @@ class Compiler {
           absl::StrCat("visibility filter: more than ", kMaxVisibilityConditions, " conditions"));
     }
     if (absl::Status s = CheckVisibilityCondition(c); !s.ok()) return s;
-    const char* column = VisibilityColumn(c.field);
+    const std::string column = VisibilityColumn(c.field, c.custom);
+    if (c.op == VisibilityOp::kIsNull || c.op == VisibilityOp::kIsNotNull) {
+      absl::StrAppend(&out, column, c.op == VisibilityOp::kIsNull ? " IS NULL" : " IS NOT NULL");
+      return absl::OkStatus();
+    }
+    const bool negated = c.op == VisibilityOp::kNotEqual;
+    if (c.field == VisibilityField::kCustom && c.custom.type == CustomType::kText) {
+      // Every word of the value found as " word " in the normalized column.
+      const std::string normalized = NormalizeText(std::get<std::string>(c.values[0]));
+      std::vector<std::string> likes;
+      for (size_t at = 0; at + 1 < normalized.size();) {
+        const size_t end = normalized.find(' ', at + 1);
+        likes.push_back(absl::StrCat(
+            column, " LIKE ", Owned(absl::StrCat("%", normalized.substr(at, end - at + 1), "%"))));
+        at = end;
+      }
+      const std::string match = likes.empty() ? absl::StrCat(column, " IS NOT NULL")
+                                              : absl::StrCat("(", absl::StrJoin(likes, " AND "), ")");
+      absl::StrAppend(&out, negated ? "NOT " : "", match);
+      return absl::OkStatus();
+    }
+    if (c.field == VisibilityField::kCustom && c.custom.type == CustomType::kKeywordList) {
+      if (negated) absl::StrAppend(&out, "(", column, " IS NOT NULL AND NOT ");
+      absl::StrAppend(&out, "EXISTS (SELECT 1 FROM jsonb_array_elements_text(", column,
+                      ") AS e(v) WHERE e.v IN (");
+      for (size_t i = 0; i < c.values.size(); ++i) {
+        if (i > 0) out += ", ";
+        out += Placeholder(c.values[i]);
+      }
+      out += negated ? ")))" : "))";
+      return absl::OkStatus();
+    }
     switch (c.op) {
       case VisibilityOp::kEqual:
         return Binary(column, " = ", c.values[0], out);
@@ -104,11 +137,14 @@ class Compiler {
         // starts_with compares characters of the UTF-8 text, as SQLite's substr() does.
         absl::StrAppend(&out, "starts_with(", column, ", ", Placeholder(c.values[0]), ")");
         return absl::OkStatus();
+      case VisibilityOp::kIsNull:
+      case VisibilityOp::kIsNotNull:
+        break;  // answered above
     }
     return absl::InvalidArgumentError("visibility filter: unknown operator");
   }
 
-  absl::Status Binary(const char* column, const char* op, const VisibilityValue& v,
+  absl::Status Binary(const std::string& column, const char* op, const VisibilityValue& v,
                       std::string& out) {
     absl::StrAppend(&out, column, op, Placeholder(v));
     return absl::OkStatus();
@@ -117,15 +153,28 @@ class Compiler {
   std::string Placeholder(const VisibilityValue& v) {
     if (const auto* s = std::get_if<std::string>(&v)) {
       params_.push_back(PgParam::Text(*s));
+    } else if (const auto* d = std::get_if<double>(&v)) {
+      // Sent as text (exact: 17 significant digits) and cast by the server.
+      owned_.push_back(absl::StrFormat("%.17g", *d));
+      params_.push_back(PgParam::Text(owned_.back()));
+      return absl::StrCat("$", next_++, "::double precision");
     } else {
       params_.push_back(PgParam::Int(std::get<int64_t>(v)));
     }
     return absl::StrCat("$", next_++);
   }
 
+  // A text parameter made here (a LIKE pattern): kept as long as the compiler.
+  std::string Owned(std::string text) {
+    owned_.push_back(std::move(text));
+    params_.push_back(PgParam::Text(owned_.back()));
+    return absl::StrCat("$", next_++);
+  }
+
   int next_;
   int conditions_ = 0;
   std::vector<PgParam> params_;
+  std::deque<std::string> owned_;  // stable addresses: the params view them
 };
 
 std::string OrderClause(const std::vector<VisibilityOrderKey>& keys) {
@@ -136,8 +185,9 @@ std::string OrderClause(const std::vector<VisibilityOrderKey>& keys) {
     has_run_id = has_run_id || key.field == VisibilityField::kRunId;
     // Only the close time can be NULL; the other keys keep PostgreSQL's default NULLS
     // placement, which is what an index on them is ordered by.
-    const bool nullable = key.field == VisibilityField::kCloseTime;
-    parts.push_back(absl::StrCat(VisibilityColumn(key.field), key.descending ? " DESC" : " ASC",
+    const bool nullable =
+        key.field == VisibilityField::kCloseTime || key.field == VisibilityField::kCustom;
+    parts.push_back(absl::StrCat(VisibilityColumn(key.field, key.custom), key.descending ? " DESC" : " ASC",
                                  !nullable        ? ""
                                  : key.descending ? " NULLS LAST"
                                                   : " NULLS FIRST"));
@@ -220,6 +270,28 @@ class PgVisibilityStore : public VisibilityStore {
         Run(absl::StrCat("SELECT COUNT(*) FROM visibility WHERE namespace_id = $1", where), params);
     if (!r.ok()) return r.status();
     return r->Int(0, 0);
+  }
+
+  absl::StatusOr<std::vector<std::pair<int, int64_t>>> CountByStatus(
+      const std::string& namespace_id, const VisibilityPredicate& predicate) override {
+    Compiler compiler(2);
+    std::string where;
+    if (!predicate.MatchesAll()) {
+      where = " AND ";
+      if (absl::Status s = compiler.Compile(predicate, 0, where); !s.ok()) return s;
+    }
+    std::vector<PgParam>& params = compiler.params();
+    params.insert(params.begin(), PgParam::Text(namespace_id));
+    absl::StatusOr<PgResult> r =
+        Run(absl::StrCat("SELECT status, COUNT(*) FROM visibility WHERE namespace_id = $1", where,
+                         " GROUP BY status ORDER BY status"),
+            params);
+    if (!r.ok()) return r.status();
+    std::vector<std::pair<int, int64_t>> groups;
+    for (int i = 0; i < r->rows(); ++i) {
+      groups.emplace_back(static_cast<int>(r->Int(i, 0)), r->Int(i, 1));
+    }
+    return groups;
   }
 
   absl::StatusOr<std::vector<temporal::api::workflow::v1::WorkflowExecutionInfo>> ListClosedBefore(

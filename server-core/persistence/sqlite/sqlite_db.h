@@ -29,6 +29,7 @@ class Statement {
   // Resets and clears bindings so the statement can run again.
   Statement& Reset();
   Statement& Bind(int index, int64_t value);
+  Statement& Bind(int index, double value);
   Statement& Bind(int index, const std::string& text);
   Statement& BindBlob(int index, const std::string& bytes);
   // Without a copy: `bytes` must stay alive and unchanged until the statement is stepped

@@ -2,9 +2,34 @@
 #include "server-core/persistence/execution_store.h"
 #include "server-core/persistence/group_commit.h"
 #include "server-core/persistence/sqlite/sqlite_stores.h"
+#include "server-core/persistence/visibility_store.h"
 
 namespace tock::persistence {
 namespace {
+
+// Writes a visibility record: the fixed columns, then every custom column taken from the
+// record's CustomValuesJson (?12; NULL or an absent key leaves the column NULL, so an
+// attribute removed by an upsert leaves the index too).
+const std::string& VisibilityUpsertSql() {
+  static const auto* sql = [] {
+    std::string columns, values, updates;
+    for (const CustomColumn& c : AllCustomColumns()) {
+      const std::string name = CustomColumnName(c);
+      absl::StrAppend(&columns, ", ", name);
+      absl::StrAppend(&values, ", json_extract(?12, '$.", name, "')");
+      absl::StrAppend(&updates, ", ", name, " = excluded.", name);
+    }
+    return new std::string(absl::StrCat(
+        "INSERT INTO visibility(namespace_id, run_id, workflow_id, workflow_type, task_queue, "
+        "status, start_ms, execution_ms, close_ms, history_length, info", columns,
+        ") VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11", values,
+        ") ON CONFLICT(namespace_id, run_id) DO UPDATE SET "
+        "status = excluded.status, close_ms = excluded.close_ms, "
+        "history_length = excluded.history_length, info = excluded.info",
+        updates));
+  }();
+  return *sql;
+}
 
 class SqliteExecutionStore : public ExecutionStore, private CommitBatchWriter {
  public:
@@ -431,12 +456,7 @@ class SqliteExecutionStore : public ExecutionStore, private CommitBatchWriter {
     }
     if (run.visibility.has_value()) {
       const VisibilityRecord& v = *run.visibility;
-      ASSIGN_STMT(up, db_.Prepare(
-          "INSERT INTO visibility(namespace_id, run_id, workflow_id, workflow_type, task_queue, "
-          "status, start_ms, execution_ms, close_ms, history_length, info) VALUES "
-          "(?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(namespace_id, run_id) DO UPDATE SET "
-          "status = excluded.status, close_ms = excluded.close_ms, "
-          "history_length = excluded.history_length, info = excluded.info"));
+      ASSIGN_STMT(up, db_.Prepare(VisibilityUpsertSql()));
       up.Bind(1, v.namespace_id)
           .Bind(2, v.run_id)
           .Bind(3, v.workflow_id)
@@ -450,7 +470,13 @@ class SqliteExecutionStore : public ExecutionStore, private CommitBatchWriter {
       } else {
         up.BindNull(9);
       }
-      RETURN_IF_ERROR(up.Bind(10, v.history_length).BindBlobView(11, v.info).Run());
+      up.Bind(10, v.history_length).BindBlobView(11, v.info);
+      if (v.custom_json.empty()) {
+        up.BindNull(12);
+      } else {
+        up.Bind(12, v.custom_json);
+      }
+      RETURN_IF_ERROR(up.Run());
       if (run.archive_on_close && v.close_time.has_value()) {
         ASSIGN_STMT(queue, db_.Prepare(
             "INSERT OR IGNORE INTO archival_queue(namespace_id, run_id, workflow_id, close_ms) "

@@ -1,6 +1,7 @@
 #include "server-core/persistence/sqlite/sqlite_schema.h"
 
 #include "absl/strings/str_cat.h"
+#include "server-core/persistence/visibility_store.h"
 
 namespace tock::persistence {
 
@@ -115,6 +116,8 @@ CREATE TABLE cluster_membership (
 CREATE INDEX task_queue_tasks_queue ON task_queue_tasks(namespace_id, task_queue, kind, task_id);
 CREATE INDEX task_queue_tasks_transfer ON task_queue_tasks(task_id) WHERE kind = 3;
 )sql"},
+      {6, "custom search attributes: pre-allocated typed visibility columns, indexed where set",
+       CustomSearchAttributeColumnsSql(false)},
   };
   return migrations;
 }

@@ -30,6 +30,9 @@ constexpr size_t kGroup = 16;
 // Grammar stack entries: a condition ("substr(col, 1, ?) = ?" is the deepest); what a later
 // operand of a chain adds ("expr AND"); and a parenthesis.
 constexpr int kConditionCost = 4;
+// A condition with a sub-select (a KeywordList's json_each) or a chain of LIKEs (a Text's
+// words, written as one LIKE per word inside its own parentheses) is deeper.
+constexpr int kSubqueryCost = 12;
 constexpr int kLaterOperandCost = 2;
 constexpr int kParenthesisCost = 1;
 
@@ -55,11 +58,58 @@ int64_t Utf8Length(const std::string& text) {
 }
 
 
+// "(col LIKE ? AND col LIKE ? ...)" for a Text condition's words ("col IS NOT NULL" for none).
+Sql TextMatch(const std::string& column, const std::string& value) {
+  Sql out;
+  out.cost = kSubqueryCost;
+  const std::string normalized = NormalizeText(value);
+  std::vector<std::string> likes;
+  for (size_t at = 0; at + 1 < normalized.size();) {
+    const size_t end = normalized.find(' ', at + 1);
+    likes.push_back(absl::StrCat(column, " LIKE ?"));
+    out.params.push_back(absl::StrCat("%", normalized.substr(at, end - at + 1), "%"));
+    at = end;
+  }
+  out.text = likes.empty() ? absl::StrCat(column, " IS NOT NULL")
+                           : absl::StrCat("(", absl::StrJoin(likes, " AND "), ")");
+  return out;
+}
+
+// A KeywordList holds one of `values`.
+Sql ListHolds(const std::string& column, const std::vector<VisibilityValue>& values) {
+  Sql out;
+  out.cost = kSubqueryCost;
+  out.params = values;
+  out.text = absl::StrCat("EXISTS (SELECT 1 FROM json_each(", column, ") WHERE value IN (?");
+  for (size_t i = 1; i < values.size(); ++i) out.text += ", ?";
+  out.text += "))";
+  return out;
+}
+
 absl::StatusOr<Sql> CompileCondition(const VisibilityCondition& c) {
   if (absl::Status s = CheckVisibilityCondition(c); !s.ok()) return s;
   Sql out;
   out.params = c.values;
-  const char* column = VisibilityColumn(c.field);
+  const std::string column = VisibilityColumn(c.field, c.custom);
+  if (c.op == VisibilityOp::kIsNull || c.op == VisibilityOp::kIsNotNull) {
+    out.text = absl::StrCat(column, c.op == VisibilityOp::kIsNull ? " IS NULL" : " IS NOT NULL");
+    return out;
+  }
+  if (c.field == VisibilityField::kCustom && c.custom.type == CustomType::kText) {
+    Sql match = TextMatch(column, std::get<std::string>(c.values[0]));
+    if (c.op == VisibilityOp::kNotEqual) {
+      match.text = absl::StrCat("NOT ", match.text);
+    }
+    return match;
+  }
+  if (c.field == VisibilityField::kCustom && c.custom.type == CustomType::kKeywordList) {
+    Sql holds = ListHolds(column, c.values);
+    if (c.op == VisibilityOp::kNotEqual) {
+      holds.text = absl::StrCat(column, " IS NOT NULL AND NOT ", holds.text);
+      holds.chain = VisibilityPredicate::Kind::kAnd;
+    }
+    return holds;
+  }
   switch (c.op) {
     case VisibilityOp::kEqual:
       out.text = absl::StrCat(column, " = ?");
@@ -92,6 +142,9 @@ absl::StatusOr<Sql> CompileCondition(const VisibilityCondition& c) {
       out.text = absl::StrCat("substr(", column, ", 1, ?) = ?");
       out.params.insert(out.params.begin(), Utf8Length(std::get<std::string>(c.values[0])));
       break;
+    case VisibilityOp::kIsNull:
+    case VisibilityOp::kIsNotNull:
+      break;  // answered above
   }
   return out;
 }
@@ -193,7 +246,8 @@ std::string OrderClause(const std::vector<VisibilityOrderKey>& keys) {
   if (keys.empty()) return "start_ms DESC, run_id DESC";
   std::vector<std::string> parts;
   for (const VisibilityOrderKey& key : keys) {
-    parts.push_back(absl::StrCat(VisibilityColumn(key.field), key.descending ? " DESC" : " ASC"));
+    parts.push_back(
+        absl::StrCat(VisibilityColumn(key.field, key.custom), key.descending ? " DESC" : " ASC"));
   }
   return absl::StrJoin(parts, ", ");
 }
@@ -201,11 +255,7 @@ std::string OrderClause(const std::vector<VisibilityOrderKey>& keys) {
 int BindParams(Statement& q, int first, const std::vector<VisibilityValue>& params) {
   int index = first;
   for (const VisibilityValue& p : params) {
-    if (std::holds_alternative<int64_t>(p)) {
-      q.Bind(index++, std::get<int64_t>(p));
-    } else {
-      q.Bind(index++, std::get<std::string>(p));
-    }
+    std::visit([&](const auto& v) { q.Bind(index++, v); }, p);
   }
   return index;
 }
@@ -281,6 +331,28 @@ class SqliteVisibilityStore : public VisibilityStore {
     int64_t count = q.Int(0);
     q.Reset();
     return count;
+  }
+
+  absl::StatusOr<std::vector<std::pair<int, int64_t>>> CountByStatus(
+      const std::string& namespace_id, const VisibilityPredicate& predicate) override {
+    absl::StatusOr<Sql> where = WhereClause(predicate);
+    if (!where.ok()) return where.status();
+    const std::string sql =
+        absl::StrCat("SELECT status, COUNT(*) FROM visibility WHERE namespace_id = ?",
+                     where->text, " GROUP BY status ORDER BY status");
+    std::lock_guard lock(db_.mutex());
+    absl::StatusOr<Statement*> prepared = db_.PrepareDynamic(sql);
+    if (!prepared.ok()) return CannotRun();
+    Statement& q = **prepared;
+    q.Bind(1, namespace_id);
+    BindParams(q, 2, where->params);
+    std::vector<std::pair<int, int64_t>> groups;
+    absl::Status read = q.ForEachRow([&] {
+      groups.emplace_back(static_cast<int>(q.Int(0)), q.Int(1));
+      return absl::OkStatus();
+    });
+    if (!read.ok()) return StepFailed(read);
+    return groups;
   }
 
   absl::StatusOr<std::vector<temporal::api::workflow::v1::WorkflowExecutionInfo>> ListClosedBefore(
