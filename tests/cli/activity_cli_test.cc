@@ -22,8 +22,7 @@ class ActivityCliTest : public CliTest {
   // Starts workflow `id` on queue "q" and answers its first workflow task by scheduling
   // `activities`, which the worker then takes (they are started).
   void StartWithActivities(const std::string& id, const std::vector<std::string>& activities) {
-    ProcessResult r =
-        Tock({"workflow", "start", "--type", "t", "--task-queue", "q", "--id", id});
+    ProcessResult r = Tock({"workflow", "start", "--type", "t", "--task-queue", "q", "--id", id});
     ASSERT_EQ(r.exit_code, kExitOk) << r.err;
     auto task = worker_->PollWorkflowTask();
     ASSERT_FALSE(task.task_token().empty()) << "no workflow task";
@@ -52,7 +51,8 @@ TEST_F(ActivityCliTest, CompleteRecordsTheResultAndASecondCompleteIsNotFound) {
   ASSERT_NO_FATAL_FAILURE(StartWithActivities("order-1", {"charge"}));
   json done = TockJson({"activity", "complete", "--workflow-id", "order-1", "--activity-id",
                         "charge", "--result", R"({"ok": true, "id": 7})"});
-  EXPECT_EQ(done, json({{"workflowId", "order-1"}, {"activityId", "charge"}, {"result", "completed"}}));
+  EXPECT_EQ(done,
+            json({{"workflowId", "order-1"}, {"activityId", "charge"}, {"result", "completed"}}));
 
   json completed = FindEvent(History("order-1"), "EVENT_TYPE_ACTIVITY_TASK_COMPLETED");
   ASSERT_FALSE(completed.is_null()) << "no ActivityTaskCompleted event";
@@ -67,9 +67,9 @@ TEST_F(ActivityCliTest, CompleteRecordsTheResultAndASecondCompleteIsNotFound) {
 
 TEST_F(ActivityCliTest, FailRecordsANonRetryableFailureWithItsDetail) {
   ASSERT_NO_FATAL_FAILURE(StartWithActivities("order-2", {"charge", "ship"}));
-  ProcessResult r = Tock({"activity", "fail", "--workflow-id", "order-2", "--activity-id", "charge",
-                          "--reason", "card declined", "--detail", R"({"code": 51})", "-o",
-                          "table"});
+  ProcessResult r =
+      Tock({"activity", "fail", "--workflow-id", "order-2", "--activity-id", "charge", "--reason",
+            "card declined", "--detail", R"({"code": 51})", "-o", "table"});
   ASSERT_EQ(r.exit_code, kExitOk) << r.err;
   EXPECT_EQ(r.out, "Workflow id:  order-2\nActivity id:  charge\nResult:       failed\n");
   // Without --detail, and addressed by run id.
@@ -98,18 +98,17 @@ TEST_F(ActivityCliTest, FailRecordsANonRetryableFailureWithItsDetail) {
 
 TEST_F(ActivityCliTest, BadInputIsExitTwoAndUnknownTargetsAreNotFound) {
   // Checked before anything is sent.
-  ExpectError({"activity", "complete", "--workflow-id", "w", "--activity-id", "a", "--result",
-               "not json"},
-              kExitUsage,
-              "invalid --result \"not json\": give one JSON value, for example '\"done\"', 42 or "
-              "'{\"k\": 1}'");
+  ExpectError(
+      {"activity", "complete", "--workflow-id", "w", "--activity-id", "a", "--result", "not json"},
+      kExitUsage,
+      "invalid --result \"not json\": give one JSON value, for example '\"done\"', 42 or "
+      "'{\"k\": 1}'");
   ExpectError({"activity", "fail", "--workflow-id", "w", "--activity-id", "a", "--reason", "r",
                "--detail", "{"},
               kExitUsage,
               "invalid --detail \"{\": give one JSON value, for example '\"done\"', 42 or "
               "'{\"k\": 1}'");
-  for (const std::vector<std::string>& args :
-       std::vector<std::vector<std::string>>{
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
            {"activity", "complete", "--workflow-id", "w", "--result", "1"},
            {"activity", "complete", "--activity-id", "a", "--result", "1"},
            {"activity", "complete", "--workflow-id", "w", "--activity-id", "a"},
@@ -120,24 +119,24 @@ TEST_F(ActivityCliTest, BadInputIsExitTwoAndUnknownTargetsAreNotFound) {
     EXPECT_EQ(r.out, "") << Describe(args, r);
   }
 
-  ExpectError({"activity", "complete", "--workflow-id", "nope", "--activity-id", "a", "--result",
-               "1"},
-              kExitNotFound, "Workflow execution not found. WorkflowId: nope, RunId: .");
+  ExpectError(
+      {"activity", "complete", "--workflow-id", "nope", "--activity-id", "a", "--result", "1"},
+      kExitNotFound, "Workflow execution not found. WorkflowId: nope, RunId: .");
   // Scheduled but not taken by a worker: not running yet.
-  ASSERT_EQ(Tock({"workflow", "start", "--type", "t", "--task-queue", "q", "--id", "idle"})
-                .exit_code,
-            kExitOk);
+  ASSERT_EQ(
+      Tock({"workflow", "start", "--type", "t", "--task-queue", "q", "--id", "idle"}).exit_code,
+      kExitOk);
   auto task = worker_->PollWorkflowTask();
   worker_->CompleteWorkflowTask(task.task_token(), {worker_->ScheduleActivity("later")});
-  ExpectError({"activity", "fail", "--workflow-id", "idle", "--activity-id", "later", "--reason",
-               "x"},
-              kExitNotFound, "Activity later of workflow idle is not running.");
+  ExpectError(
+      {"activity", "fail", "--workflow-id", "idle", "--activity-id", "later", "--reason", "x"},
+      kExitNotFound, "Activity later of workflow idle is not running.");
 }
 
 TEST_F(ActivityCliTest, StackPrintsTheWorkersAnswerToTheStackTraceQuery) {
-  ASSERT_EQ(Tock({"workflow", "start", "--type", "t", "--task-queue", "q", "--id", "stuck"})
-                .exit_code,
-            kExitOk);
+  ASSERT_EQ(
+      Tock({"workflow", "start", "--type", "t", "--task-queue", "q", "--id", "stuck"}).exit_code,
+      kExitOk);
   // The first workflow task done: queries go to the worker from now on.
   worker_->CompleteWorkflowTask(worker_->PollWorkflowTask().task_token());
   const std::string trace = "coroutine root [blocked on signal]:\n\tat main (workflow.ts:12)";
@@ -167,8 +166,8 @@ TEST_F(ActivityCliTest, StackWithoutAWorkerTimesOutAndOfAnUnknownWorkflowIsNotFo
   ASSERT_EQ(Tock({"workflow", "start", "--type", "t", "--task-queue", "nobody", "--id", "lonely"})
                 .exit_code,
             kExitOk);
-  std::vector<std::string> args = {"--timeout", "2s", "workflow", "stack", "--workflow-id",
-                                   "lonely"};
+  std::vector<std::string> args = {"--timeout",     "2s",    "workflow", "stack",
+                                   "--workflow-id", "lonely"};
   ProcessResult r = Tock(args);
   EXPECT_EQ(r.exit_code, kExitUnavailable) << Describe(args, r);
   const std::string prefix =

@@ -36,21 +36,23 @@ TEST_F(SearchAttributeCliTest, CreateListAndRemove) {
   json created = TockJson({"operator", "search-attribute", "create", "--name", "CustomerId",
                            "--type", "Keyword", "--name", "Amount", "--type", "int"});
   EXPECT_EQ(At(created, "/namespace"), "default");
-  EXPECT_EQ(At(created, "/searchAttributes"),
-            json({{"CustomerId", "INDEXED_VALUE_TYPE_KEYWORD"}, {"Amount", "INDEXED_VALUE_TYPE_INT"}}));
+  EXPECT_EQ(At(created, "/searchAttributes"), json({{"CustomerId", "INDEXED_VALUE_TYPE_KEYWORD"},
+                                                    {"Amount", "INDEXED_VALUE_TYPE_INT"}}));
   // Every type, in any case.
-  ASSERT_NO_FATAL_FAILURE(Create({{"Note", "TEXT"}, {"Price", "double"}, {"Paid", "Bool"},
-                                  {"DueAt", "datetime"}, {"Tags", "keywordlist"}}));
+  ASSERT_NO_FATAL_FAILURE(Create({{"Note", "TEXT"},
+                                  {"Price", "double"},
+                                  {"Paid", "Bool"},
+                                  {"DueAt", "datetime"},
+                                  {"Tags", "keywordlist"}}));
 
   json listed = List();
-  EXPECT_EQ(At(listed, "/customAttributes"),
-            json({{"CustomerId", "INDEXED_VALUE_TYPE_KEYWORD"},
-                  {"Amount", "INDEXED_VALUE_TYPE_INT"},
-                  {"Note", "INDEXED_VALUE_TYPE_TEXT"},
-                  {"Price", "INDEXED_VALUE_TYPE_DOUBLE"},
-                  {"Paid", "INDEXED_VALUE_TYPE_BOOL"},
-                  {"DueAt", "INDEXED_VALUE_TYPE_DATETIME"},
-                  {"Tags", "INDEXED_VALUE_TYPE_KEYWORD_LIST"}}));
+  EXPECT_EQ(At(listed, "/customAttributes"), json({{"CustomerId", "INDEXED_VALUE_TYPE_KEYWORD"},
+                                                   {"Amount", "INDEXED_VALUE_TYPE_INT"},
+                                                   {"Note", "INDEXED_VALUE_TYPE_TEXT"},
+                                                   {"Price", "INDEXED_VALUE_TYPE_DOUBLE"},
+                                                   {"Paid", "INDEXED_VALUE_TYPE_BOOL"},
+                                                   {"DueAt", "INDEXED_VALUE_TYPE_DATETIME"},
+                                                   {"Tags", "INDEXED_VALUE_TYPE_KEYWORD_LIST"}}));
   EXPECT_EQ(At(listed, "/systemAttributes/WorkflowId"), "INDEXED_VALUE_TYPE_KEYWORD");
   EXPECT_EQ(At(listed, "/systemAttributes/StartTime"), "INDEXED_VALUE_TYPE_DATETIME");
 
@@ -75,8 +77,8 @@ TEST_F(SearchAttributeCliTest, CreateListAndRemove) {
   EXPECT_NE(squeeze(table.out).find("\nWorkflowId Keyword system\n"), std::string::npos)
       << table.out;
 
-  json removed = TockJson({"operator", "search-attribute", "remove", "--name", "Amount", "--name",
-                           "Note", "--yes"});
+  json removed = TockJson(
+      {"operator", "search-attribute", "remove", "--name", "Amount", "--name", "Note", "--yes"});
   EXPECT_EQ(At(removed, "/searchAttributes"), json({"Amount", "Note"}));
   json after = List();
   EXPECT_FALSE(At(after, "/customAttributes").contains("Amount")) << after.dump();
@@ -104,9 +106,9 @@ TEST_F(SearchAttributeCliTest, CreateAgainWithTheSameTypeIsANoOpWithAnotherTypeA
 }
 
 TEST_F(SearchAttributeCliTest, ReservedNamesAreRefused) {
-  ExpectError({"operator", "search-attribute", "create", "--name", "WorkflowId", "--type",
-               "Keyword"},
-              kExitUsage, "Search attribute WorkflowId is reserved by system.");
+  ExpectError(
+      {"operator", "search-attribute", "create", "--name", "WorkflowId", "--type", "Keyword"},
+      kExitUsage, "Search attribute WorkflowId is reserved by system.");
   ExpectError({"operator", "search-attribute", "remove", "--name", "WorkflowId", "--yes"},
               kExitUsage, "Unable to remove non-custom search attributes: WorkflowId.");
 }
@@ -119,8 +121,8 @@ TEST_F(SearchAttributeCliTest, LimitsPerTypeAndNamespace) {
               "type Int.");
   EXPECT_TRUE(At(List(), "/customAttributes/I4").is_null());
   // A refused request adds none of its attributes.
-  ExpectError({"operator", "search-attribute", "create", "--name", "B1", "--type", "Bool",
-               "--name", "I5", "--type", "Int"},
+  ExpectError({"operator", "search-attribute", "create", "--name", "B1", "--type", "Bool", "--name",
+               "I5", "--type", "Int"},
               kExitUsage,
               "Unable to create search attributes: cannot have more than 3 search attribute of "
               "type Int.");
@@ -152,26 +154,26 @@ TEST_F(SearchAttributeCliTest, RemoveAsksOnATerminalAndNeedsYesElsewhere) {
   ExpectError({"operator", "search-attribute", "remove", "--name", "CustomerId"}, kExitUsage,
               "refusing to remove search attribute CustomerId from namespace default without "
               "confirmation: pass --yes (standard input is not a terminal)");
-  std::vector<std::string> argv = {TOCK_CLI_BIN, "--address", server_->address(), "operator",
-                                   "search-attribute", "remove", "--name", "CustomerId",
-                                   "-o", "json"};
-  ProcessResult no = RunProcess(argv, {}, "n\n", std::chrono::seconds(15),
-                                {.stdin_is_terminal = true});
+  std::vector<std::string> argv = {
+      TOCK_CLI_BIN, "--address", server_->address(), "operator", "search-attribute",
+      "remove",     "--name",    "CustomerId",       "-o",       "json"};
+  ProcessResult no =
+      RunProcess(argv, {}, "n\n", std::chrono::seconds(15), {.stdin_is_terminal = true});
   EXPECT_EQ(no.exit_code, kExitError) << no.err;
   EXPECT_NE(no.err.find("Remove search attribute CustomerId from namespace default? [y/N] "),
             std::string::npos)
       << no.err;
   EXPECT_EQ(At(List(), "/customAttributes/CustomerId"), "INDEXED_VALUE_TYPE_KEYWORD");
 
-  ProcessResult yes = RunProcess(argv, {}, "y\n", std::chrono::seconds(15),
-                                 {.stdin_is_terminal = true});
+  ProcessResult yes =
+      RunProcess(argv, {}, "y\n", std::chrono::seconds(15), {.stdin_is_terminal = true});
   EXPECT_EQ(yes.exit_code, kExitOk) << yes.err;
   EXPECT_TRUE(At(List(), "/customAttributes/CustomerId").is_null());
 }
 
 TEST_F(SearchAttributeCliTest, UnknownTypesAndUnpairedNamesAreUsageErrors) {
-  std::vector<std::string> args = {"operator", "search-attribute", "create", "--name", "Price",
-                                   "--type", "Money"};
+  std::vector<std::string> args = {"operator", "search-attribute", "create", "--name",
+                                   "Price",    "--type",           "Money"};
   ProcessResult r = Tock(args);
   EXPECT_EQ(r.exit_code, kExitUsage) << Describe(args, r);
   EXPECT_NE(r.err.find("unknown search attribute type \"Money\"; allowed: Keyword, Text, Int, "
@@ -180,9 +182,9 @@ TEST_F(SearchAttributeCliTest, UnknownTypesAndUnpairedNamesAreUsageErrors) {
       << Describe(args, r);
   EXPECT_EQ(r.out, "");
 
-  ExpectError({"operator", "search-attribute", "create", "--name", "A", "--name", "B", "--type",
-               "Int"},
-              kExitUsage, "each --name needs its own --type (given: 2 --name, 1 --type)");
+  ExpectError(
+      {"operator", "search-attribute", "create", "--name", "A", "--name", "B", "--type", "Int"},
+      kExitUsage, "each --name needs its own --type (given: 2 --name, 1 --type)");
   for (const std::vector<std::string>& missing : std::vector<std::vector<std::string>>{
            {"operator", "search-attribute", "create", "--name", "A"},
            {"operator", "search-attribute", "create", "--type", "Int"},
@@ -226,14 +228,13 @@ TEST_F(SearchAttributeCliTest, WorkflowsStartWithSearchAttributesThatDescribeSho
 
   // The start event carries them as the Temporal CLI sends them: json/plain, compact JSON.
   json history = TockJson({"workflow", "show", "--workflow-id", "o-43"});
-  const json fields =
-      At(history, "/events/0/workflowExecutionStartedEventAttributes/searchAttributes/indexedFields");
+  const json fields = At(
+      history, "/events/0/workflowExecutionStartedEventAttributes/searchAttributes/indexedFields");
   EXPECT_EQ(At(fields, "/CustomerId/metadata/encoding"), "anNvbi9wbGFpbg==");  // json/plain
   EXPECT_EQ(At(fields, "/CustomerId/data"), "ImMtNDMi");                       // "c-43"
   EXPECT_EQ(At(fields, "/Amount/data"), "Nw==");                               // 7
 
-  std::vector<json> found =
-      TockJsonLines({"workflow", "list", "--query", "CustomerId = 'c-42'"});
+  std::vector<json> found = TockJsonLines({"workflow", "list", "--query", "CustomerId = 'c-42'"});
   ASSERT_EQ(found.size(), 1u);
   EXPECT_EQ(At(found[0], "/execution/workflowId"), "o-42");
   found = TockJsonLines({"workflow", "list", "--query", "Amount > 10"});
@@ -242,24 +243,26 @@ TEST_F(SearchAttributeCliTest, WorkflowsStartWithSearchAttributesThatDescribeSho
 }
 
 TEST_F(SearchAttributeCliTest, StartRefusesUndefinedAttributesAndValuesOfTheWrongType) {
-  ExpectError({"workflow", "start", "--type", "t", "--task-queue", "q", "--search-attribute",
-               "Foo=1"},
-              kExitUsage, "search attribute Foo is not defined");
+  ExpectError(
+      {"workflow", "start", "--type", "t", "--task-queue", "q", "--search-attribute", "Foo=1"},
+      kExitUsage, "search attribute Foo is not defined");
   ASSERT_NO_FATAL_FAILURE(Create({{"Amount", "Int"}}));
-  ExpectError({"workflow", "start", "--type", "t", "--task-queue", "q", "--search-attribute",
-               "Amount=abc"},
-              kExitUsage, "invalid value for search attribute Amount of type Int: \"abc\"");
+  // "abc" is not JSON, so it is sent as the string "abc"; Temporal shows the value as Go
+  // prints it (%v: no quotes).
+  ExpectError(
+      {"workflow", "start", "--type", "t", "--task-queue", "q", "--search-attribute", "Amount=abc"},
+      kExitUsage, "invalid value for search attribute Amount of type Int: abc");
   EXPECT_EQ(TockJsonLines({"workflow", "list"}).size(), 0u) << "nothing was started";
 }
 
 TEST_F(SearchAttributeCliTest, MalformedSearchAttributeFlagsAreUsageErrors) {
   for (const std::string word : {"CustomerId", "=c-42", ""}) {
-    ExpectError({"workflow", "start", "--type", "t", "--task-queue", "q", "--search-attribute",
-                 word},
-                kExitUsage,
-                "invalid --search-attribute \"" + word +
-                    "\": use NAME=VALUE, the value as JSON or plain text (CustomerId=c-42, "
-                    "Amount=42, Tags='[\"a\",\"b\"]')");
+    ExpectError(
+        {"workflow", "start", "--type", "t", "--task-queue", "q", "--search-attribute", word},
+        kExitUsage,
+        "invalid --search-attribute \"" + word +
+            "\": use NAME=VALUE, the value as JSON or plain text (CustomerId=c-42, "
+            "Amount=42, Tags='[\"a\",\"b\"]')");
   }
   ExpectError({"workflow", "execute", "--type", "t", "--task-queue", "q", "--search-attribute",
                "A=1", "--search-attribute", "A=2"},

@@ -51,9 +51,9 @@ TEST_F(CompleteCliTest, SearchAttributeNamesComeFromTheNamespaceOnTheLine) {
   }
   EXPECT_EQ(Complete({"operator", "search-attribute", "remove", "--name", ""}),
             "Amount\tInt\nCustomerId\tKeyword\n");
-  EXPECT_EQ(Complete({"operator", "search-attribute", "remove", "--name", "Amount", "--name",
-                      "Cu"}),
-            "CustomerId\tKeyword\n");
+  EXPECT_EQ(
+      Complete({"operator", "search-attribute", "remove", "--name", "Amount", "--name", "Cu"}),
+      "CustomerId\tKeyword\n");
   // A value follows the name: "CustomerId=" (the scripts put no space after a trailing =).
   EXPECT_EQ(Complete({"workflow", "start", "--search-attribute", "Cu"}), "CustomerId=\tKeyword\n");
   EXPECT_EQ(Complete({"-n", "other", "operator", "search-attribute", "remove", "--name", ""}), "");

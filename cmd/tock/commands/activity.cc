@@ -1,7 +1,6 @@
 #include "cmd/tock/commands/activity.h"
 
 #include <memory>
-
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
@@ -31,9 +30,9 @@ absl::StatusOr<temporal::api::common::v1::Payloads> JsonPayloads(const std::stri
                                                                  const std::string& text) {
   nlohmann::json parsed = nlohmann::json::parse(text, nullptr, false);
   if (parsed.is_discarded()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "invalid ", flag, " \"", text,
-        "\": give one JSON value, for example '\"done\"', 42 or '{\"k\": 1}'"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("invalid ", flag, " \"", text,
+                     "\": give one JSON value, for example '\"done\"', 42 or '{\"k\": 1}'"));
   }
   temporal::api::common::v1::Payloads payloads;
   auto* payload = payloads.add_payloads();
@@ -45,9 +44,9 @@ absl::StatusOr<temporal::api::common::v1::Payloads> JsonPayloads(const std::stri
 absl::Status PrintDone(CommandContext& ctx, const ActivityTarget& t, const char* result) {
   auto printer = ctx.printer();
   if (!printer.ok()) return printer.status();
-  printer->Object({{"workflowId", t.workflow_id}, {"activityId", t.activity_id}, {"result", result}},
-                  {{"Workflow id", t.workflow_id}, {"Activity id", t.activity_id},
-                   {"Result", result}});
+  printer->Object(
+      {{"workflowId", t.workflow_id}, {"activityId", t.activity_id}, {"result", result}},
+      {{"Workflow id", t.workflow_id}, {"Activity id", t.activity_id}, {"Result", result}});
   return absl::OkStatus();
 }
 
@@ -135,8 +134,8 @@ void AddFail(CLI::App& group, CommandContext& ctx) {
 }  // namespace
 
 void AddActivityCommands(CLI::App& app, CommandContext& ctx) {
-  CLI::App* group =
-      app.add_subcommand("activity", "Complete or fail a workflow's activity from outside its worker");
+  CLI::App* group = app.add_subcommand(
+      "activity", "Complete or fail a workflow's activity from outside its worker");
   group->require_subcommand(1);
   group->footer(
       "Examples:\n"

@@ -25,7 +25,8 @@ absl::Status Confirm(CommandContext& ctx, bool yes, const std::string& what) {
                      " without confirmation: pass --yes (standard input is not a terminal)"));
   }
   std::string question = what;
-  if (!question.empty()) question[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(question[0])));
+  if (!question.empty())
+    question[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(question[0])));
   ctx.err << question << "? [y/N] " << std::flush;
   std::string answer;
   std::getline(ctx.in, answer);
@@ -40,12 +41,14 @@ void AddCreate(CLI::App& group, CommandContext& ctx) {
   };
   auto f = std::make_shared<Flags>();
   CLI::App* cmd = group.add_subcommand(
-      "create", "Add custom search attributes to the namespace (adding one again with its type is a no-op)");
+      "create",
+      "Add custom search attributes to the namespace (adding one again with its type is a no-op)");
   cmd->add_option("--name", f->names, "Search attribute name (repeatable, each with its --type)")
       ->required();
-  cmd->add_option("--type", f->types,
-                  "Type of each --name, in the same order: Keyword, Text, Int, Double, Bool, Datetime or "
-                  "KeywordList (any case)")
+  cmd->add_option(
+         "--type", f->types,
+         "Type of each --name, in the same order: Keyword, Text, Int, Double, Bool, Datetime or "
+         "KeywordList (any case)")
       ->required()
       ->check(SearchAttributeTypeCheck());
   cmd->footer(
@@ -57,8 +60,8 @@ void AddCreate(CLI::App& group, CommandContext& ctx) {
     ctx.action = [&ctx, f]() -> absl::Status {
       if (f->names.size() != f->types.size()) {
         return absl::InvalidArgumentError(
-            absl::StrCat("each --name needs its own --type (given: ", f->names.size(),
-                         " --name, ", f->types.size(), " --type)"));
+            absl::StrCat("each --name needs its own --type (given: ", f->names.size(), " --name, ",
+                         f->types.size(), " --type)"));
       }
       op::AddSearchAttributesRequest req;
       req.set_namespace_(ctx.options.namespace_name);
@@ -92,7 +95,8 @@ void AddList(CLI::App& group, CommandContext& ctx) {
       "\n"
       "Examples:\n"
       "  tock operator search-attribute list\n"
-      "  tock operator search-attribute list -n orders -o json | jq -r '.customAttributes | keys[]'\n");
+      "  tock operator search-attribute list -n orders -o json | jq -r '.customAttributes | "
+      "keys[]'\n");
   cmd->callback([&ctx] {
     ctx.action = [&ctx]() -> absl::Status {
       auto c = ctx.connection();
@@ -143,10 +147,10 @@ void AddRemove(CLI::App& group, CommandContext& ctx) {
   cmd->callback([&ctx, f] {
     ctx.action = [&ctx, f]() -> absl::Status {
       const std::string names = absl::StrJoin(f->names, ", ");
-      if (absl::Status s = Confirm(ctx, f->yes,
-                                   absl::StrCat("remove search attribute",
-                                                f->names.size() > 1 ? "s " : " ", names,
-                                                " from namespace ", ctx.options.namespace_name));
+      if (absl::Status s =
+              Confirm(ctx, f->yes,
+                      absl::StrCat("remove search attribute", f->names.size() > 1 ? "s " : " ",
+                                   names, " from namespace ", ctx.options.namespace_name));
           !s.ok()) {
         return s;
       }

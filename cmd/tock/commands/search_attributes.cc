@@ -1,10 +1,9 @@
 #include "cmd/tock/commands/search_attributes.h"
 
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <utility>
-
-#include <nlohmann/json.hpp>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -84,8 +83,7 @@ absl::StatusOr<temporal::api::common::v1::SearchAttributes> ParseSearchAttribute
     const std::string name = word.substr(0, eq);
     const std::string text = word.substr(eq + 1);
     if (!seen.insert(name).second) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(kFlag, " ", name, " is given more than once"));
+      return absl::InvalidArgumentError(absl::StrCat(kFlag, " ", name, " is given more than once"));
     }
     // JSON when it parses ('"c-42"', 42, true, ["a"]), else the text itself as a string.
     nlohmann::json value = nlohmann::json::parse(text, nullptr, false);

@@ -3,10 +3,9 @@
 // `tock workflow start --search-attribute`. Pure functions, no server.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <string>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 #include "absl/status/statusor.h"
 #include "temporal/api/common/v1/message.pb.h"

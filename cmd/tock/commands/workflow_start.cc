@@ -18,8 +18,8 @@ absl::Status SetDuration(const std::string& text, const char* flag, Field field)
   if (text.empty()) return absl::OkStatus();
   auto d = ParseHumanDuration(text, BareNumberUnit::kSeconds);
   if (!d.ok() || *d <= absl::ZeroDuration()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("invalid ", flag, " \"", text, "\": use a positive duration such as 30s or 1h"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "invalid ", flag, " \"", text, "\": use a positive duration such as 30s or 1h"));
   }
   *field() = ToProtoDuration(*d);
   return absl::OkStatus();
@@ -27,7 +27,8 @@ absl::Status SetDuration(const std::string& text, const char* flag, Field field)
 
 }  // namespace
 
-absl::StatusOr<wf::StartWorkflowExecutionRequest> MakeStartWorkflowRequest(const StartFlags& flags) {
+absl::StatusOr<wf::StartWorkflowExecutionRequest> MakeStartWorkflowRequest(
+    const StartFlags& flags) {
   const admin::StartWorkflowOptions& o = flags.options;
   if (o.workflow_type.empty()) return absl::InvalidArgumentError("--type is required");
   if (o.task_queue.empty()) return absl::InvalidArgumentError("--task-queue is required");
