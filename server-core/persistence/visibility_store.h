@@ -177,7 +177,9 @@ std::string CustomValuesJson(const std::vector<CustomValue>& values);
 std::string CustomSearchAttributeColumnsSql(bool postgres);
 
 struct VisibilityPage {
-  std::vector<temporal::api::workflow::v1::WorkflowExecutionInfo> executions;
+  // Each record as stored: a serialized temporal.api.workflow.v1.WorkflowExecutionInfo, which
+  // the frontend copies into its response without parsing it.
+  std::vector<std::string> executions;
   std::string next_page_token;  // empty on the last page
 };
 

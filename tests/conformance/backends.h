@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "server-core/persistence/persistence.h"
+#include "temporal/api/workflow/v1/message.pb.h"
 #include "tests/support/process.h"
 
 namespace tock::persistence {
@@ -61,6 +62,13 @@ std::string PostgresAdminUrl(std::string* why);
 std::string CreateTestDatabase(const std::string& admin_url);
 // `admin_url` with its database replaced by `database`.
 std::string PostgresUrlOf(const std::string& admin_url, const std::string& database);
+
+// The run id of a visibility record as a store lists it (a serialized
+// WorkflowExecutionInfo); "" when it does not parse.
+inline std::string RunIdOfRecord(const std::string& record) {
+  temporal::api::workflow::v1::WorkflowExecutionInfo info;
+  return info.ParseFromString(record) ? info.execution().run_id() : "";
+}
 
 #define TOCK_INSTANTIATE_ON_EVERY_BACKEND(Suite)                                            \
   INSTANTIATE_TEST_SUITE_P(AllBackends, Suite,                                              \

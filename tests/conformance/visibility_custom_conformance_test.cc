@@ -177,7 +177,7 @@ class VisibilityCustomTest : public BackendTest {
     EXPECT_TRUE(page.ok()) << page.status();
     std::vector<std::string> ids;
     if (page.ok()) {
-      for (const auto& e : page->executions) ids.push_back(e.execution().run_id());
+      for (const auto& e : page->executions) ids.push_back(RunIdOfRecord(e));
     }
     return ids;
   }

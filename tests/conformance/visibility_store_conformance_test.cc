@@ -184,7 +184,7 @@ class VisibilityStoreTest : public BackendTest {
       auto page = p_->visibility().List("ns", filter, page_size, token);
       EXPECT_TRUE(page.ok()) << page.status();
       if (!page.ok()) break;
-      for (const auto& e : page->executions) ids.push_back(e.execution().run_id());
+      for (const auto& e : page->executions) ids.push_back(RunIdOfRecord(e));
       token = page->next_page_token;
       if (token.empty()) break;
     }

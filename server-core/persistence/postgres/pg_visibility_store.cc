@@ -251,7 +251,7 @@ class PgVisibilityStore : public VisibilityStore {
     if (!r.ok()) return r.status();
     VisibilityPage page;
     const int rows = std::min(r->rows(), page_size);
-    if (absl::Status s = ParseAll(*r, rows, page.executions); !s.ok()) return s;
+    for (int i = 0; i < rows; ++i) page.executions.emplace_back(r->View(i, 0));
     if (r->rows() > page_size) page.next_page_token = VisibilityPageToken(*offset + page_size);
     return page;
   }

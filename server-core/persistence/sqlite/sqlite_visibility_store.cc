@@ -299,9 +299,8 @@ class SqliteVisibilityStore : public VisibilityStore {
     q.Bind(next + 1, *offset);
     VisibilityPage page;
     absl::Status read = q.ForEachRow([&] {
-      return page.executions.emplace_back().ParseFromString(q.Blob(0))
-                 ? absl::OkStatus()
-                 : absl::DataLossError("a stored visibility record cannot be parsed");
+      page.executions.push_back(q.Blob(0));
+      return absl::OkStatus();
     });
     if (!read.ok()) return StepFailed(read);
     if (page.executions.size() > static_cast<size_t>(page_size)) {
