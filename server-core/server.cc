@@ -12,6 +12,7 @@
 #include "lib/common/proto_time.h"
 #include "lib/common/time_format.h"
 #include "lib/common/timer_thread.h"
+#include "server-core/frontend/batch_operations.h"
 #include "server-core/frontend/handlers.h"
 #include "server-core/frontend/namespace_engine.h"
 #include "server-core/http/http_server.h"
@@ -173,6 +174,13 @@ class TockServerImpl : public TockServer {
     frontend::RegisterVisibilityHandlers(dispatcher_, *namespaces_, persistence_->visibility());
     frontend::RegisterOperatorServiceHandlers(dispatcher_, *namespaces_, facts_);
     frontend::RegisterAdminServiceHandlers(dispatcher_, *namespaces_, facts_);
+    // A batch runs on the host that owns its shard (all of them with one host).
+    batches_ = std::make_unique<frontend::BatchOperations>(
+        persistence_->batches(), persistence_->visibility(), *namespaces_, clock_, logger_,
+        [this](const std::string& namespace_id, const std::string& job_id) {
+          return shards_->Owns(shards_->ShardFor(namespace_id, job_id));
+        });
+    frontend::RegisterBatchHandlers(dispatcher_, *batches_);
     if (shared_database) {
       // Any host accepts any call: those about a run or a task queue go to its owner.
       routing::RegisterHostService(dispatcher_, *history_, *matching_, *placement_);
@@ -204,6 +212,11 @@ class TockServerImpl : public TockServer {
       cluster_.clusters[cluster_.current_cluster_name].rpc_address = address();
       namespaces_->SetCurrentClusterAddress(address());
     }
+    // Batches call this server's frontend like a client: from the loopback address when it
+    // listens on every address.
+    batches_->Start(config_.ip == "0.0.0.0" || config_.ip.empty()
+                        ? absl::StrCat("127.0.0.1:", bound_port_)
+                        : address());
     // Injected faults start now that the start itself can no longer be failed by them.
     if (faults_) faults_->Arm();
     logger_.Info("tock-server started",
@@ -398,6 +411,8 @@ class TockServerImpl : public TockServer {
     // does not wait out their 20-60 s; new calls until the listener closes do not wait.
     // Work for other hosts stops being retried: a call blocked on it would hold the
     // shutdown of gRPC below.
+    // Batches first: their calls in flight go to this server, which still answers them.
+    if (batches_) batches_->Shutdown();
     if (call_router_) call_router_->Stop();
     if (routed_history_) routed_history_->Stop();
     if (matching_) matching_->ReleasePolls();
@@ -417,6 +432,7 @@ class TockServerImpl : public TockServer {
     if (history_) history_->StopBackground();
     timer_thread_.reset();
     retention_.reset();
+    batches_.reset();
     archiver_.reset();
     archives_.reset();
     history_.reset();
@@ -471,6 +487,7 @@ class TockServerImpl : public TockServer {
   std::unique_ptr<worker::RetentionScanner> retention_;
   std::unique_ptr<archiver::ArchiveRegistry> archives_;
   std::unique_ptr<worker::Archiver> archiver_;
+  std::unique_ptr<frontend::BatchOperations> batches_;
   std::vector<std::string> registered_names_;
   rpc::Dispatcher dispatcher_;
   std::unique_ptr<grpc::Server> server_;

@@ -17,6 +17,7 @@ struct Stores {
   std::unique_ptr<VisibilityStore> visibility;
   std::unique_ptr<ArchivalQueueStore> archival_queue;
   std::unique_ptr<MembershipStore> membership;
+  std::unique_ptr<BatchStore> batches;
 };
 
 // What describes a backend: its engine name, the location banners show (never a password),

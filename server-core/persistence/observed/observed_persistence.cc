@@ -336,6 +336,41 @@ class ObservedMembershipStore : public MembershipStore {
   const Op heartbeat_, hosts_, leave_, shards_;
 };
 
+class ObservedBatchStore : public BatchStore {
+ public:
+  ObservedBatchStore(BatchStore& inner, Observer& o)
+      : inner_(inner),
+        o_(o),
+        create_(o.Resolve("BatchCreate")),
+        update_(o.Resolve("BatchUpdate")),
+        get_(o.Resolve("BatchGet")),
+        list_(o.Resolve("BatchList")),
+        running_(o.Resolve("BatchListRunning")) {}
+
+  absl::Status Create(const BatchOperationRecord& record) override {
+    return o_.Run(create_, [&] { return inner_.Create(record); });
+  }
+  absl::Status Update(const BatchOperationRecord& record) override {
+    return o_.Run(update_, [&] { return inner_.Update(record); });
+  }
+  absl::StatusOr<BatchOperationRecord> Get(const std::string& namespace_id,
+                                           const std::string& job_id) override {
+    return o_.Run(get_, [&] { return inner_.Get(namespace_id, job_id); });
+  }
+  absl::StatusOr<std::vector<BatchOperationRecord>> List(const std::string& namespace_id,
+                                                         int32_t limit, int64_t offset) override {
+    return o_.Run(list_, [&] { return inner_.List(namespace_id, limit, offset); });
+  }
+  absl::StatusOr<std::vector<BatchOperationRecord>> ListRunning() override {
+    return o_.Run(running_, [&] { return inner_.ListRunning(); });
+  }
+
+ private:
+  BatchStore& inner_;
+  Observer& o_;
+  const Op create_, update_, get_, list_, running_;
+};
+
 class ObservedPersistence : public Persistence {
  public:
   ObservedPersistence(std::unique_ptr<Persistence> inner, MetricsRegistry& metrics,
@@ -347,7 +382,8 @@ class ObservedPersistence : public Persistence {
         executions_(inner_->executions(), observer_),
         visibility_(inner_->visibility(), observer_),
         archival_queue_(inner_->archival_queue(), observer_),
-        membership_(inner_->membership(), observer_) {}
+        membership_(inner_->membership(), observer_),
+        batches_(inner_->batches(), observer_) {}
 
   NamespaceStore& namespaces() override { return namespaces_; }
   ClusterMetadataStore& cluster_metadata() override { return cluster_metadata_; }
@@ -355,6 +391,7 @@ class ObservedPersistence : public Persistence {
   VisibilityStore& visibility() override { return visibility_; }
   ArchivalQueueStore& archival_queue() override { return archival_queue_; }
   MembershipStore& membership() override { return membership_; }
+  BatchStore& batches() override { return batches_; }
   std::string engine() const override { return inner_->engine(); }
   std::string location() const override { return inner_->location(); }
   bool shared_by_hosts() const override { return inner_->shared_by_hosts(); }
@@ -368,6 +405,7 @@ class ObservedPersistence : public Persistence {
   ObservedVisibilityStore visibility_;
   ObservedArchivalQueueStore archival_queue_;
   ObservedMembershipStore membership_;
+  ObservedBatchStore batches_;
 };
 
 }  // namespace

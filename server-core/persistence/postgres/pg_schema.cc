@@ -154,6 +154,18 @@ CREATE INDEX task_queue_tasks_transfer ON task_queue_tasks(task_id) WHERE kind =
 )sql"},
       {6, "custom search attributes: pre-allocated typed visibility columns, indexed where set",
        CustomSearchAttributeColumnsSql(true)},
+      {7, "batch operations: one record per job, rewritten as it progresses", R"sql(
+CREATE TABLE batch_operations (
+  namespace_id TEXT COLLATE "C" NOT NULL,
+  job_id       TEXT COLLATE "C" NOT NULL,
+  running      BIGINT  NOT NULL,   -- 1 while the batch runs
+  start_ms     BIGINT  NOT NULL,
+  record       BYTEA NOT NULL,   -- tock.persistence.v1.BatchOperationRecord
+  PRIMARY KEY (namespace_id, job_id)
+);
+CREATE INDEX batch_operations_start ON batch_operations(namespace_id, start_ms);
+CREATE INDEX batch_operations_running ON batch_operations(running) WHERE running = 1;
+)sql"},
   };
   return migrations;
 }

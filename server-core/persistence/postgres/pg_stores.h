@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "server-core/persistence/archival_queue_store.h"
+#include "server-core/persistence/batch_store.h"
 #include "server-core/persistence/cluster_metadata_store.h"
 #include "server-core/persistence/execution_store.h"
 #include "server-core/persistence/membership_store.h"
@@ -20,6 +21,7 @@ std::unique_ptr<ClusterMetadataStore> NewPostgresClusterMetadataStore(PgPool& po
 std::unique_ptr<ExecutionStore> NewPostgresExecutionStore(PgPool& pool);
 std::unique_ptr<VisibilityStore> NewPostgresVisibilityStore(PgPool& pool);
 std::unique_ptr<ArchivalQueueStore> NewPostgresArchivalQueueStore(PgPool& pool);
+std::unique_ptr<BatchStore> NewPostgresBatchStore(PgPool& pool);
 std::unique_ptr<MembershipStore> NewPostgresMembershipStore(PgPool& pool);
 
 }  // namespace tock::persistence

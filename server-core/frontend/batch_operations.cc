@@ -1,0 +1,567 @@
+#include "server-core/frontend/batch_operations.h"
+
+#include <grpcpp/create_channel.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "lib/common/time_format.h"
+#include "server-core/frontend/handlers.h"
+#include "server-core/visibility/query.h"
+
+namespace tock::server::frontend {
+namespace {
+
+namespace enums = temporal::api::enums::v1;
+using persistence::BatchOperationRecord;
+using persistence::VisibilityField;
+using persistence::VisibilityOp;
+using persistence::VisibilityPredicate;
+using Request = wf::StartBatchOperationRequest;
+
+constexpr size_t kMaxJobIdBytes = 255;
+constexpr size_t kMaxReasonBytes = 1000;
+constexpr int kMaxExecutions = 1000;
+constexpr int kRecentFailures = 10;
+constexpr int kAttempts = 4;
+constexpr char kDefaultIdentity[] = "tock-batch";
+
+std::string Key(const std::string& namespace_id, const std::string& job_id) {
+  return absl::StrCat(namespace_id, "/", job_id);
+}
+
+enums::BatchOperationType TypeOf(const Request& req) {
+  switch (req.operation_case()) {
+    case Request::kTerminationOperation:
+      return enums::BATCH_OPERATION_TYPE_TERMINATE;
+    case Request::kCancellationOperation:
+      return enums::BATCH_OPERATION_TYPE_CANCEL;
+    case Request::kSignalOperation:
+      return enums::BATCH_OPERATION_TYPE_SIGNAL;
+    case Request::kDeletionOperation:
+      return enums::BATCH_OPERATION_TYPE_DELETE;
+    case Request::kResetOperation:
+      return enums::BATCH_OPERATION_TYPE_RESET;
+    default:
+      return enums::BATCH_OPERATION_TYPE_UNSPECIFIED;
+  }
+}
+
+// Who started the batch: each operation carries its identity.
+std::string IdentityOf(const Request& req) {
+  switch (req.operation_case()) {
+    case Request::kTerminationOperation:
+      return req.termination_operation().identity();
+    case Request::kCancellationOperation:
+      return req.cancellation_operation().identity();
+    case Request::kSignalOperation:
+      return req.signal_operation().identity();
+    case Request::kDeletionOperation:
+      return req.deletion_operation().identity();
+    default:
+      return "";
+  }
+}
+
+bool Transient(grpc::StatusCode code) {
+  return code == grpc::StatusCode::UNAVAILABLE || code == grpc::StatusCode::DEADLINE_EXCEEDED ||
+         code == grpc::StatusCode::RESOURCE_EXHAUSTED || code == grpc::StatusCode::ABORTED;
+}
+
+// A target: the run and its start, for the cursor.
+struct Target {
+  temporal::api::common::v1::WorkflowExecution execution;
+  int64_t start_ms = 0;
+};
+
+// Starts at most `rps` operations a second (a token every 1/rps), shared by a batch's callers.
+class Pacer {
+ public:
+  explicit Pacer(double rps) : gap_(absl::Seconds(1.0 / rps)) {}
+  void Wait() {
+    absl::Time at;
+    {
+      std::lock_guard lock(mu_);
+      const absl::Time now = absl::Now();
+      next_ = std::max(next_, now);
+      at = next_;
+      next_ += gap_;
+    }
+    absl::SleepFor(at - absl::Now());
+  }
+
+ private:
+  const absl::Duration gap_;
+  std::mutex mu_;
+  absl::Time next_ = absl::InfinitePast();
+};
+
+}  // namespace
+
+struct BatchOperations::Runner {
+  BatchOperationRecord record;
+  std::atomic<bool> stop{false};
+  std::atomic<bool> done{false};
+  std::thread thread;
+};
+
+BatchOperations::BatchOperations(persistence::BatchStore& store,
+                                 persistence::VisibilityStore& visibility,
+                                 NamespaceEngine& namespaces, Clock& clock, Logger& logger,
+                                 std::function<bool(const std::string&, const std::string&)> owns)
+    : store_(store),
+      visibility_(visibility),
+      namespaces_(namespaces),
+      clock_(clock),
+      logger_(logger),
+      owns_(std::move(owns)) {}
+
+BatchOperations::~BatchOperations() { Shutdown(); }
+
+void BatchOperations::Start(const std::string& frontend_address) {
+  frontend_ = wf::WorkflowService::NewStub(
+      grpc::CreateChannel(frontend_address, grpc::InsecureChannelCredentials()));
+  scanner_ = std::thread([this] { ScanLoop(); });
+}
+
+void BatchOperations::Shutdown() {
+  std::map<std::string, std::unique_ptr<Runner>> runners;
+  {
+    std::lock_guard lock(mu_);
+    if (shutdown_) return;
+    shutdown_ = true;
+    for (auto& [key, runner] : runners_) runner->stop = true;
+    runners.swap(runners_);
+  }
+  wake_.notify_all();
+  if (scanner_.joinable()) scanner_.join();
+  for (auto& [key, runner] : runners) {
+    if (runner->thread.joinable()) runner->thread.join();
+  }
+}
+
+void BatchOperations::ScanLoop() {
+  while (true) {
+    absl::StatusOr<std::vector<BatchOperationRecord>> running = store_.ListRunning();
+    if (running.ok()) {
+      for (BatchOperationRecord& record : *running) {
+        if (owns_(record.namespace_id(), record.request().job_id())) Launch(std::move(record));
+      }
+    }
+    std::vector<std::unique_ptr<Runner>> finished;
+    std::unique_lock lock(mu_);
+    for (auto it = runners_.begin(); it != runners_.end();) {
+      if (it->second->done) {
+        finished.push_back(std::move(it->second));
+        it = runners_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    lock.unlock();
+    for (auto& runner : finished) runner->thread.join();
+    lock.lock();
+    if (wake_.wait_for(lock, absl::ToChronoSeconds(kScanInterval), [this] { return shutdown_; })) {
+      return;
+    }
+  }
+}
+
+void BatchOperations::Launch(BatchOperationRecord record) {
+  std::lock_guard lock(mu_);
+  if (shutdown_ || frontend_ == nullptr) return;
+  const std::string key = Key(record.namespace_id(), record.request().job_id());
+  if (runners_.contains(key)) return;
+  auto runner = std::make_unique<Runner>();
+  runner->record = std::move(record);
+  Runner* r = runner.get();
+  runner->thread = std::thread([this, r] {
+    Run(*r);
+    r->done = true;
+  });
+  runners_[key] = std::move(runner);
+}
+
+std::string BatchOperations::Apply(const BatchOperationRecord& record,
+                                   const temporal::api::common::v1::WorkflowExecution& execution) {
+  const Request& req = record.request();
+  const std::string identity =
+      IdentityOf(req).empty() ? std::string(kDefaultIdentity) : IdentityOf(req);
+  grpc::Status status;
+  for (int attempt = 0; attempt < kAttempts; ++attempt) {
+    if (attempt > 0) absl::SleepFor(absl::Milliseconds(100) * (1 << attempt));
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    switch (req.operation_case()) {
+      case Request::kTerminationOperation: {
+        wf::TerminateWorkflowExecutionRequest call;
+        call.set_namespace_(req.namespace_());
+        *call.mutable_workflow_execution() = execution;
+        call.set_reason(req.reason());
+        call.set_identity(identity);
+        wf::TerminateWorkflowExecutionResponse out;
+        status = frontend_->TerminateWorkflowExecution(&ctx, call, &out);
+        break;
+      }
+      case Request::kCancellationOperation: {
+        wf::RequestCancelWorkflowExecutionRequest call;
+        call.set_namespace_(req.namespace_());
+        *call.mutable_workflow_execution() = execution;
+        call.set_identity(identity);
+        call.set_request_id(absl::StrCat(req.job_id(), ":", execution.run_id()));
+        call.set_reason(req.reason());
+        wf::RequestCancelWorkflowExecutionResponse out;
+        status = frontend_->RequestCancelWorkflowExecution(&ctx, call, &out);
+        break;
+      }
+      case Request::kSignalOperation: {
+        const auto& op = req.signal_operation();
+        wf::SignalWorkflowExecutionRequest call;
+        call.set_namespace_(req.namespace_());
+        *call.mutable_workflow_execution() = execution;
+        call.set_signal_name(op.signal());
+        *call.mutable_input() = op.input();
+        *call.mutable_header() = op.header();
+        call.set_identity(identity);
+        call.set_request_id(absl::StrCat(req.job_id(), ":", execution.run_id()));
+        wf::SignalWorkflowExecutionResponse out;
+        status = frontend_->SignalWorkflowExecution(&ctx, call, &out);
+        break;
+      }
+      case Request::kDeletionOperation: {
+        wf::DeleteWorkflowExecutionRequest call;
+        call.set_namespace_(req.namespace_());
+        *call.mutable_workflow_execution() = execution;
+        wf::DeleteWorkflowExecutionResponse out;
+        status = frontend_->DeleteWorkflowExecution(&ctx, call, &out);
+        break;
+      }
+      default:
+        return "the operation is not supported";
+    }
+    if (status.ok()) return "";
+    // A run that closed (or went) meanwhile needs nothing more; a signal to it did fail.
+    if (status.error_code() == grpc::StatusCode::NOT_FOUND &&
+        req.operation_case() != Request::kSignalOperation) {
+      return "";
+    }
+    if (!Transient(status.error_code())) break;
+  }
+  return absl::StrCat(execution.workflow_id(), ": ", status.error_message().substr(0, 200));
+}
+
+void BatchOperations::Run(Runner& runner) {
+  BatchOperationRecord& record = runner.record;
+  const Request& req = record.request();
+  Pacer pacer(req.max_operations_per_second() > 0 ? req.max_operations_per_second()
+                                                  : kDefaultRps);
+  std::optional<persistence::VisibilityFilter> filter;
+  if (!req.visibility_query().empty()) {
+    auto schema = namespaces_.ForNamespaceId(record.namespace_id());
+    absl::StatusOr<persistence::VisibilityFilter> compiled =
+        visibility::CompileQuery(req.visibility_query(), *schema);
+    if (compiled.ok()) {
+      filter = std::move(*compiled);
+      filter->order_by = {{VisibilityField::kStartTime, true}, {VisibilityField::kRunId, true}};
+    }
+  }
+  while (!runner.stop) {
+    // Stopped by a call to another host, or finished by another host meanwhile.
+    absl::StatusOr<BatchOperationRecord> stored =
+        store_.Get(record.namespace_id(), req.job_id());
+    if (stored.ok() && stored->state() != enums::BATCH_OPERATION_STATE_RUNNING) return;
+    if (!owns_(record.namespace_id(), req.job_id())) return;  // its new owner goes on
+
+    std::vector<Target> page;
+    if (req.executions_size() > 0) {
+      for (int i = record.executions_done(); i < req.executions_size() &&
+                                             page.size() < static_cast<size_t>(kPageSize);
+           ++i) {
+        page.push_back({req.executions(i), 0});
+      }
+    } else if (filter.has_value()) {
+      persistence::VisibilityFilter next = *filter;
+      if (record.cursor_set()) {
+        const int64_t at = record.cursor_start_ms();
+        next.predicate = VisibilityPredicate::And(
+            {filter->predicate,
+             VisibilityPredicate::Or(
+                 {VisibilityPredicate::Of(VisibilityField::kStartTime, VisibilityOp::kLess, {at}),
+                  VisibilityPredicate::And(
+                      {VisibilityPredicate::Of(VisibilityField::kStartTime, VisibilityOp::kEqual,
+                                               {at}),
+                       VisibilityPredicate::Of(VisibilityField::kRunId, VisibilityOp::kLess,
+                                               {record.cursor_run_id()})})})});
+      }
+      absl::StatusOr<persistence::VisibilityPage> listed =
+          visibility_.List(record.namespace_id(), next, kPageSize, "");
+      if (!listed.ok()) {
+        logger_.Warn("batch operation: listing its runs failed; retried",
+                     {{"job_id", req.job_id()}, {"error", std::string(listed.status().message())}});
+        absl::SleepFor(absl::Seconds(1));
+        continue;
+      }
+      for (const std::string& bytes : listed->executions) {
+        temporal::api::workflow::v1::WorkflowExecutionInfo info;
+        if (!info.ParseFromString(bytes)) continue;
+        page.push_back({info.execution(), absl::ToUnixMillis(FromProtoTime(info.start_time()))});
+      }
+    }
+    if (page.empty()) break;
+
+    std::vector<std::string> failures(page.size());
+    std::vector<char> applied(page.size(), 0);
+    std::atomic<size_t> next_index{0};
+    {
+      std::vector<std::jthread> callers;
+      for (int c = 0; c < kConcurrency; ++c) {
+        callers.emplace_back([&] {
+          while (!runner.stop) {
+            const size_t i = next_index++;
+            if (i >= page.size()) return;
+            pacer.Wait();
+            failures[i] = Apply(record, page[i].execution);
+            applied[i] = 1;
+          }
+        });
+      }
+    }
+    // The cursor moves past the runs handled without a gap; a stop can leave a few handled
+    // after a gap, which a resumed batch handles again (at least once).
+    size_t handled = 0;
+    while (handled < page.size() && applied[handled]) ++handled;
+    for (size_t i = 0; i < handled; ++i) {
+      if (failures[i].empty()) {
+        record.set_complete_operation_count(record.complete_operation_count() + 1);
+        continue;
+      }
+      record.set_failure_operation_count(record.failure_operation_count() + 1);
+      record.add_recent_failures(failures[i]);
+      if (record.recent_failures_size() > kRecentFailures) {
+        record.mutable_recent_failures()->erase(record.mutable_recent_failures()->begin());
+      }
+    }
+    if (handled > 0) {
+      if (req.executions_size() > 0) {
+        record.set_executions_done(record.executions_done() + static_cast<int32_t>(handled));
+      } else {
+        record.set_cursor_set(true);
+        record.set_cursor_start_ms(page[handled - 1].start_ms);
+        record.set_cursor_run_id(page[handled - 1].execution.run_id());
+      }
+    }
+    const int64_t seen = record.complete_operation_count() + record.failure_operation_count();
+    if (seen > record.total_operation_count()) record.set_total_operation_count(seen);
+    if (absl::Status s = store_.Update(record); !s.ok()) {
+      logger_.Warn("batch operation: saving its progress failed",
+                   {{"job_id", req.job_id()}, {"error", std::string(s.message())}});
+    }
+    if (handled < page.size()) return;  // stopped: the record holds where it got to
+  }
+  if (runner.stop) return;
+  absl::StatusOr<BatchOperationRecord> stored = store_.Get(record.namespace_id(), req.job_id());
+  if (stored.ok() && stored->state() != enums::BATCH_OPERATION_STATE_RUNNING) return;
+  record.set_state(enums::BATCH_OPERATION_STATE_COMPLETED);
+  *record.mutable_close_time() = ToProtoTime(clock_.Now());
+  if (absl::Status s = store_.Update(record); !s.ok()) {
+    logger_.Warn("batch operation: recording its end failed; it runs again",
+                 {{"job_id", req.job_id()}, {"error", std::string(s.message())}});
+  }
+}
+
+absl::Status BatchOperations::StartBatch(const wf::StartBatchOperationRequest& req) {
+  const bool has_target = !req.visibility_query().empty() || req.executions_size() > 0;
+  if (req.operation_case() == Request::OPERATION_NOT_SET || req.reason().empty() ||
+      req.namespace_().empty() || !has_target) {
+    return absl::InvalidArgumentError(
+        "must provide required parameters: BatchType,Reason,Namespace, AND one of (Query OR "
+        "Executions)");
+  }
+  if (req.job_id().empty()) return absl::InvalidArgumentError("JobId is not set on request.");
+  if (req.job_id().size() > kMaxJobIdBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("JobId exceeds length limit (", kMaxJobIdBytes, " bytes)."));
+  }
+  if (!req.visibility_query().empty() && req.executions_size() > 0) {
+    return absl::InvalidArgumentError("visibility query and executions are mutually exclusive");
+  }
+  if (req.executions_size() > kMaxExecutions) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Executions exceed the limit of ", kMaxExecutions, "; select more with a visibility query."));
+  }
+  if (req.reason().size() > kMaxReasonBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("Reason exceeds length limit (", kMaxReasonBytes, " bytes)."));
+  }
+  switch (req.operation_case()) {
+    case Request::kTerminationOperation:
+    case Request::kCancellationOperation:
+    case Request::kDeletionOperation:
+      break;
+    case Request::kSignalOperation:
+      if (req.signal_operation().signal().empty()) {
+        return absl::InvalidArgumentError("SignalName is not set on request.");
+      }
+      break;
+    default:
+      return absl::InvalidArgumentError(absl::StrCat(
+          "The operation type ",
+          Request::descriptor()->FindFieldByNumber(req.operation_case())->name(),
+          " is not supported by this server; it supports termination_operation, "
+          "cancellation_operation, signal_operation and deletion_operation"));
+  }
+  if (!(req.max_operations_per_second() >= 0)) {
+    return absl::InvalidArgumentError("MaxOperationsPerSecond must not be negative.");
+  }
+  absl::StatusOr<NamespaceEngine::Resolved> ns = namespaces_.Resolve(req.namespace_(), false);
+  if (!ns.ok()) return ns.status();
+
+  int64_t total = req.executions_size();
+  if (!req.visibility_query().empty()) {
+    absl::StatusOr<persistence::VisibilityFilter> filter =
+        visibility::CompileQuery(req.visibility_query(), *ns->search_attributes);
+    if (!filter.ok()) return filter.status();
+    if (filter->group_by_status || !filter->order_by.empty()) {
+      return absl::InvalidArgumentError(
+          "invalid query: a batch's query takes no GROUP BY or ORDER BY");
+    }
+    absl::StatusOr<int64_t> count = visibility_.Count(ns->id, filter->predicate);
+    if (!count.ok()) return count.status();
+    total = *count;
+  }
+  absl::StatusOr<std::vector<BatchOperationRecord>> running = store_.ListRunning();
+  if (!running.ok()) return running.status();
+  if (std::any_of(running->begin(), running->end(),
+                  [&](const auto& r) { return r.namespace_id() == ns->id; })) {
+    // Temporal's frontend.MaxConcurrentBatchOperationPerNamespace (default 1).
+    return absl::ResourceExhaustedError("Max concurrent batch operations is reached");
+  }
+
+  BatchOperationRecord record;
+  *record.mutable_request() = req;
+  record.set_namespace_id(ns->id);
+  record.set_state(enums::BATCH_OPERATION_STATE_RUNNING);
+  *record.mutable_start_time() = ToProtoTime(clock_.Now());
+  record.set_total_operation_count(total);
+  absl::Status created = store_.Create(record);
+  if (created.code() == absl::StatusCode::kAlreadyExists) {
+    return absl::AlreadyExistsError(
+        absl::StrCat("a batch operation with job id ", req.job_id(), " already exists"));
+  }
+  if (!created.ok()) return created;
+  if (owns_(record.namespace_id(), req.job_id())) Launch(std::move(record));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<wf::DescribeBatchOperationResponse> BatchOperations::Describe(
+    const wf::DescribeBatchOperationRequest& req) {
+  if (req.job_id().empty()) return absl::InvalidArgumentError("JobId is not set on request.");
+  absl::StatusOr<NamespaceEngine::Resolved> ns = namespaces_.Resolve(req.namespace_(), true);
+  if (!ns.ok()) return ns.status();
+  absl::StatusOr<BatchOperationRecord> r = store_.Get(ns->id, req.job_id());
+  if (r.status().code() == absl::StatusCode::kNotFound) {
+    return absl::NotFoundError(absl::StrCat(
+        "batch operation ", req.job_id().substr(0, kMaxJobIdBytes), " not found"));
+  }
+  if (!r.ok()) return r.status();
+  wf::DescribeBatchOperationResponse out;
+  out.set_operation_type(TypeOf(r->request()));
+  out.set_job_id(r->request().job_id());
+  out.set_state(r->state());
+  *out.mutable_start_time() = r->start_time();
+  if (r->has_close_time()) *out.mutable_close_time() = r->close_time();
+  out.set_total_operation_count(r->total_operation_count());
+  out.set_complete_operation_count(r->complete_operation_count());
+  out.set_failure_operation_count(r->failure_operation_count());
+  out.set_identity(IdentityOf(r->request()));
+  out.set_reason(r->request().reason());
+  out.set_query(r->request().visibility_query());
+  return out;
+}
+
+absl::StatusOr<wf::ListBatchOperationsResponse> BatchOperations::List(
+    const wf::ListBatchOperationsRequest& req) {
+  absl::StatusOr<NamespaceEngine::Resolved> ns = namespaces_.Resolve(req.namespace_(), true);
+  if (!ns.ok()) return ns.status();
+  int64_t offset = 0;
+  if (!req.next_page_token().empty() &&
+      (!absl::SimpleAtoi(req.next_page_token(), &offset) || offset < 0)) {
+    return absl::InvalidArgumentError("the next_page_token is not one this server issued");
+  }
+  const int32_t page_size = req.page_size() > 0 ? std::min(req.page_size(), 1000) : 100;
+  absl::StatusOr<std::vector<BatchOperationRecord>> records =
+      store_.List(ns->id, page_size + 1, offset);
+  if (!records.ok()) return records.status();
+  wf::ListBatchOperationsResponse out;
+  for (int i = 0; i < static_cast<int>(records->size()) && i < page_size; ++i) {
+    const BatchOperationRecord& r = (*records)[i];
+    auto* info = out.add_operation_info();
+    info->set_job_id(r.request().job_id());
+    info->set_state(r.state());
+    *info->mutable_start_time() = r.start_time();
+    if (r.has_close_time()) *info->mutable_close_time() = r.close_time();
+    info->set_operation_type(TypeOf(r.request()));
+  }
+  if (static_cast<int>(records->size()) > page_size) {
+    out.set_next_page_token(std::to_string(offset + page_size));
+  }
+  return out;
+}
+
+absl::Status BatchOperations::StopBatch(const wf::StopBatchOperationRequest& req) {
+  if (req.job_id().empty()) return absl::InvalidArgumentError("JobId is not set on request.");
+  if (req.namespace_().empty()) return absl::InvalidArgumentError("Namespace is not set on request.");
+  if (req.reason().empty()) return absl::InvalidArgumentError("Reason is not set on request.");
+  absl::StatusOr<NamespaceEngine::Resolved> ns = namespaces_.Resolve(req.namespace_(), false);
+  if (!ns.ok()) return ns.status();
+  absl::StatusOr<BatchOperationRecord> r = store_.Get(ns->id, req.job_id());
+  if (r.status().code() == absl::StatusCode::kNotFound) {
+    return absl::NotFoundError(absl::StrCat(
+        "batch operation ", req.job_id().substr(0, kMaxJobIdBytes), " not found"));
+  }
+  if (!r.ok()) return r.status();
+  if (r->state() != enums::BATCH_OPERATION_STATE_RUNNING) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "batch operation ", req.job_id(), " is not running (",
+        enums::BatchOperationState_Name(r->state()), ")"));
+  }
+  {
+    std::lock_guard lock(mu_);
+    auto it = runners_.find(Key(ns->id, req.job_id()));
+    if (it != runners_.end()) it->second->stop = true;
+  }
+  // Temporal stops a batch by terminating its workflow: the batch is then FAILED.
+  r->set_state(enums::BATCH_OPERATION_STATE_FAILED);
+  *r->mutable_close_time() = ToProtoTime(clock_.Now());
+  r->set_stop_reason(req.reason().substr(0, kMaxReasonBytes));
+  r->set_stop_identity(req.identity().substr(0, kMaxReasonBytes));
+  return store_.Update(*r);
+}
+
+void RegisterBatchHandlers(rpc::Dispatcher& dispatcher, BatchOperations& batches) {
+  const std::string service = "temporal.api.workflowservice.v1.WorkflowService/";
+  dispatcher.AddUnary<wf::StartBatchOperationRequest, wf::StartBatchOperationResponse>(
+      service + "StartBatchOperation",
+      [&batches](const wf::StartBatchOperationRequest& req,
+                 const rpc::CallContext&) -> absl::StatusOr<wf::StartBatchOperationResponse> {
+        if (absl::Status s = batches.StartBatch(req); !s.ok()) return s;
+        return wf::StartBatchOperationResponse();
+      });
+  dispatcher.AddUnary<wf::DescribeBatchOperationRequest, wf::DescribeBatchOperationResponse>(
+      service + "DescribeBatchOperation",
+      [&batches](const auto& req, const rpc::CallContext&) { return batches.Describe(req); });
+  dispatcher.AddUnary<wf::ListBatchOperationsRequest, wf::ListBatchOperationsResponse>(
+      service + "ListBatchOperations",
+      [&batches](const auto& req, const rpc::CallContext&) { return batches.List(req); });
+  dispatcher.AddUnary<wf::StopBatchOperationRequest, wf::StopBatchOperationResponse>(
+      service + "StopBatchOperation",
+      [&batches](const wf::StopBatchOperationRequest& req,
+                 const rpc::CallContext&) -> absl::StatusOr<wf::StopBatchOperationResponse> {
+        if (absl::Status s = batches.StopBatch(req); !s.ok()) return s;
+        return wf::StopBatchOperationResponse();
+      });
+}
+
+}  // namespace tock::server::frontend

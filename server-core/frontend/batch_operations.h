@@ -1,0 +1,93 @@
+// Batch operations (WorkflowService StartBatchOperation, DescribeBatchOperation,
+// ListBatchOperations, StopBatchOperation): terminate, cancel, signal or delete every run a
+// visibility query matches (or a list of executions), with Temporal's checks and messages.
+//
+// A batch is durable: its record (persistence::BatchStore) holds the request, the counts and
+// a cursor (runs are handled newest start first, then by run id descending, so a page read
+// after a restart starts exactly after the last run handled: none skipped, none repeated but
+// those in flight at a crash). The record is rewritten after every page. A batch runs on the
+// host that owns its shard (hash of namespace id and job id), found again by a scan every
+// kScanInterval, so a batch whose host died goes on elsewhere.
+//
+// Each operation is sent, like Temporal's batcher does, as a call to the frontend (this
+// server's own address): routing between hosts, validation and metrics are those of any
+// client call. At most kConcurrency calls are in flight per batch, and at most
+// max_operations_per_second are started per second (kDefaultRps when unset).
+//
+// Thread safety: safe from many threads.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "absl/status/statusor.h"
+#include "lib/common/clock.h"
+#include "lib/common/log.h"
+#include "server-core/frontend/namespace_engine.h"
+#include "server-core/persistence/batch_store.h"
+#include "server-core/persistence/visibility_store.h"
+#include "server-core/rpc/dispatcher.h"
+#include "temporal/api/workflowservice/v1/service.grpc.pb.h"
+
+namespace tock::server::frontend {
+
+class BatchOperations {
+ public:
+  static constexpr int kConcurrency = 8;
+  static constexpr double kDefaultRps = 50;  // Temporal's frontend.batcherRPS
+  static constexpr int kPageSize = 200;
+  static constexpr absl::Duration kScanInterval = absl::Seconds(5);
+
+  // `owns(namespace_id, job_id)`: whether this host runs that batch (with one host: always).
+  BatchOperations(persistence::BatchStore& store, persistence::VisibilityStore& visibility,
+                  NamespaceEngine& namespaces, Clock& clock, Logger& logger,
+                  std::function<bool(const std::string&, const std::string&)> owns);
+  ~BatchOperations();
+
+  // Starts running batches (those stored as running included), calling the frontend at
+  // `frontend_address`. Call once the server listens.
+  void Start(const std::string& frontend_address);
+  // Stops every runner (their records stay as they are, to go on at the next start).
+  void Shutdown();
+
+  absl::Status StartBatch(const wf::StartBatchOperationRequest& req);
+  absl::StatusOr<wf::DescribeBatchOperationResponse> Describe(
+      const wf::DescribeBatchOperationRequest& req);
+  absl::StatusOr<wf::ListBatchOperationsResponse> List(const wf::ListBatchOperationsRequest& req);
+  absl::Status StopBatch(const wf::StopBatchOperationRequest& req);
+
+ private:
+  struct Runner;
+  // Runs `record` on a thread of its own unless it runs already.
+  void Launch(persistence::BatchOperationRecord record);
+  // The whole batch: pages until done, stopped, or shut down.
+  void Run(Runner& runner);
+  // One run's operation, with retries of transient failures: "" or what failed.
+  std::string Apply(const persistence::BatchOperationRecord& record,
+                    const temporal::api::common::v1::WorkflowExecution& execution);
+  void ScanLoop();
+
+  persistence::BatchStore& store_;
+  persistence::VisibilityStore& visibility_;
+  NamespaceEngine& namespaces_;
+  Clock& clock_;  // start and close times
+  Logger& logger_;
+  std::function<bool(const std::string&, const std::string&)> owns_;
+  std::unique_ptr<wf::WorkflowService::Stub> frontend_;
+
+  std::mutex mu_;
+  std::condition_variable wake_;
+  bool shutdown_ = false;
+  std::map<std::string, std::unique_ptr<Runner>> runners_;  // by namespace id + "/" + job id
+  std::thread scanner_;
+};
+
+void RegisterBatchHandlers(rpc::Dispatcher& dispatcher, BatchOperations& batches);
+
+}  // namespace tock::server::frontend

@@ -1,0 +1,91 @@
+// Batch operations on PostgreSQL: one autocommit statement per call.
+#include "absl/strings/str_cat.h"
+#include "lib/common/time_format.h"
+#include "server-core/persistence/batch_store.h"
+#include "server-core/persistence/postgres/pg_stores.h"
+
+namespace tock::persistence {
+namespace {
+
+int64_t Running(const BatchOperationRecord& r) {
+  return r.state() == temporal::api::enums::v1::BATCH_OPERATION_STATE_RUNNING ? 1 : 0;
+}
+
+absl::StatusOr<std::vector<BatchOperationRecord>> Records(absl::StatusOr<PgResult> r) {
+  if (!r.ok()) return r.status();
+  std::vector<BatchOperationRecord> out;
+  for (int i = 0; i < r->rows(); ++i) {
+    const std::string_view bytes = r->View(i, 0);
+    if (!out.emplace_back().ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+      return absl::DataLossError("a stored batch operation cannot be parsed");
+    }
+  }
+  return out;
+}
+
+class PgBatchStore : public BatchStore {
+ public:
+  explicit PgBatchStore(PgPool& pool) : pool_(pool) {}
+
+  absl::Status Create(const BatchOperationRecord& r) override {
+    const std::string record = r.SerializeAsString();
+    absl::StatusOr<PgResult> q = pool_.Query(
+        "INSERT INTO batch_operations(namespace_id, job_id, running, start_ms, record) "
+        "VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING RETURNING 1",
+        {PgParam::Text(r.namespace_id()), PgParam::Text(r.request().job_id()),
+         PgParam::Int(Running(r)), PgParam::Int(absl::ToUnixMillis(FromProtoTime(r.start_time()))),
+         PgParam::Bytes(record)});
+    if (!q.ok()) return q.status();
+    if (q->rows() == 0) {
+      return absl::AlreadyExistsError(
+          absl::StrCat("a batch operation with job id ", r.request().job_id(), " exists"));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Update(const BatchOperationRecord& r) override {
+    const std::string record = r.SerializeAsString();
+    absl::StatusOr<PgResult> q = pool_.Query(
+        "UPDATE batch_operations SET running = $1, record = $2 WHERE namespace_id = $3 AND "
+        "job_id = $4 RETURNING 1",
+        {PgParam::Int(Running(r)), PgParam::Bytes(record), PgParam::Text(r.namespace_id()),
+         PgParam::Text(r.request().job_id())});
+    if (!q.ok()) return q.status();
+    if (q->rows() == 0) return absl::NotFoundError("the batch operation is not stored");
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<BatchOperationRecord> Get(const std::string& namespace_id,
+                                           const std::string& job_id) override {
+    absl::StatusOr<std::vector<BatchOperationRecord>> found = Records(pool_.Query(
+        "SELECT record FROM batch_operations WHERE namespace_id = $1 AND job_id = $2",
+        {PgParam::Text(namespace_id), PgParam::Text(job_id)}));
+    if (!found.ok()) return found.status();
+    if (found->empty()) return absl::NotFoundError("no such batch operation");
+    return std::move(found->front());
+  }
+
+  absl::StatusOr<std::vector<BatchOperationRecord>> List(const std::string& namespace_id,
+                                                         int32_t limit, int64_t offset) override {
+    return Records(pool_.Query(
+        "SELECT record FROM batch_operations WHERE namespace_id = $1 "
+        "ORDER BY start_ms DESC, job_id LIMIT $2 OFFSET $3",
+        {PgParam::Text(namespace_id), PgParam::Int(limit), PgParam::Int(offset)}));
+  }
+
+  absl::StatusOr<std::vector<BatchOperationRecord>> ListRunning() override {
+    return Records(pool_.Query(
+        "SELECT record FROM batch_operations WHERE running = 1 ORDER BY start_ms"));
+  }
+
+ private:
+  PgPool& pool_;
+};
+
+}  // namespace
+
+std::unique_ptr<BatchStore> NewPostgresBatchStore(PgPool& pool) {
+  return std::make_unique<PgBatchStore>(pool);
+}
+
+}  // namespace tock::persistence
