@@ -2,7 +2,7 @@
 # Builds and runs the benchmarks; figures go in README.md ("Performance").
 set -euo pipefail
 cd "$(dirname "$0")/.."
-./scripts/build.sh --target tock tock-server min_describe namespace_bench workflow_bench history_bench idle_memory_bench repl_bench completion_bench archival_bench execution_store_bench
+./scripts/build.sh --target tock tock-server min_describe namespace_bench workflow_bench history_bench idle_memory_bench repl_bench completion_bench archival_bench execution_store_bench search_attribute_bench batch_bench
 ./build/bench/namespace_bench ./build/cmd/tock-server/tock-server ./build/cmd/tock/tock \
   ./build/bench/min_describe "${1:-41}"
 ./build/bench/workflow_bench ./build/cmd/tock-server/tock-server 2000
@@ -11,6 +11,10 @@ cd "$(dirname "$0")/.."
 ./build/bench/repl_bench ./build/cmd/tock-server/tock-server ./build/cmd/tock/tock
 ./build/bench/completion_bench ./build/cmd/tock-server/tock-server ./build/cmd/tock/tock
 ./build/bench/archival_bench 100 300 9
+# Issue 12: a list by a custom keyword among 100,000 closed runs against the raw indexed query;
+# a batch terminate of 10,000 running workflows against 8 direct callers.
+./build/bench/search_attribute_bench ./build/cmd/tock-server/tock-server 100000 100 300
+./build/bench/batch_bench ./build/cmd/tock-server/tock-server 10000
 # The PostgreSQL ExecutionStore against raw commits of the same throwaway server (fsync off).
 pgdir="/tmp/tock-bench-pg-$$"  # not under mktemp -d: the postgres user must reach it
 ./scripts/postgres.sh start "$pgdir" >/dev/null
