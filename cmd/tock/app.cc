@@ -2,6 +2,7 @@
 
 #include "cmd/tock/commands/activity.h"
 #include "cmd/tock/commands/archival.h"
+#include "cmd/tock/commands/batch.h"
 #include "cmd/tock/commands/cluster.h"
 #include "cmd/tock/commands/completion.h"
 #include "cmd/tock/commands/namespace.h"
@@ -79,6 +80,7 @@ void BuildApp(CLI::App& app, CommandContext& ctx) {
       "  tock namespace register orders --retention 3d\n"
       "  tock namespace describe orders -o json\n"
       "  tock operator search-attribute create --name CustomerId --type Keyword\n"
+      "  tock batch terminate --query \"WorkflowType = 'order'\" --reason \"bad deploy\"\n"
       "  tock --address prod:7233 namespace list\n"
       "\n"
       "Output: -o table (aligned columns; one object as Key: value lines), card (Key: value\n"
@@ -120,6 +122,7 @@ void BuildApp(CLI::App& app, CommandContext& ctx) {
   AddTaskQueueCommands(app, ctx);
   AddActivityCommands(app, ctx);
   AddOperatorCommands(app, ctx);
+  AddBatchCommands(app, ctx);
   AddArchivalCommands(app, ctx);
   AddServerCommands(app, ctx);
   AddCompletionCommands(app, ctx);

@@ -1,11 +1,11 @@
 #include "cmd/tock/commands/operator.h"
 
 #include <algorithm>
-#include <cctype>
 #include <memory>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "cmd/tock/commands/confirm.h"
 #include "cmd/tock/commands/search_attributes.h"
 #include "lib/common/proto_json.h"
 
@@ -14,25 +14,6 @@ namespace {
 
 namespace op = temporal::api::operatorservice::v1;
 using Stub = op::OperatorService::Stub;
-
-// A destructive command's confirmation: --yes, or "y" typed on a terminal. Without a
-// terminal and without --yes nothing happens (INVALID_ARGUMENT: a script must say --yes).
-absl::Status Confirm(CommandContext& ctx, bool yes, const std::string& what) {
-  if (yes) return absl::OkStatus();
-  if (!ctx.stdin_is_terminal) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("refusing to ", what,
-                     " without confirmation: pass --yes (standard input is not a terminal)"));
-  }
-  std::string question = what;
-  if (!question.empty())
-    question[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(question[0])));
-  ctx.err << question << "? [y/N] " << std::flush;
-  std::string answer;
-  std::getline(ctx.in, answer);
-  if (answer == "y" || answer == "Y" || answer == "yes" || answer == "YES") return absl::OkStatus();
-  return absl::CancelledError(absl::StrCat("did not ", what, " (answer y to go ahead)"));
-}
 
 void AddCreate(CLI::App& group, CommandContext& ctx) {
   struct Flags {

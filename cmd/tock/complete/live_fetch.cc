@@ -7,6 +7,7 @@
 
 #include "absl/strings/match.h"
 #include "cmd/tock/commands/search_attributes.h"
+#include "temporal/api/enums/v1/batch_operation.pb.h"
 #include "temporal/api/enums/v1/event_type.pb.h"
 #include "temporal/api/enums/v1/namespace.pb.h"
 #include "temporal/api/enums/v1/workflow.pb.h"
@@ -133,6 +134,36 @@ absl::StatusOr<std::vector<Candidate>> FetchSearchAttributes(client::Connection&
   std::sort(out.begin(), out.end(),
             [](const Candidate& a, const Candidate& b) { return a.value < b.value; });
   return out;
+}
+
+absl::StatusOr<std::vector<Candidate>> FetchBatchJobs(client::Connection& connection,
+                                                      const std::string& namespace_name,
+                                                      absl::Time deadline, int limit) {
+  std::vector<Candidate> running;
+  std::vector<Candidate> others;
+  wf::ListBatchOperationsRequest request;
+  request.set_namespace_(namespace_name);
+  request.set_page_size(limit);
+  do {
+    auto page =
+        CallBy(connection, connection.workflow(), &wf::WorkflowService::Stub::ListBatchOperations,
+               request, namespace_name, deadline);
+    if (!page.ok()) return page.status();
+    for (const auto& info : page->operation_info()) {
+      const bool is_running = info.state() == enums::BATCH_OPERATION_STATE_RUNNING;
+      std::string description =
+          Pascal(enums::BatchOperationState_Name(info.state()), "BATCH_OPERATION_STATE_");
+      if (info.operation_type() != enums::BATCH_OPERATION_TYPE_UNSPECIFIED) {
+        description += " " + Pascal(enums::BatchOperationType_Name(info.operation_type()),
+                                    "BATCH_OPERATION_TYPE_");
+      }
+      (is_running ? running : others).push_back({info.job_id(), description});
+    }
+    request.set_next_page_token(page->next_page_token());
+  } while (!request.next_page_token().empty() &&
+           static_cast<int>(running.size() + others.size()) < limit);
+  running.insert(running.end(), others.begin(), others.end());
+  return running;
 }
 
 std::vector<Candidate> EventTypeNames() {

@@ -37,6 +37,12 @@ absl::StatusOr<std::vector<Candidate>> FetchSearchAttributes(client::Connection&
                                                              const std::string& namespace_name,
                                                              absl::Time deadline);
 
+// The namespace's batch job ids (ListBatchOperations), running ones first, then the others in
+// the server's order, with their state and type as description.
+absl::StatusOr<std::vector<Candidate>> FetchBatchJobs(client::Connection& connection,
+                                                      const std::string& namespace_name,
+                                                      absl::Time deadline, int limit);
+
 // temporal.api.enums.v1.EventType names as the Temporal CLI writes them (WorkflowExecutionStarted),
 // UNSPECIFIED left out; no server call.
 std::vector<Candidate> EventTypeNames();

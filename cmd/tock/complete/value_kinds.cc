@@ -17,6 +17,8 @@ const std::vector<ValueRule>& ValueRules() {
       {"namespace failover", "--to", ValueKind::kClusterName},
       {"operator search-attribute remove", "--name", ValueKind::kSearchAttribute},
       {"", "--search-attribute", ValueKind::kSearchAttributeAssignment},
+      {"batch describe", "--job-id", ValueKind::kBatchJobId},
+      {"batch stop", "--job-id", ValueKind::kBatchJobId},
       {"", "--active-cluster", ValueKind::kClusterName},
       {"", "--clusters", ValueKind::kClusterName},
       {"", "--tls-ca-cert", ValueKind::kFile},
@@ -46,6 +48,8 @@ std::string_view ValueKindName(ValueKind kind) {
       return "search attribute";
     case ValueKind::kSearchAttributeAssignment:
       return "search attribute assignment";
+    case ValueKind::kBatchJobId:
+      return "batch job id";
     case ValueKind::kFile:
       return "file";
   }

@@ -19,6 +19,7 @@ enum class ValueKind {
   kClusterName,  // cluster names (server: OperatorService.ListClusters)
   kSearchAttribute,  // custom search attribute names (server: OperatorService.ListSearchAttributes)
   kSearchAttributeAssignment,  // "NAME=" of each custom search attribute, to type a value after
+  kBatchJobId,   // batch job ids, running first (server: ListBatchOperations)
   kFile,         // a local path
 };
 

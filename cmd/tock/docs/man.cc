@@ -255,6 +255,20 @@ const std::map<std::string, std::string>& GroupProse() {
        "type it is an error. Workflows set their values at start (tock workflow start "
        "--search-attribute NAME=VALUE), and list queries filter on them. Removing asks for "
        "confirmation on a terminal and needs --yes elsewhere."},
+      {"batch",
+       "A batch job applies one operation (terminate, cancel, signal or delete) to every "
+       "workflow that the visibility query matches, in the namespace of --namespace; the "
+       "server runs it in the background at --rps operations per second at most (default: "
+       "its own limit). Before starting, the command counts the matching workflows and asks "
+       "(\"Start batch against approximately N workflow(s)?\") on a terminal; elsewhere it "
+       "needs --yes. It then waits for the job to finish: on a terminal with a progress bar "
+       "(completed, failed and total operations, refreshed every 250 ms) and a summary, "
+       "elsewhere printing the DescribeBatchOperationResponse at the end; --no-wait returns "
+       "at once with the job id. Ctrl-C stops the waiting, not the job. Operations that fail "
+       "on single workflows (a signal to a closed one) are counted, not fatal; a job that is "
+       "stopped with batch stop ends in state Failed, and a command waiting for it exits 1. "
+       "Job ids are unique per namespace (a new UUID unless --job-id is given; one in use is "
+       "exit 5)."},
       {"activity",
        "Completes or fails an activity by its id, as an asynchronous activity's worker would: "
        "a worker must have taken the activity's task. A failure is an application failure that "
@@ -268,7 +282,8 @@ const char* kExitStatus =
     ".TP\n.B 0\nSuccess.\n"
     ".TP\n.B 1\nAn error not covered below.\n"
     ".TP\n.B 2\nUsage error or invalid input (unknown flag, missing argument, bad value).\n"
-    ".TP\n.B 3\nNot found (namespace, workflow, activity, search attribute, cluster).\n"
+    ".TP\n.B 3\nNot found (namespace, workflow, activity, search attribute, cluster, batch "
+    "job).\n"
     ".TP\n.B 4\nThe server is unavailable, or a call timed out.\n"
     ".TP\n.B 5\nAlready exists, or a conflicting change.\n";
 
@@ -350,7 +365,8 @@ std::string RootPage(const CLI::App& root, const ManOptions& options) {
       << " operates Temporal\\-style workflow clusters: it registers and changes namespaces "
          "(retention, owner, data, archival), fails global namespaces over between clusters, "
          "reads the full change history of a namespace, starts, inspects and controls "
-         "workflows and their activities, manages the search attributes of a namespace, and "
+         "workflows and their activities, terminates, cancels, signals or deletes every "
+         "workflow of a query as a batch job, manages the search attributes of a namespace, and "
          "describes clusters. It speaks the official Temporal gRPC API, so it "
          "works against "
       << Bold("tock-server") << "(8) and any Temporal frontend.\n"
@@ -389,7 +405,7 @@ std::string RootPage(const CLI::App& root, const ManOptions& options) {
       << " prints a completion script for bash, zsh or fish. It completes commands, flags and "
          "their fixed values, and asks the server (within 300 ms, cached for a few seconds, "
          "silently nothing when the server cannot be reached) for namespace names, workflow "
-         "ids, task queues and cluster names. See "
+         "ids, task queues, cluster names, search attributes and batch job ids. See "
       << Bold("tock-completion") << "(1).\n";
   out << ".SH EXIT STATUS\n" << kExitStatus;
   out << ".SH ENVIRONMENT\n"
