@@ -255,6 +255,11 @@ void RegisterWorkflowRpcHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& n
       [&](const history::NamespaceRef& ns, const wf::TerminateWorkflowExecutionRequest& req) {
         return history.TerminateWorkflow(ns, req);
       });
+  AddNamespaced<wf::ResetWorkflowExecutionRequest, wf::ResetWorkflowExecutionResponse>(
+      dispatcher, namespaces, "ResetWorkflowExecution", false,
+      [&](const history::NamespaceRef& ns, const wf::ResetWorkflowExecutionRequest& req) {
+        return history.ResetWorkflow(ns, req);
+      });
   AddNamespaced<wf::DescribeWorkflowExecutionRequest, wf::DescribeWorkflowExecutionResponse>(
       dispatcher, namespaces, "DescribeWorkflowExecution", true,
       [&](const history::NamespaceRef& ns, const wf::DescribeWorkflowExecutionRequest& req) {

@@ -184,6 +184,17 @@ absl::StatusOr<wf::DescribeWorkflowExecutionResponse> HistoryEngine::DescribeWor
   const auto& exec = state.execution();
   wf::DescribeWorkflowExecutionResponse out;
   *out.mutable_workflow_execution_info() = ExecutionSummary(state);
+  auto* extended = out.mutable_workflow_extended_info();
+  if (exec.has_workflow_execution_expiration_time()) {
+    *extended->mutable_execution_expiration_time() = exec.workflow_execution_expiration_time();
+  }
+  if (exec.has_workflow_run_expiration_time()) {
+    *extended->mutable_run_expiration_time() = exec.workflow_run_expiration_time();
+  }
+  extended->set_cancel_requested(exec.cancel_requested());
+  *extended->mutable_original_start_time() = exec.start_time();
+  if (exec.has_last_reset_time()) *extended->mutable_last_reset_time() = exec.last_reset_time();
+  extended->set_reset_run_id(exec.reset_run_id());
   auto* config = out.mutable_execution_config();
   config->mutable_task_queue()->set_name(exec.task_queue());
   config->mutable_task_queue()->set_kind(enums::TASK_QUEUE_KIND_NORMAL);

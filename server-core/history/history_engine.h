@@ -134,6 +134,11 @@ class HistoryEngine : public ShardListener, public AnyShard {
   absl::Status TerminateWorkflow(const NamespaceRef& ns,
                                  const wf::TerminateWorkflowExecutionRequest& req) override;
 
+  // ResetWorkflowExecution (reset.cc): a new run from the base run's history up to a
+  // workflow task, the base run terminated if it runs.
+  absl::StatusOr<wf::ResetWorkflowExecutionResponse> ResetWorkflow(
+      const NamespaceRef& ns, const wf::ResetWorkflowExecutionRequest& req);
+
   // Terminates the run if it is open, then removes it and its history (client_ops.cc).
   absl::Status DeleteWorkflow(const NamespaceRef& ns, const wf::DeleteWorkflowExecutionRequest& req);
 

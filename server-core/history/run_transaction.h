@@ -43,6 +43,9 @@ class RunTransaction {
 
   // Appends an event to the history now.
   HistoryEvent& Append(EventType type);
+  // Appends a copy of `event` (a reset copying its base run's history): its type, time,
+  // version and attributes, with this run's next event id and a new task id.
+  void AppendCopy(const HistoryEvent& event) { AddToHistory(event); }
   // Appends now, or buffers while a workflow task is started.
   HistoryEvent& AppendOrBuffer(EventType type);
   // Moves the buffered events into the history in arrival order; an ActivityTask result

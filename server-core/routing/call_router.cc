@@ -223,6 +223,7 @@ void CallRouter::Install(rpc::Dispatcher& d) {
                                                     workflow_execution);
   ByWorkflow<wf::DeleteWorkflowExecutionRequest>(d, "DeleteWorkflowExecution",
                                                  workflow_execution);
+  ByWorkflow<wf::ResetWorkflowExecutionRequest>(d, "ResetWorkflowExecution", workflow_execution);
   ByWorkflow<wf::DescribeWorkflowExecutionRequest>(d, "DescribeWorkflowExecution", execution);
   ByWorkflow<wf::GetWorkflowExecutionHistoryRequest>(d, "GetWorkflowExecutionHistory",
                                                      execution);

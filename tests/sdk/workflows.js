@@ -155,3 +155,14 @@ export async function upsertsSearchAttributes(fields) {
   upsertSearchAttributes(fields);
   return Object.keys(fields).sort();
 }
+
+// Greets through an activity, then waits for two 'tick' signals (the reset tests).
+export async function greetThenTwoTicks(name) {
+  let ticks = 0;
+  setHandler(tick, () => {
+    ticks += 1;
+  });
+  const greeting = await greet(name);
+  await condition(() => ticks >= 2);
+  return `${greeting} x${ticks}`;
+}
