@@ -60,6 +60,8 @@ std::string IdentityOf(const Request& req) {
       return req.signal_operation().identity();
     case Request::kDeletionOperation:
       return req.deletion_operation().identity();
+    case Request::kResetOperation:
+      return req.reset_operation().identity();
     default:
       return "";
   }
@@ -184,6 +186,46 @@ void BatchOperations::Launch(BatchOperationRecord record) {
   runners_[key] = std::move(runner);
 }
 
+absl::StatusOr<int64_t> BatchOperations::ResetPoint(
+    const wf::StartBatchOperationRequest& req,
+    const temporal::api::common::v1::WorkflowExecution& execution) {
+  const auto& op = req.reset_operation();
+  const auto& options = op.options();
+  if (options.target_case() == temporal::api::common::v1::ResetOptions::kWorkflowTaskId) {
+    return options.workflow_task_id();
+  }
+  const bool last = options.target_case() == temporal::api::common::v1::ResetOptions::kLastWorkflowTask ||
+                    (options.target_case() == temporal::api::common::v1::ResetOptions::TARGET_NOT_SET &&
+                     op.reset_type() == enums::RESET_TYPE_LAST_WORKFLOW_TASK);
+  // The point is a workflow task's completion: the event after its WorkflowTaskStarted.
+  int64_t first_point = 0, last_point = 0;
+  std::string token;
+  for (int pages = 0; pages < 10'000; ++pages) {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+    wf::GetWorkflowExecutionHistoryRequest call;
+    call.set_namespace_(req.namespace_());
+    *call.mutable_execution() = execution;
+    call.set_next_page_token(token);
+    wf::GetWorkflowExecutionHistoryResponse out;
+    grpc::Status s = frontend_->GetWorkflowExecutionHistory(&ctx, call, &out);
+    if (!s.ok()) {
+      return absl::Status(static_cast<absl::StatusCode>(s.error_code()), s.error_message());
+    }
+    for (const auto& e : out.history().events()) {
+      if (e.event_type() == enums::EVENT_TYPE_WORKFLOW_TASK_COMPLETED) {
+        if (first_point == 0) first_point = e.event_id();
+        last_point = e.event_id();
+      }
+    }
+    token = out.next_page_token();
+    if (token.empty() || (!last && first_point != 0)) break;
+  }
+  const int64_t point = last ? last_point : first_point;
+  if (point == 0) return absl::FailedPreconditionError("the run has no completed workflow task");
+  return point;
+}
+
 std::string BatchOperations::Apply(const BatchOperationRecord& record,
                                    const temporal::api::common::v1::WorkflowExecution& execution) {
   const Request& req = record.request();
@@ -228,6 +270,39 @@ std::string BatchOperations::Apply(const BatchOperationRecord& record,
         call.set_request_id(absl::StrCat(req.job_id(), ":", execution.run_id()));
         wf::SignalWorkflowExecutionResponse out;
         status = frontend_->SignalWorkflowExecution(&ctx, call, &out);
+        break;
+      }
+      case Request::kResetOperation: {
+        absl::StatusOr<int64_t> point = ResetPoint(req, execution);
+        if (!point.ok()) {
+          if (point.status().code() == absl::StatusCode::kUnavailable) {
+            status = grpc::Status(grpc::StatusCode::UNAVAILABLE, std::string(point.status().message()));
+            break;
+          }
+          return absl::StrCat(execution.workflow_id(), ": ", point.status().message().substr(0, 200));
+        }
+        const auto& options = req.reset_operation().options();
+        wf::ResetWorkflowExecutionRequest call;
+        call.set_namespace_(req.namespace_());
+        *call.mutable_workflow_execution() = execution;
+        call.set_reason(req.reason());
+        call.set_workflow_task_finish_event_id(*point);
+        call.set_request_id(absl::StrCat(req.job_id(), ":", execution.run_id()));
+        call.set_reset_reapply_type(options.reset_reapply_type() != 0
+                                        ? options.reset_reapply_type()
+                                        : req.reset_operation().reset_reapply_type());
+        *call.mutable_reset_reapply_exclude_types() = options.reset_reapply_exclude_types();
+        wf::ResetWorkflowExecutionResponse out;
+        status = frontend_->ResetWorkflowExecution(&ctx, call, &out);
+        if (status.ok()) {
+          std::lock_guard lock(mu_);
+          made_by_reset_.insert(out.run_id());
+        }
+        // A run that is no longer the current one: skipped when only current runs count.
+        if (status.error_code() == grpc::StatusCode::FAILED_PRECONDITION &&
+            options.current_run_only()) {
+          return "";
+        }
         break;
       }
       case Request::kDeletionOperation: {
@@ -307,6 +382,23 @@ void BatchOperations::Run(Runner& runner) {
         temporal::api::workflow::v1::WorkflowExecutionInfo info;
         if (!info.ParseFromString(bytes)) continue;
         page.push_back({info.execution(), absl::ToUnixMillis(FromProtoTime(info.start_time()))});
+      }
+      // A reset's new run keeps its base run's start time, so it may come up in a later page:
+      // the runs this batch made are not reset again.
+      {
+        std::lock_guard lock(mu_);
+        std::erase_if(page, [this](const Target& t) {
+          return made_by_reset_.contains(t.execution.run_id());
+        });
+      }
+      if (page.empty() && !listed->executions.empty()) {
+        // Only runs this batch made: move the cursor past them.
+        temporal::api::workflow::v1::WorkflowExecutionInfo info;
+        info.ParseFromString(listed->executions.back());
+        record.set_cursor_set(true);
+        record.set_cursor_start_ms(absl::ToUnixMillis(FromProtoTime(info.start_time())));
+        record.set_cursor_run_id(info.execution().run_id());
+        continue;
       }
     }
     if (page.empty()) break;
@@ -400,6 +492,23 @@ absl::Status BatchOperations::StartBatch(const wf::StartBatchOperationRequest& r
     case Request::kCancellationOperation:
     case Request::kDeletionOperation:
       break;
+    case Request::kResetOperation: {
+      const auto& options = req.reset_operation().options();
+      using Options = temporal::api::common::v1::ResetOptions;
+      if (options.target_case() == Options::kBuildId) {
+        return absl::InvalidArgumentError(
+            "a reset to a build id is not supported by this server; use first_workflow_task, "
+            "last_workflow_task or workflow_task_id");
+      }
+      if (options.target_case() == Options::TARGET_NOT_SET &&
+          req.reset_operation().reset_type() != enums::RESET_TYPE_FIRST_WORKFLOW_TASK &&
+          req.reset_operation().reset_type() != enums::RESET_TYPE_LAST_WORKFLOW_TASK) {
+        return absl::InvalidArgumentError(
+            "the reset operation needs a target: options.first_workflow_task, "
+            "last_workflow_task or workflow_task_id");
+      }
+      break;
+    }
     case Request::kSignalOperation:
       if (req.signal_operation().signal().empty()) {
         return absl::InvalidArgumentError("SignalName is not set on request.");
@@ -410,7 +519,7 @@ absl::Status BatchOperations::StartBatch(const wf::StartBatchOperationRequest& r
           "The operation type ",
           Request::descriptor()->FindFieldByNumber(req.operation_case())->name(),
           " is not supported by this server; it supports termination_operation, "
-          "cancellation_operation, signal_operation and deletion_operation"));
+          "cancellation_operation, signal_operation, deletion_operation and reset_operation"));
   }
   if (!(req.max_operations_per_second() >= 0)) {
     return absl::InvalidArgumentError("MaxOperationsPerSecond must not be negative.");

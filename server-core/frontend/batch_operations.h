@@ -1,5 +1,5 @@
 // Batch operations (WorkflowService StartBatchOperation, DescribeBatchOperation,
-// ListBatchOperations, StopBatchOperation): terminate, cancel, signal or delete every run a
+// ListBatchOperations, StopBatchOperation): terminate, cancel, signal, delete or reset every run a
 // visibility query matches (or a list of executions), with Temporal's checks and messages.
 //
 // A batch is durable: its record (persistence::BatchStore) holds the request, the counts and
@@ -23,6 +23,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -71,6 +72,9 @@ class BatchOperations {
   // One run's operation, with retries of transient failures: "" or what failed.
   std::string Apply(const persistence::BatchOperationRecord& record,
                     const temporal::api::common::v1::WorkflowExecution& execution);
+  // A reset's point for one run (options: first or last workflow task, or an event id).
+  absl::StatusOr<int64_t> ResetPoint(const wf::StartBatchOperationRequest& req,
+                                     const temporal::api::common::v1::WorkflowExecution& execution);
   void ScanLoop();
 
   persistence::BatchStore& store_;
@@ -85,6 +89,9 @@ class BatchOperations {
   std::condition_variable wake_;
   bool shutdown_ = false;
   std::map<std::string, std::unique_ptr<Runner>> runners_;  // by namespace id + "/" + job id
+  // Runs made by reset batches on this host (not reset again by the batch that made them;
+  // kept in memory only: after a restart such a run can be reset once more).
+  std::set<std::string> made_by_reset_;
   std::thread scanner_;
 };
 

@@ -170,3 +170,44 @@ test('reapply type NONE leaves the signals out; points that are not workflow tas
     await fresh.terminate('test done');
   });
 });
+
+test('a reset batch resets every matching run to its first workflow task, once', DEADLINE, async () => {
+  const prefix = uniqueName('batch-reset');
+  await withWorker(async (taskQueue) => {
+    const bases = [];
+    for (let i = 0; i < 3; i++) {
+      const handle = await client.workflow.start('greetThenTwoTicks', { taskQueue, workflowId: `${prefix}-${i}`, args: [`B${i}`] });
+      await handle.signal('tick');
+      await handle.signal('tick');
+      await handle.result();
+      bases.push((await handle.describe()).runId);
+    }
+    const jobId = randomUUID();
+    await connection.workflowService.startBatchOperation({
+      namespace: 'default',
+      jobId,
+      reason: 'batch redo',
+      visibilityQuery: `WorkflowId STARTS_WITH '${prefix}-'`,
+      resetOperation: { options: { firstWorkflowTask: {} } },
+    });
+    const deadline = Date.now() + 30_000;
+    let described;
+    while (Date.now() < deadline) {
+      described = await connection.workflowService.describeBatchOperation({ namespace: 'default', jobId });
+      if (described.state === 2 /* COMPLETED */) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.equal(described.state, 2, JSON.stringify(described));
+    assert.equal(Number(described.completeOperationCount), 3);
+    assert.equal(Number(described.failureOperationCount), 0);
+    for (let i = 0; i < 3; i++) {
+      const current = client.workflow.getHandle(`${prefix}-${i}`);
+      assert.equal(await current.result(), `Hello, B${i}! x2`);
+      const runId = (await current.describe()).runId;
+      assert.notEqual(runId, bases[i], 'the current run is the reset one');
+      const history = await current.fetchHistory();
+      const failed = history.events.find((e) => e.eventType === WORKFLOW_TASK_FAILED);
+      assert.equal(failed.workflowTaskFailedEventAttributes.baseRunId, bases[i], 'reset from the base run, not again');
+    }
+  });
+});
