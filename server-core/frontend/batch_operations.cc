@@ -564,16 +564,22 @@ absl::Status BatchOperations::StartBatch(const wf::StartBatchOperationRequest& r
   return absl::OkStatus();
 }
 
+absl::StatusOr<BatchOperationRecord> BatchOperations::Find(const std::string& namespace_id,
+                                                           const std::string& job_id) {
+  absl::StatusOr<BatchOperationRecord> r = store_.Get(namespace_id, job_id);
+  if (r.status().code() == absl::StatusCode::kNotFound) {
+    return absl::NotFoundError(
+        absl::StrCat("batch operation ", job_id.substr(0, kMaxJobIdBytes), " not found"));
+  }
+  return r;
+}
+
 absl::StatusOr<wf::DescribeBatchOperationResponse> BatchOperations::Describe(
     const wf::DescribeBatchOperationRequest& req) {
   if (req.job_id().empty()) return absl::InvalidArgumentError("JobId is not set on request.");
   absl::StatusOr<NamespaceEngine::Resolved> ns = namespaces_.Resolve(req.namespace_(), true);
   if (!ns.ok()) return ns.status();
-  absl::StatusOr<BatchOperationRecord> r = store_.Get(ns->id, req.job_id());
-  if (r.status().code() == absl::StatusCode::kNotFound) {
-    return absl::NotFoundError(absl::StrCat(
-        "batch operation ", req.job_id().substr(0, kMaxJobIdBytes), " not found"));
-  }
+  absl::StatusOr<BatchOperationRecord> r = Find(ns->id, req.job_id());
   if (!r.ok()) return r.status();
   wf::DescribeBatchOperationResponse out;
   out.set_operation_type(TypeOf(r->request()));
@@ -625,11 +631,7 @@ absl::Status BatchOperations::StopBatch(const wf::StopBatchOperationRequest& req
   if (req.reason().empty()) return absl::InvalidArgumentError("Reason is not set on request.");
   absl::StatusOr<NamespaceEngine::Resolved> ns = namespaces_.Resolve(req.namespace_(), false);
   if (!ns.ok()) return ns.status();
-  absl::StatusOr<BatchOperationRecord> r = store_.Get(ns->id, req.job_id());
-  if (r.status().code() == absl::StatusCode::kNotFound) {
-    return absl::NotFoundError(absl::StrCat(
-        "batch operation ", req.job_id().substr(0, kMaxJobIdBytes), " not found"));
-  }
+  absl::StatusOr<BatchOperationRecord> r = Find(ns->id, req.job_id());
   if (!r.ok()) return r.status();
   if (r->state() != enums::BATCH_OPERATION_STATE_RUNNING) {
     return absl::FailedPreconditionError(absl::StrCat(

@@ -76,6 +76,9 @@ class BatchOperations {
   absl::StatusOr<int64_t> ResetPoint(const wf::StartBatchOperationRequest& req,
                                      const temporal::api::common::v1::WorkflowExecution& execution);
   void ScanLoop();
+  // The stored batch, or NOT_FOUND "batch operation ID not found".
+  absl::StatusOr<persistence::BatchOperationRecord> Find(const std::string& namespace_id,
+                                                         const std::string& job_id);
 
   persistence::BatchStore& store_;
   persistence::VisibilityStore& visibility_;

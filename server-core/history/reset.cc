@@ -36,22 +36,6 @@ bool ReappliesSignals(const wf::ResetWorkflowExecutionRequest& req) {
   return true;
 }
 
-// The scheduled event id of an activity's closing event, or 0.
-int64_t ClosedActivity(const HistoryEvent& e) {
-  switch (e.event_type()) {
-    case enums::EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
-      return e.activity_task_completed_event_attributes().scheduled_event_id();
-    case enums::EVENT_TYPE_ACTIVITY_TASK_FAILED:
-      return e.activity_task_failed_event_attributes().scheduled_event_id();
-    case enums::EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT:
-      return e.activity_task_timed_out_event_attributes().scheduled_event_id();
-    case enums::EVENT_TYPE_ACTIVITY_TASK_CANCELED:
-      return e.activity_task_canceled_event_attributes().scheduled_event_id();
-    default:
-      return 0;
-  }
-}
-
 // The initiated event id an event resolves (a child's end or start failure, an external
 // signal's or cancel request's outcome), or 0.
 int64_t ResolvedInitiated(const HistoryEvent& e) {
@@ -199,7 +183,7 @@ absl::StatusOr<wf::ResetWorkflowExecutionResponse> HistoryEngine::ResetWorkflow(
           timers.erase(e.timer_canceled_event_attributes().timer_id());
           break;
         default:
-          if (int64_t closed = ClosedActivity(e)) activities.erase(closed);
+          if (int64_t closed = ActivityScheduledId(e)) activities.erase(closed);  // closed
           if (Initiates(e)) initiated.insert(e.event_id());
           if (int64_t resolved = ResolvedInitiated(e)) initiated.erase(resolved);
           break;

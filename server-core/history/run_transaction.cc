@@ -13,23 +13,6 @@ using tock::persistence::v1::TimerKey;
 using tock::persistence::v1::TimerTask;
 using tock::persistence::v1::TransferTask;
 
-// The scheduled event id an activity result event refers to (0 for other events).
-int64_t ActivityScheduledId(const HistoryEvent& e) {
-  switch (e.event_type()) {
-    case enums::EVENT_TYPE_ACTIVITY_TASK_STARTED:
-      return e.activity_task_started_event_attributes().scheduled_event_id();
-    case enums::EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
-      return e.activity_task_completed_event_attributes().scheduled_event_id();
-    case enums::EVENT_TYPE_ACTIVITY_TASK_FAILED:
-      return e.activity_task_failed_event_attributes().scheduled_event_id();
-    case enums::EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT:
-      return e.activity_task_timed_out_event_attributes().scheduled_event_id();
-    case enums::EVENT_TYPE_ACTIVITY_TASK_CANCELED:
-      return e.activity_task_canceled_event_attributes().scheduled_event_id();
-    default:
-      return 0;
-  }
-}
 
 // A child's outcome event that was buffered before its ChildWorkflowExecutionStarted got an
 // id refers to that event once the id is known.
@@ -84,6 +67,23 @@ int64_t LastVersion(const MutableStateRecord& state) {
 }
 
 }  // namespace
+
+int64_t ActivityScheduledId(const HistoryEvent& e) {
+  switch (e.event_type()) {
+    case enums::EVENT_TYPE_ACTIVITY_TASK_STARTED:
+      return e.activity_task_started_event_attributes().scheduled_event_id();
+    case enums::EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
+      return e.activity_task_completed_event_attributes().scheduled_event_id();
+    case enums::EVENT_TYPE_ACTIVITY_TASK_FAILED:
+      return e.activity_task_failed_event_attributes().scheduled_event_id();
+    case enums::EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT:
+      return e.activity_task_timed_out_event_attributes().scheduled_event_id();
+    case enums::EVENT_TYPE_ACTIVITY_TASK_CANCELED:
+      return e.activity_task_canceled_event_attributes().scheduled_event_id();
+    default:
+      return 0;
+  }
+}
 
 RunTransaction::RunTransaction(MutableStateRecord state, absl::Time now, int64_t namespace_version,
                                ShardController& shards)

@@ -109,6 +109,10 @@ class RunTransaction {
   std::unique_ptr<RunTransaction> following_;
 };
 
+// The scheduled event id an activity's started or closing event refers to (0 for other
+// events).
+int64_t ActivityScheduledId(const HistoryEvent& e);
+
 // The summary ListWorkflowExecutions and DescribeWorkflowExecution show.
 temporal::api::workflow::v1::WorkflowExecutionInfo ExecutionSummary(const MutableStateRecord& s);
 
