@@ -165,7 +165,8 @@ test('reapply type NONE leaves the signals out; points that are not workflow tas
     const fresh = client.workflow.getHandle(workflowId, runId);
     await waitFor(fresh, (events) => events.filter((e) => e.eventType === WORKFLOW_TASK_COMPLETED).length >= 2);
     const history = await fresh.fetchHistory();
-    assert.equal(history.events.filter((e) => e.eventType === SIGNALED).length, 0);
+    // A signal that came before the point is part of the copied history; none is reapplied.
+    assert.equal(history.events.filter((e) => e.eventType === SIGNALED && Number(e.eventId) > point).length, 0);
     assert.equal((await fresh.describe()).status.name, 'RUNNING', 'it waits for signals it never got');
     await fresh.terminate('test done');
   });
