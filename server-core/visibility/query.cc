@@ -233,10 +233,20 @@ class Parser {
     using persistence::CustomType;
     switch (field.custom.type) {
       case CustomType::kKeyword:
-      case CustomType::kText:
       case CustomType::kKeywordList:
         if (t.kind != Token::kString) return NotAValue(t, field, "'text'");
         return VisibilityValue(std::string(t.text));
+      case CustomType::kText: {
+        if (t.kind != Token::kString) return NotAValue(t, field, "'text'");
+        const std::string words =
+            persistence::NormalizeText(std::string_view(t.text.data(), t.text.size()));
+        if (std::count(words.begin(), words.end(), ' ') > kMaxTextWords + 1) {
+          return Invalid(absl::StrCat(Quote(t.text), " at position ", t.position, " has more than ",
+                                      kMaxTextWords, " words; a text match takes at most ",
+                                      kMaxTextWords));
+        }
+        return VisibilityValue(std::string(t.text));
+      }
       case CustomType::kInt: {
         int64_t n = 0;
         if (t.kind != Token::kNumber || !absl::SimpleAtoi(t.text, &n)) {

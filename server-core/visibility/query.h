@@ -41,6 +41,8 @@ namespace tock::server::visibility {
 inline constexpr size_t kMaxQueryBytes = 256 * 1024;
 inline constexpr int kMaxParenthesisDepth = 100;
 inline constexpr size_t kMaxQuotedBytes = 64;
+// Words of one match on a Text attribute (each is one LIKE in the store's SQL).
+inline constexpr int kMaxTextWords = 32;
 
 // INVALID_ARGUMENT naming the offending token and its 1-based byte position on a malformed
 // query or one over a limit; never echoes more than kMaxQuotedBytes of the input.

@@ -192,6 +192,10 @@ TEST(SearchAttributesTest, BadQueriesOnCustomFieldsNameWhatIsWrong) {
   EXPECT_EQ(message("Amount IS 5"),
             "invalid query: unexpected token '5' at position 11; expected NULL after IS or IS NOT");
   EXPECT_NE(message("customerid = 'x'").find("unknown field 'customerid'"), std::string::npos);
+  std::string many;
+  for (int i = 0; i < 33; ++i) absl::StrAppend(&many, "w", i, " ");
+  EXPECT_NE(message(absl::StrCat("Notes = '", many, "'")).find("has more than 32 words"),
+            std::string::npos);
   EXPECT_TRUE(CompileQuery("CustomerId = 'x'").status().message().find("unknown field") !=
               absl::string_view::npos)
       << "without the namespace's schema a custom name is unknown";
