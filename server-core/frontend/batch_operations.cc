@@ -82,7 +82,9 @@ struct Target {
 class Pacer {
  public:
   explicit Pacer(double rps) : gap_(absl::Seconds(1.0 / rps)) {}
-  void Wait() {
+  // Waits for the caller's turn; false when `stop` was set meanwhile (checked every 50 ms,
+  // so that a stop or a shutdown does not wait out a slow rate).
+  bool Wait(const std::atomic<bool>& stop) {
     absl::Time at;
     {
       std::lock_guard lock(mu_);
@@ -91,7 +93,10 @@ class Pacer {
       at = next_;
       next_ += gap_;
     }
-    absl::SleepFor(at - absl::Now());
+    for (absl::Time now = absl::Now(); now < at && !stop; now = absl::Now()) {
+      absl::SleepFor(std::min(at - now, absl::Milliseconds(50)));
+    }
+    return !stop;
   }
 
  private:
@@ -413,7 +418,7 @@ void BatchOperations::Run(Runner& runner) {
           while (!runner.stop) {
             const size_t i = next_index++;
             if (i >= page.size()) return;
-            pacer.Wait();
+            if (!pacer.Wait(runner.stop)) return;
             failures[i] = Apply(record, page[i].execution);
             applied[i] = 1;
           }
@@ -446,13 +451,11 @@ void BatchOperations::Run(Runner& runner) {
     }
     const int64_t seen = record.complete_operation_count() + record.failure_operation_count();
     if (seen > record.total_operation_count()) record.set_total_operation_count(seen);
-    if (absl::Status s = store_.Update(record); !s.ok()) {
-      logger_.Warn("batch operation: saving its progress failed",
-                   {{"job_id", req.job_id()}, {"error", std::string(s.message())}});
-    }
+    if (!SaveProgress(record)) return;  // stopped meanwhile: its progress is saved, no more
     if (handled < page.size()) return;  // stopped: the record holds where it got to
   }
   if (runner.stop) return;
+  std::lock_guard lock(state_mu_);
   absl::StatusOr<BatchOperationRecord> stored = store_.Get(record.namespace_id(), req.job_id());
   if (stored.ok() && stored->state() != enums::BATCH_OPERATION_STATE_RUNNING) return;
   record.set_state(enums::BATCH_OPERATION_STATE_COMPLETED);
@@ -461,6 +464,26 @@ void BatchOperations::Run(Runner& runner) {
     logger_.Warn("batch operation: recording its end failed; it runs again",
                  {{"job_id", req.job_id()}, {"error", std::string(s.message())}});
   }
+}
+
+bool BatchOperations::SaveProgress(BatchOperationRecord& record) {
+  // Under state_mu_, so that a stop on this host is never written over; a stop from another
+  // host between the read and the write below could be (a window of one statement).
+  std::lock_guard lock(state_mu_);
+  absl::StatusOr<BatchOperationRecord> stored =
+      store_.Get(record.namespace_id(), record.request().job_id());
+  const bool running = !stored.ok() || stored->state() == enums::BATCH_OPERATION_STATE_RUNNING;
+  if (!running) {
+    record.set_state(stored->state());
+    *record.mutable_close_time() = stored->close_time();
+    record.set_stop_reason(stored->stop_reason());
+    record.set_stop_identity(stored->stop_identity());
+  }
+  if (absl::Status s = store_.Update(record); !s.ok()) {
+    logger_.Warn("batch operation: saving its progress failed",
+                 {{"job_id", record.request().job_id()}, {"error", std::string(s.message())}});
+  }
+  return running;
 }
 
 absl::Status BatchOperations::StartBatch(const wf::StartBatchOperationRequest& req) {
@@ -631,17 +654,20 @@ absl::Status BatchOperations::StopBatch(const wf::StopBatchOperationRequest& req
   if (req.reason().empty()) return absl::InvalidArgumentError("Reason is not set on request.");
   absl::StatusOr<NamespaceEngine::Resolved> ns = namespaces_.Resolve(req.namespace_(), false);
   if (!ns.ok()) return ns.status();
-  absl::StatusOr<BatchOperationRecord> r = Find(ns->id, req.job_id());
-  if (!r.ok()) return r.status();
-  if (r->state() != enums::BATCH_OPERATION_STATE_RUNNING) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "batch operation ", req.job_id(), " is not running (",
-        enums::BatchOperationState_Name(r->state()), ")"));
-  }
   {
     std::lock_guard lock(mu_);
     auto it = runners_.find(Key(ns->id, req.job_id()));
     if (it != runners_.end()) it->second->stop = true;
+  }
+  // Read and written under state_mu_: this host's runner saves its progress in between or
+  // not at all, never over the stop.
+  std::lock_guard lock(state_mu_);
+  absl::StatusOr<BatchOperationRecord> r = Find(ns->id, req.job_id());
+  if (!r.ok()) return r.status();
+  if (r->state() != enums::BATCH_OPERATION_STATE_RUNNING) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "batch operation ", req.job_id().substr(0, kMaxJobIdBytes), " is not running (",
+        enums::BatchOperationState_Name(r->state()), ")"));
   }
   // Temporal stops a batch by terminating its workflow: the batch is then FAILED.
   r->set_state(enums::BATCH_OPERATION_STATE_FAILED);

@@ -76,6 +76,8 @@ class BatchOperations {
   absl::StatusOr<int64_t> ResetPoint(const wf::StartBatchOperationRequest& req,
                                      const temporal::api::common::v1::WorkflowExecution& execution);
   void ScanLoop();
+  // Saves a runner's progress; false (and the stored state kept) when the batch was stopped.
+  bool SaveProgress(persistence::BatchOperationRecord& record);
   // The stored batch, or NOT_FOUND "batch operation ID not found".
   absl::StatusOr<persistence::BatchOperationRecord> Find(const std::string& namespace_id,
                                                          const std::string& job_id);
@@ -89,6 +91,7 @@ class BatchOperations {
   std::unique_ptr<wf::WorkflowService::Stub> frontend_;
 
   std::mutex mu_;
+  std::mutex state_mu_;  // a batch's state: a runner's save and a stop on this host
   std::condition_variable wake_;
   bool shutdown_ = false;
   std::map<std::string, std::unique_ptr<Runner>> runners_;  // by namespace id + "/" + job id
