@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "cmd/tock/commands/search_attributes.h"
+#include "cmd/tock/commands/workflow_reset.h"
 #include "cmd/tock/commands/workflow_start.h"
 #include "cmd/tock/interrupt.h"
 #include "cmd/tock/output/history_format.h"
@@ -385,6 +386,7 @@ void AddWorkflowCommands(CLI::App& app, CommandContext& ctx) {
     });
   }
   AddStack(*group, ctx);
+  AddWorkflowResetCommand(*group, ctx);
   for (const bool terminate : {false, true}) {
     struct Flags {
       Target target;

@@ -1,5 +1,5 @@
-// `tock workflow ...` (start, execute, result, describe, show, signal, query, stack, cancel,
-// terminate, delete, list, count) and `tock task-queue describe`.
+// `tock workflow ...` (start, execute, result, describe, show, signal, query, stack, reset
+// (workflow_reset.h), cancel, terminate, delete, list, count) and `tock task-queue describe`.
 #pragma once
 
 #include <CLI/CLI.hpp>
