@@ -72,50 +72,13 @@ absl::Status PrintFinished(Printer& printer, const Describe& d) {
 }
 
 absl::Status RunStart(CommandContext& ctx, BatchKind kind, const BatchStartFlags& f) {
-  const std::string what = absl::StrCat("start batch ", BatchKindName(kind));
   // Bad flags and a missing --yes off a terminal are reported before connecting.
   auto options = ToConnectionOptions(ctx.options);
   if (!options.ok()) return options.status();
   auto req = MakeStartBatchRequest(kind, f, ctx.options.namespace_name, options->identity);
   if (!req.ok()) return req.status();
-  if (absl::Status s = RequireConfirmable(ctx, f.yes, what); !s.ok()) return s;
-  auto printer = ctx.printer();
-  if (!printer.ok()) return printer.status();
-  auto c = ctx.connection();
-  if (!c.ok()) return c.status();
-  if (!f.yes) {
-    auto count = admin::CountWorkflows(**c, ctx.options.namespace_name, req->visibility_query());
-    if (!count.ok()) return count.status();
-    if (absl::Status s = Ask(
-            ctx, absl::StrCat("Start batch against approximately ", *count, " workflow(s)?"), what);
-        !s.ok()) {
-      return s;
-    }
-  }
-  auto started =
-      (*c)->Call(&Stub::StartBatchOperation, (*c)->workflow(), *req, ctx.options.namespace_name);
-  if (!started.ok()) return started.status();
-  const std::string& job_id = req->job_id();
-  if (f.no_wait) {
-    printer->Object({{"jobId", job_id}}, {{"Job id", job_id}});
-    return absl::OkStatus();
-  }
-  // On a terminal: a progress bar while it runs, then the summary card. Elsewhere (and with
-  // -o json) only the end.
-  const bool live = ctx.stdout_is_terminal && (printer->format() == OutputFormat::kTable ||
-                                               printer->format() == OutputFormat::kCard);
-  size_t drawn = 0;
-  if (live) ctx.out << "Started batch " << job_id << "\n";
-  auto d = WaitForBatch(ctx, **c, job_id, [&](const Describe& now) {
-    if (!live) return;
-    const std::string line = BatchProgressLine(now);
-    ctx.out << "\r" << line << std::string(drawn > line.size() ? drawn - line.size() : 0, ' ')
-            << std::flush;
-    drawn = line.size();
-  });
-  if (live && drawn > 0) ctx.out << "\n";
-  if (!d.ok()) return d.status();
-  return PrintFinished(*printer, *d);
+  return StartAndFollowBatch(ctx, *req, absl::StrCat("start batch ", BatchKindName(kind)), f.yes,
+                             f.no_wait);
 }
 
 void AddStart(CLI::App& group, CommandContext& ctx, BatchKind kind) {
@@ -286,6 +249,48 @@ void AddStop(CLI::App& group, CommandContext& ctx) {
 }
 
 }  // namespace
+
+absl::Status StartAndFollowBatch(CommandContext& ctx, const wf::StartBatchOperationRequest& req,
+                                 const std::string& what, bool yes, bool no_wait) {
+  if (absl::Status s = RequireConfirmable(ctx, yes, what); !s.ok()) return s;
+  auto printer = ctx.printer();
+  if (!printer.ok()) return printer.status();
+  auto c = ctx.connection();
+  if (!c.ok()) return c.status();
+  if (!yes) {
+    auto count = admin::CountWorkflows(**c, ctx.options.namespace_name, req.visibility_query());
+    if (!count.ok()) return count.status();
+    if (absl::Status s = Ask(
+            ctx, absl::StrCat("Start batch against approximately ", *count, " workflow(s)?"), what);
+        !s.ok()) {
+      return s;
+    }
+  }
+  auto started =
+      (*c)->Call(&Stub::StartBatchOperation, (*c)->workflow(), req, ctx.options.namespace_name);
+  if (!started.ok()) return started.status();
+  const std::string& job_id = req.job_id();
+  if (no_wait) {
+    printer->Object({{"jobId", job_id}}, {{"Job id", job_id}});
+    return absl::OkStatus();
+  }
+  // On a terminal: a progress bar while it runs, then the summary card. Elsewhere (and with
+  // -o json) only the end.
+  const bool live = ctx.stdout_is_terminal && (printer->format() == OutputFormat::kTable ||
+                                               printer->format() == OutputFormat::kCard);
+  size_t drawn = 0;
+  if (live) ctx.out << "Started batch " << job_id << "\n";
+  auto d = WaitForBatch(ctx, **c, job_id, [&](const Describe& now) {
+    if (!live) return;
+    const std::string line = BatchProgressLine(now);
+    ctx.out << "\r" << line << std::string(drawn > line.size() ? drawn - line.size() : 0, ' ')
+            << std::flush;
+    drawn = line.size();
+  });
+  if (live && drawn > 0) ctx.out << "\n";
+  if (!d.ok()) return d.status();
+  return PrintFinished(*printer, *d);
+}
 
 void AddBatchCommands(CLI::App& app, CommandContext& ctx) {
   CLI::App* group = app.add_subcommand(

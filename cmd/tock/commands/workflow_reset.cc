@@ -1,20 +1,16 @@
 #include "cmd/tock/commands/workflow_reset.h"
 
-#include <chrono>
 #include <functional>
 #include <memory>
-#include <optional>
-#include <thread>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "cmd/tock/commands/batch.h"
 #include "cmd/tock/commands/batch_request.h"
 #include "cmd/tock/commands/confirm.h"
-#include "cmd/tock/interrupt.h"
 #include "lib/admin/workflow_ops.h"
 #include "lib/common/ids.h"
-#include "lib/common/proto_json.h"
 
 namespace tock::cli {
 namespace {
@@ -23,9 +19,6 @@ namespace wf = temporal::api::workflowservice::v1;
 namespace enums = temporal::api::enums::v1;
 using temporal::api::history::v1::HistoryEvent;
 using Stub = wf::WorkflowService::Stub;
-
-// How often a waiting reset batch asks for its progress (as `tock batch` does).
-constexpr auto kPollInterval = std::chrono::milliseconds(250);
 
 bool Blank(const std::string& s) { return absl::StripAsciiWhitespace(s).empty(); }
 
@@ -132,81 +125,12 @@ absl::Status RunReset(CommandContext& ctx, const ResetFlags& f) {
 
 // ---- a batch over a query ------------------------------------------------------------------
 
-absl::Status StoppedWaiting(const std::string& job_id) {
-  return absl::CancelledError(absl::StrCat(
-      "stopped waiting; batch ", job_id, " goes on (tock batch describe --job-id ", job_id,
-      " shows it, tock batch stop --job-id ", job_id, " --reason R stops it)"));
-}
-
-// DescribeBatchOperation until the job is finished, calling `progress` with each answer.
-// Ctrl-C stops the waiting, not the job. (What `tock batch` does; batch.cc keeps its loop
-// to itself.)
-absl::StatusOr<wf::DescribeBatchOperationResponse> WaitForJob(
-    CommandContext& ctx, client::Connection& c, const std::string& job_id,
-    const std::function<void(const wf::DescribeBatchOperationResponse&)>& progress) {
-  std::optional<InterruptWatcher> watcher;
-  if (!InterruptWatcher::active()) watcher.emplace([&ctx] { ctx.Interrupt(); });
-  wf::DescribeBatchOperationRequest req;
-  req.set_namespace_(ctx.options.namespace_name);
-  req.set_job_id(job_id);
-  while (true) {
-    auto d = c.Call(&Stub::DescribeBatchOperation, c.workflow(), req, ctx.options.namespace_name);
-    if (ctx.interrupted()) return StoppedWaiting(job_id);
-    if (!d.ok()) return d.status();
-    progress(*d);
-    if (BatchFinished(d->state())) return d;
-    // In slices, so that Ctrl-C answers at once.
-    const auto until = std::chrono::steady_clock::now() + kPollInterval;
-    while (std::chrono::steady_clock::now() < until && !ctx.interrupted()) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(25));
-    }
-    if (ctx.interrupted()) return StoppedWaiting(job_id);
-  }
-}
-
 absl::Status RunResetBatch(CommandContext& ctx, const ResetFlags& f) {
-  const std::string what = "start batch reset";
-  if (absl::Status s = RequireConfirmable(ctx, f.yes, what); !s.ok()) return s;
-  auto printer = ctx.printer();
-  if (!printer.ok()) return printer.status();
-  auto c = ctx.connection();
-  if (!c.ok()) return c.status();
-  const auto req = MakeResetBatchRequest(f, ctx.options.namespace_name, (*c)->options().identity);
-  if (!f.yes) {
-    auto count = admin::CountWorkflows(**c, ctx.options.namespace_name, f.query);
-    if (!count.ok()) return count.status();
-    if (absl::Status s = Ask(
-            ctx, absl::StrCat("Start batch against approximately ", *count, " workflow(s)?"), what);
-        !s.ok()) {
-      return s;
-    }
-  }
-  auto started =
-      (*c)->Call(&Stub::StartBatchOperation, (*c)->workflow(), req, ctx.options.namespace_name);
-  if (!started.ok()) return started.status();
-  const bool live = ctx.stdout_is_terminal && (printer->format() == OutputFormat::kTable ||
-                                               printer->format() == OutputFormat::kCard);
-  // On a terminal: a progress bar while it runs, then the summary card. Elsewhere (and with
-  // -o json) only the end.
-  size_t drawn = 0;
-  if (live) ctx.out << "Started batch " << req.job_id() << "\n";
-  auto d = WaitForJob(ctx, **c, req.job_id(), [&](const wf::DescribeBatchOperationResponse& now) {
-    if (!live) return;
-    const std::string line = BatchProgressLine(now);
-    ctx.out << "\r" << line << std::string(drawn > line.size() ? drawn - line.size() : 0, ' ')
-            << std::flush;
-    drawn = line.size();
-  });
-  if (live && drawn > 0) ctx.out << "\n";
-  if (!d.ok()) return d.status();
-  printer->Object(ProtoToJson(*d), BatchCard(*d));
-  if (d->state() == enums::BATCH_OPERATION_STATE_FAILED) {
-    return absl::UnknownError(
-        absl::StrCat("batch ", d->job_id(), " ended in state Failed after ",
-                     d->complete_operation_count() + d->failure_operation_count(), " of ",
-                     d->total_operation_count(), " operations"));
-  }
-  return absl::OkStatus();
+  auto options = ToConnectionOptions(ctx.options);
+  if (!options.ok()) return options.status();
+  return StartAndFollowBatch(
+      ctx, MakeResetBatchRequest(f, ctx.options.namespace_name, options->identity),
+      "start batch reset", f.yes, /*no_wait=*/false);
 }
 
 }  // namespace
