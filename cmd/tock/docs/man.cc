@@ -364,8 +364,8 @@ std::string RootPage(const CLI::App& root, const ManOptions& options) {
       << Bold("tock")
       << " operates Temporal\\-style workflow clusters: it registers and changes namespaces "
          "(retention, owner, data, archival), fails global namespaces over between clusters, "
-         "reads the full change history of a namespace, starts, inspects and controls "
-         "workflows and their activities, terminates, cancels, signals or deletes every "
+         "reads the full change history of a namespace, starts, inspects, resets and controls "
+         "workflows and their activities, terminates, cancels, signals, deletes or resets every "
          "workflow of a query as a batch job, manages the search attributes of a namespace, and "
          "describes clusters. It speaks the official Temporal gRPC API, so it "
          "works against "
