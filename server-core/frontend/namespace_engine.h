@@ -163,7 +163,7 @@ class NamespaceEngine : public visibility::SearchAttributeSchemas {
   // when `change` leaves the aliases as they were.
   absl::Status ChangeSearchAttributes(
       const std::string& namespace_name, const std::string& operation,
-      const std::function<absl::Status(google::protobuf::Map<std::string, std::string>&)>& change);
+      const std::function<absl::Status(persistence::NamespaceRecord&)>& change);
   void ForgetCached();
 };
 

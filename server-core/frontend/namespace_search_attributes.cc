@@ -3,6 +3,7 @@
 // field ("Keyword01") to the attribute's name; adding takes the first free field of the
 // type, removing frees it. Each change is a new namespace version ("add-search-attributes",
 // "remove-search-attributes"), so `tock namespace history` shows it.
+#include <algorithm>
 #include <cctype>
 
 #include "absl/strings/str_cat.h"
@@ -38,7 +39,7 @@ absl::Status NamespaceNotSet() {
 
 absl::Status NamespaceEngine::ChangeSearchAttributes(
     const std::string& namespace_name, const std::string& operation,
-    const std::function<absl::Status(google::protobuf::Map<std::string, std::string>&)>& change) {
+    const std::function<absl::Status(persistence::NamespaceRecord&)>& change) {
   if (absl::Status s = ValidateNamespaceName(namespace_name); !s.ok()) return s;
   for (int attempt = 0;; ++attempt) {
     absl::StatusOr<persistence::NamespaceVersion> current = persistence::ReadWithRetries(
@@ -47,7 +48,14 @@ absl::Status NamespaceEngine::ChangeSearchAttributes(
     persistence::NamespaceRecord record = current->record;
     auto& aliases = *record.mutable_config()->mutable_custom_search_attribute_aliases();
     const google::protobuf::Map<std::string, std::string> before = aliases;
-    if (absl::Status s = change(aliases); !s.ok()) return s;
+    // Fields given out before the used list existed count as used too.
+    auto& used = *record.mutable_used_search_attribute_fields();
+    for (const auto& [field, alias] : aliases) {
+      if (!alias.empty() && std::find(used.begin(), used.end(), field) == used.end()) {
+        *used.Add() = field;
+      }
+    }
+    if (absl::Status s = change(record); !s.ok()) return s;
     if (aliases.size() == before.size() &&
         std::all_of(aliases.begin(), aliases.end(), [&](const auto& entry) {
           auto it = before.find(entry.first);
@@ -84,7 +92,9 @@ absl::StatusOr<op::AddSearchAttributesResponse> NamespaceEngine::AddSearchAttrib
   if (req.namespace_().empty()) return NamespaceNotSet();
   absl::Status s = ChangeSearchAttributes(
       req.namespace_(), "add-search-attributes",
-      [&req](google::protobuf::Map<std::string, std::string>& aliases) -> absl::Status {
+      [&req](persistence::NamespaceRecord& record) -> absl::Status {
+        auto& aliases = *record.mutable_config()->mutable_custom_search_attribute_aliases();
+        auto& used = *record.mutable_used_search_attribute_fields();
         // In name order, so that which field an attribute gets does not depend on the map's
         // iteration order.
         std::map<std::string, IndexedValueType> wanted;
@@ -100,21 +110,28 @@ absl::StatusOr<op::AddSearchAttributesResponse> NamespaceEngine::AddSearchAttrib
           }
           const persistence::CustomType column_type = *visibility::CustomTypeOf(type);
           const int slots = persistence::kCustomSlots[static_cast<int>(column_type)];
-          int used = 0;
+          // A free field never used first (its column holds no old run's value), then any
+          // free one.
+          std::string chosen;
+          int taken = 0;
           for (int slot = 1; slot <= slots; ++slot) {
             const std::string field = visibility::FieldName({column_type, slot});
             auto it = aliases.find(field);
-            if (it == aliases.end() || it->second.empty()) {
-              aliases[field] = name;
-              break;
+            if (it != aliases.end() && !it->second.empty()) {
+              ++taken;
+              continue;
             }
-            ++used;
+            const bool fresh = std::find(used.begin(), used.end(), field) == used.end();
+            if (chosen.empty() || fresh) chosen = field;
+            if (fresh) break;
           }
-          if (used == slots) {
+          if (taken == slots) {
             return absl::InvalidArgumentError(
                 absl::StrCat("Unable to create search attributes: cannot have more than ", slots,
                              " search attribute of type ", visibility::TypeName(type), "."));
           }
+          aliases[chosen] = name;
+          if (std::find(used.begin(), used.end(), chosen) == used.end()) *used.Add() = chosen;
         }
         return absl::OkStatus();
       });
@@ -130,7 +147,8 @@ absl::StatusOr<op::RemoveSearchAttributesResponse> NamespaceEngine::RemoveSearch
   if (req.namespace_().empty()) return NamespaceNotSet();
   absl::Status s = ChangeSearchAttributes(
       req.namespace_(), "remove-search-attributes",
-      [&req](google::protobuf::Map<std::string, std::string>& aliases) -> absl::Status {
+      [&req](persistence::NamespaceRecord& record) -> absl::Status {
+        auto& aliases = *record.mutable_config()->mutable_custom_search_attribute_aliases();
         for (const std::string& name : req.search_attributes()) {
           auto it = std::find_if(aliases.begin(), aliases.end(),
                                  [&](const auto& entry) { return entry.second == name; });

@@ -249,11 +249,14 @@ test('a workflow upserting a value of the wrong type fails its task with BAD_SEA
   });
 });
 
-test('a removed attribute is no longer accepted nor queryable, and frees its field', DEADLINE, async () => {
+test('a removed attribute is no longer accepted nor queryable, and a new one does not inherit its values', DEADLINE, async () => {
   await operator().removeSearchAttributes({ namespace, searchAttributes: ['Score'] });
   assert.equal((await operator().listSearchAttributes({ namespace })).customAttributes.Score, undefined);
   assert.match(await rejection(listIds(`Score > 1`), GRPC_INVALID_ARGUMENT), /unknown field 'Score'/);
   await operator().addSearchAttributes({ namespace, searchAttributes: { Rating: DOUBLE } });
   const described = await connection.workflowService.describeNamespace({ namespace });
-  assert.equal(described.config.customSearchAttributeAliases.Double01, 'Rating', 'the freed field is reused');
+  assert.equal(described.config.customSearchAttributeAliases.Double02, 'Rating', 'a field never used is taken first');
+  assert.equal(described.config.customSearchAttributeAliases.Double01, undefined, 'the freed field stays free');
+  // Score's old values stay in its freed column; Rating does not see them.
+  assert.deepEqual(await listIds(`Rating > 0`), []);
 });
