@@ -347,11 +347,8 @@ void BatchOperations::Run(Runner& runner) {
       filter->order_by = {{VisibilityField::kStartTime, true}, {VisibilityField::kRunId, true}};
     }
   }
+  // A stop (from any host) is seen by SaveProgress after each page.
   while (!runner.stop) {
-    // Stopped by a call to another host, or finished by another host meanwhile.
-    absl::StatusOr<BatchOperationRecord> stored =
-        store_.Get(record.namespace_id(), req.job_id());
-    if (stored.ok() && stored->state() != enums::BATCH_OPERATION_STATE_RUNNING) return;
     if (!owns_(record.namespace_id(), req.job_id())) return;  // its new owner goes on
 
     std::vector<Target> page;

@@ -24,6 +24,24 @@ CommandLimitBreach CountBreach(enums::WorkflowTaskFailedCause cause, absl::strin
 
 }  // namespace
 
+bool CommandsSetSearchAttributes(
+    const google::protobuf::RepeatedPtrField<temporal::api::command::v1::Command>& commands) {
+  for (const Command& c : commands) {
+    const bool sets =
+        (c.has_upsert_workflow_search_attributes_command_attributes() &&
+         !c.upsert_workflow_search_attributes_command_attributes().search_attributes()
+              .indexed_fields().empty()) ||
+        (c.has_continue_as_new_workflow_execution_command_attributes() &&
+         !c.continue_as_new_workflow_execution_command_attributes().search_attributes()
+              .indexed_fields().empty()) ||
+        (c.has_start_child_workflow_execution_command_attributes() &&
+         !c.start_child_workflow_execution_command_attributes().search_attributes()
+              .indexed_fields().empty());
+    if (sets) return true;
+  }
+  return false;
+}
+
 std::optional<CommandLimitBreach> CheckCommandLimits(
     const MutableStateRecord& state, const google::protobuf::RepeatedPtrField<Command>& commands,
     const Limits& limits, const visibility::SearchAttributeSchema& schema) {

@@ -20,6 +20,11 @@ struct CommandLimitBreach {
 };
 
 // The first breach among `commands` applied to `state` in order, or none.
+// Whether an upsert, continue-as-new or child command sets search attributes (only then is
+// the namespace's schema needed: most workflow tasks skip looking it up).
+bool CommandsSetSearchAttributes(
+    const google::protobuf::RepeatedPtrField<temporal::api::command::v1::Command>& commands);
+
 // The search attributes of upsert, continue-as-new and child commands are checked against
 // `schema` (BAD_SEARCH_ATTRIBUTES, the run goes on).
 std::optional<CommandLimitBreach> CheckCommandLimits(

@@ -109,7 +109,9 @@ absl::StatusOr<wf::RespondWorkflowTaskCompletedResponse> HistoryEngine::RespondW
 
     if (std::optional<CommandLimitBreach> breach =
             CheckCommandLimits(tx.state(), req.commands(), limits_,
-                               *SchemaOf(tx.state().execution().namespace_id()))) {
+                               CommandsSetSearchAttributes(req.commands())
+                                   ? *SchemaOf(tx.state().execution().namespace_id())
+                                   : visibility::SearchAttributeSchema())) {
       const int32_t attempt = wft->attempt();
       HistoryEvent& failed = tx.Append(enums::EVENT_TYPE_WORKFLOW_TASK_FAILED);
       auto* attrs = failed.mutable_workflow_task_failed_event_attributes();
