@@ -138,6 +138,8 @@ test('reapply type NONE leaves the signals out; points that are not workflow tas
   const workflowId = uniqueName('reset-none');
   await withWorker(async (taskQueue) => {
     const handle = await client.workflow.start('greetThenTwoTicks', { taskQueue, workflowId, args: ['None'] });
+    // Signals only after the first workflow task completed: they all follow the point.
+    await waitFor(handle, (events) => events.some((e) => e.eventType === WORKFLOW_TASK_COMPLETED));
     await handle.signal('tick');
     await handle.signal('tick');
     await handle.result();
