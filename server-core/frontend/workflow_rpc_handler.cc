@@ -306,6 +306,32 @@ void RegisterWorkflowRpcHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& n
             [respond] { respond(absl::CancelledError("the caller cancelled the query")); });
         history.QueryWorkflow(Ref(*ns), req, ctx.deadline, respond);
       });
+  // Updates wait (without a thread) for the stage asked for, at most a long poll.
+  dispatcher.AddAsync<wf::UpdateWorkflowExecutionRequest, wf::UpdateWorkflowExecutionResponse>(
+      Method("UpdateWorkflowExecution"),
+      [&](const wf::UpdateWorkflowExecutionRequest& req, const rpc::CallContext& ctx,
+          rpc::Responder<wf::UpdateWorkflowExecutionResponse> respond) {
+        absl::StatusOr<NamespaceEngine::Resolved> ns = namespaces.Resolve(req.namespace_(), true);
+        if (!ns.ok()) return respond(ns.status());
+        history.UpdateWorkflow(Ref(*ns), req, ctx.deadline, respond);
+      });
+  dispatcher.AddAsync<wf::PollWorkflowExecutionUpdateRequest,
+                      wf::PollWorkflowExecutionUpdateResponse>(
+      Method("PollWorkflowExecutionUpdate"),
+      [&](const wf::PollWorkflowExecutionUpdateRequest& req, const rpc::CallContext& ctx,
+          rpc::Responder<wf::PollWorkflowExecutionUpdateResponse> respond) {
+        absl::StatusOr<NamespaceEngine::Resolved> ns = namespaces.Resolve(req.namespace_(), true);
+        if (!ns.ok()) return respond(ns.status());
+        history.PollWorkflowUpdate(Ref(*ns), req, ctx.deadline, respond);
+      });
+  dispatcher.AddAsync<wf::ExecuteMultiOperationRequest, wf::ExecuteMultiOperationResponse>(
+      Method("ExecuteMultiOperation"),
+      [&](const wf::ExecuteMultiOperationRequest& req, const rpc::CallContext& ctx,
+          rpc::Responder<wf::ExecuteMultiOperationResponse> respond) {
+        absl::StatusOr<NamespaceEngine::Resolved> ns = namespaces.Resolve(req.namespace_(), true);
+        if (!ns.ok()) return respond(ns.status());
+        history.ExecuteMultiOperation(Ref(*ns), req, ctx.deadline, respond);
+      });
   AddNamespaced<wf::RespondQueryTaskCompletedRequest, wf::RespondQueryTaskCompletedResponse>(
       dispatcher, namespaces, "RespondQueryTaskCompleted", true,
       [&](const history::NamespaceRef& ns, const wf::RespondQueryTaskCompletedRequest& req) {

@@ -21,6 +21,7 @@ namespace enums = temporal::api::enums::v1;
 using tock::persistence::v1::TimerTask;
 
 constexpr char kCommitThenFail[] = "tock/commit-then-fail";
+constexpr char kNothingToWrite[] = "tock/nothing-to-write";
 constexpr absl::Duration kDefaultWorkflowTaskTimeout = absl::Seconds(10);
 constexpr absl::Duration kMaxWorkflowTaskTimeout = absl::Seconds(120);
 constexpr absl::Duration kHistoryLongPoll = absl::Seconds(20);
@@ -76,6 +77,12 @@ bool HoldsRefusedTaskId(const persistence::Commit& commit) {
 }
 
 }  // namespace
+
+absl::Status NothingToWrite() {
+  absl::Status status = absl::AbortedError("nothing to write");
+  status.SetPayload(kNothingToWrite, absl::Cord("1"));
+  return status;
+}
 
 absl::Status CommitThenFail(absl::Status status) {
   status.SetPayload(kCommitThenFail, absl::Cord("1"));
@@ -273,6 +280,7 @@ absl::Status HistoryEngine::Mutate(const NamespaceRef& ns, const RunKey& key,
                                    const Mutation& mutate) {
   persistence::Commit commit;
   absl::Status result;
+  bool closed = false;
   {
     std::shared_ptr<RunEntry> entry = Entry(key.run_id);
     std::lock_guard lock(entry->mu);
@@ -292,6 +300,7 @@ absl::Status HistoryEngine::Mutate(const NamespaceRef& ns, const RunKey& key,
     }
     RunTransaction tx(std::move(state), clock_.Now(), ns.failover_version, shards_);
     result = mutate(tx);
+    if (result.GetPayload(kNothingToWrite).has_value()) return absl::OkStatus();
     if (!result.ok() && !HasPayload(result)) return result;
     EnforceHistoryLimits(tx);
     commit.shard_id = tx.shard_id();
@@ -312,8 +321,10 @@ absl::Status HistoryEngine::Mutate(const NamespaceRef& ns, const RunKey& key,
       return w;
     }
     CountClosedRuns(commit);
+    closed = commit.runs.front().state.execution().status() != enums::WORKFLOW_EXECUTION_STATUS_RUNNING;
     Cache(key.run_id, *entry, std::move(commit.runs.front().state), commit);
   }
+  if (closed) ForgetUpdatesLater(key.run_id);
   if (commit.runs.size() > 1) CacheCommitted(std::move(commit.runs[1].state), commit);
   Publish(commit, key.run_id);
   if (HasPayload(result)) result.ErasePayload(kCommitThenFail);
@@ -510,7 +521,7 @@ std::shared_ptr<std::mutex> HistoryEngine::IdLock(const std::string& namespace_i
 absl::StatusOr<wf::StartWorkflowExecutionResponse> HistoryEngine::StartLocked(
     const NamespaceRef& ns, const wf::StartWorkflowExecutionRequest& req,
     std::optional<tock::persistence::v1::ParentInfo> parent, const StartSignal* signal,
-    absl::Time now, absl::Duration cron_wait) {
+    absl::Time now, absl::Duration cron_wait, const temporal::api::update::v1::Request* update) {
   std::string replaced_run_id;
   absl::StatusOr<persistence::CurrentRun> current = store_.GetCurrentRun(ns.id, req.workflow_id());
   if (current.ok()) {
@@ -614,6 +625,13 @@ absl::StatusOr<wf::StartWorkflowExecutionResponse> HistoryEngine::StartLocked(
   if (absl::Status s = WriteCommit(commit); !s.ok()) return s;
   CountClosedRuns(commit);
   CacheCommitted(std::move(commit.runs.front().state), commit);
+  if (update != nullptr) {
+    // Before the first workflow task is queued: no poller can take it without the update.
+    std::lock_guard lock(updates_mu_);
+    AdmittedUpdate& admitted = updates_[run_id].admitted[update->meta().update_id()];
+    admitted.request = *update;
+    admitted.seq = next_update_seq_++;
+  }
   Publish(commit, run_id);
   wf::StartWorkflowExecutionResponse out;
   out.set_run_id(run_id);
@@ -736,6 +754,7 @@ absl::StatusOr<wf::PollWorkflowTaskQueueResponse> HistoryEngine::RecordWorkflowT
     const NamespaceRef& ns, const persistence::TaskQueueTask& task, const std::string& identity) {
   const auto& t = task.task;
   MutableStateRecord committed;
+  std::vector<temporal::api::protocol::v1::Message> messages;  // updates the task carries
   absl::Status s = Mutate(ns, {t.namespace_id(), t.workflow_id(), t.run_id()},
                           [&](RunTransaction& tx) -> absl::Status {
     tx.ConsumeTask(task.task_id);
@@ -765,6 +784,7 @@ absl::StatusOr<wf::PollWorkflowTaskQueueResponse> HistoryEngine::RecordWorkflowT
     *w->mutable_timeout_timer() =
         tx.AddTimer(tx.now() + FromProtoDuration(w->start_to_close_timeout()), timeout);
     committed = tx.state();
+    messages = UpdateMessagesFor(t.run_id(), w->started_event_id());
     return absl::OkStatus();
   });
   if (!s.ok()) return s;
@@ -788,6 +808,7 @@ absl::StatusOr<wf::PollWorkflowTaskQueueResponse> HistoryEngine::RecordWorkflowT
   out.mutable_workflow_execution_task_queue()->set_kind(enums::TASK_QUEUE_KIND_NORMAL);
   *out.mutable_scheduled_time() = wft.scheduled_time();
   *out.mutable_started_time() = wft.started_time();
+  for (auto& m : messages) *out.add_messages() = std::move(m);
   return out;
 }
 

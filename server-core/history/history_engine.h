@@ -168,6 +168,24 @@ class HistoryEngine : public ShardListener, public AnyShard {
   absl::Status RespondQueryTaskCompleted(const NamespaceRef& ns,
                                          const wf::RespondQueryTaskCompletedRequest& req);
 
+  // Workflow updates (updates.cc; Temporal's update protocol). An update is admitted in
+  // memory, delivered to the worker as a protocol message with the run's next workflow task,
+  // and accepted, rejected and completed by the worker's messages: acceptance and completion
+  // are history events (WorkflowExecutionUpdateAccepted/Completed), a rejection leaves none.
+  // The callers wait, without a thread, until the stage they asked for, at most a long poll
+  // (then they get the stage reached) or until `deadline` (DEADLINE_EXCEEDED).
+  using UpdateDone = std::function<void(absl::StatusOr<wf::UpdateWorkflowExecutionResponse>)>;
+  void UpdateWorkflow(const NamespaceRef& ns, const wf::UpdateWorkflowExecutionRequest& req,
+                      absl::Time deadline, UpdateDone done);
+  void PollWorkflowUpdate(
+      const NamespaceRef& ns, const wf::PollWorkflowExecutionUpdateRequest& req, absl::Time deadline,
+      std::function<void(absl::StatusOr<wf::PollWorkflowExecutionUpdateResponse>)> done);
+  // Update-with-start: [Start, Update] on one workflow id; the update is admitted before the
+  // new run's first workflow task can be taken, so that task carries it.
+  void ExecuteMultiOperation(
+      const NamespaceRef& ns, const wf::ExecuteMultiOperationRequest& req, absl::Time deadline,
+      std::function<void(absl::StatusOr<wf::ExecuteMultiOperationResponse>)> done);
+
   // The history service's own follow-up work (child_workflows.cc): start a child, tell a
   // parent its child closed, apply parent-close policies. Retried until it succeeds.
   void ProcessTransferTask(const persistence::TaskQueueTask& task);
@@ -255,10 +273,12 @@ class HistoryEngine : public ShardListener, public AnyShard {
   std::shared_ptr<std::mutex> IdLock(const std::string& namespace_id, const std::string& workflow_id);
   // The start with the workflow id's lock held: id conflict and reuse policies, then the new
   // run (with `signal` in its history when given) in one commit.
+  // `update` (update-with-start) is admitted to the new run before its first task is queued.
   absl::StatusOr<wf::StartWorkflowExecutionResponse> StartLocked(
       const NamespaceRef& ns, const wf::StartWorkflowExecutionRequest& req,
       std::optional<tock::persistence::v1::ParentInfo> parent, const StartSignal* signal,
-      absl::Time now, absl::Duration cron_wait);
+      absl::Time now, absl::Duration cron_wait,
+      const temporal::api::update::v1::Request* update = nullptr);
   // The checks of a start request and the wait of its cron schedule (zero without one).
   absl::StatusOr<absl::Duration> ValidateStart(const NamespaceRef& ns,
                                                const wf::StartWorkflowExecutionRequest& req,
@@ -297,9 +317,18 @@ class HistoryEngine : public ShardListener, public AnyShard {
   absl::StatusOr<std::vector<persistence::HistoryEvent>> ReadHistory(const MutableStateRecord& s);
 
   // RespondWorkflowTaskCompleted's commands, in order (workflow_task_commands.cc).
+  // What a workflow task completion does to updates: applied to the registry once committed.
+  struct UpdateEffects {
+    std::set<std::string> accepted;                                             // update ids
+    std::map<std::string, temporal::api::failure::v1::Failure> rejected;        // by update id
+  };
+  // A ProtocolMessage command applies the message it names (taken from `messages`, which
+  // keeps the rest for after the commands).
   absl::Status ApplyCommands(RunTransaction& tx, const NamespaceRef& ns,
                              const wf::RespondWorkflowTaskCompletedRequest& req,
-                             int64_t completed_event_id, bool* needs_workflow_task);
+                             int64_t completed_event_id, bool* needs_workflow_task,
+                             std::map<std::string, const temporal::api::protocol::v1::Message*>& messages,
+                             UpdateEffects& effects);
 
   void NotifyHistoryWaiters(const std::string& run_id);
   absl::StatusOr<wf::StartWorkflowExecutionResponse> StartWorkflowWithParent(
@@ -339,6 +368,58 @@ class HistoryEngine : public ShardListener, public AnyShard {
                      std::function<void(absl::StatusOr<wf::QueryWorkflowResponse>)> done);
   std::mutex queries_mu_;
   std::unordered_map<std::string, PendingQuery> queries_;
+
+  // Updates not yet accepted live here only (like Temporal's registry: a restart loses them
+  // and the caller's retry admits them again); accepted ones are in the run's state.
+  struct AdmittedUpdate {
+    temporal::api::update::v1::Request request;
+    uint64_t seq = 0;                // admission order: the order of delivery
+    int64_t sent_started_id = 0;     // the workflow task (started event) that last carried it
+  };
+  struct RunUpdates {
+    std::map<std::string, AdmittedUpdate> admitted;                            // by update id
+    std::map<std::string, temporal::api::failure::v1::Failure> rejected;      // kept a minute
+  };
+  // Where an update stands for a caller waiting for `wanted`.
+  struct UpdateProbe {
+    enum Kind { kDone, kWaiting, kMoved } kind = kWaiting;
+    temporal::api::enums::v1::UpdateWorkflowExecutionLifecycleStage stage{};
+    std::optional<temporal::api::update::v1::Outcome> outcome;
+    std::string new_run_id;  // kMoved: the run's successor, where an unaccepted update goes
+  };
+  class UpdateWait;
+  absl::Status AdmitUpdate(const NamespaceRef& ns, const RunKey& key,
+                           const wf::UpdateWorkflowExecutionRequest& req);
+  absl::StatusOr<UpdateProbe> ProbeUpdate(const RunKey& key, const std::string& update_id,
+                                          temporal::api::enums::v1::UpdateWorkflowExecutionLifecycleStage wanted);
+  // Waits for `wanted`, then answers with where the update stands and the run it is in. An
+  // update not accepted when its run continued (continue-as-new, retry, cron) follows it to
+  // the next run, admitted there again when `readmit` is given (the caller's request).
+  using ProbeDone = std::function<void(absl::StatusOr<UpdateProbe>, const std::string& run_id)>;
+  void AwaitUpdate(const NamespaceRef& ns, RunKey key, std::string update_id,
+                   temporal::api::enums::v1::UpdateWorkflowExecutionLifecycleStage wanted,
+                   std::optional<wf::UpdateWorkflowExecutionRequest> readmit, absl::Time deadline,
+                   ProbeDone done);
+  // Under the run's lock: the admitted updates as protocol messages for the workflow task
+  // started at `started_id`, in admission order.
+  std::vector<temporal::api::protocol::v1::Message> UpdateMessagesFor(const std::string& run_id,
+                                                                      int64_t started_id);
+  // Under the run's lock, in a workflow task's completion: a protocol message (referenced by
+  // a command, or left over after the commands).
+  absl::Status ApplyUpdateMessage(RunTransaction& tx, const temporal::api::protocol::v1::Message& m,
+                                  UpdateEffects& effects);
+  // After the commands: updates the task carried that the worker did not answer are rejected;
+  // whether updates admitted meanwhile need another workflow task.
+  bool FinishUpdateMessages(RunTransaction& tx, int64_t started_id, bool heartbeat,
+                            UpdateEffects& effects);
+  // After the completion committed: the registry learns what happened; waiters look again.
+  void PublishUpdateEffects(const std::string& run_id, const UpdateEffects& effects);
+  // Forgets what the registry holds for a closed run after a minute (its waiters' time to
+  // read it).
+  void ForgetUpdatesLater(const std::string& run_id);
+  std::mutex updates_mu_;
+  std::unordered_map<std::string, RunUpdates> updates_;  // by run id
+  uint64_t next_update_seq_ = 1;
 
   persistence::ExecutionStore& store_;
   ShardController& shards_;
@@ -383,6 +464,9 @@ class HistoryEngine : public ShardListener, public AnyShard {
 
 // The status a Mutation returns to commit its change and still fail the call.
 absl::Status CommitThenFail(absl::Status status);
+// The status a Mutation returns when it found nothing to change: nothing is written and the
+// call succeeds.
+absl::Status NothingToWrite();
 
 // The identity the history service records on events it writes itself (Temporal's).
 inline constexpr char kHistoryServiceIdentity[] = "history-service";

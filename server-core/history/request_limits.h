@@ -33,6 +33,8 @@ struct Limits {
   int32_t search_attribute_keys = 100;           // limit.searchAttributesNumberOfKeys
   int64_t search_attribute_value_size = 2 * 1024;   // limit.searchAttributesSizeOfValue
   int64_t search_attribute_total_size = 40 * 1024;  // limit.searchAttributesTotalSize
+  int32_t in_flight_updates = 10;                // history.maxInFlightUpdates
+  int32_t total_updates = 2000;                  // history.maxTotalUpdates
 };
 
 // An id or name: set, at most max_id_length bytes, no NUL byte (which SQL stores and most

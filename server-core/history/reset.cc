@@ -160,6 +160,18 @@ absl::StatusOr<wf::ResetWorkflowExecutionResponse> HistoryEngine::ResetWorkflow(
         case enums::EVENT_TYPE_WORKFLOW_EXECUTION_CANCEL_REQUESTED:
           next->state().mutable_execution()->set_cancel_requested(true);
           break;
+        case enums::EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED: {
+          const auto& accepted = e.workflow_execution_update_accepted_event_attributes();
+          (*next->state().mutable_updates())[accepted.protocol_instance_id()]
+              .set_accepted_event_id(e.event_id());
+          break;
+        }
+        case enums::EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED: {
+          const auto& completed = e.workflow_execution_update_completed_event_attributes();
+          (*next->state().mutable_updates())[completed.meta().update_id()]
+              .set_completed_event_id(e.event_id());
+          break;
+        }
         case enums::EVENT_TYPE_WORKFLOW_TASK_SCHEDULED:
           scheduled_task = e.event_id();
           started_task = 0;

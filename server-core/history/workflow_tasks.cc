@@ -84,6 +84,7 @@ absl::StatusOr<wf::RespondWorkflowTaskCompletedResponse> HistoryEngine::RespondW
   absl::StatusOr<TaskToken> token = DecodeTaskToken(req.task_token());
   if (!token.ok()) return token.status();
   if (token->namespace_id() != ns.id) return absl::NotFoundError("Workflow task not found.");
+  UpdateEffects effects;
   absl::Status s = Mutate(ns, {token->namespace_id(), token->workflow_id(), token->run_id()},
                           [&](RunTransaction& tx) -> absl::Status {
     if (absl::Status c = CheckWorkflowToken(tx, *token); !c.ok()) return c;
@@ -143,10 +144,20 @@ absl::StatusOr<wf::RespondWorkflowTaskCompletedResponse> HistoryEngine::RespondW
     tx.state().clear_workflow_task();
 
     bool needs_workflow_task = req.force_create_new_workflow_task();
-    if (absl::Status c = ApplyCommands(tx, ns, req, completed.event_id(), &needs_workflow_task);
+    std::map<std::string, const temporal::api::protocol::v1::Message*> messages;
+    for (const auto& m : req.messages()) messages.emplace(m.id(), &m);
+    if (absl::Status c = ApplyCommands(tx, ns, req, completed.event_id(), &needs_workflow_task,
+                                       messages, effects);
         !c.ok()) {
       return c;
     }
+    // Messages no command placed (rejections, mostly) follow the commands, in request order.
+    for (const auto& m : req.messages()) {
+      if (!messages.contains(m.id())) continue;
+      if (absl::Status u = ApplyUpdateMessage(tx, m, effects); !u.ok()) return u;
+    }
+    needs_workflow_task |= FinishUpdateMessages(
+        tx, started, req.force_create_new_workflow_task() && req.messages().empty(), effects);
     if (tx.IsOpen()) {
       needs_workflow_task |= tx.HasBuffered();
       tx.FlushBuffered();
@@ -155,12 +166,15 @@ absl::StatusOr<wf::RespondWorkflowTaskCompletedResponse> HistoryEngine::RespondW
     return absl::OkStatus();
   });
   if (!s.ok()) return s;
+  PublishUpdateEffects(token->run_id(), effects);
   return wf::RespondWorkflowTaskCompletedResponse();
 }
 
 absl::Status HistoryEngine::ApplyCommands(RunTransaction& tx, const NamespaceRef& ns,
                                           const wf::RespondWorkflowTaskCompletedRequest& req,
-                                          int64_t completed_id, bool* needs_workflow_task) {
+                                          int64_t completed_id, bool* needs_workflow_task,
+                                          std::map<std::string, const temporal::api::protocol::v1::Message*>& messages,
+                                          UpdateEffects& effects) {
   for (const Command& command : req.commands()) {
     if (!tx.IsOpen()) {
       return absl::InvalidArgumentError(
@@ -440,6 +454,18 @@ absl::Status HistoryEngine::ApplyCommands(RunTransaction& tx, const NamespaceRef
       case enums::COMMAND_TYPE_START_CHILD_WORKFLOW_EXECUTION:
         if (absl::Status s = ApplyStartChildCommand(tx, ns, command, completed_id); !s.ok()) return s;
         break;
+      case enums::COMMAND_TYPE_PROTOCOL_MESSAGE: {
+        const std::string& id = command.protocol_message_command_attributes().message_id();
+        auto it = messages.find(id);
+        if (it == messages.end()) {
+          return absl::InvalidArgumentError(
+              absl::StrCat("ProtocolMessageCommand referenced absent message ID ", id));
+        }
+        const temporal::api::protocol::v1::Message* message = it->second;
+        messages.erase(it);
+        if (absl::Status s = ApplyUpdateMessage(tx, *message, effects); !s.ok()) return s;
+        break;
+      }
       default:
         return absl::UnimplementedError(absl::StrCat(
             "command ", enums::CommandType_Name(command.command_type()),

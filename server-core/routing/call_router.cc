@@ -230,6 +230,16 @@ void CallRouter::Install(rpc::Dispatcher& d) {
   ByWorkflow<wf::GetWorkflowExecutionHistoryReverseRequest>(
       d, "GetWorkflowExecutionHistoryReverse", execution);
   ByWorkflow<wf::QueryWorkflowRequest>(d, "QueryWorkflow", execution);
+  ByWorkflow<wf::UpdateWorkflowExecutionRequest>(d, "UpdateWorkflowExecution", workflow_execution);
+  ByWorkflow<wf::PollWorkflowExecutionUpdateRequest>(
+      d, "PollWorkflowExecutionUpdate",
+      [](const auto& r) -> const std::string& { return r.update_ref().workflow_execution().workflow_id(); });
+  // Update-with-start: the workflow id of its start (the update must name the same).
+  ByWorkflow<wf::ExecuteMultiOperationRequest>(
+      d, "ExecuteMultiOperation", [](const auto& r) -> const std::string& {
+        static const std::string kNone;  // malformed: any host answers the error
+        return r.operations().empty() ? kNone : r.operations(0).start_workflow().workflow_id();
+      });
   ByWorkflow<wf::RespondActivityTaskCompletedByIdRequest>(d, "RespondActivityTaskCompletedById",
                                                           id);
   ByWorkflow<wf::RespondActivityTaskFailedByIdRequest>(d, "RespondActivityTaskFailedById", id);
