@@ -15,6 +15,7 @@ class AssembledPersistence final : public Persistence {
   VisibilityStore& visibility() override { return *stores_.visibility; }
   ArchivalQueueStore& archival_queue() override { return *stores_.archival_queue; }
   BatchStore& batches() override { return *stores_.batches; }
+  ScheduleStore& schedules() override { return *stores_.schedules; }
   MembershipStore& membership() override { return *stores_.membership; }
   std::string engine() const override { return facts_.engine; }
   std::string location() const override { return facts_.location; }

@@ -18,6 +18,7 @@ struct Stores {
   std::unique_ptr<ArchivalQueueStore> archival_queue;
   std::unique_ptr<MembershipStore> membership;
   std::unique_ptr<BatchStore> batches;
+  std::unique_ptr<ScheduleStore> schedules;
 };
 
 // What describes a backend: its engine name, the location banners show (never a password),

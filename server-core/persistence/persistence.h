@@ -8,6 +8,7 @@
 #include "absl/status/statusor.h"
 #include "server-core/persistence/archival_queue_store.h"
 #include "server-core/persistence/batch_store.h"
+#include "server-core/persistence/schedule_store.h"
 #include "server-core/persistence/cluster_metadata_store.h"
 #include "server-core/persistence/execution_store.h"
 #include "server-core/persistence/membership_store.h"
@@ -45,6 +46,7 @@ class Persistence {
   virtual VisibilityStore& visibility() = 0;
   virtual ArchivalQueueStore& archival_queue() = 0;
   virtual BatchStore& batches() = 0;
+  virtual ScheduleStore& schedules() = 0;
   virtual MembershipStore& membership() = 0;
   // For banners and DescribeCluster: "sqlite", and the file or ":memory:"; or "postgres",
   // and postgresql://USER@HOST:PORT/DB (never the password).

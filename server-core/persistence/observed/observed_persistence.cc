@@ -371,6 +371,48 @@ class ObservedBatchStore : public BatchStore {
   const Op create_, update_, get_, list_, running_;
 };
 
+class ObservedScheduleStore : public ScheduleStore {
+ public:
+  ObservedScheduleStore(ScheduleStore& inner, Observer& o)
+      : inner_(inner),
+        o_(o),
+        create_(o.Resolve("ScheduleCreate")),
+        update_(o.Resolve("ScheduleUpdate")),
+        get_(o.Resolve("ScheduleGet")),
+        delete_(o.Resolve("ScheduleDelete")),
+        list_(o.Resolve("ScheduleList")),
+        list_all_(o.Resolve("ScheduleListAll")) {}
+
+  absl::Status Create(const ScheduleRecord& record) override {
+    return o_.Run(create_, [&] { return inner_.Create(record); });
+  }
+  absl::Status Update(const ScheduleRecord& record, int64_t revision) override {
+    return o_.Run(update_, [&] { return inner_.Update(record, revision); });
+  }
+  absl::StatusOr<StoredSchedule> Get(const std::string& namespace_id,
+                                     const std::string& schedule_id) override {
+    return o_.Run(get_, [&] { return inner_.Get(namespace_id, schedule_id); });
+  }
+  absl::Status Delete(const std::string& namespace_id, const std::string& schedule_id) override {
+    return o_.Run(delete_, [&] { return inner_.Delete(namespace_id, schedule_id); });
+  }
+  absl::StatusOr<std::vector<StoredSchedule>> List(const std::string& namespace_id,
+                                                   const std::string& after_id,
+                                                   int32_t limit) override {
+    return o_.Run(list_, [&] { return inner_.List(namespace_id, after_id, limit); });
+  }
+  absl::StatusOr<std::vector<StoredSchedule>> ListAll(const std::string& after_namespace_id,
+                                                      const std::string& after_id,
+                                                      int32_t limit) override {
+    return o_.Run(list_all_, [&] { return inner_.ListAll(after_namespace_id, after_id, limit); });
+  }
+
+ private:
+  ScheduleStore& inner_;
+  Observer& o_;
+  const Op create_, update_, get_, delete_, list_, list_all_;
+};
+
 class ObservedPersistence : public Persistence {
  public:
   ObservedPersistence(std::unique_ptr<Persistence> inner, MetricsRegistry& metrics,
@@ -383,7 +425,8 @@ class ObservedPersistence : public Persistence {
         visibility_(inner_->visibility(), observer_),
         archival_queue_(inner_->archival_queue(), observer_),
         membership_(inner_->membership(), observer_),
-        batches_(inner_->batches(), observer_) {}
+        batches_(inner_->batches(), observer_),
+        schedules_(inner_->schedules(), observer_) {}
 
   NamespaceStore& namespaces() override { return namespaces_; }
   ClusterMetadataStore& cluster_metadata() override { return cluster_metadata_; }
@@ -392,6 +435,7 @@ class ObservedPersistence : public Persistence {
   ArchivalQueueStore& archival_queue() override { return archival_queue_; }
   MembershipStore& membership() override { return membership_; }
   BatchStore& batches() override { return batches_; }
+  ScheduleStore& schedules() override { return schedules_; }
   std::string engine() const override { return inner_->engine(); }
   std::string location() const override { return inner_->location(); }
   bool shared_by_hosts() const override { return inner_->shared_by_hosts(); }
@@ -406,6 +450,7 @@ class ObservedPersistence : public Persistence {
   ObservedArchivalQueueStore archival_queue_;
   ObservedMembershipStore membership_;
   ObservedBatchStore batches_;
+  ObservedScheduleStore schedules_;
 };
 
 }  // namespace

@@ -166,6 +166,15 @@ CREATE TABLE batch_operations (
 CREATE INDEX batch_operations_start ON batch_operations(namespace_id, start_ms);
 CREATE INDEX batch_operations_running ON batch_operations(running) WHERE running = 1;
 )sql"},
+      {8, "schedules: one record per schedule, changed by compare-and-swap on its revision", R"sql(
+CREATE TABLE schedules (
+  namespace_id TEXT COLLATE "C" NOT NULL,
+  schedule_id  TEXT COLLATE "C" NOT NULL,
+  revision     BIGINT NOT NULL,   -- 1 when created, +1 by each update
+  record       BYTEA NOT NULL,   -- tock.persistence.v1.ScheduleRecord
+  PRIMARY KEY (namespace_id, schedule_id)
+);
+)sql"},
   };
   return migrations;
 }

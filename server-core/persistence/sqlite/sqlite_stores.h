@@ -5,6 +5,7 @@
 
 #include "server-core/persistence/archival_queue_store.h"
 #include "server-core/persistence/batch_store.h"
+#include "server-core/persistence/schedule_store.h"
 #include "server-core/persistence/cluster_metadata_store.h"
 #include "server-core/persistence/execution_store.h"
 #include "server-core/persistence/membership_store.h"
@@ -21,5 +22,6 @@ std::unique_ptr<VisibilityStore> NewSqliteVisibilityStore(SqliteDb& db);
 std::unique_ptr<ArchivalQueueStore> NewSqliteArchivalQueueStore(SqliteDb& db);
 std::unique_ptr<MembershipStore> NewSqliteMembershipStore(SqliteDb& db);
 std::unique_ptr<BatchStore> NewSqliteBatchStore(SqliteDb& db);
+std::unique_ptr<ScheduleStore> NewSqliteScheduleStore(SqliteDb& db);
 
 }  // namespace tock::persistence

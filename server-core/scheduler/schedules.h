@@ -1,0 +1,134 @@
+// Schedules (WorkflowService CreateSchedule, DescribeSchedule, UpdateSchedule, PatchSchedule,
+// ListSchedules, DeleteSchedule, ListScheduleMatchingTimes) with Temporal's checks, messages
+// and semantics, and the runner that takes their actions.
+//
+// A schedule is a record (persistence::ScheduleStore) changed by compare-and-swap, by the API
+// calls of any host and by the runner. The runner of a schedule is the host that owns the
+// schedule's shard (hash of namespace id and schedule id), found by a scan every kScanInterval
+// and told at once of the schedules this host creates or changes. It wakes each schedule at
+// its next action time on the server's clock (so AdvanceTime moves schedules too; Wake() is
+// called then), buffers the times due, decides under the overlap policy, and makes each start,
+// cancel and terminate as a call to the frontend (this server's own address), like a client.
+//
+// No action is lost or made twice across a crash: the starts decided are written to the
+// record ("starting") before they are made, and each has a workflow id (the action's id and
+// the nominal time) and a request id derived from the schedule and the start; after a restart
+// the runner makes them again, and the server answers a repeated request id with the run it
+// started the first time (or AlreadyStarted with that request id, taken as done).
+//
+// Thread safety: safe from many threads.
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "lib/common/clock.h"
+#include "lib/common/log.h"
+#include "server-core/frontend/namespace_engine.h"
+#include "server-core/persistence/schedule_store.h"
+#include "server-core/rpc/dispatcher.h"
+#include "server-core/scheduler/schedule_logic.h"
+#include "temporal/api/workflowservice/v1/service.grpc.pb.h"
+
+namespace tock::server::scheduler {
+
+namespace wf = temporal::api::workflowservice::v1;
+
+class Schedules {
+ public:
+  static constexpr int kWorkers = 8;
+  static constexpr absl::Duration kScanInterval = absl::Seconds(5);
+
+  // `owns(namespace_id, schedule_id)`: whether this host runs that schedule (one host: always).
+  Schedules(persistence::ScheduleStore& store, frontend::NamespaceEngine& namespaces, Clock& clock,
+            Logger& logger, std::function<bool(const std::string&, const std::string&)> owns);
+  ~Schedules();
+
+  // Starts the runner, calling the frontend at `frontend_address`. Call once the server listens.
+  void Start(const std::string& frontend_address);
+  // Stops the runner (records stay as they are; the next start goes on from them).
+  void Shutdown();
+  // The server's clock moved (AdvanceTime): look at every schedule's next time again.
+  void Wake();
+
+  absl::StatusOr<wf::CreateScheduleResponse> Create(const wf::CreateScheduleRequest& req);
+  absl::StatusOr<wf::DescribeScheduleResponse> Describe(const wf::DescribeScheduleRequest& req);
+  absl::StatusOr<wf::UpdateScheduleResponse> Update(const wf::UpdateScheduleRequest& req);
+  absl::StatusOr<wf::PatchScheduleResponse> Patch(const wf::PatchScheduleRequest& req);
+  absl::StatusOr<wf::ListSchedulesResponse> List(const wf::ListSchedulesRequest& req);
+  absl::StatusOr<wf::DeleteScheduleResponse> Delete(const wf::DeleteScheduleRequest& req);
+  absl::StatusOr<wf::ListScheduleMatchingTimesResponse> MatchingTimes(
+      const wf::ListScheduleMatchingTimesRequest& req);
+
+ private:
+  struct Entry {
+    std::string namespace_id, schedule_id;
+    std::optional<absl::Time> due;  // nullopt: nothing to do until a change
+    bool busy = false;              // a worker has it
+    bool again = false;             // changed while busy: look again right after
+  };
+
+  // Read, change, write with the revision read; again on a concurrent change. `change`
+  // returns false to write nothing.
+  absl::StatusOr<ScheduleRecord> Mutate(const std::string& namespace_id,
+                                        const std::string& schedule_id,
+                                        const std::function<absl::Status(ScheduleRecord&, bool*)>& change);
+  // The schedule named by a request, or NOT_FOUND "schedule not found".
+  absl::StatusOr<persistence::StoredSchedule> Find(const std::string& namespace_id,
+                                                   const std::string& schedule_id);
+  // A patch's trigger, backfills, pause and unpause applied to the record.
+  absl::Status ApplyPatch(ScheduleRecord& r, const temporal::api::schedule::v1::SchedulePatch& p);
+  // Tells the runner (when this host runs the schedule) to look at it now.
+  void Touch(const std::string& namespace_id, const std::string& schedule_id);
+
+  void Loop();
+  void Work();
+  // One look at a schedule: buffer what is due, refresh, decide, start. Returns when to look
+  // again (nullopt: not until a change; the schedule was deleted or is not ours any more).
+  std::optional<absl::Time> Tick(const std::string& namespace_id, const std::string& schedule_id);
+  void Scan();
+
+  // Calls to the frontend.
+  struct RunStatus {
+    enums::WorkflowExecutionStatus status = enums::WORKFLOW_EXECUTION_STATUS_UNSPECIFIED;
+    std::string failure_message;
+    std::string failure;  // temporal.api.failure.v1.Failure bytes
+    std::optional<temporal::api::common::v1::Payloads> result;
+  };
+  absl::StatusOr<RunStatus> Watch(const ScheduleRecord& r,
+                                  const temporal::api::common::v1::WorkflowExecution& ex);
+  // The start's run id; ALREADY_EXISTS when another run holds the workflow id.
+  absl::StatusOr<std::string> StartAction(const ScheduleRecord& r, const BufferedStart& start);
+  void CancelOrTerminate(const ScheduleRecord& r, bool terminate);
+
+  persistence::ScheduleStore& store_;
+  frontend::NamespaceEngine& namespaces_;
+  Clock& clock_;
+  Logger& logger_;
+  std::function<bool(const std::string&, const std::string&)> owns_;
+  std::unique_ptr<wf::WorkflowService::Stub> frontend_;
+
+  std::mutex mu_;
+  std::condition_variable wake_;       // the loop
+  std::condition_variable work_ready_;  // the workers
+  bool shutdown_ = false;
+  bool started_ = false;
+  std::map<std::string, Entry> entries_;  // by namespace id + "/" + schedule id
+  std::deque<std::string> work_;
+  absl::Time last_scan_ = absl::InfinitePast();
+  std::thread loop_;
+  std::vector<std::thread> workers_;
+};
+
+// Registers the seven schedule calls of WorkflowService.
+void RegisterScheduleHandlers(rpc::Dispatcher& dispatcher, Schedules& schedules);
+
+}  // namespace tock::server::scheduler

@@ -1,0 +1,141 @@
+// What a schedule does with its record (server-core/scheduler/schedule_logic.h), without a
+// server: spec times buffered within the catch-up window, nothing while paused, manual
+// (backfill) ranges, Temporal's overlap decisions, workflow and request ids, future times.
+#include "server-core/scheduler/schedule_logic.h"
+
+#include <gtest/gtest.h>
+
+#include "lib/common/proto_time.h"
+#include "lib/common/time_format.h"
+
+namespace tock::server::scheduler {
+namespace {
+
+const absl::Time kT0 = absl::FromUnixSeconds(1'767'225'600);  // 2026-01-01T00:00:00Z
+
+ScheduleRecord Hourly(enums::ScheduleOverlapPolicy overlap = enums::SCHEDULE_OVERLAP_POLICY_UNSPECIFIED) {
+  ScheduleRecord r;
+  r.set_namespace_id("ns-id");
+  r.set_schedule_id("sched");
+  *r.mutable_schedule()->mutable_spec()->add_interval()->mutable_interval() = ToProtoDuration(absl::Hours(1));
+  r.mutable_schedule()->mutable_action()->mutable_start_workflow()->set_workflow_id("wf");
+  r.mutable_schedule()->mutable_policies()->set_overlap_policy(overlap);
+  EnsureDefaults(r);
+  *r.mutable_last_processed_time() = ToProtoTime(kT0);
+  return r;
+}
+
+CompiledSpec SpecOf(const ScheduleRecord& r) { return *CompiledSpec::Compile(r.schedule().spec()); }
+
+TEST(ScheduleLogicTest, DefaultsShowInDescribe) {
+  ScheduleRecord r = Hourly();
+  EXPECT_EQ(r.schedule().policies().overlap_policy(), enums::SCHEDULE_OVERLAP_POLICY_SKIP);
+  EXPECT_EQ(FromProtoDuration(r.schedule().policies().catchup_window()), absl::Hours(365 * 24));
+  r.mutable_schedule()->mutable_policies()->mutable_catchup_window()->set_seconds(1);
+  EXPECT_EQ(CatchupWindow(r), absl::Seconds(10)) << "at least 10 s, as Temporal";
+}
+
+TEST(ScheduleLogicTest, BuffersDueTimesAndCountsThoseOutsideTheCatchupWindow) {
+  ScheduleRecord r = Hourly();
+  *r.mutable_schedule()->mutable_policies()->mutable_catchup_window() = ToProtoDuration(absl::Minutes(90));
+  CompiledSpec spec = SpecOf(r);
+  // Five hours late: 01:00..05:00 due; only 04:00 and 05:00 are within 90 minutes of 05:00.
+  ProcessTimeRange(r, spec, kT0, kT0 + absl::Hours(5), enums::SCHEDULE_OVERLAP_POLICY_UNSPECIFIED, false, 0);
+  ASSERT_EQ(r.buffered_starts_size(), 2);
+  EXPECT_EQ(FromProtoTime(r.buffered_starts(0).nominal_time()), kT0 + absl::Hours(4));
+  EXPECT_EQ(FromProtoTime(r.buffered_starts(1).nominal_time()), kT0 + absl::Hours(5));
+  EXPECT_EQ(r.info().missed_catchup_window(), 3);
+  EXPECT_NE(r.buffered_starts(0).sequence(), r.buffered_starts(1).sequence());
+}
+
+TEST(ScheduleLogicTest, NothingWhilePausedOrOutOfActionsButBackfillsStillRun) {
+  ScheduleRecord r = Hourly();
+  CompiledSpec spec = SpecOf(r);
+  r.mutable_schedule()->mutable_state()->set_paused(true);
+  ProcessTimeRange(r, spec, kT0, kT0 + absl::Hours(3), enums::SCHEDULE_OVERLAP_POLICY_UNSPECIFIED, false, 0);
+  EXPECT_EQ(r.buffered_starts_size(), 0);
+  EXPECT_EQ(r.info().missed_catchup_window(), 0) << "paused time is not missed";
+  EXPECT_FALSE(NextWakeup(r, &spec, kT0).has_value());
+  // A backfill is manual: paused or not; a limit leaves the rest for the next look.
+  std::optional<absl::Time> more = ProcessTimeRange(r, spec, kT0 - absl::Milliseconds(1), kT0 + absl::Hours(3),
+                                                    enums::SCHEDULE_OVERLAP_POLICY_ALLOW_ALL, true, 2);
+  ASSERT_EQ(r.buffered_starts_size(), 2);
+  EXPECT_EQ(FromProtoTime(r.buffered_starts(0).nominal_time()), kT0) << "start inclusive";
+  ASSERT_TRUE(more.has_value());
+  EXPECT_EQ(*more, kT0 + absl::Hours(1));
+  EXPECT_FALSE(ProcessTimeRange(r, spec, *more, kT0 + absl::Hours(3), enums::SCHEDULE_OVERLAP_POLICY_ALLOW_ALL,
+                                true, 10)
+                   .has_value());
+  EXPECT_EQ(r.buffered_starts_size(), 4);
+  EXPECT_TRUE(r.buffered_starts(3).manual());
+
+  ScheduleRecord limited = Hourly();
+  limited.mutable_schedule()->mutable_state()->set_limited_actions(true);
+  limited.mutable_schedule()->mutable_state()->set_remaining_actions(0);
+  EXPECT_FALSE(CanTakeScheduledAction(limited));
+  limited.mutable_schedule()->mutable_state()->set_remaining_actions(2);
+  EXPECT_EQ(FutureActionTimes(limited, &spec, 10).size(), 2u);
+}
+
+ScheduleRecord WithBuffer(enums::ScheduleOverlapPolicy policy, int n) {
+  ScheduleRecord r = Hourly(policy);
+  for (int i = 0; i < n; ++i) {
+    AddStart(r, kT0 + absl::Hours(i), kT0 + absl::Hours(i), enums::SCHEDULE_OVERLAP_POLICY_UNSPECIFIED, false);
+  }
+  return r;
+}
+
+TEST(ScheduleLogicTest, OverlapPoliciesDecideAsTemporals) {
+  // Nothing running: the first starts whatever the policy.
+  BufferAction a = ProcessBuffer(WithBuffer(enums::SCHEDULE_OVERLAP_POLICY_SKIP, 1), false);
+  EXPECT_TRUE(a.non_overlapping_start.has_value());
+  // Running: Skip drops and counts.
+  a = ProcessBuffer(WithBuffer(enums::SCHEDULE_OVERLAP_POLICY_SKIP, 2), true);
+  EXPECT_FALSE(a.non_overlapping_start.has_value());
+  EXPECT_EQ(a.overlap_skipped, 2);
+  EXPECT_TRUE(a.new_buffer.empty());
+  // BufferOne keeps the first, skips the rest; BufferAll keeps all.
+  a = ProcessBuffer(WithBuffer(enums::SCHEDULE_OVERLAP_POLICY_BUFFER_ONE, 3), true);
+  EXPECT_EQ(a.new_buffer.size(), 1u);
+  EXPECT_EQ(a.overlap_skipped, 2);
+  a = ProcessBuffer(WithBuffer(enums::SCHEDULE_OVERLAP_POLICY_BUFFER_ALL, 3), true);
+  EXPECT_EQ(a.new_buffer.size(), 3u);
+  EXPECT_EQ(a.overlap_skipped, 0);
+  // Cancel/TerminateOther: end the running one, keep the start for when it closed.
+  a = ProcessBuffer(WithBuffer(enums::SCHEDULE_OVERLAP_POLICY_CANCEL_OTHER, 1), true);
+  EXPECT_TRUE(a.need_cancel);
+  EXPECT_FALSE(a.need_terminate);
+  EXPECT_EQ(a.new_buffer.size(), 1u);
+  a = ProcessBuffer(WithBuffer(enums::SCHEDULE_OVERLAP_POLICY_TERMINATE_OTHER, 2), false);
+  EXPECT_FALSE(a.need_terminate) << "nothing runs: the later start replaces the earlier";
+  ASSERT_TRUE(a.non_overlapping_start.has_value());
+  EXPECT_EQ(FromProtoTime(a.non_overlapping_start->nominal_time()), kT0 + absl::Hours(1));
+  // AllowAll: all at once.
+  a = ProcessBuffer(WithBuffer(enums::SCHEDULE_OVERLAP_POLICY_ALLOW_ALL, 3), true);
+  EXPECT_EQ(a.overlapping_starts.size(), 3u);
+  EXPECT_FALSE(a.non_overlapping_start.has_value());
+}
+
+TEST(ScheduleLogicTest, IdsAreDerivedFromTheStart) {
+  ScheduleRecord r = WithBuffer(enums::SCHEDULE_OVERLAP_POLICY_SKIP, 2);
+  EXPECT_EQ(ActionWorkflowId(r, r.buffered_starts(1)), "wf-2026-01-01T01:00:00Z");
+  EXPECT_EQ(ActionRequestId(r, r.buffered_starts(0)), ActionRequestId(r, r.buffered_starts(0)))
+      << "the same after a restart";
+  EXPECT_NE(ActionRequestId(r, r.buffered_starts(0)), ActionRequestId(r, r.buffered_starts(1)));
+  EXPECT_EQ(DecodeConflictToken(EncodeConflictToken(0x0102030405060708)), 0x0102030405060708);
+  EXPECT_EQ(EncodeConflictToken(1), std::string("\0\0\0\0\0\0\0\1", 8));
+}
+
+TEST(ScheduleLogicTest, FutureTimesSkipThoseBeforeTheLastUpdate) {
+  ScheduleRecord r = Hourly();
+  CompiledSpec spec = SpecOf(r);
+  *r.mutable_info()->mutable_update_time() = ToProtoTime(kT0 + absl::Minutes(150));
+  std::vector<absl::Time> next = FutureActionTimes(r, &spec, 2);
+  ASSERT_EQ(next.size(), 2u);
+  EXPECT_EQ(next[0], kT0 + absl::Hours(3));
+  EXPECT_EQ(*NextWakeup(r, &spec, kT0), kT0 + absl::Hours(1))
+      << "the runner wakes at the first time and drops it (before the update)";
+}
+
+}  // namespace
+}  // namespace tock::server::scheduler
