@@ -163,6 +163,20 @@ test('an update waited for until accepted is polled for its result, across a kil
   }, { taskQueue });
 });
 
+test('an accepted update of a workflow that ends first fails with Temporal\'s failure', DEADLINE, async () => {
+  await withWorker(async (taskQueue) => {
+    const handle = await client.workflow.start('counter', { taskQueue, workflowId: uniqueName('ended'), args: [0] });
+    const update = await handle.startUpdate('addWhenReleased', { args: [1], waitForStage: WorkflowUpdateStage.ACCEPTED });
+    await handle.terminate('ended before the update');
+    const err = await rejection(update.result());
+    assert.ok(err instanceof WorkflowUpdateFailedError, String(err));
+    assert.equal(
+      err.cause?.message,
+      'Workflow Update failed because the Workflow completed before the Update completed.',
+    );
+  });
+});
+
 test('update-with-start starts the workflow with the update, then updates the running one', DEADLINE, async () => {
   await withWorker(async (taskQueue) => {
     const workflowId = uniqueName('uws');
