@@ -1,8 +1,9 @@
 // The history engine driven directly (no gRPC) on a manual clock: timers never fire before
 // their started event's time plus their duration, signal-with-start writes the signal into
 // the new run before its first workflow task, the timer queue keeps only a bounded window
-// of stored timers in memory and fires each once, and concurrent continue-as-new and reads
-// of the new run are safe (run under TSAN by scripts/sanitize.sh thread).
+// of stored timers in memory and fires each once, concurrent continue-as-new and reads
+// of the new run are safe (run under TSAN by scripts/sanitize.sh thread), and workflow
+// updates: unanswered ones rejected, unaccepted ones following a continue-as-new, limits.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -316,6 +317,177 @@ TEST_F(EngineFixture, ContinueAsNewAndReadsOfTheNewRunDoNotRace) {
   auto current = persistence_->executions().GetCurrentRun(ns_.id, "can");
   ASSERT_TRUE(current.ok());
   EXPECT_NE(current->run_id, started->run_id());
+}
+
+// Update calls answer through a callback; this keeps the answer for the test to wait on.
+template <typename Response>
+struct Answer {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::optional<absl::StatusOr<Response>> value;
+  void Set(absl::StatusOr<Response> v) {
+    std::lock_guard lock(mu);
+    value = std::move(v);
+    cv.notify_all();
+  }
+  absl::StatusOr<Response> Wait() {
+    std::unique_lock lock(mu);
+    if (!cv.wait_for(lock, absl::ToChronoNanoseconds(kWait), [&] { return value.has_value(); })) {
+      return absl::DeadlineExceededError("no answer");
+    }
+    return *value;
+  }
+  bool Answered() {
+    std::lock_guard lock(mu);
+    return value.has_value();
+  }
+};
+using UpdateAnswer = Answer<wf::UpdateWorkflowExecutionResponse>;
+
+wf::UpdateWorkflowExecutionRequest UpdateRequest(const std::string& workflow_id,
+                                                 const std::string& update_id) {
+  wf::UpdateWorkflowExecutionRequest req;
+  req.mutable_workflow_execution()->set_workflow_id(workflow_id);
+  req.mutable_request()->mutable_meta()->set_update_id(update_id);
+  req.mutable_request()->mutable_input()->set_name("add");
+  return req;
+}
+
+// Sends an update; the answer comes later (or never: the caller's deadline is far).
+std::shared_ptr<UpdateAnswer> SendUpdate(HistoryEngine& engine, const NamespaceRef& ns,
+                                         const wf::UpdateWorkflowExecutionRequest& req) {
+  auto answer = std::make_shared<UpdateAnswer>();
+  engine.UpdateWorkflow(ns, req, absl::InfiniteFuture(),
+                        [answer](absl::StatusOr<wf::UpdateWorkflowExecutionResponse> r) {
+                          answer->Set(std::move(r));
+                        });
+  return answer;
+}
+
+// The worker's messages that accept update `id` (delivered by `request`) and complete it.
+void AcceptAndComplete(wf::RespondWorkflowTaskCompletedRequest& done,
+                       const temporal::api::protocol::v1::Message& request) {
+  const std::string& id = request.protocol_instance_id();
+  temporal::api::update::v1::Acceptance acceptance;
+  acceptance.set_accepted_request_message_id(request.id());
+  acceptance.set_accepted_request_sequencing_event_id(request.event_id());
+  auto* accept = done.add_messages();
+  accept->set_id(id + "/accept");
+  accept->set_protocol_instance_id(id);
+  accept->mutable_body()->PackFrom(acceptance);
+  temporal::api::update::v1::Response response;
+  response.mutable_meta()->set_update_id(id);
+  response.mutable_outcome()->mutable_success()->add_payloads()->set_data("42");
+  auto* respond = done.add_messages();
+  respond->set_id(id + "/complete");
+  respond->set_protocol_instance_id(id);
+  respond->mutable_body()->PackFrom(response);
+  for (const char* suffix : {"/accept", "/complete"}) {
+    auto* cmd = done.add_commands();
+    cmd->set_command_type(enums::COMMAND_TYPE_PROTOCOL_MESSAGE);
+    cmd->mutable_protocol_message_command_attributes()->set_message_id(id + suffix);
+  }
+}
+
+TEST_F(EngineFixture, AnUpdateTheWorkerDoesNotAnswerIsRejectedAsUnprocessed) {
+  ASSERT_TRUE(engine_->StartWorkflow(ns_, StartRequest("unanswered")).ok());
+  auto first = PollWorkflowTask("q");
+  ASSERT_TRUE(first.ok()) << first.status();
+  wf::RespondWorkflowTaskCompletedRequest done;
+  done.set_task_token(first->task_token());
+  ASSERT_TRUE(engine_->RespondWorkflowTaskCompleted(ns_, done).ok());
+
+  auto answer = SendUpdate(*engine_, ns_, UpdateRequest("unanswered", "u1"));
+  auto task = PollWorkflowTask("q");
+  ASSERT_TRUE(task.ok()) << task.status();
+  ASSERT_EQ(task->messages_size(), 1);
+  EXPECT_EQ(task->messages(0).id(), "u1/request");
+  EXPECT_EQ(task->messages(0).event_id(), task->started_event_id() - 1);
+  wf::RespondWorkflowTaskCompletedRequest ignored;
+  ignored.set_task_token(task->task_token());
+  ASSERT_TRUE(engine_->RespondWorkflowTaskCompleted(ns_, ignored).ok());
+
+  auto result = answer->Wait();
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->stage(), enums::UPDATE_WORKFLOW_EXECUTION_LIFECYCLE_STAGE_COMPLETED);
+  EXPECT_EQ(result->outcome().failure().application_failure_info().type(), "UnprocessedUpdate");
+  for (const HistoryEvent& e : History(task->workflow_execution().run_id())) {
+    EXPECT_NE(e.event_type(), enums::EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED);
+  }
+}
+
+TEST_F(EngineFixture, AnUpdateNotYetAcceptedFollowsTheRunIntoItsContinuation) {
+  auto started = engine_->StartWorkflow(ns_, StartRequest("moves"));
+  ASSERT_TRUE(started.ok());
+  auto first = PollWorkflowTask("q");
+  ASSERT_TRUE(first.ok()) << first.status();
+  // Admitted while the task runs; the task continues as new without having seen it.
+  auto answer = SendUpdate(*engine_, ns_, UpdateRequest("moves", "u1"));
+  wf::RespondWorkflowTaskCompletedRequest done;
+  done.set_task_token(first->task_token());
+  auto* cmd = done.add_commands();
+  cmd->set_command_type(enums::COMMAND_TYPE_CONTINUE_AS_NEW_WORKFLOW_EXECUTION);
+  cmd->mutable_continue_as_new_workflow_execution_command_attributes()->mutable_workflow_type()->set_name("flow");
+  ASSERT_TRUE(engine_->RespondWorkflowTaskCompleted(ns_, done).ok());
+
+  auto next = PollWorkflowTask("q");
+  ASSERT_TRUE(next.ok()) << next.status();
+  EXPECT_NE(next->workflow_execution().run_id(), started->run_id());
+  ASSERT_EQ(next->messages_size(), 1) << "the new run's first task carries the update";
+  wf::RespondWorkflowTaskCompletedRequest accept;
+  accept.set_task_token(next->task_token());
+  AcceptAndComplete(accept, next->messages(0));
+  ASSERT_TRUE(engine_->RespondWorkflowTaskCompleted(ns_, accept).ok());
+
+  auto result = answer->Wait();
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->update_ref().workflow_execution().run_id(), next->workflow_execution().run_id());
+  EXPECT_EQ(result->outcome().success().payloads(0).data(), "42");
+}
+
+TEST_F(EngineFixture, UpdatesInFlightAreLimitedAndMessagesMustExist) {
+  Limits limits;
+  limits.in_flight_updates = 2;
+  engine_->SetLimits(limits);
+  ASSERT_TRUE(engine_->StartWorkflow(ns_, StartRequest("limited")).ok());
+  auto a = SendUpdate(*engine_, ns_, UpdateRequest("limited", "a"));
+  auto b = SendUpdate(*engine_, ns_, UpdateRequest("limited", "b"));
+  auto c = SendUpdate(*engine_, ns_, UpdateRequest("limited", "c"));
+  auto refused = c->Wait();
+  ASSERT_EQ(refused.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(refused.status().message(),
+            "limit on number of concurrent in-flight updates has been reached (2)");
+  EXPECT_FALSE(a->Answered());
+
+  // One task carries both, in admission order; a command naming a message not sent fails the
+  // completion and writes nothing.
+  auto task = PollWorkflowTask("q");
+  ASSERT_TRUE(task.ok()) << task.status();
+  ASSERT_EQ(task->messages_size(), 2);
+  EXPECT_EQ(task->messages(0).protocol_instance_id(), "a");
+  EXPECT_EQ(task->messages(1).protocol_instance_id(), "b");
+  wf::RespondWorkflowTaskCompletedRequest bad;
+  bad.set_task_token(task->task_token());
+  auto* cmd = bad.add_commands();
+  cmd->set_command_type(enums::COMMAND_TYPE_PROTOCOL_MESSAGE);
+  cmd->mutable_protocol_message_command_attributes()->set_message_id("nowhere");
+  absl::StatusOr<wf::RespondWorkflowTaskCompletedResponse> failed =
+      engine_->RespondWorkflowTaskCompleted(ns_, bad);
+  EXPECT_EQ(failed.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(failed.status().message(), "ProtocolMessageCommand referenced absent message ID nowhere");
+
+  wf::RespondWorkflowTaskCompletedRequest both;
+  both.set_task_token(task->task_token());
+  AcceptAndComplete(both, task->messages(0));
+  AcceptAndComplete(both, task->messages(1));
+  ASSERT_TRUE(engine_->RespondWorkflowTaskCompleted(ns_, both).ok());
+  ASSERT_TRUE(a->Wait().ok());
+  ASSERT_TRUE(b->Wait().ok());
+  // A repeated id after completion is answered from the history, not run again.
+  auto again = SendUpdate(*engine_, ns_, UpdateRequest("limited", "a"));
+  auto repeated = again->Wait();
+  ASSERT_TRUE(repeated.ok()) << repeated.status();
+  EXPECT_EQ(repeated->outcome().success().payloads(0).data(), "42");
 }
 
 // Temporal's per-workflow limits, small here so that a test reaches them.
