@@ -13,6 +13,7 @@
 #include "lib/common/time_format.h"
 #include "lib/common/timer_thread.h"
 #include "server-core/frontend/batch_operations.h"
+#include "server-core/scheduler/schedules.h"
 #include "server-core/frontend/handlers.h"
 #include "server-core/frontend/namespace_engine.h"
 #include "server-core/http/http_server.h"
@@ -181,6 +182,13 @@ class TockServerImpl : public TockServer {
           return shards_->Owns(shards_->ShardFor(namespace_id, job_id));
         });
     frontend::RegisterBatchHandlers(dispatcher_, *batches_);
+    // A schedule runs on the host that owns its shard too.
+    schedules_ = std::make_unique<scheduler::Schedules>(
+        persistence_->schedules(), *namespaces_, clock_, logger_,
+        [this](const std::string& namespace_id, const std::string& schedule_id) {
+          return shards_->Owns(shards_->ShardFor(namespace_id, schedule_id));
+        });
+    scheduler::RegisterScheduleHandlers(dispatcher_, *schedules_);
     if (shared_database) {
       // Any host accepts any call: those about a run or a task queue go to its owner.
       routing::RegisterHostService(dispatcher_, *history_, *matching_, *placement_);
@@ -217,6 +225,9 @@ class TockServerImpl : public TockServer {
     batches_->Start(config_.ip == "0.0.0.0" || config_.ip.empty()
                         ? absl::StrCat("127.0.0.1:", bound_port_)
                         : address());
+    schedules_->Start(config_.ip == "0.0.0.0" || config_.ip.empty()
+                          ? absl::StrCat("127.0.0.1:", bound_port_)
+                          : address());
     // Injected faults start now that the start itself can no longer be failed by them.
     if (faults_) faults_->Arm();
     logger_.Info("tock-server started",
@@ -307,6 +318,7 @@ class TockServerImpl : public TockServer {
           absl::StatusOr<int64_t> deleted = retention_->ScanAfter([&] { clock_.Advance(d); });
           history_->WakeTimers();  // timers now due fire without waiting
           archiver_->Wake();      // so do archival steps (retention passed, retries due)
+          if (schedules_) schedules_->Wake();  // and schedules' actions
           if (!deleted.ok()) return deleted.status();
           tock::admin::v1::AdvanceTimeResponse out;
           *out.mutable_server_time() = ToProtoTime(clock_.Now());
@@ -413,6 +425,7 @@ class TockServerImpl : public TockServer {
     // shutdown of gRPC below.
     // Batches first: their calls in flight go to this server, which still answers them.
     if (batches_) batches_->Shutdown();
+    if (schedules_) schedules_->Shutdown();
     if (call_router_) call_router_->Stop();
     if (routed_history_) routed_history_->Stop();
     if (matching_) matching_->ReleasePolls();
@@ -433,6 +446,7 @@ class TockServerImpl : public TockServer {
     timer_thread_.reset();
     retention_.reset();
     batches_.reset();
+    schedules_.reset();
     archiver_.reset();
     archives_.reset();
     history_.reset();
@@ -488,6 +502,7 @@ class TockServerImpl : public TockServer {
   std::unique_ptr<archiver::ArchiveRegistry> archives_;
   std::unique_ptr<worker::Archiver> archiver_;
   std::unique_ptr<frontend::BatchOperations> batches_;
+  std::unique_ptr<scheduler::Schedules> schedules_;
   std::vector<std::string> registered_names_;
   rpc::Dispatcher dispatcher_;
   std::unique_ptr<grpc::Server> server_;

@@ -3,6 +3,7 @@
 #include "cmd/tock/commands/activity.h"
 #include "cmd/tock/commands/archival.h"
 #include "cmd/tock/commands/batch.h"
+#include "cmd/tock/commands/schedule.h"
 #include "cmd/tock/commands/cluster.h"
 #include "cmd/tock/commands/completion.h"
 #include "cmd/tock/commands/namespace.h"
@@ -123,6 +124,7 @@ void BuildApp(CLI::App& app, CommandContext& ctx) {
   AddActivityCommands(app, ctx);
   AddOperatorCommands(app, ctx);
   AddBatchCommands(app, ctx);
+  AddScheduleCommands(app, ctx);
   AddArchivalCommands(app, ctx);
   AddServerCommands(app, ctx);
   AddCompletionCommands(app, ctx);

@@ -62,9 +62,15 @@ tock::admin::v1::NamespaceVersion ToApiVersion(const persistence::NamespaceVersi
 
 }  // namespace
 
+// What every namespace of this server supports (shown by DescribeNamespace, not stored).
+static void SetCapabilities(temporal::api::namespace_::v1::NamespaceInfo& info) {
+  info.set_supports_schedules(true);
+}
+
 wf::DescribeNamespaceResponse ToDescribeResponse(const persistence::NamespaceRecord& record) {
   wf::DescribeNamespaceResponse out;
   *out.mutable_namespace_info() = record.info();
+  SetCapabilities(*out.mutable_namespace_info());
   *out.mutable_config() = record.config();
   *out.mutable_replication_config() = record.replication_config();
   out.set_failover_version(record.failover_version());
@@ -371,6 +377,7 @@ absl::StatusOr<wf::UpdateNamespaceResponse> NamespaceEngine::UpdateOnce(
 
   wf::UpdateNamespaceResponse out;
   *out.mutable_namespace_info() = result->info();
+  SetCapabilities(*out.mutable_namespace_info());
   *out.mutable_config() = result->config();
   *out.mutable_replication_config() = result->replication_config();
   out.set_failover_version(result->failover_version());

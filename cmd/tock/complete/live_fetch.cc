@@ -166,6 +166,25 @@ absl::StatusOr<std::vector<Candidate>> FetchBatchJobs(client::Connection& connec
   return running;
 }
 
+absl::StatusOr<std::vector<Candidate>> FetchSchedules(client::Connection& connection,
+                                                      const std::string& namespace_name,
+                                                      absl::Time deadline, int limit) {
+  std::vector<Candidate> out;
+  wf::ListSchedulesRequest request;
+  request.set_namespace_(namespace_name);
+  request.set_maximum_page_size(limit);
+  do {
+    auto page = CallBy(connection, connection.workflow(), &wf::WorkflowService::Stub::ListSchedules,
+                       request, namespace_name, deadline);
+    if (!page.ok()) return page.status();
+    for (const auto& e : page->schedules()) {
+      out.push_back({e.schedule_id(), e.info().paused() ? "paused" : e.info().workflow_type().name()});
+    }
+    request.set_next_page_token(page->next_page_token());
+  } while (!request.next_page_token().empty() && static_cast<int>(out.size()) < limit);
+  return out;
+}
+
 std::vector<Candidate> EventTypeNames() {
   std::vector<Candidate> out;
   const auto* descriptor = enums::EventType_descriptor();

@@ -43,6 +43,12 @@ absl::StatusOr<std::vector<Candidate>> FetchBatchJobs(client::Connection& connec
                                                       const std::string& namespace_name,
                                                       absl::Time deadline, int limit);
 
+// The namespace's schedule ids (ListSchedules), by id, with "paused" or the workflow type as
+// description.
+absl::StatusOr<std::vector<Candidate>> FetchSchedules(client::Connection& connection,
+                                                      const std::string& namespace_name,
+                                                      absl::Time deadline, int limit);
+
 // temporal.api.enums.v1.EventType names as the Temporal CLI writes them (WorkflowExecutionStarted),
 // UNSPECIFIED left out; no server call.
 std::vector<Candidate> EventTypeNames();

@@ -19,6 +19,10 @@ const std::vector<ValueRule>& ValueRules() {
       {"", "--search-attribute", ValueKind::kSearchAttributeAssignment},
       {"batch describe", "--job-id", ValueKind::kBatchJobId},
       {"batch stop", "--job-id", ValueKind::kBatchJobId},
+      {"schedule", "--schedule-id", ValueKind::kScheduleId},
+      {"schedule create", "--schedule-id", ValueKind::kNone},  // a new id
+      {"schedule create", "--workflow-id", ValueKind::kNone},
+      {"schedule update", "--workflow-id", ValueKind::kNone},
       {"", "--active-cluster", ValueKind::kClusterName},
       {"", "--clusters", ValueKind::kClusterName},
       {"", "--tls-ca-cert", ValueKind::kFile},
@@ -50,6 +54,8 @@ std::string_view ValueKindName(ValueKind kind) {
       return "search attribute assignment";
     case ValueKind::kBatchJobId:
       return "batch job id";
+    case ValueKind::kScheduleId:
+      return "schedule id";
     case ValueKind::kFile:
       return "file";
   }

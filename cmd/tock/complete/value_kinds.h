@@ -20,6 +20,7 @@ enum class ValueKind {
   kSearchAttribute,  // custom search attribute names (server: OperatorService.ListSearchAttributes)
   kSearchAttributeAssignment,  // "NAME=" of each custom search attribute, to type a value after
   kBatchJobId,   // batch job ids, running first (server: ListBatchOperations)
+  kScheduleId,   // schedule ids, by id (server: ListSchedules)
   kFile,         // a local path
 };
 

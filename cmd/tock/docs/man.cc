@@ -269,6 +269,23 @@ const std::map<std::string, std::string>& GroupProse() {
        "stopped with batch stop ends in state Failed, and a command waiting for it exits 1. "
        "Job ids are unique per namespace (a new UUID unless --job-id is given; one in use is "
        "exit 5)."},
+      {"schedule",
+       "A schedule starts a workflow at the times of its spec, in the namespace of "
+       "--namespace: cron strings (5 to 7 fields: optional seconds first and year last, "
+       "names of months and days, @daily and the like, @every 1h/15m, a CRON_TZ= prefix), "
+       "intervals with a phase (--interval 1h/15m fires at 00:15, 01:15 ...) and calendars "
+       "given as a CalendarSpec in JSON, in the time zone of --time-zone (a day repeated or "
+       "skipped by daylight saving time fires as Temporal fires it). The server checks the "
+       "spec and answers with Temporal's words (\"Invalid schedule spec: Minute is not in "
+       "range [0-59]\", exit 2). Each action starts a workflow whose id is --workflow-id "
+       "followed by the action's time in RFC 3339 (report-2026-11-25T02:00:00Z), so an action "
+       "is never started twice. The overlap policy says what happens when an action comes "
+       "while the last one still runs: Skip it, BufferOne or BufferAll until it closes, "
+       "CancelOther or TerminateOther the running one, or AllowAll. Actions missed while the "
+       "server was down are taken when it is back, within --catchup-window (default one "
+       "year); actions due while paused are skipped. update replaces the whole schedule "
+       "(give every flag again) and fails with exit 5 when the schedule changed since it was "
+       "read; trigger and backfill take actions now, also when paused."},
       {"activity",
        "Completes or fails an activity by its id, as an asynchronous activity's worker would: "
        "a worker must have taken the activity's task. A failure is an application failure that "
@@ -283,7 +300,7 @@ const char* kExitStatus =
     ".TP\n.B 1\nAn error not covered below.\n"
     ".TP\n.B 2\nUsage error or invalid input (unknown flag, missing argument, bad value).\n"
     ".TP\n.B 3\nNot found (namespace, workflow, activity, search attribute, cluster, batch "
-    "job).\n"
+    "job, schedule).\n"
     ".TP\n.B 4\nThe server is unavailable, or a call timed out.\n"
     ".TP\n.B 5\nAlready exists, or a conflicting change.\n";
 
@@ -366,7 +383,8 @@ std::string RootPage(const CLI::App& root, const ManOptions& options) {
          "(retention, owner, data, archival), fails global namespaces over between clusters, "
          "reads the full change history of a namespace, starts, inspects, resets and controls "
          "workflows and their activities, terminates, cancels, signals, deletes or resets every "
-         "workflow of a query as a batch job, manages the search attributes of a namespace, and "
+         "workflow of a query as a batch job, runs workflows on schedules, manages the search "
+         "attributes of a namespace, and "
          "describes clusters. It speaks the official Temporal gRPC API, so it "
          "works against "
       << Bold("tock-server") << "(8) and any Temporal frontend.\n"
@@ -405,7 +423,7 @@ std::string RootPage(const CLI::App& root, const ManOptions& options) {
       << " prints a completion script for bash, zsh or fish. It completes commands, flags and "
          "their fixed values, and asks the server (within 300 ms, cached for a few seconds, "
          "silently nothing when the server cannot be reached) for namespace names, workflow "
-         "ids, task queues, cluster names, search attributes and batch job ids. See "
+         "ids, task queues, cluster names, search attributes, batch job ids and schedule ids. See "
       << Bold("tock-completion") << "(1).\n";
   out << ".SH EXIT STATUS\n" << kExitStatus;
   out << ".SH ENVIRONMENT\n"
