@@ -9,6 +9,7 @@
 #include "cmd/tock/commands/search_attributes.h"
 #include "cmd/tock/commands/workflow_reset.h"
 #include "cmd/tock/commands/workflow_start.h"
+#include "cmd/tock/commands/workflow_update.h"
 #include "cmd/tock/interrupt.h"
 #include "cmd/tock/output/history_format.h"
 #include "lib/admin/archival_ops.h"
@@ -387,6 +388,7 @@ void AddWorkflowCommands(CLI::App& app, CommandContext& ctx) {
   }
   AddStack(*group, ctx);
   AddWorkflowResetCommand(*group, ctx);
+  AddWorkflowUpdateCommand(*group, ctx);
   for (const bool terminate : {false, true}) {
     struct Flags {
       Target target;
