@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "absl/synchronization/mutex.h"
+#include "cmd/tock/exit_codes.h"
 #include "lib/common/clock.h"
 #include "lib/common/env.h"
 #include "lib/common/log.h"
@@ -19,7 +20,7 @@ namespace {
 
 // Exit codes, as for the CLI (DESIGN.md): 2 bad configuration, 4 cannot listen or reach the
 // database, 1 otherwise.
-int ExitCodeFor(const absl::Status& status) {
+int ServerExitCodeFor(const absl::Status& status) {
   switch (status.code()) {
     case absl::StatusCode::kInvalidArgument:
     case absl::StatusCode::kFailedPrecondition:
@@ -31,6 +32,20 @@ int ExitCodeFor(const absl::Status& status) {
     default:
       return 1;
   }
+}
+
+// `tock server start-dev` execs this binary with --as-tock-start-dev (hidden): it then speaks
+// as that command always has: "error: ..." with the CLI's exit codes, hints for a first
+// session after the banner, "Shutting down" when stopped.
+bool as_start_dev = false;
+
+int Fail(const absl::Status& status) {
+  if (as_start_dev) {
+    std::cerr << "error: " << status.message() << "\n";
+    return tock::cli::ExitCodeFor(status);
+  }
+  std::cerr << "tock-server: " << status.message() << "\n";
+  return ServerExitCodeFor(status);
 }
 
 }  // namespace
@@ -93,6 +108,7 @@ int main(int argc, char** argv) {
   std::optional<uint64_t> fault_seed;
   app.add_option("--persistence-fault-rate", fault_rate)->group("");
   app.add_option("--persistence-fault-seed", fault_seed)->group("");
+  app.add_flag("--as-tock-start-dev", as_start_dev)->group("");
 #ifdef TOCK_FAULT_POINTS
   // Only in tock-server-faults, the tests' build of this file: stop the archiver for good
   // right after a history upload, so a test can kill -9 the server exactly there.
@@ -110,8 +126,7 @@ int main(int argc, char** argv) {
   if (!config_path.empty()) {
     absl::StatusOr<tock::server::ServerConfig> loaded = tock::server::LoadServerConfig(config_path);
     if (!loaded.ok()) {
-      std::cerr << "tock-server: " << loaded.status().message() << "\n";
-      return ExitCodeFor(loaded.status());
+      return Fail(loaded.status());
     }
     config = *loaded;
   }
@@ -138,13 +153,11 @@ int main(int argc, char** argv) {
 
   // Checked here as well as at start, so that a bad log setting is reported with its key.
   if (absl::Status s = config.Validate(); !s.ok()) {
-    std::cerr << "tock-server: " << s.message() << "\n";
-    return ExitCodeFor(s);
+    return Fail(s);
   }
   absl::StatusOr<std::unique_ptr<tock::Logger>> logger = tock::server::MakeLogger(config.log);
   if (!logger.ok()) {
-    std::cerr << "tock-server: " << logger.status().message() << "\n";
-    return ExitCodeFor(logger.status());
+    return Fail(logger.status());
   }
   // Metrics only when asked for: otherwise every handle is a disabled one (one branch).
   std::unique_ptr<tock::MetricsRegistry> metrics = config.metrics
@@ -171,15 +184,29 @@ int main(int argc, char** argv) {
   absl::StatusOr<std::unique_ptr<tock::server::TockServer>> server =
       tock::server::TockServer::Start(config, env);
   if (!server.ok()) {
-    std::cerr << "tock-server: " << server.status().message() << "\n";
-    return ExitCodeFor(server.status());
+    return Fail(server.status());
   }
-  std::cout << (*server)->Banner() << std::flush;
+  std::cout << (*server)->Banner();
+  if (as_start_dev) {
+    const std::string address = (*server)->address();
+    std::cout << "\n"
+              << "Try, in another terminal:\n"
+              << "  tock --address " << address << " namespace register orders --retention 3d\n"
+              << "  tock --address " << address << " namespace describe orders\n"
+              << "  tock --address " << address << " namespace list\n"
+              << "  tock --address " << address << " cluster describe\n"
+              << "Press Ctrl-C to stop.\n";
+  }
+  std::cout << std::flush;
 
   int signal = 0;
   sigwait(&stop_signals, &signal);
-  (*logger)->Info("signal received; shutting down",
-                  {{"signal", signal == SIGINT ? "SIGINT" : "SIGTERM"}});
+  if (as_start_dev) {
+    std::cerr << "\nShutting down\n";
+  } else {
+    (*logger)->Info("signal received; shutting down",
+                    {{"signal", signal == SIGINT ? "SIGINT" : "SIGTERM"}});
+  }
   (*server)->Shutdown();
   return 0;
 }

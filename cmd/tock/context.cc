@@ -18,26 +18,6 @@ std::string Env(std::initializer_list<const char*> names, const std::string& fal
 
 }  // namespace
 
-int ExitCodeFor(const absl::Status& status) {
-  switch (status.code()) {
-    case absl::StatusCode::kOk:
-      return kExitOk;
-    case absl::StatusCode::kInvalidArgument:
-    case absl::StatusCode::kOutOfRange:
-      return kExitUsage;
-    case absl::StatusCode::kNotFound:
-      return kExitNotFound;
-    case absl::StatusCode::kUnavailable:
-    case absl::StatusCode::kDeadlineExceeded:
-      return kExitUnavailable;
-    case absl::StatusCode::kAlreadyExists:
-    case absl::StatusCode::kAborted:
-      return kExitConflict;
-    default:
-      return kExitError;
-  }
-}
-
 GlobalOptions DefaultGlobalOptions() {
   GlobalOptions o;
   o.address = Env({"TOCK_ADDRESS", "TEMPORAL_ADDRESS"}, "127.0.0.1:7233");

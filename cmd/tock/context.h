@@ -12,20 +12,11 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "cmd/tock/exit_codes.h"
 #include "cmd/tock/output/printer.h"
 #include "lib/client/connection.h"
 
 namespace tock::cli {
-
-// Exit codes (DESIGN.md "CLI contract", `man tock` EXIT STATUS).
-inline constexpr int kExitOk = 0;
-inline constexpr int kExitError = 1;
-inline constexpr int kExitUsage = 2;
-inline constexpr int kExitNotFound = 3;
-inline constexpr int kExitUnavailable = 4;
-inline constexpr int kExitConflict = 5;
-
-int ExitCodeFor(const absl::Status& status);
 
 struct GlobalOptions {
   std::string address;

@@ -1,7 +1,8 @@
 #!/bin/sh
 # `cmake --install` into a throwaway prefix: the binaries come out stripped (no DWARF), their
 # debug information under lib/debug/.build-id/ with the binary's build id, gdb finds it
-# there, and the installed binaries run.
+# there, the installed binaries run, and the installed `tock server start-dev` runs the
+# installed tock-server (and names what it looked for when it is missing).
 # Usage: install_stripped.sh BUILD_DIR
 set -eu
 build=$1
@@ -28,5 +29,32 @@ for name in tock tock-server; do
   fi
   "$binary" --help >/dev/null
 done
+# `tock server start-dev` runs the tock-server installed beside tock (PATH has none).
+log="$prefix/start-dev.log"
+PATH=/usr/bin:/bin "$prefix/bin/tock" server start-dev --port 0 >"$log" 2>&1 &
+dev=$!
+i=0
+until grep -q 'listening on' "$log"; do
+  i=$((i + 1))
+  if [ "$i" -gt 200 ] || ! kill -0 "$dev" 2>/dev/null; then
+    echo "FAIL: installed tock server start-dev did not start:"; cat "$log"; exit 1
+  fi
+  sleep 0.1
+done
+kill -TERM "$dev"
+if ! wait "$dev"; then echo "FAIL: start-dev did not stop cleanly:"; cat "$log"; exit 1; fi
+grep -q 'Shutting down' "$log" || { echo "FAIL: no 'Shutting down':"; cat "$log"; exit 1; }
+# Without it: a clear error naming where it was looked for, exit 3 (not found).
+mv "$prefix/bin/tock-server" "$prefix/tock-server.away"
+set +e
+err=$(PATH=/usr/bin:/bin "$prefix/bin/tock" server start-dev --port 0 2>&1)
+code=$?
+set -e
+mv "$prefix/tock-server.away" "$prefix/bin/tock-server"
+case "$err" in
+  *"$prefix/bin/tock-server"*"PATH"*) ;;
+  *) echo "FAIL: start-dev without tock-server said: $err"; exit 1 ;;
+esac
+[ "$code" -eq 3 ] || { echo "FAIL: start-dev without tock-server exited $code, not 3"; exit 1; }
 size=$(du -sk "$prefix/bin" | cut -f1)
 echo "installed: bin/ $size KiB, stripped; debug information apart"

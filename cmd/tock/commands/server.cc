@@ -1,20 +1,23 @@
 #include "cmd/tock/commands/server.h"
 
-#include <pthread.h>
+#include <unistd.h>
 
-#include <csignal>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "lib/common/clock.h"
+#include "absl/strings/str_split.h"
 #include "lib/common/duration.h"
-#include "lib/common/env.h"
-#include "lib/common/metrics.h"
 #include "lib/common/proto_json.h"
 #include "lib/common/proto_time.h"
 #include "lib/common/time_format.h"
-#include "server-core/server.h"
+#include "tock/admin/v1/service.grpc.pb.h"
 
 namespace tock::cli {
 namespace {
@@ -32,64 +35,58 @@ struct StartDevFlags {
   std::string log_format;
 };
 
-absl::Status StartDev(CommandContext& ctx, const StartDevFlags& flags, bool port_given,
-                      bool ip_given) {
-  server::ServerConfig config;
-  if (!flags.config.empty()) {
-    absl::StatusOr<server::ServerConfig> loaded = server::LoadServerConfig(flags.config);
-    if (!loaded.ok()) return loaded.status();
-    config = *loaded;
+// The tock-server binary start-dev runs: the one installed (or built) beside this `tock`, else
+// the first on PATH. `tock` does not carry the server itself, so that its every start stays
+// small (issue 12: start-up of one-shot commands).
+absl::StatusOr<std::string> FindServerBinary() {
+  std::string beside;
+  std::error_code error;
+  std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
+  if (!error) {
+    beside = (self.parent_path() / "tock-server").string();
+    if (access(beside.c_str(), X_OK) == 0) return beside;
   }
-  if (port_given || flags.config.empty()) config.port = flags.port;
-  if (ip_given || flags.config.empty()) config.ip = flags.ip;
-  if (!flags.db_file.empty()) config.persistence.sqlite_path = flags.db_file;
-  if (flags.time_skipping) config.time_skipping = true;
-  if (!flags.archival_dir.empty()) config.archival.UseDirectory(flags.archival_dir);
-  config.namespaces.insert(config.namespaces.end(), flags.namespaces.begin(),
-                           flags.namespaces.end());
+  const char* path = std::getenv("PATH");
+  if (path != nullptr) {
+    for (absl::string_view dir : absl::StrSplit(path, ':', absl::SkipEmpty())) {
+      std::string candidate = absl::StrCat(dir, "/tock-server");
+      if (access(candidate.c_str(), X_OK) == 0) return candidate;
+    }
+  }
+  return absl::NotFoundError(absl::StrCat(
+      "tock server start-dev runs the tock-server program, which was found neither beside tock (",
+      beside.empty() ? "its directory is unknown" : beside,
+      ") nor on PATH; install it with tock (cmake --install puts both in bin/)"));
+}
+
+// Replaces this process with tock-server (same pid, so signals reach the server directly),
+// which prints what start-dev always printed (--as-tock-start-dev). Returns only on failure.
+absl::Status StartDev(const StartDevFlags& flags, bool port_given, bool ip_given) {
+  absl::StatusOr<std::string> binary = FindServerBinary();
+  if (!binary.ok()) return binary.status();
+  std::vector<std::string> args = {*binary, "--as-tock-start-dev"};
+  if (!flags.config.empty()) args.insert(args.end(), {"--config", flags.config});
+  // Without a configuration the flags' defaults apply; with one, only the flags given.
+  if (port_given || flags.config.empty()) {
+    args.insert(args.end(), {"--port", std::to_string(flags.port)});
+  }
+  if (ip_given || flags.config.empty()) args.insert(args.end(), {"--ip", flags.ip});
+  if (!flags.db_file.empty()) args.insert(args.end(), {"--db-file", flags.db_file});
+  for (const std::string& name : flags.namespaces) args.insert(args.end(), {"--namespace", name});
+  if (flags.time_skipping) args.push_back("--enable-time-skipping");
+  if (!flags.archival_dir.empty()) args.insert(args.end(), {"--archival-dir", flags.archival_dir});
   if (flags.metrics_port) {
-    if (!config.metrics) config.metrics.emplace();
-    config.metrics->port = *flags.metrics_port;
+    args.insert(args.end(), {"--metrics-port", std::to_string(*flags.metrics_port)});
   }
-  if (!flags.log_level.empty()) config.log.level = flags.log_level;
-  if (!flags.log_format.empty()) config.log.format = flags.log_format;
-  if (absl::Status s = config.Validate(); !s.ok()) return s;  // names the bad key
-  absl::StatusOr<std::unique_ptr<Logger>> logger = server::MakeLogger(config.log);
-  if (!logger.ok()) return logger.status();
-  std::unique_ptr<MetricsRegistry> metrics =
-      config.metrics ? std::make_unique<MetricsRegistry>() : MetricsRegistry::Disabled();
-  const Env env{RealClock(), **logger, *metrics};
-
-  // Stop signals are taken by this thread only (gRPC's threads inherit the mask).
-  // The previous mask comes back on return, so a REPL that ran start-dev gets Ctrl-C back.
-  sigset_t stop;
-  sigset_t previous;
-  sigemptyset(&stop);
-  sigaddset(&stop, SIGINT);
-  sigaddset(&stop, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop, &previous);
-  struct RestoreMask {
-    sigset_t* mask;
-    ~RestoreMask() { pthread_sigmask(SIG_SETMASK, mask, nullptr); }
-  } restore{&previous};
-
-  absl::StatusOr<std::unique_ptr<server::TockServer>> server =
-      server::TockServer::Start(config, env);
-  if (!server.ok()) return server.status();
-  ctx.out << (*server)->Banner() << "\n"
-          << "Try, in another terminal:\n"
-          << "  tock --address " << (*server)->address()
-          << " namespace register orders --retention 3d\n"
-          << "  tock --address " << (*server)->address() << " namespace describe orders\n"
-          << "  tock --address " << (*server)->address() << " namespace list\n"
-          << "  tock --address " << (*server)->address() << " cluster describe\n"
-          << "Press Ctrl-C to stop.\n"
-          << std::flush;
-  int signal = 0;
-  sigwait(&stop, &signal);
-  ctx.err << "\nShutting down\n";
-  (*server)->Shutdown();
-  return absl::OkStatus();
+  if (!flags.log_level.empty()) args.insert(args.end(), {"--log-level", flags.log_level});
+  if (!flags.log_format.empty()) args.insert(args.end(), {"--log-format", flags.log_format});
+  std::vector<char*> argv;
+  for (std::string& arg : args) argv.push_back(arg.data());
+  argv.push_back(nullptr);
+  std::cout.flush();
+  std::cerr.flush();
+  execv(argv[0], argv.data());
+  return absl::InternalError(absl::StrCat("cannot run ", *binary, ": ", std::strerror(errno)));
 }
 
 // `tock server advance-time 25h`: the dev server's time skipping (AdminService.AdvanceTime).
@@ -136,7 +133,7 @@ void AddServerCommands(CLI::App& app, CommandContext& ctx) {
   group->require_subcommand(1);
   auto flags = std::make_shared<StartDevFlags>();
   CLI::App* cmd = group->add_subcommand(
-      "start-dev", "Start a development server in this process (embedded SQLite)");
+      "start-dev", "Start a development server (tock-server, embedded SQLite)");
   auto* port = cmd->add_option("--port", flags->port, "Port (0: any free port)");
   auto* ip = cmd->add_option("--ip", flags->ip, "Address to listen on");
   cmd->add_option("--db-file", flags->db_file, "SQLite file to keep data in (default: memory)");
@@ -161,8 +158,8 @@ void AddServerCommands(CLI::App& app, CommandContext& ctx) {
       "  tock server start-dev --db-file tock.db --port 7233 --namespace orders\n"
       "  tock server start-dev --archival-dir ./archive --enable-time-skipping\n");
   cmd->callback([&ctx, flags, port, ip] {
-    ctx.action = [&ctx, flags, port, ip]() {
-      return StartDev(ctx, *flags, port->count() > 0, ip->count() > 0);
+    ctx.action = [flags, port, ip]() {
+      return StartDev(*flags, port->count() > 0, ip->count() > 0);
     };
   });
   AddAdvanceTime(*group, ctx);

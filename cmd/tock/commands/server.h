@@ -1,4 +1,5 @@
-// `tock server start-dev`: the tock-server core in this process, for development.
+// `tock server start-dev`: runs tock-server (found beside tock, else on PATH) for development;
+// `tock server advance-time`: the dev server's clock.
 #pragma once
 
 #include <CLI/CLI.hpp>
