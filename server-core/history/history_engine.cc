@@ -277,7 +277,7 @@ absl::StatusOr<std::string> HistoryEngine::ResolveRunId(const std::string& names
 }
 
 absl::Status HistoryEngine::Mutate(const NamespaceRef& ns, const RunKey& key,
-                                   const Mutation& mutate) {
+                                   const Mutation& mutate, bool offer_speculative) {
   persistence::Commit commit;
   absl::Status result;
   bool closed = false;
@@ -299,9 +299,34 @@ absl::Status HistoryEngine::Mutate(const NamespaceRef& ns, const RunKey& key,
       state = std::move(*loaded);
     }
     RunTransaction tx(std::move(state), clock_.Now(), ns.failover_version, shards_);
+    std::optional<SpeculativeTask> speculative =
+        speculative_tasks_.load() > 0 ? TakeSpeculative(key.run_id) : std::nullopt;
+    if (speculative) {
+      tx.OfferSpeculative(*speculative);
+      if (!offer_speculative) tx.MaterializeSpeculative();
+    }
+    // The speculative task after the change: replaced, ended, written, or still as it was.
+    auto settle = [&](bool written) {
+      if (std::optional<SpeculativeTask>& kept = tx.kept_speculative()) {
+        if (speculative) timers_.Cancel(speculative->timeout);
+        PutSpeculative(key.run_id, std::move(*kept));
+      } else if (speculative) {
+        if (tx.speculative_dropped() || (written && tx.speculative_used())) {
+          timers_.Cancel(speculative->timeout);
+        } else {
+          PutSpeculative(key.run_id, std::move(*speculative));
+        }
+      }
+    };
     result = mutate(tx);
-    if (result.GetPayload(kNothingToWrite).has_value()) return absl::OkStatus();
-    if (!result.ok() && !HasPayload(result)) return result;
+    if (result.GetPayload(kNothingToWrite).has_value()) {
+      settle(false);
+      return absl::OkStatus();
+    }
+    if (!result.ok() && !HasPayload(result)) {
+      settle(false);
+      return result;
+    }
     EnforceHistoryLimits(tx);
     commit.shard_id = tx.shard_id();
     commit.runs.push_back(tx.TakeRunWrite(persistence::CurrentRunChange::kNone));
@@ -318,8 +343,10 @@ absl::Status HistoryEngine::Mutate(const NamespaceRef& ns, const RunKey& key,
     IndexSearchAttributes(commit, ns.id);
     if (absl::Status w = WriteCommit(commit); !w.ok()) {
       Uncache(key.run_id, *entry);
+      settle(false);
       return w;
     }
+    settle(true);
     CountClosedRuns(commit);
     closed = commit.runs.front().state.execution().status() != enums::WORKFLOW_EXECUTION_STATUS_RUNNING;
     Cache(key.run_id, *entry, std::move(commit.runs.front().state), commit);
@@ -755,13 +782,26 @@ absl::StatusOr<wf::PollWorkflowTaskQueueResponse> HistoryEngine::RecordWorkflowT
   const auto& t = task.task;
   MutableStateRecord committed;
   std::vector<temporal::api::protocol::v1::Message> messages;  // updates the task carries
-  absl::Status s = Mutate(ns, {t.namespace_id(), t.workflow_id(), t.run_id()},
-                          [&](RunTransaction& tx) -> absl::Status {
-    tx.ConsumeTask(task.task_id);
+  std::vector<HistoryEvent> unwritten;  // a speculative task's events, shown but not written
+  const RunKey key{t.namespace_id(), t.workflow_id(), t.run_id()};
+  absl::Status s = Mutate(ns, key, [&](RunTransaction& tx) -> absl::Status {
+    if (t.speculative()) {
+      // Shown as if scheduled and started, written only if it must be (updates.cc).
+      const SpeculativeTask* offered = tx.offered_speculative();
+      if (offered == nullptr || offered->started.event_id() != 0 ||
+          offered->info.scheduled_event_id() != t.scheduled_event_id()) {
+        return TaskNotFound("Workflow task");
+      }
+      tx.AppendCopy(offered->scheduled);
+      *tx.state().mutable_workflow_task() = offered->info;
+    } else {
+      tx.ConsumeTask(task.task_id);
+    }
     const auto& wft = tx.state().workflow_task();
     if (!tx.IsOpen() || wft.scheduled_event_id() != t.scheduled_event_id() ||
         wft.started_event_id() != 0) {
-      return CommitThenFail(TaskNotFound("Workflow task"));
+      return t.speculative() ? TaskNotFound("Workflow task")
+                             : CommitThenFail(TaskNotFound("Workflow task"));
     }
     HistoryEvent& started = tx.Append(enums::EVENT_TYPE_WORKFLOW_TASK_STARTED);
     auto* attrs = started.mutable_workflow_task_started_event_attributes();
@@ -785,17 +825,29 @@ absl::StatusOr<wf::PollWorkflowTaskQueueResponse> HistoryEngine::RecordWorkflowT
         tx.AddTimer(tx.now() + FromProtoDuration(w->start_to_close_timeout()), timeout);
     committed = tx.state();
     messages = UpdateMessagesFor(t.run_id(), w->started_event_id());
-    return absl::OkStatus();
-  });
+    if (!t.speculative()) return absl::OkStatus();
+    SpeculativeTask shown = *tx.offered_speculative();
+    shown.started = tx.new_events().back();
+    shown.info = *w;
+    shown.timeout = timers_.Schedule(
+        tx.now() + FromProtoDuration(w->start_to_close_timeout()),
+        [this, ns, key] { TimeOutSpeculative(ns, key); });
+    unwritten = tx.new_events();
+    tx.KeepSpeculative(std::move(shown));
+    return NothingToWrite();
+  }, /*offer_speculative=*/t.speculative());
   if (!s.ok()) return s;
 
   absl::StatusOr<std::vector<HistoryEvent>> events =
       persistence::ReadWithRetries([&] { return ReadHistory(committed); });
   if (!events.ok()) return events.status();
+  for (auto& e : unwritten) events->push_back(std::move(e));
   const auto& exec = committed.execution();
   const auto& wft = committed.workflow_task();
   wf::PollWorkflowTaskQueueResponse out;
-  out.set_task_token(EncodeTaskToken(MakeWorkflowTaskToken(committed)));
+  TaskToken token = MakeWorkflowTaskToken(committed);
+  token.set_speculative(t.speculative());
+  out.set_task_token(EncodeTaskToken(token));
   out.mutable_workflow_execution()->set_workflow_id(exec.workflow_id());
   out.mutable_workflow_execution()->set_run_id(exec.run_id());
   out.mutable_workflow_type()->set_name(exec.workflow_type());

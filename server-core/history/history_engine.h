@@ -238,7 +238,11 @@ class HistoryEngine : public ShardListener, public AnyShard {
   // Loads the run under its lock, applies `mutate`, commits, then runs the post-commit
   // effects. `mutate` returning an error aborts (nothing written) unless it is
   // kCommitThenFail, which commits and then returns the error (UnhandledCommand).
-  absl::Status Mutate(const NamespaceRef& ns, const RunKey& key, const Mutation& mutate);
+  //
+  // A speculative task of the run (updates.cc) is written first, unless `offer_speculative`:
+  // then `mutate` decides (tx.offered_speculative()), and it is kept when nothing is written.
+  absl::Status Mutate(const NamespaceRef& ns, const RunKey& key, const Mutation& mutate,
+                      bool offer_speculative = false);
   // What a new run starts with (a start, or a continue-as-new).
   struct NewRun {
     std::string workflow_id;
@@ -379,7 +383,19 @@ class HistoryEngine : public ShardListener, public AnyShard {
   struct RunUpdates {
     std::map<std::string, AdmittedUpdate> admitted;                            // by update id
     std::map<std::string, temporal::api::failure::v1::Failure> rejected;      // kept a minute
+    std::optional<SpeculativeTask> speculative;
   };
+  // The run's speculative task, taken out of the registry (Mutate puts it back when the
+  // change wrote nothing).
+  std::optional<SpeculativeTask> TakeSpeculative(const std::string& run_id);
+  void PutSpeculative(const std::string& run_id, SpeculativeTask task);
+  bool HasSpeculative(const std::string& run_id);
+  // Under the run's lock, on a running run with no workflow task: a speculative task for the
+  // updates admitted (kept by `tx`); returns the task for matching, to queue once decided.
+  persistence::TaskQueueTask MakeSpeculative(RunTransaction& tx);
+  // A started speculative task timed out: it is written, and its durable timeout (already
+  // due) fails it as any workflow task's.
+  void TimeOutSpeculative(const NamespaceRef& ns, const RunKey& key);
   // Where an update stands for a caller waiting for `wanted`.
   struct UpdateProbe {
     enum Kind { kDone, kWaiting, kMoved } kind = kWaiting;
@@ -419,6 +435,7 @@ class HistoryEngine : public ShardListener, public AnyShard {
   void ForgetUpdatesLater(const std::string& run_id);
   std::mutex updates_mu_;
   std::unordered_map<std::string, RunUpdates> updates_;  // by run id
+  std::atomic<int> speculative_tasks_{0};  // how many runs have one (Mutate's fast path)
   uint64_t next_update_seq_ = 1;
 
   persistence::ExecutionStore& store_;

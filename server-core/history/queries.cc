@@ -87,7 +87,7 @@ void HistoryEngine::DispatchQuery(
     return done(absl::DeadlineExceededError(
         "the query was not answered in time: is a worker polling the workflow's task queue?"));
   }
-  if (state->workflow_task().scheduled_event_id() != 0 ||
+  if (state->workflow_task().scheduled_event_id() != 0 || HasSpeculative(key.run_id) ||
       state->last_completed_workflow_task_started_event_id() == 0) {
     // A workflow task is in flight (or none ever ran): ask again after the next commit.
     auto once = std::make_shared<std::atomic<bool>>(false);

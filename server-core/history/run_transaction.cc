@@ -170,6 +170,40 @@ void RunTransaction::FlushBuffered() {
   }
 }
 
+void RunTransaction::MaterializeSpeculative() {
+  if (speculative_used_ || !speculative_) return;
+  speculative_used_ = true;
+  const SpeculativeTask& task = *speculative_;
+  AddToHistory(task.scheduled);
+  *state_.mutable_workflow_task() = task.info;
+  auto* wft = state_.mutable_workflow_task();
+  if (task.started.event_id() == 0) {
+    wft->set_started_event_id(0);
+    persistence::TaskQueueTask queued;
+    const auto& exec = state_.execution();
+    queued.namespace_id = exec.namespace_id();
+    queued.task_queue = exec.task_queue();
+    queued.kind = persistence::TaskKind::kWorkflow;
+    queued.task.set_kind(TransferTask::KIND_WORKFLOW_TASK);
+    queued.task.set_namespace_id(exec.namespace_id());
+    queued.task.set_workflow_id(exec.workflow_id());
+    queued.task.set_run_id(exec.run_id());
+    queued.task.set_task_queue(exec.task_queue());
+    queued.task.set_scheduled_event_id(wft->scheduled_event_id());
+    queued.task.set_attempt(wft->attempt());
+    new_tasks_.push_back(std::move(queued));
+    return;
+  }
+  AddToHistory(task.started);
+  tock::persistence::v1::TimerTask timeout;
+  timeout.set_kind(tock::persistence::v1::TimerTask::KIND_WORKFLOW_TASK_TIMEOUT);
+  timeout.set_event_id(wft->scheduled_event_id());
+  timeout.set_attempt(wft->attempt());
+  timeout.set_timeout_type(enums::TIMEOUT_TYPE_START_TO_CLOSE);
+  *wft->mutable_timeout_timer() = AddTimer(
+      FromProtoTime(wft->started_time()) + FromProtoDuration(wft->start_to_close_timeout()), timeout);
+}
+
 void RunTransaction::ScheduleWorkflowTask(int32_t attempt) {
   if (!IsOpen() || WorkflowTaskPending()) return;
   auto* wft = state_.mutable_workflow_task();

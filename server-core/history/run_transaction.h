@@ -11,6 +11,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,17 @@ namespace tock::server::history {
 using temporal::api::enums::v1::EventType;
 using persistence::HistoryEvent;
 using persistence::MutableStateRecord;
+
+// A workflow task shown to a worker but not written: one that only carries updates, so that
+// a rejection leaves no trace in the history (Temporal's speculative workflow task). It is
+// written as shown (same ids, times, attributes) as soon as anything else changes the run or
+// the worker's answer must stay; nothing is written after it meanwhile, so its ids hold.
+struct SpeculativeTask {
+  HistoryEvent scheduled;
+  HistoryEvent started;  // event_id 0 until a worker took it
+  tock::persistence::v1::WorkflowTaskInfo info;  // what the run's workflow_task then holds
+  uint64_t timeout = 0;  // the in-memory timer that writes it when it times out (0: none)
+};
 
 class RunTransaction {
  public:
@@ -58,6 +70,26 @@ class RunTransaction {
   void ScheduleWorkflowTask(int32_t attempt = 1);
   // Queues an activity task for the activity scheduled at `scheduled_event_id`.
   void DispatchActivity(const tock::persistence::v1::ActivityInfo& activity);
+
+  // The run's speculative task, offered to a change that decides about it (HistoryEngine::
+  // Mutate); null when there is none or it was used.
+  const SpeculativeTask* offered_speculative() const {
+    return speculative_used_ ? nullptr : speculative_ ? &*speculative_ : nullptr;
+  }
+  void OfferSpeculative(SpeculativeTask task) { speculative_ = std::move(task); }
+  // Writes the offered task into the history as it was shown: its scheduled event, the state
+  // of a scheduled or started workflow task, its task (when not started) or its timeout timer.
+  void MaterializeSpeculative();
+  // The offered task ends unwritten (a worker rejected all it carried).
+  void DropSpeculative() { speculative_used_ = speculative_dropped_ = true; }
+  bool speculative_dropped() const { return speculative_dropped_; }
+  // Replaces the run's speculative task (kept when this change writes nothing).
+  void KeepSpeculative(SpeculativeTask task) {
+    speculative_used_ = true;
+    kept_speculative_ = std::move(task);
+  }
+  bool speculative_used() const { return speculative_used_; }
+  std::optional<SpeculativeTask>& kept_speculative() { return kept_speculative_; }
 
   // Follow-up work of the history service itself, durable with this change.
   void AddTransferTask(tock::persistence::v1::TransferTask task);
@@ -107,6 +139,10 @@ class RunTransaction {
   std::vector<int64_t> done_task_ids_;
   bool visibility_changed_ = false;
   std::unique_ptr<RunTransaction> following_;
+  std::optional<SpeculativeTask> speculative_;
+  bool speculative_used_ = false;
+  bool speculative_dropped_ = false;
+  std::optional<SpeculativeTask> kept_speculative_;
 };
 
 // The scheduled event id an activity's started or closing event refers to (0 for other

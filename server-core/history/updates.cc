@@ -11,9 +11,11 @@
 // deduplicates a repeated update id and answers polls after the fact; an admitted update is
 // lost with a restart, as in Temporal, and the caller's retry admits it again.
 //
-// Unlike Temporal, the task that delivers an update is an ordinary (persisted) workflow task,
-// not a speculative one: a rejected update leaves no update event, but its workflow task's
-// three events stay in the history.
+// As in Temporal, a task made only to deliver updates to an idle run is speculative
+// (SpeculativeTask): shown to the worker but not written. If the worker only rejects, nothing
+// is written and the response's reset_history_event_id tells the SDK to forget the task's
+// events; otherwise (or when anything else happens to the run meanwhile) it is written exactly
+// as shown.
 //
 // Callers wait without a thread: a wait looks at the update after every commit of its run
 // (WaitForCommit) until the stage it wants, a long poll's end (answered with the stage
@@ -438,9 +440,11 @@ absl::Status HistoryEngine::AdmitUpdate(const NamespaceRef& ns, const RunKey& ke
                                         const wf::UpdateWorkflowExecutionRequest& req) {
   const std::string& id = req.request().meta().update_id();
   bool admitted_here = false;
+  std::optional<persistence::TaskQueueTask> speculative;  // the task to queue, if one was made
   auto drop_if_empty = [this](const std::string& run_id) {
     auto it = updates_.find(run_id);
-    if (it != updates_.end() && it->second.admitted.empty() && it->second.rejected.empty()) {
+    if (it != updates_.end() && it->second.admitted.empty() && it->second.rejected.empty() &&
+        !it->second.speculative) {
       updates_.erase(it);
     }
   };
@@ -494,9 +498,14 @@ absl::Status HistoryEngine::AdmitUpdate(const NamespaceRef& ns, const RunKey& ke
     admitted_here = true;
     // A pending task carries it when it starts; a started one is followed by another.
     if (tx.WorkflowTaskPending()) return NothingToWrite();
-    tx.ScheduleWorkflowTask();
+    if (state.last_completed_workflow_task_started_event_id() != 0) {
+      speculative = MakeSpeculative(tx);
+      return NothingToWrite();
+    }
+    tx.ScheduleWorkflowTask();  // the run's first task is still to come (a start delay)
     return absl::OkStatus();
   });
+  if (s.ok() && speculative) task_sink_(std::move(*speculative));
   if (!s.ok() && admitted_here) {
     // The task that would have carried it was not written: the update was never admitted.
     std::lock_guard lock(updates_mu_);
@@ -697,7 +706,7 @@ void HistoryEngine::PublishUpdateEffects(const std::string& run_id, const Update
       run.admitted.erase(id);
       run.rejected[id] = failure;
     }
-    if (run.admitted.empty() && run.rejected.empty()) updates_.erase(run_id);
+    if (run.admitted.empty() && run.rejected.empty() && !run.speculative) updates_.erase(run_id);
   }
   if (!effects.rejected.empty()) {
     std::vector<std::string> ids;
@@ -707,7 +716,9 @@ void HistoryEngine::PublishUpdateEffects(const std::string& run_id, const Update
       auto it = updates_.find(run_id);
       if (it == updates_.end()) return;
       for (const auto& id : ids) it->second.rejected.erase(id);
-      if (it->second.admitted.empty() && it->second.rejected.empty()) updates_.erase(it);
+      if (it->second.admitted.empty() && it->second.rejected.empty() && !it->second.speculative) {
+        updates_.erase(it);
+      }
     });
   }
   // The waiters looked when the commit woke them, before the registry knew: again.
@@ -721,8 +732,56 @@ void HistoryEngine::ForgetUpdatesLater(const std::string& run_id) {
   }
   timers_.Schedule(clock_.Now() + kKeepEnded, [this, run_id] {
     std::lock_guard lock(updates_mu_);
-    updates_.erase(run_id);
+    auto it = updates_.find(run_id);
+    if (it == updates_.end()) return;
+    if (it->second.speculative) --speculative_tasks_;  // (a closed run has none: written first)
+    updates_.erase(it);
   });
+}
+
+std::optional<SpeculativeTask> HistoryEngine::TakeSpeculative(const std::string& run_id) {
+  std::lock_guard lock(updates_mu_);
+  auto it = updates_.find(run_id);
+  if (it == updates_.end() || !it->second.speculative) return std::nullopt;
+  std::optional<SpeculativeTask> out = std::move(it->second.speculative);
+  it->second.speculative.reset();
+  --speculative_tasks_;
+  return out;
+}
+
+void HistoryEngine::PutSpeculative(const std::string& run_id, SpeculativeTask task) {
+  std::lock_guard lock(updates_mu_);
+  RunUpdates& run = updates_[run_id];
+  if (!run.speculative) ++speculative_tasks_;
+  run.speculative = std::move(task);
+}
+
+bool HistoryEngine::HasSpeculative(const std::string& run_id) {
+  if (speculative_tasks_.load() == 0) return false;
+  std::lock_guard lock(updates_mu_);
+  auto it = updates_.find(run_id);
+  return it != updates_.end() && it->second.speculative.has_value();
+}
+
+persistence::TaskQueueTask HistoryEngine::MakeSpeculative(RunTransaction& tx) {
+  tx.ScheduleWorkflowTask();
+  SpeculativeTask task;
+  task.scheduled = tx.new_events().back();
+  task.info = tx.state().workflow_task();
+  persistence::TaskQueueTask queued = tx.new_tasks().back();
+  queued.task.set_speculative(true);
+  tx.KeepSpeculative(std::move(task));
+  return queued;
+}
+
+void HistoryEngine::TimeOutSpeculative(const NamespaceRef& ns, const RunKey& key) {
+  absl::Status s = Mutate(ns, key, [](RunTransaction& tx) {
+    return tx.speculative_used() ? absl::OkStatus() : NothingToWrite();
+  });
+  if (!s.ok() && s.code() != absl::StatusCode::kNotFound) {
+    // Not written (the database): try again shortly, or the task would never time out.
+    timers_.Schedule(clock_.Now() + absl::Seconds(1), [this, ns, key] { TimeOutSpeculative(ns, key); });
+  }
 }
 
 }  // namespace tock::server::history

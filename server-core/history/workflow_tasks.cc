@@ -19,6 +19,14 @@ using temporal::api::command::v1::Command;
 using tock::persistence::v1::ActivityInfo;
 using tock::persistence::v1::TimerTask;
 
+// A completion that only rejects updates: a speculative task that carried it leaves nothing.
+bool OnlyRejectsUpdates(const wf::RespondWorkflowTaskCompletedRequest& req) {
+  if (!req.commands().empty() || req.force_create_new_workflow_task()) return false;
+  return std::all_of(req.messages().begin(), req.messages().end(), [](const auto& m) {
+    return m.body().template Is<temporal::api::update::v1::Rejection>();
+  });
+}
+
 bool ClosesWorkflow(const Command& c) {
   switch (c.command_type()) {
     case enums::COMMAND_TYPE_COMPLETE_WORKFLOW_EXECUTION:
@@ -85,8 +93,29 @@ absl::StatusOr<wf::RespondWorkflowTaskCompletedResponse> HistoryEngine::RespondW
   if (!token.ok()) return token.status();
   if (token->namespace_id() != ns.id) return absl::NotFoundError("Workflow task not found.");
   UpdateEffects effects;
+  std::optional<persistence::TaskQueueTask> next_speculative;
+  int64_t reset_history_to = 0;
   absl::Status s = Mutate(ns, {token->namespace_id(), token->workflow_id(), token->run_id()},
                           [&](RunTransaction& tx) -> absl::Status {
+    if (const SpeculativeTask* offered = tx.offered_speculative()) {
+      if (offered->started.event_id() == 0 ||
+          offered->info.scheduled_event_id() != token->scheduled_event_id() ||
+          offered->info.attempt() != token->attempt()) {
+        return absl::NotFoundError("Workflow task not found.");
+      }
+      if (OnlyRejectsUpdates(req)) {
+        // Nothing to keep: the task is forgotten, and the worker told to forget it too.
+        for (const auto& m : req.messages()) {
+          if (absl::Status u = ApplyUpdateMessage(tx, m, effects); !u.ok()) return u;
+        }
+        const bool undelivered = FinishUpdateMessages(tx, offered->started.event_id(), false, effects);
+        tx.DropSpeculative();
+        if (undelivered) next_speculative = MakeSpeculative(tx);
+        reset_history_to = tx.state().last_completed_workflow_task_started_event_id();
+        return NothingToWrite();
+      }
+      tx.MaterializeSpeculative();
+    }
     if (absl::Status c = CheckWorkflowToken(tx, *token); !c.ok()) return c;
     auto* wft = tx.state().mutable_workflow_task();
     const int64_t scheduled = wft->scheduled_event_id();
@@ -164,10 +193,13 @@ absl::StatusOr<wf::RespondWorkflowTaskCompletedResponse> HistoryEngine::RespondW
       if (needs_workflow_task) tx.ScheduleWorkflowTask();
     }
     return absl::OkStatus();
-  });
+  }, /*offer_speculative=*/token->speculative());
   if (!s.ok()) return s;
   PublishUpdateEffects(token->run_id(), effects);
-  return wf::RespondWorkflowTaskCompletedResponse();
+  if (next_speculative) task_sink_(std::move(*next_speculative));
+  wf::RespondWorkflowTaskCompletedResponse out;
+  out.set_reset_history_event_id(reset_history_to);
+  return out;
 }
 
 absl::Status HistoryEngine::ApplyCommands(RunTransaction& tx, const NamespaceRef& ns,

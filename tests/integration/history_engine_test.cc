@@ -405,15 +405,58 @@ TEST_F(EngineFixture, AnUpdateTheWorkerDoesNotAnswerIsRejectedAsUnprocessed) {
   EXPECT_EQ(task->messages(0).event_id(), task->started_event_id() - 1);
   wf::RespondWorkflowTaskCompletedRequest ignored;
   ignored.set_task_token(task->task_token());
-  ASSERT_TRUE(engine_->RespondWorkflowTaskCompleted(ns_, ignored).ok());
+  auto response = engine_->RespondWorkflowTaskCompleted(ns_, ignored);
+  ASSERT_TRUE(response.ok()) << response.status();
 
   auto result = answer->Wait();
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_EQ(result->stage(), enums::UPDATE_WORKFLOW_EXECUTION_LIFECYCLE_STAGE_COMPLETED);
   EXPECT_EQ(result->outcome().failure().application_failure_info().type(), "UnprocessedUpdate");
-  for (const HistoryEvent& e : History(task->workflow_execution().run_id())) {
-    EXPECT_NE(e.event_type(), enums::EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED);
-  }
+  // The task that carried it was speculative: nothing of it was written, and the worker is
+  // told to forget it (back to the last completed task's started event).
+  EXPECT_EQ(History(task->workflow_execution().run_id()).size(), 4u);
+  EXPECT_EQ(response->reset_history_event_id(), 3);
+}
+
+TEST_F(EngineFixture, ASpeculativeTaskIsWrittenAsShownWhenASignalArrivesMeanwhile) {
+  ASSERT_TRUE(engine_->StartWorkflow(ns_, StartRequest("spec")).ok());
+  auto first = PollWorkflowTask("q");
+  ASSERT_TRUE(first.ok()) << first.status();
+  wf::RespondWorkflowTaskCompletedRequest done;
+  done.set_task_token(first->task_token());
+  ASSERT_TRUE(engine_->RespondWorkflowTaskCompleted(ns_, done).ok());
+  const std::string run_id = first->workflow_execution().run_id();
+
+  auto answer = SendUpdate(*engine_, ns_, UpdateRequest("spec", "u1"));
+  auto task = PollWorkflowTask("q");
+  ASSERT_TRUE(task.ok()) << task.status();
+  ASSERT_EQ(task->history().events_size(), 6);  // 4 written, 2 shown only
+  EXPECT_EQ(History(run_id).size(), 4u);
+  const HistoryEvent shown_started = task->history().events(5);
+
+  wf::SignalWorkflowExecutionRequest signal;
+  signal.mutable_workflow_execution()->set_workflow_id("spec");
+  signal.set_signal_name("meanwhile");
+  ASSERT_TRUE(engine_->SignalWorkflow(ns_, signal).ok());
+  std::vector<HistoryEvent> written = History(run_id);
+  ASSERT_EQ(written.size(), 6u) << "the signal made the task's events be written";
+  EXPECT_EQ(written[4].event_type(), enums::EVENT_TYPE_WORKFLOW_TASK_SCHEDULED);
+  EXPECT_EQ(written[5].event_type(), enums::EVENT_TYPE_WORKFLOW_TASK_STARTED);
+  EXPECT_EQ(written[5].event_time().seconds(), shown_started.event_time().seconds());
+  EXPECT_EQ(written[5].event_time().nanos(), shown_started.event_time().nanos());
+
+  wf::RespondWorkflowTaskCompletedRequest accept;
+  accept.set_task_token(task->task_token());
+  AcceptAndComplete(accept, task->messages(0));
+  ASSERT_TRUE(engine_->RespondWorkflowTaskCompleted(ns_, accept).ok());
+  ASSERT_TRUE(answer->Wait().ok());
+  written = History(run_id);
+  ASSERT_EQ(written.size(), 11u);  // and a task for the signal
+  EXPECT_EQ(written[6].event_type(), enums::EVENT_TYPE_WORKFLOW_TASK_COMPLETED);
+  EXPECT_EQ(written[7].event_type(), enums::EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED);
+  EXPECT_EQ(written[8].event_type(), enums::EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED);
+  EXPECT_EQ(written[9].event_type(), enums::EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED);
+  EXPECT_EQ(written[10].event_type(), enums::EVENT_TYPE_WORKFLOW_TASK_SCHEDULED);
 }
 
 TEST_F(EngineFixture, AnUpdateNotYetAcceptedFollowsTheRunIntoItsContinuation) {

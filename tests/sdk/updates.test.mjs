@@ -1,5 +1,5 @@
 // Workflow updates through the official SDK (@temporalio 1.24.0): an update that completes, one
-// a validator rejects (no update event in the history), one whose handler fails, one waited
+// a validator rejects (no event at all in the history), one whose handler fails, one waited
 // for only until accepted and then polled for its result (across a kill -9 of the server),
 // duplicate update ids, update-with-start (new run and existing run), the worker's cache on and
 // off, replays of the histories; and Temporal's errors for bad requests.
@@ -90,9 +90,12 @@ for (const cache of [true, false]) {
       assert.equal(await handle.executeUpdate('add', { args: [5] }), 15);
       assert.equal(await handle.executeUpdate('addPositive', { args: [2] }), 17);
 
+      const before = (await eventTypes(handle)).length;
       const rejected = await rejection(handle.executeUpdate('addPositive', { args: [-3] }));
       assert.ok(rejected instanceof WorkflowUpdateFailedError, String(rejected));
       assert.match(rejected.cause?.message ?? '', /only positive amounts are accepted/);
+      // Its workflow task was speculative: the rejection left no event at all.
+      assert.equal((await eventTypes(handle)).length, before);
 
       const failed = await rejection(handle.executeUpdate('failingUpdate'));
       assert.ok(failed instanceof WorkflowUpdateFailedError, String(failed));
