@@ -68,13 +68,14 @@ TEST(GrpcServerTest, SystemInfoAdvertisesWhatTheSdkNeeds) {
 TEST(GrpcServerTest, UnbuiltMethodsAnswerUnimplementedWithTheirName) {
   auto server = StartOrDie({});
   auto connection = Connect(*server);
-  wf::ListSchedulesRequest req;
+  wf::GetWorkerBuildIdCompatibilityRequest req;
   req.set_namespace_("default");
-  auto out = connection->Call(&wf::WorkflowService::Stub::ListSchedules, connection->workflow(), req);
+  auto out = connection->Call(&wf::WorkflowService::Stub::GetWorkerBuildIdCompatibility,
+                              connection->workflow(), req);
   EXPECT_EQ(out.status().code(), absl::StatusCode::kUnimplemented);
   EXPECT_EQ(out.status().message(),
-            "Method temporal.api.workflowservice.v1.WorkflowService/ListSchedules is "
-            "unimplemented");
+            "Method temporal.api.workflowservice.v1.WorkflowService/GetWorkerBuildIdCompatibility "
+            "is unimplemented");
 }
 
 TEST(GrpcServerTest, ErrorDetailsTravelInTheTrailer) {
