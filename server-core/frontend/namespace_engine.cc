@@ -65,6 +65,8 @@ tock::admin::v1::NamespaceVersion ToApiVersion(const persistence::NamespaceVersi
 // What every namespace of this server supports (shown by DescribeNamespace, not stored).
 static void SetCapabilities(temporal::api::namespace_::v1::NamespaceInfo& info) {
   info.set_supports_schedules(true);
+  info.mutable_capabilities()->set_sync_update(true);   // UpdateWorkflowExecution, wait COMPLETED
+  info.mutable_capabilities()->set_async_update(true);  // wait ACCEPTED, then poll
 }
 
 wf::DescribeNamespaceResponse ToDescribeResponse(const persistence::NamespaceRecord& record) {

@@ -224,6 +224,9 @@ test('update-with-start refuses a running workflow with the FAIL conflict policy
 
 test('updates of a closed workflow, unknown updates and bad requests get Temporal\'s errors', DEADLINE, async () => {
   const service = connection.workflowService;
+  const { namespaceInfo } = await service.describeNamespace({ namespace: 'default' });
+  assert.equal(namespaceInfo.capabilities.syncUpdate, true);
+  assert.equal(namespaceInfo.capabilities.asyncUpdate, true);
   const code = async (promise) => {
     const err = await rejection(promise);
     return { code: err.code, details: err.details };
