@@ -7,6 +7,8 @@
 #include <future>
 #include <map>
 
+#include "lib/admin/workflow_update.h"
+#include "lib/common/ids.h"
 #include "tests/cli/cli_fixture.h"
 #include "tests/cli/test_worker.h"
 
@@ -371,6 +373,47 @@ TEST_F(WorkflowUpdateCliTest, UsageErrorsNameTheFlag) {
   usage({"workflow", "update", "describe", "-w", "u"}, "error: --update-id is required");
   ExpectError({"workflow", "update", "execute", "-w", "u", "--name", "  "}, kExitUsage,
               "--name is empty: give the name of the workflow's update handler");
+}
+
+// ---- the request, in process (no server) --------------------------------------------------
+
+TEST(UpdateRequest, CarriesTheFlagsTheStageAndNewIds) {
+  admin::UpdateWorkflowOptions o;
+  o.namespace_name = "orders";
+  o.workflow_id = "order-7";
+  o.run_id = "run-1";
+  o.first_execution_run_id = "first-1";
+  o.name = "add";
+  o.inputs = {"1", " {\"a\": [true, null]} "};
+  o.identity = "me@host";
+  auto req = admin::MakeUpdateRequest(
+      o, temporal::api::enums::v1::UPDATE_WORKFLOW_EXECUTION_LIFECYCLE_STAGE_ACCEPTED);
+  ASSERT_TRUE(req.ok()) << req.status();
+  EXPECT_EQ(req->namespace_(), "orders");
+  EXPECT_EQ(req->workflow_execution().workflow_id(), "order-7");
+  EXPECT_EQ(req->workflow_execution().run_id(), "run-1");
+  EXPECT_EQ(req->first_execution_run_id(), "first-1");
+  EXPECT_EQ(req->wait_policy().lifecycle_stage(),
+            temporal::api::enums::v1::UPDATE_WORKFLOW_EXECUTION_LIFECYCLE_STAGE_ACCEPTED);
+  EXPECT_TRUE(IsUuid(req->request().meta().update_id())) << req->request().meta().update_id();
+  EXPECT_TRUE(IsUuid(req->request().request_id()));
+  EXPECT_EQ(req->request().meta().identity(), "me@host");
+  EXPECT_EQ(req->request().input().name(), "add");
+  ASSERT_EQ(req->request().input().args().payloads_size(), 2);
+  EXPECT_EQ(req->request().input().args().payloads(1).data(), "{\"a\":[true,null]}");
+  o.update_id = "mine";
+  req = admin::MakeUpdateRequest(
+      o, temporal::api::enums::v1::UPDATE_WORKFLOW_EXECUTION_LIFECYCLE_STAGE_COMPLETED);
+  ASSERT_TRUE(req.ok()) << req.status();
+  EXPECT_EQ(req->request().meta().update_id(), "mine");
+}
+
+TEST(UpdateRequest, EchoQuotedCutsLongTextOnACharacterBoundary) {
+  EXPECT_EQ(admin::EchoQuoted("short"), "\"short\"");
+  EXPECT_EQ(admin::EchoQuoted(std::string(64, 'a')), "\"" + std::string(64, 'a') + "\"");
+  // 63 ASCII bytes then a 2-byte character across the cut: the character is left out whole.
+  const std::string text = std::string(63, 'a') + "\xc3\xa9" + std::string(10, 'b');
+  EXPECT_EQ(admin::EchoQuoted(text), "\"" + std::string(63, 'a') + "...\" (75 bytes)");
 }
 
 }  // namespace
