@@ -13,6 +13,7 @@ const DEADLINE = { timeout: 90_000 };
 const HOOK_DEADLINE = { timeout: 60_000 };
 
 const workflowsPath = fileURLToPath(new URL('./workflows.js', import.meta.url));
+const updateWorkflowsPath = fileURLToPath(new URL('./update-workflows.js', import.meta.url));
 Runtime.install({ logger: new DefaultLogger('WARN') });
 
 let server;
@@ -140,4 +141,50 @@ test('list and count with queries; errors name the problem', DEADLINE, async () 
   assert.equal((await tockJson(['workflow', 'count', '--query', `WorkflowId STARTS_WITH '${prefix}'`])).count, 1);
   const pollers = await tockJson(['task-queue', 'describe', '-q', taskQueue]);
   assert.ok(pollers.length >= 1, 'the worker polls the queue');
+});
+
+test('workflow update execute, start, result and describe against the SDK counter', DEADLINE, async () => {
+  // update-workflows.js (the workflows of updates.test.mjs) on a queue of its own.
+  const updateQueue = uniqueName('cli-upd');
+  const updateWorker = await Worker.create({
+    connection: nativeConnection, taskQueue: updateQueue, workflowsPath: updateWorkflowsPath,
+  });
+  await updateWorker.runUntil((async () => {
+    const id = uniqueName('counter');
+    await tockJson(['workflow', 'start', '-t', 'counter', '-q', updateQueue, '-w', id, '-i', '10']);
+    const added = await tockJson(['workflow', 'update', 'execute', '-w', id, '--name', 'add', '-i', '5']);
+    assert.equal(added.result, 15);
+    assert.equal(added.name, 'add');
+
+    // The validator refuses: exit 1 with its message, nothing changed.
+    const rejected = await tock(['workflow', 'update', 'execute', '-w', id, '--name', 'addPositive',
+                                 '--input', '-1', '--update-id', 'neg-1']);
+    assert.equal(rejected.code, 1, rejected.stderr);
+    assert.equal(rejected.stderr,
+                 `error: update "neg-1" of workflow "${id}" failed: only positive amounts are accepted\n`);
+    const failed = await tock(['workflow', 'update', 'execute', '-w', id, '--name', 'failingUpdate']);
+    assert.equal(failed.code, 1, failed.stderr);
+    assert.match(failed.stderr, /failed: this update fails on purpose\n$/);
+
+    // Accepted, then completed once released by a signal.
+    const started = await tockJson(['workflow', 'update', 'start', '-w', id, '--name', 'addWhenReleased',
+                                    '-i', '1', '--update-id', 'rel-1', '--wait-for-stage', 'accepted']);
+    assert.equal(started.stage, 'UPDATE_WORKFLOW_EXECUTION_LIFECYCLE_STAGE_ACCEPTED');
+    assert.equal(started.updateId, 'rel-1');
+    const accepted = await tockJson(['workflow', 'update', 'describe', '-w', id, '--update-id', 'rel-1']);
+    assert.equal(accepted.stage, 'UPDATE_WORKFLOW_EXECUTION_LIFECYCLE_STAGE_ACCEPTED');
+    assert.equal(accepted.result, undefined);
+    await tockJson(['workflow', 'signal', '-w', id, '--name', 'release']);
+    const result = await tockJson(['workflow', 'update', 'result', '-w', id, '--update-id', 'rel-1']);
+    assert.equal(result.result, 16);
+    const completed = await tockJson(['workflow', 'update', 'describe', '-w', id, '--update-id', 'rel-1']);
+    assert.equal(completed.stage, 'UPDATE_WORKFLOW_EXECUTION_LIFECYCLE_STAGE_COMPLETED');
+    assert.equal(completed.result, 16);
+
+    await tockJson(['workflow', 'signal', '-w', id, '--name', 'finish']);
+    assert.equal((await tockJson(['workflow', 'result', '-w', id])).result, 16);
+    const closed = await tock(['workflow', 'update', 'execute', '-w', id, '--name', 'add', '-i', '1']);
+    assert.equal(closed.code, 3);
+    assert.equal(closed.stderr, 'error: workflow execution already completed\n');
+  })());
 });
