@@ -150,5 +150,31 @@ TEST_F(ScheduleCliTest, ALifeCreatedDescribedPausedTriggeredBackfilledUpdatedDel
   ASSERT_EQ(r.exit_code, kExitOk) << r.err;
 }
 
+// `tock __complete` (what the shell scripts run): the subcommands, the overlap policies, and
+// the live schedule ids of the namespace on the line (paused ones say so); a new id (create)
+// is not completed.
+TEST_F(ScheduleCliTest, CompletionOffersTheNamespacesScheduleIds) {
+  for (const char* id : {"nightly", "hourly"}) {
+    ProcessResult r = Tock(Create(id, {"--cron", "@daily"}));
+    ASSERT_EQ(r.exit_code, kExitOk) << r.err;
+  }
+  ASSERT_EQ(Tock({"schedule", "toggle", "-s", "nightly", "--pause"}).exit_code, kExitOk);
+  Register({"other"});
+  auto complete = [&](std::vector<std::string> words) {
+    words.insert(words.begin(), "__complete");
+    ProcessResult r = Tock(words);
+    EXPECT_EQ(r.exit_code, kExitOk) << Describe(words, r);
+    EXPECT_EQ(r.err, "") << Describe(words, r);
+    return r.out;
+  };
+  EXPECT_EQ(complete({"schedule", "describe", "--schedule-id", ""}), "hourly\treport\nnightly\tpaused\n");
+  EXPECT_EQ(complete({"schedule", "trigger", "-s", "ni"}), "nightly\tpaused\n");
+  EXPECT_EQ(complete({"-n", "other", "schedule", "delete", "-s", ""}), "");
+  EXPECT_EQ(complete({"schedule", "create", "-s", ""}), "");
+  const std::string subcommands = complete({"schedule", "t"});
+  EXPECT_NE(subcommands.find("toggle\t"), std::string::npos) << subcommands;
+  EXPECT_NE(subcommands.find("trigger\t"), std::string::npos) << subcommands;
+}
+
 }  // namespace
 }  // namespace tock::testing
