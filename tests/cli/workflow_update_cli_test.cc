@@ -5,6 +5,7 @@
 // unknown updates, and the usage errors with their exact messages and exit codes.
 #include <algorithm>
 #include <future>
+#include <thread>
 #include <map>
 
 #include "lib/admin/workflow_update.h"
@@ -218,6 +219,37 @@ TEST_F(WorkflowUpdateCliTest, AWorkerThatDoesNotAnswerTheUpdateRejectsIt) {
                "update \"p-1\" of workflow \"u-deaf\" failed: Workflow Update is rejected because "
                "it wasn't processed by worker. Probably, Workflow Update is not supported by the "
                "worker.");
+}
+
+TEST_F(WorkflowUpdateCliTest, ExecuteOutlastsTheServersLongPolls) {
+  // The server answers a long poll after 20 s with the stage reached so far: ADMITTED (no
+  // worker took the update) makes execute send the update again, ACCEPTED without an outcome
+  // makes it poll for the outcome. Both answers need the 20 s to pass, hence the waits.
+  const std::string run = StartIdle("u-slow");
+  const std::vector<std::string> args = {"workflow", "update", "execute", "-w", "u-slow",
+                                         "--name", "slow", "--update-id", "slow-1", "-o", "json"};
+  auto pending = std::async(std::launch::async, [this, args] {
+    std::vector<std::string> argv = {TOCK_CLI_BIN, "--address", server_->address()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return RunProcess(argv, {}, "", std::chrono::seconds(90));
+  });
+  std::this_thread::sleep_for(std::chrono::seconds(22));  // ADMITTED answered, sent again
+  pb::Message request;
+  const std::string token = TakeUpdate("u-slow", request);
+  pb::Message accept = TestWorker::AcceptUpdate(request);
+  Worker("u-slow").CompleteWorkflowTask(token, {TestWorker::ProtocolMessageCommand(accept)},
+                                        {accept});
+  std::this_thread::sleep_for(std::chrono::seconds(22));  // ACCEPTED answered, polling
+  ASSERT_EQ(Tock({"workflow", "signal", "-w", "u-slow", "--name", "go"}).exit_code, kExitOk);
+  auto task = Worker("u-slow").PollWorkflowTask();
+  ASSERT_FALSE(task.task_token().empty());
+  pb::Message complete = TestWorker::CompleteUpdate(request, "\"late\"");
+  Worker("u-slow").CompleteWorkflowTask(task.task_token(),
+                                        {TestWorker::ProtocolMessageCommand(complete)}, {complete});
+  const json out = Json(args, pending.get());
+  EXPECT_EQ(At(out, "/result"), "late") << out.dump();
+  EXPECT_EQ(At(out, "/runId"), run) << out.dump();
+  EXPECT_EQ(At(out, "/stage"), kCompleted) << out.dump();
 }
 
 // ---- start, describe, result ---------------------------------------------------------------
