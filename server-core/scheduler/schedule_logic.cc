@@ -61,7 +61,8 @@ void AddStart(ScheduleRecord& r, absl::Time nominal, absl::Time actual,
 std::optional<absl::Time> ProcessTimeRange(ScheduleRecord& r, const CompiledSpec& spec,
                                            absl::Time start, absl::Time end,
                                            enums::ScheduleOverlapPolicy policy, bool manual,
-                                           int limit) {
+                                           int limit, absl::Time* resume) {
+  if (resume != nullptr) *resume = end;
   // Paused or out of actions: the whole range is skipped (not counted as missed).
   if (!manual && !CanTakeScheduledAction(r)) return std::nullopt;
   const std::string seed = JitterSeed(r);
@@ -69,8 +70,8 @@ std::optional<absl::Time> ProcessTimeRange(ScheduleRecord& r, const CompiledSpec
   const absl::Time update_time =
       r.info().has_update_time() ? FromProtoTime(r.info().update_time()) : absl::InfinitePast();
   int taken = 0;
-  for (std::optional<NextTime> next = spec.GetNextTime(seed, start);
-       next.has_value() && next->next <= end; next = spec.GetNextTime(seed, next->next)) {
+  std::optional<NextTime> next = spec.GetNextTime(seed, start);
+  for (; next.has_value() && next->next <= end; next = spec.GetNextTime(seed, next->next)) {
     if (!manual && update_time > next->next) continue;  // from before the last update
     if (!manual && end - next->next > window) {
       r.mutable_info()->set_missed_catchup_window(r.info().missed_catchup_window() + 1);
@@ -78,6 +79,11 @@ std::optional<absl::Time> ProcessTimeRange(ScheduleRecord& r, const CompiledSpec
     }
     AddStart(r, next->nominal, next->next, policy, manual);
     if (limit > 0 && ++taken >= limit) return next->next;
+  }
+  // A time whose nominal time has passed but whose jitter has not: looked at again next time
+  // (from just before its nominal time, whole seconds, so no earlier time comes back).
+  if (resume != nullptr && next.has_value() && next->nominal <= end) {
+    *resume = std::max(start, next->nominal - absl::Seconds(1));
   }
   return std::nullopt;
 }

@@ -53,10 +53,12 @@ void AddStart(ScheduleRecord& r, absl::Time nominal, absl::Time actual,
 // not buffered; times before the last update are dropped; nothing while paused or without
 // remaining actions unless manual). At most `limit` starts (0: no limit). Returns the next
 // time to look from: the first time not handled, or nullopt when the range is done.
+// `resume` (when given) is where the next look at the spec must start: `end`, or just before
+// the nominal time of a time whose jitter puts it after `end` (it is not lost).
 std::optional<absl::Time> ProcessTimeRange(ScheduleRecord& r, const CompiledSpec& spec,
                                            absl::Time start, absl::Time end,
                                            enums::ScheduleOverlapPolicy policy, bool manual,
-                                           int limit);
+                                           int limit, absl::Time* resume = nullptr);
 
 // Temporal's ProcessBuffer: what to start now and what stays buffered.
 struct BufferAction {

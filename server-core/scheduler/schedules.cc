@@ -123,8 +123,10 @@ std::unique_ptr<CompiledSpec> CompileOf(const ScheduleRecord& r) {
 void BufferDue(ScheduleRecord& r, absl::Time now) {
   std::unique_ptr<CompiledSpec> spec = CompileOf(r);
   if (spec != nullptr) {
+    absl::Time resume = now;
     ProcessTimeRange(r, *spec, FromProtoTime(r.last_processed_time()), now,
-                     enums::SCHEDULE_OVERLAP_POLICY_UNSPECIFIED, false, 0);
+                     enums::SCHEDULE_OVERLAP_POLICY_UNSPECIFIED, false, 0, &resume);
+    *r.mutable_last_processed_time() = ToProtoTime(resume);
     // Backfills, a bounded number per look, using at most half of the buffer.
     int budget = kBackfillStartsPerTick;
     while (!r.ongoing_backfills().empty() && budget > 0 &&
@@ -143,8 +145,8 @@ void BufferDue(ScheduleRecord& r, absl::Time now) {
     }
   } else {
     r.mutable_ongoing_backfills()->Clear();
+    *r.mutable_last_processed_time() = ToProtoTime(now);
   }
-  *r.mutable_last_processed_time() = ToProtoTime(now);
 }
 
 }  // namespace

@@ -126,6 +126,30 @@ TEST(ScheduleLogicTest, IdsAreDerivedFromTheStart) {
   EXPECT_EQ(EncodeConflictToken(1), std::string("\0\0\0\0\0\0\0\1", 8));
 }
 
+TEST(ScheduleLogicTest, ATimeWhoseJitterHasNotPassedIsTakenLaterNotLost) {
+  ScheduleRecord r = Hourly();
+  *r.mutable_schedule()->mutable_spec()->mutable_jitter() = ToProtoDuration(absl::Minutes(30));
+  CompiledSpec spec = SpecOf(r);
+  std::optional<NextTime> first = spec.GetNextTime(JitterSeed(r), kT0);
+  ASSERT_TRUE(first.has_value());
+  ASSERT_GT(first->next - first->nominal, absl::Seconds(2)) << "this seed's jitter is large enough";
+  // A look between the nominal time and the jittered one: nothing yet, and the next look
+  // starts before the nominal time.
+  const absl::Time between = first->nominal + (first->next - first->nominal) / 2;
+  absl::Time resume;
+  ProcessTimeRange(r, spec, kT0, between, enums::SCHEDULE_OVERLAP_POLICY_UNSPECIFIED, false, 0, &resume);
+  EXPECT_EQ(r.buffered_starts_size(), 0);
+  EXPECT_EQ(resume, first->nominal - absl::Seconds(1));
+  ProcessTimeRange(r, spec, resume, first->next, enums::SCHEDULE_OVERLAP_POLICY_UNSPECIFIED, false, 0, &resume);
+  ASSERT_EQ(r.buffered_starts_size(), 1);
+  EXPECT_EQ(FromProtoTime(r.buffered_starts(0).actual_time()), first->next);
+  EXPECT_EQ(resume, first->next);
+  // And only once.
+  ProcessTimeRange(r, spec, resume, first->next + absl::Minutes(1), enums::SCHEDULE_OVERLAP_POLICY_UNSPECIFIED,
+                   false, 0, &resume);
+  EXPECT_EQ(r.buffered_starts_size(), 1);
+}
+
 TEST(ScheduleLogicTest, FutureTimesSkipThoseBeforeTheLastUpdate) {
   ScheduleRecord r = Hourly();
   CompiledSpec spec = SpecOf(r);
