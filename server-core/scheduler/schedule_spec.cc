@@ -563,8 +563,12 @@ bool CompiledSpec::Excluded(absl::Time t) const {
 
 std::optional<NextTime> CompiledSpec::GetNextTime(const std::string& jitter_seed,
                                                   absl::Time after) const {
-  // Before the start: from just before it, so that its first second can match.
-  after = std::max(after, (start_ ? *start_ : absl::UnixEpoch()) - absl::Seconds(1));
+  // Before the start: from just before it, so that its first second can match. Never before
+  // 1970 nor after 2100 (a request's far times must not make the searches below long or
+  // overflow).
+  after = std::max(after, std::max(start_.value_or(absl::UnixEpoch()), absl::UnixEpoch()) -
+                              absl::Seconds(1));
+  if (absl::ToCivilYear(after, absl::UTCTimeZone()).year() > kMaxCalendarYear) return std::nullopt;
   auto past_end = [&](absl::Time t) {
     return (end_.has_value() && t > *end_) ||
            absl::ToCivilYear(t, absl::UTCTimeZone()).year() > kMaxCalendarYear;

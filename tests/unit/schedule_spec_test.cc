@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "lib/common/proto_time.h"
 #include "lib/common/time_format.h"
 
@@ -206,6 +208,23 @@ TEST(ScheduleSpecTest, BadSpecsWithTemporalsMessages) {
   sched::ScheduleSpec many;
   for (int i = 0; i <= kMaxItems; ++i) many.add_cron_string("0 0 * * *");
   ExpectInvalid(many, "a spec holds at most 100 items of a kind");
+}
+
+TEST(ScheduleSpecTest, FarTimesEndQuickly) {
+  // A calendar of one year from a time far in the past, or anything after 2100: bounded.
+  CompiledSpec c = Compile(Cron({"0 0 1 1 * 2099"}));
+  std::optional<NextTime> n = c.GetNextTime("s", absl::FromUnixSeconds(-(int64_t{1} << 40)));
+  ASSERT_TRUE(n.has_value());
+  EXPECT_EQ(S(n->next), "2099-01-01T00:00:00+00:00");
+  EXPECT_FALSE(c.GetNextTime("s", absl::InfiniteFuture()).has_value());
+  EXPECT_FALSE(c.GetNextTime("s", T("2100-06-01T00:00:00Z")).has_value());
+  sched::ScheduleSpec spec;
+  *spec.add_interval()->mutable_interval() = ToProtoDuration(absl::Hours(24 * 365 * 99));
+  *spec.mutable_start_time() = ToProtoTime(absl::FromUnixSeconds(std::numeric_limits<int64_t>::min() / 2));
+  CompiledSpec iv = Compile(spec);
+  std::optional<NextTime> first = iv.GetNextTime("s", absl::InfinitePast());
+  ASSERT_TRUE(first.has_value()) << "from 1970 on";
+  EXPECT_GE(first->nominal, absl::UnixEpoch());
 }
 
 TEST(ScheduleSpecTest, JitterMatchesTemporalsHash) {
