@@ -2,7 +2,8 @@
 // ndc/workflow_resetter): a new run whose history is the base run's up to the workflow task
 // the reset point ends (the point is the event after its WorkflowTaskScheduled or
 // WorkflowTaskStarted), that task failed with cause RESET_WORKFLOW, the base run's signals
-// after the point reapplied (unless the reapply type says not), and a new workflow task. The
+// and accepted updates after the point reapplied (unless the reapply type says not; updates
+// as WorkflowExecutionUpdateAdmitted events), and a new workflow task. The
 // base run, if still running, is terminated in the same commit, and the new run becomes the
 // workflow's current run.
 //
@@ -28,10 +29,17 @@ namespace enums = temporal::api::enums::v1;
 using tock::persistence::v1::ActivityInfo;
 using tock::persistence::v1::TimerTask;
 
-bool ReappliesSignals(const wf::ResetWorkflowExecutionRequest& req) {
+// Whether events of `kind` after the point are applied again to the new run (Temporal's
+// GetResetReapplyExcludeTypes: the deprecated reapply type SIGNAL leaves updates out, NONE
+// everything; the exclude list takes kinds out).
+bool Reapplies(const wf::ResetWorkflowExecutionRequest& req, enums::ResetReapplyExcludeType kind) {
   if (req.reset_reapply_type() == enums::RESET_REAPPLY_TYPE_NONE) return false;
+  if (req.reset_reapply_type() == enums::RESET_REAPPLY_TYPE_SIGNAL &&
+      kind == enums::RESET_REAPPLY_EXCLUDE_TYPE_UPDATE) {
+    return false;
+  }
   for (int excluded : req.reset_reapply_exclude_types()) {
-    if (excluded == enums::RESET_REAPPLY_EXCLUDE_TYPE_SIGNAL) return false;
+    if (excluded == kind) return false;
   }
   return true;
 }
@@ -302,14 +310,22 @@ absl::StatusOr<wf::ResetWorkflowExecutionResponse> HistoryEngine::ResetWorkflow(
       f->mutable_failure()->set_message(req.reason());
       f->mutable_failure()->mutable_reset_workflow_failure_info();
     }
-    // Signals after the point are reapplied (Temporal's default reapply type).
-    if (ReappliesSignals(req)) {
-      for (size_t i = point - 1; i < events->size(); ++i) {
-        const HistoryEvent& e = (*events)[i];
-        if (e.event_type() != enums::EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED) continue;
+    // Signals and accepted updates after the point are applied again, in their order
+    // (Temporal's default reapply type): an update as WorkflowExecutionUpdateAdmitted (origin
+    // REAPPLY) holding its request, which the worker accepts or rejects anew.
+    const bool signals = Reapplies(req, enums::RESET_REAPPLY_EXCLUDE_TYPE_SIGNAL);
+    const bool updates = Reapplies(req, enums::RESET_REAPPLY_EXCLUDE_TYPE_UPDATE);
+    for (size_t i = point - 1; i < events->size(); ++i) {
+      const HistoryEvent& e = (*events)[i];
+      if (signals && e.event_type() == enums::EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED) {
         HistoryEvent& signal = next->Append(enums::EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED);
         *signal.mutable_workflow_execution_signaled_event_attributes() =
             e.workflow_execution_signaled_event_attributes();
+      } else if (updates && e.event_type() == enums::EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED) {
+        HistoryEvent& admitted = next->Append(enums::EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ADMITTED);
+        auto* attrs = admitted.mutable_workflow_execution_update_admitted_event_attributes();
+        *attrs->mutable_request() = e.workflow_execution_update_accepted_event_attributes().accepted_request();
+        attrs->set_origin(enums::UPDATE_ADMITTED_EVENT_ORIGIN_REAPPLY);
       }
     }
     auto* reset = ns_state.mutable_execution();

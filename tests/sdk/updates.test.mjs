@@ -24,6 +24,7 @@ const GRPC = { INVALID_ARGUMENT: 3, NOT_FOUND: 5, PERMISSION_DENIED: 7 };
 // temporal.api.enums.v1.EventType
 const UPDATE_ACCEPTED = 41;
 const UPDATE_COMPLETED = 43;
+const UPDATE_ADMITTED = 47;
 
 const workflowsPath = fileURLToPath(new URL('./update-workflows.js', import.meta.url));
 Runtime.install({ logger: new DefaultLogger('WARN') });
@@ -181,6 +182,33 @@ test('an accepted update of a workflow that ends first fails with Temporal\'s fa
       err.cause?.message,
       'Workflow Update failed because the Workflow completed before the Update completed.',
     );
+  });
+});
+
+test('a reset applies the updates accepted after its point again, as admitted updates', DEADLINE, async () => {
+  await withWorker(async (taskQueue) => {
+    const workflowId = uniqueName('reset');
+    const handle = await client.workflow.start('counter', { taskQueue, workflowId, args: [0] });
+    assert.equal(await handle.executeUpdate('add', { args: [5] }), 5);
+    assert.equal(await handle.executeUpdate('add', { args: [7] }), 12);
+    await handle.signal('finish');
+    assert.equal(await handle.result(), 12);
+    const base = await handle.describe();
+    // Back to the first workflow task's completion (event 4): both updates and the signal
+    // come after it.
+    const { runId } = await connection.workflowService.resetWorkflowExecution({
+      namespace: 'default',
+      workflowExecution: { workflowId, runId: base.runId },
+      reason: 'reapply test',
+      workflowTaskFinishEventId: 4,
+      requestId: randomUUID(),
+    });
+    const reset = client.workflow.getHandle(workflowId, runId);
+    assert.equal(await reset.result(), 12);
+    const types = await eventTypes(reset);
+    assert.equal(count(types, UPDATE_ADMITTED), 2);
+    assert.equal(count(types, UPDATE_ACCEPTED), 2);
+    await replays(reset);
   });
 });
 
