@@ -335,7 +335,9 @@ absl::Status HistoryEngine::Mutate(const NamespaceRef& ns, const RunKey& key,
     commit.done_timers = std::move(tx.done_timers());
     commit.done_task_ids = std::move(tx.done_task_ids());
     if (RunTransaction* next = tx.following_run()) {
-      commit.runs.push_back(next->TakeRunWrite(persistence::CurrentRunChange::kReplace, key.run_id));
+      commit.runs.push_back(next->TakeRunWrite(
+          persistence::CurrentRunChange::kReplace,
+          tx.following_replaces().empty() ? key.run_id : tx.following_replaces()));
       for (auto& t : next->new_tasks()) commit.new_tasks.push_back(std::move(t));
       for (auto& t : next->new_timers()) commit.new_timers.push_back(std::move(t));
     }

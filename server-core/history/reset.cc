@@ -5,7 +5,8 @@
 // and accepted updates after the point reapplied (unless the reapply type says not; updates
 // as WorkflowExecutionUpdateAdmitted events), and a new workflow task. The
 // base run, if still running, is terminated in the same commit, and the new run becomes the
-// workflow's current run.
+// workflow's current run. A run that is no longer the current one can be reset too: the
+// current run, if running, is terminated first.
 //
 // The new run's state is rebuilt from the copied events: activities scheduled and not closed
 // by the point are scheduled again (attempt 1, from now), timers started and not fired or
@@ -93,11 +94,17 @@ absl::StatusOr<wf::ResetWorkflowExecutionResponse> HistoryEngine::ResetWorkflow(
   }
   absl::StatusOr<persistence::CurrentRun> current = store_.GetCurrentRun(ns.id, workflow_id);
   if (!current.ok()) return current.status();
-  if (current->run_id != *run_id) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "only the current run of a workflow can be reset here; the current run of ",
-        workflow_id.substr(0, 200), " is ", current->run_id));
+  if (current->run_id != *run_id && current->status == enums::WORKFLOW_EXECUTION_STATUS_RUNNING) {
+    // An older run is reset: the current one ends first (Temporal's resetter does the same),
+    // and the new run takes over from it (the commit checks it is still the current run).
+    wf::TerminateWorkflowExecutionRequest terminate;
+    terminate.mutable_workflow_execution()->set_workflow_id(workflow_id);
+    terminate.mutable_workflow_execution()->set_run_id(current->run_id);
+    terminate.set_reason(req.reason());
+    terminate.set_identity(kHistoryServiceIdentity);
+    if (absl::Status s = TerminateWorkflow(ns, terminate); !s.ok()) return s;
   }
+  const std::string replaces = current->run_id == *run_id ? "" : current->run_id;
   const std::string new_run_id = NewUuid();
   const RunKey key{ns.id, workflow_id, *run_id};
   absl::Status s = Mutate(ns, key, [&](RunTransaction& base) -> absl::Status {
@@ -336,7 +343,7 @@ absl::StatusOr<wf::ResetWorkflowExecutionResponse> HistoryEngine::ResetWorkflow(
 
     if (base.IsOpen()) base.Terminate(req.reason(), {}, kHistoryServiceIdentity);
     base.state().mutable_execution()->set_reset_run_id(new_run_id);
-    base.SetFollowingRun(std::move(next));
+    base.SetFollowingRun(std::move(next), replaces);
     return absl::OkStatus();
   });
   if (!s.ok()) return s;

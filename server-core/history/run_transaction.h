@@ -110,7 +110,13 @@ class RunTransaction {
   void VisibilityChanged() { visibility_changed_ = true; }
 
   // A run that starts in the same commit and takes over the workflow id (continue-as-new).
-  void SetFollowingRun(std::unique_ptr<RunTransaction> next) { following_ = std::move(next); }
+  // `replaces`: the workflow's current run the new one takes over from (empty: this run; a
+  // reset of an older run replaces the current one).
+  void SetFollowingRun(std::unique_ptr<RunTransaction> next, std::string replaces = "") {
+    following_ = std::move(next);
+    following_replaces_ = std::move(replaces);
+  }
+  const std::string& following_replaces() const { return following_replaces_; }
   RunTransaction* following_run() { return following_.get(); }
 
   // What to write, and what to do after the write succeeded. Moves the state out: call last.
@@ -139,6 +145,7 @@ class RunTransaction {
   std::vector<int64_t> done_task_ids_;
   bool visibility_changed_ = false;
   std::unique_ptr<RunTransaction> following_;
+  std::string following_replaces_;
   std::optional<SpeculativeTask> speculative_;
   bool speculative_used_ = false;
   bool speculative_dropped_ = false;

@@ -260,7 +260,7 @@ TEST_F(WorkflowResetCliTest, ARunWithoutTheTypesPointIsAnError) {
   EXPECT_EQ(CurrentRun("fresh"), run);
 }
 
-TEST_F(WorkflowResetCliTest, LastContinuedAsNewResetsThePreviousRunWhichTockServerRefuses) {
+TEST_F(WorkflowResetCliTest, LastContinuedAsNewResetsThePreviousRunAndEndsTheCurrentOne) {
   const std::string first = StartWithTasks("chain", 1);
   ASSERT_EQ(Tock({"workflow", "signal", "-w", "chain", "--name", "go"}).exit_code, kExitOk);
   auto task = Worker("chain").PollWorkflowTask();
@@ -275,14 +275,14 @@ TEST_F(WorkflowResetCliTest, LastContinuedAsNewResetsThePreviousRunWhichTockServ
   const std::string second = CurrentRun("chain");
   ASSERT_NE(second, first);
 
-  // The point is in the first run (its last completed task), and tock-server resets only a
-  // workflow's current run: its refusal names the run it was asked for by naming the other.
-  ExpectError({"workflow", "reset", "-w", "chain", "--type", "LastContinuedAsNew", "--reason", "r"},
-              kExitError,
-              "only the current run of a workflow can be reset here; the current run of chain "
-              "is " +
-                  second);
-  EXPECT_EQ(CurrentRun("chain"), second);
+  // The point is in the first run (its last completed task), which is no longer the current
+  // one: the running second run is terminated, and the new run takes over from it.
+  const std::string reset = Reset({"-w", "chain", "--type", "LastContinuedAsNew", "--reason", "r"});
+  EXPECT_EQ(CurrentRun("chain"), reset);
+  EXPECT_NE(reset, first);
+  EXPECT_NE(reset, second);
+  EXPECT_EQ(RunStatus("chain", second), "WORKFLOW_EXECUTION_STATUS_TERMINATED");
+  EXPECT_EQ(RunStatus("chain", reset), "WORKFLOW_EXECUTION_STATUS_RUNNING");
 }
 
 TEST_F(WorkflowResetCliTest, CompletionOffersTheTypesAndTheWorkflowIds) {
