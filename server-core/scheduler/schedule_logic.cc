@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "lib/common/hashing.h"
 #include "lib/common/proto_time.h"
@@ -243,6 +245,108 @@ temporal::api::schedule::v1::ScheduleListEntry ListEntryOf(const ScheduleRecord&
     *info->add_future_action_times() = ToProtoTime(t);
   }
   return out;
+}
+
+namespace {
+
+absl::Status BadQuery(absl::string_view what) {
+  return absl::InvalidArgumentError(absl::StrCat("invalid query: ", what));
+}
+
+// Words, quoted strings (with '' or \\ escapes) and operators of a query.
+absl::StatusOr<std::vector<std::string>> Tokens(const std::string& q) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < q.size();) {
+    const char c = q[i];
+    if (absl::ascii_isspace(static_cast<unsigned char>(c))) {
+      ++i;
+    } else if (c == '\'' || c == '"') {
+      std::string text(1, c);
+      size_t j = i + 1;
+      for (; j < q.size() && q[j] != c; ++j) {
+        if (q[j] == '\\' && j + 1 < q.size()) ++j;
+        text += q[j];
+      }
+      if (j >= q.size()) return BadQuery("a quoted value is not closed");
+      out.push_back(text);
+      i = j + 1;
+    } else if (c == '!' && i + 1 < q.size() && q[i + 1] == '=') {
+      out.push_back("!=");
+      i += 2;
+    } else if (c == '=') {
+      out.push_back("=");
+      ++i;
+    } else {
+      size_t j = i;
+      while (j < q.size() && !absl::ascii_isspace(static_cast<unsigned char>(q[j])) && q[j] != '=' &&
+             q[j] != '!' && q[j] != '\'' && q[j] != '"') {
+        ++j;
+      }
+      if (j == i) return BadQuery(absl::StrCat("unexpected '", std::string(1, c), "'"));
+      out.push_back(q.substr(i, j - i));
+      i = j;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<ScheduleQuery> ParseScheduleQuery(const std::string& query) {
+  ScheduleQuery out;
+  if (query.size() > 4096) return BadQuery("it is longer than 4096 bytes");
+  absl::StatusOr<std::vector<std::string>> tokens = Tokens(query);
+  if (!tokens.ok()) return tokens.status();
+  const std::vector<std::string>& t = *tokens;
+  for (size_t i = 0; i < t.size();) {
+    if (!out.conditions.empty()) {
+      if (absl::AsciiStrToUpper(t[i]) != "AND") {
+        return BadQuery(absl::StrCat("expected AND, found ", t[i], " (conditions are joined by AND)"));
+      }
+      if (++i >= t.size()) return BadQuery("it ends after AND");
+    }
+    if (i + 2 >= t.size()) return BadQuery("a condition is incomplete (Field = 'value')");
+    ScheduleQuery::Condition c{t[i], absl::AsciiStrToUpper(t[i + 1]), t[i + 2]};
+    i += 3;
+    if (c.field != "ScheduleId" && c.field != "WorkflowType" && c.field != "TemporalSchedulePaused") {
+      return BadQuery(absl::StrCat("unknown field ", c.field,
+                                   " (schedules are listed by ScheduleId, WorkflowType or "
+                                   "TemporalSchedulePaused)"));
+    }
+    if (c.op != "=" && c.op != "!=" && c.op != "STARTS_WITH") {
+      return BadQuery(absl::StrCat("operator ", c.op, " is not supported (=, != or STARTS_WITH)"));
+    }
+    const bool quoted = !c.value.empty() && (c.value[0] == '\'' || c.value[0] == '"');
+    if (c.field == "TemporalSchedulePaused") {
+      const std::string v = absl::AsciiStrToLower(quoted ? c.value.substr(1) : c.value);
+      if ((v != "true" && v != "false") || c.op == "STARTS_WITH") {
+        return BadQuery("TemporalSchedulePaused is compared with = or != to true or false");
+      }
+      c.value = v;
+    } else {
+      if (!quoted) return BadQuery(absl::StrCat("the value of ", c.field, " must be quoted"));
+      c.value = c.value.substr(1);
+    }
+    out.conditions.push_back(std::move(c));
+  }
+  return out;
+}
+
+bool ScheduleQuery::Matches(const ScheduleRecord& r) const {
+  for (const Condition& c : conditions) {
+    std::string actual;
+    if (c.field == "ScheduleId") {
+      actual = r.schedule_id();
+    } else if (c.field == "WorkflowType") {
+      actual = r.schedule().action().start_workflow().workflow_type().name();
+    } else {
+      actual = r.schedule().state().paused() ? "true" : "false";
+    }
+    const bool holds = c.op == "STARTS_WITH" ? absl::StartsWith(actual, c.value)
+                                             : (actual == c.value) == (c.op == "=");
+    if (!holds) return false;
+  }
+  return true;
 }
 
 std::string EncodeConflictToken(int64_t token) {

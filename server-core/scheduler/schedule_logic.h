@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "server-core/persistence/schedule_store.h"
 #include "server-core/scheduler/schedule_spec.h"
@@ -90,6 +91,20 @@ temporal::api::workflowservice::v1::DescribeScheduleResponse DescribeOf(const Sc
                                                                       const CompiledSpec* spec);
 temporal::api::schedule::v1::ScheduleListEntry ListEntryOf(const ScheduleRecord& r,
                                                            const CompiledSpec* spec);
+
+// A ListSchedules query: conditions joined by AND, each `Field = value`, `Field != value` or
+// `Field STARTS_WITH 'prefix'` on ScheduleId and WorkflowType (quoted text) or
+// TemporalSchedulePaused (true or false). INVALID_ARGUMENT "invalid query: ..." otherwise.
+struct ScheduleQuery {
+  struct Condition {
+    std::string field;  // ScheduleId, WorkflowType, TemporalSchedulePaused
+    std::string op;     // =, !=, STARTS_WITH
+    std::string value;  // text, or "true"/"false"
+  };
+  std::vector<Condition> conditions;  // all must hold; none: every schedule
+  bool Matches(const ScheduleRecord& r) const;
+};
+absl::StatusOr<ScheduleQuery> ParseScheduleQuery(const std::string& query);
 
 // The conflict token on the wire: 8 bytes, big-endian (Temporal's encoding).
 std::string EncodeConflictToken(int64_t token);

@@ -785,22 +785,29 @@ absl::StatusOr<wf::PatchScheduleResponse> Schedules::Patch(const wf::PatchSchedu
 absl::StatusOr<wf::ListSchedulesResponse> Schedules::List(const wf::ListSchedulesRequest& req) {
   absl::StatusOr<frontend::NamespaceEngine::Resolved> ns = namespaces_.Resolve(req.namespace_(), true);
   if (!ns.ok()) return ns.status();
-  if (!req.query().empty()) {
-    return absl::InvalidArgumentError(
-        "invalid query: this server lists schedules without a query (filter the result instead)");
-  }
+  absl::StatusOr<ScheduleQuery> query = ParseScheduleQuery(req.query());
+  if (!query.ok()) return query.status();
   const int32_t size = req.maximum_page_size() <= 0 || req.maximum_page_size() > kMaxPageSize
                            ? kMaxPageSize
                            : req.maximum_page_size();
-  absl::StatusOr<std::vector<StoredSchedule>> page = store_.List(ns->id, req.next_page_token(), size + 1);
-  if (!page.ok()) return page.status();
   wf::ListSchedulesResponse out;
-  for (int i = 0; i < static_cast<int>(page->size()) && i < size; ++i) {
-    std::unique_ptr<CompiledSpec> spec = CompileOf((*page)[i].record);
-    *out.add_schedules() = ListEntryOf((*page)[i].record, spec.get());
+  std::string after = req.next_page_token();
+  while (true) {
+    absl::StatusOr<std::vector<StoredSchedule>> page = store_.List(ns->id, after, kMaxPageSize);
+    if (!page.ok()) return page.status();
+    for (const StoredSchedule& s : *page) {
+      if (out.schedules_size() == size) {
+        // More remain (this one at least): the next page starts after the last one seen.
+        out.set_next_page_token(after);
+        return out;
+      }
+      after = s.record.schedule_id();
+      if (!query->Matches(s.record)) continue;
+      std::unique_ptr<CompiledSpec> spec = CompileOf(s.record);
+      *out.add_schedules() = ListEntryOf(s.record, spec.get());
+    }
+    if (static_cast<int>(page->size()) < kMaxPageSize) return out;
   }
-  if (static_cast<int>(page->size()) > size) out.set_next_page_token((*page)[size - 1].record.schedule_id());
-  return out;
 }
 
 absl::StatusOr<wf::DeleteScheduleResponse> Schedules::Delete(const wf::DeleteScheduleRequest& req) {

@@ -133,6 +133,12 @@ TEST_F(ScheduleCliTest, ALifeCreatedDescribedPausedTriggeredBackfilledUpdatedDel
   EXPECT_EQ(At(listed[0], "/info/workflowType/name"), "report");
   EXPECT_EQ(At(listed[0], "/info/paused"), true);
 
+  EXPECT_EQ(TockJsonLines({"schedule", "list", "--query", "TemporalSchedulePaused = false"}).size(), 0u);
+  EXPECT_EQ(TockJsonLines({"schedule", "list", "--query", "ScheduleId STARTS_WITH 'night'"}).size(), 1u);
+  ExpectError({"schedule", "list", "--query", "Owner = 'me'"}, kExitUsage,
+              "invalid query: unknown field Owner (schedules are listed by ScheduleId, WorkflowType "
+              "or TemporalSchedulePaused)");
+
   // Update replaces the whole schedule.
   r = Tock({"schedule", "update", "-s", "nightly", "-w", "hourly", "--type", "report2", "-t", "q",
             "--interval", "1h/15m"});

@@ -327,6 +327,11 @@ test('list shows schedules with their next times; bad requests get Temporal\'s e
   assert.deepEqual(listed.map((s) => s.scheduleId), [`${prefix}-a`, `${prefix}-b`, `${prefix}-c`]);
   assert.equal(listed[0].action.workflowType, 'timerThenReturn');
   assert.equal(listed[0].info.nextActionTimes.length, 5);
+  const byQuery = [];
+  for await (const s of client.schedule.list({ query: `ScheduleId STARTS_WITH '${prefix}' AND ScheduleId != '${prefix}-b'` })) {
+    byQuery.push(s.scheduleId);
+  }
+  assert.deepEqual(byQuery, [`${prefix}-a`, `${prefix}-c`]);
 
   await assert.rejects(
     client.schedule.create({ scheduleId: `${prefix}-a`, spec: { cronExpressions: ['0 9 * * *'] },

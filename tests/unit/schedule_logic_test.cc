@@ -150,6 +150,47 @@ TEST(ScheduleLogicTest, ATimeWhoseJitterHasNotPassedIsTakenLaterNotLost) {
   EXPECT_EQ(r.buffered_starts_size(), 1);
 }
 
+TEST(ScheduleLogicTest, ListQueriesFilterByIdTypeAndPause) {
+  ScheduleRecord a = Hourly();
+  a.set_schedule_id("nightly-report");
+  a.mutable_schedule()->mutable_action()->mutable_start_workflow()->mutable_workflow_type()->set_name("report");
+  ScheduleRecord b = a;
+  b.set_schedule_id("hourly-poll");
+  b.mutable_schedule()->mutable_action()->mutable_start_workflow()->mutable_workflow_type()->set_name("poll");
+  b.mutable_schedule()->mutable_state()->set_paused(true);
+  auto matches = [&](const std::string& q) {
+    absl::StatusOr<ScheduleQuery> parsed = ParseScheduleQuery(q);
+    EXPECT_TRUE(parsed.ok()) << q << ": " << parsed.status();
+    std::string out;
+    for (const ScheduleRecord* r : {&a, &b}) {
+      if (parsed.ok() && parsed->Matches(*r)) out += r->schedule_id() + " ";
+    }
+    return out;
+  };
+  EXPECT_EQ(matches(""), "nightly-report hourly-poll ");
+  EXPECT_EQ(matches("ScheduleId = 'hourly-poll'"), "hourly-poll ");
+  EXPECT_EQ(matches("ScheduleId STARTS_WITH \"night\""), "nightly-report ");
+  EXPECT_EQ(matches("TemporalSchedulePaused = true"), "hourly-poll ");
+  EXPECT_EQ(matches("TemporalSchedulePaused != true and WorkflowType = 'report'"), "nightly-report ");
+  EXPECT_EQ(matches("WorkflowType != 'report' AND TemporalSchedulePaused = false"), "");
+  auto invalid = [](const std::string& q) {
+    absl::StatusOr<ScheduleQuery> parsed = ParseScheduleQuery(q);
+    EXPECT_EQ(parsed.status().code(), absl::StatusCode::kInvalidArgument) << q;
+    return std::string(parsed.status().message());
+  };
+  EXPECT_EQ(invalid("Owner = 'x'"),
+            "invalid query: unknown field Owner (schedules are listed by ScheduleId, WorkflowType or "
+            "TemporalSchedulePaused)");
+  EXPECT_EQ(invalid("ScheduleId = x"), "invalid query: the value of ScheduleId must be quoted");
+  EXPECT_EQ(invalid("ScheduleId > 'x'"), "invalid query: operator > is not supported (=, != or STARTS_WITH)");
+  EXPECT_EQ(invalid("ScheduleId = 'x' OR ScheduleId = 'y'"),
+            "invalid query: expected AND, found OR (conditions are joined by AND)");
+  EXPECT_EQ(invalid("ScheduleId ="), "invalid query: a condition is incomplete (Field = 'value')");
+  EXPECT_EQ(invalid("ScheduleId = 'x"), "invalid query: a quoted value is not closed");
+  EXPECT_EQ(invalid("TemporalSchedulePaused = yes"),
+            "invalid query: TemporalSchedulePaused is compared with = or != to true or false");
+}
+
 TEST(ScheduleLogicTest, FutureTimesSkipThoseBeforeTheLastUpdate) {
   ScheduleRecord r = Hourly();
   CompiledSpec spec = SpecOf(r);

@@ -170,23 +170,29 @@ void AddDescribe(CLI::App& group, CommandContext& ctx) {
 
 void AddList(CLI::App& group, CommandContext& ctx) {
   auto limit = std::make_shared<int64_t>(0);
+  auto query = std::make_shared<std::string>();
   CLI::App* cmd = group.add_subcommand("list", "List the namespace's schedules by id (streams)");
   cmd->add_option("--limit", *limit, "At most this many schedules (default: all)");
+  cmd->add_option("-q,--query", *query,
+                  "Only these: ScheduleId, WorkflowType (=, !=, STARTS_WITH 'x') and "
+                  "TemporalSchedulePaused (= true|false), joined by AND");
   cmd->footer(
       "-o json prints each ScheduleListEntry (scheduleId, info with spec, workflowType, paused,\n"
       "recentActions and futureActionTimes).\n"
       "\n"
       "Examples:\n"
       "  tock schedule list\n"
+      "  tock schedule list --query \"TemporalSchedulePaused = true\"\n"
       "  tock schedule list -o jsonl | jq -r 'select(.info.paused) | .scheduleId'\n");
-  cmd->callback([&ctx, limit] {
-    ctx.action = [&ctx, limit]() -> absl::Status {
+  cmd->callback([&ctx, limit, query] {
+    ctx.action = [&ctx, limit, query]() -> absl::Status {
       auto c = ctx.connection();
       if (!c.ok()) return c.status();
       auto printer = ctx.printer();
       if (!printer.ok()) return printer.status();
       wf::ListSchedulesRequest req;
       req.set_namespace_(ctx.options.namespace_name);
+      req.set_query(*query);
       req.set_maximum_page_size(static_cast<int32_t>(*limit > 0 && *limit < 100 ? *limit : 100));
       printer->BeginList(ScheduleColumns());
       int64_t seen = 0;
