@@ -197,6 +197,22 @@ std::optional<absl::Time> NextWakeup(const ScheduleRecord& r, const CompiledSpec
   return next->next;
 }
 
+std::optional<absl::Time> RetentionExpiry(const ScheduleRecord& r, const CompiledSpec* spec) {
+  if (r.schedule().state().paused() || !r.buffered_starts().empty() || !r.starting().empty() ||
+      !r.ongoing_backfills().empty()) {
+    return std::nullopt;
+  }
+  const bool more = CanTakeScheduledAction(r) && spec != nullptr &&
+                    spec->GetNextTime(JitterSeed(r), FromProtoTime(r.last_processed_time())).has_value();
+  if (more) return std::nullopt;
+  absl::Time last = FromProtoTime(r.info().create_time());
+  if (r.info().has_update_time()) last = std::max(last, FromProtoTime(r.info().update_time()));
+  if (r.info().recent_actions_size() > 0) {
+    last = std::max(last, FromProtoTime(r.info().recent_actions().rbegin()->actual_time()));
+  }
+  return last + kFinishedScheduleRetention;
+}
+
 namespace {
 
 temporal::api::schedule::v1::ScheduleSpec ShownSpec(const ScheduleRecord& r) {

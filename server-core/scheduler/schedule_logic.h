@@ -86,6 +86,13 @@ std::vector<absl::Time> FutureActionTimes(const ScheduleRecord& r, const Compile
 std::optional<absl::Time> NextWakeup(const ScheduleRecord& r, const CompiledSpec* spec,
                                      absl::Time now);
 
+// Temporal's RetentionTime: a schedule that will take no more actions (its spec has no more
+// times, or no actions remain) and is not paused is deleted this long after its last event
+// (creation, update or action).
+inline constexpr absl::Duration kFinishedScheduleRetention = absl::Hours(7 * 24);
+// When a finished schedule is deleted; nullopt while it may still act (or is paused).
+std::optional<absl::Time> RetentionExpiry(const ScheduleRecord& r, const CompiledSpec* spec);
+
 // What DescribeSchedule and ListSchedules answer.
 temporal::api::workflowservice::v1::DescribeScheduleResponse DescribeOf(const ScheduleRecord& r,
                                                                       const CompiledSpec* spec);

@@ -281,6 +281,9 @@ void Schedules::Scan() {
       std::unique_ptr<CompiledSpec> spec = CompileOf(r);
       std::optional<absl::Time> due =
           r.buffered_starts().empty() ? NextWakeup(r, spec.get(), now) : std::optional<absl::Time>(now);
+      if (std::optional<absl::Time> expiry = RetentionExpiry(r, spec.get())) {
+        due = due.has_value() ? std::min(*due, *expiry) : *expiry;
+      }
       std::lock_guard lock(mu_);
       Entry& e = entries_[key];
       e.namespace_id = r.namespace_id();
@@ -482,7 +485,25 @@ std::optional<absl::Time> Schedules::Tick(const std::string& namespace_id,
                                  : std::optional<absl::Time>(retry);
   if (pending || !recorded->starting().empty()) return retry;
   std::unique_ptr<CompiledSpec> spec = CompileOf(*recorded);
-  return NextWakeup(*recorded, spec.get(), clock_.Now());
+  const absl::Time now = clock_.Now();
+  std::optional<absl::Time> next = NextWakeup(*recorded, spec.get(), now);
+  // Finished (no more actions, not paused): deleted after the retention, as Temporal does.
+  if (std::optional<absl::Time> expiry = RetentionExpiry(*recorded, spec.get())) {
+    if (now < *expiry) return next.has_value() ? std::min(*next, *expiry) : *expiry;
+    absl::StatusOr<ScheduleRecord> still = Mutate(namespace_id, schedule_id, [&](ScheduleRecord& r, bool* write) {
+      *write = false;
+      std::unique_ptr<CompiledSpec> s = CompileOf(r);
+      std::optional<absl::Time> e = RetentionExpiry(r, s.get());
+      return e.has_value() && now >= *e ? absl::OkStatus()
+                                        : absl::FailedPreconditionError("changed: not finished");
+    });
+    if (still.ok() && store_.Delete(namespace_id, schedule_id).ok()) {
+      logger_.Info("a finished schedule was deleted after its retention", {{"schedule_id", schedule_id}});
+      return std::nullopt;
+    }
+    return retry;
+  }
+  return next;
 }
 
 absl::StatusOr<std::string> Schedules::StartAction(const ScheduleRecord& r,

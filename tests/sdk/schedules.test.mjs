@@ -261,6 +261,23 @@ test('remaining actions run out', DEADLINE, async () => {
   await handle.delete();
 });
 
+test('a finished schedule is deleted 7 days after its last action (Temporal\'s retention)', DEADLINE, async () => {
+  const handle = await client.schedule.create({
+    scheduleId: uniqueName('finished'),
+    spec: { intervals: [{ every: '1h' }] },
+    action: startAction('timerThenReturn', [0]),
+    state: { remainingActions: 1 },
+  });
+  await advance('1h');
+  await waitFor(() => describe(handle), (x) => taken(x) === 1, 'the one action');
+  await advance('6d');
+  await new Promise((r) => setTimeout(r, 500));
+  assert.equal(taken(await describe(handle)), 1, 'kept within the 7 days');
+  await advance('1d');
+  await waitFor(() => handle.describe().then(() => 'there', (err) => err.name), (x) => x === 'ScheduleNotFoundError',
+    'the deletion');
+});
+
 test('trigger starts an action now, even when paused', DEADLINE, async () => {
   const handle = await client.schedule.create({
     scheduleId: uniqueName('trigger'),

@@ -191,6 +191,30 @@ TEST(ScheduleLogicTest, ListQueriesFilterByIdTypeAndPause) {
             "invalid query: TemporalSchedulePaused is compared with = or != to true or false");
 }
 
+TEST(ScheduleLogicTest, AFinishedScheduleExpiresSevenDaysAfterItsLastEvent) {
+  ScheduleRecord r = Hourly();
+  *r.mutable_info()->mutable_create_time() = ToProtoTime(kT0);
+  CompiledSpec spec = SpecOf(r);
+  EXPECT_FALSE(RetentionExpiry(r, &spec).has_value()) << "more actions to come";
+  r.mutable_schedule()->mutable_state()->set_limited_actions(true);
+  r.mutable_schedule()->mutable_state()->set_remaining_actions(0);
+  auto* a = r.mutable_info()->add_recent_actions();
+  *a->mutable_actual_time() = ToProtoTime(kT0 + absl::Hours(5));
+  ASSERT_TRUE(RetentionExpiry(r, &spec).has_value());
+  EXPECT_EQ(*RetentionExpiry(r, &spec), kT0 + absl::Hours(5) + absl::Hours(7 * 24));
+  r.mutable_schedule()->mutable_state()->set_paused(true);
+  EXPECT_FALSE(RetentionExpiry(r, &spec).has_value()) << "a paused schedule is kept";
+  r.mutable_schedule()->mutable_state()->set_paused(false);
+  AddStart(r, kT0, kT0, enums::SCHEDULE_OVERLAP_POLICY_UNSPECIFIED, true);
+  EXPECT_FALSE(RetentionExpiry(r, &spec).has_value()) << "a start still waits";
+  // A spec whose end has passed.
+  ScheduleRecord ended = Hourly();
+  *ended.mutable_info()->mutable_create_time() = ToProtoTime(kT0);
+  *ended.mutable_schedule()->mutable_spec()->mutable_end_time() = ToProtoTime(kT0 - absl::Hours(1));
+  CompiledSpec ended_spec = SpecOf(ended);
+  EXPECT_EQ(*RetentionExpiry(ended, &ended_spec), kT0 + absl::Hours(7 * 24));
+}
+
 TEST(ScheduleLogicTest, FutureTimesSkipThoseBeforeTheLastUpdate) {
   ScheduleRecord r = Hourly();
   CompiledSpec spec = SpecOf(r);
