@@ -119,6 +119,26 @@ CLI::Validator StageCheck() {
 
 // ---- the commands ------------------------------------------------------------------------
 
+// execute and start: send the update (bad input reported before connecting), wait for
+// `stage`, print where it stands; a rejected or failed update is an error.
+void SendOnRun(CLI::App* cmd, CommandContext& ctx, std::shared_ptr<UpdateFlags> f,
+               enums::UpdateWorkflowExecutionLifecycleStage stage) {
+  cmd->callback([&ctx, f, stage] {
+    ctx.action = [&ctx, f, stage]() -> absl::Status {
+      auto options = ToConnectionOptions(ctx.options);
+      if (!options.ok()) return options.status();
+      auto req = admin::MakeUpdateRequest(SendOptions(ctx, *f, options->identity), stage);
+      if (!req.ok()) return req.status();
+      auto c = ctx.connection();
+      if (!c.ok()) return c.status();
+      auto status = admin::UpdateWorkflow(**c, *req);
+      if (!status.ok()) return status.status();
+      if (absl::Status failed = UpdateFailure(*status); !failed.ok()) return failed;
+      return PrintStatus(ctx, *status, f->name);
+    };
+  });
+}
+
 void AddExecute(CLI::App& update, CommandContext& ctx) {
   auto f = std::make_shared<UpdateFlags>();
   CLI::App* cmd = update.add_subcommand(
@@ -138,23 +158,7 @@ void AddExecute(CLI::App& update, CommandContext& ctx) {
       "'{\"city\": \"Lyon\"}'\n"
       "  tock workflow update execute -w order-7 --name add-item --input 42 --input '\"gift\"' "
       "-o json | jq .result\n");
-  cmd->callback([&ctx, f] {
-    ctx.action = [&ctx, f]() -> absl::Status {
-      auto options = ToConnectionOptions(ctx.options);
-      if (!options.ok()) return options.status();
-      // Bad input is reported before connecting.
-      auto req = admin::MakeUpdateRequest(
-          SendOptions(ctx, *f, options->identity),
-          enums::UPDATE_WORKFLOW_EXECUTION_LIFECYCLE_STAGE_COMPLETED);
-      if (!req.ok()) return req.status();
-      auto c = ctx.connection();
-      if (!c.ok()) return c.status();
-      auto status = admin::UpdateWorkflow(**c, *req);
-      if (!status.ok()) return status.status();
-      if (absl::Status failed = UpdateFailure(*status); !failed.ok()) return failed;
-      return PrintStatus(ctx, *status, f->name);
-    };
-  });
+  SendOnRun(cmd, ctx, f, enums::UPDATE_WORKFLOW_EXECUTION_LIFECYCLE_STAGE_COMPLETED);
 }
 
 void AddStart(CLI::App& update, CommandContext& ctx) {
@@ -178,22 +182,7 @@ void AddStart(CLI::App& update, CommandContext& ctx) {
       "accepted\n"
       "  tock workflow update start -w order-7 --name ship --update-id ship-1 "
       "--wait-for-stage accepted -o json | jq -r .updateId\n");
-  cmd->callback([&ctx, f] {
-    ctx.action = [&ctx, f]() -> absl::Status {
-      auto options = ToConnectionOptions(ctx.options);
-      if (!options.ok()) return options.status();
-      auto req = admin::MakeUpdateRequest(
-          SendOptions(ctx, *f, options->identity),
-          enums::UPDATE_WORKFLOW_EXECUTION_LIFECYCLE_STAGE_ACCEPTED);
-      if (!req.ok()) return req.status();
-      auto c = ctx.connection();
-      if (!c.ok()) return c.status();
-      auto status = admin::UpdateWorkflow(**c, *req);
-      if (!status.ok()) return status.status();
-      if (absl::Status failed = UpdateFailure(*status); !failed.ok()) return failed;
-      return PrintStatus(ctx, *status, f->name);
-    };
-  });
+  SendOnRun(cmd, ctx, f, enums::UPDATE_WORKFLOW_EXECUTION_LIFECYCLE_STAGE_ACCEPTED);
 }
 
 void AddResult(CLI::App& update, CommandContext& ctx) {
