@@ -56,8 +56,6 @@ void AddStart(ScheduleRecord& r, absl::Time nominal, absl::Time actual,
   s->set_manual(manual);
   s->set_sequence(r.next_sequence());
   r.set_next_sequence(r.next_sequence() + 1);
-  // Runs started before need a status check before this one starts.
-  r.set_need_refresh(true);
 }
 
 std::optional<absl::Time> ProcessTimeRange(ScheduleRecord& r, const CompiledSpec& spec,

@@ -341,6 +341,10 @@ void CleanSpec(sched::ScheduleSpec& spec) {
   for (auto& c : *spec.mutable_exclude_structured_calendar()) cal(c);
 }
 
+// exclude_calendar is deprecated in the API (exclude_structured_calendar replaces it) but
+// Temporal still reads it, and so does this.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 absl::StatusOr<sched::ScheduleSpec> CanonicalizeSpec(const sched::ScheduleSpec& in) {
   for (int n : {in.structured_calendar_size(), in.cron_string_size(), in.calendar_size(),
                 in.interval_size(), in.exclude_calendar_size(),
@@ -396,6 +400,8 @@ absl::StatusOr<sched::ScheduleSpec> CanonicalizeSpec(const sched::ScheduleSpec& 
   }
   return spec;
 }
+
+#pragma GCC diagnostic pop
 
 absl::StatusOr<CompiledSpec> CompiledSpec::Compile(const sched::ScheduleSpec& in) {
   absl::StatusOr<sched::ScheduleSpec> spec = CanonicalizeSpec(in);

@@ -305,18 +305,27 @@ void Schedules::Scan() {
   }
 }
 
-absl::StatusOr<ScheduleRecord> Schedules::Mutate(
+absl::StatusOr<StoredSchedule> Schedules::Mutate(
     const std::string& namespace_id, const std::string& schedule_id,
-    const std::function<absl::Status(ScheduleRecord&, bool*)>& change) {
+    const std::function<absl::Status(ScheduleRecord&, bool*)>& change,
+    std::optional<StoredSchedule> known) {
   for (int attempt = 0; attempt < kMutateAttempts; ++attempt) {
-    absl::StatusOr<StoredSchedule> stored = store_.Get(namespace_id, schedule_id);
+    absl::StatusOr<StoredSchedule> stored;
+    if (attempt == 0 && known.has_value()) {
+      stored = *std::move(known);
+    } else {
+      stored = store_.Get(namespace_id, schedule_id);
+    }
     if (stored.status().code() == absl::StatusCode::kNotFound) return NotFound();
     if (!stored.ok()) return stored.status();
     bool write = true;
     if (absl::Status s = change(stored->record, &write); !s.ok()) return s;
-    if (!write) return stored->record;
+    if (!write) return stored;
     absl::Status saved = store_.Update(stored->record, stored->revision);
-    if (saved.ok()) return stored->record;
+    if (saved.ok()) {
+      ++stored->revision;
+      return stored;
+    }
     if (saved.code() == absl::StatusCode::kNotFound) return NotFound();
     if (saved.code() != absl::StatusCode::kAborted) return saved;
   }
@@ -350,7 +359,7 @@ std::optional<absl::Time> Schedules::Tick(const std::string& namespace_id,
   // 2. Buffer what is due, apply what closed, decide what starts now: one write.
   std::vector<BufferedStart> to_start;
   bool cancel = false, terminate = false;
-  absl::StatusOr<ScheduleRecord> decided = Mutate(
+  absl::StatusOr<StoredSchedule> decided = Mutate(
       namespace_id, schedule_id, [&](ScheduleRecord& r, bool*) -> absl::Status {
         to_start.clear();
         cancel = terminate = false;
@@ -387,7 +396,6 @@ std::optional<absl::Time> Schedules::Tick(const std::string& namespace_id,
           }
           running->DeleteSubrange(i, 1);
         }
-        if (!closed.empty() || r.info().running_workflows().empty()) r.set_need_refresh(false);
         if (r.buffered_starts().empty()) return absl::OkStatus();
         if (!r.schedule().action().has_start_workflow()) {
           r.clear_buffered_starts();
@@ -415,14 +423,15 @@ std::optional<absl::Time> Schedules::Tick(const std::string& namespace_id,
         cancel = action.need_cancel;
         terminate = action.need_terminate;
         return absl::OkStatus();
-      });
+      },
+      *stored);
   if (!decided.ok()) {
     if (decided.status().code() == absl::StatusCode::kNotFound) return std::nullopt;
     logger_.Warn("a schedule could not be processed; retried in a second",
                  {{"schedule_id", schedule_id}, {"error", decided.status().ToString()}});
     return retry;
   }
-  const ScheduleRecord& current = *decided;
+  const ScheduleRecord& current = decided->record;
   // 3. Make every start noted (those of an earlier look cut short by a crash too).
   struct Made {
     BufferedStart start;
@@ -449,8 +458,9 @@ std::optional<absl::Time> Schedules::Tick(const std::string& namespace_id,
     made.push_back(std::move(m));
   }
   if (cancel || terminate) CancelOrTerminate(current, terminate);
-  absl::StatusOr<ScheduleRecord> recorded =
-      Mutate(namespace_id, schedule_id, [&](ScheduleRecord& r, bool* write) {
+  absl::StatusOr<StoredSchedule> recorded_at = Mutate(
+      namespace_id, schedule_id,
+      [&](ScheduleRecord& r, bool* write) {
         if (made.empty()) *write = false;  // nothing to record
         for (const Made& m : made) {
           auto* starting = r.mutable_starting();
@@ -479,18 +489,20 @@ std::optional<absl::Time> Schedules::Tick(const std::string& namespace_id,
           }
         }
         return absl::OkStatus();
-      });
-  if (!recorded.ok()) return recorded.status().code() == absl::StatusCode::kNotFound
-                                 ? std::nullopt
-                                 : std::optional<absl::Time>(retry);
-  if (pending || !recorded->starting().empty()) return retry;
-  std::unique_ptr<CompiledSpec> spec = CompileOf(*recorded);
+      },
+      *decided);
+  if (!recorded_at.ok()) return recorded_at.status().code() == absl::StatusCode::kNotFound
+                                    ? std::nullopt
+                                    : std::optional<absl::Time>(retry);
+  const ScheduleRecord& recorded = recorded_at->record;
+  if (pending || !recorded.starting().empty()) return retry;
+  std::unique_ptr<CompiledSpec> spec = CompileOf(recorded);
   const absl::Time now = clock_.Now();
-  std::optional<absl::Time> next = NextWakeup(*recorded, spec.get(), now);
+  std::optional<absl::Time> next = NextWakeup(recorded, spec.get(), now);
   // Finished (no more actions, not paused): deleted after the retention, as Temporal does.
-  if (std::optional<absl::Time> expiry = RetentionExpiry(*recorded, spec.get())) {
+  if (std::optional<absl::Time> expiry = RetentionExpiry(recorded, spec.get())) {
     if (now < *expiry) return next.has_value() ? std::min(*next, *expiry) : *expiry;
-    absl::StatusOr<ScheduleRecord> still = Mutate(namespace_id, schedule_id, [&](ScheduleRecord& r, bool* write) {
+    absl::StatusOr<StoredSchedule> still = Mutate(namespace_id, schedule_id, [&](ScheduleRecord& r, bool* write) {
       *write = false;
       std::unique_ptr<CompiledSpec> s = CompileOf(r);
       std::optional<absl::Time> e = RetentionExpiry(r, s.get());
@@ -765,7 +777,7 @@ absl::StatusOr<wf::UpdateScheduleResponse> Schedules::Update(const wf::UpdateSch
     return s;
   }
   const int64_t token = DecodeConflictToken(req.conflict_token());
-  absl::StatusOr<ScheduleRecord> updated =
+  absl::StatusOr<StoredSchedule> updated =
       Mutate(ns->id, req.schedule_id(), [&](ScheduleRecord& r, bool*) -> absl::Status {
         if (token != 0 && token != r.conflict_token()) {
           return absl::FailedPreconditionError("mismatched conflict token");
@@ -796,7 +808,7 @@ absl::StatusOr<wf::PatchScheduleResponse> Schedules::Patch(const wf::PatchSchedu
   if (patch.patch().has_trigger_immediately() && !patch.patch().trigger_immediately().has_scheduled_time()) {
     *patch.mutable_patch()->mutable_trigger_immediately()->mutable_scheduled_time() = ToProtoTime(clock_.Now());
   }
-  absl::StatusOr<ScheduleRecord> patched = Mutate(
+  absl::StatusOr<StoredSchedule> patched = Mutate(
       ns->id, req.schedule_id(), [&](ScheduleRecord& r, bool*) { return ApplyPatch(r, patch.patch()); });
   if (!patched.ok()) return patched.status();
   Touch(ns->id, req.schedule_id());

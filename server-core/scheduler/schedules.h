@@ -44,7 +44,7 @@ namespace wf = temporal::api::workflowservice::v1;
 
 class Schedules {
  public:
-  static constexpr int kWorkers = 8;
+  static constexpr int kWorkers = 16;
   static constexpr absl::Duration kScanInterval = absl::Seconds(5);
 
   // `owns(namespace_id, schedule_id)`: whether this host runs that schedule (one host: always).
@@ -76,11 +76,14 @@ class Schedules {
     bool again = false;             // changed while busy: look again right after
   };
 
-  // Read, change, write with the revision read; again on a concurrent change. `change`
-  // returns false to write nothing.
-  absl::StatusOr<ScheduleRecord> Mutate(const std::string& namespace_id,
-                                        const std::string& schedule_id,
-                                        const std::function<absl::Status(ScheduleRecord&, bool*)>& change);
+  // Read, change, write with the revision read; again on a concurrent change. `change` sets
+  // its bool to false to write nothing. `known`: the record as last read or written (tried
+  // first, saving a read; a stale one costs a failed compare-and-swap). Returns the record
+  // written (or read) with its revision.
+  absl::StatusOr<persistence::StoredSchedule> Mutate(
+      const std::string& namespace_id, const std::string& schedule_id,
+      const std::function<absl::Status(ScheduleRecord&, bool*)>& change,
+      std::optional<persistence::StoredSchedule> known = std::nullopt);
   // The schedule named by a request, or NOT_FOUND "schedule not found".
   absl::StatusOr<persistence::StoredSchedule> Find(const std::string& namespace_id,
                                                    const std::string& schedule_id);

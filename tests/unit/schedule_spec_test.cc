@@ -158,6 +158,8 @@ TEST(ScheduleSpecTest, JitterIsBoundedDeterministicAndBelowTheNextTime) {
   EXPECT_NE(c.GetNextTime("a", from)->next, c.GetNextTime("b", from)->next) << "seeded";
 }
 
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"  // exclude_calendar, still read
+
 TEST(ScheduleSpecTest, StartEndAndExclusions) {
   sched::ScheduleSpec spec = Cron({"0 * * * *"});
   *spec.mutable_start_time() = ToProtoTime(T("2026-01-01T05:00:00Z"));
