@@ -20,6 +20,7 @@ wf::GetSystemInfoResponse SystemInfo() {
   caps->set_activity_failure_include_heartbeat(true);
   caps->set_internal_error_differentiation(true);
   caps->set_build_id_based_versioning(false);
+  caps->set_supports_schedules(true);
   return out;
 }
 

@@ -81,6 +81,8 @@ function startAction(workflowType, args = [], workflowId = uniqueName(workflowTy
 test('namespaces report that they support schedules', DEADLINE, async () => {
   const ns = await connection.workflowService.describeNamespace({ namespace: 'default' });
   assert.equal(ns.namespaceInfo.supportsSchedules, true);
+  const info = await connection.workflowService.getSystemInfo({});
+  assert.equal(info.capabilities.supportsSchedules, true);
 });
 
 test('a schedule fires on its calendar as the clock moves, naming runs by their time', DEADLINE, async () => {
