@@ -27,12 +27,20 @@ nlohmann::json Decode(const std::string& encoding, const std::string& data) {
 
 }  // namespace
 
+std::string EchoQuoted(const std::string& text) {
+  if (text.size() <= kEchoLimit) return absl::StrCat("\"", text, "\"");
+  size_t cut = kEchoLimit;
+  // Not inside a UTF-8 sequence: back to the byte that starts a character.
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  return absl::StrCat("\"", text.substr(0, cut), "...\" (", text.size(), " bytes)");
+}
+
 absl::StatusOr<temporal::api::common::v1::Payload> JsonPayload(const std::string& json_text) {
   nlohmann::json parsed = nlohmann::json::parse(json_text, nullptr, false);
   if (parsed.is_discarded()) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "invalid --input \"", json_text,
-        "\": each input is one JSON value, for example '\"text\"', 42 or '{\"k\": 1}'"));
+        "invalid --input ", EchoQuoted(json_text),
+        ": each input is one JSON value, for example '\"text\"', 42 or '{\"k\": 1}'"));
   }
   temporal::api::common::v1::Payload payload;
   (*payload.mutable_metadata())["encoding"] = "json/plain";

@@ -11,8 +11,14 @@
 
 namespace tock::admin {
 
-// A "json/plain" payload holding `json_text`; INVALID_ARGUMENT naming the text when it is
-// not JSON.
+// At most this many characters of a value typed by the operator appear in an error message.
+inline constexpr size_t kEchoLimit = 64;
+
+// `text` quoted for a message, cut after kEchoLimit characters ("\"abc...\" (1200 bytes)").
+std::string EchoQuoted(const std::string& text);
+
+// A "json/plain" payload holding `json_text`; INVALID_ARGUMENT naming the text (quoted up to
+// kEchoLimit characters) when it is not JSON.
 absl::StatusOr<temporal::api::common::v1::Payload> JsonPayload(const std::string& json_text);
 
 // The payload's value: parsed JSON for json/plain, a string for text (binary/plain and

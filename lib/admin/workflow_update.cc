@@ -61,14 +61,6 @@ bool OwnDeadlinePassed(const absl::Status& s) {
 
 }  // namespace
 
-std::string EchoQuoted(const std::string& text) {
-  if (text.size() <= kEchoLimit) return absl::StrCat("\"", text, "\"");
-  size_t cut = kEchoLimit;
-  // Not inside a UTF-8 sequence: back to the byte that starts a character.
-  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
-  return absl::StrCat("\"", text.substr(0, cut), "...\" (", text.size(), " bytes)");
-}
-
 absl::StatusOr<wf::UpdateWorkflowExecutionRequest> MakeUpdateRequest(
     const UpdateWorkflowOptions& o, UpdateStage wait) {
   if (o.workflow_id.empty()) return absl::InvalidArgumentError("--workflow-id is required");
@@ -89,12 +81,7 @@ absl::StatusOr<wf::UpdateWorkflowExecutionRequest> MakeUpdateRequest(
   auto* args = request->mutable_input()->mutable_args();
   for (const std::string& input : o.inputs) {
     auto payload = JsonPayload(input);
-    if (!payload.ok()) {
-      // JsonPayload's wording (as `workflow start` says it), the input cut to a bounded length.
-      return absl::InvalidArgumentError(absl::StrCat(
-          "invalid --input ", EchoQuoted(input),
-          ": each input is one JSON value, for example '\"text\"', 42 or '{\"k\": 1}'"));
-    }
+    if (!payload.ok()) return payload.status();
     *args->add_payloads() = *std::move(payload);
   }
   request->set_request_id(NewUuid());

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "lib/admin/payloads.h"
 #include "lib/client/connection.h"
 #include "temporal/api/update/v1/message.pb.h"
 #include "temporal/api/workflowservice/v1/request_response.pb.h"
@@ -40,12 +41,6 @@ struct UpdateStatus {
   UpdateStage stage = temporal::api::enums::v1::UPDATE_WORKFLOW_EXECUTION_LIFECYCLE_STAGE_UNSPECIFIED;
   std::optional<temporal::api::update::v1::Outcome> outcome;
 };
-
-// At most this many characters of a value typed by the operator appear in an error message.
-inline constexpr size_t kEchoLimit = 64;
-
-// `text` quoted for a message, cut after kEchoLimit characters ("\"abc...\" (1200 bytes)").
-std::string EchoQuoted(const std::string& text);
 
 // The request for `options` waiting for `wait` (ACCEPTED or COMPLETED). Pure but for the new
 // update id and request id. INVALID_ARGUMENT naming the flag at fault: no workflow id, a blank

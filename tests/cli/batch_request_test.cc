@@ -97,6 +97,13 @@ TEST(StartBatchRequest, RefusesEmptyQueryReasonSignalAndBadInput) {
   req = MakeStartBatchRequest(BatchKind::kSignal, f, "default", "tock");
   EXPECT_EQ(req.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(req.status().message().find("invalid --input \"{oops\""), std::string::npos);
+  // A long bad input is quoted only in part (every command's --input goes through JsonPayload).
+  f.inputs = {"{" + std::string(5000, 'x')};
+  req = MakeStartBatchRequest(BatchKind::kSignal, f, "default", "tock");
+  EXPECT_NE(req.status().message().find("invalid --input \"{" + std::string(63, 'x') + "...\" (5001 bytes)"),
+            std::string::npos)
+      << req.status().message().substr(0, 200);
+  EXPECT_LT(req.status().message().size(), 300u);
 }
 
 TEST(ParseRps, PositiveFiniteNumbersOnly) {
