@@ -464,13 +464,17 @@ std::optional<absl::Time> Schedules::Tick(const std::string& namespace_id,
         if (made.empty()) *write = false;  // nothing to record
         for (const Made& m : made) {
           auto* starting = r.mutable_starting();
+          bool noted = false;
           for (int i = 0; i < starting->size(); ++i) {
             if (starting->Get(i).sequence() == m.start.sequence()) {
               starting->DeleteSubrange(i, 1);
+              noted = true;
               break;
             }
           }
-          if (m.dropped) continue;
+          // Recorded already by another look (two hosts while a shard moves, both making the
+          // same deduplicated start): counted once.
+          if (!noted || m.dropped) continue;
           auto* info = r.mutable_info();
           info->set_action_count(info->action_count() + 1);
           auto* a = info->add_recent_actions();
