@@ -384,6 +384,7 @@ class HistoryEngine : public ShardListener, public AnyShard {
     std::map<std::string, AdmittedUpdate> admitted;                            // by update id
     std::map<std::string, temporal::api::failure::v1::Failure> rejected;      // kept a minute
     std::optional<SpeculativeTask> speculative;
+    bool Empty() const { return admitted.empty() && rejected.empty() && !speculative; }
   };
   // The run's speculative task, taken out of the registry (Mutate puts it back when the
   // change wrote nothing).

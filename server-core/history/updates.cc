@@ -164,11 +164,17 @@ absl::Status MultiOperationFailure(const absl::Status& start, const absl::Status
   return WithDetail(absl::Status(code, "Update-with-Start could not be executed."), failure);
 }
 
-void FillUpdateRef(update::UpdateRef* ref, const std::string& workflow_id, const std::string& run_id,
-                   const std::string& update_id) {
+// An Update- or PollWorkflowExecutionUpdateResponse (or a multi-operation's update part): where
+// the update stands.
+template <typename Response, typename Probe>
+void FillUpdateResponse(Response& out, Probe& probe, const std::string& workflow_id,
+                        const std::string& run_id, const std::string& update_id) {
+  auto* ref = out.mutable_update_ref();
   ref->mutable_workflow_execution()->set_workflow_id(workflow_id);
   ref->mutable_workflow_execution()->set_run_id(run_id);
   ref->set_update_id(update_id);
+  out.set_stage(probe.stage);
+  if (probe.outcome) *out.mutable_outcome() = std::move(*probe.outcome);
 }
 
 }  // namespace
@@ -317,9 +323,7 @@ void HistoryEngine::UpdateWorkflow(const NamespaceRef& ns, const wf::UpdateWorkf
                                              const std::string& run_id) {
                 if (!probe.ok()) return done(probe.status());
                 wf::UpdateWorkflowExecutionResponse out;
-                FillUpdateRef(out.mutable_update_ref(), workflow_id, run_id, update_id);
-                out.set_stage(probe->stage);
-                if (probe->outcome) *out.mutable_outcome() = std::move(*probe->outcome);
+                FillUpdateResponse(out, *probe, workflow_id, run_id, update_id);
                 done(std::move(out));
               });
 }
@@ -356,9 +360,7 @@ void HistoryEngine::PollWorkflowUpdate(
                                                const std::string& run) {
     if (!probe.ok()) return done(probe.status());
     wf::PollWorkflowExecutionUpdateResponse out;
-    FillUpdateRef(out.mutable_update_ref(), workflow_id, run, update_id);
-    out.set_stage(probe->stage);
-    if (probe->outcome) *out.mutable_outcome() = std::move(*probe->outcome);
+    FillUpdateResponse(out, *probe, workflow_id, run, update_id);
     done(std::move(out));
   };
   if (first->kind == UpdateProbe::kDone || wanted == kAdmitted) return answer(std::move(first), key.run_id);
@@ -428,10 +430,8 @@ void HistoryEngine::ExecuteMultiOperation(
                 if (!probe.ok()) return done(MultiOperationFailure(absl::OkStatus(), probe.status()));
                 wf::ExecuteMultiOperationResponse out;
                 *out.add_responses()->mutable_start_workflow() = start_response;
-                auto* u = out.add_responses()->mutable_update_workflow();
-                FillUpdateRef(u->mutable_update_ref(), workflow_id, run_id, update_id);
-                u->set_stage(probe->stage);
-                if (probe->outcome) *u->mutable_outcome() = std::move(*probe->outcome);
+                FillUpdateResponse(*out.add_responses()->mutable_update_workflow(), *probe,
+                                   workflow_id, run_id, update_id);
                 done(std::move(out));
               });
 }
@@ -443,10 +443,7 @@ absl::Status HistoryEngine::AdmitUpdate(const NamespaceRef& ns, const RunKey& ke
   std::optional<persistence::TaskQueueTask> speculative;  // the task to queue, if one was made
   auto drop_if_empty = [this](const std::string& run_id) {
     auto it = updates_.find(run_id);
-    if (it != updates_.end() && it->second.admitted.empty() && it->second.rejected.empty() &&
-        !it->second.speculative) {
-      updates_.erase(it);
-    }
+    if (it != updates_.end() && it->second.Empty()) updates_.erase(it);
   };
   absl::Status s = Mutate(ns, key, [&](RunTransaction& tx) -> absl::Status {
     const MutableStateRecord& state = tx.state();
@@ -706,7 +703,7 @@ void HistoryEngine::PublishUpdateEffects(const std::string& run_id, const Update
       run.admitted.erase(id);
       run.rejected[id] = failure;
     }
-    if (run.admitted.empty() && run.rejected.empty() && !run.speculative) updates_.erase(run_id);
+    if (run.Empty()) updates_.erase(run_id);
   }
   if (!effects.rejected.empty()) {
     std::vector<std::string> ids;
@@ -716,9 +713,7 @@ void HistoryEngine::PublishUpdateEffects(const std::string& run_id, const Update
       auto it = updates_.find(run_id);
       if (it == updates_.end()) return;
       for (const auto& id : ids) it->second.rejected.erase(id);
-      if (it->second.admitted.empty() && it->second.rejected.empty() && !it->second.speculative) {
-        updates_.erase(it);
-      }
+      if (it->second.Empty()) updates_.erase(it);
     });
   }
   // The waiters looked when the commit woke them, before the registry knew: again.
