@@ -1,9 +1,36 @@
 // Clusters and failover versions (SPEC §2) through `tock`: the seed's two-cluster
 // configuration (a: initial version 1, b: 2, increment 10, current and master a).
+#include <map>
+
 #include "tests/cli/cli_fixture.h"
 
 namespace tock::testing {
 namespace {
+
+// The header of `tock cluster list -o table`.
+const std::vector<std::string> kClusterListHeader = {
+    "NAME", "CLUSTER ID", "ADDRESS", "HISTORY SHARDS", "INITIAL FAILOVER VERSION", "CONNECTION",
+    "REPLICATION"};
+
+// The lines of a table, each cut into its cells (columns are two or more spaces apart; an
+// empty cell in the middle of a row merges with the gap around it).
+std::vector<std::vector<std::string>> TableCells(const std::string& table) {
+  std::vector<std::vector<std::string>> rows;
+  std::istringstream in(table);
+  for (std::string line; std::getline(in, line);) {
+    std::vector<std::string> cells;
+    size_t at = 0;
+    while (at < line.size()) {
+      size_t gap = line.find("  ", at);
+      if (gap == std::string::npos) gap = line.size();
+      cells.push_back(line.substr(at, gap - at));
+      at = line.find_first_not_of(' ', gap);
+      if (at == std::string::npos) break;
+    }
+    rows.push_back(std::move(cells));
+  }
+  return rows;
+}
 
 std::vector<std::string> Versions(const json& history) {
   std::vector<std::string> out;
@@ -170,6 +197,13 @@ TEST_F(CliTest, ClusterCommandsOnTwoClusters) {
   ProcessResult table = Tock({"cluster", "list", "-o", "table"});
   EXPECT_EQ(table.exit_code, kExitOk) << table.err;
   EXPECT_NE(table.out.find("127.0.0.1:7234"), std::string::npos) << table.out;
+  // The Temporal CLI's columns, in its order, and REPLICATION.
+  std::vector<std::vector<std::string>> rows = TableCells(table.out);
+  ASSERT_EQ(rows.size(), 3u) << table.out;
+  EXPECT_EQ(rows[0], kClusterListHeader) << table.out;
+  EXPECT_EQ(rows[1].front(), "a") << table.out;
+  EXPECT_EQ(rows[2].front(), "b") << table.out;
+  EXPECT_NE(table.out.find("127.0.0.1:7234"), std::string::npos) << table.out;
   ProcessResult card = Tock({"cluster", "describe", "-o", "card"});
   EXPECT_EQ(card.exit_code, kExitOk) << card.err;
   EXPECT_NE(card.out.find("a"), std::string::npos) << card.out;
@@ -217,6 +251,281 @@ TEST_F(CliTest, ClusterMembersAndShardsOfASingleHost) {
   EXPECT_NE(table.out.find("RANGE ID"), std::string::npos) << table.out;
   ProcessResult members_table = Tock({"cluster", "members", "-o", "table"});
   EXPECT_NE(members_table.out.find("HEARTBEAT AGE"), std::string::npos) << members_table.out;
+}
+
+}  // namespace
+}  // namespace tock::testing
+
+// `tock cluster upsert` and `tock cluster remove` (OperatorService.AddOrUpdateRemoteCluster,
+// RemoveRemoteCluster): what is refused before anything is sent, Temporal's errors from the
+// server, and a remote cluster added, changed and removed between two real servers.
+namespace tock::testing {
+namespace {
+
+// `tock --address <a port nothing listens on> args...`: whatever gets as far as a call fails
+// with exit 4, so an exit 2 with the check's message shows that nothing was sent.
+ProcessResult TockWithoutServer(const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {TOCK_CLI_BIN, "--address",
+                                   "127.0.0.1:" + std::to_string(ClosedLocalPort())};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return RunProcess(argv);
+}
+
+void ExpectRefusedBeforeSending(const std::vector<std::string>& args, const std::string& message) {
+  ProcessResult r = TockWithoutServer(args);
+  EXPECT_EQ(r.exit_code, kExitUsage) << Describe(args, r);
+  EXPECT_EQ(r.err, "error: " + message + "\n") << Describe(args, r);
+  EXPECT_EQ(r.out, "") << Describe(args, r);
+}
+
+// Got as far as calling the server (there is none): the input passed every check.
+void ExpectSent(const std::vector<std::string>& args) {
+  ProcessResult r = TockWithoutServer(args);
+  EXPECT_EQ(r.exit_code, kExitUnavailable) << Describe(args, r);
+  EXPECT_EQ(r.err.rfind("error: cannot reach the server at 127.0.0.1:", 0), 0u)
+      << Describe(args, r);
+}
+
+std::vector<std::string> Upsert(const std::string& address) {
+  return {"cluster", "upsert", "--frontend-address", address};
+}
+
+TEST(ClusterUpsertRemoveInput, UpsertChecksTheAddressBeforeSending) {
+  const std::string want = ": want HOST:PORT, e.g. 10.0.0.5:7233";
+  ExpectRefusedBeforeSending(
+      Upsert(""), "--frontend-address is empty: give the remote cluster's frontend as HOST:PORT");
+  ExpectRefusedBeforeSending(Upsert("frontend"), "invalid --frontend-address \"frontend\"" + want);
+  ExpectRefusedBeforeSending(Upsert(":7233"), "invalid --frontend-address \":7233\"" + want);
+  ExpectRefusedBeforeSending(Upsert("http://b.internal:7233"),
+                             "invalid --frontend-address \"http://b.internal:7233\"" + want);
+  ExpectRefusedBeforeSending(Upsert("::1:7233"), "invalid --frontend-address \"::1:7233\"" + want);
+  ExpectRefusedBeforeSending(Upsert("b internal:7233"),
+                             "invalid --frontend-address \"b internal:7233\"" + want);
+  for (const std::string port : {"", "0", "65536", "http", "-1", "123456"}) {
+    ExpectRefusedBeforeSending(Upsert("b.internal:" + port),
+                               "invalid --frontend-address \"b.internal:" + port +
+                                   "\": the port must be a number from 1 to 65535");
+  }
+  ExpectRefusedBeforeSending(Upsert("b\tinternal:7233"),
+                             "--frontend-address contains a control character (byte 2); want "
+                             "HOST:PORT, e.g. 10.0.0.5:7233");
+  // Echoed up to 64 bytes.
+  ExpectRefusedBeforeSending(Upsert(std::string(100, 'x')),
+                             "invalid --frontend-address \"" + std::string(64, 'x') +
+                                 "...\" (100 bytes)" + want);
+  // At most 255 bytes.
+  const std::string longest = std::string(250, 'h') + ":7233";
+  ASSERT_EQ(longest.size(), 255u);
+  ExpectSent(Upsert(longest));
+  ExpectRefusedBeforeSending(Upsert("h" + longest),
+                             "--frontend-address is 256 bytes long; at most 255");
+
+  // What passes: host names, IPv4, bracketed IPv6, ports 1 and 65535.
+  for (const std::string address :
+       {"b.internal:7233", "10.0.1.5:1", "[::1]:65535", "[fe80::1%eth0]:7233", "b_2-x:7233"}) {
+    ExpectSent(Upsert(address));
+  }
+}
+
+TEST(ClusterUpsertRemoveInput, UpsertBoolFlags) {
+  // --enable-connection and --enable-replication: bare (true), =VALUE or VALUE, true or false.
+  for (const std::vector<std::string> flags :
+       {std::vector<std::string>{"--enable-connection=false"},
+        {"--enable-connection", "false"},
+        {"--enable-connection"},
+        {"--enable-replication=FALSE", "--enable-connection=true"},
+        {"--enable-replication", "false", "--enable-connection", "true"}}) {
+    std::vector<std::string> args = Upsert("b.internal:7233");
+    args.insert(args.end(), flags.begin(), flags.end());
+    ExpectSent(args);
+  }
+  std::vector<std::string> args = Upsert("b.internal:7233");
+  args.push_back("--enable-connection=maybe");
+  ProcessResult r = TockWithoutServer(args);
+  EXPECT_EQ(r.exit_code, kExitUsage) << Describe(args, r);
+  EXPECT_EQ(r.err.rfind("error: --enable-connection: maybe not in {true,false}\n", 0), 0u)
+      << Describe(args, r);
+  EXPECT_EQ(r.out, "") << Describe(args, r);
+
+  r = TockWithoutServer({"cluster", "upsert"});
+  EXPECT_EQ(r.exit_code, kExitUsage) << r.err;
+  EXPECT_EQ(r.err.rfind("error: --frontend-address is required\n", 0), 0u) << r.err;
+}
+
+TEST(ClusterUpsertRemoveInput, RemoveChecksTheNameBeforeSending) {
+  ExpectRefusedBeforeSending({"cluster", "remove", "--name", ""},
+                             "--name is empty: give the name of the remote cluster to remove");
+  ExpectRefusedBeforeSending({"cluster", "remove", "--name", "b\nc"},
+                             "--name contains a control character (byte 2)");
+  ExpectRefusedBeforeSending({"cluster", "remove", "--name", std::string(256, 'n')},
+                             "--name is 256 bytes long; at most 255");
+  ExpectSent({"cluster", "remove", "--name", std::string(255, 'n')});
+  ExpectSent({"cluster", "remove", "--name", "b"});
+  ProcessResult r = TockWithoutServer({"cluster", "remove"});
+  EXPECT_EQ(r.exit_code, kExitUsage) << r.err;
+  EXPECT_EQ(r.err.rfind("error: --name is required\n", 0), 0u) << r.err;
+}
+
+// Clusters made of one tock-server each: global namespaces on, failover version increment 10.
+class RemoteClusterTest : public CliTest {
+ protected:
+  // A server that is cluster `name` (its only cluster) with `initial_version`, listening on a
+  // port chosen first so that its configured rpc_address is its real address.
+  std::unique_ptr<ServerProcess> StartCluster(const std::string& name, int initial_version) {
+    const std::string port = std::to_string(ClosedLocalPort());
+    const std::string yaml = ConfigYaml(name, initial_version, "127.0.0.1:" + port);
+    auto server = std::make_unique<ServerProcess>(TOCK_SERVER_BIN, "listening on (\\S+)");
+    const bool started = server->Start({"--config", dir_.Write(name + ".yaml", yaml), "--db-file",
+                                        dir_.File(name + ".db"), "--port", port});
+    EXPECT_TRUE(started) << server->error();
+    if (!started) return nullptr;
+    EXPECT_EQ(server->address(), "127.0.0.1:" + port);
+    return server;
+  }
+
+  static std::string ConfigYaml(const std::string& name, int initial_version,
+                                const std::string& address) {
+    std::ostringstream yaml;
+    yaml << "cluster_metadata:\n"
+         << "  enable_global_namespace: true\n"
+         << "  failover_version_increment: 10\n"
+         << "  master_cluster_name: " << name << "\n"
+         << "  current_cluster_name: " << name << "\n"
+         << "  clusters:\n"
+         << "    " << name << ": {enabled: true, initial_failover_version: " << initial_version
+         << ", rpc_address: \"" << address << "\"}\n";
+    return yaml.str();
+  }
+
+  // Cluster a as server_ (what Tock() talks to) and cluster b as b_.
+  void StartAAndB() {
+    server_ = StartCluster("a", 1);
+    ASSERT_NE(server_, nullptr);
+    b_ = StartCluster("b", 2);
+    ASSERT_NE(b_, nullptr);
+  }
+
+  // `tock cluster list -o json` on a: the clusters by name.
+  std::map<std::string, json> ClustersOfA() {
+    std::map<std::string, json> out;
+    for (const json& c : TockJson({"cluster", "list"})) {
+      out[At(c, "/clusterName").get<std::string>()] = c;
+    }
+    return out;
+  }
+
+  std::unique_ptr<ServerProcess> b_;
+};
+
+TEST_F(RemoteClusterTest, RemoveOfAnUnknownClusterIsNotFound) {
+  StartServer();
+  ExpectError({"cluster", "remove", "--name", "nosuch"}, kExitNotFound,
+              "The cluster to be deleted cannot be found in clusters cache.");
+}
+
+TEST_F(RemoteClusterTest, UpsertOfTheServersOwnAddressIsRefused) {
+  server_ = StartCluster("a", 1);
+  ASSERT_NE(server_, nullptr);
+  ExpectError(Upsert(server_->address()), kExitUsage,
+              "Unable connect to remote cluster with invalid config: Cannot update current "
+              "cluster metadata from rpc calls.");
+  EXPECT_EQ(TockJson({"cluster", "list"}).size(), 1u);
+}
+
+TEST_F(RemoteClusterTest, UpsertOfAnUnreachableFrontendIsUnavailable) {
+  server_ = StartCluster("a", 1);
+  ASSERT_NE(server_, nullptr);
+  const std::string nobody = "127.0.0.1:" + std::to_string(ClosedLocalPort());
+  // The server's words, not "cannot reach the server at": the server was reached.
+  ExpectErrorStartingWith(Upsert(nobody), kExitUnavailable,
+                          "error: Unable connect to remote cluster " + nobody + " with error: ");
+  EXPECT_EQ(TockJson({"cluster", "list"}).size(), 1u);
+}
+
+TEST_F(RemoteClusterTest, UpsertListAndRemoveBetweenTwoServers) {
+  ASSERT_NO_FATAL_FAILURE(StartAAndB());
+  const std::string b_address = b_->address();
+  json b_info = json::parse(
+      RunProcess({TOCK_CLI_BIN, "--address", b_address, "cluster", "describe", "-o", "json"}).out,
+      nullptr, false);
+  ASSERT_TRUE(At(b_info, "/clusterId").is_string()) << b_info.dump();
+
+  ProcessResult r = Tock({"cluster", "upsert", "--frontend-address", b_address, "-o", "table"});
+  ASSERT_EQ(r.exit_code, kExitOk) << r.err;
+  EXPECT_EQ(r.out, "Upserted cluster " + b_address + "\n");
+  EXPECT_EQ(r.err, "");
+
+  std::map<std::string, json> clusters = ClustersOfA();
+  ASSERT_EQ(clusters.size(), 2u);
+  ASSERT_TRUE(clusters.count("a") && clusters.count("b"));
+  const json& b = clusters["b"];
+  EXPECT_EQ(At(b, "/address"), b_address) << b.dump();
+  EXPECT_EQ(At(b, "/initialFailoverVersion"), "2") << b.dump();
+  EXPECT_FALSE(At(b, "/clusterId").get<std::string>().empty()) << b.dump();
+  EXPECT_EQ(At(b, "/clusterId"), At(b_info, "/clusterId")) << b.dump();
+  EXPECT_EQ(At(b, "/historyShardCount"), At(b_info, "/historyShardCount")) << b.dump();
+  EXPECT_EQ(At(b, "/isConnectionEnabled"), true) << b.dump();
+  EXPECT_EQ(At(b, "/isReplicationEnabled"), true) << b.dump();
+  EXPECT_EQ(At(clusters["a"], "/initialFailoverVersion"), "1");
+
+  // The table: b's row in the Temporal CLI's columns.
+  r = Tock({"cluster", "list", "-o", "table"});
+  ASSERT_EQ(r.exit_code, kExitOk) << r.err;
+  std::vector<std::vector<std::string>> rows = TableCells(r.out);
+  ASSERT_EQ(rows.size(), 3u) << r.out;
+  EXPECT_EQ(rows[0], kClusterListHeader) << r.out;
+  EXPECT_EQ(rows[2],
+            (std::vector<std::string>{"b", At(b_info, "/clusterId").get<std::string>(), b_address,
+                                      std::to_string(At(b_info, "/historyShardCount").get<int>()),
+                                      "2", "enabled", "enabled"}))
+      << r.out;
+
+  // Upserted again with the connection off: the same cluster, disconnected.
+  json upserted =
+      TockJson({"cluster", "upsert", "--frontend-address", b_address, "--enable-connection=false"});
+  EXPECT_EQ(At(upserted, "/frontendAddress"), b_address) << upserted.dump();
+  EXPECT_EQ(At(upserted, "/enableRemoteClusterConnection"), false) << upserted.dump();
+  EXPECT_EQ(At(upserted, "/enableReplication"), true) << upserted.dump();
+  clusters = ClustersOfA();
+  ASSERT_EQ(clusters.size(), 2u);
+  EXPECT_EQ(At(clusters["b"], "/isConnectionEnabled"), false) << clusters["b"].dump();
+  EXPECT_EQ(At(clusters["b"], "/initialFailoverVersion"), "2");
+  EXPECT_EQ(At(clusters["b"], "/clusterId"), At(b_info, "/clusterId"));
+  r = Tock({"cluster", "list", "-o", "table"});
+  EXPECT_NE(r.out.find("disabled"), std::string::npos) << r.out;
+
+  // Completion offers the names ListClusters has, with their addresses.
+  r = Tock({"__complete", "cluster", "remove", "--name", ""});
+  EXPECT_EQ(r.exit_code, kExitOk) << r.err;
+  EXPECT_NE(r.out.find("b\t" + b_address + "\n"), std::string::npos) << r.out;
+  EXPECT_EQ(Tock({"__complete", "cluster", "remove", "--name", "b"}).out, "b\t" + b_address + "\n");
+
+  r = Tock({"cluster", "remove", "--name", "b", "-o", "table"});
+  ASSERT_EQ(r.exit_code, kExitOk) << r.err;
+  EXPECT_EQ(r.out, "Removed cluster b\n");
+  clusters = ClustersOfA();
+  EXPECT_EQ(clusters.size(), 1u);
+  EXPECT_EQ(clusters.count("b"), 0u);
+  ExpectError({"cluster", "remove", "--name", "b"}, kExitNotFound,
+              "The cluster to be deleted cannot be found in clusters cache.");
+
+  // Added once more, and removed with -o json: the request, as the Temporal CLI prints it.
+  r = Tock({"cluster", "upsert", "--frontend-address", b_address, "--enable-replication", "false",
+            "-o", "table"});
+  ASSERT_EQ(r.exit_code, kExitOk) << r.err;
+  EXPECT_EQ(At(ClustersOfA()["b"], "/isReplicationEnabled"), false);
+  EXPECT_EQ(TockJson({"cluster", "remove", "--name", "b"}), (json{{"clusterName", "b"}}));
+  EXPECT_EQ(ClustersOfA().size(), 1u);
+}
+
+TEST_F(RemoteClusterTest, ClusterOfANamespaceIsNotRemoved) {
+  ASSERT_NO_FATAL_FAILURE(StartAAndB());
+  ProcessResult r = Tock(Upsert(b_->address()));
+  ASSERT_EQ(r.exit_code, kExitOk) << r.err;
+  Register({"ns", "--global", "--clusters", "a,b", "--active-cluster", "a"});
+  ExpectError({"cluster", "remove", "--name", "b"}, kExitError,
+              "cannot remove cluster \"b\": still referenced by namespace \"ns\"");
+  EXPECT_EQ(ClustersOfA().count("b"), 1u);
 }
 
 }  // namespace

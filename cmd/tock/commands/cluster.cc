@@ -1,5 +1,7 @@
 #include "cmd/tock/commands/cluster.h"
 
+#include <memory>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "lib/admin/cluster_ops.h"
@@ -12,6 +14,8 @@ namespace tock::cli {
 namespace {
 
 namespace op = temporal::api::operatorservice::v1;
+
+std::string EnabledLabel(bool enabled) { return enabled ? "enabled" : "disabled"; }
 
 void AddDescribe(CLI::App& group, CommandContext& ctx) {
   CLI::App* cmd = group.add_subcommand("describe", "Show the cluster the server belongs to");
@@ -61,25 +65,131 @@ void AddDescribe(CLI::App& group, CommandContext& ctx) {
 
 void AddList(CLI::App& group, CommandContext& ctx) {
   CLI::App* cmd = group.add_subcommand("list", "List the clusters the server knows");
-  cmd->footer("Examples:\n  tock cluster list\n  tock cluster list -o jsonl\n");
+  cmd->footer(
+      "The current cluster and its remote clusters, with the Temporal CLI's columns; -o json "
+      "and -o jsonl print each ClusterMetadata of ListClusters.\n"
+      "\n"
+      "Examples:\n"
+      "  tock cluster list\n"
+      "  tock cluster list -o jsonl\n");
   cmd->callback([&ctx] {
     ctx.action = [&ctx]() -> absl::Status {
       auto connection = ctx.connection();
       if (!connection.ok()) return connection.status();
       absl::StatusOr<Printer> printer = ctx.printer();
       if (!printer.ok()) return printer.status();
-      printer->BeginList({"NAME", "ADDRESS", "INITIAL FAILOVER VERSION", "ENABLED", "REPLICATION"});
+      printer->BeginList({"NAME", "CLUSTER ID", "ADDRESS", "HISTORY SHARDS",
+                          "INITIAL FAILOVER VERSION", "CONNECTION", "REPLICATION"});
       absl::Status s = admin::ListClusters(**connection, [&](const op::ClusterMetadata& m) {
-        printer->Row(ProtoToJson(m), {m.cluster_name(), m.address(),
-                                      std::to_string(m.initial_failover_version()),
-                                      m.is_connection_enabled() ? "yes" : "no",
-                                      m.is_replication_enabled() ? "yes" : "no"});
+        printer->Row(
+            ProtoToJson(m),
+            {m.cluster_name(), m.cluster_id(), m.address(), std::to_string(m.history_shard_count()),
+             std::to_string(m.initial_failover_version()), EnabledLabel(m.is_connection_enabled()),
+             EnabledLabel(m.is_replication_enabled())});
         return absl::OkStatus();
       });
       // A list that failed before its first row prints nothing, only the error.
       if (!s.ok() && printer->rows_seen() == 0) return s;
       printer->EndList();
       return s;
+    };
+  });
+}
+
+// A bool flag that also takes a value: --enable-connection, --enable-connection=false and
+// --enable-connection false all work (true or false, any case).
+CLI::Option* AddBoolValue(CLI::App& cmd, const std::string& name, bool& value,
+                          const std::string& description) {
+  return cmd.add_option(name, value, description)
+      ->expected(0, 1)
+      ->default_str(value ? "true" : "false")
+      ->check(CLI::IsMember({"true", "false"}, CLI::ignore_case));
+}
+
+void AddUpsert(CLI::App& group, CommandContext& ctx) {
+  struct Flags {
+    std::string frontend_address;
+    bool enable_connection = true;
+    bool enable_replication = true;
+  };
+  auto f = std::make_shared<Flags>();
+  CLI::App* cmd = group.add_subcommand(
+      "upsert", "Add a remote cluster by its frontend address, or update one already added");
+  cmd->add_option("--frontend-address", f->frontend_address,
+                  "The remote cluster's frontend, HOST:PORT, reachable from the server")
+      ->required();
+  AddBoolValue(*cmd, "--enable-connection", f->enable_connection,
+               "Connect to the remote cluster (false keeps it known but disconnected)");
+  AddBoolValue(*cmd, "--enable-replication", f->enable_replication,
+               "Replicate to and from the remote cluster");
+  cmd->footer(
+      "The server connects to the frontend and takes the cluster's name, id, shard count and "
+      "initial failover version from its answer, so the same address upserted again updates "
+      "that cluster. The server's own address is refused (\"Cannot update current cluster "
+      "metadata from rpc calls.\", exit 2), as is a frontend it cannot reach (exit 4). Prints "
+      "\"Upserted cluster HOST:PORT\"; -o json prints the AddOrUpdateRemoteClusterRequest "
+      "sent.\n"
+      "\n"
+      "Examples:\n"
+      "  tock cluster upsert --frontend-address 10.0.1.5:7233\n"
+      "  tock cluster upsert --frontend-address 10.0.1.5:7233 --enable-connection=false\n"
+      "  tock cluster upsert --frontend-address b.internal:7233 --enable-replication false\n");
+  cmd->callback([&ctx, f] {
+    ctx.action = [&ctx, f]() -> absl::Status {
+      // Checked before connecting: a bad address needs no server to be refused.
+      if (absl::Status s = admin::CheckClusterAddress(f->frontend_address); !s.ok()) return s;
+      auto printer = ctx.printer();
+      if (!printer.ok()) return printer.status();
+      auto connection = ctx.connection();
+      if (!connection.ok()) return connection.status();
+      if (absl::Status s = admin::UpsertRemoteCluster(**connection, f->frontend_address,
+                                                      f->enable_connection, f->enable_replication);
+          !s.ok()) {
+        return s;
+      }
+      if (printer->format() == OutputFormat::kJson || printer->format() == OutputFormat::kJsonl) {
+        op::AddOrUpdateRemoteClusterRequest req;
+        req.set_frontend_address(f->frontend_address);
+        req.set_enable_remote_cluster_connection(f->enable_connection);
+        req.set_enable_replication(f->enable_replication);
+        printer->Object(ProtoToJson(req), {});
+      } else {
+        ctx.out << "Upserted cluster " << f->frontend_address << "\n";
+      }
+      return absl::OkStatus();
+    };
+  });
+}
+
+void AddRemove(CLI::App& group, CommandContext& ctx) {
+  auto name = std::make_shared<std::string>();
+  CLI::App* cmd = group.add_subcommand("remove", "Remove a remote cluster");
+  cmd->add_option("--name", *name, "The remote cluster's name (as tock cluster list shows it)")
+      ->required();
+  cmd->footer(
+      "The current cluster cannot be removed, nor a cluster that a namespace still has among "
+      "its clusters. An unknown name is exit 3. Prints \"Removed cluster NAME\"; -o json "
+      "prints the RemoveRemoteClusterRequest sent.\n"
+      "\n"
+      "Examples:\n"
+      "  tock cluster remove --name b\n"
+      "  tock cluster remove --name b -o json\n");
+  cmd->callback([&ctx, name] {
+    ctx.action = [&ctx, name]() -> absl::Status {
+      if (absl::Status s = admin::CheckClusterName(*name); !s.ok()) return s;
+      auto printer = ctx.printer();
+      if (!printer.ok()) return printer.status();
+      auto connection = ctx.connection();
+      if (!connection.ok()) return connection.status();
+      if (absl::Status s = admin::RemoveRemoteCluster(**connection, *name); !s.ok()) return s;
+      if (printer->format() == OutputFormat::kJson || printer->format() == OutputFormat::kJsonl) {
+        op::RemoveRemoteClusterRequest req;
+        req.set_cluster_name(*name);
+        printer->Object(ProtoToJson(req), {});
+      } else {
+        ctx.out << "Removed cluster " << *name << "\n";
+      }
+      return absl::OkStatus();
     };
   });
 }
@@ -136,13 +246,17 @@ void AddShards(CLI::App& group, CommandContext& ctx) {
 }  // namespace
 
 void AddClusterCommands(CLI::App& app, CommandContext& ctx) {
-  CLI::App* group = app.add_subcommand("cluster", "Inspect the cluster and its peers");
+  CLI::App* group = app.add_subcommand(
+      "cluster", "Inspect the cluster and its peers, add and remove remote clusters");
   group->require_subcommand(1);
   group->footer(
       "Examples:\n  tock cluster describe\n  tock cluster list\n  tock cluster members\n"
-      "  tock cluster shards\n");
+      "  tock cluster shards\n  tock cluster upsert --frontend-address 10.0.1.5:7233\n"
+      "  tock cluster remove --name b\n");
   AddDescribe(*group, ctx);
   AddList(*group, ctx);
+  AddUpsert(*group, ctx);
+  AddRemove(*group, ctx);
   AddMembers(*group, ctx);
   AddShards(*group, ctx);
 }

@@ -1,4 +1,4 @@
-// `tock cluster describe|list`.
+// `tock cluster describe|list|upsert|remove|members|shards`.
 #pragma once
 
 #include <CLI/CLI.hpp>

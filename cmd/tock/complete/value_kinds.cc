@@ -15,6 +15,7 @@ const std::vector<ValueRule>& ValueRules() {
       {"workflow execute", "--workflow-id", ValueKind::kNone},
       {"", "--task-queue", ValueKind::kTaskQueue},
       {"namespace failover", "--to", ValueKind::kClusterName},
+      {"cluster remove", "--name", ValueKind::kClusterName},
       {"operator search-attribute remove", "--name", ValueKind::kSearchAttribute},
       {"", "--search-attribute", ValueKind::kSearchAttributeAssignment},
       {"batch describe", "--job-id", ValueKind::kBatchJobId},

@@ -246,7 +246,13 @@ const std::map<std::string, std::string>& GroupProse() {
        "workflow's task queue."},
       {"cluster",
        "Works against any Temporal frontend; what only Tock knows (master cluster, members, "
-       "database) is shown when the server is tock-server."},
+       "database) is shown when the server is tock-server. Remote clusters are added, "
+       "changed and removed through Temporal's OperatorService (AddOrUpdateRemoteCluster, "
+       "RemoveRemoteCluster): upsert gives the server a frontend address, and the server asks "
+       "that frontend for the cluster's name, id and failover version, and refuses a cluster "
+       "that does not fit (Temporal's rules: global namespaces enabled, the same failover "
+       "version increment, an initial failover version of its own). remove takes the name that "
+       "cluster list shows."},
       {"operator",
        "Custom search attributes belong to the namespace of --namespace. Their types are "
        "Temporal's: Keyword, Text, Int, Double, Bool, Datetime and KeywordList, written in any "
