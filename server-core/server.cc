@@ -22,6 +22,10 @@
 #include "server-core/history/history_engine.h"
 #include "server-core/history/shard_controller.h"
 #include "server-core/membership/monitor.h"
+#include "server-core/replication/cluster_registry.h"
+#include "server-core/replication/namespace_replicator.h"
+#include "server-core/replication/remote_frontends.h"
+#include "server-core/replication/replication_handlers.h"
 #include "server-core/routing/call_router.h"
 #include "server-core/routing/host_service.h"
 #include "server-core/routing/routed_history.h"
@@ -92,7 +96,9 @@ class TockServerImpl : public TockServer {
         !s.ok()) {
       return s;
     }
-    facts_.cluster_id = absl::StrCat("tock-", cluster_.current_cluster_name);
+    absl::StatusOr<std::string> cluster_id = persistence_->cluster_metadata().InitClusterId(NewUuid());
+    if (!cluster_id.ok()) return cluster_id.status();
+    facts_.cluster_id = *cluster_id;
     facts_.history_shard_count = *shards;
     facts_.persistence_engine = persistence_->engine();
     facts_.persistence_location = persistence_->location();
@@ -101,6 +107,12 @@ class TockServerImpl : public TockServer {
     namespaces_ = std::make_unique<frontend::NamespaceEngine>(persistence_->namespaces(),
                                                               cluster_, clock_);
     namespaces_->SetArchivalPolicy(ArchivalPolicyOf(config_.archival));
+    remote_frontends_ = std::make_unique<replication::RemoteFrontends>();
+    clusters_ = std::make_unique<replication::ClusterRegistry>(
+        cluster_, facts_.cluster_id, *shards, persistence_->replication(),
+        persistence_->namespaces(), *namespaces_,
+        [this](const std::string& address) { return remote_frontends_->Describe(address); });
+    if (absl::Status s = clusters_->Refresh(); !s.ok()) return s;
     std::vector<std::string> names = {"default"};
     for (const std::string& n : config_.namespaces) {
       if (n != "default") names.push_back(n);
@@ -173,7 +185,10 @@ class TockServerImpl : public TockServer {
                                           archives_.get());
     frontend::RegisterArchivedVisibilityHandlers(dispatcher_, *namespaces_, *archives_, clock_);
     frontend::RegisterVisibilityHandlers(dispatcher_, *namespaces_, persistence_->visibility());
-    frontend::RegisterOperatorServiceHandlers(dispatcher_, *namespaces_, facts_);
+    frontend::RegisterOperatorServiceHandlers(dispatcher_, *namespaces_);
+    namespace_replicator_ = std::make_unique<replication::NamespaceReplicator>(
+        *clusters_, persistence_->replication(), *namespaces_, *remote_frontends_, logger_);
+    replication::RegisterReplicationHandlers(dispatcher_, *clusters_, *namespace_replicator_);
     frontend::RegisterAdminServiceHandlers(dispatcher_, *namespaces_, facts_);
     // A batch runs on the host that owns its shard (all of them with one host).
     batches_ = std::make_unique<frontend::BatchOperations>(
@@ -216,10 +231,17 @@ class TockServerImpl : public TockServer {
     if (server_ == nullptr) return absl::InternalError("the gRPC server could not be started");
     if (absl::Status s = StartMembership(shared_database); !s.ok()) return s;
     acceptor_->Start(server_.get(), config_.max_connections);
-    if (!config_.cluster_metadata.has_value()) {
-      cluster_.clusters[cluster_.current_cluster_name].rpc_address = address();
-      namespaces_->SetCurrentClusterAddress(address());
+    // A server without cluster metadata, or whose own rpc_address has port 0, is reached at
+    // the address it bound.
+    if (std::string& own = cluster_.clusters[cluster_.current_cluster_name].rpc_address;
+        !config_.cluster_metadata.has_value() || own.empty() || own.ends_with(":0")) {
+      own = address();
+      clusters_->SetCurrentClusterAddress(address());
     }
+    // Other hosts of the database may connect remotes; one host pulls namespace changes
+    // from them: the owner of shard 1 (the only host on SQLite).
+    clusters_->Start(logger_);
+    namespace_replicator_->Start([this] { return shards_->Owns(1); });
     // Batches call this server's frontend like a client: from the loopback address when it
     // listens on every address.
     batches_->Start(config_.ip == "0.0.0.0" || config_.ip.empty()
@@ -425,6 +447,8 @@ class TockServerImpl : public TockServer {
     // shutdown of gRPC below.
     // Batches first: their calls in flight go to this server, which still answers them.
     if (batches_) batches_->Shutdown();
+    namespace_replicator_.reset();  // its pulls write namespaces
+    clusters_.reset();
     if (schedules_) schedules_->Shutdown();
     if (call_router_) call_router_->Stop();
     if (routed_history_) routed_history_->Stop();
@@ -487,6 +511,11 @@ class TockServerImpl : public TockServer {
   frontend::ServerFacts facts_;
   std::unique_ptr<persistence::Persistence> persistence_;
   std::unique_ptr<frontend::NamespaceEngine> namespaces_;
+  // Multi-cluster replication (server-core/replication): the known clusters, the calls to
+  // remote ones, and namespace replication with them.
+  std::unique_ptr<replication::RemoteFrontends> remote_frontends_;
+  std::unique_ptr<replication::ClusterRegistry> clusters_;
+  std::unique_ptr<replication::NamespaceReplicator> namespace_replicator_;
   std::unique_ptr<history::ShardController> shards_;
   std::unique_ptr<membership::MembershipMonitor> membership_;  // on a shared database only
   std::unique_ptr<TimerThread> timer_thread_;

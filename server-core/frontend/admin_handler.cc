@@ -15,7 +15,8 @@ void RegisterAdminServiceHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& 
   dispatcher.AddUnary<adm::DescribeClusterRequest, adm::DescribeClusterResponse>(
       std::string(kService) + "DescribeCluster",
       [&namespaces, &facts](const adm::DescribeClusterRequest&, const rpc::CallContext&) {
-        const admin::ClusterMetadata& cluster = namespaces.cluster();
+        const std::shared_ptr<const admin::ClusterMetadata> snapshot = namespaces.cluster();
+        const admin::ClusterMetadata& cluster = *snapshot;
         adm::DescribeClusterResponse out;
         out.set_current_cluster_name(cluster.current_cluster_name);
         out.set_master_cluster_name(cluster.master_cluster_name);
@@ -32,6 +33,7 @@ void RegisterAdminServiceHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& 
         out.set_persistence_engine(facts.persistence_engine);
         out.set_persistence_location(facts.persistence_location);
         out.set_server_version(kTockVersion);
+        out.set_cluster_id(facts.cluster_id);
         *out.mutable_server_start_time() = ToProtoTime(facts.start_time);
         return absl::StatusOr<adm::DescribeClusterResponse>(out);
       });

@@ -24,8 +24,8 @@ struct ServerFacts {
 
 void RegisterWorkflowServiceHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& namespaces,
                                      const ServerFacts& facts);
-void RegisterOperatorServiceHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& namespaces,
-                                     const ServerFacts& facts);
+// Search attributes and namespace deletion (the remote-cluster calls: server-core/replication).
+void RegisterOperatorServiceHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& namespaces);
 }  // namespace tock::server::frontend
 
 namespace tock::server::history {

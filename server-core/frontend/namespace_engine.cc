@@ -84,9 +84,10 @@ wf::DescribeNamespaceResponse ToDescribeResponse(const persistence::NamespaceRec
 absl::Status NamespaceEngine::ValidateReplication(
     const std::string& active, const google::protobuf::RepeatedPtrField<std::string>& clusters,
     bool is_global) const {
+  const std::shared_ptr<const admin::ClusterMetadata> cluster = this->cluster();
   auto known = [&](const std::string& name) {
-    auto it = cluster_.clusters.find(name);
-    return it != cluster_.clusters.end() && it->second.enabled;
+    auto it = cluster->clusters.find(name);
+    return it != cluster->clusters.end() && it->second.enabled;
   };
   if (!known(active)) return absl::InvalidArgumentError(absl::StrCat("Invalid cluster name: ", active));
   for (const std::string& name : clusters) {
@@ -97,7 +98,7 @@ absl::Status NamespaceEngine::ValidateReplication(
       return absl::InvalidArgumentError("Active cluster is not contained in all clusters.");
     }
   } else {
-    if (active != cluster_.current_cluster_name) {
+    if (active != cluster->current_cluster_name) {
       return absl::InvalidArgumentError("Invalid local namespace active cluster");
     }
     if (clusters.size() != 1 || clusters[0] != active) {
@@ -149,11 +150,12 @@ void SetArchivalOf(temporal::api::namespace_::v1::NamespaceConfig& c, bool histo
 absl::StatusOr<wf::RegisterNamespaceResponse> NamespaceEngine::Register(
     const wf::RegisterNamespaceRequest& req) {
   if (absl::Status s = ValidateNamespaceName(req.namespace_()); !s.ok()) return s;
+  const std::shared_ptr<const admin::ClusterMetadata> cluster = this->cluster();
   const bool is_global = req.is_global_namespace();
-  if (is_global && !cluster_.enable_global_namespace) {
+  if (is_global && !cluster->enable_global_namespace) {
     return absl::InvalidArgumentError("Cannot register global namespace when not enabled");
   }
-  if (is_global && !cluster_.IsMasterCluster()) return absl::InvalidArgumentError(kNotMasterMessage);
+  if (is_global && !cluster->IsMasterCluster()) return absl::InvalidArgumentError(kNotMasterMessage);
 
   std::optional<absl::Duration> requested;
   if (req.has_workflow_execution_retention_period()) {
@@ -164,7 +166,7 @@ absl::StatusOr<wf::RegisterNamespaceResponse> NamespaceEngine::Register(
 
   if (store_.GetNamespaceByName(req.namespace_()).ok()) return tock::NamespaceAlreadyExistsError();
 
-  const std::string active = req.active_cluster_name().empty() ? cluster_.current_cluster_name
+  const std::string active = req.active_cluster_name().empty() ? cluster->current_cluster_name
                                                                : req.active_cluster_name();
   google::protobuf::RepeatedPtrField<std::string> clusters;
   for (const auto& c : req.clusters()) clusters.Add()->assign(c.cluster_name());
@@ -204,7 +206,7 @@ absl::StatusOr<wf::RegisterNamespaceResponse> NamespaceEngine::Register(
   for (const std::string& c : clusters) replication->add_clusters()->set_cluster_name(c);
   replication->set_state(temporal::api::enums::v1::REPLICATION_STATE_NORMAL);
   record.set_is_global_namespace(is_global);
-  record.set_failover_version(is_global ? cluster_.NextFailoverVersion(active, 0) : 0);
+  record.set_failover_version(is_global ? cluster->NextFailoverVersion(active, 0) : 0);
   if (is_global) AppendFailover(record, now);
 
   absl::StatusOr<persistence::NamespaceVersion> created = store_.CreateNamespace(record, now);
@@ -257,6 +259,7 @@ absl::StatusOr<wf::UpdateNamespaceResponse> NamespaceEngine::Update(
 
 absl::StatusOr<wf::UpdateNamespaceResponse> NamespaceEngine::UpdateOnce(
     const wf::UpdateNamespaceRequest& req) {
+  const std::shared_ptr<const admin::ClusterMetadata> cluster = this->cluster();
   if (absl::Status s = ValidateNamespaceName(req.namespace_()); !s.ok()) return s;
   absl::StatusOr<persistence::NamespaceVersion> current = store_.GetNamespaceByName(req.namespace_());
   if (!current.ok()) return current.status();
@@ -341,7 +344,7 @@ absl::StatusOr<wf::UpdateNamespaceResponse> NamespaceEngine::UpdateOnce(
     }
   }
 
-  if (is_global && !cluster_.enable_global_namespace) {
+  if (is_global && !cluster->enable_global_namespace) {
     return absl::InvalidArgumentError(absl::StrCat(
         "global namespace is not enabled on this cluster, cannot update global namespace or "
         "promote local namespace: ",
@@ -367,7 +370,7 @@ absl::StatusOr<wf::UpdateNamespaceResponse> NamespaceEngine::UpdateOnce(
       operation = "promote";
     }
     if ((needs_promotion || active_cluster_changed) && is_global) {
-      record.set_failover_version(cluster_.NextFailoverVersion(replication->active_cluster_name(),
+      record.set_failover_version(cluster->NextFailoverVersion(replication->active_cluster_name(),
                                                                record.failover_version()));
       if (active_cluster_changed) operation = "failover";
     }
@@ -414,7 +417,8 @@ absl::StatusOr<persistence::NamespaceVersion> NamespaceEngine::SetState(
 
 absl::StatusOr<wf::DeprecateNamespaceResponse> NamespaceEngine::Deprecate(
     const wf::DeprecateNamespaceRequest& req) {
-  if (cluster_.enable_global_namespace && !cluster_.IsMasterCluster()) {
+  const std::shared_ptr<const admin::ClusterMetadata> cluster = this->cluster();
+  if (cluster->enable_global_namespace && !cluster->IsMasterCluster()) {
     return absl::InvalidArgumentError(kNotMasterMessage);
   }
   absl::StatusOr<persistence::NamespaceVersion> v =
@@ -494,6 +498,7 @@ bool NamespaceEngine::ArchivesById(const std::string& namespace_id) {
 
 absl::StatusOr<NamespaceEngine::Resolved> NamespaceEngine::Resolve(const std::string& name,
                                                                   bool allow_deprecated) {
+  const std::shared_ptr<const admin::ClusterMetadata> cluster = this->cluster();
   std::optional<CachedVersion> cached;
   {
     std::lock_guard lock(cache_mu_);
@@ -519,10 +524,10 @@ absl::StatusOr<NamespaceEngine::Resolved> NamespaceEngine::Resolve(const std::st
     return NamespaceInvalidStateError(
         name, state, allow_deprecated ? "Registered, Deprecated" : "Registered");
   }
-  if (!cluster_.IsActiveFor(current->record.failover_version()) &&
+  if (!cluster->IsActiveFor(current->record.failover_version()) &&
       current->record.is_global_namespace()) {
     return NamespaceNotActiveError(name, current->record.replication_config().active_cluster_name(),
-                                   cluster_.current_cluster_name);
+                                   cluster->current_cluster_name);
   }
   return Resolved{current->record.info().id(), name, current->record.failover_version(),
                   cached->schema};

@@ -52,7 +52,9 @@ struct NamespaceArchivalPolicy {
 class NamespaceEngine : public visibility::SearchAttributeSchemas {
  public:
   NamespaceEngine(persistence::NamespaceStore& store, admin::ClusterMetadata cluster, Clock& clock)
-      : store_(store), cluster_(std::move(cluster)), clock_(clock) {}
+      : store_(store),
+        cluster_(std::make_shared<const admin::ClusterMetadata>(std::move(cluster))),
+        clock_(clock) {}
 
   absl::StatusOr<wf::RegisterNamespaceResponse> Register(const wf::RegisterNamespaceRequest& req);
   absl::StatusOr<wf::DescribeNamespaceResponse> Describe(const wf::DescribeNamespaceRequest& req);
@@ -100,7 +102,29 @@ class NamespaceEngine : public visibility::SearchAttributeSchemas {
   // configured namespaces).
   absl::Status EnsureRegistered(const std::string& name);
 
-  const admin::ClusterMetadata& cluster() const { return cluster_; }
+  // The clusters this one knows now: the configured ones and the connected remotes. A
+  // snapshot: it stays valid while the set changes.
+  std::shared_ptr<const admin::ClusterMetadata> cluster() const {
+    std::lock_guard lock(cluster_mu_);
+    return cluster_;
+  }
+  // Replaces the set (ClusterRegistry, when remotes are added, changed or removed).
+  void SetCluster(admin::ClusterMetadata cluster) {
+    auto next = std::make_shared<const admin::ClusterMetadata>(std::move(cluster));
+    std::lock_guard lock(cluster_mu_);
+    cluster_ = std::move(next);
+  }
+
+  // Applies a namespace change of another cluster (namespace_replication.cc, Temporal's
+  // namespace replication task executor, reference/replication.md §2.3): creates the
+  // namespace when this cluster is one of its clusters; otherwise replaces its configuration
+  // when `incoming` has a higher config version and its active cluster when it has a higher
+  // failover version; anything else changes nothing (so a duplicate or late task is
+  // harmless). Writes straight to the store with a replicated operation, which other
+  // clusters do not pull again. INVALID_ARGUMENT for a malformed record or a name bound to
+  // another id here. Returns whether anything was written.
+  absl::StatusOr<bool> ApplyReplicated(const persistence::NamespaceRecord& incoming,
+                                       const std::string& source_operation);
 
   // Whether runs of the namespace with this id that close now are queued for archival: the
   // cluster and the namespace archive histories or visibility records. False for an unknown
@@ -115,7 +139,9 @@ class NamespaceEngine : public visibility::SearchAttributeSchemas {
   // cluster metadata on port 0 learns it only then). Call before any request can arrive:
   // nobody can know a port 0 address before the banner prints it.
   void SetCurrentClusterAddress(const std::string& address) {
-    cluster_.clusters[cluster_.current_cluster_name].rpc_address = address;
+    admin::ClusterMetadata next = *cluster();
+    next.clusters[next.current_cluster_name].rpc_address = address;
+    SetCluster(std::move(next));
   }
 
  private:
@@ -132,7 +158,8 @@ class NamespaceEngine : public visibility::SearchAttributeSchemas {
                                                          const std::string& operation);
 
   persistence::NamespaceStore& store_;
-  admin::ClusterMetadata cluster_;
+  mutable std::mutex cluster_mu_;
+  std::shared_ptr<const admin::ClusterMetadata> cluster_;  // guarded by cluster_mu_
   NamespaceArchivalPolicy archival_;
   Clock& clock_;
 

@@ -35,7 +35,8 @@ void RegisterWorkflowServiceHandlers(rpc::Dispatcher& dispatcher, NamespaceEngin
   dispatcher.AddUnary<wf::GetClusterInfoRequest, wf::GetClusterInfoResponse>(
       Method("GetClusterInfo"),
       [&namespaces, &facts](const wf::GetClusterInfoRequest&, const rpc::CallContext&) {
-        const admin::ClusterMetadata& cluster = namespaces.cluster();
+        const std::shared_ptr<const admin::ClusterMetadata> snapshot = namespaces.cluster();
+        const admin::ClusterMetadata& cluster = *snapshot;
         wf::GetClusterInfoResponse out;
         out.set_server_version(kTockVersion);
         out.set_cluster_id(facts.cluster_id);

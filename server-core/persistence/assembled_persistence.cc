@@ -16,6 +16,7 @@ class AssembledPersistence final : public Persistence {
   ArchivalQueueStore& archival_queue() override { return *stores_.archival_queue; }
   BatchStore& batches() override { return *stores_.batches; }
   ScheduleStore& schedules() override { return *stores_.schedules; }
+  ReplicationStore& replication() override { return *stores_.replication; }
   MembershipStore& membership() override { return *stores_.membership; }
   std::string engine() const override { return facts_.engine; }
   std::string location() const override { return facts_.location; }

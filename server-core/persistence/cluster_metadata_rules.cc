@@ -32,4 +32,9 @@ absl::Status WriteOnceClusterMetadataStore::InitClusterName(const std::string& c
   return absl::OkStatus();
 }
 
+absl::StatusOr<std::string> WriteOnceClusterMetadataStore::InitClusterId(
+    const std::string& fresh_id) {
+  return InitValue("cluster_id", fresh_id);
+}
+
 }  // namespace tock::persistence

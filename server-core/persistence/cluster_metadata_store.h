@@ -23,6 +23,10 @@ class ClusterMetadataStore {
   // On a new database stores the current cluster name; afterwards refuses another name
   // (FAILED_PRECONDITION naming both), since the data was written as that cluster.
   virtual absl::Status InitClusterName(const std::string& cluster_name) = 0;
+
+  // The cluster's id: `fresh_id` on a new database, the stored one afterwards (Temporal's
+  // cluster id, a UUID fixed at the first start; remote clusters recognize this one by it).
+  virtual absl::StatusOr<std::string> InitClusterId(const std::string& fresh_id) = 0;
 };
 
 // ClusterMetadataStore's rules over a table of keys written once: what a backend provides is
@@ -32,6 +36,7 @@ class WriteOnceClusterMetadataStore : public ClusterMetadataStore {
  public:
   absl::StatusOr<int32_t> InitHistoryShardCount(int32_t shard_count) final;
   absl::Status InitClusterName(const std::string& cluster_name) final;
+  absl::StatusOr<std::string> InitClusterId(const std::string& fresh_id) final;
 
  protected:
   // Stores `value` under `key` unless present; returns what is stored.

@@ -2,18 +2,20 @@
 #include "absl/strings/str_cat.h"
 #include "lib/common/valid_time.h"
 #include "server-core/persistence/namespace_store.h"
+#include "server-core/persistence/replication_store.h"
 
 namespace tock::persistence {
 
 absl::StatusOr<NamespaceVersion> FirstNamespaceVersion(const NamespaceRecord& record,
-                                                       absl::Time now) {
+                                                       absl::Time now,
+                                                       const std::string& operation) {
   if (record.info().id().empty() || record.info().name().empty()) {
     return absl::InvalidArgumentError("a namespace record needs an id and a name");
   }
   NamespaceVersion v;
   v.version = 1;
   v.valid_from = TruncateToMillis(now);
-  v.operation = "register";
+  v.operation = operation;
   v.record = record;
   return v;
 }
@@ -41,6 +43,11 @@ absl::StatusOr<NamespaceVersion> NextNamespaceVersion(const NamespaceVersion& cu
 
 bool IsDeletedNamespace(const NamespaceRecord& record) {
   return record.info().state() == temporal::api::enums::v1::NAMESPACE_STATE_DELETED;
+}
+
+bool EnqueuesNamespaceReplication(const NamespaceRecord& record, const std::string& operation) {
+  return record.is_global_namespace() && record.replication_config().clusters_size() > 1 &&
+         !IsDeletedNamespace(record) && !operation.starts_with(kReplicatedOperationPrefix);
 }
 
 int32_t NamespacePageSize(int32_t page_size) { return page_size > 0 ? page_size : 100; }

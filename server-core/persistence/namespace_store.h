@@ -41,8 +41,11 @@ class NamespaceStore {
   // Stores version 1 of a new namespace with valid_from = `now` (truncated to ms).
   // record.info().id() and name() must be set. ALREADY_EXISTS (message exactly
   // "Namespace already exists.") when the name or the id is taken, deleted namespaces included.
-  virtual absl::StatusOr<NamespaceVersion> CreateNamespace(const NamespaceRecord& record,
-                                                           absl::Time now) = 0;
+  // The operation is "register", or the replicated one (replication_store.h) when another
+  // cluster registered it.
+  virtual absl::StatusOr<NamespaceVersion> CreateNamespace(
+      const NamespaceRecord& record, absl::Time now,
+      const std::string& operation = "register") = 0;  // NOLINT: one default, for every backend
 
   // The current version. NOT_FOUND ("Namespace NAME is not found.") when absent.
   virtual absl::StatusOr<NamespaceVersion> GetNamespaceByName(const std::string& name) = 0;
@@ -77,7 +80,8 @@ class NamespaceStore {
 // The rules every backend applies, written once so that they answer alike.
 // Version 1 of a new namespace at `now`; INVALID_ARGUMENT without an id or a name.
 absl::StatusOr<NamespaceVersion> FirstNamespaceVersion(const NamespaceRecord& record,
-                                                       absl::Time now);
+                                                       absl::Time now,
+                                                       const std::string& operation);
 // The version that follows `current` (AppendNamespaceVersion's checks and messages).
 absl::StatusOr<NamespaceVersion> NextNamespaceVersion(const NamespaceVersion& current,
                                                       const NamespaceRecord& record,

@@ -13,6 +13,7 @@
 #include "server-core/persistence/execution_store.h"
 #include "server-core/persistence/membership_store.h"
 #include "server-core/persistence/namespace_store.h"
+#include "server-core/persistence/replication_store.h"
 #include "server-core/persistence/visibility_store.h"
 
 namespace tock::persistence {
@@ -47,6 +48,7 @@ class Persistence {
   virtual ArchivalQueueStore& archival_queue() = 0;
   virtual BatchStore& batches() = 0;
   virtual ScheduleStore& schedules() = 0;
+  virtual ReplicationStore& replication() = 0;
   virtual MembershipStore& membership() = 0;
   // For banners and DescribeCluster: "sqlite", and the file or ":memory:"; or "postgres",
   // and postgresql://USER@HOST:PORT/DB (never the password).

@@ -422,5 +422,112 @@ TEST_F(NamespaceArchivalTest, DefaultsUrisAndTheExactMessages) {
   EXPECT_EQ(no_uri.message(), "Invalid to enable archival without specifying a uri.");
 }
 
+// Namespace replication's receiver (ApplyReplicated, reference/replication.md §2.3): cluster
+// b applies what a registered and changed.
+class NamespaceReplicationTest : public NamespaceEngineTest {
+ protected:
+  void SetUp() override { Open(testing::SeedClusterMetadata("b")); }
+
+  // What cluster a stored for global namespace `name` of clusters a and b.
+  static persistence::NamespaceRecord FromA(const std::string& name, int64_t config_version,
+                                            int64_t failover_version, const std::string& active) {
+    persistence::NamespaceRecord r;
+    r.mutable_info()->set_id("5f0c2d7e-0000-4000-8000-00000000000a");
+    r.mutable_info()->set_name(name);
+    r.mutable_info()->set_state(NAMESPACE_STATE_REGISTERED);
+    r.mutable_info()->set_description(absl::StrCat("config ", config_version));
+    *r.mutable_config()->mutable_workflow_execution_retention_ttl() = ToProtoDuration(absl::Hours(48));
+    r.mutable_replication_config()->set_active_cluster_name(active);
+    r.mutable_replication_config()->add_clusters()->set_cluster_name("a");
+    r.mutable_replication_config()->add_clusters()->set_cluster_name("b");
+    r.set_is_global_namespace(true);
+    r.set_config_version(config_version);
+    r.set_failover_version(failover_version);
+    r.add_failover_history()->set_failover_version(failover_version);
+    return r;
+  }
+
+  int64_t StoredVersions(const std::string& name) {
+    auto h = persistence_->namespaces().GetNamespaceHistory(name);
+    return h.ok() ? static_cast<int64_t>(h->size()) : -1;
+  }
+};
+
+TEST_F(NamespaceReplicationTest, CreatesThenAppliesOnlyNewerVersionsSoRepeatsAndLateTasksChangeNothing) {
+  auto applied = engine_->ApplyReplicated(FromA("orders", 1, 1, "a"), "register");
+  ASSERT_TRUE(applied.ok()) << applied.status();
+  EXPECT_TRUE(*applied);
+  wf::DescribeNamespaceResponse d = Describe("orders");
+  EXPECT_EQ(d.namespace_info().id(), "5f0c2d7e-0000-4000-8000-00000000000a");
+  EXPECT_TRUE(d.is_global_namespace());
+  EXPECT_EQ(d.failover_version(), 1);
+  EXPECT_EQ(d.replication_config().active_cluster_name(), "a");
+
+  // The same task again, then an update, then the update again and the registration late.
+  applied = engine_->ApplyReplicated(FromA("orders", 1, 1, "a"), "register");
+  ASSERT_TRUE(applied.ok());
+  EXPECT_FALSE(*applied);
+  applied = engine_->ApplyReplicated(FromA("orders", 2, 1, "a"), "update");
+  ASSERT_TRUE(applied.ok());
+  EXPECT_TRUE(*applied);
+  EXPECT_EQ(Describe("orders").namespace_info().description(), "config 2");
+  for (auto late : {FromA("orders", 2, 1, "a"), FromA("orders", 1, 1, "a")}) {
+    applied = engine_->ApplyReplicated(late, "update");
+    ASSERT_TRUE(applied.ok());
+    EXPECT_FALSE(*applied);
+  }
+  EXPECT_EQ(Describe("orders").namespace_info().description(), "config 2");
+  EXPECT_EQ(StoredVersions("orders"), 2);
+
+  // A failover (a higher failover version) with an older config: only the failover applies.
+  applied = engine_->ApplyReplicated(FromA("orders", 1, 2, "b"), "failover");
+  ASSERT_TRUE(applied.ok());
+  EXPECT_TRUE(*applied);
+  d = Describe("orders");
+  EXPECT_EQ(d.failover_version(), 2);
+  EXPECT_EQ(d.replication_config().active_cluster_name(), "b");
+  EXPECT_EQ(d.namespace_info().description(), "config 2");
+  auto history = persistence_->namespaces().GetNamespaceHistory("orders");
+  ASSERT_TRUE(history.ok());
+  EXPECT_EQ(history->back().operation, "replicate-failover");
+}
+
+TEST_F(NamespaceReplicationTest, ANamespaceNotListingThisClusterIsNotCreated) {
+  persistence::NamespaceRecord r = FromA("elsewhere", 1, 1, "a");
+  r.mutable_replication_config()->clear_clusters();
+  r.mutable_replication_config()->add_clusters()->set_cluster_name("a");
+  r.mutable_replication_config()->add_clusters()->set_cluster_name("c");
+  auto applied = engine_->ApplyReplicated(r, "register");
+  ASSERT_TRUE(applied.ok());
+  EXPECT_FALSE(*applied);
+  EXPECT_EQ(persistence_->namespaces().GetNamespaceByName("elsewhere").status().code(),
+            absl::StatusCode::kNotFound);
+}
+
+TEST_F(NamespaceReplicationTest, MalformedTasksAndNameCollisionsAreInvalidArgument) {
+  ASSERT_TRUE(Register("taken").ok());
+  auto applied = engine_->ApplyReplicated(FromA("taken", 1, 1, "a"), "register");
+  EXPECT_EQ(applied.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(applied.status().message(), "namespace replication encountered name / UUID collision");
+
+  persistence::NamespaceRecord no_id = FromA("x", 1, 1, "a");
+  no_id.mutable_info()->clear_id();
+  EXPECT_EQ(engine_->ApplyReplicated(no_id, "register").status().message(),
+            "invalid namespace ID attribute");
+  persistence::NamespaceRecord no_config = FromA("x", 1, 1, "a");
+  no_config.clear_config();
+  EXPECT_EQ(engine_->ApplyReplicated(no_config, "register").status().message(),
+            "invalid namespace config attribute");
+  persistence::NamespaceRecord deleted = FromA("x", 1, 1, "a");
+  deleted.mutable_info()->set_state(NAMESPACE_STATE_DELETED);
+  EXPECT_EQ(engine_->ApplyReplicated(deleted, "register").status().message(),
+            "invalid namespace state attribute");
+  persistence::NamespaceRecord bad_name = FromA(std::string(2000, 'n'), 1, 1, "a");
+  EXPECT_EQ(engine_->ApplyReplicated(bad_name, "register").status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(persistence_->namespaces().GetNamespaceByName("x").status().code(),
+            absl::StatusCode::kNotFound);
+}
+
 }  // namespace
 }  // namespace tock::server::frontend

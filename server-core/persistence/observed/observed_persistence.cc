@@ -83,9 +83,9 @@ class ObservedNamespaceStore : public NamespaceStore {
         list_(o.Resolve("ListNamespaces")),
         history_(o.Resolve("GetNamespaceHistory")) {}
 
-  absl::StatusOr<NamespaceVersion> CreateNamespace(const NamespaceRecord& record,
-                                                   absl::Time now) override {
-    return o_.Run(create_, [&] { return inner_.CreateNamespace(record, now); });
+  absl::StatusOr<NamespaceVersion> CreateNamespace(const NamespaceRecord& record, absl::Time now,
+                                                   const std::string& operation) override {
+    return o_.Run(create_, [&] { return inner_.CreateNamespace(record, now, operation); });
   }
   absl::StatusOr<NamespaceVersion> GetNamespaceByName(const std::string& name) override {
     return o_.Run(by_name_, [&] { return inner_.GetNamespaceByName(name); });
@@ -127,7 +127,8 @@ class ObservedClusterMetadataStore : public ClusterMetadataStore {
       : inner_(inner),
         o_(o),
         shards_(o.Resolve("InitHistoryShardCount")),
-        name_(o.Resolve("InitClusterName")) {}
+        name_(o.Resolve("InitClusterName")),
+        id_(o.Resolve("InitClusterId")) {}
 
   absl::StatusOr<int32_t> InitHistoryShardCount(int32_t shard_count) override {
     return o_.Run(shards_, [&] { return inner_.InitHistoryShardCount(shard_count); });
@@ -135,11 +136,14 @@ class ObservedClusterMetadataStore : public ClusterMetadataStore {
   absl::Status InitClusterName(const std::string& cluster_name) override {
     return o_.Run(name_, [&] { return inner_.InitClusterName(cluster_name); });
   }
+  absl::StatusOr<std::string> InitClusterId(const std::string& fresh_id) override {
+    return o_.Run(id_, [&] { return inner_.InitClusterId(fresh_id); });
+  }
 
  private:
   ClusterMetadataStore& inner_;
   Observer& o_;
-  const Op shards_, name_;
+  const Op shards_, name_, id_;
 };
 
 class ObservedExecutionStore : public ExecutionStore {
@@ -413,6 +417,51 @@ class ObservedScheduleStore : public ScheduleStore {
   const Op create_, update_, get_, delete_, list_, list_all_;
 };
 
+class ObservedReplicationStore : public ReplicationStore {
+ public:
+  ObservedReplicationStore(ReplicationStore& inner, Observer& o)
+      : inner_(inner),
+        o_(o),
+        list_clusters_(o.Resolve("ListRemoteClusters")),
+        save_cluster_(o.Resolve("SaveRemoteCluster")),
+        delete_cluster_(o.Resolve("DeleteRemoteCluster")),
+        read_ns_tasks_(o.Resolve("ReadNamespaceReplicationTasks")),
+        max_ns_task_(o.Resolve("MaxNamespaceReplicationTaskId")),
+        ack_ns_(o.Resolve("AckNamespaceReplication")),
+        get_ns_ack_(o.Resolve("NamespaceReplicationAck")) {}
+
+  absl::StatusOr<std::vector<StoredRemoteCluster>> ListRemoteClusters() override {
+    return o_.Run(list_clusters_, [&] { return inner_.ListRemoteClusters(); });
+  }
+  absl::Status SaveRemoteCluster(const RemoteClusterRecord& record,
+                                 int64_t expected_version) override {
+    return o_.Run(save_cluster_, [&] { return inner_.SaveRemoteCluster(record, expected_version); });
+  }
+  absl::Status DeleteRemoteCluster(const std::string& name) override {
+    return o_.Run(delete_cluster_, [&] { return inner_.DeleteRemoteCluster(name); });
+  }
+  absl::StatusOr<std::vector<NamespaceReplicationTask>> ReadNamespaceReplicationTasks(
+      int64_t after_task_id, int32_t limit) override {
+    return o_.Run(read_ns_tasks_,
+                  [&] { return inner_.ReadNamespaceReplicationTasks(after_task_id, limit); });
+  }
+  absl::StatusOr<int64_t> MaxNamespaceReplicationTaskId() override {
+    return o_.Run(max_ns_task_, [&] { return inner_.MaxNamespaceReplicationTaskId(); });
+  }
+  absl::Status AckNamespaceReplication(const std::string& cluster, int64_t task_id) override {
+    return o_.Run(ack_ns_, [&] { return inner_.AckNamespaceReplication(cluster, task_id); });
+  }
+  absl::StatusOr<int64_t> NamespaceReplicationAck(const std::string& cluster) override {
+    return o_.Run(get_ns_ack_, [&] { return inner_.NamespaceReplicationAck(cluster); });
+  }
+
+ private:
+  ReplicationStore& inner_;
+  Observer& o_;
+  const Op list_clusters_, save_cluster_, delete_cluster_, read_ns_tasks_, max_ns_task_, ack_ns_,
+      get_ns_ack_;
+};
+
 class ObservedPersistence : public Persistence {
  public:
   ObservedPersistence(std::unique_ptr<Persistence> inner, MetricsRegistry& metrics,
@@ -426,7 +475,8 @@ class ObservedPersistence : public Persistence {
         archival_queue_(inner_->archival_queue(), observer_),
         membership_(inner_->membership(), observer_),
         batches_(inner_->batches(), observer_),
-        schedules_(inner_->schedules(), observer_) {}
+        schedules_(inner_->schedules(), observer_),
+        replication_(inner_->replication(), observer_) {}
 
   NamespaceStore& namespaces() override { return namespaces_; }
   ClusterMetadataStore& cluster_metadata() override { return cluster_metadata_; }
@@ -436,6 +486,7 @@ class ObservedPersistence : public Persistence {
   MembershipStore& membership() override { return membership_; }
   BatchStore& batches() override { return batches_; }
   ScheduleStore& schedules() override { return schedules_; }
+  ReplicationStore& replication() override { return replication_; }
   std::string engine() const override { return inner_->engine(); }
   std::string location() const override { return inner_->location(); }
   bool shared_by_hosts() const override { return inner_->shared_by_hosts(); }
@@ -451,6 +502,7 @@ class ObservedPersistence : public Persistence {
   ObservedMembershipStore membership_;
   ObservedBatchStore batches_;
   ObservedScheduleStore schedules_;
+  ObservedReplicationStore replication_;
 };
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include "lib/common/status.h"
 #include "lib/common/time_format.h"
 #include "server-core/persistence/postgres/pg_stores.h"
+#include "server-core/persistence/replication_store.h"
 
 namespace tock::persistence {
 namespace {
@@ -57,16 +58,31 @@ absl::StatusOr<NamespaceVersion> GetCurrent(PgConn& conn, const char* column,
   return ReadRow(*r, 0);
 }
 
+// Inside the caller's transaction; queues the version for the other clusters when
+// EnqueuesNamespaceReplication says so (replication_store.h).
 absl::Status Insert(PgConn& conn, const NamespaceVersion& v) {
   const std::string record = v.record.SerializeAsString();
+  absl::Status inserted =
+      conn.Query(
+              "INSERT INTO namespace_versions(namespace_id, name, version, valid_from_ms, "
+              "valid_to_ms, operation, record, deleted) VALUES ($1, $2, $3, $4, NULL, $5, $6, $7)",
+              {PgParam::Text(v.record.info().id()), PgParam::Text(v.record.info().name()),
+               PgParam::Int(v.version), PgParam::Int(absl::ToUnixMillis(v.valid_from)),
+               PgParam::Text(v.operation), PgParam::Bytes(record),
+               PgParam::Int(IsDeletedNamespace(v.record) ? 1 : 0)})
+          .status();
+  if (!inserted.ok() || !EnqueuesNamespaceReplication(v.record, v.operation)) return inserted;
+  // The lock (held to the commit, and taken by every enqueuer) makes task ids visible in
+  // the order they were drawn: a reader continuing after the last id it saw misses none.
+  // Namespace changes are rare, so serializing them costs nothing.
+  if (absl::Status s = conn.Query("LOCK TABLE namespace_replication_tasks IN EXCLUSIVE MODE", {})
+                           .status();
+      !s.ok()) {
+    return s;
+  }
   return conn
-      .Query(
-          "INSERT INTO namespace_versions(namespace_id, name, version, valid_from_ms, "
-          "valid_to_ms, operation, record, deleted) VALUES ($1, $2, $3, $4, NULL, $5, $6, $7)",
-          {PgParam::Text(v.record.info().id()), PgParam::Text(v.record.info().name()),
-           PgParam::Int(v.version), PgParam::Int(absl::ToUnixMillis(v.valid_from)),
-           PgParam::Text(v.operation), PgParam::Bytes(record),
-           PgParam::Int(IsDeletedNamespace(v.record) ? 1 : 0)})
+      .Query("INSERT INTO namespace_replication_tasks(namespace_id, version) VALUES ($1, $2)",
+             {PgParam::Text(v.record.info().id()), PgParam::Int(v.version)})
       .status();
 }
 
@@ -74,9 +90,9 @@ class PgNamespaceStore : public NamespaceStore {
  public:
   explicit PgNamespaceStore(PgPool& pool) : pool_(pool) {}
 
-  absl::StatusOr<NamespaceVersion> CreateNamespace(const NamespaceRecord& record,
-                                                   absl::Time now) override {
-    absl::StatusOr<NamespaceVersion> v = FirstNamespaceVersion(record, now);
+  absl::StatusOr<NamespaceVersion> CreateNamespace(const NamespaceRecord& record, absl::Time now,
+                                                   const std::string& operation) override {
+    absl::StatusOr<NamespaceVersion> v = FirstNamespaceVersion(record, now, operation);
     if (!v.ok()) return v.status();
     absl::Status s = pool_.InTransaction([&](PgConn& conn) -> absl::Status {
       // The name among current rows (a name never changes, so this covers deleted ones

@@ -175,6 +175,23 @@ CREATE TABLE schedules (
   PRIMARY KEY (namespace_id, schedule_id)
 );
 )sql"},
+      {9, "replication: remote clusters, the namespace replication queue and its ack levels",
+       R"sql(
+CREATE TABLE remote_clusters (
+  name    TEXT COLLATE "C" PRIMARY KEY,
+  version BIGINT NOT NULL,   -- 1 when saved first, +1 by each save
+  record  BYTEA NOT NULL     -- tock.persistence.v1.RemoteCluster
+);
+CREATE TABLE namespace_replication_tasks (
+  task_id      BIGSERIAL PRIMARY KEY,
+  namespace_id TEXT COLLATE "C" NOT NULL,
+  version      BIGINT NOT NULL   -- of namespace_versions: what is sent
+);
+CREATE TABLE namespace_replication_acks (
+  cluster_name TEXT COLLATE "C" PRIMARY KEY,
+  ack_task_id  BIGINT NOT NULL   -- the highest task id the cluster applied
+);
+)sql"},
   };
   return migrations;
 }

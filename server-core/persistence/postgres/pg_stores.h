@@ -13,6 +13,7 @@
 #include "server-core/persistence/membership_store.h"
 #include "server-core/persistence/namespace_store.h"
 #include "server-core/persistence/postgres/pg_db.h"
+#include "server-core/persistence/replication_store.h"
 #include "server-core/persistence/visibility_store.h"
 
 namespace tock::persistence {
@@ -24,6 +25,7 @@ std::unique_ptr<VisibilityStore> NewPostgresVisibilityStore(PgPool& pool);
 std::unique_ptr<ArchivalQueueStore> NewPostgresArchivalQueueStore(PgPool& pool);
 std::unique_ptr<BatchStore> NewPostgresBatchStore(PgPool& pool);
 std::unique_ptr<ScheduleStore> NewPostgresScheduleStore(PgPool& pool);
+std::unique_ptr<ReplicationStore> NewPostgresReplicationStore(PgPool& pool);
 std::unique_ptr<MembershipStore> NewPostgresMembershipStore(PgPool& pool);
 
 }  // namespace tock::persistence

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "lib/common/status.h"
 #include "lib/common/time_format.h"
+#include "server-core/persistence/replication_store.h"
 #include "server-core/persistence/sqlite/sqlite_stores.h"
 
 namespace tock::persistence {
@@ -38,9 +39,9 @@ class SqliteNamespaceStore : public NamespaceStore {
  public:
   explicit SqliteNamespaceStore(SqliteDb& db) : db_(db) {}
 
-  absl::StatusOr<NamespaceVersion> CreateNamespace(const NamespaceRecord& record,
-                                                   absl::Time now) override {
-    absl::StatusOr<NamespaceVersion> v = FirstNamespaceVersion(record, now);
+  absl::StatusOr<NamespaceVersion> CreateNamespace(const NamespaceRecord& record, absl::Time now,
+                                                   const std::string& operation) override {
+    absl::StatusOr<NamespaceVersion> v = FirstNamespaceVersion(record, now, operation);
     if (!v.ok()) return v.status();
     std::lock_guard lock(db_.mutex());
     Transaction tx(db_);
@@ -183,19 +184,27 @@ class SqliteNamespaceStore : public NamespaceStore {
     return v;
   }
 
-  // Requires the lock and an open transaction.
+  // Requires the lock and an open transaction. Queues the version for the other clusters
+  // when EnqueuesNamespaceReplication says so (replication_store.h).
   absl::Status Insert(const NamespaceVersion& v) {
     ASSIGN_OR_RETURN_STMT(ins, db_.Prepare(
         "INSERT INTO namespace_versions(namespace_id, name, version, valid_from_ms, "
         "valid_to_ms, operation, record, deleted) VALUES (?, ?, ?, ?, NULL, ?, ?, ?)"));
-    return ins.Bind(1, v.record.info().id())
-        .Bind(2, v.record.info().name())
-        .Bind(3, v.version)
-        .Bind(4, absl::ToUnixMillis(v.valid_from))
-        .Bind(5, v.operation)
-        .BindBlob(6, v.record.SerializeAsString())
-        .Bind(7, int64_t{IsDeletedNamespace(v.record)})
-        .Run();
+    if (absl::Status s = ins.Bind(1, v.record.info().id())
+                             .Bind(2, v.record.info().name())
+                             .Bind(3, v.version)
+                             .Bind(4, absl::ToUnixMillis(v.valid_from))
+                             .Bind(5, v.operation)
+                             .BindBlob(6, v.record.SerializeAsString())
+                             .Bind(7, int64_t{IsDeletedNamespace(v.record)})
+                             .Run();
+        !s.ok()) {
+      return s;
+    }
+    if (!EnqueuesNamespaceReplication(v.record, v.operation)) return absl::OkStatus();
+    ASSIGN_OR_RETURN_STMT(queue, db_.Prepare(
+        "INSERT INTO namespace_replication_tasks(namespace_id, version) VALUES (?, ?)"));
+    return queue.Bind(1, v.record.info().id()).Bind(2, v.version).Run();
   }
 
   SqliteDb& db_;

@@ -139,6 +139,23 @@ CREATE TABLE schedules (
   PRIMARY KEY (namespace_id, schedule_id)
 );
 )sql"},
+      {9, "replication: remote clusters, the namespace replication queue and its ack levels",
+       R"sql(
+CREATE TABLE remote_clusters (
+  name    TEXT PRIMARY KEY,
+  version INTEGER NOT NULL,   -- 1 when saved first, +1 by each save
+  record  BLOB NOT NULL       -- tock.persistence.v1.RemoteCluster
+);
+CREATE TABLE namespace_replication_tasks (
+  task_id      INTEGER PRIMARY KEY AUTOINCREMENT,
+  namespace_id TEXT NOT NULL,
+  version      INTEGER NOT NULL   -- of namespace_versions: what is sent
+);
+CREATE TABLE namespace_replication_acks (
+  cluster_name TEXT PRIMARY KEY,
+  ack_task_id  INTEGER NOT NULL   -- the highest task id the cluster applied
+);
+)sql"},
   };
   return migrations;
 }

@@ -11,6 +11,7 @@
 #include "server-core/persistence/membership_store.h"
 #include "server-core/persistence/visibility_store.h"
 #include "server-core/persistence/namespace_store.h"
+#include "server-core/persistence/replication_store.h"
 #include "server-core/persistence/sqlite/sqlite_db.h"
 
 namespace tock::persistence {
@@ -23,5 +24,6 @@ std::unique_ptr<ArchivalQueueStore> NewSqliteArchivalQueueStore(SqliteDb& db);
 std::unique_ptr<MembershipStore> NewSqliteMembershipStore(SqliteDb& db);
 std::unique_ptr<BatchStore> NewSqliteBatchStore(SqliteDb& db);
 std::unique_ptr<ScheduleStore> NewSqliteScheduleStore(SqliteDb& db);
+std::unique_ptr<ReplicationStore> NewSqliteReplicationStore(SqliteDb& db);
 
 }  // namespace tock::persistence

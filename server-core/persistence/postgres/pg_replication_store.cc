@@ -1,0 +1,118 @@
+// Replication on PostgreSQL: remote clusters as records changed by compare-and-swap on
+// their version; the namespace replication queue (filled by the namespace store) and the
+// ack levels of the clusters pulling it. One autocommit statement per call.
+#include "absl/strings/str_cat.h"
+#include "server-core/persistence/postgres/pg_stores.h"
+#include "server-core/persistence/replication_store.h"
+
+namespace tock::persistence {
+namespace {
+
+class PgReplicationStore : public ReplicationStore {
+ public:
+  explicit PgReplicationStore(PgPool& pool) : pool_(pool) {}
+
+  absl::StatusOr<std::vector<StoredRemoteCluster>> ListRemoteClusters() override {
+    absl::StatusOr<PgResult> r =
+        pool_.Query("SELECT version, record FROM remote_clusters ORDER BY name");
+    if (!r.ok()) return r.status();
+    std::vector<StoredRemoteCluster> out;
+    for (int i = 0; i < r->rows(); ++i) {
+      StoredRemoteCluster& c = out.emplace_back();
+      c.version = r->Int(i, 0);
+      const std::string_view bytes = r->View(i, 1);
+      if (!c.record.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+        return absl::DataLossError("a stored remote cluster cannot be parsed");
+      }
+    }
+    return out;
+  }
+
+  absl::Status SaveRemoteCluster(const RemoteClusterRecord& record,
+                                 int64_t expected_version) override {
+    const std::string bytes = record.SerializeAsString();
+    absl::StatusOr<PgResult> r =
+        expected_version == 0
+            ? pool_.Query("INSERT INTO remote_clusters(name, version, record) VALUES ($1, 1, $2) "
+                          "ON CONFLICT DO NOTHING RETURNING 1",
+                          {PgParam::Text(record.name()), PgParam::Bytes(bytes)})
+            : pool_.Query("UPDATE remote_clusters SET version = version + 1, record = $2 "
+                          "WHERE name = $1 AND version = $3 RETURNING 1",
+                          {PgParam::Text(record.name()), PgParam::Bytes(bytes),
+                           PgParam::Int(expected_version)});
+    if (!r.ok()) return r.status();
+    if (r->rows() == 0) {
+      return absl::AbortedError(
+          absl::StrCat("remote cluster ", record.name(), " was changed concurrently"));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status DeleteRemoteCluster(const std::string& name) override {
+    absl::StatusOr<PgResult> r = pool_.Query(
+        "DELETE FROM remote_clusters WHERE name = $1 RETURNING 1", {PgParam::Text(name)});
+    if (!r.ok()) return r.status();
+    if (r->rows() == 0) return absl::NotFoundError("no such remote cluster");
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<std::vector<NamespaceReplicationTask>> ReadNamespaceReplicationTasks(
+      int64_t after_task_id, int32_t limit) override {
+    absl::StatusOr<PgResult> r = pool_.Query(
+        "SELECT t.task_id, v.version, v.valid_from_ms, v.valid_to_ms, v.operation, v.record "
+        "FROM namespace_replication_tasks t JOIN namespace_versions v ON "
+        "v.namespace_id = t.namespace_id AND v.version = t.version "
+        "WHERE t.task_id > $1 ORDER BY t.task_id LIMIT $2",
+        {PgParam::Int(after_task_id), PgParam::Int(limit)});
+    if (!r.ok()) return r.status();
+    std::vector<NamespaceReplicationTask> out;
+    for (int i = 0; i < r->rows(); ++i) {
+      NamespaceReplicationTask& t = out.emplace_back();
+      t.task_id = r->Int(i, 0);
+      t.version.version = r->Int(i, 1);
+      t.version.valid_from = absl::FromUnixMillis(r->Int(i, 2));
+      if (!r->IsNull(i, 3)) t.version.valid_to = absl::FromUnixMillis(r->Int(i, 3));
+      t.version.operation = std::string(r->View(i, 4));
+      const std::string_view bytes = r->View(i, 5);
+      if (!t.version.record.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+        return absl::DataLossError("a stored namespace record cannot be parsed");
+      }
+    }
+    return out;
+  }
+
+  absl::StatusOr<int64_t> MaxNamespaceReplicationTaskId() override {
+    absl::StatusOr<PgResult> r =
+        pool_.Query("SELECT COALESCE(MAX(task_id), 0) FROM namespace_replication_tasks");
+    if (!r.ok()) return r.status();
+    return r->Int(0, 0);
+  }
+
+  absl::Status AckNamespaceReplication(const std::string& cluster, int64_t task_id) override {
+    return pool_
+        .Query("INSERT INTO namespace_replication_acks(cluster_name, ack_task_id) VALUES ($1, $2) "
+               "ON CONFLICT (cluster_name) DO UPDATE SET ack_task_id = "
+               "GREATEST(namespace_replication_acks.ack_task_id, EXCLUDED.ack_task_id)",
+               {PgParam::Text(cluster), PgParam::Int(task_id)})
+        .status();
+  }
+
+  absl::StatusOr<int64_t> NamespaceReplicationAck(const std::string& cluster) override {
+    absl::StatusOr<PgResult> r =
+        pool_.Query("SELECT ack_task_id FROM namespace_replication_acks WHERE cluster_name = $1",
+                    {PgParam::Text(cluster)});
+    if (!r.ok()) return r.status();
+    return r->rows() == 0 ? int64_t{0} : r->Int(0, 0);
+  }
+
+ private:
+  PgPool& pool_;
+};
+
+}  // namespace
+
+std::unique_ptr<ReplicationStore> NewPostgresReplicationStore(PgPool& pool) {
+  return std::make_unique<PgReplicationStore>(pool);
+}
+
+}  // namespace tock::persistence

@@ -1,0 +1,71 @@
+// Persistence of multi-cluster replication (reference/replication.md): the remote clusters
+// this one is connected to, and the namespace replication queue the others pull.
+//
+// The queue is written by the NamespaceStore itself, in the transaction that appends a
+// namespace version (EnqueuesNamespaceReplication says which), so a change that is stored is
+// never missed by the clusters pulling it, and one that failed is never sent. Task ids grow
+// in commit order: a reader that continues after the last id it saw misses nothing.
+//
+// Thread safety: implementations are safe to call from many threads.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "server-core/persistence/namespace_store.h"
+#include "tock/persistence/v1/cluster.pb.h"
+
+namespace tock::persistence {
+
+using RemoteClusterRecord = tock::persistence::v1::RemoteCluster;
+
+struct StoredRemoteCluster {
+  int64_t version = 0;  // 1 when saved first, +1 by each save (optimistic concurrency)
+  RemoteClusterRecord record;
+};
+
+// One entry of the namespace replication queue: the namespace version to send.
+struct NamespaceReplicationTask {
+  int64_t task_id = 0;
+  NamespaceVersion version;
+};
+
+class ReplicationStore {
+ public:
+  virtual ~ReplicationStore() = default;
+
+  // Every remote cluster, by name.
+  virtual absl::StatusOr<std::vector<StoredRemoteCluster>> ListRemoteClusters() = 0;
+  // Inserts (expected_version 0) or replaces the record named record.name() whose stored
+  // version is `expected_version`. ABORTED, writing nothing, when the stored version is
+  // another one (or the name exists, for an insert; or is gone, for a replace).
+  virtual absl::Status SaveRemoteCluster(const RemoteClusterRecord& record,
+                                         int64_t expected_version) = 0;
+  // NOT_FOUND when no remote has this name.
+  virtual absl::Status DeleteRemoteCluster(const std::string& name) = 0;
+
+  // The queue's tasks with ids above `after_task_id`, oldest first, at most `limit`, each
+  // with the namespace version it names.
+  virtual absl::StatusOr<std::vector<NamespaceReplicationTask>> ReadNamespaceReplicationTasks(
+      int64_t after_task_id, int32_t limit) = 0;
+  // The highest task id of the queue (0 when it never had one).
+  virtual absl::StatusOr<int64_t> MaxNamespaceReplicationTaskId() = 0;
+  // What `cluster` has applied of the queue: kept as the highest id ever acknowledged (an
+  // older acknowledgement arriving late changes nothing). 0 before the first.
+  virtual absl::Status AckNamespaceReplication(const std::string& cluster, int64_t task_id) = 0;
+  virtual absl::StatusOr<int64_t> NamespaceReplicationAck(const std::string& cluster) = 0;
+};
+
+// The operation of namespace versions written by applying another cluster's change: such a
+// version is not queued again (no echo between clusters). Followed by the source's own
+// operation ("replicate-failover").
+inline constexpr char kReplicatedOperationPrefix[] = "replicate-";
+
+// Whether appending `record` by `operation` queues it for the other clusters: a global
+// namespace that lists more than one cluster, changed here (Temporal's rule, reference
+// replication.md §2.1; it also skips deleted ones).
+bool EnqueuesNamespaceReplication(const NamespaceRecord& record, const std::string& operation);
+
+}  // namespace tock::persistence

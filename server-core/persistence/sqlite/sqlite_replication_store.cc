@@ -1,0 +1,128 @@
+// Replication on SQLite: remote clusters as records changed by compare-and-swap on their
+// version; the namespace replication queue (filled by the namespace store) and the ack levels
+// of the clusters pulling it.
+#include "absl/strings/str_cat.h"
+#include "server-core/persistence/replication_store.h"
+#include "server-core/persistence/sqlite/sqlite_stores.h"
+
+namespace tock::persistence {
+namespace {
+
+class SqliteReplicationStore : public ReplicationStore {
+ public:
+  explicit SqliteReplicationStore(SqliteDb& db) : db_(db) {}
+
+  absl::StatusOr<std::vector<StoredRemoteCluster>> ListRemoteClusters() override {
+    std::lock_guard lock(db_.mutex());
+    ASSIGN_STMT(q, db_.Prepare("SELECT version, record FROM remote_clusters ORDER BY name"));
+    std::vector<StoredRemoteCluster> out;
+    RETURN_IF_ERROR(q.ForEachRow([&] {
+      StoredRemoteCluster& c = out.emplace_back();
+      c.version = q.Int(0);
+      const std::string_view bytes = q.BlobView(1);
+      return c.record.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))
+                 ? absl::OkStatus()
+                 : absl::DataLossError("a stored remote cluster cannot be parsed");
+    }));
+    return out;
+  }
+
+  absl::Status SaveRemoteCluster(const RemoteClusterRecord& record,
+                                 int64_t expected_version) override {
+    std::lock_guard lock(db_.mutex());
+    if (expected_version == 0) {
+      ASSIGN_STMT(q, db_.Prepare("INSERT INTO remote_clusters(name, version, record) "
+                                 "VALUES (?, 1, ?) ON CONFLICT DO NOTHING"));
+      RETURN_IF_ERROR(q.Bind(1, record.name()).BindBlob(2, record.SerializeAsString()).Run());
+    } else {
+      ASSIGN_STMT(q, db_.Prepare("UPDATE remote_clusters SET version = version + 1, record = ? "
+                                 "WHERE name = ? AND version = ?"));
+      RETURN_IF_ERROR(q.BindBlob(1, record.SerializeAsString())
+                          .Bind(2, record.name())
+                          .Bind(3, expected_version)
+                          .Run());
+    }
+    if (db_.Changes() == 0) {
+      return absl::AbortedError(
+          absl::StrCat("remote cluster ", record.name(), " was changed concurrently"));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status DeleteRemoteCluster(const std::string& name) override {
+    std::lock_guard lock(db_.mutex());
+    ASSIGN_STMT(q, db_.Prepare("DELETE FROM remote_clusters WHERE name = ?"));
+    RETURN_IF_ERROR(q.Bind(1, name).Run());
+    if (db_.Changes() == 0) return absl::NotFoundError("no such remote cluster");
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<std::vector<NamespaceReplicationTask>> ReadNamespaceReplicationTasks(
+      int64_t after_task_id, int32_t limit) override {
+    std::lock_guard lock(db_.mutex());
+    ASSIGN_STMT(q, db_.Prepare(
+                       "SELECT t.task_id, v.version, v.valid_from_ms, v.valid_to_ms, "
+                       "v.operation, v.record FROM namespace_replication_tasks t "
+                       "JOIN namespace_versions v ON v.namespace_id = t.namespace_id AND "
+                       "v.version = t.version WHERE t.task_id > ? ORDER BY t.task_id LIMIT ?"));
+    q.Bind(1, after_task_id).Bind(2, int64_t{limit});
+    std::vector<NamespaceReplicationTask> out;
+    RETURN_IF_ERROR(q.ForEachRow([&] {
+      NamespaceReplicationTask& t = out.emplace_back();
+      t.task_id = q.Int(0);
+      t.version.version = q.Int(1);
+      t.version.valid_from = absl::FromUnixMillis(q.Int(2));
+      if (!q.IsNull(3)) t.version.valid_to = absl::FromUnixMillis(q.Int(3));
+      t.version.operation = q.Text(4);
+      const std::string_view bytes = q.BlobView(5);
+      return t.version.record.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))
+                 ? absl::OkStatus()
+                 : absl::DataLossError("a stored namespace record cannot be parsed");
+    }));
+    return out;
+  }
+
+  absl::StatusOr<int64_t> MaxNamespaceReplicationTaskId() override {
+    std::lock_guard lock(db_.mutex());
+    ASSIGN_STMT(q, db_.Prepare("SELECT COALESCE(MAX(task_id), 0) FROM namespace_replication_tasks"));
+    int64_t max = 0;
+    RETURN_IF_ERROR(q.ForEachRow([&] {
+      max = q.Int(0);
+      return absl::OkStatus();
+    }));
+    return max;
+  }
+
+  absl::Status AckNamespaceReplication(const std::string& cluster, int64_t task_id) override {
+    std::lock_guard lock(db_.mutex());
+    ASSIGN_STMT(q, db_.Prepare(
+                       "INSERT INTO namespace_replication_acks(cluster_name, ack_task_id) "
+                       "VALUES (?, ?) ON CONFLICT(cluster_name) DO UPDATE SET ack_task_id = "
+                       "MAX(ack_task_id, excluded.ack_task_id)"));
+    return q.Bind(1, cluster).Bind(2, task_id).Run();
+  }
+
+  absl::StatusOr<int64_t> NamespaceReplicationAck(const std::string& cluster) override {
+    std::lock_guard lock(db_.mutex());
+    ASSIGN_STMT(q, db_.Prepare(
+                       "SELECT ack_task_id FROM namespace_replication_acks WHERE cluster_name = ?"));
+    q.Bind(1, cluster);
+    int64_t ack = 0;
+    RETURN_IF_ERROR(q.ForEachRow([&] {
+      ack = q.Int(0);
+      return absl::OkStatus();
+    }));
+    return ack;
+  }
+
+ private:
+  SqliteDb& db_;
+};
+
+}  // namespace
+
+std::unique_ptr<ReplicationStore> NewSqliteReplicationStore(SqliteDb& db) {
+  return std::make_unique<SqliteReplicationStore>(db);
+}
+
+}  // namespace tock::persistence

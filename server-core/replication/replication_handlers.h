@@ -1,0 +1,14 @@
+// gRPC adapters of replication: OperatorService's remote-cluster calls and the AdminService
+// calls other clusters make to pull.
+#pragma once
+
+#include "server-core/replication/cluster_registry.h"
+#include "server-core/replication/namespace_replicator.h"
+#include "server-core/rpc/dispatcher.h"
+
+namespace tock::server::replication {
+
+void RegisterReplicationHandlers(rpc::Dispatcher& dispatcher, ClusterRegistry& clusters,
+                                 NamespaceReplicator& namespaces);
+
+}  // namespace tock::server::replication
