@@ -2,6 +2,8 @@
 
 #include <map>
 
+#include "absl/strings/str_cat.h"
+
 #include "lib/common/proto_time.h"
 #include "lib/common/time_format.h"
 
@@ -112,7 +114,32 @@ HistoryEvent RunTransaction::NewEvent(EventType type) const {
 void RunTransaction::AddToHistory(HistoryEvent event) {
   event.set_event_id(state_.next_event_id());
   event.set_task_id(shards_.NextTaskId(shard_id_));
+  RecordInHistory(std::move(event));
+}
+
+absl::Status RunTransaction::AppendReplicated(const HistoryEvent& event) {
+  if (event.event_id() != state_.next_event_id()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "event ID mismatch: the run's next event is ", state_.next_event_id(),
+        ", the replicated event ", enums::EventType_Name(event.event_type()), " has id ",
+        event.event_id()));
+  }
+  const auto& histories = state_.version_histories();
+  if (histories.histories_size() > 0 &&
+      !histories.histories(histories.current_version_history_index()).items().empty() &&
+      event.version() < LastVersion(state_)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "event version mismatch: the replicated event ", event.event_id(), " (",
+        enums::EventType_Name(event.event_type()), ") has version ", event.version(),
+        ", below the run's last version ", LastVersion(state_)));
+  }
+  RecordInHistory(event);
+  return absl::OkStatus();
+}
+
+void RunTransaction::RecordInHistory(HistoryEvent event) {
   state_.set_next_event_id(event.event_id() + 1);
+  state_.set_last_event_task_id(event.task_id());
   // Version history: one item per run of equal versions (SPEC §2.3).
   auto* histories = state_.mutable_version_histories();
   if (histories->histories_size() == 0) histories->add_histories();

@@ -58,6 +58,10 @@ class RunTransaction {
   // Appends a copy of `event` (a reset copying its base run's history): its type, time,
   // version and attributes, with this run's next event id and a new task id.
   void AppendCopy(const HistoryEvent& event) { AddToHistory(event); }
+  // Appends an event another cluster wrote (replicated_events.h) as it is: its id, task id,
+  // time and version stay; never buffered. INVALID_ARGUMENT when its id is not the run's next
+  // event id or its version is below the run's last (nothing is appended then).
+  absl::Status AppendReplicated(const HistoryEvent& event);
   // Appends now, or buffers while a workflow task is started.
   HistoryEvent& AppendOrBuffer(EventType type);
   // Moves the buffered events into the history in arrival order; an ActivityTask result
@@ -131,6 +135,9 @@ class RunTransaction {
  private:
   HistoryEvent NewEvent(EventType type) const;
   void AddToHistory(HistoryEvent event);
+  // An event with its id and task id set enters the history: next event id, version
+  // history, last event task id, history size.
+  void RecordInHistory(HistoryEvent event);
 
   MutableStateRecord state_;
   const int64_t expected_db_version_;
