@@ -13,6 +13,7 @@
 #include "lib/common/time_format.h"
 #include "lib/common/timer_thread.h"
 #include "server-core/frontend/batch_operations.h"
+#include "server-core/frontend/dc_redirection.h"
 #include "server-core/scheduler/schedules.h"
 #include "server-core/frontend/handlers.h"
 #include "server-core/frontend/namespace_engine.h"
@@ -211,6 +212,12 @@ class TockServerImpl : public TockServer {
                                                            *namespaces_, clock_, *timer_thread_);
       call_router_->Install(dispatcher_);
     }
+    // In front of the routing: a call forwarded to the active cluster is routed there.
+    absl::StatusOr<frontend::DcRedirectionPolicy> redirection =
+        frontend::ParseDcRedirectionPolicy(config_.dc_redirection_policy);
+    if (!redirection.ok()) return redirection.status();
+    dc_redirection_ = std::make_unique<frontend::DcRedirection>(*redirection, *namespaces_);
+    dc_redirection_->Install(dispatcher_);
 
     if (absl::Status s = StartHttp(); !s.ok()) return s;
 
@@ -527,6 +534,7 @@ class TockServerImpl : public TockServer {
   std::unique_ptr<routing::Peers> peers_;
   std::unique_ptr<routing::RoutedHistory> routed_history_;
   std::unique_ptr<routing::CallRouter> call_router_;
+  std::unique_ptr<frontend::DcRedirection> dc_redirection_;
   std::unique_ptr<worker::RetentionScanner> retention_;
   std::unique_ptr<archiver::ArchiveRegistry> archives_;
   std::unique_ptr<worker::Archiver> archiver_;

@@ -90,6 +90,13 @@ int main(int argc, char** argv) {
   app.add_flag(
       "--enable-time-skipping", time_skipping,
       "Allow AdminService.AdvanceTime (`tock server advance-time`): development and tests only");
+  std::optional<std::string> dc_redirection_policy;
+  app.add_option("--dc-redirection-policy", dc_redirection_policy,
+                 "Calls on a global namespace active in another cluster: noop (run here; the "
+                 "default), selected-apis-forwarding (start, signal, update, cancel, terminate, "
+                 "reset, delete and query go to the active cluster) or all-apis-forwarding "
+                 "(every namespaced call); overrides the config")
+      ->check(CLI::IsMember({"noop", "selected-apis-forwarding", "all-apis-forwarding"}));
   std::optional<int> metrics_port;
   app.add_option("--metrics-port", metrics_port,
                  "Serve Prometheus metrics at http://127.0.0.1:PORT/metrics (0: any free port; "
@@ -139,6 +146,7 @@ int main(int argc, char** argv) {
     config.persistence.sqlite_path.clear();  // the flag picks the database, over the file
   }
   if (time_skipping) config.time_skipping = true;
+  if (dc_redirection_policy) config.dc_redirection_policy = *dc_redirection_policy;
   if (archival_dir) config.archival.UseDirectory(*archival_dir);
   config.namespaces.insert(config.namespaces.end(), namespaces.begin(), namespaces.end());
   if (metrics_port) {

@@ -188,6 +188,14 @@ absl::Status ServerConfig::Validate() const {
     return FieldError("persistence.fault_injection.rate",
                       absl::StrCat("must be between 0 and 1; got ", faults.rate));
   }
+  if (!dc_redirection_policy.empty() && dc_redirection_policy != "noop" &&
+      dc_redirection_policy != "selected-apis-forwarding" &&
+      dc_redirection_policy != "all-apis-forwarding") {
+    return FieldError("dc_redirection_policy",
+                      absl::StrCat("must be noop, selected-apis-forwarding or "
+                                   "all-apis-forwarding; got \"",
+                                   dc_redirection_policy, "\""));
+  }
   if (cluster_metadata.has_value()) {
     if (absl::Status s = cluster_metadata->Validate(); !s.ok()) {
       return absl::InvalidArgumentError(absl::StrCat("config ", s.message()));
@@ -205,10 +213,12 @@ absl::StatusOr<ServerConfig> ParseServerConfig(const std::string& yaml_text) {
   }
   ServerConfig config;
   if (!root || root.IsNull()) return config;
-  TOCK_CONFIG_RETURN_IF_ERROR(
-      CheckKeys(root, "",
-                {"listen", "persistence", "history", "cluster_metadata", "namespaces", "archival",
-                 "namespace_defaults", "metrics", "log", "limits", "membership"}));
+  TOCK_CONFIG_RETURN_IF_ERROR(CheckKeys(
+      root, "",
+      {"listen", "persistence", "history", "cluster_metadata", "namespaces", "archival",
+       "namespace_defaults", "metrics", "log", "limits", "membership", "dc_redirection_policy"}));
+  TOCK_CONFIG_RETURN_IF_ERROR(Read(root["dc_redirection_policy"], "dc_redirection_policy",
+                                   "a string", &config.dc_redirection_policy));
   TOCK_CONFIG_RETURN_IF_ERROR(
       ParseArchivalConfig(root["archival"], root["namespace_defaults"], config.archival));
   if (const YAML::Node listen = root["listen"]) {

@@ -103,6 +103,10 @@ struct ServerConfig {
     std::function<void(const std::string& run_id)> after_history_upload;
   };
   FaultPoints fault_points;
+  // Which calls on a global namespace active in another cluster are sent to that cluster's
+  // frontend (`dc_redirection_policy`, `--dc-redirection-policy`): noop (none, the
+  // default), selected-apis-forwarding or all-apis-forwarding (frontend/dc_redirection.h).
+  std::string dc_redirection_policy = "noop";
   // AdminService.AdvanceTime allowed (development and tests only; `--enable-time-skipping`).
   bool time_skipping = false;
 

@@ -544,7 +544,8 @@ absl::Status BatchOperations::StartBatch(const wf::StartBatchOperationRequest& r
   if (!(req.max_operations_per_second() >= 0)) {
     return absl::InvalidArgumentError("MaxOperationsPerSecond must not be negative.");
   }
-  absl::StatusOr<NamespaceEngine::Resolved> ns = namespaces_.Resolve(req.namespace_(), false);
+  absl::StatusOr<NamespaceEngine::Resolved> ns =
+      namespaces_.Resolve(req.namespace_(), false, NamespaceAccess::kWrite);
   if (!ns.ok()) return ns.status();
 
   int64_t total = req.executions_size();
@@ -597,7 +598,8 @@ absl::StatusOr<BatchOperationRecord> BatchOperations::Find(const std::string& na
 absl::StatusOr<wf::DescribeBatchOperationResponse> BatchOperations::Describe(
     const wf::DescribeBatchOperationRequest& req) {
   if (req.job_id().empty()) return absl::InvalidArgumentError("JobId is not set on request.");
-  absl::StatusOr<NamespaceEngine::Resolved> ns = namespaces_.Resolve(req.namespace_(), true);
+  absl::StatusOr<NamespaceEngine::Resolved> ns =
+      namespaces_.Resolve(req.namespace_(), true, NamespaceAccess::kRead);
   if (!ns.ok()) return ns.status();
   absl::StatusOr<BatchOperationRecord> r = Find(ns->id, req.job_id());
   if (!r.ok()) return r.status();
@@ -618,7 +620,8 @@ absl::StatusOr<wf::DescribeBatchOperationResponse> BatchOperations::Describe(
 
 absl::StatusOr<wf::ListBatchOperationsResponse> BatchOperations::List(
     const wf::ListBatchOperationsRequest& req) {
-  absl::StatusOr<NamespaceEngine::Resolved> ns = namespaces_.Resolve(req.namespace_(), true);
+  absl::StatusOr<NamespaceEngine::Resolved> ns =
+      namespaces_.Resolve(req.namespace_(), true, NamespaceAccess::kRead);
   if (!ns.ok()) return ns.status();
   int64_t offset = 0;
   if (!req.next_page_token().empty() &&
@@ -649,7 +652,8 @@ absl::Status BatchOperations::StopBatch(const wf::StopBatchOperationRequest& req
   if (req.job_id().empty()) return absl::InvalidArgumentError("JobId is not set on request.");
   if (req.namespace_().empty()) return absl::InvalidArgumentError("Namespace is not set on request.");
   if (req.reason().empty()) return absl::InvalidArgumentError("Reason is not set on request.");
-  absl::StatusOr<NamespaceEngine::Resolved> ns = namespaces_.Resolve(req.namespace_(), false);
+  absl::StatusOr<NamespaceEngine::Resolved> ns =
+      namespaces_.Resolve(req.namespace_(), false, NamespaceAccess::kWrite);
   if (!ns.ok()) return ns.status();
   {
     std::lock_guard lock(mu_);

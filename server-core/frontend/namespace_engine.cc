@@ -435,6 +435,19 @@ absl::StatusOr<op::DeleteNamespaceResponse> NamespaceEngine::Delete(
     if (!by_id.ok()) return by_id.status();
     name = by_id->record.info().name();
   }
+  // A standby may not delete a global namespace (Temporal's delete-namespace workflow,
+  // reference/replication.md §4.1): its runs live on the active cluster.
+  if (absl::Status s = ValidateNamespaceName(name); !s.ok()) return s;
+  if (absl::StatusOr<persistence::NamespaceVersion> current = store_.GetNamespaceByName(name);
+      current.ok() && current->record.is_global_namespace()) {
+    const std::shared_ptr<const admin::ClusterMetadata> cluster = this->cluster();
+    if (!cluster->IsActiveFor(current->record.failover_version())) {
+      const std::string& here = cluster->current_cluster_name;
+      return absl::FailedPreconditionError(absl::StrCat(
+          "namespace ", name, " is passive in current cluster ", here, ": remove cluster ", here,
+          " from cluster list or make namespace active in this cluster and retry"));
+    }
+  }
   absl::StatusOr<persistence::NamespaceVersion> v =
       SetState(name, NAMESPACE_STATE_DELETED, "delete");
   if (!v.ok()) return v.status();
@@ -497,7 +510,8 @@ bool NamespaceEngine::ArchivesById(const std::string& namespace_id) {
 }
 
 absl::StatusOr<NamespaceEngine::Resolved> NamespaceEngine::Resolve(const std::string& name,
-                                                                  bool allow_deprecated) {
+                                                                   bool allow_deprecated,
+                                                                   NamespaceAccess access) {
   const std::shared_ptr<const admin::ClusterMetadata> cluster = this->cluster();
   std::optional<CachedVersion> cached;
   {
@@ -524,13 +538,19 @@ absl::StatusOr<NamespaceEngine::Resolved> NamespaceEngine::Resolve(const std::st
     return NamespaceInvalidStateError(
         name, state, allow_deprecated ? "Registered, Deprecated" : "Registered");
   }
-  if (!cluster->IsActiveFor(current->record.failover_version()) &&
-      current->record.is_global_namespace()) {
+  const bool is_global = current->record.is_global_namespace();
+  const bool active_here = !is_global || cluster->IsActiveFor(current->record.failover_version());
+  if (!active_here && access == NamespaceAccess::kWrite) {
     return NamespaceNotActiveError(name, current->record.replication_config().active_cluster_name(),
                                    cluster->current_cluster_name);
   }
-  return Resolved{current->record.info().id(), name, current->record.failover_version(),
-                  cached->schema};
+  return Resolved{current->record.info().id(),
+                  name,
+                  current->record.failover_version(),
+                  cached->schema,
+                  is_global,
+                  current->record.replication_config().active_cluster_name(),
+                  active_here};
 }
 
 absl::Status NamespaceEngine::EnsureRegistered(const std::string& name) {

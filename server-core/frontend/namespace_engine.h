@@ -49,6 +49,11 @@ struct NamespaceArchivalPolicy {
   ArchivalPolicy visibility;
 };
 
+// What a namespaced call does to the namespace's runs, schedules or batches: on a standby
+// cluster (a global namespace active elsewhere) kWrite calls are refused, kRead calls are
+// served. Every call that resolves a namespace says which it is (no default).
+enum class NamespaceAccess { kRead, kWrite };
+
 class NamespaceEngine : public visibility::SearchAttributeSchemas {
  public:
   NamespaceEngine(persistence::NamespaceStore& store, admin::ClusterMetadata cluster, Clock& clock)
@@ -84,15 +89,24 @@ class NamespaceEngine : public visibility::SearchAttributeSchemas {
 
   // The namespace a workflow call addresses. NOT_FOUND for an unknown name;
   // FAILED_PRECONDITION (namespace invalid state) unless it is REGISTERED, or also
-  // DEPRECATED when `allow_deprecated` (SPEC §1.2).
+  // DEPRECATED when `allow_deprecated` (SPEC §1.2). A kWrite call on a global namespace
+  // active in another cluster is refused with NamespaceNotActive (FAILED_PRECONDITION
+  // `Namespace: NS is active in cluster: X, while current cluster Y is a standby cluster.`,
+  // reference/replication.md §4.1); a kRead call is served on the standby (possibly
+  // stale) and learns from `active_here` that it is one.
   struct Resolved {
     std::string id;
     std::string name;
     int64_t failover_version = 0;
     // The namespace's custom search attributes (never null).
     std::shared_ptr<const visibility::SearchAttributeSchema> search_attributes;
+    bool is_global = false;
+    std::string active_cluster;  // the replication config's active cluster
+    // False for a global namespace active in another cluster (this one is a standby).
+    bool active_here = true;
   };
-  absl::StatusOr<Resolved> Resolve(const std::string& name, bool allow_deprecated);
+  absl::StatusOr<Resolved> Resolve(const std::string& name, bool allow_deprecated,
+                                   NamespaceAccess access);
   // How long a resolved namespace is used before it is read again: forever by default (this
   // engine sees every write), a few seconds when other hosts write to the same database.
   // Set once at start.

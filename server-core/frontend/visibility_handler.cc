@@ -107,8 +107,9 @@ void RegisterVisibilityHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& na
                                 persistence::VisibilityStore& store) {
   AddListMethod<wf::ListWorkflowExecutionsRequest>(
       dispatcher, "ListWorkflowExecutions",
-      [&](const wf::ListWorkflowExecutionsRequest& req) -> absl::StatusOr<persistence::VisibilityPage> {
-        auto ns = namespaces.Resolve(req.namespace_(), true);
+      [&](const wf::ListWorkflowExecutionsRequest& req)
+          -> absl::StatusOr<persistence::VisibilityPage> {
+        auto ns = namespaces.Resolve(req.namespace_(), true, NamespaceAccess::kRead);
         if (!ns.ok()) return ns.status();
         if (absl::Status s = CheckPageSize(req.page_size()); !s.ok()) return s;
         auto filter = visibility::CompileQuery(req.query(), *ns->search_attributes);
@@ -123,7 +124,7 @@ void RegisterVisibilityHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& na
       Method("CountWorkflowExecutions"),
       [&](const wf::CountWorkflowExecutionsRequest& req,
           const rpc::CallContext&) -> absl::StatusOr<wf::CountWorkflowExecutionsResponse> {
-        auto ns = namespaces.Resolve(req.namespace_(), true);
+        auto ns = namespaces.Resolve(req.namespace_(), true, NamespaceAccess::kRead);
         if (!ns.ok()) return ns.status();
         auto filter = visibility::CompileQuery(req.query(), *ns->search_attributes);
         if (!filter.ok()) return filter.status();
@@ -165,7 +166,7 @@ void RegisterVisibilityHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& na
       dispatcher, "ListOpenWorkflowExecutions",
       [&](const wf::ListOpenWorkflowExecutionsRequest& req)
           -> absl::StatusOr<persistence::VisibilityPage> {
-        auto ns = namespaces.Resolve(req.namespace_(), true);
+        auto ns = namespaces.Resolve(req.namespace_(), true, NamespaceAccess::kRead);
         if (!ns.ok()) return ns.status();
         if (absl::Status s = CheckPageSize(req.maximum_page_size()); !s.ok()) return s;
         return store.List(ns->id, LegacyFilter(req, true), req.maximum_page_size(),
@@ -175,7 +176,7 @@ void RegisterVisibilityHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& na
       dispatcher, "ListClosedWorkflowExecutions",
       [&](const wf::ListClosedWorkflowExecutionsRequest& req)
           -> absl::StatusOr<persistence::VisibilityPage> {
-        auto ns = namespaces.Resolve(req.namespace_(), true);
+        auto ns = namespaces.Resolve(req.namespace_(), true, NamespaceAccess::kRead);
         if (!ns.ok()) return ns.status();
         persistence::VisibilityFilter filter = LegacyFilter(req, false);
         if (req.has_status_filter()) {

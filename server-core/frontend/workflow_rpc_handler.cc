@@ -30,13 +30,17 @@ template <typename Response>
 class LongPoll : public std::enable_shared_from_this<LongPoll<Response>> {
  public:
   using Start = std::function<absl::StatusOr<Response>(const persistence::TaskQueueTask&)>;
+  // `queries_only`: the namespace is a standby here (reference/replication.md §4.3): the
+  // poll takes only query tasks, and the queue's workflow and activity tasks wait for a
+  // failover (a later poll after it takes them).
   LongPoll(matching::MatchingEngine& matching, std::string namespace_id, std::string queue,
-           persistence::TaskKind kind, absl::Time deadline, std::string identity, Start start,
-           rpc::Responder<Response> respond)
+           persistence::TaskKind kind, bool queries_only, absl::Time deadline, std::string identity,
+           Start start, rpc::Responder<Response> respond)
       : matching_(matching),
         namespace_id_(std::move(namespace_id)),
         queue_(std::move(queue)),
         kind_(kind),
+        queries_only_(queries_only),
         deadline_(deadline),
         identity_(std::move(identity)),
         start_(std::move(start)),
@@ -67,10 +71,10 @@ class LongPoll : public std::enable_shared_from_this<LongPoll<Response>> {
       again_ = false;
       lock.unlock();
       auto self = this->shared_from_this();
-      poll_id_ = matching_.Poll(namespace_id_, queue_, kind_, deadline_, identity_,
-                                [self](std::optional<persistence::TaskQueueTask> task) {
-                                  self->OnTask(std::move(task));
-                                });
+      poll_id_ = matching_.Poll(
+          namespace_id_, queue_, kind_, deadline_, identity_,
+          [self](std::optional<persistence::TaskQueueTask> task) { self->OnTask(std::move(task)); },
+          queries_only_);
       lock.lock();
     } while (again_);
     in_next_ = false;
@@ -96,6 +100,7 @@ class LongPoll : public std::enable_shared_from_this<LongPoll<Response>> {
   matching::MatchingEngine& matching_;
   const std::string namespace_id_, queue_;
   const persistence::TaskKind kind_;
+  const bool queries_only_;
   const absl::Time deadline_;
   const std::string identity_;
   Start start_;
@@ -112,17 +117,17 @@ history::NamespaceRef Ref(const NamespaceEngine::Resolved& r) {
 }
 
 // Registers a unary method whose request names a namespace: resolves it (NOT_FOUND,
-// invalid state, not active), then calls `fn(ns, request)`, which returns the response, or
-// only a status for methods whose response is empty.
+// invalid state, not active for a kWrite method), then calls `fn(ns, request)`, which returns the
+// response, or only a status for methods whose response is empty.
 template <typename Request, typename Response, typename Fn>
 void AddNamespaced(rpc::Dispatcher& dispatcher, NamespaceEngine& namespaces, const char* name,
-                   bool allow_deprecated, Fn fn) {
+                   bool allow_deprecated, NamespaceAccess access, Fn fn) {
   dispatcher.AddUnary<Request, Response>(
       Method(name),
-      [&namespaces, allow_deprecated, fn](const Request& req,
-                                          const rpc::CallContext&) -> absl::StatusOr<Response> {
+      [&namespaces, allow_deprecated, access, fn](
+          const Request& req, const rpc::CallContext&) -> absl::StatusOr<Response> {
         absl::StatusOr<NamespaceEngine::Resolved> ns =
-            namespaces.Resolve(req.namespace_(), allow_deprecated);
+            namespaces.Resolve(req.namespace_(), allow_deprecated, access);
         if (!ns.ok()) return ns.status();
         if constexpr (std::is_same_v<decltype(fn(Ref(*ns), req)), absl::Status>) {
           if (absl::Status s = fn(Ref(*ns), req); !s.ok()) return s;
@@ -140,14 +145,14 @@ void RegisterWorkflowRpcHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& n
                                  matching::MatchingEngine& matching, Clock& clock,
                                  archiver::ArchiveRegistry* archives) {
   AddNamespaced<wf::StartWorkflowExecutionRequest, wf::StartWorkflowExecutionResponse>(
-      dispatcher, namespaces, "StartWorkflowExecution", false,
+      dispatcher, namespaces, "StartWorkflowExecution", false, NamespaceAccess::kWrite,
       [&](const history::NamespaceRef& ns, const wf::StartWorkflowExecutionRequest& req) {
         return history.StartWorkflow(ns, req);
       });
 
   AddNamespaced<wf::SignalWithStartWorkflowExecutionRequest,
                 wf::SignalWithStartWorkflowExecutionResponse>(
-      dispatcher, namespaces, "SignalWithStartWorkflowExecution", false,
+      dispatcher, namespaces, "SignalWithStartWorkflowExecution", false, NamespaceAccess::kWrite,
       [&](const history::NamespaceRef& ns, const wf::SignalWithStartWorkflowExecutionRequest& req) {
         return history.SignalWithStartWorkflow(ns, req);
       });
@@ -156,7 +161,8 @@ void RegisterWorkflowRpcHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& n
       Method("PollWorkflowTaskQueue"),
       [&](const wf::PollWorkflowTaskQueueRequest& req, const rpc::CallContext& ctx,
           rpc::Responder<wf::PollWorkflowTaskQueueResponse> respond) {
-        absl::StatusOr<NamespaceEngine::Resolved> ns = namespaces.Resolve(req.namespace_(), true);
+        absl::StatusOr<NamespaceEngine::Resolved> ns =
+            namespaces.Resolve(req.namespace_(), true, NamespaceAccess::kRead);
         if (!ns.ok()) return respond(ns.status());
         if (req.task_queue().name().empty()) {
           return respond(absl::InvalidArgumentError("TaskQueue is not set on request."));
@@ -165,7 +171,7 @@ void RegisterWorkflowRpcHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& n
         std::string identity = req.identity();
         auto poll = std::make_shared<LongPoll<wf::PollWorkflowTaskQueueResponse>>(
             matching, ref.id, req.task_queue().name(), persistence::TaskKind::kWorkflow,
-            PollDeadline(ctx, clock.Now()), identity,
+            /*queries_only=*/!ns->active_here, PollDeadline(ctx, clock.Now()), identity,
             [&history, ref, identity](const persistence::TaskQueueTask& task) {
               if (task.task.kind() == tock::persistence::v1::TransferTask::KIND_QUERY) {
                 return history.any_shard().StartQueryTask(ref, task);
@@ -180,7 +186,8 @@ void RegisterWorkflowRpcHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& n
       Method("PollActivityTaskQueue"),
       [&](const wf::PollActivityTaskQueueRequest& req, const rpc::CallContext& ctx,
           rpc::Responder<wf::PollActivityTaskQueueResponse> respond) {
-        absl::StatusOr<NamespaceEngine::Resolved> ns = namespaces.Resolve(req.namespace_(), true);
+        absl::StatusOr<NamespaceEngine::Resolved> ns =
+            namespaces.Resolve(req.namespace_(), true, NamespaceAccess::kRead);
         if (!ns.ok()) return respond(ns.status());
         if (req.task_queue().name().empty()) {
           return respond(absl::InvalidArgumentError("TaskQueue is not set on request."));
@@ -189,7 +196,7 @@ void RegisterWorkflowRpcHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& n
         std::string identity = req.identity();
         auto poll = std::make_shared<LongPoll<wf::PollActivityTaskQueueResponse>>(
             matching, ref.id, req.task_queue().name(), persistence::TaskKind::kActivity,
-            PollDeadline(ctx, clock.Now()), identity,
+            /*queries_only=*/!ns->active_here, PollDeadline(ctx, clock.Now()), identity,
             [&history, ref, identity](const persistence::TaskQueueTask& task) {
               return history.any_shard().RecordActivityTaskStarted(ref, task, identity);
             },
@@ -198,17 +205,17 @@ void RegisterWorkflowRpcHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& n
       });
 
   AddNamespaced<wf::RespondWorkflowTaskCompletedRequest, wf::RespondWorkflowTaskCompletedResponse>(
-      dispatcher, namespaces, "RespondWorkflowTaskCompleted", true,
+      dispatcher, namespaces, "RespondWorkflowTaskCompleted", true, NamespaceAccess::kWrite,
       [&](const history::NamespaceRef& ns, const wf::RespondWorkflowTaskCompletedRequest& req) {
         return history.RespondWorkflowTaskCompleted(ns, req);
       });
   AddNamespaced<wf::RespondWorkflowTaskFailedRequest, wf::RespondWorkflowTaskFailedResponse>(
-      dispatcher, namespaces, "RespondWorkflowTaskFailed", true,
+      dispatcher, namespaces, "RespondWorkflowTaskFailed", true, NamespaceAccess::kWrite,
       [&](const history::NamespaceRef& ns, const wf::RespondWorkflowTaskFailedRequest& req) {
         return history.RespondWorkflowTaskFailed(ns, req);
       });
   AddNamespaced<wf::RespondActivityTaskCompletedRequest, wf::RespondActivityTaskCompletedResponse>(
-      dispatcher, namespaces, "RespondActivityTaskCompleted", true,
+      dispatcher, namespaces, "RespondActivityTaskCompleted", true, NamespaceAccess::kWrite,
       [&](const history::NamespaceRef& ns, const wf::RespondActivityTaskCompletedRequest& req)
           -> absl::StatusOr<wf::RespondActivityTaskCompletedResponse> {
         if (absl::Status s = history.RespondActivityTaskCompleted(ns, req.task_token(),
@@ -219,12 +226,12 @@ void RegisterWorkflowRpcHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& n
         return wf::RespondActivityTaskCompletedResponse();
       });
   AddNamespaced<wf::RespondActivityTaskFailedRequest, wf::RespondActivityTaskFailedResponse>(
-      dispatcher, namespaces, "RespondActivityTaskFailed", true,
+      dispatcher, namespaces, "RespondActivityTaskFailed", true, NamespaceAccess::kWrite,
       [&](const history::NamespaceRef& ns, const wf::RespondActivityTaskFailedRequest& req) {
         return history.RespondActivityTaskFailed(ns, req);
       });
   AddNamespaced<wf::RespondActivityTaskCanceledRequest, wf::RespondActivityTaskCanceledResponse>(
-      dispatcher, namespaces, "RespondActivityTaskCanceled", true,
+      dispatcher, namespaces, "RespondActivityTaskCanceled", true, NamespaceAccess::kWrite,
       [&](const history::NamespaceRef& ns, const wf::RespondActivityTaskCanceledRequest& req)
           -> absl::StatusOr<wf::RespondActivityTaskCanceledResponse> {
         if (absl::Status s = history.RespondActivityTaskCanceled(ns, req.task_token(),
@@ -235,41 +242,42 @@ void RegisterWorkflowRpcHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& n
         return wf::RespondActivityTaskCanceledResponse();
       });
   AddNamespaced<wf::RecordActivityTaskHeartbeatRequest, wf::RecordActivityTaskHeartbeatResponse>(
-      dispatcher, namespaces, "RecordActivityTaskHeartbeat", true,
+      dispatcher, namespaces, "RecordActivityTaskHeartbeat", true, NamespaceAccess::kWrite,
       [&](const history::NamespaceRef& ns, const wf::RecordActivityTaskHeartbeatRequest& req) {
         return history.RecordActivityTaskHeartbeat(ns, req.task_token(), req.details());
       });
   AddNamespaced<wf::SignalWorkflowExecutionRequest, wf::SignalWorkflowExecutionResponse>(
-      dispatcher, namespaces, "SignalWorkflowExecution", true,
+      dispatcher, namespaces, "SignalWorkflowExecution", true, NamespaceAccess::kWrite,
       [&](const history::NamespaceRef& ns, const wf::SignalWorkflowExecutionRequest& req) {
         return history.SignalWorkflow(ns, req);
       });
   AddNamespaced<wf::RequestCancelWorkflowExecutionRequest,
                 wf::RequestCancelWorkflowExecutionResponse>(
-      dispatcher, namespaces, "RequestCancelWorkflowExecution", true,
+      dispatcher, namespaces, "RequestCancelWorkflowExecution", true, NamespaceAccess::kWrite,
       [&](const history::NamespaceRef& ns, const wf::RequestCancelWorkflowExecutionRequest& req) {
         return history.RequestCancelWorkflow(ns, req);
       });
   AddNamespaced<wf::TerminateWorkflowExecutionRequest, wf::TerminateWorkflowExecutionResponse>(
-      dispatcher, namespaces, "TerminateWorkflowExecution", true,
+      dispatcher, namespaces, "TerminateWorkflowExecution", true, NamespaceAccess::kWrite,
       [&](const history::NamespaceRef& ns, const wf::TerminateWorkflowExecutionRequest& req) {
         return history.TerminateWorkflow(ns, req);
       });
   AddNamespaced<wf::ResetWorkflowExecutionRequest, wf::ResetWorkflowExecutionResponse>(
-      dispatcher, namespaces, "ResetWorkflowExecution", false,
+      dispatcher, namespaces, "ResetWorkflowExecution", false, NamespaceAccess::kWrite,
       [&](const history::NamespaceRef& ns, const wf::ResetWorkflowExecutionRequest& req) {
         return history.ResetWorkflow(ns, req);
       });
   AddNamespaced<wf::DescribeWorkflowExecutionRequest, wf::DescribeWorkflowExecutionResponse>(
-      dispatcher, namespaces, "DescribeWorkflowExecution", true,
+      dispatcher, namespaces, "DescribeWorkflowExecution", true, NamespaceAccess::kRead,
       [&](const history::NamespaceRef& ns, const wf::DescribeWorkflowExecutionRequest& req) {
         return history.DescribeWorkflow(ns, req);
       });
   dispatcher.AddAsyncSerialized<wf::GetWorkflowExecutionHistoryRequest>(
       Method("GetWorkflowExecutionHistory"),
       [&, archives](const wf::GetWorkflowExecutionHistoryRequest& req, const rpc::CallContext& ctx,
-          std::function<void(absl::StatusOr<WireBytes>)> respond) {
-        absl::StatusOr<NamespaceEngine::Resolved> ns = namespaces.Resolve(req.namespace_(), true);
+                    std::function<void(absl::StatusOr<WireBytes>)> respond) {
+        absl::StatusOr<NamespaceEngine::Resolved> ns =
+            namespaces.Resolve(req.namespace_(), true, NamespaceAccess::kRead);
         if (!ns.ok()) return respond(ns.status());
         // A waiting caller that goes away is answered (the dispatcher ignores the later
         // answer of the wait itself).
@@ -300,7 +308,8 @@ void RegisterWorkflowRpcHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& n
   dispatcher.AddAsync<wf::QueryWorkflowRequest, wf::QueryWorkflowResponse>(
       Method("QueryWorkflow"), [&](const wf::QueryWorkflowRequest& req, const rpc::CallContext& ctx,
                                    rpc::Responder<wf::QueryWorkflowResponse> respond) {
-        absl::StatusOr<NamespaceEngine::Resolved> ns = namespaces.Resolve(req.namespace_(), true);
+        absl::StatusOr<NamespaceEngine::Resolved> ns =
+            namespaces.Resolve(req.namespace_(), true, NamespaceAccess::kRead);
         if (!ns.ok()) return respond(ns.status());
         ctx.cancellation->OnCancel(
             [respond] { respond(absl::CancelledError("the caller cancelled the query")); });
@@ -311,40 +320,43 @@ void RegisterWorkflowRpcHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& n
       Method("UpdateWorkflowExecution"),
       [&](const wf::UpdateWorkflowExecutionRequest& req, const rpc::CallContext& ctx,
           rpc::Responder<wf::UpdateWorkflowExecutionResponse> respond) {
-        absl::StatusOr<NamespaceEngine::Resolved> ns = namespaces.Resolve(req.namespace_(), true);
+        absl::StatusOr<NamespaceEngine::Resolved> ns =
+            namespaces.Resolve(req.namespace_(), true, NamespaceAccess::kWrite);
         if (!ns.ok()) return respond(ns.status());
         history.UpdateWorkflow(Ref(*ns), req, ctx.deadline, respond);
       });
-  dispatcher.AddAsync<wf::PollWorkflowExecutionUpdateRequest,
-                      wf::PollWorkflowExecutionUpdateResponse>(
-      Method("PollWorkflowExecutionUpdate"),
-      [&](const wf::PollWorkflowExecutionUpdateRequest& req, const rpc::CallContext& ctx,
-          rpc::Responder<wf::PollWorkflowExecutionUpdateResponse> respond) {
-        absl::StatusOr<NamespaceEngine::Resolved> ns = namespaces.Resolve(req.namespace_(), true);
-        if (!ns.ok()) return respond(ns.status());
-        history.PollWorkflowUpdate(Ref(*ns), req, ctx.deadline, respond);
-      });
+  dispatcher
+      .AddAsync<wf::PollWorkflowExecutionUpdateRequest, wf::PollWorkflowExecutionUpdateResponse>(
+          Method("PollWorkflowExecutionUpdate"),
+          [&](const wf::PollWorkflowExecutionUpdateRequest& req, const rpc::CallContext& ctx,
+              rpc::Responder<wf::PollWorkflowExecutionUpdateResponse> respond) {
+            absl::StatusOr<NamespaceEngine::Resolved> ns =
+                namespaces.Resolve(req.namespace_(), true, NamespaceAccess::kRead);
+            if (!ns.ok()) return respond(ns.status());
+            history.PollWorkflowUpdate(Ref(*ns), req, ctx.deadline, respond);
+          });
   dispatcher.AddAsync<wf::ExecuteMultiOperationRequest, wf::ExecuteMultiOperationResponse>(
       Method("ExecuteMultiOperation"),
       [&](const wf::ExecuteMultiOperationRequest& req, const rpc::CallContext& ctx,
           rpc::Responder<wf::ExecuteMultiOperationResponse> respond) {
-        absl::StatusOr<NamespaceEngine::Resolved> ns = namespaces.Resolve(req.namespace_(), true);
+        absl::StatusOr<NamespaceEngine::Resolved> ns =
+            namespaces.Resolve(req.namespace_(), true, NamespaceAccess::kWrite);
         if (!ns.ok()) return respond(ns.status());
         history.ExecuteMultiOperation(Ref(*ns), req, ctx.deadline, respond);
       });
   AddNamespaced<wf::RespondQueryTaskCompletedRequest, wf::RespondQueryTaskCompletedResponse>(
-      dispatcher, namespaces, "RespondQueryTaskCompleted", true,
+      dispatcher, namespaces, "RespondQueryTaskCompleted", true, NamespaceAccess::kRead,
       [&](const history::NamespaceRef& ns, const wf::RespondQueryTaskCompletedRequest& req) {
         return history.RespondQueryTaskCompleted(ns, req);
       });
   AddNamespaced<wf::DeleteWorkflowExecutionRequest, wf::DeleteWorkflowExecutionResponse>(
-      dispatcher, namespaces, "DeleteWorkflowExecution", true,
+      dispatcher, namespaces, "DeleteWorkflowExecution", true, NamespaceAccess::kWrite,
       [&](const history::NamespaceRef& ns, const wf::DeleteWorkflowExecutionRequest& req) {
         return history.DeleteWorkflow(ns, req);
       });
   AddNamespaced<wf::GetWorkflowExecutionHistoryReverseRequest,
                 wf::GetWorkflowExecutionHistoryReverseResponse>(
-      dispatcher, namespaces, "GetWorkflowExecutionHistoryReverse", true,
+      dispatcher, namespaces, "GetWorkflowExecutionHistoryReverse", true, NamespaceAccess::kRead,
       [&](const history::NamespaceRef& ns,
           const wf::GetWorkflowExecutionHistoryReverseRequest& req) {
         return history.GetWorkflowHistoryReverse(ns, req);
@@ -353,7 +365,7 @@ void RegisterWorkflowRpcHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& n
   // token path.
   AddNamespaced<wf::RespondActivityTaskCompletedByIdRequest,
                 wf::RespondActivityTaskCompletedByIdResponse>(
-      dispatcher, namespaces, "RespondActivityTaskCompletedById", true,
+      dispatcher, namespaces, "RespondActivityTaskCompletedById", true, NamespaceAccess::kWrite,
       [&](const history::NamespaceRef& ns, const wf::RespondActivityTaskCompletedByIdRequest& req)
           -> absl::StatusOr<wf::RespondActivityTaskCompletedByIdResponse> {
         auto token =
@@ -368,7 +380,7 @@ void RegisterWorkflowRpcHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& n
       });
   AddNamespaced<wf::RespondActivityTaskFailedByIdRequest,
                 wf::RespondActivityTaskFailedByIdResponse>(
-      dispatcher, namespaces, "RespondActivityTaskFailedById", true,
+      dispatcher, namespaces, "RespondActivityTaskFailedById", true, NamespaceAccess::kWrite,
       [&](const history::NamespaceRef& ns, const wf::RespondActivityTaskFailedByIdRequest& req)
           -> absl::StatusOr<wf::RespondActivityTaskFailedByIdResponse> {
         auto token =
@@ -384,7 +396,7 @@ void RegisterWorkflowRpcHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& n
       });
   AddNamespaced<wf::RespondActivityTaskCanceledByIdRequest,
                 wf::RespondActivityTaskCanceledByIdResponse>(
-      dispatcher, namespaces, "RespondActivityTaskCanceledById", true,
+      dispatcher, namespaces, "RespondActivityTaskCanceledById", true, NamespaceAccess::kWrite,
       [&](const history::NamespaceRef& ns, const wf::RespondActivityTaskCanceledByIdRequest& req)
           -> absl::StatusOr<wf::RespondActivityTaskCanceledByIdResponse> {
         auto token =
@@ -399,7 +411,7 @@ void RegisterWorkflowRpcHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& n
       });
   AddNamespaced<wf::RecordActivityTaskHeartbeatByIdRequest,
                 wf::RecordActivityTaskHeartbeatByIdResponse>(
-      dispatcher, namespaces, "RecordActivityTaskHeartbeatById", true,
+      dispatcher, namespaces, "RecordActivityTaskHeartbeatById", true, NamespaceAccess::kWrite,
       [&](const history::NamespaceRef& ns, const wf::RecordActivityTaskHeartbeatByIdRequest& req)
           -> absl::StatusOr<wf::RecordActivityTaskHeartbeatByIdResponse> {
         auto token =
@@ -421,7 +433,7 @@ void RegisterWorkflowRpcHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& n
         return absl::StatusOr<wf::ResetStickyTaskQueueResponse>(wf::ResetStickyTaskQueueResponse());
       });
   AddNamespaced<wf::DescribeTaskQueueRequest, wf::DescribeTaskQueueResponse>(
-      dispatcher, namespaces, "DescribeTaskQueue", true,
+      dispatcher, namespaces, "DescribeTaskQueue", true, NamespaceAccess::kRead,
       [&](const history::NamespaceRef& ns, const wf::DescribeTaskQueueRequest& req)
           -> absl::StatusOr<wf::DescribeTaskQueueResponse> {
         auto kind = req.task_queue_type() == enums::TASK_QUEUE_TYPE_ACTIVITY

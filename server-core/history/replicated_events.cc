@@ -1,6 +1,8 @@
 #include "server-core/history/replicated_events.h"
 
 #include <algorithm>
+#include <optional>
+#include <string>
 
 #include "absl/strings/str_cat.h"
 #include "lib/common/proto_time.h"

@@ -46,14 +46,34 @@ void MatchingEngine::ExpireHandedOutLocked(Queue& q, absl::Time now) {
   }
 }
 
+std::multimap<int64_t, TaskQueueTask>::iterator MatchingEngine::FindQueryLocked(Queue& q) {
+  auto [begin, end] = q.tasks.equal_range(0);
+  for (auto it = begin; it != end; ++it) {
+    if (it->second.task.kind() == tock::persistence::v1::TransferTask::KIND_QUERY) return it;
+  }
+  return q.tasks.end();
+}
+
 void MatchingEngine::MatchLocked(const Key& key, Queue& q, std::vector<Handoff>& out) {
-  while (!q.waiters.empty() && !q.tasks.empty()) {
-    Waiter w = std::move(q.waiters.front());
-    q.waiters.pop_front();
+  // Oldest poll first; a queries-only poll (standby) is passed over while no query waits.
+  for (auto w = q.waiters.begin(); w != q.waiters.end() && !q.tasks.empty();) {
+    TaskQueueTask task;
+    if (w->queries_only) {
+      auto query = FindQueryLocked(q);
+      if (query == q.tasks.end()) {
+        ++w;
+        continue;
+      }
+      task = std::move(query->second);
+      q.tasks.erase(query);
+    } else {
+      task = TakeOldestLocked(q);
+    }
     PendingPolls(std::get<2>(key)).Increment(-1);
-    waiting_.erase(w.id);
-    timers_.Cancel(w.timer);
-    out.emplace_back(std::move(w.done), TakeOldestLocked(q));
+    waiting_.erase(w->id);
+    timers_.Cancel(w->timer);
+    out.emplace_back(std::move(w->done), std::move(task));
+    w = q.waiters.erase(w);
   }
 }
 
@@ -130,7 +150,7 @@ void MatchingEngine::AddTask(TaskQueueTask task) {
 MatchingEngine::PollId MatchingEngine::Poll(const std::string& namespace_id,
                                             const std::string& task_queue, TaskKind kind,
                                             absl::Time deadline, const std::string& identity,
-                                            PollCallback done) {
+                                            PollCallback done, bool queries_only) {
   std::optional<TaskQueueTask> ready;
   std::optional<Load> load;
   bool answer_now = true;  // with a task, or with nothing while shutting down
@@ -143,16 +163,20 @@ MatchingEngine::PollId MatchingEngine::Poll(const std::string& namespace_id,
     Key key{namespace_id, task_queue, kind};
     Queue& q = QueueLocked(key);
     q.pollers[identity] = now;
+    auto query = queries_only ? FindQueryLocked(q) : q.tasks.end();
     if (releasing_) {
       // Shutting down: answered below with nothing.
-    } else if (!q.tasks.empty()) {
+    } else if (!queries_only && !q.tasks.empty()) {
       ready = TakeOldestLocked(q);
       load = StartLoadLocked(key, q, /*polling=*/true, now);
+    } else if (query != q.tasks.end()) {
+      ready = std::move(query->second);
+      q.tasks.erase(query);
     } else {
       TimerThread::Id timer = timers_.Schedule(deadline, [this, id] {
         if (PollCallback expired = TakeWaiter(id)) expired(std::nullopt);
       });
-      q.waiters.push_back(Waiter{id, std::move(done), timer});
+      q.waiters.push_back(Waiter{id, std::move(done), timer, queries_only});
       PendingPolls(kind).Increment();
       waiting_[id] = key;
       answer_now = false;

@@ -77,8 +77,11 @@ class MatchingEngine {
   void AddTask(TaskQueueTask task);
 
   // Waits for a task on (namespace, queue, kind) until `deadline`. `done` runs exactly once.
+  // `queries_only` (a poll on a standby namespace, reference/replication.md §4.3): the poll
+  // takes only legacy query tasks (KIND_QUERY); the queue's other tasks stay for later polls.
   PollId Poll(const std::string& namespace_id, const std::string& task_queue, TaskKind kind,
-              absl::Time deadline, const std::string& identity, PollCallback done);
+              absl::Time deadline, const std::string& identity, PollCallback done,
+              bool queries_only = false);
 
   // The poll's caller went away: `done` gets nothing (unless it already ran).
   void CancelPoll(PollId id);
@@ -119,6 +122,7 @@ class MatchingEngine {
     PollId id;
     PollCallback done;
     TimerThread::Id timer;
+    bool queries_only = false;
   };
   struct Queue {
     uint64_t incarnation = 0;  // tells a load in flight that the queue was forgotten
@@ -152,6 +156,8 @@ class MatchingEngine {
   void MatchLocked(const Key& key, Queue& q, std::vector<Handoff>& out);
   // Takes the oldest task held, remembering that it was handed out.
   TaskQueueTask TakeOldestLocked(Queue& q);
+  // The oldest query task held (queries are never stored: they have id 0), or end().
+  static std::multimap<int64_t, TaskQueueTask>::iterator FindQueryLocked(Queue& q);
   void ExpireHandedOutLocked(Queue& q, absl::Time now);
   // A read the queue needs now, marked in flight; nothing when it needs none.
   std::optional<Load> StartLoadLocked(const Key& key, Queue& q, bool polling, absl::Time now);

@@ -140,7 +140,8 @@ bool CallRouter::OwnedHere(const Target& target) const {
 }
 
 std::string CallRouter::NamespaceId(const std::string& name) {
-  absl::StatusOr<frontend::NamespaceEngine::Resolved> ns = namespaces_.Resolve(name, true);
+  absl::StatusOr<frontend::NamespaceEngine::Resolved> ns =
+      namespaces_.Resolve(name, true, frontend::NamespaceAccess::kRead);
   return ns.ok() ? ns->id : std::string();
 }
 

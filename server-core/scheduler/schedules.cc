@@ -711,7 +711,8 @@ absl::StatusOr<wf::CreateScheduleResponse> Schedules::Create(const wf::CreateSch
     return s;
   }
   if (absl::Status s = CheckId(req.request_id(), "RequestId", kMaxIdBytes); !s.ok()) return s;
-  absl::StatusOr<frontend::NamespaceEngine::Resolved> ns = namespaces_.Resolve(req.namespace_(), false);
+  absl::StatusOr<frontend::NamespaceEngine::Resolved> ns =
+      namespaces_.Resolve(req.namespace_(), false, frontend::NamespaceAccess::kWrite);
   if (!ns.ok()) return ns.status();
   ScheduleRecord r;
   r.set_namespace_id(ns->id);
@@ -759,7 +760,8 @@ absl::StatusOr<wf::CreateScheduleResponse> Schedules::Create(const wf::CreateSch
 
 absl::StatusOr<wf::DescribeScheduleResponse> Schedules::Describe(const wf::DescribeScheduleRequest& req) {
   if (absl::Status s = CheckId(req.schedule_id(), "ScheduleId", kMaxIdBytes); !s.ok()) return s;
-  absl::StatusOr<frontend::NamespaceEngine::Resolved> ns = namespaces_.Resolve(req.namespace_(), true);
+  absl::StatusOr<frontend::NamespaceEngine::Resolved> ns =
+      namespaces_.Resolve(req.namespace_(), true, frontend::NamespaceAccess::kRead);
   if (!ns.ok()) return ns.status();
   absl::StatusOr<StoredSchedule> s = Find(ns->id, req.schedule_id());
   if (!s.ok()) return s.status();
@@ -770,7 +772,8 @@ absl::StatusOr<wf::DescribeScheduleResponse> Schedules::Describe(const wf::Descr
 absl::StatusOr<wf::UpdateScheduleResponse> Schedules::Update(const wf::UpdateScheduleRequest& req) {
   if (absl::Status s = CheckId(req.schedule_id(), "ScheduleId", kMaxIdBytes); !s.ok()) return s;
   if (req.request_id().size() > kMaxIdBytes) return absl::InvalidArgumentError("RequestId length exceeds limit.");
-  absl::StatusOr<frontend::NamespaceEngine::Resolved> ns = namespaces_.Resolve(req.namespace_(), false);
+  absl::StatusOr<frontend::NamespaceEngine::Resolved> ns =
+      namespaces_.Resolve(req.namespace_(), false, frontend::NamespaceAccess::kWrite);
   if (!ns.ok()) return ns.status();
   temporal::api::schedule::v1::Schedule schedule = req.schedule();
   if (absl::Status s = CheckAction(schedule.action(), *ns->search_attributes); !s.ok()) return s;
@@ -806,7 +809,8 @@ absl::StatusOr<wf::PatchScheduleResponse> Schedules::Patch(const wf::PatchSchedu
   if (absl::Status s = CheckId(req.schedule_id(), "ScheduleId", kMaxIdBytes); !s.ok()) return s;
   if (req.request_id().size() > kMaxIdBytes) return absl::InvalidArgumentError("RequestId length exceeds limit.");
   if (absl::Status s = CheckPatch(req.patch()); !s.ok()) return s;
-  absl::StatusOr<frontend::NamespaceEngine::Resolved> ns = namespaces_.Resolve(req.namespace_(), false);
+  absl::StatusOr<frontend::NamespaceEngine::Resolved> ns =
+      namespaces_.Resolve(req.namespace_(), false, frontend::NamespaceAccess::kWrite);
   if (!ns.ok()) return ns.status();
   wf::PatchScheduleRequest patch = req;
   if (patch.patch().has_trigger_immediately() && !patch.patch().trigger_immediately().has_scheduled_time()) {
@@ -820,7 +824,8 @@ absl::StatusOr<wf::PatchScheduleResponse> Schedules::Patch(const wf::PatchSchedu
 }
 
 absl::StatusOr<wf::ListSchedulesResponse> Schedules::List(const wf::ListSchedulesRequest& req) {
-  absl::StatusOr<frontend::NamespaceEngine::Resolved> ns = namespaces_.Resolve(req.namespace_(), true);
+  absl::StatusOr<frontend::NamespaceEngine::Resolved> ns =
+      namespaces_.Resolve(req.namespace_(), true, frontend::NamespaceAccess::kRead);
   if (!ns.ok()) return ns.status();
   absl::StatusOr<ScheduleQuery> query = ParseScheduleQuery(req.query());
   if (!query.ok()) return query.status();
@@ -849,7 +854,8 @@ absl::StatusOr<wf::ListSchedulesResponse> Schedules::List(const wf::ListSchedule
 
 absl::StatusOr<wf::DeleteScheduleResponse> Schedules::Delete(const wf::DeleteScheduleRequest& req) {
   if (absl::Status s = CheckId(req.schedule_id(), "ScheduleId", kMaxIdBytes); !s.ok()) return s;
-  absl::StatusOr<frontend::NamespaceEngine::Resolved> ns = namespaces_.Resolve(req.namespace_(), true);
+  absl::StatusOr<frontend::NamespaceEngine::Resolved> ns =
+      namespaces_.Resolve(req.namespace_(), true, frontend::NamespaceAccess::kWrite);
   if (!ns.ok()) return ns.status();
   absl::Status s = store_.Delete(ns->id, req.schedule_id());
   if (s.code() == absl::StatusCode::kNotFound) return NotFound();
@@ -868,7 +874,8 @@ absl::StatusOr<wf::ListScheduleMatchingTimesResponse> Schedules::MatchingTimes(
   if (!req.has_start_time() || !req.has_end_time()) {
     return absl::InvalidArgumentError("missing or invalid query");
   }
-  absl::StatusOr<frontend::NamespaceEngine::Resolved> ns = namespaces_.Resolve(req.namespace_(), true);
+  absl::StatusOr<frontend::NamespaceEngine::Resolved> ns =
+      namespaces_.Resolve(req.namespace_(), true, frontend::NamespaceAccess::kRead);
   if (!ns.ok()) return ns.status();
   absl::StatusOr<StoredSchedule> s = Find(ns->id, req.schedule_id());
   if (!s.ok()) return s.status();

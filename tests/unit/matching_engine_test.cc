@@ -342,5 +342,75 @@ TEST_F(MatchingPagingTest, ConcurrentProducersAndPollersLoseNothing) {
   RecordProperty("stale_deliveries", stale.load());
 }
 
+// A poll on a standby namespace (reference/replication.md §4.3) takes only query tasks: the
+// workflow tasks of the queue stay for the polls after a failover.
+TEST_F(MatchingPagingTest, AQueriesOnlyPollTakesQueriesAndLeavesTheBacklog) {
+  Make(8);
+  for (int i = 0; i < 3; ++i) engine_->AddTask(store_.Commit());
+  auto query = [] {
+    TaskQueueTask t;
+    t.namespace_id = "ns";
+    t.task_queue = "q";
+    t.kind = kWf;
+    t.task.set_kind(tock::persistence::v1::TransferTask::KIND_QUERY);
+    t.task.set_query_id("query-1");
+    return t;
+  };
+  // Held tasks but no query: the poll waits, and a query arriving later reaches it.
+  std::optional<TaskQueueTask> got;
+  bool answered = false;
+  engine_->Poll(
+      "ns", "q", kWf, clock_.Now() + absl::Hours(1), "standby",
+      [&](std::optional<TaskQueueTask> t) {
+        answered = true;
+        got = std::move(t);
+      },
+      /*queries_only=*/true);
+  EXPECT_FALSE(answered) << "a workflow task went to a queries-only poll";
+  engine_->AddTask(store_.Commit());  // a fourth task: still not for it
+  EXPECT_FALSE(answered);
+  engine_->AddTask(query());
+  ASSERT_TRUE(answered);
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(got->task.query_id(), "query-1");
+
+  // A query already waiting is taken at once, ahead of the older workflow tasks.
+  engine_->AddTask(query());
+  got.reset();
+  answered = false;
+  engine_->Poll(
+      "ns", "q", kWf, clock_.Now() + absl::Hours(1), "standby",
+      [&](std::optional<TaskQueueTask> t) {
+        answered = true;
+        got = std::move(t);
+      },
+      /*queries_only=*/true);
+  ASSERT_TRUE(answered && got.has_value());
+  EXPECT_EQ(got->task.kind(), tock::persistence::v1::TransferTask::KIND_QUERY);
+
+  // After the failover, ordinary polls get the backlog, in order.
+  EXPECT_EQ(Drain(), Range(1, 4));
+}
+
+// A queries-only poll waiting ahead of an ordinary one does not keep a task from it.
+TEST_F(MatchingPagingTest, AnOrdinaryPollBehindAQueriesOnlyOneGetsTheTask) {
+  Make(8);
+  bool standby_answered = false;
+  const MatchingEngine::PollId standby = engine_->Poll(
+      "ns", "q", kWf, clock_.Now() + absl::Hours(1), "standby",
+      [&](std::optional<TaskQueueTask>) { standby_answered = true; },
+      /*queries_only=*/true);
+  std::optional<int64_t> active;
+  engine_->Poll("ns", "q", kWf, clock_.Now() + absl::Hours(1), "active",
+                [&](std::optional<TaskQueueTask> t) {
+                  if (t) active = t->task_id;
+                });
+  engine_->AddTask(store_.Commit());
+  EXPECT_EQ(active, std::optional<int64_t>(1));
+  EXPECT_FALSE(standby_answered);
+  engine_->CancelPoll(standby);
+  EXPECT_TRUE(standby_answered);
+}
+
 }  // namespace
 }  // namespace tock::server::matching
