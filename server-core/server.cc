@@ -24,6 +24,8 @@
 #include "server-core/history/shard_controller.h"
 #include "server-core/membership/monitor.h"
 #include "server-core/replication/cluster_registry.h"
+#include "server-core/replication/history_replicator.h"
+#include "server-core/replication/namespace_activity.h"
 #include "server-core/replication/namespace_replicator.h"
 #include "server-core/replication/remote_frontends.h"
 #include "server-core/replication/replication_handlers.h"
@@ -151,6 +153,10 @@ class TockServerImpl : public TockServer {
     history_->SetArchivalCheck(
         [this](const std::string& namespace_id) { return namespaces_->ArchivesById(namespace_id); });
     history_->SetSearchAttributeSchemas(*namespaces_);
+    namespace_activity_ = std::make_unique<replication::NamespaceActivity>(
+        persistence_->namespaces(), *namespaces_);
+    history_->SetNamespaceActivity(
+        [this](const std::string& namespace_id) { return namespace_activity_->Of(namespace_id); });
     if (shared_database) {
       // Other hosts change namespaces too: what this one resolved is read again after a
       // while (Temporal's namespace cache refreshes every 10 s).
@@ -189,7 +195,15 @@ class TockServerImpl : public TockServer {
     frontend::RegisterOperatorServiceHandlers(dispatcher_, *namespaces_);
     namespace_replicator_ = std::make_unique<replication::NamespaceReplicator>(
         *clusters_, persistence_->replication(), *namespaces_, *remote_frontends_, logger_);
-    replication::RegisterReplicationHandlers(dispatcher_, *clusters_, *namespace_replicator_);
+    history_replicator_ = std::make_unique<replication::HistoryReplicator>(
+        *clusters_, persistence_->replication(), persistence_->executions(),
+        persistence_->namespaces(), *remote_frontends_,
+        replication::HistoryReplicator::Shards{
+            *shards, [this](int32_t shard) { return shards_->Owns(shard); }},
+        logger_);
+    replication::RegisterReplicationHandlers(dispatcher_, *clusters_, *namespace_replicator_,
+                                             *history_replicator_, persistence_->replication(),
+                                             *shards);
     frontend::RegisterAdminServiceHandlers(dispatcher_, *namespaces_, facts_);
     // A batch runs on the host that owns its shard (all of them with one host).
     batches_ = std::make_unique<frontend::BatchOperations>(
@@ -249,6 +263,12 @@ class TockServerImpl : public TockServer {
     // from them: the owner of shard 1 (the only host on SQLite).
     clusters_->Start(logger_);
     namespace_replicator_->Start([this] { return shards_->Owns(1); });
+    history_replicator_->Start([this](const std::string& namespace_id,
+                                      const std::string& workflow_id, const std::string& run_id,
+                                      const std::vector<tock::persistence::v1::VersionHistoryItem>& items,
+                                      const std::vector<persistence::HistoryEvent>& events) {
+      return history_->ApplyReplicated(namespace_id, workflow_id, run_id, items, events);
+    });
     // Batches call this server's frontend like a client: from the loopback address when it
     // listens on every address.
     batches_->Start(config_.ip == "0.0.0.0" || config_.ip.empty()
@@ -455,6 +475,7 @@ class TockServerImpl : public TockServer {
     // Batches first: their calls in flight go to this server, which still answers them.
     if (batches_) batches_->Shutdown();
     namespace_replicator_.reset();  // its pulls write namespaces
+    history_replicator_.reset();    // and this one's, runs
     clusters_.reset();
     if (schedules_) schedules_->Shutdown();
     if (call_router_) call_router_->Stop();
@@ -523,6 +544,8 @@ class TockServerImpl : public TockServer {
   std::unique_ptr<replication::RemoteFrontends> remote_frontends_;
   std::unique_ptr<replication::ClusterRegistry> clusters_;
   std::unique_ptr<replication::NamespaceReplicator> namespace_replicator_;
+  std::unique_ptr<replication::HistoryReplicator> history_replicator_;
+  std::unique_ptr<replication::NamespaceActivity> namespace_activity_;
   std::unique_ptr<history::ShardController> shards_;
   std::unique_ptr<membership::MembershipMonitor> membership_;  // on a shared database only
   std::unique_ptr<TimerThread> timer_thread_;

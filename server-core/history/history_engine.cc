@@ -64,6 +64,23 @@ bool HasPayload(const absl::Status& s) { return s.GetPayload(kCommitThenFail).ha
 
 // Whether the shard controller refused one of the commit's ids (kNotOwned: the shard's block
 // was used up and its range could not be renewed). Such a commit is never written.
+// One replication task per run whose new events belong to a global namespace (a version
+// above 0; a local namespace's events carry 0), in the commit's order of runs: a
+// continue-as-new's old run, then the new one (reference/replication.md §3.1).
+void AddReplicationTasks(persistence::Commit& commit) {
+  for (const persistence::RunWrite& run : commit.runs) {
+    if (run.events.empty() || run.events.front().version() <= 0) continue;
+    persistence::ReplicationTaskRow& row = commit.new_replication_tasks.emplace_back();
+    const auto& exec = run.state.execution();
+    row.task.set_namespace_id(exec.namespace_id());
+    row.task.set_workflow_id(exec.workflow_id());
+    row.task.set_run_id(exec.run_id());
+    row.task.set_first_event_id(run.events.front().event_id());
+    row.task.set_next_event_id(run.events.back().event_id() + 1);
+    row.task.set_version(run.events.front().version());
+  }
+}
+
 bool HoldsRefusedTaskId(const persistence::Commit& commit) {
   for (const persistence::RunWrite& run : commit.runs) {
     for (const HistoryEvent& e : run.events) {
@@ -360,7 +377,11 @@ absl::Status HistoryEngine::Mutate(const NamespaceRef& ns, const RunKey& key,
   return result;
 }
 
-absl::Status HistoryEngine::WriteCommit(persistence::Commit& commit) {
+absl::Status HistoryEngine::WriteCommit(persistence::Commit& commit, bool replicated) {
+  if (!replicated) {
+    if (absl::Status s = CheckActive(commit); !s.ok()) return s;
+    AddReplicationTasks(commit);
+  }
   if (HoldsRefusedTaskId(commit)) {
     if (!shards_.Owns(commit.shard_id)) return ShardNotOwnedHere(commit.shard_id);
     return absl::UnavailableError(absl::StrCat("the task ids of history shard ", commit.shard_id,
@@ -401,6 +422,22 @@ absl::Status HistoryEngine::WriteCommit(persistence::Commit& commit) {
     if (stored.status().code() == absl::StatusCode::kNotFound) return s;  // a new run: not written
   }
   return s;  // unknown: the caller sees the error and retries; a restart publishes the rest
+}
+
+absl::Status HistoryEngine::CheckActive(const persistence::Commit& commit) {
+  if (!activity_of_) return absl::OkStatus();
+  for (const persistence::RunWrite& run : commit.runs) {
+    if (run.events.empty() || run.events.front().version() <= 0) continue;
+    const NamespaceActivity activity = activity_of_(run.state.execution().namespace_id());
+    const bool stale = std::any_of(run.events.begin(), run.events.end(), [&](const HistoryEvent& e) {
+      return e.version() < activity.failover_version;
+    });
+    if (!activity.active || stale) {
+      return NamespaceNotActiveError(activity.name, activity.active_cluster,
+                                     activity.current_cluster);
+    }
+  }
+  return absl::OkStatus();
 }
 
 void HistoryEngine::CacheCommitted(MutableStateRecord state, const persistence::Commit& commit) {

@@ -15,9 +15,11 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "lib/common/clock.h"
@@ -59,6 +61,39 @@ class HistoryEngine : public ShardListener, public AnyShard {
   AnyShard& any_shard() { return *any_shard_; }
   using TaskSink = std::function<void(persistence::TaskQueueTask)>;
   void SetTaskSink(TaskSink sink) { task_sink_ = std::move(sink); }
+
+  // Multi-cluster replication (replication_apply.cc).
+  //
+  // Whether a namespace is active here and its failover version (what timers and the
+  // engine's own follow-up work stamp their events with). Unset: every namespace is active,
+  // at the version of each run's last event.
+  struct NamespaceActivity {
+    bool active = true;
+    int64_t failover_version = -1;  // -1: a local namespace (events keep the run's version)
+    // For the NamespaceNotActive error of a write refused here.
+    std::string name, active_cluster, current_cluster;
+  };
+  using ActivityOf = std::function<NamespaceActivity(const std::string& namespace_id)>;
+  void SetNamespaceActivity(ActivityOf activity) { activity_of_ = std::move(activity); }
+
+  // Events missing before a replicated batch: those strictly between the two points.
+  struct ReplicationGap {
+    int64_t after_event_id = 0;  // 0 (with version 0): from the first event
+    int64_t after_version = 0;
+    int64_t before_event_id = 0;
+    int64_t before_version = 0;
+  };
+  // Applies events another cluster wrote to this cluster's copy of the run (Temporal's
+  // history replicator, reference/replication.md §3.5): a new run is created from its
+  // WorkflowExecutionStarted; events already here are skipped (a duplicate is OK); events
+  // after a gap are not applied and the gap is returned, for the caller to fetch and apply
+  // first. Nothing applied here is replicated on. FAILED_PRECONDITION when the histories
+  // diverged (conflict resolution is not built yet) or a newer run is running.
+  // `items`: the version history of the source's branch the events are on.
+  absl::StatusOr<std::optional<ReplicationGap>> ApplyReplicated(
+      const std::string& namespace_id, const std::string& workflow_id, const std::string& run_id,
+      const std::vector<tock::persistence::v1::VersionHistoryItem>& items,
+      const std::vector<HistoryEvent>& events);
   // Where the custom search attributes of a namespace are found (set once at start; without
   // it only the predefined attributes are accepted).
   void SetSearchAttributeSchemas(visibility::SearchAttributeSchemas& schemas) {
@@ -231,7 +266,12 @@ class HistoryEngine : public ShardListener, public AnyShard {
   // store_.Write fenced with the shard's range id, which it sets in `commit.range_id` and
   // holds against a renewal until answered (ShardController::HoldRange); except that a
   // failure after which the commit is found stored is success.
-  absl::Status WriteCommit(persistence::Commit& commit);
+  // `replicated`: the change applies another cluster's events (a standby's copy), which
+  // are not sent on again; every other change of a run of a global namespace (events of a
+  // version above 0) queues them for the other clusters in the same transaction, and is
+  // refused (NamespaceNotActive) when the namespace is not active here or its events carry
+  // an older failover version than the namespace's (resolved before a failover).
+  absl::Status WriteCommit(persistence::Commit& commit, bool replicated = false);
   absl::StatusOr<std::string> ResolveRunId(const std::string& namespace_id,
                                            const std::string& workflow_id,
                                            const std::string& run_id);
@@ -448,6 +488,20 @@ class HistoryEngine : public ShardListener, public AnyShard {
   std::unique_ptr<TimerQueue> timer_queue_;
   AnyShard* any_shard_ = this;
   TaskSink task_sink_;
+  ActivityOf activity_of_;
+  // Timers and transfer tasks of namespaces that are standby here: kept (their rows stay
+  // stored) until the namespace becomes active here, then run (Temporal's failover of a
+  // namespace's queues). Checked every second while any is parked.
+  std::mutex parked_mu_;
+  std::vector<persistence::TimerTaskRow> parked_timers_;      // guarded by parked_mu_
+  std::vector<persistence::TaskQueueTask> parked_transfers_;  // guarded by parked_mu_
+  bool parked_check_scheduled_ = false;                      // guarded by parked_mu_
+  // Whether `namespace_id` is standby here; parks the timer or transfer task if so.
+  bool ParkIfStandby(const std::string& namespace_id, const persistence::TimerTaskRow* timer,
+                     const persistence::TaskQueueTask* transfer);
+  void CheckParked();
+  // WriteCommit's check that this cluster may write the commit's events (SPEC §2.2).
+  absl::Status CheckActive(const persistence::Commit& commit);
   // Shards taken whose stored transfer tasks wait for their read (OnShardAcquired).
   std::mutex transfer_scan_mu_;
   std::set<int32_t> transfer_scan_shards_;

@@ -124,9 +124,13 @@ absl::Status HistoryEngine::TimeOutRun(RunTransaction& tx, NamespaceRef ns, bool
 
 absl::Status HistoryEngine::FireTimer(const persistence::TimerTaskRow& row) {
   const TimerTask& t = row.task;
+  // On a standby cluster the active one fires it: its events arrive by replication.
+  if (ParkIfStandby(t.namespace_id(), &row, nullptr)) return absl::OkStatus();
   NamespaceRef ns;
   ns.id = t.namespace_id();
-  ns.failover_version = -1;  // stamp events with the run's current version
+  // The namespace's version when replicated (a timer that fires after a failover writes
+  // events of the new active cluster); else the run's current version.
+  ns.failover_version = activity_of_ ? activity_of_(t.namespace_id()).failover_version : -1;
   absl::Status s = Mutate(ns, {t.namespace_id(), t.workflow_id(), t.run_id()},
                           [&](RunTransaction& tx) -> absl::Status {
     tx.done_timers().push_back(row);

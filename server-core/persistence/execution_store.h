@@ -57,6 +57,12 @@ struct TimerCursor {
   int64_t task_id = 0;
 };
 
+// An entry of a shard's replication queue (replication_store.h reads it).
+struct ReplicationTaskRow {
+  int64_t task_id = 0;  // assigned by Commit: increasing in commit order within a shard
+  tock::persistence::v1::ReplicationTask task;
+};
+
 struct VisibilityRecord {
   std::string namespace_id;
   std::string workflow_id;
@@ -106,6 +112,9 @@ struct Commit {
   std::vector<int64_t> done_task_ids;  // task-queue tasks consumed by this change
   std::vector<TimerTaskRow> new_timers;
   std::vector<TimerTaskRow> done_timers;  // identified by shard, fire time and task id
+  // For the other clusters (global namespaces): ids are drawn inside the transaction, under
+  // a lock per shard, so a shard's tasks become visible in id order.
+  std::vector<ReplicationTaskRow> new_replication_tasks;
 };
 
 // The stores' answer to a write or a renewal whose range id is no longer the shard's:

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "server-core/persistence/execution_store.h"
 #include "server-core/persistence/namespace_store.h"
 #include "tock/persistence/v1/cluster.pb.h"
 
@@ -56,6 +57,17 @@ class ReplicationStore {
   // older acknowledgement arriving late changes nothing). 0 before the first.
   virtual absl::Status AckNamespaceReplication(const std::string& cluster, int64_t task_id) = 0;
   virtual absl::StatusOr<int64_t> NamespaceReplicationAck(const std::string& cluster) = 0;
+
+  // History replication: a shard's replication queue (Commit::new_replication_tasks fills
+  // it), read after `after_task_id`, oldest first, at most `limit`.
+  virtual absl::StatusOr<std::vector<ReplicationTaskRow>> LoadReplicationTasks(
+      int32_t shard_id, int64_t after_task_id, int32_t limit) = 0;
+  // The highest task id of the shard's queue (0 when none).
+  virtual absl::StatusOr<int64_t> MaxReplicationTaskId(int32_t shard_id) = 0;
+  // What `cluster` applied of a shard's queue: only moves forward; 0 before the first.
+  virtual absl::Status AckReplication(const std::string& cluster, int32_t shard_id,
+                                      int64_t task_id) = 0;
+  virtual absl::StatusOr<int64_t> ReplicationAck(const std::string& cluster, int32_t shard_id) = 0;
 };
 
 // The operation of namespace versions written by applying another cluster's change: such a

@@ -78,4 +78,28 @@ RemoteFrontends::GetNamespaceReplicationMessages(
   return out;
 }
 
+absl::StatusOr<adm::GetReplicationMessagesResponse> RemoteFrontends::GetReplicationMessages(
+    const std::string& address, const adm::GetReplicationMessagesRequest& req) {
+  Remote& remote = Get(address);
+  grpc::ClientContext context;
+  SetDeadline(context, kPullTimeout);
+  adm::GetReplicationMessagesResponse out;
+  if (grpc::Status s = remote.admin->GetReplicationMessages(&context, req, &out); !s.ok()) {
+    return FromGrpc(s);
+  }
+  return out;
+}
+
+absl::StatusOr<adm::GetWorkflowExecutionRawHistoryResponse> RemoteFrontends::GetRawHistory(
+    const std::string& address, const adm::GetWorkflowExecutionRawHistoryRequest& req) {
+  Remote& remote = Get(address);
+  grpc::ClientContext context;
+  SetDeadline(context, kPullTimeout);
+  adm::GetWorkflowExecutionRawHistoryResponse out;
+  if (grpc::Status s = remote.admin->GetWorkflowExecutionRawHistory(&context, req, &out); !s.ok()) {
+    return FromGrpc(s);
+  }
+  return out;
+}
+
 }  // namespace tock::server::replication

@@ -28,6 +28,10 @@ class RemoteFrontends {
   absl::StatusOr<tock::admin::v1::GetNamespaceReplicationMessagesResponse>
   GetNamespaceReplicationMessages(const std::string& address,
                                   const tock::admin::v1::GetNamespaceReplicationMessagesRequest& req);
+  absl::StatusOr<tock::admin::v1::GetReplicationMessagesResponse> GetReplicationMessages(
+      const std::string& address, const tock::admin::v1::GetReplicationMessagesRequest& req);
+  absl::StatusOr<tock::admin::v1::GetWorkflowExecutionRawHistoryResponse> GetRawHistory(
+      const std::string& address, const tock::admin::v1::GetWorkflowExecutionRawHistoryRequest& req);
 
  private:
   struct Remote {

@@ -152,6 +152,83 @@ TEST_P(ReplicationStoreTest, AckLevelsOnlyMoveForward) {
   EXPECT_EQ(*ack, 1);
 }
 
+ReplicationTaskRow HistoryTask(const std::string& run_id, int64_t first, int64_t next) {
+  ReplicationTaskRow row;
+  row.task.set_namespace_id("ns");
+  row.task.set_workflow_id("wf-" + run_id);
+  row.task.set_run_id(run_id);
+  row.task.set_first_event_id(first);
+  row.task.set_next_event_id(next);
+  row.task.set_version(1);
+  return row;
+}
+
+TEST_P(ReplicationStoreTest, ShardReplicationQueuesAreWrittenByCommitsAndReadInOrder) {
+  auto p = Open();
+  ASSERT_NE(p, nullptr);
+  ExecutionStore& executions = p->executions();
+  ReplicationStore& store = p->replication();
+  auto range1 = executions.AcquireShard(1, "host");
+  auto range2 = executions.AcquireShard(2, "host");
+  ASSERT_TRUE(range1.ok() && range2.ok());
+  Commit first;
+  first.shard_id = 1;
+  first.range_id = *range1;
+  first.new_replication_tasks = {HistoryTask("r1", 1, 3), HistoryTask("r2", 1, 2)};
+  ASSERT_TRUE(executions.Write(first).ok());
+  EXPECT_GT(first.new_replication_tasks[0].task_id, 0);
+  EXPECT_LT(first.new_replication_tasks[0].task_id, first.new_replication_tasks[1].task_id);
+  Commit other_shard;
+  other_shard.shard_id = 2;
+  other_shard.range_id = *range2;
+  other_shard.new_replication_tasks = {HistoryTask("r3", 1, 5)};
+  ASSERT_TRUE(executions.Write(other_shard).ok());
+  Commit second;
+  second.shard_id = 1;
+  second.range_id = *range1;
+  second.new_replication_tasks = {HistoryTask("r1", 3, 7)};
+  ASSERT_TRUE(executions.Write(second).ok());
+  // A fenced-out commit queues nothing.
+  Commit stale;
+  stale.shard_id = 1;
+  stale.range_id = *range1 - 1;
+  stale.new_replication_tasks = {HistoryTask("lost", 1, 2)};
+  EXPECT_EQ(executions.Write(stale).code(), absl::StatusCode::kFailedPrecondition);
+
+  auto tasks = store.LoadReplicationTasks(1, 0, 10);
+  ASSERT_TRUE(tasks.ok()) << tasks.status();
+  ASSERT_EQ(tasks->size(), 3u);
+  EXPECT_EQ((*tasks)[0].task.run_id(), "r1");
+  EXPECT_EQ((*tasks)[0].task.next_event_id(), 3);
+  EXPECT_EQ((*tasks)[1].task.run_id(), "r2");
+  EXPECT_EQ((*tasks)[2].task.first_event_id(), 3);
+  EXPECT_LT((*tasks)[1].task_id, (*tasks)[2].task_id);
+  auto after = store.LoadReplicationTasks(1, (*tasks)[0].task_id, 1);
+  ASSERT_TRUE(after.ok());
+  ASSERT_EQ(after->size(), 1u);
+  EXPECT_EQ((*after)[0].task_id, (*tasks)[1].task_id);
+  auto shard2 = store.LoadReplicationTasks(2, 0, 10);
+  ASSERT_TRUE(shard2.ok());
+  ASSERT_EQ(shard2->size(), 1u);
+  EXPECT_EQ((*shard2)[0].task.run_id(), "r3");
+  auto max = store.MaxReplicationTaskId(1);
+  ASSERT_TRUE(max.ok());
+  EXPECT_EQ(*max, (*tasks)[2].task_id);
+  max = store.MaxReplicationTaskId(3);
+  ASSERT_TRUE(max.ok());
+  EXPECT_EQ(*max, 0);
+
+  ASSERT_TRUE(store.AckReplication("b", 1, (*tasks)[1].task_id).ok());
+  ASSERT_TRUE(store.AckReplication("b", 1, (*tasks)[0].task_id).ok()) << "older, ignored";
+  ASSERT_TRUE(store.AckReplication("b", 2, 1).ok());
+  auto ack = store.ReplicationAck("b", 1);
+  ASSERT_TRUE(ack.ok());
+  EXPECT_EQ(*ack, (*tasks)[1].task_id);
+  ack = store.ReplicationAck("c", 1);
+  ASSERT_TRUE(ack.ok());
+  EXPECT_EQ(*ack, 0);
+}
+
 TEST_P(ReplicationStoreTest, EverythingOutlivesAReopen) {
   if (!Durable()) GTEST_SKIP() << "an in-memory database does not outlive its connection";
   {

@@ -2,9 +2,13 @@
 // (reference/replication.md §6.3): A (initial failover version 1) and B (2), increment 10,
 // each with its own database, connected through OperatorService like operators do.
 // Scenarios 1-4: connecting and its refusals; namespaces created, updated and failed over
-// on either cluster reach the other.
+// on either cluster reach the other. Scenario 7 (history replication, happy path).
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@temporalio/client';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import * as activities from './activities.mjs';
 import { uniqueName } from './server.mjs';
 import { connectClusters, eventually, grpc, rejection, startCluster, upsert } from './clusters.mjs';
 
@@ -199,4 +203,109 @@ test('4. failover on A reaches B (version 2), failing back on B reaches A (11), 
 
   const same = await a.workflow.updateNamespace({ namespace, replicationConfig: { activeClusterName: 'a' } });
   assert.equal(Number(same.failoverVersion), 11, 'failing over to the active cluster changes nothing');
+});
+
+const workflowsPath = fileURLToPath(new URL('./workflows.js', import.meta.url));
+
+// Runs `fn(taskQueue)` with an SDK worker polling `cluster` in `namespace`.
+async function withWorker(cluster, namespace, fn) {
+  const connection = await NativeConnection.connect({ address: cluster.address });
+  try {
+    const taskQueue = uniqueName('tq');
+    const worker = await Worker.create({ connection, namespace, taskQueue, workflowsPath, activities });
+    return await worker.runUntil(fn(taskQueue));
+  } finally {
+    await connection.close();
+  }
+}
+
+async function history(cluster, namespace, workflowId, runId) {
+  const out = await cluster.workflow.getWorkflowExecutionHistory({
+    namespace,
+    execution: { workflowId, runId },
+  });
+  return out.history.events;
+}
+
+// What replication must keep of each event: all of it (ids, versions, task ids, times).
+const encoded = (events) => events.map((e) => Buffer.from(JSON.stringify(e)).toString('base64'));
+
+test('7. a workflow run on A is on B with the same events, ids, versions and task ids', { timeout: 90_000 }, async () => {
+  await connectClusters(a, b);
+  const namespace = uniqueName('happy');
+  await registerGlobal(a, namespace, ['a', 'b'], 'a');
+  await eventually(() => describe(b, namespace), { what: `${namespace} on b` });
+  const client = new Client({ connection: a.connection, namespace });
+  const workflowId = uniqueName('wf');
+  const { runId, result } = await withWorker(a, namespace, async (taskQueue) => {
+    const handle = await client.workflow.start('activityRoundTrip', { taskQueue, workflowId, args: ['replica'] });
+    return { runId: handle.firstExecutionRunId, result: await handle.result() };
+  });
+  assert.equal(result, 'Hello, replica!');
+  const onA = await history(a, namespace, workflowId, runId);
+  assert.ok(onA.length >= 11, `a completed run with an activity has at least 11 events, got ${onA.length}`);
+  assert.ok(onA.every((e) => Number(e.version) === 1), 'every event of A carries version 1');
+  const onB = await eventually(async () => {
+    const events = await history(b, namespace, workflowId, runId);
+    assert.equal(events.length, onA.length);
+    return events;
+  }, { what: `the run's ${onA.length} events on b`, timeoutMs: 20_000 });
+  assert.deepEqual(encoded(onB), encoded(onA));
+  const described = await b.workflow.describeWorkflowExecution({ namespace, execution: { workflowId, runId } });
+  assert.equal(described.workflowExecutionInfo.status, 2 /* COMPLETED */);
+});
+
+async function waitForEvent(cluster, namespace, workflowId, runId, eventType, what) {
+  return eventually(async () => {
+    const events = await history(cluster, namespace, workflowId, runId);
+    const found = events.find((e) => e.eventType === eventType);
+    assert.ok(found, `no event of type ${eventType} yet`);
+    return events;
+  }, { what, timeoutMs: 20_000 });
+}
+
+const EVENT_TYPE_TIMER_STARTED = 17;
+const EVENT_TYPE_TIMER_FIRED = 18;
+const EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED = 2;
+
+test('8. a timer started on A fires on B after a failover; A gets B\'s events; both histories are equal', { timeout: 120_000 }, async () => {
+  await connectClusters(a, b);
+  const namespace = uniqueName('timer-failover');
+  await registerGlobal(a, namespace, ['a', 'b'], 'a');
+  await eventually(() => describe(b, namespace), { what: `${namespace} on b` });
+  const workflowId = uniqueName('wf');
+  let runId;
+  await withWorker(a, namespace, async (taskQueue) => {
+    const handle = await new Client({ connection: a.connection, namespace }).workflow.start('timerThenReturn', {
+      taskQueue, workflowId, args: [6000],
+    });
+    runId = handle.firstExecutionRunId;
+    await waitForEvent(a, namespace, workflowId, runId, EVENT_TYPE_TIMER_STARTED, 'the timer started on a');
+    // The worker's task queue is the same name on B: the workflow goes on there.
+    await waitForEvent(b, namespace, workflowId, runId, EVENT_TYPE_TIMER_STARTED, 'the timer replicated to b');
+    const toB = await a.workflow.updateNamespace({ namespace, replicationConfig: { activeClusterName: 'b' } });
+    assert.equal(Number(toB.failoverVersion), 2);
+    await eventually(async () => {
+      assert.equal((await describe(b, namespace)).replicationConfig.activeClusterName, 'b');
+    }, { what: 'b active on b' });
+    // Resume on B with a worker on the same task queue.
+    const connection = await NativeConnection.connect({ address: b.address });
+    try {
+      const worker = await Worker.create({ connection, namespace, taskQueue, workflowsPath, activities });
+      await worker.runUntil(waitForEvent(b, namespace, workflowId, runId, EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED,
+        'the run completed on b'));
+    } finally {
+      await connection.close();
+    }
+  });
+  const onB = await history(b, namespace, workflowId, runId);
+  const fired = onB.find((e) => e.eventType === EVENT_TYPE_TIMER_FIRED);
+  assert.equal(Number(fired.version), 2, 'the timer fired on b, after the failover');
+  assert.equal(Number(onB.at(-1).version), 2);
+  const onA = await eventually(async () => {
+    const events = await history(a, namespace, workflowId, runId);
+    assert.equal(events.length, onB.length);
+    return events;
+  }, { what: 'b\'s events on a', timeoutMs: 20_000 });
+  assert.deepEqual(encoded(onA), encoded(onB));
 });

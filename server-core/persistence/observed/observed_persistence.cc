@@ -428,7 +428,11 @@ class ObservedReplicationStore : public ReplicationStore {
         read_ns_tasks_(o.Resolve("ReadNamespaceReplicationTasks")),
         max_ns_task_(o.Resolve("MaxNamespaceReplicationTaskId")),
         ack_ns_(o.Resolve("AckNamespaceReplication")),
-        get_ns_ack_(o.Resolve("NamespaceReplicationAck")) {}
+        get_ns_ack_(o.Resolve("NamespaceReplicationAck")),
+        load_tasks_(o.Resolve("LoadReplicationTasks")),
+        max_task_(o.Resolve("MaxReplicationTaskId")),
+        ack_(o.Resolve("AckReplication")),
+        get_ack_(o.Resolve("ReplicationAck")) {}
 
   absl::StatusOr<std::vector<StoredRemoteCluster>> ListRemoteClusters() override {
     return o_.Run(list_clusters_, [&] { return inner_.ListRemoteClusters(); });
@@ -454,12 +458,28 @@ class ObservedReplicationStore : public ReplicationStore {
   absl::StatusOr<int64_t> NamespaceReplicationAck(const std::string& cluster) override {
     return o_.Run(get_ns_ack_, [&] { return inner_.NamespaceReplicationAck(cluster); });
   }
+  absl::StatusOr<std::vector<ReplicationTaskRow>> LoadReplicationTasks(int32_t shard_id,
+                                                                      int64_t after_task_id,
+                                                                      int32_t limit) override {
+    return o_.Run(load_tasks_,
+                  [&] { return inner_.LoadReplicationTasks(shard_id, after_task_id, limit); });
+  }
+  absl::StatusOr<int64_t> MaxReplicationTaskId(int32_t shard_id) override {
+    return o_.Run(max_task_, [&] { return inner_.MaxReplicationTaskId(shard_id); });
+  }
+  absl::Status AckReplication(const std::string& cluster, int32_t shard_id,
+                              int64_t task_id) override {
+    return o_.Run(ack_, [&] { return inner_.AckReplication(cluster, shard_id, task_id); });
+  }
+  absl::StatusOr<int64_t> ReplicationAck(const std::string& cluster, int32_t shard_id) override {
+    return o_.Run(get_ack_, [&] { return inner_.ReplicationAck(cluster, shard_id); });
+  }
 
  private:
   ReplicationStore& inner_;
   Observer& o_;
   const Op list_clusters_, save_cluster_, delete_cluster_, read_ns_tasks_, max_ns_task_, ack_ns_,
-      get_ns_ack_;
+      get_ns_ack_, load_tasks_, max_task_, ack_, get_ack_;
 };
 
 class ObservedPersistence : public Persistence {

@@ -34,6 +34,7 @@
 // bench/execution_store_bench measures both.
 #include <algorithm>
 #include <deque>
+#include <map>
 #include <functional>
 #include <set>
 #include <string>
@@ -515,6 +516,7 @@ class PgExecutionStore : public ExecutionStore, private CommitBatchWriter {
     }
     AddTasks(batch, single ? 0 : -1, items);
     AddTimers(batch, single ? 0 : -1, items);
+    AddReplicationTasks(batch, single ? 0 : -1, items);
     return batch.Run(conn, failed);
   }
 
@@ -903,6 +905,50 @@ class PgExecutionStore : public ExecutionStore, private CommitBatchWriter {
           }
           return r.status();
         });
+  }
+
+  // The replication tasks of every commit, last in the transaction, one statement per shard
+  // (in shard order): their ids are drawn from the shard's row of replication_task_ids,
+  // whose lock is then held to the commit, so a shard's tasks become visible in id order (a
+  // remote reading after the last id it saw misses none). Taken last, the lock is held for
+  // the commit's round trip only, and never before a lock of a run.
+  void AddReplicationTasks(StatementBatch& batch, int item, absl::Span<const GroupItem> items) {
+    std::map<int32_t, std::vector<ReplicationTaskRow*>> by_shard;
+    for (const GroupItem& each : items) {
+      for (ReplicationTaskRow& t : each.commit->new_replication_tasks) {
+        by_shard[each.commit->shard_id].push_back(&t);
+      }
+    }
+    for (auto& [shard_id, rows] : by_shard) {
+      Packed packed;
+      for (const ReplicationTaskRow* t : rows) packed.Add(t->task);
+      const int64_t count = static_cast<int64_t>(rows.size());
+      batch.Add(
+          "WITH seq AS (INSERT INTO replication_task_ids(shard_id, last_id) VALUES ($1, $2) "
+          "ON CONFLICT (shard_id) DO UPDATE SET last_id = replication_task_ids.last_id + $2 "
+          "RETURNING last_id) "
+          "INSERT INTO replication_tasks(shard_id, task_id, data) "
+          "SELECT $1, (SELECT last_id FROM seq) - $2 + t.n, "
+          "substring($3 FROM t.off::int FOR t.len::int) "
+          "FROM unnest($4::bigint[], $5::bigint[]) WITH ORDINALITY AS t(off, len, n) "
+          "RETURNING task_id",
+          {PgParam::Int(shard_id), PgParam::Int(count),
+           PgParam::Bytes(batch.Keep(std::move(packed.bytes))),
+           PgParam::Text(batch.Keep(IntArray(packed.offsets))),
+           PgParam::Text(batch.Keep(IntArray(packed.lengths)))},
+          item, [rows](absl::StatusOr<PgResult>& ins, int&) -> absl::Status {
+            if (!ins.ok()) return ins.status();
+            if (ins->rows() != static_cast<int>(rows.size())) {
+              return absl::InternalError(
+                  "inserting replication tasks returned the wrong number of ids");
+            }
+            std::vector<int64_t> ids;
+            for (int i = 0; i < ins->rows(); ++i) ids.push_back(ins->Int(i, 0));
+            std::sort(ids.begin(), ids.end());
+            for (size_t i = 0; i < rows.size(); ++i) rows[i]->task_id = ids[i];
+            return absl::OkStatus();
+          });
+    }
   }
 
   PgPool& pool_;

@@ -105,6 +105,52 @@ class PgReplicationStore : public ReplicationStore {
     return r->rows() == 0 ? int64_t{0} : r->Int(0, 0);
   }
 
+  absl::StatusOr<std::vector<ReplicationTaskRow>> LoadReplicationTasks(int32_t shard_id,
+                                                                      int64_t after_task_id,
+                                                                      int32_t limit) override {
+    absl::StatusOr<PgResult> r = pool_.Query(
+        "SELECT task_id, data FROM replication_tasks WHERE shard_id = $1 AND task_id > $2 "
+        "ORDER BY task_id LIMIT $3",
+        {PgParam::Int(shard_id), PgParam::Int(after_task_id), PgParam::Int(limit)});
+    if (!r.ok()) return r.status();
+    std::vector<ReplicationTaskRow> out;
+    for (int i = 0; i < r->rows(); ++i) {
+      ReplicationTaskRow& t = out.emplace_back();
+      t.task_id = r->Int(i, 0);
+      const std::string_view bytes = r->View(i, 1);
+      if (!t.task.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+        return absl::DataLossError("a stored replication task cannot be parsed");
+      }
+    }
+    return out;
+  }
+
+  absl::StatusOr<int64_t> MaxReplicationTaskId(int32_t shard_id) override {
+    absl::StatusOr<PgResult> r = pool_.Query(
+        "SELECT COALESCE(MAX(task_id), 0) FROM replication_tasks WHERE shard_id = $1",
+        {PgParam::Int(shard_id)});
+    if (!r.ok()) return r.status();
+    return r->Int(0, 0);
+  }
+
+  absl::Status AckReplication(const std::string& cluster, int32_t shard_id,
+                              int64_t task_id) override {
+    return pool_
+        .Query("INSERT INTO replication_acks(cluster_name, shard_id, ack_task_id) "
+               "VALUES ($1, $2, $3) ON CONFLICT (cluster_name, shard_id) DO UPDATE SET "
+               "ack_task_id = GREATEST(replication_acks.ack_task_id, EXCLUDED.ack_task_id)",
+               {PgParam::Text(cluster), PgParam::Int(shard_id), PgParam::Int(task_id)})
+        .status();
+  }
+
+  absl::StatusOr<int64_t> ReplicationAck(const std::string& cluster, int32_t shard_id) override {
+    absl::StatusOr<PgResult> r = pool_.Query(
+        "SELECT ack_task_id FROM replication_acks WHERE cluster_name = $1 AND shard_id = $2",
+        {PgParam::Text(cluster), PgParam::Int(shard_id)});
+    if (!r.ok()) return r.status();
+    return r->rows() == 0 ? int64_t{0} : r->Int(0, 0);
+  }
+
  private:
   PgPool& pool_;
 };

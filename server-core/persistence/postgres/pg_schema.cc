@@ -192,6 +192,25 @@ CREATE TABLE namespace_replication_acks (
   ack_task_id  BIGINT NOT NULL   -- the highest task id the cluster applied
 );
 )sql"},
+      {10, "history replication: each shard's replication queue and the remotes' ack levels",
+       R"sql(
+CREATE TABLE replication_tasks (
+  shard_id BIGINT NOT NULL,
+  task_id  BIGINT NOT NULL,   -- from replication_task_ids, drawn under its row lock
+  data     BYTEA NOT NULL,    -- tock.persistence.v1.ReplicationTask
+  PRIMARY KEY (shard_id, task_id)
+);
+CREATE TABLE replication_task_ids (
+  shard_id BIGINT PRIMARY KEY,
+  last_id  BIGINT NOT NULL
+);
+CREATE TABLE replication_acks (
+  cluster_name TEXT COLLATE "C" NOT NULL,
+  shard_id     BIGINT NOT NULL,
+  ack_task_id  BIGINT NOT NULL,   -- the highest task id of the shard the cluster applied
+  PRIMARY KEY (cluster_name, shard_id)
+);
+)sql"},
   };
   return migrations;
 }

@@ -338,6 +338,12 @@ class SqliteExecutionStore : public ExecutionStore, private CommitBatchWriter {
                           .Bind(3, timer.task_id)
                           .Run());
     }
+    for (ReplicationTaskRow& task : commit.new_replication_tasks) {
+      ASSIGN_STMT(ins, db_.Prepare("INSERT INTO replication_tasks(shard_id, data) VALUES (?,?)"));
+      RETURN_IF_ERROR(
+          ins.Bind(1, int64_t{commit.shard_id}).BindBlob(2, task.task.SerializeAsString()).Run());
+      task.task_id = db_.LastInsertRowId();
+    }
     return absl::OkStatus();
   }
 

@@ -115,6 +115,61 @@ class SqliteReplicationStore : public ReplicationStore {
     return ack;
   }
 
+  absl::StatusOr<std::vector<ReplicationTaskRow>> LoadReplicationTasks(int32_t shard_id,
+                                                                      int64_t after_task_id,
+                                                                      int32_t limit) override {
+    std::lock_guard lock(db_.mutex());
+    ASSIGN_STMT(q, db_.Prepare("SELECT task_id, data FROM replication_tasks WHERE shard_id = ? "
+                               "AND task_id > ? ORDER BY task_id LIMIT ?"));
+    q.Bind(1, int64_t{shard_id}).Bind(2, after_task_id).Bind(3, int64_t{limit});
+    std::vector<ReplicationTaskRow> out;
+    RETURN_IF_ERROR(q.ForEachRow([&] {
+      ReplicationTaskRow& t = out.emplace_back();
+      t.task_id = q.Int(0);
+      const std::string_view bytes = q.BlobView(1);
+      return t.task.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))
+                 ? absl::OkStatus()
+                 : absl::DataLossError("a stored replication task cannot be parsed");
+    }));
+    return out;
+  }
+
+  absl::StatusOr<int64_t> MaxReplicationTaskId(int32_t shard_id) override {
+    std::lock_guard lock(db_.mutex());
+    ASSIGN_STMT(q, db_.Prepare(
+                       "SELECT COALESCE(MAX(task_id), 0) FROM replication_tasks WHERE shard_id = ?"));
+    q.Bind(1, int64_t{shard_id});
+    int64_t max = 0;
+    RETURN_IF_ERROR(q.ForEachRow([&] {
+      max = q.Int(0);
+      return absl::OkStatus();
+    }));
+    return max;
+  }
+
+  absl::Status AckReplication(const std::string& cluster, int32_t shard_id,
+                              int64_t task_id) override {
+    std::lock_guard lock(db_.mutex());
+    ASSIGN_STMT(q, db_.Prepare(
+                       "INSERT INTO replication_acks(cluster_name, shard_id, ack_task_id) "
+                       "VALUES (?, ?, ?) ON CONFLICT(cluster_name, shard_id) DO UPDATE SET "
+                       "ack_task_id = MAX(ack_task_id, excluded.ack_task_id)"));
+    return q.Bind(1, cluster).Bind(2, int64_t{shard_id}).Bind(3, task_id).Run();
+  }
+
+  absl::StatusOr<int64_t> ReplicationAck(const std::string& cluster, int32_t shard_id) override {
+    std::lock_guard lock(db_.mutex());
+    ASSIGN_STMT(q, db_.Prepare("SELECT ack_task_id FROM replication_acks WHERE cluster_name = ? "
+                               "AND shard_id = ?"));
+    q.Bind(1, cluster).Bind(2, int64_t{shard_id});
+    int64_t ack = 0;
+    RETURN_IF_ERROR(q.ForEachRow([&] {
+      ack = q.Int(0);
+      return absl::OkStatus();
+    }));
+    return ack;
+  }
+
  private:
   SqliteDb& db_;
 };

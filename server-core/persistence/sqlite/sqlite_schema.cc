@@ -156,6 +156,21 @@ CREATE TABLE namespace_replication_acks (
   ack_task_id  INTEGER NOT NULL   -- the highest task id the cluster applied
 );
 )sql"},
+      {10, "history replication: each shard's replication queue and the remotes' ack levels",
+       R"sql(
+CREATE TABLE replication_tasks (
+  task_id  INTEGER PRIMARY KEY AUTOINCREMENT,   -- one writer at a time: commit order
+  shard_id INTEGER NOT NULL,
+  data     BLOB NOT NULL                        -- tock.persistence.v1.ReplicationTask
+);
+CREATE INDEX replication_tasks_shard ON replication_tasks(shard_id, task_id);
+CREATE TABLE replication_acks (
+  cluster_name TEXT NOT NULL,
+  shard_id     INTEGER NOT NULL,
+  ack_task_id  INTEGER NOT NULL,   -- the highest task id of the shard the cluster applied
+  PRIMARY KEY (cluster_name, shard_id)
+);
+)sql"},
   };
   return migrations;
 }

@@ -1,0 +1,28 @@
+#include "server-core/replication/namespace_activity.h"
+
+namespace tock::server::replication {
+
+history::HistoryEngine::NamespaceActivity NamespaceActivity::Of(const std::string& namespace_id) {
+  const absl::Time now = absl::Now();
+  {
+    std::lock_guard lock(mu_);
+    auto it = cache_.find(namespace_id);
+    if (it != cache_.end() && now - it->second.loaded < kLifetime) return it->second.activity;
+  }
+  history::HistoryEngine::NamespaceActivity activity;
+  absl::StatusOr<persistence::NamespaceVersion> ns = store_.GetNamespaceById(namespace_id);
+  if (ns.ok() && ns->record.is_global_namespace()) {
+    const auto cluster = engine_.cluster();
+    activity.failover_version = ns->record.failover_version();
+    activity.active = cluster->IsActiveFor(activity.failover_version);
+    activity.name = ns->record.info().name();
+    activity.active_cluster = ns->record.replication_config().active_cluster_name();
+    activity.current_cluster = cluster->current_cluster_name;
+  }
+  std::lock_guard lock(mu_);
+  if (cache_.size() > 10000) cache_.clear();
+  cache_[namespace_id] = Cached{activity, now};
+  return activity;
+}
+
+}  // namespace tock::server::replication

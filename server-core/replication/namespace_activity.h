@@ -1,0 +1,42 @@
+// Whether a namespace is active on this cluster, by id, for the history engine's timers and
+// follow-up work (HistoryEngine::SetNamespaceActivity): a global namespace is active where
+// its failover version says (SPEC §2.2); a local one always. Read from the namespace store
+// and kept for kLifetime, so a failover is seen within that.
+//
+// Thread safety: safe from many threads.
+#pragma once
+
+#include <map>
+#include <mutex>
+#include <string>
+
+#include "absl/time/time.h"
+#include "server-core/frontend/namespace_engine.h"
+#include "server-core/history/history_engine.h"
+#include "server-core/persistence/namespace_store.h"
+
+namespace tock::server::replication {
+
+class NamespaceActivity {
+ public:
+  static constexpr absl::Duration kLifetime = absl::Milliseconds(500);
+
+  NamespaceActivity(persistence::NamespaceStore& store, frontend::NamespaceEngine& engine)
+      : store_(store), engine_(engine) {}
+
+  // An unknown namespace (or a store error) counts as active: its work then runs as before
+  // replication existed, and fails on its own if the namespace is gone.
+  history::HistoryEngine::NamespaceActivity Of(const std::string& namespace_id);
+
+ private:
+  persistence::NamespaceStore& store_;
+  frontend::NamespaceEngine& engine_;
+  std::mutex mu_;
+  struct Cached {
+    history::HistoryEngine::NamespaceActivity activity;
+    absl::Time loaded;
+  };
+  std::map<std::string, Cached> cache_;  // guarded by mu_
+};
+
+}  // namespace tock::server::replication
