@@ -309,3 +309,46 @@ test('8. a timer started on A fires on B after a failover; A gets B\'s events; b
   }, { what: 'b\'s events on a', timeoutMs: 20_000 });
   assert.deepEqual(encoded(onA), encoded(onB));
 });
+
+test('10. workflow-id rules hold across a failover: RejectDuplicate refused on B, AllowDuplicate starts a run that reaches A', { timeout: 90_000 }, async () => {
+  await connectClusters(a, b);
+  const namespace = uniqueName('id-rules');
+  await registerGlobal(a, namespace, ['a', 'b'], 'a');
+  await eventually(() => describe(b, namespace), { what: `${namespace} on b` });
+  const workflowId = uniqueName('wf');
+  const first = await withWorker(a, namespace, async (taskQueue) => {
+    const handle = await new Client({ connection: a.connection, namespace }).workflow.start('activityRoundTrip', {
+      taskQueue, workflowId, args: ['first'],
+    });
+    await handle.result();
+    return { runId: handle.firstExecutionRunId, taskQueue };
+  });
+  await waitForEvent(b, namespace, workflowId, first.runId, EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED, 'the first run completed on b');
+  await a.workflow.updateNamespace({ namespace, replicationConfig: { activeClusterName: 'b' } });
+  await eventually(async () => {
+    assert.equal((await describe(b, namespace)).replicationConfig.activeClusterName, 'b');
+  }, { what: 'b active on b' });
+  const onB = new Client({ connection: b.connection, namespace });
+  await assert.rejects(
+    onB.workflow.start('activityRoundTrip', {
+      taskQueue: first.taskQueue, workflowId, args: ['again'], workflowIdReusePolicy: 'REJECT_DUPLICATE',
+    }),
+    (err) => err.name === 'WorkflowExecutionAlreadyStartedError',
+  );
+  const second = await withWorker(b, namespace, async (taskQueue) => {
+    const handle = await onB.workflow.start('activityRoundTrip', {
+      taskQueue, workflowId, args: ['second'], workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+    });
+    assert.equal(await handle.result(), 'Hello, second!');
+    return handle.firstExecutionRunId;
+  });
+  assert.notEqual(second, first.runId);
+  const onA = await waitForEvent(a, namespace, workflowId, second, EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED,
+    'the second run completed on a');
+  assert.ok(onA.every((e) => Number(e.version) === 2), 'the second run is all b\'s (version 2)');
+  // Both clusters agree on the workflow's current run.
+  for (const cluster of [a, b]) {
+    const d = await cluster.workflow.describeWorkflowExecution({ namespace, execution: { workflowId } });
+    assert.equal(d.workflowExecutionInfo.execution.runId, second, `current run on ${cluster.name}`);
+  }
+});
