@@ -183,6 +183,17 @@ absl::StatusOr<tock::admin::v1::ListClusterMembersResponse> ListClusterMembers(
                          connection.admin(), tock::admin::v1::ListClusterMembersRequest());
 }
 
+absl::StatusOr<tock::admin::v1::GetReplicationStatusResponse> GetReplicationStatus(
+    client::Connection& connection, const std::string& remote) {
+  if (!remote.empty()) {
+    if (absl::Status s = CheckClusterName(remote); !s.ok()) return s;
+  }
+  tock::admin::v1::GetReplicationStatusRequest req;
+  req.set_remote_cluster(remote);
+  return connection.Call(&tock::admin::v1::AdminService::Stub::GetReplicationStatus,
+                         connection.admin(), req);
+}
+
 absl::StatusOr<tock::admin::v1::ListShardsResponse> ListShards(client::Connection& connection) {
   return connection.Call(&tock::admin::v1::AdminService::Stub::ListShards, connection.admin(),
                          tock::admin::v1::ListShardsRequest());

@@ -73,4 +73,10 @@ absl::StatusOr<tock::admin::v1::ListClusterMembersResponse> ListClusterMembers(
     client::Connection& connection);
 absl::StatusOr<tock::admin::v1::ListShardsResponse> ListShards(client::Connection& connection);
 
+// Replication with the remote clusters (Tock's AdminService.GetReplicationStatus): all of
+// them, or the one named `remote` (checked like CheckClusterName; NOT_FOUND from the server
+// for a name it does not know).
+absl::StatusOr<tock::admin::v1::GetReplicationStatusResponse> GetReplicationStatus(
+    client::Connection& connection, const std::string& remote);
+
 }  // namespace tock::admin

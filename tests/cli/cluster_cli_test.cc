@@ -2,6 +2,7 @@
 // configuration (a: initial version 1, b: 2, increment 10, current and master a).
 #include <map>
 
+#include "absl/strings/str_split.h"
 #include "tests/cli/cli_fixture.h"
 
 namespace tock::testing {
@@ -493,6 +494,23 @@ TEST_F(RemoteClusterTest, UpsertListAndRemoveBetweenTwoServers) {
   EXPECT_EQ(At(clusters["b"], "/clusterId"), At(b_info, "/clusterId"));
   r = Tock({"cluster", "list", "-o", "table"});
   EXPECT_NE(r.out.find("disabled"), std::string::npos) << r.out;
+
+  // Replication status: b's rows in both directions (b is disconnected: nothing pulled).
+  r = Tock({"cluster", "replication-status", "--remote", "b", "-o", "jsonl"});
+  ASSERT_EQ(r.exit_code, kExitOk) << r.err;
+  int in_rows = 0, out_rows = 0;
+  for (absl::string_view line : absl::StrSplit(r.out, '\n', absl::SkipEmpty())) {
+    json row = json::parse(std::string(line));
+    EXPECT_EQ(At(row, "/remote"), "b") << line;
+    (At(row, "/direction") == "in" ? in_rows : out_rows) += 1;
+  }
+  EXPECT_GE(in_rows, 1) << r.out;  // the namespace queue at least
+  EXPECT_EQ(out_rows, 1 + At(b_info, "/historyShardCount").get<int>()) << r.out;  // a has as many
+  r = Tock({"cluster", "replication-status", "--remote", "nosuch"});
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_NE(r.err.find("no remote cluster is named \"nosuch\""), std::string::npos) << r.err;
+  EXPECT_EQ(Tock({"__complete", "cluster", "replication-status", "--remote", "b"}).out,
+            "b\t" + b_address + "\n");
 
   // Completion offers the names ListClusters has, with their addresses.
   r = Tock({"__complete", "cluster", "remove", "--name", ""});

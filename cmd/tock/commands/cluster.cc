@@ -194,6 +194,72 @@ void AddRemove(CLI::App& group, CommandContext& ctx) {
   });
 }
 
+void AddReplicationStatus(CLI::App& group, CommandContext& ctx) {
+  auto remote = std::make_shared<std::string>();
+  CLI::App* cmd = group.add_subcommand(
+      "replication-status",
+      "Show replication with the remote clusters: what was pulled from each, what each acked");
+  cmd->add_option("--remote", *remote, "Only this remote cluster (as tock cluster list shows it)");
+  cmd->footer(
+      "One row per remote cluster and direction: IN is what this cluster pulled and applied "
+      "from the remote (the namespace queue, then each of the remote's shards: the last task "
+      "id applied, when it last pulled, the last error); OUT is what the remote acknowledged "
+      "of this cluster's queues (the last task id, the acked one, the tasks between). A last "
+      "task id of -1 means nothing was pulled since this server started.\n"
+      "\n"
+      "Examples:\n"
+      "  tock cluster replication-status\n"
+      "  tock cluster replication-status --remote b -o json\n");
+  cmd->callback([&ctx, remote] {
+    ctx.action = [&ctx, remote]() -> absl::Status {
+      auto connection = ctx.connection();
+      if (!connection.ok()) return connection.status();
+      auto status = admin::GetReplicationStatus(**connection, *remote);
+      if (!status.ok()) return status.status();
+      absl::StatusOr<Printer> printer = ctx.printer();
+      if (!printer.ok()) return printer.status();
+      printer->BeginList({"REMOTE", "DIRECTION", "QUEUE", "TASK ID", "ACKED", "LAG", "LAST PULL",
+                          "ERROR"});
+      for (const auto& r : status->remotes()) {
+        nlohmann::json ns = {{"remote", r.cluster_name()}, {"direction", "in"},
+                             {"queue", "namespaces"},
+                             {"taskId", r.namespace_last_retrieved_task_id()},
+                             {"error", r.namespace_last_error()}};
+        printer->Row(ns, {r.cluster_name(), "IN", "namespaces",
+                          std::to_string(r.namespace_last_retrieved_task_id()), "", "", "",
+                          r.namespace_last_error()});
+        for (const auto& in : r.inbound()) {
+          nlohmann::json row = ProtoToJson(in);
+          row["remote"] = r.cluster_name();
+          row["direction"] = "in";
+          printer->Row(row, {r.cluster_name(), "IN", absl::StrCat("shard ", in.shard_id()),
+                             std::to_string(in.last_retrieved_task_id()), "", "",
+                             in.has_last_pull_time()
+                                 ? FormatTimestamp(FromProtoTime(in.last_pull_time()))
+                                 : "",
+                             in.last_error()});
+        }
+        nlohmann::json out_ns = {{"remote", r.cluster_name()}, {"direction", "out"},
+                                 {"queue", "namespaces"}, {"maxTaskId", r.namespace_max_task_id()},
+                                 {"ackedTaskId", r.namespace_acked_task_id()}};
+        printer->Row(out_ns, {r.cluster_name(), "OUT", "namespaces",
+                              std::to_string(r.namespace_max_task_id()),
+                              std::to_string(r.namespace_acked_task_id()), "", "", ""});
+        for (const auto& out : r.outbound()) {
+          nlohmann::json row = ProtoToJson(out);
+          row["remote"] = r.cluster_name();
+          row["direction"] = "out";
+          printer->Row(row, {r.cluster_name(), "OUT", absl::StrCat("shard ", out.shard_id()),
+                             std::to_string(out.max_task_id()), std::to_string(out.acked_task_id()),
+                             std::to_string(out.lag_tasks()), "", ""});
+        }
+      }
+      printer->EndList();
+      return absl::OkStatus();
+    };
+  });
+}
+
 void AddMembers(CLI::App& group, CommandContext& ctx) {
   CLI::App* cmd = group.add_subcommand(
       "members", "List the tock-server hosts of the cluster's database and the shards each owns");
@@ -252,11 +318,12 @@ void AddClusterCommands(CLI::App& app, CommandContext& ctx) {
   group->footer(
       "Examples:\n  tock cluster describe\n  tock cluster list\n  tock cluster members\n"
       "  tock cluster shards\n  tock cluster upsert --frontend-address 10.0.1.5:7233\n"
-      "  tock cluster remove --name b\n");
+      "  tock cluster remove --name b\n  tock cluster replication-status\n");
   AddDescribe(*group, ctx);
   AddList(*group, ctx);
   AddUpsert(*group, ctx);
   AddRemove(*group, ctx);
+  AddReplicationStatus(*group, ctx);
   AddMembers(*group, ctx);
   AddShards(*group, ctx);
 }

@@ -16,6 +16,7 @@ const std::vector<ValueRule>& ValueRules() {
       {"", "--task-queue", ValueKind::kTaskQueue},
       {"namespace failover", "--to", ValueKind::kClusterName},
       {"cluster remove", "--name", ValueKind::kClusterName},
+      {"cluster replication-status", "--remote", ValueKind::kClusterName},
       {"operator search-attribute remove", "--name", ValueKind::kSearchAttribute},
       {"", "--search-attribute", ValueKind::kSearchAttributeAssignment},
       {"batch describe", "--job-id", ValueKind::kBatchJobId},
