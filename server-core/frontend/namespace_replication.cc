@@ -30,11 +30,6 @@ absl::Status Collision() {
   return absl::InvalidArgumentError("namespace replication encountered name / UUID collision");
 }
 
-bool Lists(const persistence::NamespaceRecord& r, const std::string& cluster) {
-  const auto& clusters = r.replication_config().clusters();
-  return std::any_of(clusters.begin(), clusters.end(),
-                     [&](const auto& c) { return c.cluster_name() == cluster; });
-}
 
 }  // namespace
 
@@ -48,7 +43,7 @@ absl::StatusOr<bool> NamespaceEngine::ApplyReplicated(const persistence::Namespa
     absl::StatusOr<persistence::NamespaceVersion> local = store_.GetNamespaceByName(name);
     if (absl::IsNotFound(local.status())) {
       // Temporal's default admitter: only namespaces that name this cluster come here.
-      if (!Lists(incoming, cluster()->current_cluster_name)) return false;
+      if (!persistence::ListsCluster(incoming, cluster()->current_cluster_name)) return false;
       const auto state = incoming.info().state();
       if (state != NAMESPACE_STATE_REGISTERED && state != NAMESPACE_STATE_DEPRECATED) {
         return absl::InvalidArgumentError("invalid namespace state attribute");

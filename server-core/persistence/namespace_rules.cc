@@ -1,3 +1,5 @@
+#include <algorithm>
+
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "lib/common/valid_time.h"
@@ -43,6 +45,12 @@ absl::StatusOr<NamespaceVersion> NextNamespaceVersion(const NamespaceVersion& cu
 
 bool IsDeletedNamespace(const NamespaceRecord& record) {
   return record.info().state() == temporal::api::enums::v1::NAMESPACE_STATE_DELETED;
+}
+
+bool ListsCluster(const NamespaceRecord& record, const std::string& cluster) {
+  const auto& clusters = record.replication_config().clusters();
+  return std::any_of(clusters.begin(), clusters.end(),
+                     [&](const auto& c) { return c.cluster_name() == cluster; });
 }
 
 bool EnqueuesNamespaceReplication(const NamespaceRecord& record, const std::string& operation) {

@@ -89,6 +89,8 @@ absl::StatusOr<NamespaceVersion> NextNamespaceVersion(const NamespaceVersion& cu
                                                       const std::string& operation,
                                                       absl::Time now);
 bool IsDeletedNamespace(const NamespaceRecord& record);
+// Whether the namespace's replication config lists `cluster` among its clusters.
+bool ListsCluster(const NamespaceRecord& record, const std::string& cluster);
 // ListNamespaces pages: their size (0 or less: the default), the name a page starts after
 // ("" for the first page; INVALID_ARGUMENT for a token this server did not give out), and
 // the token that follows a page ending at `last_name`. Paging by name stays correct when

@@ -74,6 +74,17 @@ std::vector<persistence::StoredRemoteCluster> ClusterRegistry::Remotes() const {
   return remotes_;
 }
 
+absl::Status ClusterRegistry::CheckConnected(const std::string& name) const {
+  std::lock_guard lock(mu_);
+  if (std::any_of(remotes_.begin(), remotes_.end(),
+                  [&](const auto& r) { return r.record.name() == name; })) {
+    return absl::OkStatus();
+  }
+  return absl::FailedPreconditionError(absl::StrCat(
+      "missing cluster info for cluster: ", name.substr(0, kMaxNameLength),
+      " (connect it first: tock cluster upsert --frontend-address ITS_ADDRESS)"));
+}
+
 admin::ClusterMetadata ClusterRegistry::MergedLocked() const {
   admin::ClusterMetadata merged = configured_;
   for (const persistence::StoredRemoteCluster& r : remotes_) {
@@ -190,13 +201,9 @@ absl::Status ClusterRegistry::CheckUnreferenced(const std::string& name) const {
         namespaces_.ListNamespaces(0, token, /*include_deleted=*/false);
     if (!page.ok()) return page.status();
     for (const persistence::NamespaceVersion& v : page->namespaces) {
-      const auto& clusters = v.record.replication_config().clusters();
-      if (clusters.size() < 2) continue;
-      auto lists = [&](const std::string& c) {
-        return std::any_of(clusters.begin(), clusters.end(),
-                           [&](const auto& entry) { return entry.cluster_name() == c; });
-      };
-      if (lists(current) && lists(name)) {
+      if (v.record.replication_config().clusters_size() < 2) continue;
+      if (persistence::ListsCluster(v.record, current) &&
+          persistence::ListsCluster(v.record, name)) {
         return absl::FailedPreconditionError(
             absl::StrCat("cannot remove cluster \"", name, "\": still referenced by namespace \"",
                          v.record.info().name(), "\""));

@@ -66,6 +66,9 @@ class ClusterRegistry {
 
   // The stored remotes, by name.
   std::vector<persistence::StoredRemoteCluster> Remotes() const;
+  // OK when `name` is a stored remote; else FAILED_PRECONDITION (Temporal's "missing cluster
+  // info for cluster"): what a cluster pulling from this one must be.
+  absl::Status CheckConnected(const std::string& name) const;
   std::string current_cluster_name() const { return configured_.current_cluster_name; }
   const std::string& cluster_id() const { return cluster_id_; }
 

@@ -60,13 +60,7 @@ absl::StatusOr<adm::GetReplicationMessagesResponse> HistoryReplicator::Serve(
     const adm::GetReplicationMessagesRequest& req) {
   const std::string& caller = req.cluster_name();
   if (caller.empty()) return absl::InvalidArgumentError("Cluster name is not set.");
-  const std::vector<persistence::StoredRemoteCluster> known = clusters_.Remotes();
-  if (std::none_of(known.begin(), known.end(),
-                   [&](const auto& r) { return r.record.name() == caller; })) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "missing cluster info for cluster: ", caller.substr(0, 255),
-        " (connect it first: tock cluster upsert --frontend-address ITS_ADDRESS)"));
-  }
+  if (absl::Status s = clusters_.CheckConnected(caller); !s.ok()) return s;
   if (req.tokens_size() > shards_.count) {
     return absl::InvalidArgumentError(
         absl::StrCat("at most one token per shard (", shards_.count, " shards)"));

@@ -9,11 +9,6 @@ namespace {
 
 namespace adm = tock::admin::v1;
 
-bool Lists(const persistence::NamespaceRecord& r, const std::string& cluster) {
-  const auto& clusters = r.replication_config().clusters();
-  return std::any_of(clusters.begin(), clusters.end(),
-                     [&](const auto& c) { return c.cluster_name() == cluster; });
-}
 
 }  // namespace
 
@@ -28,13 +23,7 @@ NamespaceReplicator::~NamespaceReplicator() { thread_.reset(); }
 absl::StatusOr<adm::GetNamespaceReplicationMessagesResponse> NamespaceReplicator::Serve(
     const adm::GetNamespaceReplicationMessagesRequest& req) {
   const std::string& caller = req.cluster_name();
-  const std::vector<persistence::StoredRemoteCluster> known = clusters_.Remotes();
-  if (std::none_of(known.begin(), known.end(),
-                   [&](const auto& r) { return r.record.name() == caller; })) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "missing cluster info for cluster: ", caller.substr(0, 255),
-        " (connect it first: tock cluster upsert --frontend-address ITS_ADDRESS)"));
-  }
+  if (absl::Status s = clusters_.CheckConnected(caller); !s.ok()) return s;
   if (req.last_processed_message_id() >= 0) {
     if (absl::Status s = store_.AckNamespaceReplication(caller, req.last_processed_message_id());
         !s.ok()) {
@@ -55,7 +44,7 @@ absl::StatusOr<adm::GetNamespaceReplicationMessagesResponse> NamespaceReplicator
   out.set_last_retrieved_message_id(after);
   for (persistence::NamespaceReplicationTask& t : *tasks) {
     out.set_last_retrieved_message_id(t.task_id);
-    if (!Lists(t.version.record, caller)) continue;
+    if (!persistence::ListsCluster(t.version.record, caller)) continue;
     adm::NamespaceReplicationTask* task = out.add_tasks();
     task->set_task_id(t.task_id);
     task->set_operation(t.version.operation);
