@@ -186,7 +186,11 @@ void BatchOperations::Launch(BatchOperationRecord record) {
   Runner* r = runner.get();
   runner->thread = std::thread([this, r] {
     Run(*r);
-    r->done = true;
+    {
+      std::lock_guard done_lock(mu_);
+      r->done = true;
+    }
+    runner_done_.notify_all();
   });
   runners_[key] = std::move(runner);
 }
@@ -656,9 +660,18 @@ absl::Status BatchOperations::StopBatch(const wf::StopBatchOperationRequest& req
       namespaces_.Resolve(req.namespace_(), false, NamespaceAccess::kWrite);
   if (!ns.ok()) return ns.status();
   {
-    std::lock_guard lock(mu_);
-    auto it = runners_.find(Key(ns->id, req.job_id()));
-    if (it != runners_.end()) it->second->stop = true;
+    // A stop answers once this host's runner has let its operations in flight end (bounded by
+    // one call's deadline), so that nothing the job does lands after the answer.
+    std::unique_lock lock(mu_);
+    const std::string key = Key(ns->id, req.job_id());
+    auto it = runners_.find(key);
+    if (it != runners_.end()) {
+      it->second->stop = true;
+      runner_done_.wait_for(lock, std::chrono::seconds(12), [&] {
+        auto found = runners_.find(key);
+        return found == runners_.end() || found->second->done;
+      });
+    }
   }
   // Read and written under state_mu_: this host's runner saves its progress in between or
   // not at all, never over the stop.

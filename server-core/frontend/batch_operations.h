@@ -93,6 +93,7 @@ class BatchOperations {
   std::mutex mu_;
   std::mutex state_mu_;  // a batch's state: a runner's save and a stop on this host
   std::condition_variable wake_;
+  std::condition_variable runner_done_;  // a runner's thread ended (its `done` set under mu_)
   bool shutdown_ = false;
   std::map<std::string, std::unique_ptr<Runner>> runners_;  // by namespace id + "/" + job id
   // Runs made by reset batches on this host (not reset again by the batch that made them;
