@@ -23,7 +23,7 @@ export function clusterConfig(name, initialVersion, { increment = 10, global = t
 // Starts cluster `name`: { name, server, connection, address, stop() }.
 export async function startCluster(name, initialVersion, options = {}) {
   const { args = [], ...configOptions } = options;
-  const server = await startServer({ config: clusterConfig(name, initialVersion, configOptions), args });
+  let server = await startServer({ config: clusterConfig(name, initialVersion, configOptions), args });
   const connection = await Connection.connect({ address: server.address, connectTimeout: 10_000 });
   return {
     name,
@@ -32,6 +32,12 @@ export async function startCluster(name, initialVersion, options = {}) {
     address: server.address,
     workflow: connection.workflowService,
     operator: connection.operatorService,
+    // Stops the server (SIGKILL with `kill`, as a crash) and starts it again on the same
+    // database and port; the connection reconnects by itself.
+    async restart({ kill = true } = {}) {
+      server = await server.restart({ kill });
+      this.server = server;
+    },
     async stop() {
       try {
         await connection.close();
