@@ -263,6 +263,12 @@ class TockServerImpl : public TockServer {
     // from them: the owner of shard 1 (the only host on SQLite).
     clusters_->Start(logger_);
     namespace_replicator_->Start([this] { return shards_->Owns(1); });
+    history_replicator_->SetSyncActivityApply([this](const tock::admin::v1::HistoryReplicationTask& t) {
+      return history_->ApplySyncActivity(
+          t.namespace_id(), t.workflow_id(), t.run_id(),
+          {t.version_history_items().begin(), t.version_history_items().end()},
+          t.sync_activity().version(), t.sync_activity().activity());
+    });
     history_replicator_->Start([this](const std::string& namespace_id,
                                       const std::string& workflow_id, const std::string& run_id,
                                       const std::vector<tock::persistence::v1::VersionHistoryItem>& items,

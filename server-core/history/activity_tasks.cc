@@ -65,6 +65,10 @@ bool RetryActivity(RunTransaction& tx, ActivityInfo& a, const temporal::api::fai
   a.clear_started_time();
   a.clear_started_identity();
   *a.mutable_last_failure() = failure;
+  // When the next attempt is scheduled (Temporal's ScheduledTime of a retry): what a standby
+  // arms its retry timer at when it gets this state (replication_sync_activity.cc); set to
+  // the dispatch time again when the retry fires.
+  *a.mutable_current_attempt_scheduled_time() = ToProtoTime(tx.now() + *backoff);
   TimerTask retry;
   retry.set_kind(TimerTask::KIND_ACTIVITY_RETRY);
   retry.set_event_id(a.scheduled_event_id());

@@ -9,7 +9,9 @@
 #include "lib/common/proto_time.h"
 #include "lib/common/time_format.h"
 #include "lib/common/status.h"
+#include "server-core/history/failover_workflow_task.h"
 #include "server-core/history/request_limits.h"
+#include "server-core/history/sync_activity_tasks.h"
 #include "server-core/persistence/read_retry.h"
 #include "server-core/history/task_token.h"
 #include "temporal/api/errordetails/v1/message.pb.h"
@@ -68,6 +70,10 @@ bool HasPayload(const absl::Status& s) { return s.GetPayload(kCommitThenFail).ha
 // above 0; a local namespace's events carry 0), in the commit's order of runs: a
 // continue-as-new's old run, then the new one (reference/replication.md §3.1).
 void AddReplicationTasks(persistence::Commit& commit) {
+  // Before the change's SyncActivity tasks (Mutate), which may name an activity these
+  // events schedule: a receiver applies them in order.
+  std::vector<persistence::ReplicationTaskRow> sync_activity = std::move(commit.new_replication_tasks);
+  commit.new_replication_tasks.clear();
   for (const persistence::RunWrite& run : commit.runs) {
     if (run.events.empty() || run.events.front().version() <= 0) continue;
     persistence::ReplicationTaskRow& row = commit.new_replication_tasks.emplace_back();
@@ -78,6 +84,9 @@ void AddReplicationTasks(persistence::Commit& commit) {
     row.task.set_first_event_id(run.events.front().event_id());
     row.task.set_next_event_id(run.events.back().event_id() + 1);
     row.task.set_version(run.events.front().version());
+  }
+  for (persistence::ReplicationTaskRow& row : sync_activity) {
+    commit.new_replication_tasks.push_back(std::move(row));
   }
 }
 
@@ -315,6 +324,12 @@ absl::Status HistoryEngine::Mutate(const NamespaceRef& ns, const RunKey& key,
       }
       state = std::move(*loaded);
     }
+    // A global namespace's run: what its pending activities hold that no event carries, to
+    // replicate what the change alters of it (sync_activity_tasks.h).
+    ActivityMarks activities_before;
+    if (ns.failover_version > 0 && state.activities_size() > 0) {
+      activities_before = MarkActivities(state);
+    }
     RunTransaction tx(std::move(state), clock_.Now(), ns.failover_version, shards_);
     std::optional<SpeculativeTask> speculative =
         speculative_tasks_.load() > 0 ? TakeSpeculative(key.run_id) : std::nullopt;
@@ -335,22 +350,40 @@ absl::Status HistoryEngine::Mutate(const NamespaceRef& ns, const RunKey& key,
         }
       }
     };
+    // The run's first write here after a failover: a workflow task another cluster's worker
+    // started is failed before anything else, and a new one scheduled for this cluster's
+    // workers (failover_workflow_task.h). Written even when the change itself writes nothing
+    // (a timer that no longer matches).
+    bool failed_over = false;
+    if (activity_of_ && WorkflowTaskStartedElsewhere(tx, 0)) {
+      const NamespaceActivity activity = activity_of_(key.namespace_id);
+      if (activity.active && WorkflowTaskStartedElsewhere(tx, activity.version_increment)) {
+        FailWorkflowTaskForFailover(tx);
+        failed_over = true;
+      }
+    }
     result = mutate(tx);
     if (result.GetPayload(kNothingToWrite).has_value()) {
-      settle(false);
-      return absl::OkStatus();
+      if (!failed_over) {
+        settle(false);
+        return absl::OkStatus();
+      }
+      result = absl::OkStatus();
     }
     if (!result.ok() && !HasPayload(result)) {
       settle(false);
       return result;
     }
     EnforceHistoryLimits(tx);
+    std::vector<persistence::ReplicationTaskRow> sync_activity;
+    if (!activities_before.empty()) AddSyncActivityTasks(activities_before, tx, sync_activity);
     commit.shard_id = tx.shard_id();
     commit.runs.push_back(tx.TakeRunWrite(persistence::CurrentRunChange::kNone));
     commit.new_tasks = std::move(tx.new_tasks());
     commit.new_timers = std::move(tx.new_timers());
     commit.done_timers = std::move(tx.done_timers());
     commit.done_task_ids = std::move(tx.done_task_ids());
+    commit.new_replication_tasks = std::move(sync_activity);
     if (RunTransaction* next = tx.following_run()) {
       commit.runs.push_back(next->TakeRunWrite(
           persistence::CurrentRunChange::kReplace,
@@ -433,6 +466,15 @@ absl::Status HistoryEngine::CheckActive(const persistence::Commit& commit) {
       return e.version() < activity.failover_version;
     });
     if (!activity.active || stale) {
+      return NamespaceNotActiveError(activity.name, activity.active_cluster,
+                                     activity.current_cluster);
+    }
+  }
+  // A change of a pending activity with no event (a poll that starts it, a heartbeat) on a
+  // cluster that is no longer active: its SyncActivity task would carry an old version.
+  for (const persistence::ReplicationTaskRow& row : commit.new_replication_tasks) {
+    const NamespaceActivity activity = activity_of_(row.task.namespace_id());
+    if (!activity.active || row.task.version() < activity.failover_version) {
       return NamespaceNotActiveError(activity.name, activity.active_cluster,
                                      activity.current_cluster);
     }

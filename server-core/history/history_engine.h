@@ -70,6 +70,9 @@ class HistoryEngine : public ShardListener, public AnyShard {
   struct NamespaceActivity {
     bool active = true;
     int64_t failover_version = -1;  // -1: a local namespace (events keep the run's version)
+    // The clusters' failover version increment: versions equal modulo it are of one cluster
+    // (0: unknown).
+    int64_t version_increment = 0;
     // For the NamespaceNotActive error of a write refused here.
     std::string name, active_cluster, current_cluster;
   };
@@ -94,6 +97,16 @@ class HistoryEngine : public ShardListener, public AnyShard {
       const std::string& namespace_id, const std::string& workflow_id, const std::string& run_id,
       const std::vector<tock::persistence::v1::VersionHistoryItem>& items,
       const std::vector<HistoryEvent>& events);
+  // Applies the state of a pending activity another cluster sent (a SyncActivity task,
+  // replication_sync_activity.cc; Temporal's activity state replicator, reference/
+  // replication.md §3.7): dropped (OK) when the run or the activity is not here, the run is
+  // closed, or the local state is as new; events missing before the activity's are returned
+  // as a gap, for the caller to fetch and apply first. Nothing applied here is replicated on.
+  // `items`: the version history of the source's current branch.
+  absl::StatusOr<std::optional<ReplicationGap>> ApplySyncActivity(
+      const std::string& namespace_id, const std::string& workflow_id, const std::string& run_id,
+      const std::vector<tock::persistence::v1::VersionHistoryItem>& items, int64_t version,
+      const tock::persistence::v1::ActivityInfo& activity);
   // Where the custom search attributes of a namespace are found (set once at start; without
   // it only the predefined attributes are accepted).
   void SetSearchAttributeSchemas(visibility::SearchAttributeSchemas& schemas) {

@@ -4,6 +4,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "server-core/replication/sync_activity_task.h"
 
 namespace tock::server::replication {
 namespace {
@@ -67,6 +68,7 @@ absl::StatusOr<adm::GetReplicationMessagesResponse> HistoryReplicator::Serve(
   }
   adm::GetReplicationMessagesResponse out;
   for (const adm::ReplicationToken& token : req.tokens()) {
+    SentActivities sent_activities;  // a SyncActivity sends an activity's state once an answer
     const int32_t shard = token.shard_id();
     if (shard < 1 || shard > shards_.count) {
       return absl::InvalidArgumentError(
@@ -104,6 +106,10 @@ absl::StatusOr<adm::GetReplicationMessagesResponse> HistoryReplicator::Serve(
           executions_.GetRun(t.namespace_id(), t.workflow_id(), t.run_id());
       if (absl::IsNotFound(run.status())) continue;
       if (!run.ok()) return run.status();
+      if (t.kind() == tock::persistence::v1::ReplicationTask::KIND_SYNC_ACTIVITY) {
+        AddSyncActivityTask(*run, row.task_id, t, sent_activities, *messages);
+        continue;
+      }
       absl::StatusOr<std::vector<persistence::HistoryEvent>> events =
           executions_.ReadEvents(t.run_id(), t.first_event_id(), t.next_event_id(),
                                  static_cast<int32_t>(t.next_event_id() - t.first_event_id()));
@@ -171,7 +177,9 @@ absl::Status HistoryReplicator::ApplyTask(const persistence::RemoteClusterRecord
       task.version_history_items().begin(), task.version_history_items().end());
   for (int resends = 0;; ++resends) {
     absl::StatusOr<std::optional<history::HistoryEngine::ReplicationGap>> applied =
-        apply_(task.namespace_id(), task.workflow_id(), task.run_id(), items, events);
+        !task.has_sync_activity() ? apply_(task.namespace_id(), task.workflow_id(), task.run_id(), items, events)
+        : apply_activity_         ? apply_activity_(task)
+                                  : absl::UnimplementedError("SyncActivity tasks are not applied here");
     if (!applied.ok()) return applied.status();
     if (!applied->has_value()) return absl::OkStatus();
     if (resends == kMaxResends) return absl::InternalError("resend history attempts exceeded");

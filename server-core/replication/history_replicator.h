@@ -42,6 +42,12 @@ using ApplyEvents = std::function<absl::StatusOr<std::optional<history::HistoryE
     const std::vector<tock::persistence::v1::VersionHistoryItem>& items,
     const std::vector<persistence::HistoryEvent>& events)>;
 
+// Applies a pending activity's state (HistoryEngine::ApplySyncActivity): OK also when it
+// was not newer; the events missing before the activity's, if any.
+using ApplySyncActivity =
+    std::function<absl::StatusOr<std::optional<history::HistoryEngine::ReplicationGap>>(
+        const tock::admin::v1::HistoryReplicationTask& task)>;
+
 class HistoryReplicator {
  public:
   static constexpr int32_t kPageSize = 100;
@@ -69,6 +75,8 @@ class HistoryReplicator {
   // Events after a gap make the missing ones be fetched from the source
   // (GetWorkflowExecutionRawHistory) and applied first, at most kMaxResends times a task.
   void Start(ApplyEvents apply);
+  // Where SyncActivity tasks go (set before Start; without it they fail as unimplemented).
+  void SetSyncActivityApply(ApplySyncActivity apply) { apply_activity_ = std::move(apply); }
   static constexpr int kMaxResends = 2;
   absl::Status PullOnce();
 
@@ -97,6 +105,7 @@ class HistoryReplicator {
   const Shards shards_;
   Logger& logger_;
   ApplyEvents apply_;
+  ApplySyncActivity apply_activity_;
   mutable std::mutex mu_;
   std::map<std::pair<std::string, int32_t>, ShardProgress> progress_;  // guarded by mu_
   struct CachedClusters {

@@ -15,6 +15,7 @@ history::HistoryEngine::NamespaceActivity NamespaceActivity::Of(const std::strin
     const auto cluster = engine_.cluster();
     activity.failover_version = ns->record.failover_version();
     activity.active = cluster->IsActiveFor(activity.failover_version);
+    activity.version_increment = cluster->failover_version_increment;
     activity.name = ns->record.info().name();
     activity.active_cluster = ns->record.replication_config().active_cluster_name();
     activity.current_cluster = cluster->current_cluster_name;

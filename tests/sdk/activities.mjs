@@ -25,3 +25,9 @@ export async function heartbeatOnceThenStall() {
 export async function completedElsewhere() {
   throw new CompleteAsyncError();
 }
+
+// What this attempt was started with: its attempt and the last heartbeat's details.
+export async function reportHeartbeatDetails() {
+  const { attempt, heartbeatDetails } = Context.current().info;
+  return { attempt, heartbeatDetails };
+}

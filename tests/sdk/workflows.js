@@ -166,3 +166,15 @@ export async function greetThenTwoTicks(name) {
   await condition(() => ticks >= 2);
   return `${greeting} x${ticks}`;
 }
+
+// Replication scenario 9b: an activity on its own task queue (one the test polls by hand on
+// the first cluster) whose heartbeat details must survive a failover and a retry.
+export async function heartbeatSurvivesFailover(activityQueue) {
+  const { reportHeartbeatDetails } = proxyActivities({
+    taskQueue: activityQueue,
+    startToCloseTimeout: '60 seconds',
+    heartbeatTimeout: '3 seconds',
+    retry: { initialInterval: '1 second', backoffCoefficient: 1, maximumAttempts: 5 },
+  });
+  return await reportHeartbeatDetails();
+}
