@@ -205,6 +205,7 @@ class TockServerImpl : public TockServer {
                                              *history_replicator_, persistence_->replication(),
                                              *shards);
     frontend::RegisterAdminServiceHandlers(dispatcher_, *namespaces_, facts_);
+    frontend::RegisterMutableStateHandler(dispatcher_, *namespaces_, *history_);
     // A batch runs on the host that owns its shard (all of them with one host).
     batches_ = std::make_unique<frontend::BatchOperations>(
         persistence_->batches(), persistence_->visibility(), *namespaces_, clock_, logger_,

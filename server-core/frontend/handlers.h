@@ -53,4 +53,8 @@ void RegisterVisibilityHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& na
 void RegisterAdminServiceHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& namespaces,
                                   const ServerFacts& facts);
 
+// AdminService.DescribeMutableState (mutable_state_handler.cc): namespace resolved as a read.
+void RegisterMutableStateHandler(rpc::Dispatcher& dispatcher, NamespaceEngine& namespaces,
+                                 history::HistoryEngine& history);
+
 }  // namespace tock::server::frontend

@@ -37,6 +37,7 @@
 #include "server-core/persistence/execution_store.h"
 #include "temporal/api/sdk/v1/user_metadata.pb.h"
 #include "temporal/api/workflowservice/v1/request_response.pb.h"
+#include "tock/admin/v1/service.pb.h"
 
 namespace tock::server::history {
 
@@ -201,6 +202,11 @@ class HistoryEngine : public ShardListener, public AnyShard {
 
   absl::StatusOr<wf::DescribeWorkflowExecutionResponse> DescribeWorkflow(
       const NamespaceRef& ns, const wf::DescribeWorkflowExecutionRequest& req);
+  // AdminService.DescribeMutableState (describe_mutable_state.cc): the run's state as last
+  // committed, with its branches. The current run when req.run_id is empty. NOT_FOUND for an
+  // unknown workflow id or run; INVALID_ARGUMENT for a run id that is not a UUID.
+  absl::StatusOr<tock::admin::v1::DescribeMutableStateResponse> DescribeMutableState(
+      const NamespaceRef& ns, const tock::admin::v1::DescribeMutableStateRequest& req);
 
   // Pages of committed events, answered as a serialized GetWorkflowExecutionHistoryResponse
   // assembled from the stored event bytes (no parse, no re-serialisation); with

@@ -206,6 +206,7 @@ TEST_F(CompletionTest, BashCompletesWorkflowIdsTaskQueuesAndClusters) {
   }
   EXPECT_THAT(Bash("tock workflow describe -w "), UnorderedElementsAre("order-7", "ship-1"));
   EXPECT_THAT(Bash("tock workflow show --workflow-id or"), ElementsAre("order-7"));
+  EXPECT_THAT(Bash("tock workflow describe-state --workflow-id sh"), ElementsAre("ship-1"));
   EXPECT_THAT(Bash("tock workflow start --task-queue "),
               UnorderedElementsAre("orders-q", "shipping-q"));
   EXPECT_THAT(Bash("tock task-queue describe -q sh"), ElementsAre("shipping-q"));

@@ -228,6 +228,17 @@ TEST_F(StandbyNamespaceTest, ReadsOfUnknownRunsAnswerNotFound) {
   EXPECT_EQ(Call("GetWorkflowExecutionHistory", history).code(), absl::StatusCode::kNotFound);
 }
 
+// Tock's AdminService.DescribeMutableState is a read too: a standby describes its copy.
+TEST_F(StandbyNamespaceTest, DescribeMutableStateIsServedOnAStandby) {
+  tock::admin::v1::DescribeMutableStateRequest req;
+  req.set_namespace_(kNamespace);
+  req.set_workflow_id("nope");
+  auto out = connection_->Call(&tock::admin::v1::AdminService::Stub::DescribeMutableState,
+                               connection_->admin(), req);
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kNotFound) << out.status();
+  EXPECT_EQ(out.status().message(), "Workflow execution not found. WorkflowId: nope, RunId: .");
+}
+
 TEST_F(StandbyNamespaceTest, LocalNamespacesAreNeverStandby) {
   wf::StartWorkflowExecutionRequest start;
   start.set_namespace_("default");

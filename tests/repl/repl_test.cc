@@ -1,6 +1,6 @@
 // `tock shell` in a real pseudo-terminal (tmux): TAB completion of a namespace from the
-// server, describe, \output json, the history inspector (event, find, timeline), Ctrl-C
-// during `follow` (the session survives), exit, and the history file written.
+// server, describe, \output json, the history inspector (event, find, timeline, branches),
+// Ctrl-C during `follow` (the session survives), exit, and the history file written.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -189,6 +189,11 @@ TEST(ReplTest, CompletionDescribeJsonInspectorFollowInterruptAndHistoryFile) {
   tmux.WaitFor("activity +charge #1 +\\+[0-9.]+s +[0-9.]+s +1 +Completed +\\|[ =]*=[ =]*\\|");
   tmux.WaitFor("timer +t1 \\(200ms\\) .* Fired +\\|");
   tmux.WaitFor("workflow +order .* Completed");
+  // The run's branches from the server: one, current, never forked (empty token).
+  tmux.Line("branches");
+  tmux.WaitFor("BRANCH +CURRENT +TOKEN +EVENTS +VERSION");
+  tmux.WaitFor("\n0 +yes +- +1-\\d+ +0 *\n");
+  tmux.WaitFor("last write version 0");
   tmux.Line("back");
 
   // follow streams a new event; Ctrl-C stops it and the session goes on.

@@ -9,6 +9,7 @@
 #include "cmd/tock/commands/search_attributes.h"
 #include "cmd/tock/commands/workflow_reset.h"
 #include "cmd/tock/commands/workflow_start.h"
+#include "cmd/tock/commands/workflow_state.h"
 #include "cmd/tock/commands/workflow_update.h"
 #include "cmd/tock/interrupt.h"
 #include "cmd/tock/output/history_format.h"
@@ -389,6 +390,7 @@ void AddWorkflowCommands(CLI::App& app, CommandContext& ctx) {
   AddStack(*group, ctx);
   AddWorkflowResetCommand(*group, ctx);
   AddWorkflowUpdateCommand(*group, ctx);
+  AddWorkflowDescribeStateCommand(*group, ctx);
   for (const bool terminate : {false, true}) {
     struct Flags {
       Target target;

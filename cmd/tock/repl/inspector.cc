@@ -8,8 +8,10 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "cmd/tock/output/branch_format.h"
 #include "cmd/tock/output/history_format.h"
 #include "cmd/tock/repl/timeline.h"
+#include "lib/admin/mutable_state_ops.h"
 #include "lib/admin/workflow_ops.h"
 #include "lib/common/json_flatten.h"
 #include "lib/common/proto_json.h"
@@ -91,7 +93,8 @@ std::string HistoryInspector::Help() {
          "  next, prev          the next or previous page of 20 events\n"
          "  pending             pending activities, timers and child workflows\n"
          "  timeline            activities, timers and children on a time axis\n"
-         "  branches            version history items (event id, failover version)\n"
+         "  branches            every history branch (its version history: event ids and\n"
+         "                      failover versions), the current one marked\n"
          "  follow              print new events until the run closes (Ctrl-C stops)\n"
          "  export FILE         write the history as JSON (for the SDK replayer)\n"
          "  back                leave the inspector\n";
@@ -271,7 +274,22 @@ absl::Status HistoryInspector::Timeline() {
 }
 
 absl::Status HistoryInspector::Branches() {
-  // The current branch's version history: one item per run of equal failover versions, at
+  auto c = ctx_.connection();
+  if (!c.ok()) return c.status();
+  // Every branch the server keeps for the run (a run forked by conflict resolution has
+  // several), from Tock's DescribeMutableState. A Temporal frontend lacks that call, and a
+  // run deleted after its retention has no state left: then the history's own items.
+  auto state = admin::DescribeMutableState(**c, namespace_, workflow_id_, run_id_);
+  if (state.ok()) return PrintBranches(*state);
+  if (state.status().code() != absl::StatusCode::kUnimplemented &&
+      state.status().code() != absl::StatusCode::kNotFound) {
+    return state.status();
+  }
+  ctx_.err << (state.status().code() == absl::StatusCode::kUnimplemented
+                   ? "(this server does not describe branches: the loaded history's version "
+                     "items)\n"
+                   : "(the run has no stored state: the loaded history's version items)\n");
+  // The loaded history's version history: one item per run of equal failover versions, at
   // the last event id of that run (SPEC §2.3).
   auto printer = ctx_.printer();
   if (!printer.ok()) return printer.status();
@@ -287,6 +305,33 @@ absl::Status HistoryInspector::Branches() {
                   std::to_string(events_[i].version())});
   }
   printer->EndList();
+  return absl::OkStatus();
+}
+
+absl::Status HistoryInspector::PrintBranches(
+    const tock::admin::v1::DescribeMutableStateResponse& state) {
+  auto printer = ctx_.printer();
+  if (!printer.ok()) return printer.status();
+  printer->BeginList(BranchColumns());
+  for (int i = 0; i < state.branches_size(); ++i) {
+    const auto& branch = state.branches(i);
+    std::vector<std::vector<std::string>> rows = BranchRows(branch, i);
+    for (size_t k = 0; k < rows.size(); ++k) {
+      nlohmann::json json = {{"branch", i},
+                             {"isCurrent", branch.is_current()},
+                             {"branchToken", branch.branch_token()}};
+      if (k < static_cast<size_t>(branch.items_size())) {
+        json["eventId"] = std::to_string(branch.items(static_cast<int>(k)).event_id());
+        json["version"] = std::to_string(branch.items(static_cast<int>(k)).version());
+      }
+      printer->Row(json, std::move(rows[k]));
+    }
+  }
+  printer->EndList();
+  if (printer->format() == OutputFormat::kTable) {
+    ctx_.out << "last write version " << state.last_write_version()
+             << (state.zombie() ? "; the run is a zombie (kept, never run here)" : "") << "\n";
+  }
   return absl::OkStatus();
 }
 

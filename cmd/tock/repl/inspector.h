@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "cmd/tock/context.h"
 #include "temporal/api/history/v1/message.pb.h"
+#include "tock/admin/v1/service.pb.h"
 
 namespace tock::cli::repl {
 
@@ -48,6 +49,7 @@ class HistoryInspector {
   absl::Status Pending();
   absl::Status Timeline();
   absl::Status Branches();
+  absl::Status PrintBranches(const tock::admin::v1::DescribeMutableStateResponse& state);
   absl::Status Follow();
   absl::Status Export(const std::vector<std::string>& args);
 
