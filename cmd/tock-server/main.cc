@@ -90,6 +90,11 @@ int main(int argc, char** argv) {
   app.add_flag(
       "--enable-time-skipping", time_skipping,
       "Allow AdminService.AdvanceTime (`tock server advance-time`): development and tests only");
+  std::optional<std::string> replication_faults_file;
+  app.add_option("--replication-faults-file", replication_faults_file,
+                 "Tests only: read replication faults (pause, drop_workflow_id, "
+                 "fail_workflow_ids, replay) from this JSON file before each history "
+                 "replication pull; without this flag none can be set");
   std::optional<std::string> dc_redirection_policy;
   app.add_option("--dc-redirection-policy", dc_redirection_policy,
                  "Calls on a global namespace active in another cluster: noop (run here; the "
@@ -146,6 +151,7 @@ int main(int argc, char** argv) {
     config.persistence.sqlite_path.clear();  // the flag picks the database, over the file
   }
   if (time_skipping) config.time_skipping = true;
+  if (replication_faults_file) config.replication_faults_file = *replication_faults_file;
   if (dc_redirection_policy) config.dc_redirection_policy = *dc_redirection_policy;
   if (archival_dir) config.archival.UseDirectory(*archival_dir);
   config.namespaces.insert(config.namespaces.end(), namespaces.begin(), namespaces.end());

@@ -109,6 +109,10 @@ struct ServerConfig {
   std::string dc_redirection_policy = "noop";
   // AdminService.AdvanceTime allowed (development and tests only; `--enable-time-skipping`).
   bool time_skipping = false;
+  // Tests only (`--replication-faults-file`): the JSON file of replication faults the
+  // history replication receiver reads before each pull (replication/replication_faults.h).
+  // Empty: replication has no faults and no way to get any.
+  std::string replication_faults_file;
 
   // The configured cluster metadata, or the single-cluster default.
   admin::ClusterMetadata EffectiveClusterMetadata() const;

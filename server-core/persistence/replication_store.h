@@ -10,10 +10,14 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "server-core/persistence/execution_store.h"
 #include "server-core/persistence/namespace_store.h"
 #include "tock/persistence/v1/cluster.pb.h"
@@ -31,6 +35,34 @@ struct StoredRemoteCluster {
 struct NamespaceReplicationTask {
   int64_t task_id = 0;
   NamespaceVersion version;
+};
+
+// Where a task of the replication DLQ is: the source cluster, the source's shard and the
+// task's id in that shard's queue.
+struct ReplicationDlqKey {
+  std::string source_cluster;
+  int32_t source_shard = 0;
+  int64_t task_id = 0;
+};
+
+// A history replication task set aside by the receiving cluster.
+struct ReplicationDlqTask {
+  ReplicationDlqKey key;
+  std::string namespace_id;
+  std::string workflow_id;
+  std::string run_id;
+  int64_t first_event_id = 0;
+  int64_t next_event_id = 0;  // one after its last event
+  int64_t version = 0;        // of its first event
+  std::string last_error;     // why it is here
+  absl::Time added;
+};
+
+// Which tasks of the DLQ: empty cluster, shard 0: any; task ids up to max_task_id.
+struct ReplicationDlqSelection {
+  std::string source_cluster;
+  int32_t source_shard = 0;
+  int64_t max_task_id = std::numeric_limits<int64_t>::max();
 };
 
 class ReplicationStore {
@@ -68,6 +100,29 @@ class ReplicationStore {
   virtual absl::Status AckReplication(const std::string& cluster, int32_t shard_id,
                                       int64_t task_id) = 0;
   virtual absl::StatusOr<int64_t> ReplicationAck(const std::string& cluster, int32_t shard_id) = 0;
+
+  // The replication DLQ of this (receiving) cluster: tasks pulled from a remote's shard
+  // that kept failing, by (source cluster, source shard, task id). Each task is stored by
+  // what names it at the source, not its events (reference/replication.md §3.8).
+  // Storing a task already there replaces it (a pull after a restart stores it again).
+  virtual absl::Status PutReplicationDlqTask(const ReplicationDlqTask& task) = 0;
+  // The selected tasks after `after` in (source cluster, source shard, task id) order, at
+  // most `limit`.
+  virtual absl::StatusOr<std::vector<ReplicationDlqTask>> ReadReplicationDlq(
+      const ReplicationDlqSelection& selection, const ReplicationDlqKey& after,
+      int32_t limit) = 0;
+  // Deletes the selected tasks; how many there were.
+  virtual absl::StatusOr<int64_t> PurgeReplicationDlq(const ReplicationDlqSelection& selection) = 0;
+  // Deletes one task (merged); OK when it is gone already.
+  virtual absl::Status DeleteReplicationDlqTask(const ReplicationDlqKey& key) = 0;
+  // The workflows (namespace id, workflow id) with tasks in the DLQ of a source shard: their
+  // later tasks are set aside too, so that none is applied before an earlier one.
+  virtual absl::StatusOr<std::vector<std::pair<std::string, std::string>>> ReplicationDlqWorkflows(
+      const std::string& source_cluster, int32_t source_shard) = 0;
+  // How many tasks of `source_cluster` are in the DLQ, by source shard (shards with none
+  // are left out).
+  virtual absl::StatusOr<std::map<int32_t, int64_t>> CountReplicationDlq(
+      const std::string& source_cluster) = 0;
 };
 
 // The operation of namespace versions written by applying another cluster's change: such a

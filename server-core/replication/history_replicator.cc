@@ -1,9 +1,14 @@
 #include "server-core/replication/history_replicator.h"
 
 #include <algorithm>
+#include <optional>
+#include <set>
+#include <tuple>
 
 #include "absl/strings/numbers.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "lib/common/time_format.h"
 #include "server-core/replication/sync_activity_task.h"
 
 namespace tock::server::replication {
@@ -172,6 +177,10 @@ absl::StatusOr<adm::GetWorkflowExecutionRawHistoryResponse> HistoryReplicator::R
 
 absl::Status HistoryReplicator::ApplyTask(const persistence::RemoteClusterRecord& remote,
                                           const adm::HistoryReplicationTask& task) {
+  if (faults_ != nullptr && faults_->Fails(task.workflow_id())) {
+    return absl::InternalError(absl::StrCat("injected replication fault: every task of workflow ",
+                                            task.workflow_id(), " fails (fail_workflow_ids)"));
+  }
   const std::vector<persistence::HistoryEvent> events(task.events().begin(), task.events().end());
   const std::vector<tock::persistence::v1::VersionHistoryItem> items(
       task.version_history_items().begin(), task.version_history_items().end());
@@ -235,6 +244,10 @@ absl::Status HistoryReplicator::PullOnce() {
 }
 
 absl::Status HistoryReplicator::Pull(const persistence::RemoteClusterRecord& remote) {
+  if (faults_ != nullptr) {
+    faults_->Refresh();
+    if (faults_->paused()) return absl::OkStatus();
+  }
   adm::GetReplicationMessagesRequest req;
   req.set_cluster_name(clusters_.current_cluster_name());
   {
@@ -255,30 +268,258 @@ absl::Status HistoryReplicator::Pull(const persistence::RemoteClusterRecord& rem
   absl::StatusOr<adm::GetReplicationMessagesResponse> got =
       remotes_.GetReplicationMessages(remote.address(), req);
   if (!got.ok()) return got.status();
+  std::lock_guard apply(apply_mu_);
   absl::Status failed;
   for (const adm::ReplicationMessages& shard : got->shard_messages()) {
-    int64_t through = shard.last_retrieved_message_id();
-    int64_t applied = 0;
-    std::string error;
-    for (const adm::HistoryReplicationTask& task : shard.tasks()) {
-      absl::Status s = ApplyTask(remote, task);
-      if (!s.ok()) {
-        through = task.task_id() - 1;
-        error = std::string(s.message().substr(0, 500));
-        if (failed.ok()) failed = s;
-        break;
-      }
-      ++applied;
-    }
-    std::lock_guard lock(mu_);
-    ShardProgress& p = progress_[{remote.name(), shard.shard_id()}];
-    // A task that failed before any was retrieved keeps the cursor where it was.
-    if (through >= p.last_retrieved || p.last_retrieved < 0) p.last_retrieved = through;
-    p.tasks_applied += applied;
-    p.last_pull = absl::Now();
-    p.last_error = error;
+    if (absl::Status s = ApplyShard(remote, shard); !s.ok() && failed.ok()) failed = s;
   }
   return failed;
+}
+
+int HistoryReplicator::DlqBudget(const absl::Status& error, const std::string& namespace_id) {
+  switch (error.code()) {
+    case absl::StatusCode::kUnavailable:
+    case absl::StatusCode::kDeadlineExceeded:
+    case absl::StatusCode::kAborted:
+    case absl::StatusCode::kResourceExhausted:
+    case absl::StatusCode::kCancelled:
+      return kDlqAttemptsTransient;
+    case absl::StatusCode::kFailedPrecondition:
+      if (absl::StrContains(error.message(), "is owned by another server")) {
+        return kDlqAttemptsTransient;
+      }
+      break;
+    default:
+      break;
+  }
+  if (absl::IsNotFound(namespaces_.GetNamespaceById(namespace_id).status())) {
+    return kDlqAttemptsTransient;  // namespace replication is behind history replication
+  }
+  return kDlqAttempts;
+}
+
+absl::Status HistoryReplicator::ApplyShard(const persistence::RemoteClusterRecord& remote,
+                                           const adm::ReplicationMessages& shard) {
+  const std::pair<std::string, int32_t> key{remote.name(), shard.shard_id()};
+  int64_t failing_task_id = 0;
+  int failed_attempts = 0;
+  {
+    std::lock_guard lock(mu_);
+    const ShardProgress& p = progress_[key];
+    failing_task_id = p.failing_task_id;
+    failed_attempts = p.failed_attempts;
+  }
+  // Where the cursor goes: past every task applied or stored in the DLQ.
+  std::optional<int64_t> through = shard.last_retrieved_message_id();
+  int64_t applied = 0;
+  int64_t dlqd = 0;
+  std::string error;
+  absl::Status failed;
+  // The workflows with tasks in this shard's DLQ (read once a pull: almost always none).
+  std::set<std::pair<std::string, std::string>> in_dlq;
+  if (!shard.tasks().empty()) {
+    absl::StatusOr<std::vector<std::pair<std::string, std::string>>> listed =
+        replication_.ReplicationDlqWorkflows(remote.name(), shard.shard_id());
+    if (!listed.ok()) {
+      failed = listed.status();
+      error = absl::StrCat("reading the DLQ failed: ", listed.status().message());
+      through = std::nullopt;  // nothing was tried: the cursor stays
+    } else {
+      in_dlq.insert(listed->begin(), listed->end());
+    }
+  }
+  std::vector<const adm::HistoryReplicationTask*> replayed;
+  for (const adm::HistoryReplicationTask& task : shard.tasks()) {
+    if (!failed.ok()) break;
+    if (faults_ != nullptr && faults_->TakeDrop(task.workflow_id())) continue;
+    const std::pair<std::string, std::string> workflow{task.namespace_id(), task.workflow_id()};
+    std::string why;
+    if (in_dlq.contains(workflow)) {
+      why = "an earlier task of this workflow is in the DLQ";
+    } else {
+      absl::Status s = ApplyTask(remote, task);
+      if (s.ok()) {
+        ++applied;
+        replayed.push_back(&task);
+        if (failing_task_id == task.task_id()) failing_task_id = 0, failed_attempts = 0;
+        continue;
+      }
+      const int attempts = (failing_task_id == task.task_id() ? failed_attempts : 0) + 1;
+      if (attempts < DlqBudget(s, task.namespace_id())) {
+        failing_task_id = task.task_id();
+        failed_attempts = attempts;
+        through = task.task_id() - 1;
+        error = absl::StrCat("task ", task.task_id(), " of workflow ", task.workflow_id(),
+                             " (attempt ", attempts, "): ", s.message().substr(0, 500));
+        failed = s;
+        break;
+      }
+      why = std::string(s.message().substr(0, 2000));
+    }
+    // Set aside: the cursor moves past the task only once it is stored.
+    persistence::ReplicationDlqTask dlq;
+    dlq.key = {remote.name(), shard.shard_id(), task.task_id()};
+    dlq.namespace_id = task.namespace_id();
+    dlq.workflow_id = task.workflow_id();
+    dlq.run_id = task.run_id();
+    if (!task.events().empty()) {
+      dlq.first_event_id = task.events(0).event_id();
+      dlq.next_event_id = task.events(task.events_size() - 1).event_id() + 1;
+      dlq.version = task.events(0).version();
+    }
+    dlq.last_error = why;
+    dlq.added = absl::Now();
+    if (absl::Status put = replication_.PutReplicationDlqTask(dlq); !put.ok()) {
+      through = task.task_id() - 1;
+      error = absl::StrCat("storing task ", task.task_id(), " in the DLQ failed: ", put.message());
+      failed = put;
+      break;
+    }
+    logger_.Warn("replication task set aside in the DLQ",
+                 {{"cluster", remote.name()},
+                  {"shard", absl::StrCat(shard.shard_id())},
+                  {"task_id", absl::StrCat(task.task_id())},
+                  {"workflow_id", task.workflow_id()},
+                  {"run_id", task.run_id()},
+                  {"error", why}});
+    in_dlq.insert(workflow);
+    ++dlqd;
+    if (failing_task_id == task.task_id()) failing_task_id = 0, failed_attempts = 0;
+  }
+  if (faults_ != nullptr && faults_->replay()) {
+    // Delivered twice: the second time must change nothing.
+    for (const adm::HistoryReplicationTask* task : replayed) {
+      faults_->CountReplay();
+      if (absl::Status s = ApplyTask(remote, *task); !s.ok()) {
+        error = absl::StrCat("replayed task ", task->task_id(), ": ", s.message());
+        if (failed.ok()) failed = s;
+      }
+    }
+  }
+  std::lock_guard lock(mu_);
+  ShardProgress& p = progress_[key];
+  // A task that failed before any was retrieved keeps the cursor where it was.
+  if (through.has_value() && (*through >= p.last_retrieved || p.last_retrieved < 0)) {
+    p.last_retrieved = *through;
+  }
+  p.tasks_applied += applied;
+  p.tasks_dlqd += dlqd;
+  p.failing_task_id = failing_task_id;
+  p.failed_attempts = failed_attempts;
+  p.last_pull = absl::Now();
+  p.last_error = error;
+  return failed;
+}
+
+absl::Status HistoryReplicator::MergeDlqTask(const persistence::RemoteClusterRecord& remote,
+                                             const persistence::ReplicationDlqTask& task) {
+  if (task.first_event_id <= 0) {
+    // A task without events (an activity's state): nothing to fetch again; the activity's
+    // later changes and events come with the workflow's later tasks.
+    return absl::OkStatus();
+  }
+  adm::GetWorkflowExecutionRawHistoryRequest req;
+  req.set_namespace_id(task.namespace_id);
+  req.set_workflow_id(task.workflow_id);
+  req.set_run_id(task.run_id);
+  req.set_start_event_id(task.first_event_id - 1);
+  req.set_start_event_version(task.version);
+  req.set_end_event_id(task.next_event_id);
+  req.set_end_event_version(task.version);
+  for (int page = 0; page < 1000; ++page) {
+    absl::StatusOr<adm::GetWorkflowExecutionRawHistoryResponse> raw =
+        remotes_.GetRawHistory(remote.address(), req);
+    // Temporal's rule: a run the source no longer has is nothing to apply.
+    if (absl::IsNotFound(raw.status())) return absl::OkStatus();
+    if (!raw.ok()) {
+      return absl::Status(raw.status().code(),
+                          absl::StrCat("fetching the events from cluster ", remote.name(), ": ",
+                                       raw.status().message()));
+    }
+    if (raw->events().empty()) return absl::OkStatus();
+    adm::HistoryReplicationTask again;
+    again.set_task_id(task.key.task_id);
+    again.set_namespace_id(task.namespace_id);
+    again.set_workflow_id(task.workflow_id);
+    again.set_run_id(task.run_id);
+    *again.mutable_version_history_items() = raw->version_history_items();
+    *again.mutable_events() = raw->events();
+    if (absl::Status s = ApplyTask(remote, again); !s.ok()) return s;
+    if (raw->next_page_token().empty()) return absl::OkStatus();
+    req.set_next_page_token(raw->next_page_token());
+  }
+  return absl::InternalError("the events of the task span more than 1000 pages");
+}
+
+absl::StatusOr<adm::MergeDLQMessagesResponse> HistoryReplicator::MergeDlq(
+    const persistence::ReplicationDlqSelection& selection) {
+  if (faults_ != nullptr) faults_->Refresh();
+  std::lock_guard apply(apply_mu_);
+  adm::MergeDLQMessagesResponse out;
+  // (cluster, shard, namespace id, workflow id) of the tasks that failed again: their later
+  // tasks stay in the DLQ, untried.
+  std::set<std::tuple<std::string, int32_t, std::string, std::string>> stuck;
+  std::map<std::pair<std::string, int32_t>, int64_t> merged_per_shard;
+  persistence::ReplicationDlqKey after;
+  constexpr int kMaxPages = 1000;  // 100,000 tasks a call; the rest is left for the next one
+  for (int page = 0; page < kMaxPages; ++page) {
+    absl::StatusOr<std::vector<persistence::ReplicationDlqTask>> tasks =
+        replication_.ReadReplicationDlq(selection, after, kPageSize);
+    if (!tasks.ok()) return tasks.status();
+    if (tasks->empty()) break;
+    for (persistence::ReplicationDlqTask& task : *tasks) {
+      after = task.key;
+      const auto workflow = std::make_tuple(task.key.source_cluster, task.key.source_shard,
+                                            task.namespace_id, task.workflow_id);
+      if (stuck.contains(workflow)) {
+        out.set_remaining_tasks(out.remaining_tasks() + 1);
+        continue;
+      }
+      absl::Status s;
+      std::optional<persistence::RemoteClusterRecord> remote;
+      for (const persistence::StoredRemoteCluster& r : clusters_.Remotes()) {
+        if (r.record.name() == task.key.source_cluster) remote = r.record;
+      }
+      if (!remote.has_value()) {
+        s = absl::FailedPreconditionError(
+            absl::StrCat("cluster ", task.key.source_cluster,
+                         " is no longer a remote cluster: its events cannot be fetched (purge "
+                         "its DLQ instead)"));
+      } else {
+        s = MergeDlqTask(*remote, task);
+      }
+      if (s.ok()) {
+        if (absl::Status d = replication_.DeleteReplicationDlqTask(task.key); !d.ok()) return d;
+        out.set_merged_tasks(out.merged_tasks() + 1);
+        ++merged_per_shard[{task.key.source_cluster, task.key.source_shard}];
+        continue;
+      }
+      stuck.insert(workflow);
+      out.set_remaining_tasks(out.remaining_tasks() + 1);
+      task.last_error = std::string(s.message().substr(0, 2000));
+      if (absl::Status put = replication_.PutReplicationDlqTask(task); !put.ok()) return put;
+      if (out.failed_size() < 100) {
+        adm::DLQReplicationTask* f = out.add_failed();
+        f->set_source_cluster(task.key.source_cluster);
+        f->set_source_shard_id(task.key.source_shard);
+        f->set_task_id(task.key.task_id);
+        f->set_namespace_id(task.namespace_id);
+        f->set_workflow_id(task.workflow_id);
+        f->set_run_id(task.run_id);
+        f->set_first_event_id(task.first_event_id);
+        f->set_next_event_id(task.next_event_id);
+        f->set_version(task.version);
+        f->set_last_error(task.last_error);
+        *f->mutable_added_time() = ToProtoTime(task.added);
+      }
+    }
+  }
+  for (const auto& [shard, merged] : merged_per_shard) {
+    logger_.Info("replication DLQ merged", {{"cluster", shard.first},
+                                            {"shard", absl::StrCat(shard.second)},
+                                            {"tasks", absl::StrCat(merged)}});
+  }
+  return out;
 }
 
 std::map<std::pair<std::string, int32_t>, HistoryReplicator::ShardProgress>

@@ -9,7 +9,12 @@
 // shards that map to the local shards it owns and hands each task to `apply` (the history
 // engine's replicated apply), in order per shard. A task that fails stops its shard's
 // cursor there: it is tried again at the next pull (the ack sent to the source is the last
-// task applied, so a restart resumes from there; applying is idempotent).
+// task applied, so a restart resumes from there; applying is idempotent). After its retry
+// budget (kDlqAttempts pulls) it is stored in the replication DLQ instead and the cursor
+// moves on (reference/replication.md §3.8): one poison workflow does not hold up the others
+// of its shard for more than that. The later tasks of a workflow that has tasks in the DLQ
+// go there too, without being tried, so that none is applied before an earlier one; a merge
+// (MergeDlq) applies them again in order, their events fetched from the source.
 //
 // Thread safety: safe from many threads.
 #pragma once
@@ -30,6 +35,7 @@
 #include "server-core/persistence/replication_store.h"
 #include "server-core/replication/cluster_registry.h"
 #include "server-core/replication/remote_frontends.h"
+#include "server-core/replication/replication_faults.h"
 #include "server-core/worker/periodic_thread.h"
 #include "tock/admin/v1/service.pb.h"
 
@@ -79,12 +85,33 @@ class HistoryReplicator {
   void SetSyncActivityApply(ApplySyncActivity apply) { apply_activity_ = std::move(apply); }
   static constexpr int kMaxResends = 2;
   absl::Status PullOnce();
+  // Test-only faults (replication_faults.h), set before Start; none when never set.
+  void SetFaults(ReplicationFaults* faults) { faults_ = faults; }
+
+  // Retry budget of a task before the DLQ: attempts, one per pull (the shard's cursor waits
+  // on the task meanwhile: about kDlqAttempts * kPullInterval, under a second).
+  static constexpr int kDlqAttempts = 3;
+  // The budget for errors that say this cluster cannot apply anything now (UNAVAILABLE,
+  // DEADLINE_EXCEEDED, ABORTED, RESOURCE_EXHAUSTED, a shard owned by another host, a
+  // namespace not replicated here yet): about 30 s, so that a short outage of the local
+  // database or a namespace that arrives late does not fill the DLQ with healthy tasks.
+  static constexpr int kDlqAttemptsTransient = 120;
+
+  // Applies the selected tasks of the DLQ again, oldest first per source shard, each with
+  // its events as the source has them now (GetWorkflowExecutionRawHistory; a run the source
+  // no longer has is merged as nothing to apply): each applied leaves the DLQ, each that
+  // fails again stays with its new error, and so do the later tasks of its workflow.
+  absl::StatusOr<tock::admin::v1::MergeDLQMessagesResponse> MergeDlq(
+      const persistence::ReplicationDlqSelection& selection);
 
   struct ShardProgress {
     int64_t last_retrieved = -1;  // cursor in the remote's shard queue (-1: its stored ack)
     int64_t tasks_applied = 0;
     absl::Time last_pull;
     std::string last_error;
+    int64_t tasks_dlqd = 0;       // stored in the DLQ since this server started
+    int64_t failing_task_id = 0;  // the task the cursor waits on, if any,
+    int failed_attempts = 0;      // and how many times it failed
   };
   // By (remote cluster, remote shard).
   std::map<std::pair<std::string, int32_t>, ShardProgress> Progress() const;
@@ -93,6 +120,13 @@ class HistoryReplicator {
   absl::Status Pull(const persistence::RemoteClusterRecord& remote);
   absl::Status ApplyTask(const persistence::RemoteClusterRecord& remote,
                          const tock::admin::v1::HistoryReplicationTask& task);
+  // Applies one pulled shard's tasks; updates its progress.
+  absl::Status ApplyShard(const persistence::RemoteClusterRecord& remote,
+                          const tock::admin::v1::ReplicationMessages& shard);
+  // How many attempts a task that failed with `error` gets before the DLQ.
+  int DlqBudget(const absl::Status& error, const std::string& namespace_id);
+  absl::Status MergeDlqTask(const persistence::RemoteClusterRecord& remote,
+                            const persistence::ReplicationDlqTask& task);
   // Whether the namespace with this id lists `cluster` (cached for a few seconds).
   absl::StatusOr<bool> NamespaceListsCluster(const std::string& namespace_id,
                                              const std::string& cluster);
@@ -105,6 +139,10 @@ class HistoryReplicator {
   const Shards shards_;
   Logger& logger_;
   ApplyEvents apply_;
+  ReplicationFaults* faults_ = nullptr;
+  // Held while pulled tasks or DLQ tasks are applied: a merge and a pull never interleave
+  // (the pull's view of the workflows in the DLQ stays true while it applies).
+  std::mutex apply_mu_;
   ApplySyncActivity apply_activity_;
   mutable std::mutex mu_;
   std::map<std::pair<std::string, int32_t>, ShardProgress> progress_;  // guarded by mu_

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "lib/common/time_format.h"
+#include "server-core/replication/dlq_handlers.h"
 
 namespace tock::server::replication {
 namespace {
@@ -41,6 +42,8 @@ absl::StatusOr<adm::GetReplicationStatusResponse> Status(
     absl::StatusOr<int64_t> namespace_ack = store.NamespaceReplicationAck(remote.name());
     if (!namespace_ack.ok()) return namespace_ack.status();
     r->set_namespace_acked_task_id(*namespace_ack);
+    absl::StatusOr<std::map<int32_t, int64_t>> dlq = store.CountReplicationDlq(remote.name());
+    if (!dlq.ok()) return dlq.status();
     for (const auto& [key, p] : history_progress) {
       if (key.first != remote.name()) continue;
       adm::InboundShardStatus* in = r->add_inbound();
@@ -49,6 +52,7 @@ absl::StatusOr<adm::GetReplicationStatusResponse> Status(
       in->set_tasks_applied(p.tasks_applied);
       if (p.last_pull != absl::Time()) *in->mutable_last_pull_time() = ToProtoTime(p.last_pull);
       in->set_last_error(p.last_error);
+      if (auto it = dlq->find(key.second); it != dlq->end()) in->set_dlq_tasks(it->second);
     }
     for (int32_t shard = 1; shard <= shard_count; ++shard) {
       absl::StatusOr<int64_t> max = store.MaxReplicationTaskId(shard);
@@ -108,6 +112,7 @@ void RegisterReplicationHandlers(rpc::Dispatcher& dispatcher, ClusterRegistry& c
       [&, shard_count](const adm::GetReplicationStatusRequest& req, const rpc::CallContext&) {
         return Status(req, clusters, namespaces, histories, store, shard_count);
       });
+  RegisterDlqHandlers(dispatcher, clusters, histories, store);
 }
 
 }  // namespace tock::server::replication

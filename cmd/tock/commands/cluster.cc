@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "cmd/tock/commands/cluster_dlq.h"
 #include "lib/admin/cluster_ops.h"
 #include "lib/common/duration.h"
 #include "lib/common/proto_json.h"
@@ -205,7 +206,8 @@ void AddReplicationStatus(CLI::App& group, CommandContext& ctx) {
       "from the remote (the namespace queue, then each of the remote's shards: the last task "
       "id applied, when it last pulled, the last error); OUT is what the remote acknowledged "
       "of this cluster's queues (the last task id, the acked one, the tasks between). A last "
-      "task id of -1 means nothing was pulled since this server started.\n"
+      "task id of -1 means nothing was pulled since this server started; DLQ is how many "
+      "tasks of the remote's shard are in this cluster's replication DLQ (tock cluster dlq).\n"
       "\n"
       "Examples:\n"
       "  tock cluster replication-status\n"
@@ -218,15 +220,15 @@ void AddReplicationStatus(CLI::App& group, CommandContext& ctx) {
       if (!status.ok()) return status.status();
       absl::StatusOr<Printer> printer = ctx.printer();
       if (!printer.ok()) return printer.status();
-      printer->BeginList({"REMOTE", "DIRECTION", "QUEUE", "TASK ID", "ACKED", "LAG", "LAST PULL",
-                          "ERROR"});
+      printer->BeginList({"REMOTE", "DIRECTION", "QUEUE", "TASK ID", "ACKED", "LAG", "DLQ",
+                          "LAST PULL", "ERROR"});
       for (const auto& r : status->remotes()) {
         nlohmann::json ns = {{"remote", r.cluster_name()}, {"direction", "in"},
                              {"queue", "namespaces"},
                              {"taskId", r.namespace_last_retrieved_task_id()},
                              {"error", r.namespace_last_error()}};
         printer->Row(ns, {r.cluster_name(), "IN", "namespaces",
-                          std::to_string(r.namespace_last_retrieved_task_id()), "", "", "",
+                          std::to_string(r.namespace_last_retrieved_task_id()), "", "", "", "",
                           r.namespace_last_error()});
         for (const auto& in : r.inbound()) {
           nlohmann::json row = ProtoToJson(in);
@@ -234,6 +236,7 @@ void AddReplicationStatus(CLI::App& group, CommandContext& ctx) {
           row["direction"] = "in";
           printer->Row(row, {r.cluster_name(), "IN", absl::StrCat("shard ", in.shard_id()),
                              std::to_string(in.last_retrieved_task_id()), "", "",
+                             std::to_string(in.dlq_tasks()),
                              in.has_last_pull_time()
                                  ? FormatTimestamp(FromProtoTime(in.last_pull_time()))
                                  : "",
@@ -244,14 +247,14 @@ void AddReplicationStatus(CLI::App& group, CommandContext& ctx) {
                                  {"ackedTaskId", r.namespace_acked_task_id()}};
         printer->Row(out_ns, {r.cluster_name(), "OUT", "namespaces",
                               std::to_string(r.namespace_max_task_id()),
-                              std::to_string(r.namespace_acked_task_id()), "", "", ""});
+                              std::to_string(r.namespace_acked_task_id()), "", "", "", ""});
         for (const auto& out : r.outbound()) {
           nlohmann::json row = ProtoToJson(out);
           row["remote"] = r.cluster_name();
           row["direction"] = "out";
           printer->Row(row, {r.cluster_name(), "OUT", absl::StrCat("shard ", out.shard_id()),
                              std::to_string(out.max_task_id()), std::to_string(out.acked_task_id()),
-                             std::to_string(out.lag_tasks()), "", ""});
+                             std::to_string(out.lag_tasks()), "", "", ""});
         }
       }
       printer->EndList();
@@ -318,12 +321,14 @@ void AddClusterCommands(CLI::App& app, CommandContext& ctx) {
   group->footer(
       "Examples:\n  tock cluster describe\n  tock cluster list\n  tock cluster members\n"
       "  tock cluster shards\n  tock cluster upsert --frontend-address 10.0.1.5:7233\n"
-      "  tock cluster remove --name b\n  tock cluster replication-status\n");
+      "  tock cluster remove --name b\n  tock cluster replication-status\n"
+      "  tock cluster dlq read\n");
   AddDescribe(*group, ctx);
   AddList(*group, ctx);
   AddUpsert(*group, ctx);
   AddRemove(*group, ctx);
   AddReplicationStatus(*group, ctx);
+  AddClusterDlqCommands(*group, ctx);
   AddMembers(*group, ctx);
   AddShards(*group, ctx);
 }

@@ -432,7 +432,13 @@ class ObservedReplicationStore : public ReplicationStore {
         load_tasks_(o.Resolve("LoadReplicationTasks")),
         max_task_(o.Resolve("MaxReplicationTaskId")),
         ack_(o.Resolve("AckReplication")),
-        get_ack_(o.Resolve("ReplicationAck")) {}
+        get_ack_(o.Resolve("ReplicationAck")),
+        put_dlq_(o.Resolve("PutReplicationDlqTask")),
+        read_dlq_(o.Resolve("ReadReplicationDlq")),
+        purge_dlq_(o.Resolve("PurgeReplicationDlq")),
+        delete_dlq_(o.Resolve("DeleteReplicationDlqTask")),
+        dlq_workflows_(o.Resolve("ReplicationDlqWorkflows")),
+        count_dlq_(o.Resolve("CountReplicationDlq")) {}
 
   absl::StatusOr<std::vector<StoredRemoteCluster>> ListRemoteClusters() override {
     return o_.Run(list_clusters_, [&] { return inner_.ListRemoteClusters(); });
@@ -474,12 +480,36 @@ class ObservedReplicationStore : public ReplicationStore {
   absl::StatusOr<int64_t> ReplicationAck(const std::string& cluster, int32_t shard_id) override {
     return o_.Run(get_ack_, [&] { return inner_.ReplicationAck(cluster, shard_id); });
   }
+  absl::Status PutReplicationDlqTask(const ReplicationDlqTask& task) override {
+    return o_.Run(put_dlq_, [&] { return inner_.PutReplicationDlqTask(task); });
+  }
+  absl::StatusOr<std::vector<ReplicationDlqTask>> ReadReplicationDlq(
+      const ReplicationDlqSelection& selection, const ReplicationDlqKey& after,
+      int32_t limit) override {
+    return o_.Run(read_dlq_, [&] { return inner_.ReadReplicationDlq(selection, after, limit); });
+  }
+  absl::StatusOr<int64_t> PurgeReplicationDlq(const ReplicationDlqSelection& selection) override {
+    return o_.Run(purge_dlq_, [&] { return inner_.PurgeReplicationDlq(selection); });
+  }
+  absl::Status DeleteReplicationDlqTask(const ReplicationDlqKey& key) override {
+    return o_.Run(delete_dlq_, [&] { return inner_.DeleteReplicationDlqTask(key); });
+  }
+  absl::StatusOr<std::vector<std::pair<std::string, std::string>>> ReplicationDlqWorkflows(
+      const std::string& source_cluster, int32_t source_shard) override {
+    return o_.Run(dlq_workflows_,
+                  [&] { return inner_.ReplicationDlqWorkflows(source_cluster, source_shard); });
+  }
+  absl::StatusOr<std::map<int32_t, int64_t>> CountReplicationDlq(
+      const std::string& source_cluster) override {
+    return o_.Run(count_dlq_, [&] { return inner_.CountReplicationDlq(source_cluster); });
+  }
 
  private:
   ReplicationStore& inner_;
   Observer& o_;
   const Op list_clusters_, save_cluster_, delete_cluster_, read_ns_tasks_, max_ns_task_, ack_ns_,
-      get_ns_ack_, load_tasks_, max_task_, ack_, get_ack_;
+      get_ns_ack_, load_tasks_, max_task_, ack_, get_ack_, put_dlq_, read_dlq_, purge_dlq_,
+      delete_dlq_, dlq_workflows_, count_dlq_;
 };
 
 class ObservedPersistence : public Persistence {

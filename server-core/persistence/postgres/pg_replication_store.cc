@@ -151,6 +151,101 @@ class PgReplicationStore : public ReplicationStore {
     return r->rows() == 0 ? int64_t{0} : r->Int(0, 0);
   }
 
+  absl::Status PutReplicationDlqTask(const ReplicationDlqTask& t) override {
+    return pool_
+        .Query("INSERT INTO replication_dlq(source_cluster, source_shard, task_id, namespace_id, "
+               "workflow_id, run_id, first_event_id, next_event_id, version, last_error, "
+               "added_ms) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) "
+               "ON CONFLICT (source_cluster, source_shard, task_id) DO UPDATE SET "
+               "namespace_id = EXCLUDED.namespace_id, workflow_id = EXCLUDED.workflow_id, "
+               "run_id = EXCLUDED.run_id, first_event_id = EXCLUDED.first_event_id, "
+               "next_event_id = EXCLUDED.next_event_id, version = EXCLUDED.version, "
+               "last_error = EXCLUDED.last_error, added_ms = EXCLUDED.added_ms",
+               {PgParam::Text(t.key.source_cluster), PgParam::Int(t.key.source_shard),
+                PgParam::Int(t.key.task_id), PgParam::Text(t.namespace_id),
+                PgParam::Text(t.workflow_id), PgParam::Text(t.run_id),
+                PgParam::Int(t.first_event_id), PgParam::Int(t.next_event_id),
+                PgParam::Int(t.version), PgParam::Text(t.last_error),
+                PgParam::Int(absl::ToUnixMillis(t.added))})
+        .status();
+  }
+
+  absl::StatusOr<std::vector<ReplicationDlqTask>> ReadReplicationDlq(
+      const ReplicationDlqSelection& selection, const ReplicationDlqKey& after,
+      int32_t limit) override {
+    absl::StatusOr<PgResult> r = pool_.Query(
+        "SELECT source_cluster, source_shard, task_id, namespace_id, workflow_id, run_id, "
+        "first_event_id, next_event_id, version, last_error, added_ms FROM replication_dlq "
+        "WHERE ($1 = '' OR source_cluster = $1) AND ($2 = 0 OR source_shard = $2) AND "
+        "task_id <= $3 AND (source_cluster, source_shard, task_id) > ($4, $5, $6) "
+        "ORDER BY source_cluster, source_shard, task_id LIMIT $7",
+        {PgParam::Text(selection.source_cluster), PgParam::Int(selection.source_shard),
+         PgParam::Int(selection.max_task_id), PgParam::Text(after.source_cluster),
+         PgParam::Int(after.source_shard), PgParam::Int(after.task_id), PgParam::Int(limit)});
+    if (!r.ok()) return r.status();
+    std::vector<ReplicationDlqTask> out;
+    for (int i = 0; i < r->rows(); ++i) {
+      ReplicationDlqTask& t = out.emplace_back();
+      t.key.source_cluster = std::string(r->View(i, 0));
+      t.key.source_shard = static_cast<int32_t>(r->Int(i, 1));
+      t.key.task_id = r->Int(i, 2);
+      t.namespace_id = std::string(r->View(i, 3));
+      t.workflow_id = std::string(r->View(i, 4));
+      t.run_id = std::string(r->View(i, 5));
+      t.first_event_id = r->Int(i, 6);
+      t.next_event_id = r->Int(i, 7);
+      t.version = r->Int(i, 8);
+      t.last_error = std::string(r->View(i, 9));
+      t.added = absl::FromUnixMillis(r->Int(i, 10));
+    }
+    return out;
+  }
+
+  absl::StatusOr<int64_t> PurgeReplicationDlq(const ReplicationDlqSelection& selection) override {
+    absl::StatusOr<PgResult> r = pool_.Query(
+        "WITH gone AS (DELETE FROM replication_dlq WHERE ($1 = '' OR source_cluster = $1) AND "
+        "($2 = 0 OR source_shard = $2) AND task_id <= $3 RETURNING 1) SELECT count(*) FROM gone",
+        {PgParam::Text(selection.source_cluster), PgParam::Int(selection.source_shard),
+         PgParam::Int(selection.max_task_id)});
+    if (!r.ok()) return r.status();
+    return r->Int(0, 0);
+  }
+
+  absl::Status DeleteReplicationDlqTask(const ReplicationDlqKey& key) override {
+    return pool_
+        .Query("DELETE FROM replication_dlq WHERE source_cluster = $1 AND source_shard = $2 AND "
+               "task_id = $3",
+               {PgParam::Text(key.source_cluster), PgParam::Int(key.source_shard),
+                PgParam::Int(key.task_id)})
+        .status();
+  }
+
+  absl::StatusOr<std::vector<std::pair<std::string, std::string>>> ReplicationDlqWorkflows(
+      const std::string& source_cluster, int32_t source_shard) override {
+    absl::StatusOr<PgResult> r = pool_.Query(
+        "SELECT DISTINCT namespace_id, workflow_id FROM replication_dlq "
+        "WHERE source_cluster = $1 AND source_shard = $2",
+        {PgParam::Text(source_cluster), PgParam::Int(source_shard)});
+    if (!r.ok()) return r.status();
+    std::vector<std::pair<std::string, std::string>> out;
+    for (int i = 0; i < r->rows(); ++i) {
+      out.emplace_back(std::string(r->View(i, 0)), std::string(r->View(i, 1)));
+    }
+    return out;
+  }
+
+  absl::StatusOr<std::map<int32_t, int64_t>> CountReplicationDlq(
+      const std::string& source_cluster) override {
+    absl::StatusOr<PgResult> r = pool_.Query(
+        "SELECT source_shard, count(*) FROM replication_dlq WHERE source_cluster = $1 "
+        "GROUP BY source_shard",
+        {PgParam::Text(source_cluster)});
+    if (!r.ok()) return r.status();
+    std::map<int32_t, int64_t> out;
+    for (int i = 0; i < r->rows(); ++i) out[static_cast<int32_t>(r->Int(i, 0))] = r->Int(i, 1);
+    return out;
+  }
+
  private:
   PgPool& pool_;
 };

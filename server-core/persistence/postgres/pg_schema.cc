@@ -211,6 +211,27 @@ CREATE TABLE replication_acks (
   PRIMARY KEY (cluster_name, shard_id)
 );
 )sql"},
+      {12, "replication DLQ: remote tasks that kept failing here, by source cluster and shard",
+       R"sql(
+CREATE TABLE replication_dlq (
+  source_cluster TEXT COLLATE "C" NOT NULL,
+  source_shard   BIGINT NOT NULL,
+  task_id        BIGINT NOT NULL,
+  namespace_id   TEXT COLLATE "C" NOT NULL,
+  workflow_id    TEXT COLLATE "C" NOT NULL,
+  run_id         TEXT COLLATE "C" NOT NULL,
+  first_event_id BIGINT NOT NULL,
+  next_event_id  BIGINT NOT NULL,
+  version        BIGINT NOT NULL,
+  last_error     TEXT NOT NULL,
+  added_ms       BIGINT NOT NULL,
+  PRIMARY KEY (source_cluster, source_shard, task_id)
+);
+CREATE INDEX replication_dlq_workflows
+  ON replication_dlq(source_cluster, source_shard, namespace_id, workflow_id);
+COMMENT ON TABLE replication_dlq IS
+  'History replication tasks of a remote cluster that kept failing here (tock cluster dlq)';
+)sql"},
   };
   return migrations;
 }

@@ -170,6 +170,117 @@ class SqliteReplicationStore : public ReplicationStore {
     return ack;
   }
 
+  absl::Status PutReplicationDlqTask(const ReplicationDlqTask& t) override {
+    std::lock_guard lock(db_.mutex());
+    ASSIGN_STMT(q, db_.Prepare(
+                       "INSERT OR REPLACE INTO replication_dlq(source_cluster, source_shard, "
+                       "task_id, namespace_id, workflow_id, run_id, first_event_id, "
+                       "next_event_id, version, last_error, added_ms) "
+                       "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+    return q.Bind(1, t.key.source_cluster)
+        .Bind(2, int64_t{t.key.source_shard})
+        .Bind(3, t.key.task_id)
+        .Bind(4, t.namespace_id)
+        .Bind(5, t.workflow_id)
+        .Bind(6, t.run_id)
+        .Bind(7, t.first_event_id)
+        .Bind(8, t.next_event_id)
+        .Bind(9, t.version)
+        .Bind(10, t.last_error)
+        .Bind(11, absl::ToUnixMillis(t.added))
+        .Run();
+  }
+
+  absl::StatusOr<std::vector<ReplicationDlqTask>> ReadReplicationDlq(
+      const ReplicationDlqSelection& selection, const ReplicationDlqKey& after,
+      int32_t limit) override {
+    std::lock_guard lock(db_.mutex());
+    ASSIGN_STMT(q, db_.Prepare(
+                       "SELECT source_cluster, source_shard, task_id, namespace_id, workflow_id, "
+                       "run_id, first_event_id, next_event_id, version, last_error, added_ms "
+                       "FROM replication_dlq WHERE (? = '' OR source_cluster = ?) AND "
+                       "(? = 0 OR source_shard = ?) AND task_id <= ? AND "
+                       "(source_cluster, source_shard, task_id) > (?, ?, ?) "
+                       "ORDER BY source_cluster, source_shard, task_id LIMIT ?"));
+    q.Bind(1, selection.source_cluster)
+        .Bind(2, selection.source_cluster)
+        .Bind(3, int64_t{selection.source_shard})
+        .Bind(4, int64_t{selection.source_shard})
+        .Bind(5, selection.max_task_id)
+        .Bind(6, after.source_cluster)
+        .Bind(7, int64_t{after.source_shard})
+        .Bind(8, after.task_id)
+        .Bind(9, int64_t{limit});
+    std::vector<ReplicationDlqTask> out;
+    RETURN_IF_ERROR(q.ForEachRow([&] {
+      ReplicationDlqTask& t = out.emplace_back();
+      t.key.source_cluster = q.Text(0);
+      t.key.source_shard = static_cast<int32_t>(q.Int(1));
+      t.key.task_id = q.Int(2);
+      t.namespace_id = q.Text(3);
+      t.workflow_id = q.Text(4);
+      t.run_id = q.Text(5);
+      t.first_event_id = q.Int(6);
+      t.next_event_id = q.Int(7);
+      t.version = q.Int(8);
+      t.last_error = q.Text(9);
+      t.added = absl::FromUnixMillis(q.Int(10));
+      return absl::OkStatus();
+    }));
+    return out;
+  }
+
+  absl::StatusOr<int64_t> PurgeReplicationDlq(const ReplicationDlqSelection& selection) override {
+    std::lock_guard lock(db_.mutex());
+    ASSIGN_STMT(q, db_.Prepare("DELETE FROM replication_dlq WHERE (? = '' OR source_cluster = ?) "
+                               "AND (? = 0 OR source_shard = ?) AND task_id <= ?"));
+    RETURN_IF_ERROR(q.Bind(1, selection.source_cluster)
+                        .Bind(2, selection.source_cluster)
+                        .Bind(3, int64_t{selection.source_shard})
+                        .Bind(4, int64_t{selection.source_shard})
+                        .Bind(5, selection.max_task_id)
+                        .Run());
+    return static_cast<int64_t>(db_.Changes());
+  }
+
+  absl::Status DeleteReplicationDlqTask(const ReplicationDlqKey& key) override {
+    std::lock_guard lock(db_.mutex());
+    ASSIGN_STMT(q, db_.Prepare("DELETE FROM replication_dlq WHERE source_cluster = ? AND "
+                               "source_shard = ? AND task_id = ?"));
+    return q.Bind(1, key.source_cluster)
+        .Bind(2, int64_t{key.source_shard})
+        .Bind(3, key.task_id)
+        .Run();
+  }
+
+  absl::StatusOr<std::vector<std::pair<std::string, std::string>>> ReplicationDlqWorkflows(
+      const std::string& source_cluster, int32_t source_shard) override {
+    std::lock_guard lock(db_.mutex());
+    ASSIGN_STMT(q, db_.Prepare("SELECT DISTINCT namespace_id, workflow_id FROM replication_dlq "
+                               "WHERE source_cluster = ? AND source_shard = ?"));
+    q.Bind(1, source_cluster).Bind(2, int64_t{source_shard});
+    std::vector<std::pair<std::string, std::string>> out;
+    RETURN_IF_ERROR(q.ForEachRow([&] {
+      out.emplace_back(q.Text(0), q.Text(1));
+      return absl::OkStatus();
+    }));
+    return out;
+  }
+
+  absl::StatusOr<std::map<int32_t, int64_t>> CountReplicationDlq(
+      const std::string& source_cluster) override {
+    std::lock_guard lock(db_.mutex());
+    ASSIGN_STMT(q, db_.Prepare("SELECT source_shard, count(*) FROM replication_dlq "
+                               "WHERE source_cluster = ? GROUP BY source_shard"));
+    q.Bind(1, source_cluster);
+    std::map<int32_t, int64_t> out;
+    RETURN_IF_ERROR(q.ForEachRow([&] {
+      out[static_cast<int32_t>(q.Int(0))] = q.Int(1);
+      return absl::OkStatus();
+    }));
+    return out;
+  }
+
  private:
   SqliteDb& db_;
 };

@@ -171,6 +171,25 @@ CREATE TABLE replication_acks (
   PRIMARY KEY (cluster_name, shard_id)
 );
 )sql"},
+      {12, "replication DLQ: remote tasks that kept failing here, by source cluster and shard",
+       R"sql(
+CREATE TABLE replication_dlq (
+  source_cluster TEXT    NOT NULL,
+  source_shard   INTEGER NOT NULL,
+  task_id        INTEGER NOT NULL,   -- in the source shard's replication queue
+  namespace_id   TEXT    NOT NULL,
+  workflow_id    TEXT    NOT NULL,
+  run_id         TEXT    NOT NULL,
+  first_event_id INTEGER NOT NULL,
+  next_event_id  INTEGER NOT NULL,
+  version        INTEGER NOT NULL,
+  last_error     TEXT    NOT NULL,
+  added_ms       INTEGER NOT NULL,
+  PRIMARY KEY (source_cluster, source_shard, task_id)
+) WITHOUT ROWID;
+CREATE INDEX replication_dlq_workflows
+  ON replication_dlq(source_cluster, source_shard, namespace_id, workflow_id);
+)sql"},
   };
   return migrations;
 }
