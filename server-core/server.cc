@@ -14,6 +14,7 @@
 #include "lib/common/timer_thread.h"
 #include "server-core/frontend/batch_operations.h"
 #include "server-core/frontend/dc_redirection.h"
+#include "server-core/frontend/handover_gate.h"
 #include "server-core/scheduler/schedules.h"
 #include "server-core/frontend/handlers.h"
 #include "server-core/frontend/namespace_engine.h"
@@ -201,13 +202,6 @@ class TockServerImpl : public TockServer {
         replication::HistoryReplicator::Shards{
             *shards, [this](int32_t shard) { return shards_->Owns(shard); }},
         logger_);
-    if (!config_.replication_faults_file.empty()) {
-      replication_faults_ = std::make_unique<replication::ReplicationFaults>(
-          config_.replication_faults_file, *metrics_, logger_);
-      history_replicator_->SetFaults(replication_faults_.get());
-      logger_.Warn("replication faults can be injected (tests only)",
-                   {{"file", config_.replication_faults_file}});
-    }
     replication::RegisterReplicationHandlers(dispatcher_, *clusters_, *namespace_replicator_,
                                              *history_replicator_, persistence_->replication(),
                                              *shards);
@@ -234,6 +228,9 @@ class TockServerImpl : public TockServer {
                                                            *namespaces_, clock_, *timer_thread_);
       call_router_->Install(dispatcher_);
     }
+    // A namespace in handover holds its calls here, on this host, before they are routed.
+    handover_gate_ = std::make_unique<frontend::HandoverGate>(*namespaces_, clock_);
+    handover_gate_->Install(dispatcher_);
     // In front of the routing: a call forwarded to the active cluster is routed there.
     absl::StatusOr<frontend::DcRedirectionPolicy> redirection =
         frontend::ParseDcRedirectionPolicy(config_.dc_redirection_policy);
@@ -495,6 +492,7 @@ class TockServerImpl : public TockServer {
     if (call_router_) call_router_->Stop();
     if (routed_history_) routed_history_->Stop();
     if (matching_) matching_->ReleasePolls();
+    if (handover_gate_) handover_gate_->Release();
     if (history_) history_->ReleaseWaiters();
     if (acceptor_) acceptor_->Stop();  // no new connections
     // Leaving the membership first lets the other hosts take this one's shards at once.
@@ -504,6 +502,7 @@ class TockServerImpl : public TockServer {
     // shutdown otherwise waits for every connection to close).
     if (server_ != nullptr) server_->Shutdown(absl::ToChronoTime(absl::Now() + absl::Seconds(1)));
     server_.reset();
+    handover_gate_.reset();  // its timer thread looks namespaces up
     // Requests' archive jobs first: they use the archiver and the engines.
     if (archives_) archives_->StopBlocking();
     // Timers next: their callbacks use the history engine, and the engine's timer queue
@@ -558,7 +557,6 @@ class TockServerImpl : public TockServer {
   std::unique_ptr<replication::RemoteFrontends> remote_frontends_;
   std::unique_ptr<replication::ClusterRegistry> clusters_;
   std::unique_ptr<replication::NamespaceReplicator> namespace_replicator_;
-  std::unique_ptr<replication::ReplicationFaults> replication_faults_;  // tests only
   std::unique_ptr<replication::HistoryReplicator> history_replicator_;
   std::unique_ptr<replication::NamespaceActivity> namespace_activity_;
   std::unique_ptr<history::ShardController> shards_;
@@ -573,6 +571,7 @@ class TockServerImpl : public TockServer {
   std::unique_ptr<routing::RoutedHistory> routed_history_;
   std::unique_ptr<routing::CallRouter> call_router_;
   std::unique_ptr<frontend::DcRedirection> dc_redirection_;
+  std::unique_ptr<frontend::HandoverGate> handover_gate_;
   std::unique_ptr<worker::RetentionScanner> retention_;
   std::unique_ptr<archiver::ArchiveRegistry> archives_;
   std::unique_ptr<worker::Archiver> archiver_;

@@ -1,6 +1,7 @@
 #include "lib/admin/namespace_ops.h"
 
 #include "absl/strings/str_cat.h"
+#include "lib/admin/payloads.h"
 #include "lib/admin/retention.h"
 #include "lib/common/proto_time.h"
 #include "lib/common/time_format.h"
@@ -169,6 +170,16 @@ absl::StatusOr<wf::UpdateNamespaceRequest> MakeUpdateNamespaceRequest(
   req.set_promote_namespace(options.promote_global);
   for (const auto& c : options.clusters) {
     req.mutable_replication_config()->add_clusters()->set_cluster_name(c);
+  }
+  if (options.replication_state == "normal") {
+    req.mutable_replication_config()->set_state(temporal::api::enums::v1::REPLICATION_STATE_NORMAL);
+  } else if (options.replication_state == "handover") {
+    req.mutable_replication_config()->set_state(
+        temporal::api::enums::v1::REPLICATION_STATE_HANDOVER);
+  } else if (!options.replication_state.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("invalid --replication-state ",
+                                                   EchoQuoted(options.replication_state),
+                                                   ": use normal or handover"));
   }
   const ArchivalOptions& a = options.archival;
   if (!a.history_state.empty() || !a.history_uri.empty() || !a.visibility_state.empty() ||

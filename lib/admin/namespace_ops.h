@@ -83,6 +83,8 @@ struct UpdateNamespaceOptions {
   bool promote_global = false;              // local -> global
   std::vector<std::string> clusters;        // empty: unchanged
   ArchivalOptions archival;                 // a set URI never changes (the server refuses)
+  // "normal" or "handover" (Temporal's --replication-state); empty: unchanged.
+  std::string replication_state;
 };
 
 absl::StatusOr<wf::UpdateNamespaceRequest> MakeUpdateNamespaceRequest(

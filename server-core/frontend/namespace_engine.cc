@@ -23,6 +23,8 @@ using temporal::api::enums::v1::NAMESPACE_STATE_DELETED;
 using temporal::api::enums::v1::NAMESPACE_STATE_DEPRECATED;
 using temporal::api::enums::v1::NAMESPACE_STATE_REGISTERED;
 using temporal::api::enums::v1::NAMESPACE_STATE_UNSPECIFIED;
+using temporal::api::enums::v1::REPLICATION_STATE_HANDOVER;
+using temporal::api::enums::v1::REPLICATION_STATE_UNSPECIFIED;
 
 constexpr int kMaxFailoverHistory = 10;
 constexpr char kNotMasterMessage[] =
@@ -33,6 +35,34 @@ absl::Status ValidateStateTransition(NamespaceState from, NamespaceState to) {
                   (to == NAMESPACE_STATE_DEPRECATED || to == NAMESPACE_STATE_DELETED)) ||
                  (from == NAMESPACE_STATE_DEPRECATED && to == NAMESPACE_STATE_DELETED);
   if (!allowed) return absl::InvalidArgumentError("Invalid namespace state update.");
+  return absl::OkStatus();
+}
+
+// Temporal's validateReplicationStateUpdate (service/frontend/namespace_handler.go), with its
+// messages: a replication state changes only on a REGISTERED namespace; HANDOVER needs a
+// global namespace of at least two clusters (those of the request when it names them).
+absl::Status ValidateReplicationStateUpdate(
+    const persistence::NamespaceRecord& existing,
+    const temporal::api::replication::v1::NamespaceReplicationConfig& update) {
+  const NamespaceState state = existing.info().state();
+  if (state != NAMESPACE_STATE_REGISTERED) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "update ReplicationState is only supported when namespace is in "
+        "NAMESPACE_STATE_REGISTERED state, current state: ",
+        temporal::api::enums::v1::NamespaceState_Name(state)));
+  }
+  if (update.state() == REPLICATION_STATE_HANDOVER) {
+    if (!existing.is_global_namespace()) {
+      return absl::InvalidArgumentError(
+          "REPLICATION_STATE_HANDOVER can only be set for global namespace");
+    }
+    const int clusters = update.clusters_size() > 0 ? update.clusters_size()
+                                                    : existing.replication_config().clusters_size();
+    if (clusters < 2) {
+      return absl::InvalidArgumentError(
+          "REPLICATION_STATE_HANDOVER require more than one replication clusters");
+    }
+  }
   return absl::OkStatus();
 }
 
@@ -290,6 +320,11 @@ absl::StatusOr<wf::UpdateNamespaceResponse> NamespaceEngine::UpdateOnce(
       }
     }
     if (update.state() != NAMESPACE_STATE_UNSPECIFIED && update.state() != info->state()) {
+      if (record.replication_config().state() == REPLICATION_STATE_HANDOVER) {
+        return absl::InvalidArgumentError(
+            "cannot update namespace state while its replication state in "
+            "REPLICATION_STATE_HANDOVER");
+      }
       if (absl::Status s = ValidateStateTransition(info->state(), update.state()); !s.ok()) {
         return s;
       }
@@ -335,6 +370,14 @@ absl::StatusOr<wf::UpdateNamespaceResponse> NamespaceEngine::UpdateOnce(
         *replication->mutable_clusters() = clusters;
         configuration_changed = true;
       }
+    }
+    if (update.state() != REPLICATION_STATE_UNSPECIFIED &&
+        update.state() != replication->state()) {
+      if (absl::Status s = ValidateReplicationStateUpdate(current->record, update); !s.ok()) {
+        return s;
+      }
+      replication->set_state(update.state());
+      configuration_changed = true;
     }
     if (!update.active_cluster_name().empty() &&
         update.active_cluster_name() != replication->active_cluster_name()) {
@@ -550,7 +593,9 @@ absl::StatusOr<NamespaceEngine::Resolved> NamespaceEngine::Resolve(const std::st
                   cached->schema,
                   is_global,
                   current->record.replication_config().active_cluster_name(),
-                  active_here};
+                  active_here,
+                  current->record.replication_config().state() ==
+                      temporal::api::enums::v1::REPLICATION_STATE_HANDOVER};
 }
 
 absl::Status NamespaceEngine::EnsureRegistered(const std::string& name) {

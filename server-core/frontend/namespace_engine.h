@@ -104,6 +104,9 @@ class NamespaceEngine : public visibility::SearchAttributeSchemas {
     std::string active_cluster;  // the replication config's active cluster
     // False for a global namespace active in another cluster (this one is a standby).
     bool active_here = true;
+    // Replication state HANDOVER (set on this cluster, never replicated): a graceful
+    // failover waits for the other cluster to catch up, and calls wait (HandoverGate).
+    bool handover = false;
   };
   absl::StatusOr<Resolved> Resolve(const std::string& name, bool allow_deprecated,
                                    NamespaceAccess access);

@@ -78,7 +78,10 @@ absl::StatusOr<bool> NamespaceEngine::ApplyReplicated(const persistence::Namespa
     if (record.failover_version() < incoming.failover_version()) {
       record.mutable_replication_config()->set_active_cluster_name(
           incoming.replication_config().active_cluster_name());
-      record.mutable_replication_config()->set_state(incoming.replication_config().state());
+      // HANDOVER belongs to the cluster that set it (Temporal never replicates it, only
+      // NORMAL): a failover that arrives here leaves this cluster NORMAL.
+      record.mutable_replication_config()->set_state(
+          temporal::api::enums::v1::REPLICATION_STATE_NORMAL);
       record.set_failover_version(incoming.failover_version());
       *record.mutable_failover_history() = incoming.failover_history();
       changed = true;

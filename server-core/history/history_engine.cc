@@ -469,6 +469,10 @@ absl::Status HistoryEngine::CheckActive(const persistence::Commit& commit) {
       return NamespaceNotActiveError(activity.name, activity.active_cluster,
                                      activity.current_cluster);
     }
+    // Events of a namespace in handover would add a replication task after the ones the
+    // other cluster is waited for: refused, and tried again (timers, follow-up work) until
+    // the handover ends (Temporal's ErrNamespaceHandover, retried by its task executors).
+    if (activity.handover) return absl::UnavailableError(kNamespaceHandoverMessage);
   }
   // A change of a pending activity with no event (a poll that starts it, a heartbeat) on a
   // cluster that is no longer active: its SyncActivity task would carry an old version.
@@ -478,6 +482,7 @@ absl::Status HistoryEngine::CheckActive(const persistence::Commit& commit) {
       return NamespaceNotActiveError(activity.name, activity.active_cluster,
                                      activity.current_cluster);
     }
+    if (activity.handover) return absl::UnavailableError(kNamespaceHandoverMessage);
   }
   return absl::OkStatus();
 }

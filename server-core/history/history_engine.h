@@ -68,6 +68,9 @@ class HistoryEngine : public ShardListener, public AnyShard {
   // Whether a namespace is active here and its failover version (what timers and the
   // engine's own follow-up work stamp their events with). Unset: every namespace is active,
   // at the version of each run's last event.
+  // Temporal's ErrNamespaceHandover (UNAVAILABLE): a write of a namespace in handover.
+  static constexpr char kNamespaceHandoverMessage[] =
+      "Namespace replication in REPLICATION_STATE_HANDOVER state.";
   struct NamespaceActivity {
     bool active = true;
     int64_t failover_version = -1;  // -1: a local namespace (events keep the run's version)
@@ -76,6 +79,9 @@ class HistoryEngine : public ShardListener, public AnyShard {
     int64_t version_increment = 0;
     // For the NamespaceNotActive error of a write refused here.
     std::string name, active_cluster, current_cluster;
+    // Replication state HANDOVER here: a graceful failover waits for the other cluster to
+    // acknowledge every replication task, so no write may add one (kNamespaceHandoverMessage).
+    bool handover = false;
   };
   using ActivityOf = std::function<NamespaceActivity(const std::string& namespace_id)>;
   void SetNamespaceActivity(ActivityOf activity) { activity_of_ = std::move(activity); }

@@ -19,6 +19,8 @@ history::HistoryEngine::NamespaceActivity NamespaceActivity::Of(const std::strin
     activity.name = ns->record.info().name();
     activity.active_cluster = ns->record.replication_config().active_cluster_name();
     activity.current_cluster = cluster->current_cluster_name;
+    activity.handover = ns->record.replication_config().state() ==
+                        temporal::api::enums::v1::REPLICATION_STATE_HANDOVER;
   }
   std::lock_guard lock(mu_);
   if (cache_.size() > 10000) cache_.clear();

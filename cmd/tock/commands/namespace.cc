@@ -1,9 +1,12 @@
 #include "cmd/tock/commands/namespace.h"
 
 #include <memory>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "cmd/tock/interrupt.h"
+#include "lib/admin/graceful_failover.h"
 #include "lib/admin/namespace_ops.h"
 #include "lib/admin/retention.h"
 #include "lib/common/duration.h"
@@ -227,12 +230,17 @@ void AddUpdate(CLI::App& group, CommandContext& ctx) {
   cmd->add_flag("--promote-global", flags->options.promote_global,
                 "Promote a local namespace to global");
   cmd->add_option("--clusters", flags->options.clusters, "New cluster list: A,B")->delimiter(',');
+  cmd->add_option("--replication-state", flags->options.replication_state,
+                  "Replication state of a global namespace: normal, or handover (on its active "
+                  "cluster: calls wait, then fail, until it is normal again or failed over)")
+      ->check(CLI::IsMember({"normal", "handover"}));
   AddArchivalFlags(cmd, flags->options.archival);
   cmd->footer(
       "Examples:\n"
       "  tock namespace update orders --retention 7d --data tier=gold\n"
       "  tock namespace update orders --promote-global\n"
-      "  tock namespace update orders --visibility-archival-state enabled\n");
+      "  tock namespace update orders --visibility-archival-state enabled\n"
+      "  tock namespace update payments --replication-state handover\n");
   cmd->callback([&ctx, flags] {
     ctx.action = [&ctx, flags]() -> absl::Status {
       admin::UpdateNamespaceOptions options = flags->options;
@@ -255,21 +263,73 @@ void AddFailover(CLI::App& group, CommandContext& ctx) {
   struct Flags {
     std::string name;
     std::string to;
+    bool graceful = false;
+    std::string handover_timeout = "30s";
   };
   auto flags = std::make_shared<Flags>();
   CLI::App* cmd =
       group.add_subcommand("failover", "Make another cluster active for a global namespace");
   cmd->add_option("name", flags->name, "Namespace name")->required();
   cmd->add_option("--to", flags->to, "Cluster to make active")->required();
+  cmd->add_flag("--graceful", flags->graceful,
+                "Hand over without losing events: on the active cluster, hold writes "
+                "(replication state HANDOVER) until the target acknowledged every replication "
+                "task, then switch");
+  CLI::Option* timeout =
+      cmd->add_option("--handover-timeout", flags->handover_timeout,
+                      "With --graceful: how long writes may be held waiting for the target "
+                      "(then the namespace goes back to NORMAL, still active where it was)")
+          ->type_name("DURATION")
+          ->default_str(flags->handover_timeout);
+  timeout->needs(cmd->get_option("--graceful"));
   cmd->footer(
+      "Without --graceful the failover is immediate (forced): events the target has not "
+      "received yet are reconciled by version once it does. --graceful must be run against "
+      "the namespace's active cluster; it prints where the target is while waiting (to "
+      "standard error) and exits 4 when the target does not catch up in time.\n"
+      "\n"
       "Examples:\n"
       "  tock namespace failover payments --to b\n"
-      "  tock namespace failover payments --to a -o json | jq .failoverVersion\n");
+      "  tock namespace failover payments --to a -o json | jq .failoverVersion\n"
+      "  tock --address a.example:7233 namespace failover payments --to b --graceful "
+      "--handover-timeout 20s\n");
   cmd->callback([&ctx, flags] {
     ctx.action = [&ctx, flags]() -> absl::Status {
+      std::optional<absl::Duration> handover_timeout;
+      if (flags->graceful) {
+        absl::StatusOr<absl::Duration> d = ParseHumanDuration(flags->handover_timeout);
+        if (!d.ok() || *d <= absl::ZeroDuration()) {
+          return absl::InvalidArgumentError(
+              absl::StrCat("invalid --handover-timeout \"", flags->handover_timeout,
+                           "\": use a positive duration such as 30s or 2m"));
+        }
+        handover_timeout = *d;
+      }
       auto connection = ctx.connection();
       if (!connection.ok()) return connection.status();
-      auto updated = admin::FailoverNamespace(**connection, flags->name, flags->to);
+      absl::StatusOr<wf::DescribeNamespaceResponse> updated;
+      if (handover_timeout.has_value()) {
+        std::optional<InterruptWatcher> watcher;
+        if (!InterruptWatcher::active()) watcher.emplace([&ctx] { ctx.Interrupt(); });
+        admin::GracefulFailoverOptions options;
+        options.name = flags->name;
+        options.to_cluster = flags->to;
+        options.timeout = *handover_timeout;
+        std::string last;
+        options.progress = [&ctx, &last](const std::string& line) {
+          if (line != last) ctx.err << line << "\n" << std::flush;
+          last = line;
+        };
+        // Ctrl-C: the calls after it (setting the state back) must not be cancelled too.
+        options.stop = [&ctx] {
+          if (!ctx.interrupted()) return false;
+          ctx.ClearInterrupt();
+          return true;
+        };
+        updated = admin::GracefulFailoverNamespace(**connection, options);
+      } else {
+        updated = admin::FailoverNamespace(**connection, flags->name, flags->to);
+      }
       if (!updated.ok()) return updated.status();
       return PrintNamespace(ctx, *updated);
     };
