@@ -202,6 +202,13 @@ class TockServerImpl : public TockServer {
         replication::HistoryReplicator::Shards{
             *shards, [this](int32_t shard) { return shards_->Owns(shard); }},
         logger_);
+    if (!config_.replication_faults_file.empty()) {
+      replication_faults_ = std::make_unique<replication::ReplicationFaults>(
+          config_.replication_faults_file, *metrics_, logger_);
+      history_replicator_->SetFaults(replication_faults_.get());
+      logger_.Warn("replication faults can be injected (tests only)",
+                   {{"file", config_.replication_faults_file}});
+    }
     replication::RegisterReplicationHandlers(dispatcher_, *clusters_, *namespace_replicator_,
                                              *history_replicator_, persistence_->replication(),
                                              *shards);
@@ -557,6 +564,7 @@ class TockServerImpl : public TockServer {
   std::unique_ptr<replication::RemoteFrontends> remote_frontends_;
   std::unique_ptr<replication::ClusterRegistry> clusters_;
   std::unique_ptr<replication::NamespaceReplicator> namespace_replicator_;
+  std::unique_ptr<replication::ReplicationFaults> replication_faults_;  // tests only
   std::unique_ptr<replication::HistoryReplicator> history_replicator_;
   std::unique_ptr<replication::NamespaceActivity> namespace_activity_;
   std::unique_ptr<history::ShardController> shards_;

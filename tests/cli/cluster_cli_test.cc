@@ -375,12 +375,16 @@ class RemoteClusterTest : public CliTest {
  protected:
   // A server that is cluster `name` (its only cluster) with `initial_version`, listening on a
   // port chosen first so that its configured rpc_address is its real address.
-  std::unique_ptr<ServerProcess> StartCluster(const std::string& name, int initial_version) {
+  // `extra`: more flags.
+  std::unique_ptr<ServerProcess> StartCluster(const std::string& name, int initial_version,
+                                              const std::vector<std::string>& extra = {}) {
     const std::string port = std::to_string(ClosedLocalPort());
     const std::string yaml = ConfigYaml(name, initial_version, "127.0.0.1:" + port);
     auto server = std::make_unique<ServerProcess>(TOCK_SERVER_BIN, "listening on (\\S+)");
-    const bool started = server->Start({"--config", dir_.Write(name + ".yaml", yaml), "--db-file",
-                                        dir_.File(name + ".db"), "--port", port});
+    std::vector<std::string> args = {"--config", dir_.Write(name + ".yaml", yaml), "--db-file",
+                                     dir_.File(name + ".db"), "--port", port};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const bool started = server->Start(args);
     EXPECT_TRUE(started) << server->error();
     if (!started) return nullptr;
     EXPECT_EQ(server->address(), "127.0.0.1:" + port);
@@ -537,6 +541,135 @@ TEST_F(RemoteClusterTest, UpsertListAndRemoveBetweenTwoServers) {
   EXPECT_EQ(At(ClustersOfA()["b"], "/isReplicationEnabled"), false);
   EXPECT_EQ(TockJson({"cluster", "remove", "--name", "b"}), (json{{"clusterName", "b"}}));
   EXPECT_EQ(ClustersOfA().size(), 1u);
+}
+
+TEST(ClusterDlqInput, FlagsAreCheckedBeforeSending) {
+  for (const std::string command : {"read", "purge", "merge"}) {
+    std::vector<std::string> base = {"cluster", "dlq", command};
+    if (command == "purge") base.push_back("--yes");
+    auto with = [&](std::vector<std::string> flags) {
+      std::vector<std::string> args = base;
+      args.insert(args.end(), flags.begin(), flags.end());
+      return args;
+    };
+    ExpectRefusedBeforeSending(with({"--shard", "-1"}),
+                               "--shard must be a shard of the remote (1 or more; 0: every shard)");
+    ExpectRefusedBeforeSending(with({"--last-message-id", "-3"}),
+                               "--last-message-id must be a task id (1 or more; 0: no bound)");
+    ExpectRefusedBeforeSending(with({"--remote", "b\nc"}),
+                               "--remote contains a control character (byte 2)");
+    ExpectRefusedBeforeSending(with({"--remote", std::string(256, 'r')}),
+                               "--remote is 256 bytes long; at most 255");
+    ExpectSent(with({"--remote", "b", "--shard", "2", "--last-message-id", "7"}));
+    ExpectSent(base);
+  }
+  ProcessResult r = TockWithoutServer({"cluster", "dlq", "purge", "--remote", "b"});
+  EXPECT_EQ(r.exit_code, kExitUsage) << r.err;
+  EXPECT_EQ(r.err,
+            "error: refusing to purge the replication DLQ without confirmation: pass --yes "
+            "(standard input is not a terminal)\n");
+}
+
+// Cluster b pulls from a with every task of one workflow failing (b's test-only faults file):
+// the task is in b's DLQ, where `tock cluster dlq` reads it, fails to merge it while the
+// fault holds, merges it once it is gone, and purges another.
+TEST_F(RemoteClusterTest, DlqReadMergeAndPurgeBetweenTwoServers) {
+  const std::string faults = dir_.Write("b-faults.json", R"({"fail_workflow_ids": ["w1"]})");
+  server_ = StartCluster("a", 1);
+  ASSERT_NE(server_, nullptr);
+  b_ = StartCluster("b", 2, {"--replication-faults-file", faults});
+  ASSERT_NE(b_, nullptr);
+  const std::string b_address = b_->address();
+  auto on_b = [&](std::vector<std::string> args) {
+    std::vector<std::string> argv = {TOCK_CLI_BIN, "--address", b_address};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return RunProcess(argv, {}, "", std::chrono::seconds(30));
+  };
+  ASSERT_EQ(Tock(Upsert(b_address)).exit_code, kExitOk);
+  ASSERT_EQ(on_b(Upsert(server_->address())).exit_code, kExitOk);
+  Register({"pay", "--global", "--clusters", "a,b", "--active-cluster", "a"});
+  auto eventually = [](const std::function<bool()>& done) {
+    for (int i = 0; i < 200 && !done(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    return done();
+  };
+  ASSERT_TRUE(eventually([&] { return on_b({"namespace", "describe", "pay"}).exit_code == kExitOk; }));
+
+  auto start = [&](const std::string& id) {
+    ProcessResult r = Tock({"workflow", "start", "-n", "pay", "--type", "t", "--task-queue", "q",
+                            "--workflow-id", id});
+    ASSERT_EQ(r.exit_code, kExitOk) << r.err;
+  };
+  auto dlq = [&]() {
+    ProcessResult r = on_b({"cluster", "dlq", "read", "--remote", "a", "-o", "json"});
+    EXPECT_EQ(r.exit_code, kExitOk) << r.err;
+    json rows = json::parse(r.out, nullptr, false);
+    return rows.is_array() ? rows : json::array();
+  };
+  ASSERT_NO_FATAL_FAILURE(start("w1"));
+  ASSERT_TRUE(eventually([&] { return dlq().size() == 1; })) << dlq().dump();
+  json row = dlq()[0];
+  EXPECT_EQ(At(row, "/sourceCluster"), "a");
+  EXPECT_EQ(At(row, "/workflowId"), "w1");
+  EXPECT_EQ(At(row, "/firstEventId"), "1");
+  EXPECT_EQ(At(row, "/version"), "1");
+  const int shard = At(row, "/sourceShardId").get<int>();
+  EXPECT_GE(shard, 1);
+  EXPECT_LE(shard, 4);
+  EXPECT_EQ(At(row, "/lastError"), "injected replication fault: every task of workflow w1 fails "
+                                   "(fail_workflow_ids)");
+  const std::string task_id = At(row, "/taskId").get<std::string>();
+  EXPECT_EQ(on_b({"workflow", "describe", "-n", "pay", "--workflow-id", "w1"}).exit_code,
+            kExitNotFound);
+
+  ProcessResult r = on_b({"cluster", "dlq", "read", "-o", "table"});
+  ASSERT_EQ(r.exit_code, kExitOk) << r.err;
+  EXPECT_EQ(r.out.rfind("REMOTE  SHARD  TASK ID  WORKFLOW ID  RUN ID", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find("w1"), std::string::npos) << r.out;
+  // The replication status counts it on its shard.
+  bool counted = false;
+  for (const json& line : ParseJsonLines(
+           on_b({"cluster", "replication-status", "--remote", "a", "-o", "jsonl"}).out)) {
+    if (line.value("direction", "") == "in" && line.value("shardId", 0) == shard) {
+      counted = line.value("dlqTasks", "") == "1";
+    }
+  }
+  EXPECT_TRUE(counted);
+
+  // While the fault holds the merge fails again, says why, and keeps the task.
+  r = on_b({"cluster", "dlq", "merge", "--remote", "a", "--shard", std::to_string(shard), "-o",
+            "table"});
+  EXPECT_EQ(r.exit_code, kExitError) << r.err;
+  EXPECT_EQ(r.out.rfind("Merged 0 tasks; 1 remain in the replication DLQ\n", 0), 0u) << r.out;
+  EXPECT_EQ(r.err, "error: 1 tasks remain in the replication DLQ (task " + task_id +
+                       " of workflow w1: injected replication fault: every task of workflow w1 "
+                       "fails (fail_workflow_ids))\n");
+  EXPECT_EQ(dlq().size(), 1u);
+
+  // Fault removed: merged, the run is on b.
+  dir_.Write("b-faults.json", "{}");
+  r = on_b({"cluster", "dlq", "merge", "--remote", "a", "--last-message-id", task_id, "-o", "table"});
+  EXPECT_EQ(r.exit_code, kExitOk) << r.err;
+  EXPECT_EQ(r.out, "Merged 1 tasks; 0 remain in the replication DLQ\n");
+  EXPECT_EQ(on_b({"workflow", "describe", "-n", "pay", "--workflow-id", "w1"}).exit_code, kExitOk);
+  EXPECT_EQ(dlq(), json::array());
+
+  // Purged: gone, never applied.
+  dir_.Write("b-faults.json", R"({"fail_workflow_ids": ["w2"]})");
+  ASSERT_NO_FATAL_FAILURE(start("w2"));
+  ASSERT_TRUE(eventually([&] { return dlq().size() == 1; })) << dlq().dump();
+  r = on_b({"cluster", "dlq", "purge", "--remote", "a", "--yes", "-o", "table"});
+  EXPECT_EQ(r.exit_code, kExitOk) << r.err;
+  EXPECT_EQ(r.out, "Purged 1 tasks from the replication DLQ\n");
+  EXPECT_EQ(dlq(), json::array());
+  r = on_b({"cluster", "dlq", "read", "-o", "table"});
+  EXPECT_EQ(r.exit_code, kExitOk) << r.err;
+  EXPECT_EQ(r.out, "The replication DLQ is empty.\n");
+
+  r = on_b({"cluster", "dlq", "read", "--remote", "nosuch"});
+  EXPECT_EQ(r.exit_code, kExitNotFound) << r.err;
+  EXPECT_EQ(r.err, "error: no remote cluster is named \"nosuch\" (tock cluster list shows them)\n");
+  EXPECT_EQ(on_b({"__complete", "cluster", "dlq", "merge", "--remote", "a"}).out,
+            "a\t" + server_->address() + "\n");
 }
 
 TEST_F(RemoteClusterTest, ClusterOfANamespaceIsNotRemoved) {
