@@ -158,6 +158,13 @@ class TockServerImpl : public TockServer {
         persistence_->namespaces(), *namespaces_);
     history_->SetNamespaceActivity(
         [this](const std::string& namespace_id) { return namespace_activity_->Of(namespace_id); });
+    history_->SetOwnsVersion([this](int64_t version) {
+      const std::shared_ptr<const admin::ClusterMetadata> cluster = namespaces_->cluster();
+      auto own = cluster->clusters.find(cluster->current_cluster_name);
+      const int64_t increment = cluster->failover_version_increment;
+      return own != cluster->clusters.end() && increment > 0 &&
+             version % increment == own->second.initial_failover_version % increment;
+    });
     if (shared_database) {
       // Other hosts change namespaces too: what this one resolved is read again after a
       // while (Temporal's namespace cache refreshes every 10 s).

@@ -324,6 +324,13 @@ absl::Status HistoryEngine::Mutate(const NamespaceRef& ns, const RunKey& key,
       }
       state = std::move(*loaded);
     }
+    if (state.execution().zombie()) {
+      // Kept only to receive its history from the cluster that runs it: its tasks and
+      // timers are dropped here, and nothing else may change it.
+      return absl::NotFoundError(absl::StrCat(
+          "run ", key.run_id, " of workflow ", key.workflow_id,
+          " is a zombie: a newer run of this workflow id is its current run"));
+    }
     // A global namespace's run: what its pending activities hold that no event carries, to
     // replicate what the change alters of it (sync_activity_tasks.h).
     ActivityMarks activities_before;
@@ -393,7 +400,8 @@ absl::Status HistoryEngine::Mutate(const NamespaceRef& ns, const RunKey& key,
     }
     MarkClosingRunsForArchival(commit, ns.id);
     IndexSearchAttributes(commit, ns.id);
-    if (absl::Status w = WriteCommit(commit); !w.ok()) {
+    if (absl::Status w = WriteCommit(commit, /*replicated=*/false, !ns.conflict_resolution);
+        !w.ok()) {
       Uncache(key.run_id, *entry);
       settle(false);
       return w;
@@ -410,9 +418,12 @@ absl::Status HistoryEngine::Mutate(const NamespaceRef& ns, const RunKey& key,
   return result;
 }
 
-absl::Status HistoryEngine::WriteCommit(persistence::Commit& commit, bool replicated) {
+absl::Status HistoryEngine::WriteCommit(persistence::Commit& commit, bool replicated,
+                                        bool check_active) {
   if (!replicated) {
-    if (absl::Status s = CheckActive(commit); !s.ok()) return s;
+    if (check_active) {
+      if (absl::Status s = CheckActive(commit); !s.ok()) return s;
+    }
     AddReplicationTasks(commit);
   }
   if (HoldsRefusedTaskId(commit)) {
@@ -462,9 +473,18 @@ absl::Status HistoryEngine::CheckActive(const persistence::Commit& commit) {
   for (const persistence::RunWrite& run : commit.runs) {
     if (run.events.empty() || run.events.front().version() <= 0) continue;
     const NamespaceActivity activity = activity_of_(run.state.execution().namespace_id());
-    const bool stale = std::any_of(run.events.begin(), run.events.end(), [&](const HistoryEvent& e) {
+    bool stale = std::any_of(run.events.begin(), run.events.end(), [&](const HistoryEvent& e) {
       return e.version() < activity.failover_version;
     });
+    // The run's history may not go back to a lower version: events written after a newer
+    // cluster's (replicated here before this cluster learned of the failover) are refused
+    // like those of a standby (§6.5).
+    const auto& histories = run.state.version_histories();
+    if (histories.histories_size() > 0) {
+      for (const auto& item : histories.histories(histories.current_version_history_index()).items()) {
+        if (item.version() > run.events.front().version()) stale = true;
+      }
+    }
     if (!activity.active || stale) {
       return NamespaceNotActiveError(activity.name, activity.active_cluster,
                                      activity.current_cluster);

@@ -85,6 +85,10 @@ class HistoryEngine : public ShardListener, public AnyShard {
   };
   using ActivityOf = std::function<NamespaceActivity(const std::string& namespace_id)>;
   void SetNamespaceActivity(ActivityOf activity) { activity_of_ = std::move(activity); }
+  // Whether a failover version is this cluster's (version % increment == its initial
+  // version): conflict resolution terminates a losing run last written here, and turns one
+  // last written elsewhere into a zombie (reference/replication.md §3.5 step 1).
+  void SetOwnsVersion(std::function<bool(int64_t version)> owns) { owns_version_ = std::move(owns); }
 
   // Events missing before a replicated batch: those strictly between the two points.
   struct ReplicationGap {
@@ -94,12 +98,19 @@ class HistoryEngine : public ShardListener, public AnyShard {
     int64_t before_version = 0;
   };
   // Applies events another cluster wrote to this cluster's copy of the run (Temporal's
-  // history replicator, reference/replication.md §3.5): a new run is created from its
-  // WorkflowExecutionStarted; events already here are skipped (a duplicate is OK); events
-  // after a gap are not applied and the gap is returned, for the caller to fetch and apply
-  // first. Nothing applied here is replicated on. FAILED_PRECONDITION when the histories
-  // diverged (conflict resolution is not built yet) or a newer run is running.
-  // `items`: the version history of the source's branch the events are on.
+  // history replicator, reference/replication.md §3.5; replication_apply.cc):
+  // - a new run is created from its WorkflowExecutionStarted: as the current run, or as a
+  //   zombie when the current run is newer; a running current run that is older is
+  //   suppressed first (terminated "due to version conflict" when last written here, else
+  //   made a zombie);
+  // - events already here are skipped (a duplicate is OK); events after a gap are not
+  //   applied and the gap is returned, for the caller to fetch and apply first;
+  // - events of a branch that diverged from this cluster's are kept on their own branch: the
+  //   branch with the higher last version is the current one (the run's state is rebuilt
+  //   from it when it changes); signals, cancel requests and terminations of a losing branch
+  //   are applied again to the run as new events when the namespace is active here.
+  // Nothing applied here is replicated on (the reapplied events are: they are this
+  // cluster's). `items`: the version history of the source's branch the events are on.
   absl::StatusOr<std::optional<ReplicationGap>> ApplyReplicated(
       const std::string& namespace_id, const std::string& workflow_id, const std::string& run_id,
       const std::vector<tock::persistence::v1::VersionHistoryItem>& items,
@@ -296,7 +307,10 @@ class HistoryEngine : public ShardListener, public AnyShard {
   // version above 0) queues them for the other clusters in the same transaction, and is
   // refused (NamespaceNotActive) when the namespace is not active here or its events carry
   // an older failover version than the namespace's (resolved before a failover).
-  absl::Status WriteCommit(persistence::Commit& commit, bool replicated = false);
+  // `check_active` false: written even where the namespace is not active (the termination
+  // of a run that lost a version conflict, which is this cluster's own write).
+  absl::Status WriteCommit(persistence::Commit& commit, bool replicated = false,
+                           bool check_active = true);
   absl::StatusOr<std::string> ResolveRunId(const std::string& namespace_id,
                                            const std::string& workflow_id,
                                            const std::string& run_id);
@@ -522,6 +536,22 @@ class HistoryEngine : public ShardListener, public AnyShard {
   std::vector<persistence::TaskQueueTask> parked_transfers_;  // guarded by parked_mu_
   bool parked_check_scheduled_ = false;                      // guarded by parked_mu_
   // Whether `namespace_id` is standby here; parks the timer or transfer task if so.
+  // ApplyReplicated's steps (replication_apply.cc).
+  struct ReplicatedOutcome {
+    std::optional<ReplicationGap> gap;
+    std::string suppress_run_id;          // a running current run to suppress, then retry
+    std::vector<HistoryEvent> reapply;    // events of a losing branch to apply again
+  };
+  absl::StatusOr<ReplicatedOutcome> ApplyReplicatedLocked(
+      const std::string& namespace_id, const std::string& workflow_id, const std::string& run_id,
+      const std::vector<tock::persistence::v1::VersionHistoryItem>& items,
+      const std::vector<HistoryEvent>& events);
+  absl::Status SuppressRun(const std::string& namespace_id, const std::string& workflow_id,
+                           const std::string& run_id, int64_t by_version);
+  void Reapply(const std::string& namespace_id, const std::string& workflow_id,
+               const std::vector<HistoryEvent>& events);
+  std::function<bool(int64_t)> owns_version_;
+
   bool ParkIfStandby(const std::string& namespace_id, const persistence::TimerTaskRow* timer,
                      const persistence::TaskQueueTask* transfer);
   void CheckParked();

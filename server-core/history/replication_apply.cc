@@ -2,13 +2,14 @@
 // §3.5), and keeping a standby's own timers and follow-up work from running until the
 // namespace is active here (§4.4, §4.5).
 //
-// Built so far: the same branch only. A new run is created from its first batch; events
-// this cluster has are skipped; a gap is reported for the caller to fill (Temporal's
-// resend). Diverged histories (conflict resolution, branches) and zombie runs are refused
-// with FAILED_PRECONDITION, so the task is retried rather than applied wrongly.
+// Not built: updates are not reapplied from a losing branch (Temporal re-admits them), a
+// fork of a branch that is not the current one is refused, and where the namespace is not
+// active the losing branch's events are not forwarded to the active cluster (it applies
+// them itself when it receives that branch).
 #include "absl/strings/str_cat.h"
 #include "server-core/history/history_engine.h"
 #include "server-core/history/replicated_events.h"
+#include "server-core/history/version_histories.h"
 
 namespace tock::server::history {
 namespace {
@@ -17,28 +18,20 @@ namespace enums = temporal::api::enums::v1;
 
 constexpr absl::Duration kParkedCheckInterval = absl::Seconds(1);
 
-using tock::persistence::v1::VersionHistoryItem;
 
-const google::protobuf::RepeatedPtrField<VersionHistoryItem>* CurrentItems(
+const google::protobuf::RepeatedPtrField<VersionHistoryItem>& CurrentItemsOf(
     const MutableStateRecord& s) {
+  static const auto* none = new google::protobuf::RepeatedPtrField<VersionHistoryItem>();
   const auto& histories = s.version_histories();
-  if (histories.histories_size() == 0) return nullptr;
-  return &histories.histories(histories.current_version_history_index()).items();
+  if (histories.histories_size() == 0) return *none;
+  return histories.histories(histories.current_version_history_index()).items();
 }
 
-int64_t LastVersion(const MutableStateRecord& s) {
-  const auto* items = CurrentItems(s);
-  return items == nullptr || items->empty() ? 0 : items->rbegin()->version();
-}
-
-// The version of event `event_id` on a branch: that of the first item reaching it; -1 when
-// the branch is shorter.
-template <typename Items>
-int64_t VersionAt(const Items& items, int64_t event_id) {
-  for (const VersionHistoryItem& item : items) {
-    if (item.event_id() >= event_id) return item.version();
-  }
-  return -1;
+void TakeTasks(RunTransaction& tx, persistence::Commit& commit) {
+  commit.new_tasks = std::move(tx.new_tasks());
+  commit.new_timers = std::move(tx.new_timers());
+  commit.done_timers = std::move(tx.done_timers());
+  commit.done_task_ids = std::move(tx.done_task_ids());
 }
 
 }  // namespace
@@ -95,94 +88,416 @@ absl::StatusOr<std::optional<HistoryEngine::ReplicationGap>> HistoryEngine::Appl
       return absl::InvalidArgumentError("event ID mismatch");
     }
   }
-  persistence::Commit commit;
-  {
-    std::shared_ptr<RunEntry> entry = Entry(run_id);
-    std::lock_guard lock(entry->mu);
-    std::optional<MutableStateRecord> state;
-    if (const MutableStateRecord* cached = Cached(*entry)) {
-      state = *cached;
-    } else {
-      absl::StatusOr<MutableStateRecord> loaded = store_.GetRun(namespace_id, workflow_id, run_id);
-      if (loaded.ok()) {
-        state = std::move(*loaded);
-      } else if (!absl::IsNotFound(loaded.status())) {
-        return loaded.status();
-      }
+  // The source's branch as far as these events go; every event must be on it.
+  const VersionItems branch = TruncatedTo(
+      items.empty() ? VersionItems{} : ToItems(items), events.back().event_id());
+  if (LastEventId(branch) != events.back().event_id()) {
+    return absl::InvalidArgumentError("the version history does not reach the task's events");
+  }
+  for (const HistoryEvent& e : events) {
+    if (VersionAt(branch, e.event_id()) != e.version()) {
+      return absl::InvalidArgumentError("event version mismatch");
     }
-    std::vector<HistoryEvent> fresh;
-    persistence::CurrentRunChange change = persistence::CurrentRunChange::kNone;
+  }
+  // A running current run that loses to this one is suppressed first, outside this run's
+  // lock; then the run is applied again (at most twice: a second suppression would mean
+  // another run became current meanwhile).
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    absl::StatusOr<ReplicatedOutcome> outcome =
+        ApplyReplicatedLocked(namespace_id, workflow_id, run_id, branch, events);
+    if (!outcome.ok()) return outcome.status();
+    if (!outcome->reapply.empty()) Reapply(namespace_id, workflow_id, outcome->reapply);
+    if (outcome->suppress_run_id.empty()) return outcome->gap;
+    if (absl::Status s = SuppressRun(namespace_id, workflow_id, outcome->suppress_run_id,
+                                     LastVersion(branch));
+        !s.ok()) {
+      return s;
+    }
+  }
+  return absl::AbortedError(absl::StrCat("the current run of workflow ", workflow_id,
+                                         " kept changing while a replicated run was applied"));
+}
+
+namespace {
+
+// The events a losing branch's workflow received from outside (Temporal's
+// shouldReapplyEvent, less updates): applied again to the winner as new events.
+bool Reappliable(const HistoryEvent& e) {
+  switch (e.event_type()) {
+    case enums::EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED:
+    case enums::EVENT_TYPE_WORKFLOW_EXECUTION_CANCEL_REQUESTED:
+    case enums::EVENT_TYPE_WORKFLOW_EXECUTION_TERMINATED:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// A token no branch of the run has: "b0", "b1", ...
+std::string NewBranchToken(const tock::persistence::v1::VersionHistories& histories) {
+  for (int n = 0;; ++n) {
+    std::string token = absl::StrCat("b", n);
+    bool used = false;
+    for (const auto& h : histories.histories()) used = used || h.branch_token() == token;
+    if (!used) return token;
+  }
+}
+
+// Whether a run last written at (version, task id) happened after one at (other_version,
+// other_task_id): Temporal's HappensAfter (the higher version; at equal versions, one
+// cluster wrote both, and its task ids are in order).
+bool HappensAfter(int64_t version, int64_t task_id, int64_t other_version, int64_t other_task_id) {
+  if (version != other_version) return version > other_version;
+  return task_id > other_task_id;
+}
+
+}  // namespace
+
+absl::StatusOr<HistoryEngine::ReplicatedOutcome> HistoryEngine::ApplyReplicatedLocked(
+    const std::string& namespace_id, const std::string& workflow_id, const std::string& run_id,
+    const std::vector<VersionHistoryItem>& branch, const std::vector<HistoryEvent>& events) {
+  ReplicatedOutcome outcome;
+  persistence::Commit commit;
+  std::shared_ptr<RunEntry> entry = Entry(run_id);
+  std::unique_lock lock(entry->mu);
+  std::optional<MutableStateRecord> state;
+  if (const MutableStateRecord* cached = Cached(*entry)) {
+    state = *cached;
+  } else {
+    absl::StatusOr<MutableStateRecord> loaded = store_.GetRun(namespace_id, workflow_id, run_id);
+    if (loaded.ok()) {
+      state = std::move(*loaded);
+    } else if (!absl::IsNotFound(loaded.status())) {
+      return loaded.status();
+    }
+  }
+
+  if (!state.has_value()) {
+    // A run new here (§3.5 step 1): its history must start with it.
+    if (events.front().event_id() != 1) {
+      outcome.gap = ReplicationGap{0, 0, events.front().event_id(), events.front().version()};
+      return outcome;
+    }
+    persistence::CurrentRunChange change = persistence::CurrentRunChange::kCreate;
     std::string replaced;
-    if (!state.has_value()) {
-      if (events.front().event_id() != 1) {
-        return ReplicationGap{0, 0, events.front().event_id(), events.front().version()};
-      }
-      state.emplace();
-      auto* exec = state->mutable_execution();
-      exec->set_namespace_id(namespace_id);
-      exec->set_workflow_id(workflow_id);
-      exec->set_run_id(run_id);
-      fresh = events;
-      absl::StatusOr<persistence::CurrentRun> current = store_.GetCurrentRun(namespace_id, workflow_id);
-      if (absl::IsNotFound(current.status())) {
-        change = persistence::CurrentRunChange::kCreate;
-      } else if (!current.ok()) {
-        return current.status();
-      } else if (current->status == enums::WORKFLOW_EXECUTION_STATUS_RUNNING) {
-        return absl::FailedPreconditionError(absl::StrCat(
-            "run ", current->run_id, " of workflow ", workflow_id,
-            " is running here: a replicated run beside it (a zombie) is not built yet"));
+    bool zombie = false;
+    absl::StatusOr<persistence::CurrentRun> current = store_.GetCurrentRun(namespace_id, workflow_id);
+    if (!current.ok() && !absl::IsNotFound(current.status())) return current.status();
+    if (current.ok()) {
+      absl::StatusOr<MutableStateRecord> other =
+          store_.GetRun(namespace_id, workflow_id, current->run_id);
+      if (!other.ok()) return other.status();
+      const VersionItems other_branch = ToItems(CurrentItemsOf(*other));
+      if (!HappensAfter(LastVersion(branch), events.back().task_id(), LastVersion(other_branch),
+                        other->last_event_task_id())) {
+        // The current run is newer: this one is kept beside it, not run (a zombie).
+        zombie = true;
+        change = persistence::CurrentRunChange::kNone;
+      } else if (current->status == enums::WORKFLOW_EXECUTION_STATUS_RUNNING &&
+                 !other->execution().zombie()) {
+        outcome.suppress_run_id = current->run_id;
+        return outcome;
       } else {
         change = persistence::CurrentRunChange::kReplace;
         replaced = current->run_id;
       }
-    } else {
-      const int64_t next = state->next_event_id();
-      // Both branches must hold the same last event of this one (the same id and version:
-      // one cluster wrote it, so the same history up to it); else they diverged.
-      if (const auto* local = CurrentItems(*state); local != nullptr && !items.empty() &&
-                                                    next > 1 &&
-                                                    VersionAt(items, next - 1) != -1 &&
-                                                    VersionAt(items, next - 1) !=
-                                                        VersionAt(*local, next - 1)) {
-        return absl::FailedPreconditionError(absl::StrCat(
-            "the history of run ", run_id, " diverged at event ", next - 1, " (version ",
-            VersionAt(*local, next - 1), " here, ", VersionAt(items, next - 1),
-            " on the source): conflict resolution is not built yet"));
-      }
-      if (events.back().event_id() < next) return std::nullopt;  // all here already
-      if (events.front().event_id() > next) {
-        return ReplicationGap{next - 1, LastVersion(*state), events.front().event_id(),
-                              events.front().version()};
-      }
-      for (const HistoryEvent& e : events) {
-        if (e.event_id() >= next) fresh.push_back(e);
-      }
-      if (fresh.front().version() < LastVersion(*state)) {
-        return absl::FailedPreconditionError(absl::StrCat(
-            "the history of run ", run_id, " diverged (version ", fresh.front().version(),
-            " after ", LastVersion(*state), " here): conflict resolution is not built yet"));
-      }
     }
-    RunTransaction tx(std::move(*state), clock_.Now(), -1, shards_);
-    if (absl::Status s = ApplyReplicatedEvents(tx, fresh); !s.ok()) return s;
+    MutableStateRecord fresh_state;
+    auto* exec = fresh_state.mutable_execution();
+    exec->set_namespace_id(namespace_id);
+    exec->set_workflow_id(workflow_id);
+    exec->set_run_id(run_id);
+    RunTransaction tx(std::move(fresh_state), clock_.Now(), -1, shards_);
+    if (absl::Status s = ApplyReplicatedEvents(tx, events); !s.ok()) return s;
+    tx.state().mutable_execution()->set_zombie(zombie);
     commit.shard_id = tx.shard_id();
     commit.runs.push_back(tx.TakeRunWrite(change, replaced));
-    commit.new_tasks = std::move(tx.new_tasks());
-    commit.new_timers = std::move(tx.new_timers());
-    commit.done_timers = std::move(tx.done_timers());
-    commit.done_task_ids = std::move(tx.done_task_ids());
-    MarkClosingRunsForArchival(commit, namespace_id);
-    IndexSearchAttributes(commit, namespace_id);
-    if (absl::Status w = WriteCommit(commit, /*replicated=*/true); !w.ok()) {
-      Uncache(run_id, *entry);
-      return w;
+    TakeTasks(tx, commit);
+    // A zombie's own signals belong to the run that beat it (§3.5 step 1).
+    if (zombie) {
+      for (const HistoryEvent& e : events) {
+        if (Reappliable(e)) outcome.reapply.push_back(e);
+      }
     }
-    CountClosedRuns(commit);
-    Cache(run_id, *entry, std::move(commit.runs.front().state), commit);
+  } else {
+    // Which of the run's branches these events continue or leave (§3.5 step 4).
+    const auto& histories = state->version_histories();
+    const int current_index = histories.current_version_history_index();
+    int best = -1;
+    VersionHistoryItem lca;
+    for (int i = 0; i < histories.histories_size(); ++i) {
+      std::optional<VersionHistoryItem> common =
+          LowestCommonAncestor(ToItems(histories.histories(i).items()), branch);
+      if (!common.has_value()) continue;
+      if (best < 0 || common->event_id() > lca.event_id() ||
+          (common->event_id() == lca.event_id() && i == current_index)) {
+        best = i;
+        lca = *common;
+      }
+    }
+    if (best < 0) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "the history of run ", run_id, " shares no event with the replicated one"));
+    }
+    const VersionItems local = ToItems(histories.histories(best).items());
+    const VersionItems current_branch = ToItems(histories.histories(current_index).items());
+    const bool extends = EndsAt(local, lca);
+    // The events after what the chosen branch already holds.
+    const int64_t next = extends ? LastEventId(local) + 1 : lca.event_id() + 1;
+    std::vector<HistoryEvent> fresh;
+    for (const HistoryEvent& e : events) {
+      if (e.event_id() >= next) fresh.push_back(e);
+    }
+    if (fresh.empty()) return outcome;  // all here already
+    if (fresh.front().event_id() > next) {
+      outcome.gap = ReplicationGap{next - 1, VersionAt(extends ? local : branch, next - 1),
+                                   fresh.front().event_id(), fresh.front().version()};
+      return outcome;
+    }
+    if (extends && best == current_index) {
+      // The common case: the events continue the current branch.
+      RunTransaction tx(std::move(*state), clock_.Now(), -1, shards_);
+      if (absl::Status s = ApplyReplicatedEvents(tx, fresh); !s.ok()) return s;
+      commit.shard_id = tx.shard_id();
+      commit.runs.push_back(tx.TakeRunWrite(persistence::CurrentRunChange::kNone));
+      TakeTasks(tx, commit);
+    } else {
+      // Another branch (§3.5 steps 4-6): a stored one continued, or a new fork after `lca`.
+      if (!extends && best != current_index) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "the history of run ", run_id, " diverged from a branch that is not its current "
+            "one; such a fork is not supported"));
+      }
+      VersionItems target = TruncatedTo(extends ? local : current_branch, next - 1);
+      for (const VersionHistoryItem& item : branch) {
+        if (item.event_id() < next) continue;
+        if (!target.empty() && target.back().version() == item.version()) {
+          target.back().set_event_id(item.event_id());
+        } else {
+          target.push_back(item);
+        }
+      }
+      const int64_t target_version = LastVersion(target);
+      const int64_t current_version = LastVersion(current_branch);
+      if (target_version == current_version) {
+        return absl::InvalidArgumentError(
+            "ConflictResolver encountered replication task version == current branch last "
+            "write version");
+      }
+      tock::persistence::v1::VersionHistories updated = histories;
+      std::string token = extends ? histories.histories(best).branch_token()
+                                  : NewBranchToken(histories);
+      if (target_version < current_version) {
+        // The branch loses: its events are kept on it; the run's state stays as it is, and
+        // what the workflow received from outside on it is applied again to the run.
+        persistence::BranchAppend append{token, fresh};
+        RunTransaction tx(std::move(*state), clock_.Now(), -1, shards_);
+        auto* histories_out = tx.state().mutable_version_histories();
+        if (extends) {
+          histories_out->mutable_histories(best)->mutable_items()->Assign(target.begin(),
+                                                                          target.end());
+        } else {
+          auto* added = histories_out->add_histories();
+          added->set_branch_token(token);
+          added->mutable_items()->Assign(target.begin(), target.end());
+        }
+        commit.shard_id = tx.shard_id();
+        persistence::RunWrite write = tx.TakeRunWrite(persistence::CurrentRunChange::kNone);
+        if (!extends) write.branch_forks.push_back({token, lca.event_id()});
+        write.branch_appends.push_back(std::move(append));
+        commit.runs.push_back(std::move(write));
+        for (const HistoryEvent& e : fresh) {
+          if (Reappliable(e)) outcome.reapply.push_back(e);
+        }
+      } else {
+        // The branch wins: it becomes the current one and the run's state is rebuilt from
+        // its whole history (§3.5 step 5); the old current branch is kept under a token.
+        const int64_t common = extends ? LowestCommonAncestor(current_branch, local)->event_id()
+                                       : lca.event_id();
+        std::vector<HistoryEvent> history;
+        absl::StatusOr<std::vector<HistoryEvent>> prefix =
+            store_.ReadEvents(run_id, 1, common + 1, static_cast<int32_t>(common));
+        if (!prefix.ok()) return prefix.status();
+        history = std::move(*prefix);
+        if (extends) {
+          absl::StatusOr<std::vector<HistoryEvent>> stored = store_.ReadBranchEvents(
+              run_id, token, common + 1, next, static_cast<int32_t>(next - common));
+          if (!stored.ok()) return stored.status();
+          for (HistoryEvent& e : *stored) history.push_back(std::move(e));
+        }
+        const size_t first_written = history.size();
+        for (const HistoryEvent& e : fresh) history.push_back(e);
+        if (static_cast<int64_t>(history.size()) != LastEventId(target)) {
+          return absl::DataLossError(absl::StrCat("the stored branches of run ", run_id,
+                                                  " miss events; the run cannot be rebuilt"));
+        }
+        std::string retire_as = histories.histories(current_index).branch_token();
+        if (retire_as.empty()) {
+          retire_as = NewBranchToken(updated);
+          updated.mutable_histories(current_index)->set_branch_token(retire_as);
+        }
+        if (!extends) {
+          token = NewBranchToken(updated);
+          auto* added = updated.add_histories();
+          added->set_branch_token(token);
+          best = updated.histories_size() - 1;
+        }
+        updated.mutable_histories(best)->mutable_items()->Assign(target.begin(), target.end());
+        updated.set_current_version_history_index(best);
+
+        MutableStateRecord rebuilt;
+        rebuilt.mutable_execution()->set_namespace_id(namespace_id);
+        rebuilt.mutable_execution()->set_workflow_id(workflow_id);
+        rebuilt.mutable_execution()->set_run_id(run_id);
+        rebuilt.set_db_version(state->db_version());
+        const bool zombie = state->execution().zombie();
+        RunTransaction tx(std::move(rebuilt), clock_.Now(), -1, shards_);
+        if (absl::Status s = ApplyReplicatedEvents(tx, history); !s.ok()) return s;
+        tx.state().mutable_execution()->set_zombie(zombie);
+        *tx.state().mutable_version_histories() = updated;
+        tx.VisibilityChanged();
+        commit.shard_id = tx.shard_id();
+        persistence::RunWrite write = tx.TakeRunWrite(persistence::CurrentRunChange::kNone);
+        write.events.erase(write.events.begin(),  // replayed, not written: stored already
+                           write.events.begin() + static_cast<std::ptrdiff_t>(first_written));
+        // The promoted branch's stored events move to the history; `fresh` follows them.
+        write.branch_switch = persistence::BranchSwitch{retire_as, common, extends ? token : ""};
+        commit.runs.push_back(std::move(write));
+        TakeTasks(tx, commit);
+        logger_.Info("replication: a newer branch of a run became its current one",
+                     {{"workflow_id", workflow_id}, {"run_id", run_id},
+                      {"fork_event_id", absl::StrCat(common)},
+                      {"version", absl::StrCat(target_version)},
+                      {"previous_version", absl::StrCat(current_version)}});
+      }
+    }
   }
+  MarkClosingRunsForArchival(commit, namespace_id);
+  IndexSearchAttributes(commit, namespace_id);
+  if (absl::Status w = WriteCommit(commit, /*replicated=*/true); !w.ok()) {
+    Uncache(run_id, *entry);
+    return w;
+  }
+  CountClosedRuns(commit);
+  Cache(run_id, *entry, std::move(commit.runs.front().state), commit);
+  lock.unlock();  // publishing hands tasks on, which may come back to this run
   Publish(commit, run_id);
-  return std::nullopt;
+  return outcome;
+}
+
+absl::Status HistoryEngine::SuppressRun(const std::string& namespace_id,
+                                        const std::string& workflow_id, const std::string& run_id,
+                                        int64_t by_version) {
+  absl::StatusOr<MutableStateRecord> run = store_.GetRun(namespace_id, workflow_id, run_id);
+  if (!run.ok()) return run.status();
+  const int64_t last_version = LastVersion(ToItems(CurrentItemsOf(*run)));
+  if (owns_version_ && owns_version_(last_version)) {
+    // Last written here: this cluster ends it, as its own write at that version, which the
+    // other clusters receive like any other (§3.5 step 1, Temporal's SuppressBy).
+    NamespaceRef ns;
+    ns.id = namespace_id;
+    ns.failover_version = last_version;
+    ns.conflict_resolution = true;
+    temporal::api::common::v1::Payloads details;
+    auto* payload = details.add_payloads();
+    (*payload->mutable_metadata())["encoding"] = "json/plain";
+    payload->set_data(absl::StrCat("\"terminated by version: ", by_version, "\""));
+    absl::Status s = Mutate(ns, {namespace_id, workflow_id, run_id}, [&](RunTransaction& tx) {
+      if (tx.IsOpen()) {
+        tx.Terminate("Terminate Workflow Due To Version Conflict.", details, "history-service");
+      }
+      return absl::OkStatus();
+    });
+    if (s.ok()) {
+      logger_.Info("replication: a run that lost a version conflict was terminated",
+                   {{"workflow_id", workflow_id}, {"run_id", run_id},
+                    {"by_version", absl::StrCat(by_version)}});
+    }
+    return s;
+  }
+  // Last written by another cluster: that cluster decides its end; here it becomes a zombie.
+  std::shared_ptr<RunEntry> entry = Entry(run_id);
+  std::lock_guard lock(entry->mu);
+  MutableStateRecord state = std::move(*run);
+  if (const MutableStateRecord* cached = Cached(*entry)) state = *cached;
+  RunTransaction tx(std::move(state), clock_.Now(), -1, shards_);
+  tx.state().mutable_execution()->set_zombie(true);
+  persistence::Commit commit;
+  commit.shard_id = tx.shard_id();
+  commit.runs.push_back(tx.TakeRunWrite(persistence::CurrentRunChange::kNone));
+  if (absl::Status w = WriteCommit(commit, /*replicated=*/true); !w.ok()) {
+    Uncache(run_id, *entry);
+    return w;
+  }
+  Cache(run_id, *entry, std::move(commit.runs.front().state), commit);
+  return absl::OkStatus();
+}
+
+void HistoryEngine::Reapply(const std::string& namespace_id, const std::string& workflow_id,
+                            const std::vector<HistoryEvent>& events) {
+  const NamespaceActivity activity =
+      activity_of_ ? activity_of_(namespace_id) : NamespaceActivity{};
+  if (!activity.active) {
+    // Temporal forwards them to the active cluster (AdminService.ReapplyEvents); that
+    // cluster receives this branch too and applies them itself when it loses there.
+    logger_.Warn("replication: events of a losing branch are not applied again here (the "
+                 "namespace is not active here)",
+                 {{"workflow_id", workflow_id}, {"events", absl::StrCat(events.size())}});
+    return;
+  }
+  NamespaceRef ns;
+  ns.id = namespace_id;
+  ns.name = activity.name;
+  ns.failover_version = activity.failover_version;
+  for (const HistoryEvent& e : events) {
+    // One request id per replicated event: applied once however often it arrives.
+    const std::string request_id = absl::StrCat("reapply:", e.event_id(), ":", e.version(), ":",
+                                                e.task_id());
+    absl::Status s;
+    temporal::api::common::v1::WorkflowExecution execution;
+    execution.set_workflow_id(workflow_id);  // the current run
+    switch (e.event_type()) {
+      case enums::EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED: {
+        const auto& a = e.workflow_execution_signaled_event_attributes();
+        wf::SignalWorkflowExecutionRequest req;
+        *req.mutable_workflow_execution() = execution;
+        req.set_signal_name(a.signal_name());
+        *req.mutable_input() = a.input();
+        *req.mutable_header() = a.header();
+        req.set_identity(a.identity());
+        req.set_request_id(request_id);
+        s = SignalWorkflow(ns, req);
+        break;
+      }
+      case enums::EVENT_TYPE_WORKFLOW_EXECUTION_CANCEL_REQUESTED: {
+        wf::RequestCancelWorkflowExecutionRequest req;
+        *req.mutable_workflow_execution() = execution;
+        req.set_reason(e.workflow_execution_cancel_requested_event_attributes().cause());
+        req.set_identity(e.workflow_execution_cancel_requested_event_attributes().identity());
+        req.set_request_id(request_id);
+        s = RequestCancelWorkflow(ns, req);
+        break;
+      }
+      case enums::EVENT_TYPE_WORKFLOW_EXECUTION_TERMINATED: {
+        const auto& a = e.workflow_execution_terminated_event_attributes();
+        wf::TerminateWorkflowExecutionRequest req;
+        *req.mutable_workflow_execution() = execution;
+        req.set_reason(a.reason());
+        *req.mutable_details() = a.details();
+        req.set_identity(a.identity());
+        s = TerminateWorkflow(ns, req);
+        break;
+      }
+      default:
+        continue;
+    }
+    if (!s.ok()) {
+      logger_.Warn("replication: an event of a losing branch could not be applied again",
+                   {{"workflow_id", workflow_id},
+                    {"event", enums::EventType_Name(e.event_type())},
+                    {"error", std::string(s.message().substr(0, 300))}});
+    }
+  }
 }
 
 }  // namespace tock::server::history

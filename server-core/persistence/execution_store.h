@@ -92,10 +92,33 @@ enum class CurrentRunChange {
   kReplace,        // replace `expected_current_run_id` (closed) with this run
 };
 
+// History branches (reference/replication.md §3.5, §6.4). A run's history is a tree when two
+// clusters wrote it apart: one VersionHistory per branch in its state, each with a token.
+// The current branch's events are in the run's history (ReadEvents); every other branch is
+// a whole copy, read by its token (ReadBranchEvents). Conflict resolution changes them with
+// the three operations below, applied in the order listed, before `events` are appended.
+struct BranchFork {          // a new non-current branch: a copy of the current one's prefix
+  std::string token;
+  int64_t through_event_id = 0;  // events 1..through_event_id are copied
+};
+struct BranchSwitch {        // another branch becomes the current one
+  std::string retire_as;     // the current branch's events are kept under this token
+  int64_t keep_through_event_id = 0;  // the history keeps events 1..this (the common prefix)
+  std::string promote;       // "" (a new branch: `events` follow) or a stored branch's token,
+                             // whose events after the prefix move to the history
+};
+struct BranchAppend {        // events added to a non-current branch
+  std::string token;
+  std::vector<HistoryEvent> events;
+};
+
 struct RunWrite {
   MutableStateRecord state;          // db_version must be expected_db_version + 1
   int64_t expected_db_version = 0;   // 0: the run is new
   std::vector<HistoryEvent> events;  // appended; ids continue the stored ones
+  std::vector<BranchFork> branch_forks;
+  std::optional<BranchSwitch> branch_switch;
+  std::vector<BranchAppend> branch_appends;
   CurrentRunChange current_run_change = CurrentRunChange::kNone;
   std::string expected_current_run_id;  // with kReplace
   std::optional<VisibilityRecord> visibility;
@@ -173,6 +196,12 @@ class ExecutionStore {
     if (!parsed) return absl::DataLossError("a stored history event cannot be parsed");
     return events;
   }
+
+  // Events [first_event_id, next_event_id) of a non-current branch of a run (BranchFork), at
+  // most `limit`, oldest first; none for a token the run does not have.
+  virtual absl::StatusOr<std::vector<HistoryEvent>> ReadBranchEvents(
+      const std::string& run_id, const std::string& branch_token, int64_t first_event_id,
+      int64_t next_event_id, int32_t limit) = 0;
 
   // Removes a run: its state, events, visibility record, and the current-run pointer when it
   // points at this run. Tasks and timers left behind find no run and are dropped.

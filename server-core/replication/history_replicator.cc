@@ -8,6 +8,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "server-core/history/version_histories.h"
 #include "lib/common/time_format.h"
 #include "server-core/replication/sync_activity_task.h"
 
@@ -60,6 +61,34 @@ absl::StatusOr<bool> HistoryReplicator::NamespaceListsCluster(const std::string&
     namespace_clusters_[namespace_id] = CachedClusters{listed, now};
   }
   return std::find(listed.begin(), listed.end(), cluster) != listed.end();
+}
+
+int HistoryReplicator::BranchHolding(const persistence::MutableStateRecord& run,
+                                     int64_t event_id, int64_t version) {
+  const auto& histories = run.version_histories();
+  auto holds = [&](int i) {
+    const history::VersionItems items = history::ToItems(histories.histories(i).items());
+    return history::LastEventId(items) >= event_id &&
+           history::VersionAt(items, event_id) == version;
+  };
+  const int current = histories.current_version_history_index();
+  if (current < histories.histories_size() && holds(current)) return current;
+  for (int i = 0; i < histories.histories_size(); ++i) {
+    if (holds(i)) return i;
+  }
+  return -1;
+}
+
+absl::StatusOr<std::vector<persistence::HistoryEvent>> HistoryReplicator::ReadOnBranch(
+    const persistence::MutableStateRecord& run, int branch, int64_t first, int64_t next,
+    int32_t limit) {
+  const auto& histories = run.version_histories();
+  const std::string& run_id = run.execution().run_id();
+  if (histories.histories_size() == 0 || branch == histories.current_version_history_index()) {
+    return executions_.ReadEvents(run_id, first, next, limit);
+  }
+  return executions_.ReadBranchEvents(run_id, histories.histories(branch).branch_token(), first,
+                                      next, limit);
 }
 
 absl::StatusOr<adm::GetReplicationMessagesResponse> HistoryReplicator::Serve(
@@ -115,9 +144,14 @@ absl::StatusOr<adm::GetReplicationMessagesResponse> HistoryReplicator::Serve(
         AddSyncActivityTask(*run, row.task_id, t, sent_activities, *messages);
         continue;
       }
+      // The events are read from the branch that holds them: after a conflict they may be
+      // on a branch that is no longer the current one, and the other clusters need them
+      // there (to keep that branch, and apply its signals again).
+      const int branch = BranchHolding(*run, t.next_event_id() - 1, t.version());
+      if (branch < 0) continue;
       absl::StatusOr<std::vector<persistence::HistoryEvent>> events =
-          executions_.ReadEvents(t.run_id(), t.first_event_id(), t.next_event_id(),
-                                 static_cast<int32_t>(t.next_event_id() - t.first_event_id()));
+          ReadOnBranch(*run, branch, t.first_event_id(), t.next_event_id(),
+                       static_cast<int32_t>(t.next_event_id() - t.first_event_id()));
       if (!events.ok()) return events.status();
       if (events->empty()) continue;
       adm::HistoryReplicationTask* task = messages->add_tasks();
@@ -125,11 +159,10 @@ absl::StatusOr<adm::GetReplicationMessagesResponse> HistoryReplicator::Serve(
       task->set_namespace_id(t.namespace_id());
       task->set_workflow_id(t.workflow_id());
       task->set_run_id(t.run_id());
-      const auto& histories = run->version_histories();
-      if (histories.histories_size() > 0) {
-        *task->mutable_version_history_items() =
-            histories.histories(histories.current_version_history_index()).items();
-      }
+      const history::VersionItems items = history::TruncatedTo(
+          history::ToItems(run->version_histories().histories(branch).items()),
+          t.next_event_id() - 1);
+      task->mutable_version_history_items()->Assign(items.begin(), items.end());
       for (persistence::HistoryEvent& e : *events) *task->add_events() = std::move(e);
     }
   }
@@ -154,19 +187,26 @@ absl::StatusOr<adm::GetWorkflowExecutionRawHistoryResponse> HistoryReplicator::R
       return absl::InvalidArgumentError("next_page_token is not one this server gave out");
     }
   }
-  const int64_t end = req.end_event_id() == 0 ? run->next_event_id() : req.end_event_id();
+  // The branch is chosen by the range's end (Temporal's rule), else the current one.
+  const auto& histories = run->version_histories();
+  int branch = histories.current_version_history_index();
+  if (req.end_event_id() != 0) {
+    const int holding = BranchHolding(*run, req.end_event_id(), req.end_event_version());
+    if (holding >= 0) branch = holding;
+  }
+  const history::VersionItems items =
+      histories.histories_size() > branch ? history::ToItems(histories.histories(branch).items())
+                                          : history::VersionItems{};
+  const int64_t end =
+      req.end_event_id() == 0 ? history::LastEventId(items) + 1 : req.end_event_id();
   const int32_t page = req.maximum_page_size() == 0
                            ? kMaxRawHistoryPage
                            : std::min(req.maximum_page_size(), kMaxRawHistoryPage);
   adm::GetWorkflowExecutionRawHistoryResponse out;
-  const auto& histories = run->version_histories();
-  if (histories.histories_size() > 0) {
-    *out.mutable_version_history_items() =
-        histories.histories(histories.current_version_history_index()).items();
-  }
+  out.mutable_version_history_items()->Assign(items.begin(), items.end());
   if (first >= end) return out;
   absl::StatusOr<std::vector<persistence::HistoryEvent>> events =
-      executions_.ReadEvents(req.run_id(), first, end, page);
+      ReadOnBranch(*run, branch, first, end, page);
   if (!events.ok()) return events.status();
   for (persistence::HistoryEvent& e : *events) *out.add_events() = std::move(e);
   if (!out.events().empty() && out.events().rbegin()->event_id() + 1 < end) {

@@ -76,6 +76,10 @@ class HistoryReplicator {
       const tock::admin::v1::GetReplicationMessagesRequest& req);
   absl::StatusOr<tock::admin::v1::GetWorkflowExecutionRawHistoryResponse> RawHistory(
       const tock::admin::v1::GetWorkflowExecutionRawHistoryRequest& req);
+  // The branch of `run` that holds event `event_id` written at `version` (the current one
+  // when it does): its index in the run's version histories, or -1.
+  static int BranchHolding(const persistence::MutableStateRecord& run, int64_t event_id,
+                           int64_t version);
 
   // Receiver side.
   // Events after a gap make the missing ones be fetched from the source
@@ -117,6 +121,10 @@ class HistoryReplicator {
   std::map<std::pair<std::string, int32_t>, ShardProgress> Progress() const;
 
  private:
+  // Events [first, next) of the run's branch `branch` (BranchHolding).
+  absl::StatusOr<std::vector<persistence::HistoryEvent>> ReadOnBranch(
+      const persistence::MutableStateRecord& run, int branch, int64_t first, int64_t next,
+      int32_t limit);
   absl::Status Pull(const persistence::RemoteClusterRecord& remote);
   absl::Status ApplyTask(const persistence::RemoteClusterRecord& remote,
                          const tock::admin::v1::HistoryReplicationTask& task);

@@ -52,6 +52,11 @@ class LosingRenewalReplies : public persistence::ExecutionStore {
                                                         const std::string& workflow_id) override {
     return inner_.GetCurrentRun(namespace_id, workflow_id);
   }
+  absl::StatusOr<std::vector<persistence::HistoryEvent>> ReadBranchEvents(
+      const std::string& run_id, const std::string& branch_token, int64_t first_event_id,
+      int64_t next_event_id, int32_t limit) override {
+    return inner_.ReadBranchEvents(run_id, branch_token, first_event_id, next_event_id, limit);
+  }
   absl::Status DeleteRun(const std::string& namespace_id, const std::string& workflow_id,
                          const std::string& run_id) override {
     return inner_.DeleteRun(namespace_id, workflow_id, run_id);

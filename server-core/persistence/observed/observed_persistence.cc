@@ -157,6 +157,7 @@ class ObservedExecutionStore : public ExecutionStore {
         get_run_(o.Resolve("GetRun")),
         current_(o.Resolve("GetCurrentRun")),
         read_(o.Resolve("ReadEvents")),
+        read_branch_(o.Resolve("ReadBranchEvents")),
         delete_(o.Resolve("DeleteRun")),
         visit_(o.Resolve("VisitEventBytes")),
         tasks_(o.Resolve("LoadTaskQueueTasks")),
@@ -190,6 +191,15 @@ class ObservedExecutionStore : public ExecutionStore {
     return o_.Run(read_,
                   [&] { return inner_.ReadEvents(run_id, first_event_id, next_event_id, limit); });
   }
+  absl::StatusOr<std::vector<HistoryEvent>> ReadBranchEvents(const std::string& run_id,
+                                                             const std::string& branch_token,
+                                                             int64_t first_event_id,
+                                                             int64_t next_event_id,
+                                                             int32_t limit) override {
+    return o_.Run(read_branch_, [&] {
+      return inner_.ReadBranchEvents(run_id, branch_token, first_event_id, next_event_id, limit);
+    });
+  }
   absl::Status DeleteRun(const std::string& namespace_id, const std::string& workflow_id,
                          const std::string& run_id) override {
     return o_.Run(delete_, [&] { return inner_.DeleteRun(namespace_id, workflow_id, run_id); });
@@ -222,7 +232,7 @@ class ObservedExecutionStore : public ExecutionStore {
  private:
   ExecutionStore& inner_;
   Observer& o_;
-  const Op acquire_, renew_, write_, get_run_, current_, read_, delete_, visit_, tasks_,
+  const Op acquire_, renew_, write_, get_run_, current_, read_, read_branch_, delete_, visit_, tasks_,
       queue_tasks_, transfer_tasks_, timers_;
 };
 

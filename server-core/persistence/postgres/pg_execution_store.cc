@@ -240,6 +240,28 @@ class PgExecutionStore : public ExecutionStore, private CommitBatchWriter {
     return visited;
   }
 
+  absl::StatusOr<std::vector<HistoryEvent>> ReadBranchEvents(const std::string& run_id,
+                                                             const std::string& branch_token,
+                                                             int64_t first_event_id,
+                                                             int64_t next_event_id,
+                                                             int32_t limit) override {
+    absl::StatusOr<PgResult> r = pool_.Query(
+        "SELECT data FROM history_branch_events WHERE run_id = $1 AND branch_token = $2 AND "
+        "event_id >= $3 AND event_id < $4 ORDER BY event_id LIMIT $5",
+        {PgParam::Text(run_id), PgParam::Bytes(branch_token), PgParam::Int(first_event_id),
+         PgParam::Int(next_event_id), PgParam::Int(limit < 0 ? 100000 : limit)});
+    if (!r.ok()) return r.status();
+    std::vector<HistoryEvent> events(static_cast<size_t>(r->rows()));
+    for (int i = 0; i < r->rows(); ++i) {
+      const std::string_view bytes = r->View(i, 0);
+      if (!events[static_cast<size_t>(i)].ParseFromArray(bytes.data(),
+                                                         static_cast<int>(bytes.size()))) {
+        return absl::DataLossError("a stored history event cannot be parsed");
+      }
+    }
+    return events;
+  }
+
   // One statement (data-modifying CTEs run together, atomically), so one round trip.
   absl::Status DeleteRun(const std::string& namespace_id, const std::string& workflow_id,
                          const std::string& run_id) override {
@@ -248,7 +270,8 @@ class PgExecutionStore : public ExecutionStore, private CommitBatchWriter {
             "WITH e AS (DELETE FROM executions WHERE namespace_id = $1 AND workflow_id = $2 AND "
             "run_id = $3), c AS (DELETE FROM current_executions WHERE namespace_id = $1 AND "
             "workflow_id = $2 AND run_id = $3), v AS (DELETE FROM visibility WHERE "
-            "namespace_id = $1 AND run_id = $3 AND workflow_id = $2) "
+            "namespace_id = $1 AND run_id = $3 AND workflow_id = $2), b AS (DELETE FROM "
+            "history_branch_events WHERE run_id = $3) "
             "DELETE FROM history_events WHERE run_id = $3",
             {PgParam::Text(namespace_id), PgParam::Text(workflow_id), PgParam::Text(run_id)})
         .status();
@@ -497,13 +520,14 @@ class PgExecutionStore : public ExecutionStore, private CommitBatchWriter {
     for (const std::string& sql : first) batch.Add(sql, {}, -1, nullptr);
     size_t runs = 0;
     for (const GroupItem& item : items) runs += item.commit->runs.size();
-    if (runs > 1 && (!single || DistinctRuns(items))) {
+    if (runs > 1 && (!single || DistinctRuns(items)) && !WritesBranches(items)) {
       AddManyRuns(batch, items);
     } else {
       for (size_t i = 0; i < items.size(); ++i) {
         const Commit& commit = *items[i].commit;
         const Serialized& blobs = SerializedOf(items[i]);
         for (size_t r = 0; r < commit.runs.size(); ++r) {
+          AddBranches(batch, static_cast<int>(i), commit.runs[r]);
           AddRun(batch, static_cast<int>(i), commit, commit.runs[r], blobs.states[r],
                  blobs.events[r]);
         }
@@ -563,6 +587,68 @@ class PgExecutionStore : public ExecutionStore, private CommitBatchWriter {
                 if (r->Int(0, 0) != 1) return RunCheckFailed(run);
                 return absl::OkStatus();
               });
+  }
+
+  static bool WritesBranches(absl::Span<const GroupItem> items) {
+    for (const GroupItem& item : items) {
+      for (const RunWrite& run : item.commit->runs) {
+        if (!run.branch_forks.empty() || run.branch_switch.has_value() ||
+            !run.branch_appends.empty()) {
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+
+  // The branch operations of a run (execution_store.h), in their order, before its row and
+  // events (AddRun), whose events may take the ids a switch frees. Rare: conflict resolution.
+  void AddBranches(StatementBatch& batch, int item, const RunWrite& run) {
+    const std::string_view run_id = batch.Keep(run.state.execution().run_id());
+    auto check = [run_id = std::string(run_id)](absl::StatusOr<PgResult>& r, int&) -> absl::Status {
+      if (r.ok()) return absl::OkStatus();
+      if (r.status().code() != absl::StatusCode::kAlreadyExists) return r.status();
+      return absl::AbortedError(
+          absl::StrCat("an event of a branch of run ", run_id, " exists already"));
+    };
+    for (const BranchFork& fork : run.branch_forks) {
+      batch.Add(
+          "INSERT INTO history_branch_events(run_id, branch_token, event_id, data) "
+          "SELECT run_id, $2, event_id, data FROM history_events WHERE run_id = $1 AND "
+          "event_id <= $3",
+          {PgParam::Text(run_id), PgParam::Bytes(batch.Keep(fork.token)),
+           PgParam::Int(fork.through_event_id)},
+          item, check);
+    }
+    if (run.branch_switch.has_value()) {
+      const BranchSwitch& sw = *run.branch_switch;
+      batch.Add(
+          "WITH kept AS (INSERT INTO history_branch_events(run_id, branch_token, event_id, "
+          "data) SELECT run_id, $2, event_id, data FROM history_events WHERE run_id = $1) "
+          "DELETE FROM history_events WHERE run_id = $1 AND event_id > $3",
+          {PgParam::Text(run_id), PgParam::Bytes(batch.Keep(sw.retire_as)),
+           PgParam::Int(sw.keep_through_event_id)},
+          item, check);
+      if (!sw.promote.empty()) {
+        batch.Add(
+            "WITH moved AS (DELETE FROM history_branch_events WHERE run_id = $1 AND "
+            "branch_token = $2 RETURNING event_id, data) INSERT INTO history_events(run_id, "
+            "event_id, data) SELECT $1, event_id, data FROM moved WHERE event_id > $3",
+            {PgParam::Text(run_id), PgParam::Bytes(batch.Keep(sw.promote)),
+             PgParam::Int(sw.keep_through_event_id)},
+            item, check);
+      }
+    }
+    for (const BranchAppend& append : run.branch_appends) {
+      for (const HistoryEvent& event : append.events) {
+        batch.Add(
+            "INSERT INTO history_branch_events(run_id, branch_token, event_id, data) "
+            "VALUES ($1, $2, $3, $4)",
+            {PgParam::Text(run_id), PgParam::Bytes(batch.Keep(append.token)),
+             PgParam::Int(event.event_id()), PgParam::Bytes(batch.Keep(event.SerializeAsString()))},
+            item, check);
+      }
+    }
   }
 
   static absl::Status RunCheckFailed(const RunWrite& run) {

@@ -211,6 +211,18 @@ CREATE TABLE replication_acks (
   PRIMARY KEY (cluster_name, shard_id)
 );
 )sql"},
+      {11, "history branches: the events of a run's non-current branches (conflict resolution)",
+       R"sql(
+CREATE TABLE history_branch_events (
+  run_id       TEXT COLLATE "C" NOT NULL,
+  branch_token BYTEA  NOT NULL,
+  event_id     BIGINT NOT NULL,
+  data         BYTEA  NOT NULL,
+  PRIMARY KEY (run_id, branch_token, event_id)
+);
+COMMENT ON TABLE history_branch_events IS
+  'The events of the non-current branches of a run (its current branch is in history_events)';
+)sql"},
       {12, "replication DLQ: remote tasks that kept failing here, by source cluster and shard",
        R"sql(
 CREATE TABLE replication_dlq (

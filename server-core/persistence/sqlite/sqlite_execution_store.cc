@@ -127,6 +127,28 @@ class SqliteExecutionStore : public ExecutionStore, private CommitBatchWriter {
     return visited;
   }
 
+  absl::StatusOr<std::vector<HistoryEvent>> ReadBranchEvents(const std::string& run_id,
+                                                             const std::string& branch_token,
+                                                             int64_t first_event_id,
+                                                             int64_t next_event_id,
+                                                             int32_t limit) override {
+    std::lock_guard lock(db_.mutex());
+    ASSIGN_STMT(q, db_.Prepare(
+        "SELECT data FROM history_branch_events WHERE run_id = ? AND branch_token = ? AND "
+        "event_id >= ? AND event_id < ? ORDER BY event_id LIMIT ?"));
+    q.Bind(1, run_id).BindBlob(2, branch_token).Bind(3, first_event_id).Bind(4, next_event_id);
+    q.Bind(5, int64_t{limit});
+    std::vector<HistoryEvent> events;
+    RETURN_IF_ERROR(q.ForEachRow([&] {
+      const std::string_view bytes = q.BlobView(0);
+      if (!events.emplace_back().ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+        return absl::DataLossError("a stored history event cannot be parsed");
+      }
+      return absl::OkStatus();
+    }));
+    return events;
+  }
+
   absl::Status DeleteRun(const std::string& namespace_id, const std::string& workflow_id,
                          const std::string& run_id) override {
     std::lock_guard lock(db_.mutex());
@@ -137,6 +159,8 @@ class SqliteExecutionStore : public ExecutionStore, private CommitBatchWriter {
         "DELETE FROM current_executions WHERE namespace_id = ?1 AND workflow_id = ?2 AND run_id = ?3",
         "DELETE FROM visibility WHERE namespace_id = ?1 AND run_id = ?3 AND workflow_id = ?2",
         "DELETE FROM history_events WHERE run_id = ?3 AND ?1 IS NOT NULL AND ?2 IS NOT NULL",
+        "DELETE FROM history_branch_events WHERE run_id = ?3 AND ?1 IS NOT NULL AND "
+        "?2 IS NOT NULL",
     };
     for (const char* sql : statements) {
       ASSIGN_STMT(del, db_.Prepare(sql));
@@ -367,6 +391,55 @@ class SqliteExecutionStore : public ExecutionStore, private CommitBatchWriter {
     return id;
   }
 
+  // The branch operations of a run (execution_store.h), in their order. Requires the lock
+  // and an open transaction; rare (conflict resolution only).
+  absl::Status WriteBranches(const RunWrite& run) {
+    const std::string& run_id = run.state.execution().run_id();
+    for (const BranchFork& fork : run.branch_forks) {
+      ASSIGN_STMT(copy, db_.Prepare(
+          "INSERT INTO history_branch_events(run_id, branch_token, event_id, data) "
+          "SELECT run_id, ?, event_id, data FROM history_events WHERE run_id = ? AND "
+          "event_id <= ?"));
+      RETURN_IF_ERROR(copy.BindBlob(1, fork.token).Bind(2, run_id).Bind(3, fork.through_event_id).Run());
+    }
+    if (run.branch_switch.has_value()) {
+      const BranchSwitch& sw = *run.branch_switch;
+      ASSIGN_STMT(retire, db_.Prepare(
+          "INSERT INTO history_branch_events(run_id, branch_token, event_id, data) "
+          "SELECT run_id, ?, event_id, data FROM history_events WHERE run_id = ?"));
+      RETURN_IF_ERROR(retire.BindBlob(1, sw.retire_as).Bind(2, run_id).Run());
+      ASSIGN_STMT(cut, db_.Prepare("DELETE FROM history_events WHERE run_id = ? AND event_id > ?"));
+      RETURN_IF_ERROR(cut.Bind(1, run_id).Bind(2, sw.keep_through_event_id).Run());
+      if (!sw.promote.empty()) {
+        ASSIGN_STMT(promote, db_.Prepare(
+            "INSERT INTO history_events(run_id, event_id, data) SELECT run_id, event_id, data "
+            "FROM history_branch_events WHERE run_id = ? AND branch_token = ? AND event_id > ?"));
+        RETURN_IF_ERROR(
+            promote.Bind(1, run_id).BindBlob(2, sw.promote).Bind(3, sw.keep_through_event_id).Run());
+        ASSIGN_STMT(drop, db_.Prepare(
+            "DELETE FROM history_branch_events WHERE run_id = ? AND branch_token = ?"));
+        RETURN_IF_ERROR(drop.Bind(1, run_id).BindBlob(2, sw.promote).Run());
+      }
+    }
+    for (const BranchAppend& append : run.branch_appends) {
+      for (const HistoryEvent& event : append.events) {
+        ASSIGN_STMT(ins, db_.Prepare(
+            "INSERT INTO history_branch_events(run_id, branch_token, event_id, data) "
+            "VALUES (?,?,?,?)"));
+        absl::Status s = ins.Bind(1, run_id)
+                             .BindBlob(2, append.token)
+                             .Bind(3, event.event_id())
+                             .BindBlob(4, event.SerializeAsString())
+                             .Run();
+        if (!s.ok()) {
+          return absl::AbortedError(absl::StrCat("event ", event.event_id(), " of a branch of run ",
+                                                 run_id, " exists already"));
+        }
+      }
+    }
+    return absl::OkStatus();
+  }
+
   // Requires the lock and an open transaction. `index`: the run's place in `blobs`.
   absl::Status WriteRun(int32_t shard_id, RunWrite& run, const Blobs& blobs, size_t index) {
     const auto& exec = run.state.execution();
@@ -447,6 +520,7 @@ class SqliteExecutionStore : public ExecutionStore, private CommitBatchWriter {
         break;
       }
     }
+    RETURN_IF_ERROR(WriteBranches(run));
     for (size_t e = 0; e < run.events.size(); ++e) {
       const HistoryEvent& event = run.events[e];
       ASSIGN_STMT(ins, db_.Prepare(

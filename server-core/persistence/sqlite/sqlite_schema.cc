@@ -171,6 +171,16 @@ CREATE TABLE replication_acks (
   PRIMARY KEY (cluster_name, shard_id)
 );
 )sql"},
+      {11, "history branches: the events of a run's non-current branches (conflict resolution)",
+       R"sql(
+CREATE TABLE history_branch_events (
+  run_id       TEXT    NOT NULL,
+  branch_token BLOB    NOT NULL,   -- the branch's VersionHistory.branch_token
+  event_id     INTEGER NOT NULL,
+  data         BLOB    NOT NULL,   -- temporal.api.history.v1.HistoryEvent
+  PRIMARY KEY (run_id, branch_token, event_id)
+) WITHOUT ROWID;
+)sql"},
       {12, "replication DLQ: remote tasks that kept failing here, by source cluster and shard",
        R"sql(
 CREATE TABLE replication_dlq (
