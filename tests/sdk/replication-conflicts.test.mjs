@@ -6,7 +6,7 @@
 // that wrote it last (or kept as a zombie where it arrives late).
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { uniqueName } from './server.mjs';
+import { tockJson, uniqueName } from './server.mjs';
 import { connectClusters, eventually, startCluster, upsert } from './clusters.mjs';
 
 const DEADLINE = { timeout: 90_000 };
@@ -79,6 +79,17 @@ const summary = (events) => events.map((e) => {
   return `${e.eventId} v${e.version} ${name ?? e.eventType}`;
 });
 
+// `tock workflow describe-state`: the run's branches as {isCurrent, items: [[id, version]]}.
+async function describeState(cluster, namespace, workflowId, runId) {
+  const state = await tockJson(cluster.address,
+    ['-n', namespace, 'workflow', 'describe-state', '--workflow-id', workflowId, '--run-id', runId]);
+  state.branchItems = state.branches.map((branch) => ({
+    isCurrent: branch.isCurrent,
+    items: branch.items.map((item) => [Number(item.eventId), Number(item.version)]),
+  }));
+  return state;
+}
+
 async function describeRun(cluster, namespace, workflowId, runId) {
   return cluster.workflow.describeWorkflowExecution({ namespace, execution: { workflowId, runId } });
 }
@@ -130,6 +141,14 @@ test('13. split brain: both clusters signal the run; the v2 branch wins on both,
     const run = await describeRun(cluster, namespace, workflowId, runId);
     assert.equal(run.workflowExecutionInfo.status, STATUS_RUNNING);
     assert.equal(Number(run.workflowExecutionInfo.historyLength), 5);
+    // Two branches on each: the v1 one that lost, and the current one at version 2.
+    const state = await describeState(cluster, namespace, workflowId, runId);
+    assert.deepEqual(state.branchItems.filter((branch) => branch.isCurrent),
+      [{ isCurrent: true, items: [[2, 1], [5, 2]] }], cluster.name);
+    assert.deepEqual(state.branchItems.filter((branch) => !branch.isCurrent),
+      [{ isCurrent: false, items: [[3, 1]] }], cluster.name);
+    assert.equal(state.lastWriteVersion, '2');
+    assert.equal(state.zombie, false);
   }
   // Signalling on A (standby now) is refused rather than forked again.
   await assert.rejects(signal(a, namespace, workflowId, 'late'), /is active in cluster: b, while current cluster a is a standby cluster/);
@@ -174,6 +193,11 @@ test('14. zombie: runs of one workflow id started on both sides of a partition; 
       assert.equal(old.workflowExecutionInfo.status, STATUS_TERMINATED);
     }, { what: `r2 current and r1 terminated on ${cluster.name}`, timeoutMs: 20_000 });
   }
+  // On B, r1 arrived older than the running r2: a zombie, closed by A's termination.
+  const zombie = await describeState(b, namespace, workflowId, r1);
+  assert.equal(zombie.zombie, true);
+  assert.equal(zombie.isCurrentRun, false);
+  assert.equal((await describeState(a, namespace, workflowId, r1)).zombie, false);
   // Both hold the same histories of both runs.
   for (const runId of [r1, r2]) {
     const onA = await history(a, namespace, workflowId, runId);
