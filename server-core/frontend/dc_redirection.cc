@@ -10,6 +10,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "server-core/frontend/request_namespace.h"
 #include "lib/common/grpc_status.h"
 #include "lib/common/status.h"
 #include "temporal/api/errordetails/v1/message.pb.h"
@@ -31,20 +32,6 @@ std::string MetadataValue(const rpc::CallContext& ctx, const char* key) {
   const auto& metadata = ctx.grpc->client_metadata();
   auto it = metadata.find(key);
   return it == metadata.end() ? "" : std::string(it->second.data(), it->second.size());
-}
-
-// The `namespace` field of a request as received ("" when it does not parse).
-std::string NamespaceOf(const pb::Message& prototype, const pb::FieldDescriptor& field,
-                        const grpc::ByteBuffer& payload) {
-  std::vector<grpc::Slice> slices;
-  if (!payload.Dump(&slices).ok()) return "";
-  std::string bytes;
-  for (const grpc::Slice& s : slices) {
-    bytes.append(reinterpret_cast<const char*>(s.begin()), s.size());
-  }
-  std::unique_ptr<pb::Message> request(prototype.New());
-  if (!request->ParseFromString(bytes)) return "";
-  return request->GetReflection()->GetString(*request, &field);
 }
 
 }  // namespace
@@ -209,7 +196,7 @@ void DcRedirection::Install(rpc::Dispatcher& dispatcher) {
             !MetadataValue(ctx, kRedirectionApiHeader).empty()) {
           return (*local)(ctx, payload, std::move(respond));
         }
-        const std::string name = NamespaceOf(*prototype, *field, payload);
+        const std::string name = RequestNamespace(*prototype, *field, payload);
         absl::StatusOr<NamespaceEngine::Resolved> ns =
             name.empty() ? absl::StatusOr<NamespaceEngine::Resolved>(absl::NotFoundError(""))
                          : namespaces_.Resolve(name, true, NamespaceAccess::kRead);

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "server-core/frontend/request_namespace.h"
 #include "temporal/api/workflowservice/v1/request_response.pb.h"
 
 namespace tock::server::frontend {
@@ -13,20 +14,6 @@ namespace {
 
 namespace pb = google::protobuf;
 constexpr char kServiceName[] = "temporal.api.workflowservice.v1.WorkflowService";
-
-// The `namespace` field of a request as received ("" when it does not parse).
-std::string NamespaceOf(const pb::Message& prototype, const pb::FieldDescriptor& field,
-                        const grpc::ByteBuffer& payload) {
-  std::vector<grpc::Slice> slices;
-  if (!payload.Dump(&slices).ok()) return "";
-  std::string bytes;
-  for (const grpc::Slice& s : slices) {
-    bytes.append(reinterpret_cast<const char*>(s.begin()), s.size());
-  }
-  std::unique_ptr<pb::Message> request(prototype.New());
-  if (!request->ParseFromString(bytes)) return "";
-  return request->GetReflection()->GetString(*request, &field);
-}
 
 }  // namespace
 
@@ -131,7 +118,7 @@ void HandoverGate::Install(rpc::Dispatcher& dispatcher) {
       return [this, prototype, field, local](const rpc::CallContext& ctx,
                                              const grpc::ByteBuffer& payload,
                                              rpc::RawResponder respond) {
-        const std::string name = NamespaceOf(*prototype, *field, payload);
+        const std::string name = RequestNamespace(*prototype, *field, payload);
         absl::StatusOr<NamespaceEngine::Resolved> ns =
             name.empty() ? absl::StatusOr<NamespaceEngine::Resolved>(absl::NotFoundError(""))
                          : namespaces_.Resolve(name, true, NamespaceAccess::kRead);

@@ -101,3 +101,22 @@ export const grpc = {
   FAILED_PRECONDITION: 9,
   UNAVAILABLE: 14,
 };
+
+// Registers global namespace `namespace` on `cluster`, of the clusters named in `clusters`,
+// active in `active` (retention 2 days; `extra` adds or overrides fields).
+export async function registerGlobal(cluster, namespace, clusters = ['a', 'b'], active = 'a', extra = {}) {
+  await cluster.workflow.registerNamespace({
+    namespace,
+    isGlobalNamespace: true,
+    clusters: clusters.map((clusterName) => ({ clusterName })),
+    activeClusterName: active,
+    workflowExecutionRetentionPeriod: { seconds: 2 * 86400 },
+    ...extra,
+  });
+}
+
+// The events of a run on `cluster` (no run id: the current run).
+export async function history(cluster, namespace, workflowId, runId = '') {
+  const out = await cluster.workflow.getWorkflowExecutionHistory({ namespace, execution: { workflowId, runId } });
+  return out.history.events;
+}

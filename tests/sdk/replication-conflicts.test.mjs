@@ -7,10 +7,9 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { tockJson, uniqueName } from './server.mjs';
-import { connectClusters, eventually, startCluster, upsert } from './clusters.mjs';
+import { connectClusters, eventually, history, registerGlobal, startCluster, upsert } from './clusters.mjs';
 
 const DEADLINE = { timeout: 90_000 };
-const DAY = 86400;
 const EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED = 26;
 const EVENT_TYPE_WORKFLOW_EXECUTION_TERMINATED = 27;
 const STATUS_RUNNING = 1;
@@ -28,14 +27,8 @@ after(async () => {
   await Promise.allSettled([a?.stop(), b?.stop()]);
 }, DEADLINE);
 
-async function registerGlobal(namespace) {
-  await a.workflow.registerNamespace({
-    namespace,
-    isGlobalNamespace: true,
-    clusters: [{ clusterName: 'a' }, { clusterName: 'b' }],
-    activeClusterName: 'a',
-    workflowExecutionRetentionPeriod: { seconds: 2 * DAY },
-  });
+async function registerOnA(namespace) {
+  await registerGlobal(a, namespace);
   await eventually(() => b.workflow.describeNamespace({ namespace }), { what: `${namespace} on b` });
 }
 
@@ -65,14 +58,6 @@ async function signal(cluster, namespace, workflowId, name) {
   });
 }
 
-async function history(cluster, namespace, workflowId, runId) {
-  const out = await cluster.workflow.getWorkflowExecutionHistory({
-    namespace,
-    execution: { workflowId, runId },
-  });
-  return out.history.events;
-}
-
 // "id v<version> <signal name or type>" per event: what the scenario compares.
 const summary = (events) => events.map((e) => {
   const name = e.workflowExecutionSignaledEventAttributes?.signalName;
@@ -97,7 +82,7 @@ async function describeRun(cluster, namespace, workflowId, runId) {
 test('13. split brain: both clusters signal the run; the v2 branch wins on both, the v1 signal is applied again on it once', DEADLINE, async () => {
   await connectClusters(a, b);
   const namespace = uniqueName('split-brain');
-  await registerGlobal(namespace);
+  await registerOnA(namespace);
   const workflowId = uniqueName('wf');
   const runId = await start(a, namespace, workflowId);
   await eventually(async () => {
@@ -157,7 +142,7 @@ test('13. split brain: both clusters signal the run; the v2 branch wins on both,
 test('14. zombie: runs of one workflow id started on both sides of a partition; the newer wins, A terminates its own', DEADLINE, async () => {
   await connectClusters(a, b);
   const namespace = uniqueName('zombie');
-  await registerGlobal(namespace);
+  await registerOnA(namespace);
   // Full partition: neither pulls from the other (B fails over before it stops pulling from
   // A: like Temporal, a namespace update naming a cluster whose connection is off is refused).
   await upsert(a, b, { enableConnection: false });

@@ -16,7 +16,7 @@ import { Client } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import * as activities from './activities.mjs';
 import { uniqueName } from './server.mjs';
-import { connectClusters, eventually, grpc, rejection, startCluster } from './clusters.mjs';
+import { connectClusters, eventually, grpc, history, rejection, startCluster } from './clusters.mjs';
 
 const DAY = 86400;
 const TASK_QUEUE_KIND_NORMAL = 1;
@@ -64,11 +64,6 @@ async function failOverToB(namespace) {
   await eventually(async () => {
     assert.equal((await b.workflow.describeNamespace({ namespace })).replicationConfig.activeClusterName, 'b');
   }, { what: 'b active on b' });
-}
-
-async function history(cluster, namespace, workflowId) {
-  const out = await cluster.workflow.getWorkflowExecutionHistory({ namespace, execution: { workflowId } });
-  return out.history.events;
 }
 
 async function waitForEvent(cluster, namespace, workflowId, eventType, what) {

@@ -14,7 +14,7 @@ import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import * as activities from './activities.mjs';
 import { runTock, uniqueName } from './server.mjs';
-import { connectClusters, eventually, grpc, startCluster } from './clusters.mjs';
+import { connectClusters, eventually, grpc, history, startCluster } from './clusters.mjs';
 
 const DEADLINE = { timeout: 60_000 };
 const DAY = 86400;
@@ -136,11 +136,6 @@ async function withWorker(cluster, namespace, taskQueue, fn) {
   } finally {
     await connection.close();
   }
-}
-
-async function history(cluster, namespace, workflowId, runId) {
-  const out = await cluster.workflow.getWorkflowExecutionHistory({ namespace, execution: { workflowId, runId } });
-  return out.history.events;
 }
 
 const encoded = (events) => events.map((e) => Buffer.from(JSON.stringify(e)).toString('base64'));

@@ -15,7 +15,7 @@ import { Client } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import proto from '@temporalio/proto';
 import { uniqueName } from './server.mjs';
-import { connectClusters, eventually, grpc, rejection, startCluster } from './clusters.mjs';
+import { connectClusters, eventually, grpc, registerGlobal, rejection, startCluster } from './clusters.mjs';
 import * as activities from './activities.mjs';
 
 const DEADLINE = { timeout: 90_000 };
@@ -48,16 +48,6 @@ before(async () => {
 after(async () => {
   await Promise.allSettled([a?.stop(), b?.stop(), c?.stop(), d?.stop(), e?.stop()]);
 }, HOOK_DEADLINE);
-
-async function registerGlobal(cluster, namespace, clusters, active) {
-  await cluster.workflow.registerNamespace({
-    namespace,
-    isGlobalNamespace: true,
-    clusters: clusters.map((clusterName) => ({ clusterName })),
-    activeClusterName: active,
-    workflowExecutionRetentionPeriod: { seconds: 2 * DAY },
-  });
-}
 
 // Waits until `cluster` knows the namespace (namespace replication).
 async function replicated(cluster, namespace) {

@@ -10,7 +10,9 @@ import { Client } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import * as activities from './activities.mjs';
 import { uniqueName } from './server.mjs';
-import { connectClusters, eventually, grpc, rejection, startCluster, upsert } from './clusters.mjs';
+import {
+  connectClusters, eventually, grpc, history, registerGlobal, rejection, startCluster, upsert,
+} from './clusters.mjs';
 
 const DEADLINE = { timeout: 60_000 };
 const DAY = 86400;
@@ -29,17 +31,6 @@ after(async () => {
 }, DEADLINE);
 
 const clusterNamed = (list, name) => list.clusters.find((c) => c.clusterName === name);
-
-async function registerGlobal(cluster, namespace, clusters, active, extra = {}) {
-  await cluster.workflow.registerNamespace({
-    namespace,
-    isGlobalNamespace: true,
-    clusters: clusters.map((clusterName) => ({ clusterName })),
-    activeClusterName: active,
-    workflowExecutionRetentionPeriod: { seconds: 2 * DAY },
-    ...extra,
-  });
-}
 
 const describe = (cluster, namespace) => cluster.workflow.describeNamespace({ namespace });
 
@@ -217,14 +208,6 @@ async function withWorker(cluster, namespace, fn) {
   } finally {
     await connection.close();
   }
-}
-
-async function history(cluster, namespace, workflowId, runId) {
-  const out = await cluster.workflow.getWorkflowExecutionHistory({
-    namespace,
-    execution: { workflowId, runId },
-  });
-  return out.history.events;
 }
 
 // What replication must keep of each event: all of it (ids, versions, task ids, times).
