@@ -7,6 +7,8 @@
 // duplicated, no event either.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
@@ -24,9 +26,22 @@ Runtime.install({ logger: new DefaultLogger('WARN') });
 let a;
 let b;
 let namespace;
+let faultsFile;  // B's test-only replication faults (--replication-faults-file)
+
+// B pulls nothing from its next pull on (`paused`), or pulls again; two pulls later B has
+// read it and the pull in flight, if any, has ended.
+async function pauseB(paused) {
+  writeFileSync(`${faultsFile}.tmp`, JSON.stringify(paused ? { pause: true } : {}));
+  renameSync(`${faultsFile}.tmp`, faultsFile);
+  await new Promise((resolve) => setTimeout(resolve, 600));
+}
 
 before(async () => {
-  [a, b] = await Promise.all([startCluster('a', 1), startCluster('b', 2)]);
+  a = await startCluster('a', 1);
+  // Beside A's database: B's own temp directory does not exist before it starts.
+  faultsFile = join(a.server.dir, 'b-replication-faults.json');
+  writeFileSync(faultsFile, '{}');
+  b = await startCluster('b', 2, { args: ['--replication-faults-file', faultsFile] });
   await connectClusters(a, b);
   namespace = uniqueName('catchup');
   await a.workflow.registerNamespace({
@@ -156,19 +171,22 @@ test('11. b, cut off from a, catches up from its ack level: acked = max, every h
   await assertSame(done);
 });
 
-// Connects B again and kills `victim` once B applied some of the backlog but not all of it.
+// Connects B again and kills `victim` once B applied some of the backlog but not all of it:
+// B's pulls are paused (the test-only switch) as soon as it applied some, so the backlog
+// cannot all go through before the kill however fast B is; B pulls again after the restart.
 async function killMidCatchUp(victim) {
   const start = await appliedOnB();
   const target = (await outbound(a, 'b')).reduce((sum, s) => sum + s.max, 0);
   await setPull(b, a, true);
-  const seen = await eventually(async () => {
-    const applied = await appliedOnB();
-    assert.ok(applied > start, `b applied nothing yet (${applied})`);
-    return applied;
+  await eventually(async () => {
+    assert.ok(await appliedOnB() > start, 'b applied nothing yet');
   }, { what: 'b started catching up', timeoutMs: 20_000, intervalMs: 10 });
-  assert.ok(seen < target, `b was killed before it caught up (applied through ${seen} of ${target}); ` +
-    'the backlog went through too fast to stop it halfway');
+  await pauseB(true);
+  const seen = await appliedOnB();
+  assert.ok(seen > start && seen < target,
+    `b is halfway through the backlog when killed (applied through ${seen}, from ${start} to ${target})`);
   await victim.restart({ kill: true });
+  await pauseB(false);
 }
 
 test('11. b killed in the middle of the catch-up resumes: nothing lost, nothing twice', DEADLINE, async () => {
