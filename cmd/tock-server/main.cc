@@ -93,7 +93,7 @@ int main(int argc, char** argv) {
   std::optional<std::string> replication_faults_file;
   app.add_option("--replication-faults-file", replication_faults_file,
                  "Tests only: read replication faults (pause, drop_workflow_id, "
-                 "fail_workflow_ids, replay) from this JSON file before each history "
+                 "fail_workflow_ids, replay, tasks_per_pull) from this JSON file before each history "
                  "replication pull; without this flag none can be set");
   std::optional<std::string> dc_redirection_policy;
   app.add_option("--dc-redirection-policy", dc_redirection_policy,

@@ -369,8 +369,13 @@ absl::Status HistoryReplicator::ApplyShard(const persistence::RemoteClusterRecor
     }
   }
   std::vector<const adm::HistoryReplicationTask*> replayed;
+  const int limit = faults_ != nullptr ? faults_->tasks_per_pull() : 0;
   for (const adm::HistoryReplicationTask& task : shard.tasks()) {
     if (!failed.ok()) break;
+    if (limit > 0 && applied + dlqd >= limit) {
+      through = task.task_id() - 1;  // the rest comes again with the next pull
+      break;
+    }
     if (faults_ != nullptr && faults_->TakeDrop(task.workflow_id())) continue;
     const std::pair<std::string, std::string> workflow{task.namespace_id(), task.workflow_id()};
     std::string why;

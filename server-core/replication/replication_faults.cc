@@ -26,6 +26,7 @@ void ReplicationFaults::Refresh() {
   content_ = content;
   pause_ = false;
   replay_ = false;
+  tasks_per_pull_ = 0;
   drop_workflow_id_.clear();
   fail_workflow_ids_.clear();
   if (content.empty()) return;
@@ -42,6 +43,9 @@ void ReplicationFaults::Refresh() {
       pause_ = value.get<bool>();
     } else if (key == "replay" && value.is_boolean()) {
       replay_ = value.get<bool>();
+    } else if (key == "tasks_per_pull" && value.is_number_integer() && value.get<int64_t>() > 0 &&
+               value.get<int64_t>() <= 100000) {
+      tasks_per_pull_ = static_cast<int>(value.get<int64_t>());
     } else if (key == "drop_workflow_id" && value.is_string()) {
       drop_workflow_id_ = value.get<std::string>();
     } else if (key == "fail_workflow_ids" && value.is_array()) {
@@ -50,7 +54,7 @@ void ReplicationFaults::Refresh() {
       }
     } else {
       logger_.Error("the replication faults file has an unknown key or a value of the wrong type; "
-                    "ignored (keys: pause, replay, drop_workflow_id, fail_workflow_ids)",
+                    "ignored (keys: pause, replay, drop_workflow_id, fail_workflow_ids, tasks_per_pull (1..100000))",
                     {{"path", path_}, {"key", key}});
     }
   }
@@ -60,6 +64,11 @@ void ReplicationFaults::Refresh() {
 bool ReplicationFaults::paused() const {
   std::lock_guard lock(mu_);
   return pause_;
+}
+
+int ReplicationFaults::tasks_per_pull() const {
+  std::lock_guard lock(mu_);
+  return tasks_per_pull_;
 }
 
 bool ReplicationFaults::replay() const {

@@ -12,6 +12,9 @@
 //   {"fail_workflow_ids": ["W"]}   — every task of workflow W fails to apply, also in a DLQ
 //                                    merge (a poison pill)
 //   {"replay": true}               — each pulled batch is applied a second time (duplicates)
+//   {"tasks_per_pull": N}          — at most N tasks of each shard are applied a pull, the
+//                                    rest pulled again later (a slow receiver: a catch-up
+//                                    that lasts long enough to be interrupted)
 //
 // A drop is re-armed each time the file's content changes. Each fault injected is counted in
 // replication_injected_faults_total{kind} and logged (warn). A file that is not such an
@@ -38,6 +41,8 @@ class ReplicationFaults {
 
   bool paused() const;
   bool replay() const;
+  // At most this many tasks of a shard applied per pull (0: no limit).
+  int tasks_per_pull() const;
   // Whether to skip this task of `workflow_id` (true once per armed drop).
   bool TakeDrop(const std::string& workflow_id);
   // Whether tasks of `workflow_id` must fail.
@@ -56,6 +61,7 @@ class ReplicationFaults {
   std::string content_;  // guarded by mu_: the file as last read
   bool pause_ = false;   // guarded by mu_ (and the three below)
   bool replay_ = false;
+  int tasks_per_pull_ = 0;
   std::string drop_workflow_id_;  // emptied once the drop was made
   std::set<std::string> fail_workflow_ids_;
 };
