@@ -20,7 +20,6 @@ namespace tock::server::frontend {
 namespace {
 
 namespace pb = google::protobuf;
-constexpr char kServiceName[] = "temporal.api.workflowservice.v1.WorkflowService";
 
 bool Contains(const std::vector<std::string>& list, const std::string& name) {
   return std::find(list.begin(), list.end(), name) != list.end();
@@ -162,29 +161,17 @@ std::string DcRedirection::AddressOf(const std::string& cluster) const {
 
 void DcRedirection::Install(rpc::Dispatcher& dispatcher) {
   if (policy_ == DcRedirectionPolicy::kNoop) return;
-  // Every WorkflowService method is named after its request, NameRequest, all in one file
-  // (the service's own descriptor is not linked into the server).
-  const pb::FileDescriptor* file =
-      temporal::api::workflowservice::v1::StartWorkflowExecutionRequest::descriptor()->file();
-  for (int i = 0; i < file->message_type_count(); ++i) {
-    const pb::Descriptor* input = file->message_type(i);
-    const std::string type = input->name();
-    constexpr std::string_view kSuffix = "Request";
-    if (!type.ends_with(kSuffix)) continue;
-    const std::string name = type.substr(0, type.size() - kSuffix.size());
-    const pb::FieldDescriptor* field = input->FindFieldByName("namespace");
-    if (field == nullptr || field->type() != pb::FieldDescriptor::TYPE_STRING ||
-        field->is_repeated() || Contains(LocalOnlyMethods(), name)) {
-      continue;
-    }
+  for (const NamespacedMethod& method : NamespacedWorkflowMethods()) {
+    const std::string& name = method.name;
+    if (Contains(LocalOnlyMethods(), name)) continue;
     if (policy_ == DcRedirectionPolicy::kSelectedApis &&
         !Contains(SelectedForwardingMethods(), name)) {
       continue;
     }
-    const std::string full = absl::StrCat(kServiceName, "/", name);
+    const std::string& full = method.full_name;
     if (!dispatcher.Has(full)) continue;
-    const pb::Message* prototype = pb::MessageFactory::generated_factory()->GetPrototype(input);
-    if (prototype == nullptr) continue;
+    const pb::Message* prototype = method.prototype;
+    const pb::FieldDescriptor* field = method.field;
     wrapped_.push_back(full);
     dispatcher.Wrap(full, [this, prototype, field](rpc::RawHandler handler) {
       auto local = std::make_shared<const rpc::RawHandler>(std::move(handler));

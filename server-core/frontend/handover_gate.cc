@@ -13,7 +13,6 @@ namespace tock::server::frontend {
 namespace {
 
 namespace pb = google::protobuf;
-constexpr char kServiceName[] = "temporal.api.workflowservice.v1.WorkflowService";
 
 }  // namespace
 
@@ -94,26 +93,13 @@ void HandoverGate::Check(uint64_t id) {
 }
 
 void HandoverGate::Install(rpc::Dispatcher& dispatcher) {
-  // Every WorkflowService method is named after its request, NameRequest, all in one file.
-  const pb::FileDescriptor* file =
-      temporal::api::workflowservice::v1::StartWorkflowExecutionRequest::descriptor()->file();
   const std::vector<std::string>& allowed = HandoverAllowedMethods();
-  for (int i = 0; i < file->message_type_count(); ++i) {
-    const pb::Descriptor* input = file->message_type(i);
-    const std::string type = input->name();
-    constexpr std::string_view kSuffix = "Request";
-    if (!type.ends_with(kSuffix)) continue;
-    const std::string name = type.substr(0, type.size() - kSuffix.size());
-    const pb::FieldDescriptor* field = input->FindFieldByName("namespace");
-    if (field == nullptr || field->type() != pb::FieldDescriptor::TYPE_STRING ||
-        field->is_repeated() || std::find(allowed.begin(), allowed.end(), name) != allowed.end()) {
-      continue;
-    }
-    const std::string full = absl::StrCat(kServiceName, "/", name);
-    if (!dispatcher.Has(full)) continue;
-    const pb::Message* prototype = pb::MessageFactory::generated_factory()->GetPrototype(input);
-    if (prototype == nullptr) continue;
-    dispatcher.Wrap(full, [this, prototype, field](rpc::RawHandler handler) {
+  for (const NamespacedMethod& method : NamespacedWorkflowMethods()) {
+    if (std::find(allowed.begin(), allowed.end(), method.name) != allowed.end()) continue;
+    if (!dispatcher.Has(method.full_name)) continue;
+    const pb::Message* prototype = method.prototype;
+    const pb::FieldDescriptor* field = method.field;
+    dispatcher.Wrap(method.full_name, [this, prototype, field](rpc::RawHandler handler) {
       auto local = std::make_shared<const rpc::RawHandler>(std::move(handler));
       return [this, prototype, field, local](const rpc::CallContext& ctx,
                                              const grpc::ByteBuffer& payload,

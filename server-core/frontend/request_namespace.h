@@ -8,6 +8,7 @@
 #include <grpcpp/support/byte_buffer.h>
 
 #include <string>
+#include <vector>
 
 namespace tock::server::frontend {
 
@@ -15,5 +16,18 @@ namespace tock::server::frontend {
 std::string RequestNamespace(const google::protobuf::Message& prototype,
                              const google::protobuf::FieldDescriptor& field,
                              const grpc::ByteBuffer& payload);
+
+// A WorkflowService method whose request has a `namespace` field: what the wrappers that
+// decide on a call's namespace (DC redirection, the handover gate) install themselves on.
+struct NamespacedMethod {
+  std::string name;       // "StartWorkflowExecution"
+  std::string full_name;  // "temporal.api.workflowservice.v1.WorkflowService/StartWorkflowExecution"
+  const google::protobuf::Message* prototype;  // of its request
+  const google::protobuf::FieldDescriptor* field;  // the request's `namespace`
+};
+
+// Every such method (each is named after its request, NameRequest, all in one file; the
+// service's own descriptor is not linked into the server).
+const std::vector<NamespacedMethod>& NamespacedWorkflowMethods();
 
 }  // namespace tock::server::frontend

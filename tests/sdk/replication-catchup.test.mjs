@@ -14,10 +14,9 @@ import { Client } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import * as activities from './activities.mjs';
 import { runTock, tockJson, uniqueName } from './server.mjs';
-import { connectClusters, eventually, startCluster } from './clusters.mjs';
+import { connectClusters, eventually, registerGlobal, startCluster } from './clusters.mjs';
 
 const DEADLINE = { timeout: 60_000 };
-const DAY = 86400;
 const RUNS = 50;
 const workflowsPath = fileURLToPath(new URL('./workflows.js', import.meta.url));
 
@@ -43,13 +42,7 @@ before(async () => {
   b = await startCluster('b', 2, { args: ['--replication-faults-file', faultsFile] });
   await connectClusters(a, b);
   namespace = uniqueName('catchup');
-  await a.workflow.registerNamespace({
-    namespace,
-    isGlobalNamespace: true,
-    clusters: [{ clusterName: 'a' }, { clusterName: 'b' }],
-    activeClusterName: 'a',
-    workflowExecutionRetentionPeriod: { seconds: 2 * DAY },
-  });
+  await registerGlobal(a, namespace);
   await eventually(() => b.workflow.describeNamespace({ namespace }), { what: `${namespace} on b` });
 }, DEADLINE);
 

@@ -16,9 +16,8 @@ import { Client } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import * as activities from './activities.mjs';
 import { uniqueName } from './server.mjs';
-import { connectClusters, eventually, grpc, history, rejection, startCluster } from './clusters.mjs';
+import { connectClusters, eventually, grpc, history, registerGlobal, rejection, startCluster } from './clusters.mjs';
 
-const DAY = 86400;
 const TASK_QUEUE_KIND_NORMAL = 1;
 const EVENT_TYPE_WORKFLOW_TASK_SCHEDULED = 5;
 const EVENT_TYPE_WORKFLOW_TASK_STARTED = 6;
@@ -47,13 +46,7 @@ after(async () => {
 // A global namespace active on A, known to B.
 async function globalNamespace(prefix) {
   const namespace = uniqueName(prefix);
-  await a.workflow.registerNamespace({
-    namespace,
-    isGlobalNamespace: true,
-    clusters: [{ clusterName: 'a' }, { clusterName: 'b' }],
-    activeClusterName: 'a',
-    workflowExecutionRetentionPeriod: { seconds: DAY },
-  });
+  await registerGlobal(a, namespace);
   await eventually(() => b.workflow.describeNamespace({ namespace }), { what: `${namespace} on b` });
   return namespace;
 }

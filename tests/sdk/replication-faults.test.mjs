@@ -14,10 +14,9 @@ import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import * as activities from './activities.mjs';
 import { runTock, startServer, sumSamples, tockJson, uniqueName } from './server.mjs';
-import { clusterConfig, connectClusters, eventually } from './clusters.mjs';
+import { clusterConfig, connectClusters, eventually, history, registerGlobal } from './clusters.mjs';
 
 const DEADLINE = { timeout: 90_000 };
-const DAY = 86400;
 const COMPLETED = 2;
 const workflowsPath = fileURLToPath(new URL('./workflows.js', import.meta.url));
 
@@ -75,13 +74,7 @@ after(async () => {
 
 async function globalNamespace(prefix) {
   const namespace = uniqueName(prefix);
-  await a.workflow.registerNamespace({
-    namespace,
-    isGlobalNamespace: true,
-    clusters: [{ clusterName: 'a' }, { clusterName: 'b' }],
-    activeClusterName: 'a',
-    workflowExecutionRetentionPeriod: { seconds: 2 * DAY },
-  });
+  await registerGlobal(a, namespace);
   await eventually(() => b.workflow.describeNamespace({ namespace }), { what: `${namespace} on b` });
   return namespace;
 }
@@ -96,11 +89,6 @@ async function withWorkerOnA(namespace, fn) {
   } finally {
     await connection.close();
   }
-}
-
-async function history(cluster, namespace, workflowId, runId) {
-  const out = await cluster.workflow.getWorkflowExecutionHistory({ namespace, execution: { workflowId, runId } });
-  return out.history.events;
 }
 
 // Everything of each event (ids, versions, task ids, times, attributes).

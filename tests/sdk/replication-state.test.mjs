@@ -6,9 +6,8 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { tockJson, uniqueName } from './server.mjs';
-import { connectClusters, eventually, startCluster } from './clusters.mjs';
+import { connectClusters, eventually, registerGlobal, startCluster } from './clusters.mjs';
 
-const DAY = 86400;
 
 let a;
 let b;
@@ -37,13 +36,7 @@ function branches(state) {
 
 test('describe-state: one branch, the same on both clusters, versions 1 then 2 across a failover', { timeout: 90_000 }, async () => {
   const namespace = uniqueName('state');
-  await a.workflow.registerNamespace({
-    namespace,
-    isGlobalNamespace: true,
-    clusters: [{ clusterName: 'a' }, { clusterName: 'b' }],
-    activeClusterName: 'a',
-    workflowExecutionRetentionPeriod: { seconds: DAY },
-  });
+  await registerGlobal(a, namespace);
   await eventually(() => b.workflow.describeNamespace({ namespace }), { what: `${namespace} on b` });
 
   const workflowId = uniqueName('wf');
