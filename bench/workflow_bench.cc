@@ -46,6 +46,7 @@
 #include "absl/synchronization/mutex.h"
 
 #include "bench/bench_server.h"
+#include "bench/bench_worker.h"
 #include "temporal/api/workflowservice/v1/service.grpc.pb.h"
 #include "tock/admin/v1/service.grpc.pb.h"
 
@@ -54,39 +55,9 @@ extern char** environ;
 namespace {
 
 namespace wf = temporal::api::workflowservice::v1;
-namespace enums = temporal::api::enums::v1;
 using Clock = std::chrono::steady_clock;
+using tock::bench::Percentile;
 using Stub = wf::WorkflowService::Stub;
-
-double Percentile(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, static_cast<size_t>(p * v.size()))];
-}
-
-// The trivial worker's decision: schedule the activity first, complete once it returned.
-wf::RespondWorkflowTaskCompletedRequest Decide(const wf::PollWorkflowTaskQueueResponse& task) {
-  wf::RespondWorkflowTaskCompletedRequest req;
-  req.set_namespace_("default");
-  req.set_task_token(task.task_token());
-  req.set_identity("bench");
-  bool activity_done = false;
-  for (const auto& e : task.history().events()) {
-    activity_done |= e.event_type() == enums::EVENT_TYPE_ACTIVITY_TASK_COMPLETED;
-  }
-  auto* command = req.add_commands();
-  if (activity_done) {
-    command->set_command_type(enums::COMMAND_TYPE_COMPLETE_WORKFLOW_EXECUTION);
-    command->mutable_complete_workflow_execution_command_attributes();
-  } else {
-    command->set_command_type(enums::COMMAND_TYPE_SCHEDULE_ACTIVITY_TASK);
-    auto* a = command->mutable_schedule_activity_task_command_attributes();
-    a->set_activity_id("1");
-    a->mutable_activity_type()->set_name("work");
-    a->mutable_start_to_close_timeout()->set_seconds(30);
-  }
-  return req;
-}
 
 double RawSqliteCommits(const std::string& path, int commits) {
   sqlite3* db = nullptr;
@@ -162,24 +133,6 @@ double RawPostgresCommits(const std::string& url, int commits, int connections) 
   double seconds = std::chrono::duration<double>(Clock::now() - start).count();
   for (PGconn* conn : conns) PQfinish(conn);
   return seconds;
-}
-
-// Calls `call` until it is not a transient failure (bounded: 12 tries, 5 ms doubling to
-// 200 ms between them), as an SDK worker retries its calls.
-template <typename Call>
-grpc::Status WithRetries(Call call) {
-  grpc::Status s;
-  auto wait = std::chrono::milliseconds(5);
-  for (int attempt = 0; attempt < 12; ++attempt) {
-    s = call();
-    if (s.error_code() != grpc::StatusCode::UNAVAILABLE &&
-        s.error_code() != grpc::StatusCode::DEADLINE_EXCEEDED) {
-      return s;
-    }
-    std::this_thread::sleep_for(wait);
-    wait = std::min(wait * 2, std::chrono::milliseconds(200));
-  }
-  return s;
 }
 
 // History shards of a database on PostgreSQL (one host or several: the same, so the two
@@ -293,97 +246,15 @@ Round RunRound(const std::string& binary, int workflows, int pollers, bool archi
   }
   auto stub_for = [&](int k) { return stubs[static_cast<size_t>(k) % stubs.size()].get(); };
 
-  std::mutex mu;
-  std::map<std::string, Clock::time_point> started_at;
-  std::set<std::string> finished;
-  std::atomic<int> completed{0};
-  std::atomic<bool> done{false};
-  const std::string queue = "bench";
-
-  auto workflow_poller = [&](Stub* stub) {
-    while (!done) {
-      wf::PollWorkflowTaskQueueRequest poll;
-      poll.set_namespace_("default");
-      poll.mutable_task_queue()->set_name(queue);
-      poll.set_identity("bench");
-      grpc::ClientContext ctx;
-      ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
-      wf::PollWorkflowTaskQueueResponse task;
-      if (!stub->PollWorkflowTaskQueue(&ctx, poll, &task).ok() || task.task_token().empty()) continue;
-      wf::RespondWorkflowTaskCompletedRequest req = Decide(task);
-      grpc::Status s = WithRetries([&] {
-        grpc::ClientContext rctx;
-        wf::RespondWorkflowTaskCompletedResponse resp;
-        return stub->RespondWorkflowTaskCompleted(&rctx, req, &resp);
-      });
-      if (!s.ok() && s.error_code() != grpc::StatusCode::NOT_FOUND) continue;
-      if (req.commands(0).command_type() == enums::COMMAND_TYPE_COMPLETE_WORKFLOW_EXECUTION) {
-        auto now = Clock::now();
-        std::lock_guard lock(mu);
-        const std::string& id = task.workflow_execution().workflow_id();
-        if (!finished.insert(id).second) continue;
-        round.latencies_ms.push_back(
-            std::chrono::duration<double, std::milli>(now - started_at[id]).count());
-        if (++completed == workflows) done = true;
-      }
-    }
-  };
-  auto activity_poller = [&](Stub* stub) {
-    while (!done) {
-      wf::PollActivityTaskQueueRequest poll;
-      poll.set_namespace_("default");
-      poll.mutable_task_queue()->set_name(queue);
-      poll.set_identity("bench");
-      grpc::ClientContext ctx;
-      ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
-      wf::PollActivityTaskQueueResponse task;
-      if (!stub->PollActivityTaskQueue(&ctx, poll, &task).ok() || task.task_token().empty()) continue;
-      wf::RespondActivityTaskCompletedRequest req;
-      req.set_namespace_("default");
-      req.set_task_token(task.task_token());
-      req.set_identity("bench");
-      WithRetries([&] {
-        grpc::ClientContext rctx;
-        wf::RespondActivityTaskCompletedResponse resp;
-        return stub->RespondActivityTaskCompleted(&rctx, req, &resp);
-      });
-    }
-  };
-
-  std::vector<std::thread> threads;
-  for (int i = 0; i < pollers; ++i) threads.emplace_back(workflow_poller, stub_for(i));
-  for (int i = 0; i < pollers; ++i) threads.emplace_back(activity_poller, stub_for(i + 1));
-  auto begin = Clock::now();
-  std::vector<std::thread> starters;
-  std::atomic<int> next{0};
-  for (int st = 0; st < 8; ++st) {
-    starters.emplace_back([&, stub = stub_for(st)] {
-      for (int i = next++; i < workflows; i = next++) {
-        wf::StartWorkflowExecutionRequest req;
-        req.set_namespace_("default");
-        req.set_workflow_id("bench-" + std::to_string(i));
-        req.mutable_workflow_type()->set_name("bench");
-        req.mutable_task_queue()->set_name(queue);
-        req.set_request_id("req-" + std::to_string(i));
-        {
-          std::lock_guard lock(mu);
-          started_at[req.workflow_id()] = Clock::now();
-        }
-        WithRetries([&] {
-          grpc::ClientContext ctx;
-          wf::StartWorkflowExecutionResponse resp;
-          return stub->StartWorkflowExecution(&ctx, req, &resp);
-        });
-      }
-    });
-  }
-  for (auto& t : starters) t.join();
-  const auto limit = Clock::now() + std::chrono::minutes(5);
-  while (!done && Clock::now() < limit) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  round.seconds = std::chrono::duration<double>(Clock::now() - begin).count();
-  round.completed = completed;
-  done = true;
-  for (auto& t : threads) t.join();
+  tock::bench::WorkflowLoad load;
+  load.workflows = workflows;
+  load.pollers = pollers;
+  load.stub_for = stub_for;
+  const auto begin = Clock::now();
+  tock::bench::LoadResult ran = tock::bench::RunWorkflows(load);
+  round.completed = ran.completed;
+  round.seconds = ran.seconds;
+  round.latencies_ms = std::move(ran.latencies_ms);
 
   // With archival: the archiver writes one visibility record file per closed run.
   if (archive) {

@@ -271,6 +271,7 @@ void HistoryReplicator::Start(ApplyEvents apply) {
 }
 
 absl::Status HistoryReplicator::PullOnce() {
+  more_pending_ = false;
   absl::Status first_error;
   for (const persistence::StoredRemoteCluster& remote : clusters_.Remotes()) {
     if (!remote.record.connection_enabled()) continue;
@@ -280,6 +281,8 @@ absl::Status HistoryReplicator::PullOnce() {
           s.code(), absl::StrCat("from cluster ", remote.record.name(), ": ", s.message()));
     }
   }
+  // A backlog (catch-up after a partition) is pulled page after page, not a page a tick.
+  if (more_pending_ && thread_ != nullptr) thread_->Wake();
   return first_error;
 }
 
@@ -310,8 +313,12 @@ absl::Status HistoryReplicator::Pull(const persistence::RemoteClusterRecord& rem
   if (!got.ok()) return got.status();
   std::lock_guard apply(apply_mu_);
   absl::Status failed;
+  // A slow receiver (the test-only tasks_per_pull) keeps its pace.
+  const bool slowed = faults_ != nullptr && faults_->tasks_per_pull() > 0;
   for (const adm::ReplicationMessages& shard : got->shard_messages()) {
-    if (absl::Status s = ApplyShard(remote, shard); !s.ok() && failed.ok()) failed = s;
+    absl::Status s = ApplyShard(remote, shard);
+    if (!s.ok() && failed.ok()) failed = s;
+    if (s.ok() && shard.has_more() && !slowed) more_pending_ = true;
   }
   return failed;
 }

@@ -7,7 +7,8 @@
 // RawHistory answers a remote that missed events (a gap) with the events it asks for.
 // Receiver: every kPullInterval, for each connected remote, the host pulls the remote's
 // shards that map to the local shards it owns and hands each task to `apply` (the history
-// engine's replicated apply), in order per shard. A task that fails stops its shard's
+// engine's replicated apply), in order per shard; while a shard has more (a backlog), the
+// next pull follows at once. A task that fails stops its shard's
 // cursor there: it is tried again at the next pull (the ack sent to the source is the last
 // task applied, so a restart resumes from there; applying is idempotent). After its retry
 // budget (kDlqAttempts pulls) it is stored in the replication DLQ instead and the cursor
@@ -19,6 +20,7 @@
 // Thread safety: safe from many threads.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <map>
 #include <memory>
@@ -152,6 +154,9 @@ class HistoryReplicator {
   // (the pull's view of the workflows in the DLQ stays true while it applies).
   std::mutex apply_mu_;
   ApplySyncActivity apply_activity_;
+  // Set by a pull that left tasks behind in a remote's shard (has_more): the next pull
+  // follows at once.
+  std::atomic<bool> more_pending_{false};
   mutable std::mutex mu_;
   std::map<std::pair<std::string, int32_t>, ShardProgress> progress_;  // guarded by mu_
   struct CachedClusters {
