@@ -86,4 +86,62 @@ CURLcode curl_easy_getinfo(CURL* curl, CURLINFO info, ...) {
   return real(curl, info, out);
 }
 
+// The multi interface: the timer service's callbacks (server-core/timers/http_callback_sender).
+CURLM* curl_multi_init(void) {
+  TOCK_LIBCURL_REAL(curl_multi_init);
+  return real();
+}
+CURLMcode curl_multi_cleanup(CURLM* multi) {
+  TOCK_LIBCURL_REAL(curl_multi_cleanup);
+  return real(multi);
+}
+CURLMcode curl_multi_add_handle(CURLM* multi, CURL* curl) {
+  TOCK_LIBCURL_REAL(curl_multi_add_handle);
+  return real(multi, curl);
+}
+CURLMcode curl_multi_remove_handle(CURLM* multi, CURL* curl) {
+  TOCK_LIBCURL_REAL(curl_multi_remove_handle);
+  return real(multi, curl);
+}
+CURLMcode curl_multi_perform(CURLM* multi, int* running) {
+  TOCK_LIBCURL_REAL(curl_multi_perform);
+  return real(multi, running);
+}
+CURLMcode curl_multi_poll(CURLM* multi, struct curl_waitfd extra_fds[], unsigned int extra_nfds,
+                          int timeout_ms, int* ret) {
+  TOCK_LIBCURL_REAL(curl_multi_poll);
+  return real(multi, extra_fds, extra_nfds, timeout_ms, ret);
+}
+CURLMcode curl_multi_wakeup(CURLM* multi) {
+  TOCK_LIBCURL_REAL(curl_multi_wakeup);
+  return real(multi);
+}
+CURLMsg* curl_multi_info_read(CURLM* multi, int* msgs_in_queue) {
+  TOCK_LIBCURL_REAL(curl_multi_info_read);
+  return real(multi, msgs_in_queue);
+}
+const char* curl_multi_strerror(CURLMcode code) {
+  TOCK_LIBCURL_REAL(curl_multi_strerror);
+  return real(code);
+}
+// Variadic like curl_easy_setopt, read the same way: the option's number tells its type.
+CURLMcode curl_multi_setopt(CURLM* multi, CURLMoption option, ...) {
+  TOCK_LIBCURL_REAL(curl_multi_setopt);
+  va_list args;
+  va_start(args, option);
+  CURLMcode code;
+  if (option < CURLOPTTYPE_OBJECTPOINT) {
+    code = real(multi, option, va_arg(args, long));
+  } else if (option < CURLOPTTYPE_FUNCTIONPOINT) {
+    code = real(multi, option, va_arg(args, void*));
+  } else if (option < CURLOPTTYPE_OFF_T) {
+    using AnyFunction = void (*)();
+    code = real(multi, option, va_arg(args, AnyFunction));
+  } else {
+    code = real(multi, option, va_arg(args, curl_off_t));
+  }
+  va_end(args);
+  return code;
+}
+
 }  // extern "C"

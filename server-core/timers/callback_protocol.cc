@@ -1,0 +1,119 @@
+#include "server-core/timers/callback_protocol.h"
+
+#include <nlohmann/json.hpp>
+
+#include "absl/strings/str_cat.h"
+#include "lib/common/time_format.h"
+
+namespace tock::server::timers {
+namespace {
+
+// How much of an answer's body goes into last_error: enough to read a receiver's message,
+// short enough that a timer's row stays small.
+constexpr size_t kBodyExcerptBytes = 200;
+
+std::string JsonString(std::string_view text) {
+  // replace: a namespace or id with invalid UTF-8 must not make dump() throw.
+  return nlohmann::json(std::string(text)).dump(-1, ' ', false,
+                                                nlohmann::json::error_handler_t::replace);
+}
+
+CallbackOutcome Outcome(CallbackOutcome::Kind kind, int http_status, std::string error) {
+  CallbackOutcome outcome;
+  outcome.kind = kind;
+  outcome.http_status = http_status;
+  outcome.error = BoundedErrorText(error);
+  return outcome;
+}
+
+std::string Excerpt(std::string_view body) {
+  if (body.empty()) return "(empty body)";
+  return BoundedErrorText(body, kBodyExcerptBytes);
+}
+
+CallbackOutcome ClassifyOkBody(std::string_view body) {
+  constexpr CallbackOutcome::Kind kRetry = CallbackOutcome::Kind::kRetry;
+  // The body is bounded by the sender (at most its max_response_bytes), so parsing it is.
+  const nlohmann::json answer = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (answer.is_discarded() || !answer.is_object()) {
+    return Outcome(kRetry, 200, absl::StrCat("callback answered HTTP 200 with a body that is not a JSON object: ",
+                                             Excerpt(body)));
+  }
+  const auto ok = answer.find("ok");
+  if (ok == answer.end() || !ok->is_boolean()) {
+    return Outcome(kRetry, 200, absl::StrCat("callback answered HTTP 200 without a boolean \"ok\": ",
+                                             Excerpt(body)));
+  }
+  if (ok->get<bool>()) return Outcome(CallbackOutcome::Kind::kSucceeded, 200, "");
+  const auto next = answer.find("nextExecuteAt");
+  if (next == answer.end() || next->is_null()) {
+    return Outcome(kRetry, 200, "callback answered ok:false without nextExecuteAt");
+  }
+  absl::Time at;
+  std::string parse_error;
+  if (!next->is_string() ||
+      !absl::ParseTime(absl::RFC3339_full, next->get<std::string>(), &at, &parse_error)) {
+    return Outcome(kRetry, 200,
+                   absl::StrCat("callback answered ok:false with a nextExecuteAt that is not an "
+                                "RFC 3339 time: ",
+                                Excerpt(next->dump(-1, ' ', false,
+                                                   nlohmann::json::error_handler_t::replace))));
+  }
+  CallbackOutcome outcome = Outcome(CallbackOutcome::Kind::kReschedule, 200, "");
+  outcome.next_execute_at = at;
+  return outcome;
+}
+
+}  // namespace
+
+std::string CallbackBodyJson(std::string_view namespace_name, std::string_view timer_id,
+                             std::string_view payload_json, absl::Time execute_at, int attempt) {
+  // Built by hand rather than through a json value so that the payload, already checked when
+  // the timer was stored, is copied verbatim instead of parsed and printed again at every
+  // firing. accept() is a validating scan without building anything.
+  std::string payload;
+  if (payload_json.empty()) {
+    payload = "null";
+  } else if (nlohmann::json::accept(payload_json)) {
+    payload = std::string(payload_json);
+  } else {
+    payload = JsonString(payload_json);
+  }
+  return absl::StrCat("{\"namespace\":", JsonString(namespace_name), ",\"id\":",
+                      JsonString(timer_id), ",\"payload\":", payload, ",\"executeAt\":",
+                      JsonString(FormatTimestamp(execute_at)), ",\"attempt\":", attempt, "}");
+}
+
+CallbackOutcome ClassifyCallbackAnswer(int http_status, std::string_view body,
+                                       bool body_truncated) {
+  if (http_status >= 400 && http_status <= 499) {
+    return Outcome(CallbackOutcome::Kind::kStop, http_status,
+                   absl::StrCat("callback answered HTTP ", http_status, " (no retry): ",
+                                Excerpt(body)));
+  }
+  if (http_status == 200) {
+    if (body_truncated) {
+      return Outcome(CallbackOutcome::Kind::kRetry, 200,
+                     absl::StrCat("callback answered HTTP 200 with a body longer than read: ",
+                                  Excerpt(body)));
+    }
+    return ClassifyOkBody(body);
+  }
+  return Outcome(CallbackOutcome::Kind::kRetry, http_status,
+                 absl::StrCat("callback answered HTTP ", http_status, ": ", Excerpt(body)));
+}
+
+std::string BoundedErrorText(std::string_view text, size_t max_bytes) {
+  const bool cut = text.size() > max_bytes;
+  size_t keep = cut ? (max_bytes > 3 ? max_bytes - 3 : 0) : text.size();
+  // Back off to a UTF-8 boundary: never end inside a multi-byte character.
+  while (cut && keep > 0 && (static_cast<unsigned char>(text[keep]) & 0xC0) == 0x80) --keep;
+  std::string out(text.substr(0, keep));
+  for (char& c : out) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F) c = ' ';
+  }
+  if (cut) out += "...";
+  return out;
+}
+
+}  // namespace tock::server::timers
