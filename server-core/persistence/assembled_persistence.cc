@@ -18,6 +18,7 @@ class AssembledPersistence final : public Persistence {
   ScheduleStore& schedules() override { return *stores_.schedules; }
   ReplicationStore& replication() override { return *stores_.replication; }
   MembershipStore& membership() override { return *stores_.membership; }
+  TimerStore& timers() override { return *stores_.timers; }
   std::string engine() const override { return facts_.engine; }
   std::string location() const override { return facts_.location; }
   bool shared_by_hosts() const override { return facts_.shared_by_hosts; }

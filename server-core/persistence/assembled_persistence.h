@@ -20,6 +20,7 @@ struct Stores {
   std::unique_ptr<BatchStore> batches;
   std::unique_ptr<ScheduleStore> schedules;
   std::unique_ptr<ReplicationStore> replication;
+  std::unique_ptr<TimerStore> timers;
 };
 
 // What describes a backend: its engine name, the location banners show (never a password),

@@ -14,6 +14,7 @@
 #include "server-core/persistence/membership_store.h"
 #include "server-core/persistence/namespace_store.h"
 #include "server-core/persistence/replication_store.h"
+#include "server-core/persistence/timer_store.h"
 #include "server-core/persistence/visibility_store.h"
 
 namespace tock::persistence {
@@ -50,6 +51,7 @@ class Persistence {
   virtual ScheduleStore& schedules() = 0;
   virtual ReplicationStore& replication() = 0;
   virtual MembershipStore& membership() = 0;
+  virtual TimerStore& timers() = 0;  // the timer service (issue 14)
   // For banners and DescribeCluster: "sqlite", and the file or ":memory:"; or "postgres",
   // and postgresql://USER@HOST:PORT/DB (never the password).
   virtual std::string engine() const = 0;

@@ -427,6 +427,52 @@ class ObservedScheduleStore : public ScheduleStore {
   const Op create_, update_, get_, delete_, list_, list_all_;
 };
 
+// A batch of timer writes is one store call: one fault or none for all of it.
+class ObservedTimerStore : public TimerStore {
+ public:
+  ObservedTimerStore(TimerStore& inner, Observer& o)
+      : inner_(inner),
+        o_(o),
+        write_(o.Resolve("TimerWrite")),
+        get_(o.Resolve("TimerGet")),
+        list_(o.Resolve("TimerList")),
+        load_due_(o.Resolve("TimerLoadDue")) {}
+
+  std::vector<absl::Status> Write(std::vector<TimerWrite>& writes) override {
+    std::vector<absl::Status> out;
+    absl::Status s = o_.Run(write_, [&]() -> absl::Status {
+      out = inner_.Write(writes);
+      for (const absl::Status& each : out) {
+        if (!each.ok() && each.code() != absl::StatusCode::kAborted &&
+            each.code() != absl::StatusCode::kFailedPrecondition) {
+          return each;  // the transaction's error
+        }
+      }
+      return absl::OkStatus();
+    });
+    if (!s.ok()) out.assign(writes.size(), s);
+    return out;
+  }
+  absl::StatusOr<StoredTimer> Get(const std::string& namespace_id,
+                                  const std::string& timer_id) override {
+    return o_.Run(get_, [&] { return inner_.Get(namespace_id, timer_id); });
+  }
+  absl::StatusOr<std::vector<StoredTimer>> List(const std::string& namespace_id,
+                                                const std::string& after_id, int state,
+                                                int32_t limit) override {
+    return o_.Run(list_, [&] { return inner_.List(namespace_id, after_id, state, limit); });
+  }
+  absl::StatusOr<std::vector<StoredTimer>> LoadDue(int32_t shard_id, const TimerDueCursor& after,
+                                                   absl::Time until, int32_t limit) override {
+    return o_.Run(load_due_, [&] { return inner_.LoadDue(shard_id, after, until, limit); });
+  }
+
+ private:
+  TimerStore& inner_;
+  Observer& o_;
+  const Op write_, get_, list_, load_due_;
+};
+
 class ObservedReplicationStore : public ReplicationStore {
  public:
   ObservedReplicationStore(ReplicationStore& inner, Observer& o)
@@ -536,7 +582,8 @@ class ObservedPersistence : public Persistence {
         membership_(inner_->membership(), observer_),
         batches_(inner_->batches(), observer_),
         schedules_(inner_->schedules(), observer_),
-        replication_(inner_->replication(), observer_) {}
+        replication_(inner_->replication(), observer_),
+        timers_(inner_->timers(), observer_) {}
 
   NamespaceStore& namespaces() override { return namespaces_; }
   ClusterMetadataStore& cluster_metadata() override { return cluster_metadata_; }
@@ -547,6 +594,7 @@ class ObservedPersistence : public Persistence {
   BatchStore& batches() override { return batches_; }
   ScheduleStore& schedules() override { return schedules_; }
   ReplicationStore& replication() override { return replication_; }
+  TimerStore& timers() override { return timers_; }
   std::string engine() const override { return inner_->engine(); }
   std::string location() const override { return inner_->location(); }
   bool shared_by_hosts() const override { return inner_->shared_by_hosts(); }
@@ -563,6 +611,7 @@ class ObservedPersistence : public Persistence {
   ObservedBatchStore batches_;
   ObservedScheduleStore schedules_;
   ObservedReplicationStore replication_;
+  ObservedTimerStore timers_;
 };
 
 }  // namespace

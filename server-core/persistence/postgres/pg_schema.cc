@@ -244,6 +244,26 @@ CREATE INDEX replication_dlq_workflows
 COMMENT ON TABLE replication_dlq IS
   'History replication tasks of a remote cluster that kept failing here (tock cluster dlq)';
 )sql"},
+      {13, "timer service: durable timers with HTTP callbacks, in the history shards",
+       R"sql(
+CREATE TABLE timers (
+  namespace_id TEXT COLLATE "C" NOT NULL,
+  timer_id     TEXT COLLATE "C" NOT NULL,
+  shard_id     BIGINT NOT NULL,
+  revision     BIGINT NOT NULL,
+  state        BIGINT NOT NULL,
+  due_ms       BIGINT,
+  record       BYTEA NOT NULL,
+  PRIMARY KEY (namespace_id, timer_id)
+);
+CREATE INDEX timers_due ON timers(shard_id, due_ms, namespace_id, timer_id)
+  WHERE due_ms IS NOT NULL;
+CREATE INDEX timers_state ON timers(namespace_id, state, timer_id);
+COMMENT ON TABLE timers IS
+  'Timer service (tock.timer.v1): one row per timer, written only by its shard''s owner';
+COMMENT ON COLUMN timers.due_ms IS
+  'When the owner must act: a pending timer''s next firing, a firing one''s attempt start; NULL: nothing to do';
+)sql"},
   };
   return migrations;
 }

@@ -14,6 +14,7 @@
 #include "server-core/persistence/namespace_store.h"
 #include "server-core/persistence/postgres/pg_db.h"
 #include "server-core/persistence/replication_store.h"
+#include "server-core/persistence/timer_store.h"
 #include "server-core/persistence/visibility_store.h"
 
 namespace tock::persistence {
@@ -27,5 +28,6 @@ std::unique_ptr<BatchStore> NewPostgresBatchStore(PgPool& pool);
 std::unique_ptr<ScheduleStore> NewPostgresScheduleStore(PgPool& pool);
 std::unique_ptr<ReplicationStore> NewPostgresReplicationStore(PgPool& pool);
 std::unique_ptr<MembershipStore> NewPostgresMembershipStore(PgPool& pool);
+std::unique_ptr<TimerStore> NewPostgresTimerStore(PgPool& pool);
 
 }  // namespace tock::persistence

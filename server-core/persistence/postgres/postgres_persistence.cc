@@ -17,7 +17,8 @@ absl::StatusOr<std::unique_ptr<Persistence>> OpenPostgresPersistence(const std::
   Stores stores{NewPostgresNamespaceStore(db),    NewPostgresClusterMetadataStore(db),
                 NewPostgresExecutionStore(db),    NewPostgresVisibilityStore(db),
                 NewPostgresArchivalQueueStore(db), NewPostgresMembershipStore(db), NewPostgresBatchStore(db),
-                NewPostgresScheduleStore(db),     NewPostgresReplicationStore(db)};
+                NewPostgresScheduleStore(db),     NewPostgresReplicationStore(db),
+                NewPostgresTimerStore(db)};
   // postgresql://USER@HOST:PORT/DB: never the password.
   BackendFacts facts{"postgres", db.location(), /*shared_by_hosts=*/true};
   return AssemblePersistence(std::shared_ptr<PgPool>(std::move(*pool)), std::move(stores),

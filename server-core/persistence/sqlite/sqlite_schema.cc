@@ -200,6 +200,22 @@ CREATE TABLE replication_dlq (
 CREATE INDEX replication_dlq_workflows
   ON replication_dlq(source_cluster, source_shard, namespace_id, workflow_id);
 )sql"},
+      {13, "timer service: durable timers with HTTP callbacks, in the history shards",
+       R"sql(
+CREATE TABLE timers (
+  namespace_id TEXT    NOT NULL,
+  timer_id     TEXT    NOT NULL,
+  shard_id     INTEGER NOT NULL,
+  revision     INTEGER NOT NULL,   -- 1 when written first, +1 by every write
+  state        INTEGER NOT NULL,   -- tock.timer.v1.TimerState, for list filtering
+  due_ms       INTEGER,            -- when the owner must act; NULL: nothing to do
+  record       BLOB    NOT NULL,   -- tock.timer.v1.Timer
+  PRIMARY KEY (namespace_id, timer_id)
+) WITHOUT ROWID;
+CREATE INDEX timers_due ON timers(shard_id, due_ms, namespace_id, timer_id)
+  WHERE due_ms IS NOT NULL;
+CREATE INDEX timers_state ON timers(namespace_id, state, timer_id);
+)sql"},
   };
   return migrations;
 }

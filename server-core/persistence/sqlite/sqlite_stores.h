@@ -12,6 +12,7 @@
 #include "server-core/persistence/visibility_store.h"
 #include "server-core/persistence/namespace_store.h"
 #include "server-core/persistence/replication_store.h"
+#include "server-core/persistence/timer_store.h"
 #include "server-core/persistence/sqlite/sqlite_db.h"
 
 namespace tock::persistence {
@@ -25,5 +26,6 @@ std::unique_ptr<MembershipStore> NewSqliteMembershipStore(SqliteDb& db);
 std::unique_ptr<BatchStore> NewSqliteBatchStore(SqliteDb& db);
 std::unique_ptr<ScheduleStore> NewSqliteScheduleStore(SqliteDb& db);
 std::unique_ptr<ReplicationStore> NewSqliteReplicationStore(SqliteDb& db);
+std::unique_ptr<TimerStore> NewSqliteTimerStore(SqliteDb& db);
 
 }  // namespace tock::persistence
