@@ -25,6 +25,7 @@
 #include "server-core/history/shard_controller.h"
 #include "server-core/membership/monitor.h"
 #include "server-core/replication/cluster_registry.h"
+#include "server-core/replication/dlq_merge_router.h"
 #include "server-core/replication/history_replicator.h"
 #include "server-core/replication/namespace_activity.h"
 #include "server-core/replication/namespace_replicator.h"
@@ -213,12 +214,20 @@ class TockServerImpl : public TockServer {
       replication_faults_ = std::make_unique<replication::ReplicationFaults>(
           config_.replication_faults_file, *metrics_, logger_);
       history_replicator_->SetFaults(replication_faults_.get());
+      namespace_replicator_->SetFaults(replication_faults_.get());
       logger_.Warn("replication faults can be injected (tests only)",
                    {{"file", config_.replication_faults_file}});
     }
     replication::RegisterReplicationHandlers(dispatcher_, *clusters_, *namespace_replicator_,
                                              *history_replicator_, persistence_->replication(),
                                              *shards);
+    if (shared_database) {
+      // A history DLQ merge runs on the host that owns each source shard's local shard.
+      dlq_merge_router_ = std::make_unique<replication::DlqMergeRouter>(
+          *history_replicator_, persistence_->replication(), *placement_, *peers_,
+          [this](int32_t shard) { return shards_->Owns(shard); }, *shards);
+      dlq_merge_router_->Install(dispatcher_);
+    }
     frontend::RegisterAdminServiceHandlers(dispatcher_, *namespaces_, facts_);
     frontend::RegisterMutableStateHandler(dispatcher_, *namespaces_, *history_);
     // A batch runs on the host that owns its shard (all of them with one host).
@@ -573,6 +582,7 @@ class TockServerImpl : public TockServer {
   std::unique_ptr<replication::NamespaceReplicator> namespace_replicator_;
   std::unique_ptr<replication::ReplicationFaults> replication_faults_;  // tests only
   std::unique_ptr<replication::HistoryReplicator> history_replicator_;
+  std::unique_ptr<replication::DlqMergeRouter> dlq_merge_router_;  // hosts sharing a database
   std::unique_ptr<replication::NamespaceActivity> namespace_activity_;
   std::unique_ptr<history::ShardController> shards_;
   std::unique_ptr<membership::MembershipMonitor> membership_;  // on a shared database only

@@ -14,12 +14,16 @@ adm::DLQSelection ToProto(const DlqSelection& selection) {
   out.set_source_cluster(selection.remote);
   out.set_shard_id(selection.shard);
   out.set_inclusive_end_message_id(selection.last_message_id);
+  out.set_type(selection.type == "namespace" ? adm::DLQ_TYPE_NAMESPACE : adm::DLQ_TYPE_HISTORY);
   return out;
 }
 
 }  // namespace
 
 absl::Status CheckDlqSelection(const DlqSelection& selection) {
+  if (selection.type != "history" && selection.type != "namespace") {
+    return absl::InvalidArgumentError("--type must be history or namespace");
+  }
   if (!selection.remote.empty()) {
     // CheckClusterName's words, about this command's flag.
     if (absl::Status s = CheckClusterName(selection.remote); !s.ok()) {
@@ -33,6 +37,10 @@ absl::Status CheckDlqSelection(const DlqSelection& selection) {
   }
   if (selection.last_message_id < 0) {
     return absl::InvalidArgumentError("--last-message-id must be a task id (1 or more; 0: no bound)");
+  }
+  if (selection.type == "namespace" && selection.shard != 0) {
+    return absl::InvalidArgumentError(
+        "--shard is for the history DLQ: namespace tasks have no shard");
   }
   return absl::OkStatus();
 }

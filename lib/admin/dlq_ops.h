@@ -15,16 +15,19 @@
 
 namespace tock::admin {
 
-// Which tasks: of the remote cluster `remote` (empty: every one), of its shard `shard` (0:
-// every shard), with task ids up to `last_message_id` (0: no bound).
+// Which tasks: of the DLQ `type` ("history", the default, or "namespace"), of the remote
+// cluster `remote` (empty: every one), of its shard `shard` (0: every shard; the namespace
+// DLQ has none), with task ids up to `last_message_id` (0: no bound).
 struct DlqSelection {
+  std::string type = "history";
   std::string remote;
   int32_t shard = 0;
   int64_t last_message_id = 0;
 };
 
-// INVALID_ARGUMENT naming the flag (--remote as CheckClusterName, --shard, --last-message-id
-// not negative), before anything is sent.
+// INVALID_ARGUMENT naming the flag (--type history or namespace, --remote as
+// CheckClusterName, --shard, --last-message-id not negative, no --shard with the namespace
+// DLQ), before anything is sent.
 absl::Status CheckDlqSelection(const DlqSelection& selection);
 
 // Calls `each` for every selected task, oldest first per remote and shard, page by page

@@ -45,16 +45,34 @@ struct ReplicationDlqKey {
   int64_t task_id = 0;
 };
 
-// A history replication task set aside by the receiving cluster.
+// A history replication task set aside by the receiving cluster: what names it at the
+// source (Temporal's ReplicationTaskInfo), so that the source can rebuild it at a merge.
 struct ReplicationDlqTask {
   ReplicationDlqKey key;
   std::string namespace_id;
   std::string workflow_id;
   std::string run_id;
+  // KIND_HISTORY: the events [first_event_id, next_event_id); KIND_SYNC_ACTIVITY: the state
+  // of the activity scheduled at scheduled_event_id (first/next 0).
+  tock::persistence::v1::ReplicationTask::Kind kind =
+      tock::persistence::v1::ReplicationTask::KIND_HISTORY;
   int64_t first_event_id = 0;
   int64_t next_event_id = 0;  // one after its last event
-  int64_t version = 0;        // of its first event
+  int64_t version = 0;        // of its first event (of the activity's change)
+  int64_t scheduled_event_id = 0;
   std::string last_error;     // why it is here
+  absl::Time added;
+};
+
+// A namespace replication task set aside by the receiving cluster: the change as the source
+// sent it (namespace changes carry the whole record, so a merge applies it as stored).
+// Keyed by (source cluster, task id) in the source's namespace queue.
+struct NamespaceDlqTask {
+  std::string source_cluster;
+  int64_t task_id = 0;
+  std::string operation;  // the source's
+  NamespaceRecord record;
+  std::string last_error;
   absl::Time added;
 };
 
@@ -123,6 +141,26 @@ class ReplicationStore {
   // are left out).
   virtual absl::StatusOr<std::map<int32_t, int64_t>> CountReplicationDlq(
       const std::string& source_cluster) = 0;
+  // The (source cluster, source shard) pairs with selected tasks, in that order (where a
+  // merge must run when hosts share the database).
+  virtual absl::StatusOr<std::vector<std::pair<std::string, int32_t>>> ReplicationDlqShards(
+      const ReplicationDlqSelection& selection) = 0;
+
+  // The namespace DLQ (reference/replication.md §2.2): namespace tasks of a remote's queue
+  // that kept failing here. Storing a task already there replaces it.
+  virtual absl::Status PutNamespaceDlqTask(const NamespaceDlqTask& task) = 0;
+  // The selected tasks (source_shard of the selection ignored) after (after_cluster,
+  // after_task_id), in (source cluster, task id) order, at most `limit`.
+  virtual absl::StatusOr<std::vector<NamespaceDlqTask>> ReadNamespaceDlq(
+      const ReplicationDlqSelection& selection, const std::string& after_cluster,
+      int64_t after_task_id, int32_t limit) = 0;
+  // Deletes the selected tasks; how many there were.
+  virtual absl::StatusOr<int64_t> PurgeNamespaceDlq(const ReplicationDlqSelection& selection) = 0;
+  // Deletes one task (merged); OK when it is gone already.
+  virtual absl::Status DeleteNamespaceDlqTask(const std::string& source_cluster,
+                                              int64_t task_id) = 0;
+  // How many tasks of `source_cluster` are in the namespace DLQ.
+  virtual absl::StatusOr<int64_t> CountNamespaceDlq(const std::string& source_cluster) = 0;
 };
 
 // The operation of namespace versions written by applying another cluster's change: such a

@@ -17,13 +17,22 @@ constexpr int32_t kMaxPageSize = 1000;
 
 // The store's selection of a request's. NOT_FOUND for a cluster that is not a remote one
 // (its tasks, if any, are still read and purged when the cluster is named: a cluster removed
-// since can leave tasks behind), INVALID_ARGUMENT for a negative shard or id.
+// since can leave tasks behind), INVALID_ARGUMENT for a negative shard or id, a shard of
+// the namespace DLQ or an unknown type.
 absl::StatusOr<persistence::ReplicationDlqSelection> SelectionOf(const adm::DLQSelection& in,
                                                                  ClusterRegistry& clusters,
                                                                  persistence::ReplicationStore& store) {
   if (in.shard_id() < 0) return absl::InvalidArgumentError("shard_id must be 0 (every shard) or more");
   if (in.inclusive_end_message_id() < 0) {
     return absl::InvalidArgumentError("inclusive_end_message_id must be 0 (no bound) or more");
+  }
+  if (in.type() != adm::DLQ_TYPE_HISTORY && in.type() != adm::DLQ_TYPE_NAMESPACE) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("type ", static_cast<int>(in.type()), " is not a DLQ type (history, namespace)"));
+  }
+  if (in.type() == adm::DLQ_TYPE_NAMESPACE && in.shard_id() != 0) {
+    return absl::InvalidArgumentError(
+        "shard_id must be 0 for the namespace DLQ (namespace tasks have no shard)");
   }
   persistence::ReplicationDlqSelection out;
   out.source_cluster = in.source_cluster();
@@ -33,28 +42,18 @@ absl::StatusOr<persistence::ReplicationDlqSelection> SelectionOf(const adm::DLQS
   for (const persistence::StoredRemoteCluster& r : clusters.Remotes()) {
     if (r.record.name() == out.source_cluster) return out;
   }
-  absl::StatusOr<std::map<int32_t, int64_t>> left = store.CountReplicationDlq(out.source_cluster);
-  if (!left.ok()) return left.status();
-  if (!left->empty()) return out;
+  if (in.type() == adm::DLQ_TYPE_NAMESPACE) {
+    absl::StatusOr<int64_t> left = store.CountNamespaceDlq(out.source_cluster);
+    if (!left.ok()) return left.status();
+    if (*left > 0) return out;
+  } else {
+    absl::StatusOr<std::map<int32_t, int64_t>> left = store.CountReplicationDlq(out.source_cluster);
+    if (!left.ok()) return left.status();
+    if (!left->empty()) return out;
+  }
   return absl::NotFoundError(absl::StrCat("no remote cluster is named \"",
                                           out.source_cluster.substr(0, 255),
                                           "\" (tock cluster list shows them)"));
-}
-
-adm::DLQReplicationTask ToProto(const persistence::ReplicationDlqTask& t) {
-  adm::DLQReplicationTask out;
-  out.set_source_cluster(t.key.source_cluster);
-  out.set_source_shard_id(t.key.source_shard);
-  out.set_task_id(t.key.task_id);
-  out.set_namespace_id(t.namespace_id);
-  out.set_workflow_id(t.workflow_id);
-  out.set_run_id(t.run_id);
-  out.set_first_event_id(t.first_event_id);
-  out.set_next_event_id(t.next_event_id);
-  out.set_version(t.version);
-  out.set_last_error(t.last_error);
-  *out.mutable_added_time() = ToProtoTime(t.added);
-  return out;
 }
 
 // Page tokens: "<shard> <task id> <cluster>", the key of the last task sent.
@@ -73,10 +72,29 @@ absl::StatusOr<persistence::ReplicationDlqKey> KeyOf(const std::string& token) {
   return key;
 }
 
+// A page of the namespace DLQ (one more than `page` read says whether another follows).
+absl::StatusOr<adm::GetDLQMessagesResponse> ReadNamespaceDlq(
+    persistence::ReplicationStore& store, const persistence::ReplicationDlqSelection& selection,
+    const persistence::ReplicationDlqKey& after, int32_t page) {
+  absl::StatusOr<std::vector<persistence::NamespaceDlqTask>> tasks =
+      store.ReadNamespaceDlq(selection, after.source_cluster, after.task_id, page + 1);
+  if (!tasks.ok()) return tasks.status();
+  adm::GetDLQMessagesResponse out;
+  for (int32_t i = 0; i < static_cast<int32_t>(tasks->size()) && i < page; ++i) {
+    *out.add_tasks() = NamespaceDlqTaskProto((*tasks)[i]);
+  }
+  if (static_cast<int32_t>(tasks->size()) > page) {
+    const persistence::NamespaceDlqTask& last = (*tasks)[page - 1];
+    out.set_next_page_token(TokenOf({last.source_cluster, 0, last.task_id}));
+  }
+  return out;
+}
+
 }  // namespace
 
 void RegisterDlqHandlers(rpc::Dispatcher& dispatcher, ClusterRegistry& clusters,
-                         HistoryReplicator& histories, persistence::ReplicationStore& store) {
+                         NamespaceReplicator& namespaces, HistoryReplicator& histories,
+                         persistence::ReplicationStore& store) {
   dispatcher.AddUnary<adm::GetDLQMessagesRequest, adm::GetDLQMessagesResponse>(
       std::string(kAdmin) + "GetDLQMessages",
       [&](const adm::GetDLQMessagesRequest& req,
@@ -94,13 +112,16 @@ void RegisterDlqHandlers(rpc::Dispatcher& dispatcher, ClusterRegistry& clusters,
           if (!key.ok()) return key.status();
           after = *key;
         }
+        if (req.selection().type() == adm::DLQ_TYPE_NAMESPACE) {
+          return ReadNamespaceDlq(store, *selection, after, page);
+        }
         // One more than a page says whether another page follows.
         absl::StatusOr<std::vector<persistence::ReplicationDlqTask>> tasks =
             store.ReadReplicationDlq(*selection, after, page + 1);
         if (!tasks.ok()) return tasks.status();
         adm::GetDLQMessagesResponse out;
         for (int32_t i = 0; i < static_cast<int32_t>(tasks->size()) && i < page; ++i) {
-          *out.add_tasks() = ToProto((*tasks)[i]);
+          *out.add_tasks() = DlqTaskProto((*tasks)[i]);
         }
         if (static_cast<int32_t>(tasks->size()) > page) {
           out.set_next_page_token(TokenOf((*tasks)[page - 1].key));
@@ -114,7 +135,9 @@ void RegisterDlqHandlers(rpc::Dispatcher& dispatcher, ClusterRegistry& clusters,
         absl::StatusOr<persistence::ReplicationDlqSelection> selection =
             SelectionOf(req.selection(), clusters, store);
         if (!selection.ok()) return selection.status();
-        absl::StatusOr<int64_t> purged = store.PurgeReplicationDlq(*selection);
+        absl::StatusOr<int64_t> purged = req.selection().type() == adm::DLQ_TYPE_NAMESPACE
+                                             ? store.PurgeNamespaceDlq(*selection)
+                                             : store.PurgeReplicationDlq(*selection);
         if (!purged.ok()) return purged.status();
         adm::PurgeDLQMessagesResponse out;
         out.set_purged_tasks(*purged);
@@ -127,7 +150,14 @@ void RegisterDlqHandlers(rpc::Dispatcher& dispatcher, ClusterRegistry& clusters,
         absl::StatusOr<persistence::ReplicationDlqSelection> selection =
             SelectionOf(req.selection(), clusters, store);
         if (!selection.ok()) return selection.status();
+        if (req.selection().type() == adm::DLQ_TYPE_NAMESPACE) return namespaces.MergeDlq(*selection);
         return histories.MergeDlq(*selection);
+      });
+  dispatcher.AddUnary<adm::GetDLQReplicationMessagesRequest, adm::GetDLQReplicationMessagesResponse>(
+      std::string(kAdmin) + "GetDLQReplicationMessages",
+      [&](const adm::GetDLQReplicationMessagesRequest& req,
+          const rpc::CallContext&) -> absl::StatusOr<adm::GetDLQReplicationMessagesResponse> {
+        return histories.ServeDlq(req);
       });
 }
 

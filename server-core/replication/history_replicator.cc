@@ -130,42 +130,83 @@ absl::StatusOr<adm::GetReplicationMessagesResponse> HistoryReplicator::Serve(
     messages->set_has_more(static_cast<int32_t>(rows->size()) == kPageSize);
     for (const persistence::ReplicationTaskRow& row : *rows) {
       messages->set_last_retrieved_message_id(row.task_id);
-      const auto& t = row.task;
-      absl::StatusOr<bool> listed = NamespaceListsCluster(t.namespace_id(), caller);
-      if (!listed.ok()) return listed.status();
-      if (!*listed) continue;
-      // The run and its events as they are now; a run deleted since is skipped (Temporal
-      // skips tasks whose run is gone, so one missing run never blocks the queue).
-      absl::StatusOr<persistence::MutableStateRecord> run =
-          executions_.GetRun(t.namespace_id(), t.workflow_id(), t.run_id());
-      if (absl::IsNotFound(run.status())) continue;
-      if (!run.ok()) return run.status();
-      if (t.kind() == tock::persistence::v1::ReplicationTask::KIND_SYNC_ACTIVITY) {
-        AddSyncActivityTask(*run, row.task_id, t, sent_activities, *messages);
-        continue;
+      if (absl::Status s = AddTask(caller, row.task_id, row.task, sent_activities, *messages);
+          !s.ok()) {
+        return s;
       }
-      // The events are read from the branch that holds them: after a conflict they may be
-      // on a branch that is no longer the current one, and the other clusters need them
-      // there (to keep that branch, and apply its signals again).
-      const int branch = BranchHolding(*run, t.next_event_id() - 1, t.version());
-      if (branch < 0) continue;
-      absl::StatusOr<std::vector<persistence::HistoryEvent>> events =
-          ReadOnBranch(*run, branch, t.first_event_id(), t.next_event_id(),
-                       static_cast<int32_t>(t.next_event_id() - t.first_event_id()));
-      if (!events.ok()) return events.status();
-      if (events->empty()) continue;
-      adm::HistoryReplicationTask* task = messages->add_tasks();
-      task->set_task_id(row.task_id);
-      task->set_namespace_id(t.namespace_id());
-      task->set_workflow_id(t.workflow_id());
-      task->set_run_id(t.run_id());
-      const history::VersionItems items = history::TruncatedTo(
-          history::ToItems(run->version_histories().histories(branch).items()),
-          t.next_event_id() - 1);
-      task->mutable_version_history_items()->Assign(items.begin(), items.end());
-      for (persistence::HistoryEvent& e : *events) *task->add_events() = std::move(e);
     }
   }
+  return out;
+}
+
+absl::Status HistoryReplicator::AddTask(const std::string& caller, int64_t task_id,
+                                        const tock::persistence::v1::ReplicationTask& t,
+                                        SentActivities& sent_activities,
+                                        adm::ReplicationMessages& out) {
+  absl::StatusOr<bool> listed = NamespaceListsCluster(t.namespace_id(), caller);
+  if (!listed.ok()) return listed.status();
+  if (!*listed) return absl::OkStatus();
+  // The run and its events as they are now; a run deleted since is skipped (Temporal
+  // skips tasks whose run is gone, so one missing run never blocks the queue).
+  absl::StatusOr<persistence::MutableStateRecord> run =
+      executions_.GetRun(t.namespace_id(), t.workflow_id(), t.run_id());
+  if (absl::IsNotFound(run.status())) return absl::OkStatus();
+  if (!run.ok()) return run.status();
+  if (t.kind() == tock::persistence::v1::ReplicationTask::KIND_SYNC_ACTIVITY) {
+    AddSyncActivityTask(*run, task_id, t, sent_activities, out);
+    return absl::OkStatus();
+  }
+  if (t.first_event_id() < 1 || t.next_event_id() <= t.first_event_id()) return absl::OkStatus();
+  // The events are read from the branch that holds them: after a conflict they may be
+  // on a branch that is no longer the current one, and the other clusters need them
+  // there (to keep that branch, and apply its signals again).
+  const int branch = BranchHolding(*run, t.next_event_id() - 1, t.version());
+  if (branch < 0) return absl::OkStatus();
+  absl::StatusOr<std::vector<persistence::HistoryEvent>> events =
+      ReadOnBranch(*run, branch, t.first_event_id(), t.next_event_id(),
+                   static_cast<int32_t>(t.next_event_id() - t.first_event_id()));
+  if (!events.ok()) return events.status();
+  if (events->empty()) return absl::OkStatus();
+  adm::HistoryReplicationTask* task = out.add_tasks();
+  task->set_task_id(task_id);
+  task->set_namespace_id(t.namespace_id());
+  task->set_workflow_id(t.workflow_id());
+  task->set_run_id(t.run_id());
+  const history::VersionItems items = history::TruncatedTo(
+      history::ToItems(run->version_histories().histories(branch).items()),
+      t.next_event_id() - 1);
+  task->mutable_version_history_items()->Assign(items.begin(), items.end());
+  for (persistence::HistoryEvent& e : *events) *task->add_events() = std::move(e);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<adm::GetDLQReplicationMessagesResponse> HistoryReplicator::ServeDlq(
+    const adm::GetDLQReplicationMessagesRequest& req) {
+  const std::string& caller = req.cluster_name();
+  if (caller.empty()) return absl::InvalidArgumentError("Cluster name is not set.");
+  if (absl::Status s = clusters_.CheckConnected(caller); !s.ok()) return s;
+  if (req.task_infos_size() > kPageSize) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("at most ", kPageSize, " task_infos a call (", req.task_infos_size(), " given)"));
+  }
+  // Rebuilt like a pull sends them (Temporal's raw task conversion): what the run holds now.
+  adm::ReplicationMessages rebuilt;
+  SentActivities sent_activities;
+  for (const adm::ReplicationTaskInfo& info : req.task_infos()) {
+    const auto& t = info.task();
+    if (t.namespace_id().empty() || t.namespace_id().size() > 255 || t.workflow_id().empty() ||
+        t.workflow_id().size() > 1000 || t.run_id().empty() || t.run_id().size() > 64) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "task info ", info.task_id(),
+          ": namespace_id (at most 255 bytes), workflow_id (at most 1000) and run_id (at most "
+          "64) must be set"));
+    }
+    if (absl::Status s = AddTask(caller, info.task_id(), t, sent_activities, rebuilt); !s.ok()) {
+      return s;
+    }
+  }
+  adm::GetDLQReplicationMessagesResponse out;
+  *out.mutable_replication_tasks() = std::move(*rebuilt.mutable_tasks());
   return out;
 }
 
@@ -331,11 +372,6 @@ int HistoryReplicator::DlqBudget(const absl::Status& error, const std::string& n
     case absl::StatusCode::kResourceExhausted:
     case absl::StatusCode::kCancelled:
       return kDlqAttemptsTransient;
-    case absl::StatusCode::kFailedPrecondition:
-      if (absl::StrContains(error.message(), "is owned by another server")) {
-        return kDlqAttemptsTransient;
-      }
-      break;
     default:
       break;
   }
@@ -377,10 +413,27 @@ absl::Status HistoryReplicator::ApplyShard(const persistence::RemoteClusterRecor
   }
   std::vector<const adm::HistoryReplicationTask*> replayed;
   const int limit = faults_ != nullptr ? faults_->tasks_per_pull() : 0;
-  for (const adm::HistoryReplicationTask& task : shard.tasks()) {
+  // The order the tasks are tried in: the source's (task ids rising), unless the test-only
+  // reorder fault reverses it.
+  std::vector<const adm::HistoryReplicationTask*> order;
+  order.reserve(shard.tasks_size());
+  for (const adm::HistoryReplicationTask& task : shard.tasks()) order.push_back(&task);
+  if (faults_ != nullptr && faults_->reorder() && order.size() > 1) {
+    std::reverse(order.begin(), order.end());
+    faults_->CountReorder();
+  }
+  // Where the cursor may go when the tasks from order[i] on are left for the next pull: just
+  // before the lowest of them (in the source's order, order[i] itself).
+  auto before_rest = [&](size_t i) {
+    int64_t lowest = order[i]->task_id();
+    for (size_t j = i + 1; j < order.size(); ++j) lowest = std::min(lowest, order[j]->task_id());
+    return lowest - 1;
+  };
+  for (size_t i = 0; i < order.size(); ++i) {
+    const adm::HistoryReplicationTask& task = *order[i];
     if (!failed.ok()) break;
     if (limit > 0 && applied + dlqd >= limit) {
-      through = task.task_id() - 1;  // the rest comes again with the next pull
+      through = before_rest(i);  // the rest comes again with the next pull
       break;
     }
     if (faults_ != nullptr && faults_->TakeDrop(task.workflow_id())) continue;
@@ -400,7 +453,7 @@ absl::Status HistoryReplicator::ApplyShard(const persistence::RemoteClusterRecor
       if (attempts < DlqBudget(s, task.namespace_id())) {
         failing_task_id = task.task_id();
         failed_attempts = attempts;
-        through = task.task_id() - 1;
+        through = before_rest(i);
         error = absl::StrCat("task ", task.task_id(), " of workflow ", task.workflow_id(),
                              " (attempt ", attempts, "): ", s.message().substr(0, 500));
         failed = s;
@@ -414,7 +467,12 @@ absl::Status HistoryReplicator::ApplyShard(const persistence::RemoteClusterRecor
     dlq.namespace_id = task.namespace_id();
     dlq.workflow_id = task.workflow_id();
     dlq.run_id = task.run_id();
-    if (!task.events().empty()) {
+    if (task.has_sync_activity()) {
+      // What the source rebuilds the task from at a merge (Temporal's ReplicationTaskInfo).
+      dlq.kind = tock::persistence::v1::ReplicationTask::KIND_SYNC_ACTIVITY;
+      dlq.scheduled_event_id = task.sync_activity().activity().scheduled_event_id();
+      dlq.version = task.sync_activity().version();
+    } else if (!task.events().empty()) {
       dlq.first_event_id = task.events(0).event_id();
       dlq.next_event_id = task.events(task.events_size() - 1).event_id() + 1;
       dlq.version = task.events(0).version();
@@ -422,7 +480,7 @@ absl::Status HistoryReplicator::ApplyShard(const persistence::RemoteClusterRecor
     dlq.last_error = why;
     dlq.added = absl::Now();
     if (absl::Status put = replication_.PutReplicationDlqTask(dlq); !put.ok()) {
-      through = task.task_id() - 1;
+      through = before_rest(i);
       error = absl::StrCat("storing task ", task.task_id(), " in the DLQ failed: ", put.message());
       failed = put;
       break;
@@ -463,55 +521,109 @@ absl::Status HistoryReplicator::ApplyShard(const persistence::RemoteClusterRecor
   return failed;
 }
 
-absl::Status HistoryReplicator::MergeDlqTask(const persistence::RemoteClusterRecord& remote,
-                                             const persistence::ReplicationDlqTask& task) {
-  if (task.first_event_id <= 0) {
-    // A task without events (an activity's state): nothing to fetch again; the activity's
-    // later changes and events come with the workflow's later tasks.
-    return absl::OkStatus();
+adm::DLQReplicationTask DlqTaskProto(const persistence::ReplicationDlqTask& t) {
+  adm::DLQReplicationTask out;
+  out.set_source_cluster(t.key.source_cluster);
+  out.set_source_shard_id(t.key.source_shard);
+  out.set_task_id(t.key.task_id);
+  out.set_namespace_id(t.namespace_id);
+  out.set_workflow_id(t.workflow_id);
+  out.set_run_id(t.run_id);
+  out.set_first_event_id(t.first_event_id);
+  out.set_next_event_id(t.next_event_id);
+  out.set_version(t.version);
+  out.set_last_error(t.last_error);
+  *out.mutable_added_time() = ToProtoTime(t.added);
+  out.set_kind(t.kind == tock::persistence::v1::ReplicationTask::KIND_SYNC_ACTIVITY
+                   ? adm::DLQ_TASK_KIND_SYNC_ACTIVITY
+                   : adm::DLQ_TASK_KIND_HISTORY);
+  out.set_scheduled_event_id(t.scheduled_event_id);
+  return out;
+}
+
+absl::Status HistoryReplicator::MergeDlqSource(std::vector<persistence::ReplicationDlqTask>& tasks,
+                                               MergeState& state) {
+  if (tasks.empty()) return absl::OkStatus();
+  const persistence::ReplicationDlqKey& source = tasks.front().key;
+  auto workflow_of = [](const persistence::ReplicationDlqTask& t) {
+    return std::make_tuple(t.key.source_cluster, t.key.source_shard, t.namespace_id, t.workflow_id);
+  };
+  std::optional<persistence::RemoteClusterRecord> remote;
+  for (const persistence::StoredRemoteCluster& r : clusters_.Remotes()) {
+    if (r.record.name() == source.source_cluster) remote = r.record;
   }
-  adm::GetWorkflowExecutionRawHistoryRequest req;
-  req.set_namespace_id(task.namespace_id);
-  req.set_workflow_id(task.workflow_id);
-  req.set_run_id(task.run_id);
-  req.set_start_event_id(task.first_event_id - 1);
-  req.set_start_event_version(task.version);
-  req.set_end_event_id(task.next_event_id);
-  req.set_end_event_version(task.version);
-  for (int page = 0; page < 1000; ++page) {
-    absl::StatusOr<adm::GetWorkflowExecutionRawHistoryResponse> raw =
-        remotes_.GetRawHistory(remote.address(), req);
-    // Temporal's rule: a run the source no longer has is nothing to apply.
-    if (absl::IsNotFound(raw.status())) return absl::OkStatus();
-    if (!raw.ok()) {
-      return absl::Status(raw.status().code(),
-                          absl::StrCat("fetching the events from cluster ", remote.name(), ": ",
-                                       raw.status().message()));
+  // The source rebuilds the tasks as they are now (Temporal's GetDLQReplicationMessages):
+  // events from the branch holding them, an activity's current state.
+  absl::Status fetched;
+  std::map<int64_t, const adm::HistoryReplicationTask*> rebuilt;
+  adm::GetDLQReplicationMessagesResponse got;
+  if (!remote.has_value()) {
+    fetched = absl::FailedPreconditionError(
+        absl::StrCat("cluster ", source.source_cluster,
+                     " is no longer a remote cluster: its tasks cannot be fetched again (purge "
+                     "its DLQ instead)"));
+  } else {
+    adm::GetDLQReplicationMessagesRequest req;
+    req.set_cluster_name(clusters_.current_cluster_name());
+    for (const persistence::ReplicationDlqTask& t : tasks) {
+      if (state.stuck.contains(workflow_of(t))) continue;
+      adm::ReplicationTaskInfo* info = req.add_task_infos();
+      info->set_task_id(t.key.task_id);
+      auto* task = info->mutable_task();
+      task->set_namespace_id(t.namespace_id);
+      task->set_workflow_id(t.workflow_id);
+      task->set_run_id(t.run_id);
+      task->set_first_event_id(t.first_event_id);
+      task->set_next_event_id(t.next_event_id);
+      task->set_version(t.version);
+      task->set_kind(t.kind);
+      task->set_scheduled_event_id(t.scheduled_event_id);
     }
-    if (raw->events().empty()) return absl::OkStatus();
-    adm::HistoryReplicationTask again;
-    again.set_task_id(task.key.task_id);
-    again.set_namespace_id(task.namespace_id);
-    again.set_workflow_id(task.workflow_id);
-    again.set_run_id(task.run_id);
-    *again.mutable_version_history_items() = raw->version_history_items();
-    *again.mutable_events() = raw->events();
-    if (absl::Status s = ApplyTask(remote, again); !s.ok()) return s;
-    if (raw->next_page_token().empty()) return absl::OkStatus();
-    req.set_next_page_token(raw->next_page_token());
+    if (!req.task_infos().empty()) {
+      absl::StatusOr<adm::GetDLQReplicationMessagesResponse> answer =
+          remotes_.GetDlqReplicationMessages(remote->address(), req);
+      if (answer.ok()) {
+        got = *std::move(answer);
+        for (const adm::HistoryReplicationTask& t : got.replication_tasks()) rebuilt[t.task_id()] = &t;
+      } else {
+        fetched = absl::Status(answer.status().code(),
+                               absl::StrCat("fetching the task again from cluster ",
+                                            source.source_cluster, ": ", answer.status().message()));
+      }
+    }
   }
-  return absl::InternalError("the events of the task span more than 1000 pages");
+  for (persistence::ReplicationDlqTask& task : tasks) {
+    if (state.stuck.contains(workflow_of(task))) {
+      state.out.set_remaining_tasks(state.out.remaining_tasks() + 1);
+      continue;
+    }
+    absl::Status s = fetched;
+    if (s.ok()) {
+      // Nothing rebuilt: nothing to apply (the run or the activity is gone at the source,
+      // or the activity's state went with an earlier task of this call).
+      auto it = rebuilt.find(task.key.task_id);
+      if (it != rebuilt.end()) s = ApplyTask(*remote, *it->second);
+    }
+    if (s.ok()) {
+      if (absl::Status d = replication_.DeleteReplicationDlqTask(task.key); !d.ok()) return d;
+      state.out.set_merged_tasks(state.out.merged_tasks() + 1);
+      ++state.merged_per_shard[{task.key.source_cluster, task.key.source_shard}];
+      continue;
+    }
+    state.stuck.insert(workflow_of(task));
+    state.out.set_remaining_tasks(state.out.remaining_tasks() + 1);
+    task.last_error = std::string(s.message().substr(0, 2000));
+    if (absl::Status put = replication_.PutReplicationDlqTask(task); !put.ok()) return put;
+    if (state.out.failed_size() < 100) *state.out.add_failed() = DlqTaskProto(task);
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<adm::MergeDLQMessagesResponse> HistoryReplicator::MergeDlq(
     const persistence::ReplicationDlqSelection& selection) {
   if (faults_ != nullptr) faults_->Refresh();
   std::lock_guard apply(apply_mu_);
-  adm::MergeDLQMessagesResponse out;
-  // (cluster, shard, namespace id, workflow id) of the tasks that failed again: their later
-  // tasks stay in the DLQ, untried.
-  std::set<std::tuple<std::string, int32_t, std::string, std::string>> stuck;
-  std::map<std::pair<std::string, int32_t>, int64_t> merged_per_shard;
+  MergeState state;
   persistence::ReplicationDlqKey after;
   constexpr int kMaxPages = 1000;  // 100,000 tasks a call; the rest is left for the next one
   for (int page = 0; page < kMaxPages; ++page) {
@@ -519,59 +631,25 @@ absl::StatusOr<adm::MergeDLQMessagesResponse> HistoryReplicator::MergeDlq(
         replication_.ReadReplicationDlq(selection, after, kPageSize);
     if (!tasks.ok()) return tasks.status();
     if (tasks->empty()) break;
+    after = tasks->back().key;
+    // The page in runs of one source shard (it is in key order): one call rebuilds a run.
+    std::vector<persistence::ReplicationDlqTask> run;
     for (persistence::ReplicationDlqTask& task : *tasks) {
-      after = task.key;
-      const auto workflow = std::make_tuple(task.key.source_cluster, task.key.source_shard,
-                                            task.namespace_id, task.workflow_id);
-      if (stuck.contains(workflow)) {
-        out.set_remaining_tasks(out.remaining_tasks() + 1);
-        continue;
+      if (!run.empty() && (run.front().key.source_cluster != task.key.source_cluster ||
+                           run.front().key.source_shard != task.key.source_shard)) {
+        if (absl::Status s = MergeDlqSource(run, state); !s.ok()) return s;
+        run.clear();
       }
-      absl::Status s;
-      std::optional<persistence::RemoteClusterRecord> remote;
-      for (const persistence::StoredRemoteCluster& r : clusters_.Remotes()) {
-        if (r.record.name() == task.key.source_cluster) remote = r.record;
-      }
-      if (!remote.has_value()) {
-        s = absl::FailedPreconditionError(
-            absl::StrCat("cluster ", task.key.source_cluster,
-                         " is no longer a remote cluster: its events cannot be fetched (purge "
-                         "its DLQ instead)"));
-      } else {
-        s = MergeDlqTask(*remote, task);
-      }
-      if (s.ok()) {
-        if (absl::Status d = replication_.DeleteReplicationDlqTask(task.key); !d.ok()) return d;
-        out.set_merged_tasks(out.merged_tasks() + 1);
-        ++merged_per_shard[{task.key.source_cluster, task.key.source_shard}];
-        continue;
-      }
-      stuck.insert(workflow);
-      out.set_remaining_tasks(out.remaining_tasks() + 1);
-      task.last_error = std::string(s.message().substr(0, 2000));
-      if (absl::Status put = replication_.PutReplicationDlqTask(task); !put.ok()) return put;
-      if (out.failed_size() < 100) {
-        adm::DLQReplicationTask* f = out.add_failed();
-        f->set_source_cluster(task.key.source_cluster);
-        f->set_source_shard_id(task.key.source_shard);
-        f->set_task_id(task.key.task_id);
-        f->set_namespace_id(task.namespace_id);
-        f->set_workflow_id(task.workflow_id);
-        f->set_run_id(task.run_id);
-        f->set_first_event_id(task.first_event_id);
-        f->set_next_event_id(task.next_event_id);
-        f->set_version(task.version);
-        f->set_last_error(task.last_error);
-        *f->mutable_added_time() = ToProtoTime(task.added);
-      }
+      run.push_back(std::move(task));
     }
+    if (absl::Status s = MergeDlqSource(run, state); !s.ok()) return s;
   }
-  for (const auto& [shard, merged] : merged_per_shard) {
+  for (const auto& [shard, merged] : state.merged_per_shard) {
     logger_.Info("replication DLQ merged", {{"cluster", shard.first},
                                             {"shard", absl::StrCat(shard.second)},
                                             {"tasks", absl::StrCat(merged)}});
   }
-  return out;
+  return std::move(state.out);
 }
 
 std::map<std::pair<std::string, int32_t>, HistoryReplicator::ShardProgress>

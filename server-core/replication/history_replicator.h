@@ -25,8 +25,11 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
+#include <tuple>
 #include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -38,6 +41,7 @@
 #include "server-core/replication/cluster_registry.h"
 #include "server-core/replication/remote_frontends.h"
 #include "server-core/replication/replication_faults.h"
+#include "server-core/replication/sync_activity_task.h"
 #include "server-core/worker/periodic_thread.h"
 #include "tock/admin/v1/service.pb.h"
 
@@ -55,6 +59,9 @@ using ApplyEvents = std::function<absl::StatusOr<std::optional<history::HistoryE
 using ApplySyncActivity =
     std::function<absl::StatusOr<std::optional<history::HistoryEngine::ReplicationGap>>(
         const tock::admin::v1::HistoryReplicationTask& task)>;
+
+// A DLQ task as AdminService shows it.
+tock::admin::v1::DLQReplicationTask DlqTaskProto(const persistence::ReplicationDlqTask& task);
 
 class HistoryReplicator {
  public:
@@ -78,6 +85,9 @@ class HistoryReplicator {
       const tock::admin::v1::GetReplicationMessagesRequest& req);
   absl::StatusOr<tock::admin::v1::GetWorkflowExecutionRawHistoryResponse> RawHistory(
       const tock::admin::v1::GetWorkflowExecutionRawHistoryRequest& req);
+  // A remote merging its DLQ: the tasks it names, rebuilt as Serve would send them now.
+  absl::StatusOr<tock::admin::v1::GetDLQReplicationMessagesResponse> ServeDlq(
+      const tock::admin::v1::GetDLQReplicationMessagesRequest& req);
   // The branch of `run` that holds event `event_id` written at `version` (the current one
   // when it does): its index in the run's version histories, or -1.
   static int BranchHolding(const persistence::MutableStateRecord& run, int64_t event_id,
@@ -103,9 +113,10 @@ class HistoryReplicator {
   // database or a namespace that arrives late does not fill the DLQ with healthy tasks.
   static constexpr int kDlqAttemptsTransient = 120;
 
-  // Applies the selected tasks of the DLQ again, oldest first per source shard, each with
-  // its events as the source has them now (GetWorkflowExecutionRawHistory; a run the source
-  // no longer has is merged as nothing to apply): each applied leaves the DLQ, each that
+  // Applies the selected tasks of the DLQ again, oldest first per source shard, each rebuilt
+  // by the source as it is now (GetDLQReplicationMessages: a history task's events, a
+  // SyncActivity task's activity state; a task the source has nothing for, its run or
+  // activity gone, is merged as nothing to apply): each applied leaves the DLQ, each that
   // fails again stays with its new error, and so do the later tasks of its workflow.
   absl::StatusOr<tock::admin::v1::MergeDLQMessagesResponse> MergeDlq(
       const persistence::ReplicationDlqSelection& selection);
@@ -127,6 +138,11 @@ class HistoryReplicator {
   absl::StatusOr<std::vector<persistence::HistoryEvent>> ReadOnBranch(
       const persistence::MutableStateRecord& run, int branch, int64_t first, int64_t next,
       int32_t limit);
+  // Adds the task `t` (id `task_id` of a shard queue) to `out` as it is sent to `caller`
+  // now, unless there is nothing to send (Serve's rules).
+  absl::Status AddTask(const std::string& caller, int64_t task_id,
+                       const tock::persistence::v1::ReplicationTask& t,
+                       SentActivities& sent_activities, tock::admin::v1::ReplicationMessages& out);
   absl::Status Pull(const persistence::RemoteClusterRecord& remote);
   absl::Status ApplyTask(const persistence::RemoteClusterRecord& remote,
                          const tock::admin::v1::HistoryReplicationTask& task);
@@ -135,8 +151,18 @@ class HistoryReplicator {
                           const tock::admin::v1::ReplicationMessages& shard);
   // How many attempts a task that failed with `error` gets before the DLQ.
   int DlqBudget(const absl::Status& error, const std::string& namespace_id);
-  absl::Status MergeDlqTask(const persistence::RemoteClusterRecord& remote,
-                            const persistence::ReplicationDlqTask& task);
+  // What a merge has done so far.
+  struct MergeState {
+    tock::admin::v1::MergeDLQMessagesResponse out;
+    // (cluster, shard, namespace id, workflow id) of the tasks that failed again: their
+    // later tasks stay in the DLQ, untried.
+    std::set<std::tuple<std::string, int32_t, std::string, std::string>> stuck;
+    std::map<std::pair<std::string, int32_t>, int64_t> merged_per_shard;
+  };
+  // Merges `tasks`, of one source shard in task id order, with one call to the source.
+  // Fails only when the DLQ cannot be written.
+  absl::Status MergeDlqSource(std::vector<persistence::ReplicationDlqTask>& tasks,
+                              MergeState& state);
   // Whether the namespace with this id lists `cluster` (cached for a few seconds).
   absl::StatusOr<bool> NamespaceListsCluster(const std::string& namespace_id,
                                              const std::string& cluster);

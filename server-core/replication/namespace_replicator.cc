@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "lib/common/time_format.h"
 
 namespace tock::server::replication {
 namespace {
@@ -81,7 +82,18 @@ absl::Status NamespaceReplicator::PullOnce() {
   return first_error;
 }
 
+absl::StatusOr<bool> NamespaceReplicator::Apply(const persistence::NamespaceRecord& record,
+                                                const std::string& operation) {
+  if (faults_ != nullptr && faults_->FailsNamespace(record.info().name())) {
+    return absl::InternalError(absl::StrCat("injected replication fault: every task of namespace ",
+                                            record.info().name().substr(0, 255),
+                                            " fails (fail_namespaces)"));
+  }
+  return namespaces_.ApplyReplicated(record, operation);
+}
+
 absl::Status NamespaceReplicator::Pull(const persistence::RemoteClusterRecord& remote) {
+  if (faults_ != nullptr) faults_->Refresh();
   int64_t cursor;
   {
     std::lock_guard lock(mu_);
@@ -96,39 +108,112 @@ absl::Status NamespaceReplicator::Pull(const persistence::RemoteClusterRecord& r
   if (!got.ok()) return got.status();
   int64_t applied_through = got->last_retrieved_message_id();
   absl::Status failed;
+  std::lock_guard apply(apply_mu_);
   for (const adm::NamespaceReplicationTask& task : got->tasks()) {
-    absl::StatusOr<bool> applied = namespaces_.ApplyReplicated(task.record(), task.operation());
-    std::lock_guard lock(mu_);
-    RemoteProgress& p = progress_[remote.name()];
-    if (applied.ok()) {
-      if (*applied) ++p.tasks_applied;
-      p.failing_task_id = 0;
-      p.failing_attempts = 0;
-      continue;
+    absl::StatusOr<bool> applied = Apply(task.record(), task.operation());
+    bool to_dlq = false;
+    {
+      std::lock_guard lock(mu_);
+      RemoteProgress& p = progress_[remote.name()];
+      if (applied.ok()) {
+        if (*applied) ++p.tasks_applied;
+        p.failing_task_id = 0;
+        p.failing_attempts = 0;
+        continue;
+      }
+      if (p.failing_task_id != task.task_id()) {
+        p.failing_task_id = task.task_id();
+        p.failing_attempts = 0;
+      }
+      // Malformed tasks never get better; others are tried again at the next pulls.
+      to_dlq = absl::IsInvalidArgument(applied.status()) || ++p.failing_attempts >= kMaxTaskAttempts;
     }
-    if (p.failing_task_id != task.task_id()) {
-      p.failing_task_id = task.task_id();
-      p.failing_attempts = 0;
-    }
-    // Malformed tasks never get better; others are tried again at the next pulls.
-    if (absl::IsInvalidArgument(applied.status()) || ++p.failing_attempts >= kMaxTaskAttempts) {
-      logger_.Error("a namespace replication task was skipped",
-                    {{"cluster", remote.name()},
-                     {"task_id", absl::StrCat(task.task_id())},
-                     {"namespace", task.record().info().name().substr(0, 255)},
-                     {"error", applied.status().ToString()}});
-      failed = applied.status();
-      p.failing_task_id = 0;
-      p.failing_attempts = 0;
-      continue;
+    failed = applied.status();
+    if (to_dlq) {
+      persistence::NamespaceDlqTask dlq;
+      dlq.source_cluster = remote.name();
+      dlq.task_id = task.task_id();
+      dlq.operation = task.operation();
+      dlq.record = task.record();
+      dlq.last_error = std::string(applied.status().message().substr(0, 2000));
+      dlq.added = absl::Now();
+      if (absl::Status put = store_.PutNamespaceDlqTask(dlq); put.ok()) {
+        logger_.Error("a namespace replication task was set aside in the namespace DLQ",
+                      {{"cluster", remote.name()},
+                       {"task_id", absl::StrCat(task.task_id())},
+                       {"namespace", task.record().info().name().substr(0, 255)},
+                       {"error", applied.status().ToString()}});
+        std::lock_guard lock(mu_);
+        RemoteProgress& p = progress_[remote.name()];
+        p.failing_task_id = 0;
+        p.failing_attempts = 0;
+        continue;
+      } else {
+        // Not skipped unless kept: the task is tried (and stored) again at the next pull.
+        failed = absl::Status(put.code(), absl::StrCat("storing namespace task ", task.task_id(),
+                                                       " in the DLQ failed: ", put.message()));
+      }
     }
     applied_through = task.task_id() - 1;
-    failed = applied.status();
     break;
   }
   std::lock_guard lock(mu_);
   progress_[remote.name()].last_retrieved = applied_through;
   return failed;
+}
+
+absl::StatusOr<adm::MergeDLQMessagesResponse> NamespaceReplicator::MergeDlq(
+    const persistence::ReplicationDlqSelection& selection) {
+  if (faults_ != nullptr) faults_->Refresh();
+  std::lock_guard apply(apply_mu_);
+  adm::MergeDLQMessagesResponse out;
+  std::string after_cluster;
+  int64_t after_task_id = 0;
+  constexpr int kMaxPages = 1000;  // 100,000 tasks a call; the rest is left for the next one
+  for (int page = 0; page < kMaxPages; ++page) {
+    absl::StatusOr<std::vector<persistence::NamespaceDlqTask>> tasks =
+        store_.ReadNamespaceDlq(selection, after_cluster, after_task_id, kPageSize);
+    if (!tasks.ok()) return tasks.status();
+    if (tasks->empty()) break;
+    after_cluster = tasks->back().source_cluster;
+    after_task_id = tasks->back().task_id;
+    // Each on its own: a namespace change carries the whole record and applying keeps the
+    // newest, so the order of the tasks (and one that fails) does not matter to the others.
+    for (persistence::NamespaceDlqTask& task : *tasks) {
+      absl::StatusOr<bool> applied = Apply(task.record, task.operation);
+      if (applied.ok()) {
+        if (absl::Status d = store_.DeleteNamespaceDlqTask(task.source_cluster, task.task_id);
+            !d.ok()) {
+          return d;
+        }
+        out.set_merged_tasks(out.merged_tasks() + 1);
+        continue;
+      }
+      out.set_remaining_tasks(out.remaining_tasks() + 1);
+      task.last_error = std::string(applied.status().message().substr(0, 2000));
+      if (absl::Status put = store_.PutNamespaceDlqTask(task); !put.ok()) return put;
+      if (out.failed_size() < 100) *out.add_failed() = NamespaceDlqTaskProto(task);
+    }
+  }
+  if (out.merged_tasks() > 0) {
+    logger_.Info("namespace DLQ merged", {{"tasks", absl::StrCat(out.merged_tasks())}});
+  }
+  return out;
+}
+
+adm::DLQReplicationTask NamespaceDlqTaskProto(const persistence::NamespaceDlqTask& t) {
+  adm::DLQReplicationTask out;
+  out.set_kind(adm::DLQ_TASK_KIND_NAMESPACE);
+  out.set_source_cluster(t.source_cluster);
+  out.set_task_id(t.task_id);
+  out.set_namespace_id(t.record.info().id());
+  out.set_namespace_name(t.record.info().name());
+  out.set_operation(t.operation);
+  out.set_version(t.record.failover_version());
+  out.set_config_version(t.record.config_version());
+  out.set_last_error(t.last_error);
+  *out.mutable_added_time() = ToProtoTime(t.added);
+  return out;
 }
 
 std::map<std::string, NamespaceReplicator::RemoteProgress> NamespaceReplicator::Progress() const {

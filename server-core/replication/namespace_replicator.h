@@ -5,9 +5,11 @@
 // remote acknowledged.
 // Receiver: every second (± 20 %) the host that runs it pulls every connected remote and
 // applies the tasks in order (NamespaceEngine::ApplyReplicated: idempotent, newest wins).
-// A task that keeps failing is retried for kMaxTaskAttempts pulls, then skipped with its
-// error kept in the status (a later change of the same namespace carries the whole record
-// again, so skipping loses at most the intermediate state).
+// A task that keeps failing is retried for kMaxTaskAttempts pulls in a row (about 30 s;
+// a malformed one, INVALID_ARGUMENT, not at all), then stored in the namespace DLQ and
+// skipped, so the queue goes on (reference/replication.md §2.2); when even that store fails,
+// the pull stops there and the task is tried again. MergeDlq applies DLQ tasks again as
+// stored (namespace changes carry the whole record, and applying is newest-wins).
 //
 // Thread safety: safe from many threads.
 #pragma once
@@ -26,10 +28,14 @@
 #include "server-core/persistence/replication_store.h"
 #include "server-core/replication/cluster_registry.h"
 #include "server-core/replication/remote_frontends.h"
+#include "server-core/replication/replication_faults.h"
 #include "server-core/worker/periodic_thread.h"
 #include "tock/admin/v1/service.pb.h"
 
 namespace tock::server::replication {
+
+// A namespace DLQ task as AdminService shows it.
+tock::admin::v1::DLQReplicationTask NamespaceDlqTaskProto(const persistence::NamespaceDlqTask& task);
 
 class NamespaceReplicator {
  public:
@@ -51,6 +57,14 @@ class NamespaceReplicator {
   void Start(std::function<bool()> runs_here);
   // Pulls every connected remote once, now (also what the thread does).
   absl::Status PullOnce();
+  // Test-only faults (replication_faults.h), set before Start; none when never set.
+  void SetFaults(ReplicationFaults* faults) { faults_ = faults; }
+
+  // Applies the selected tasks of the namespace DLQ again (source_shard of the selection
+  // ignored): each applied (or found older than what is here) leaves it, each that fails
+  // again stays with its new error.
+  absl::StatusOr<tock::admin::v1::MergeDLQMessagesResponse> MergeDlq(
+      const persistence::ReplicationDlqSelection& selection);
 
   struct RemoteProgress {
     int64_t last_retrieved = -1;  // the cursor in the remote's queue (-1: its stored ack)
@@ -65,6 +79,9 @@ class NamespaceReplicator {
 
  private:
   absl::Status Pull(const persistence::RemoteClusterRecord& remote);
+  // Applies one task (the injected faults first).
+  absl::StatusOr<bool> Apply(const persistence::NamespaceRecord& record,
+                             const std::string& operation);
 
   ClusterRegistry& clusters_;
   persistence::ReplicationStore& store_;
@@ -74,6 +91,9 @@ class NamespaceReplicator {
   mutable std::mutex mu_;
   std::map<std::string, RemoteProgress> progress_;  // by remote name; guarded by mu_
   std::function<bool()> runs_here_;
+  ReplicationFaults* faults_ = nullptr;
+  // Held while tasks are applied: a merge and a pull never interleave.
+  std::mutex apply_mu_;
   std::unique_ptr<worker::PeriodicThread> thread_;  // last: stopped first
 };
 

@@ -90,6 +90,18 @@ absl::StatusOr<adm::GetReplicationMessagesResponse> RemoteFrontends::GetReplicat
   return out;
 }
 
+absl::StatusOr<adm::GetDLQReplicationMessagesResponse> RemoteFrontends::GetDlqReplicationMessages(
+    const std::string& address, const adm::GetDLQReplicationMessagesRequest& req) {
+  Remote& remote = Get(address);
+  grpc::ClientContext context;
+  SetDeadline(context, kPullTimeout);
+  adm::GetDLQReplicationMessagesResponse out;
+  if (grpc::Status s = remote.admin->GetDLQReplicationMessages(&context, req, &out); !s.ok()) {
+    return FromGrpc(s);
+  }
+  return out;
+}
+
 absl::StatusOr<adm::GetWorkflowExecutionRawHistoryResponse> RemoteFrontends::GetRawHistory(
     const std::string& address, const adm::GetWorkflowExecutionRawHistoryRequest& req) {
   Remote& remote = Get(address);

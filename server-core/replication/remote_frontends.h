@@ -30,6 +30,9 @@ class RemoteFrontends {
                                   const tock::admin::v1::GetNamespaceReplicationMessagesRequest& req);
   absl::StatusOr<tock::admin::v1::GetReplicationMessagesResponse> GetReplicationMessages(
       const std::string& address, const tock::admin::v1::GetReplicationMessagesRequest& req);
+  // The DLQ tasks named, rebuilt by the source (a DLQ merge).
+  absl::StatusOr<tock::admin::v1::GetDLQReplicationMessagesResponse> GetDlqReplicationMessages(
+      const std::string& address, const tock::admin::v1::GetDLQReplicationMessagesRequest& req);
   absl::StatusOr<tock::admin::v1::GetWorkflowExecutionRawHistoryResponse> GetRawHistory(
       const std::string& address, const tock::admin::v1::GetWorkflowExecutionRawHistoryRequest& req);
 

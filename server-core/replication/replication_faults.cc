@@ -12,6 +12,9 @@ ReplicationFaults::ReplicationFaults(std::string path, MetricsRegistry& metrics,
   dropped_ = metrics.Counter("replication_injected_faults_total", help, {{"kind", "drop"}});
   failed_ = metrics.Counter("replication_injected_faults_total", help, {{"kind", "fail"}});
   replayed_ = metrics.Counter("replication_injected_faults_total", help, {{"kind", "replay"}});
+  reordered_ = metrics.Counter("replication_injected_faults_total", help, {{"kind", "reorder"}});
+  namespace_failed_ =
+      metrics.Counter("replication_injected_faults_total", help, {{"kind", "fail_namespace"}});
 }
 
 void ReplicationFaults::Refresh() {
@@ -26,9 +29,11 @@ void ReplicationFaults::Refresh() {
   content_ = content;
   pause_ = false;
   replay_ = false;
+  reorder_ = false;
   tasks_per_pull_ = 0;
   drop_workflow_id_.clear();
   fail_workflow_ids_.clear();
+  fail_namespaces_.clear();
   if (content.empty()) return;
   // The test writes the file while the server may read it: a half-written one is read
   // again at the next pull (its content differs then), so a parse error is not sticky.
@@ -43,6 +48,12 @@ void ReplicationFaults::Refresh() {
       pause_ = value.get<bool>();
     } else if (key == "replay" && value.is_boolean()) {
       replay_ = value.get<bool>();
+    } else if (key == "reorder" && value.is_boolean()) {
+      reorder_ = value.get<bool>();
+    } else if (key == "fail_namespaces" && value.is_array()) {
+      for (const auto& name : value) {
+        if (name.is_string()) fail_namespaces_.insert(name.get<std::string>());
+      }
     } else if (key == "tasks_per_pull" && value.is_number_integer() && value.get<int64_t>() > 0 &&
                value.get<int64_t>() <= 100000) {
       tasks_per_pull_ = static_cast<int>(value.get<int64_t>());
@@ -54,7 +65,8 @@ void ReplicationFaults::Refresh() {
       }
     } else {
       logger_.Error("the replication faults file has an unknown key or a value of the wrong type; "
-                    "ignored (keys: pause, replay, drop_workflow_id, fail_workflow_ids, tasks_per_pull (1..100000))",
+                    "ignored (keys: pause, replay, reorder, drop_workflow_id, fail_workflow_ids, "
+                    "fail_namespaces, tasks_per_pull (1..100000))",
                     {{"path", path_}, {"key", key}});
     }
   }
@@ -96,6 +108,22 @@ bool ReplicationFaults::Fails(const std::string& workflow_id) {
   return true;
 }
 
+bool ReplicationFaults::FailsNamespace(const std::string& name) {
+  {
+    std::lock_guard lock(mu_);
+    if (!fail_namespaces_.contains(name)) return false;
+  }
+  namespace_failed_.Increment();
+  return true;
+}
+
+bool ReplicationFaults::reorder() const {
+  std::lock_guard lock(mu_);
+  return reorder_;
+}
+
 void ReplicationFaults::CountReplay() { replayed_.Increment(); }
+
+void ReplicationFaults::CountReorder() { reordered_.Increment(); }
 
 }  // namespace tock::server::replication

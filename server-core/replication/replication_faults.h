@@ -15,6 +15,11 @@
 //   {"tasks_per_pull": N}          — at most N tasks of each shard are applied a pull, the
 //                                    rest pulled again later (a slow receiver: a catch-up
 //                                    that lasts long enough to be interrupted)
+//   {"reorder": true}              — the tasks of each pulled shard page are applied in
+//                                    reverse order (a transport that does not keep order:
+//                                    a later task of a workflow arrives before an earlier)
+//   {"fail_namespaces": ["N"]}     — every namespace replication task of namespace N fails
+//                                    to apply, also in a namespace DLQ merge
 //
 // A drop is re-armed each time the file's content changes. Each fault injected is counted in
 // replication_injected_faults_total{kind} and logged (warn). A file that is not such an
@@ -47,7 +52,11 @@ class ReplicationFaults {
   bool TakeDrop(const std::string& workflow_id);
   // Whether tasks of `workflow_id` must fail.
   bool Fails(const std::string& workflow_id);
+  // Whether namespace tasks of the namespace named `name` must fail.
+  bool FailsNamespace(const std::string& name);
+  bool reorder() const;
   void CountReplay();
+  void CountReorder();
 
   const std::string& path() const { return path_; }
 
@@ -57,13 +66,17 @@ class ReplicationFaults {
   metrics::Counter dropped_;
   metrics::Counter failed_;
   metrics::Counter replayed_;
+  metrics::Counter reordered_;
+  metrics::Counter namespace_failed_;
   mutable std::mutex mu_;
   std::string content_;  // guarded by mu_: the file as last read
   bool pause_ = false;   // guarded by mu_ (and the three below)
   bool replay_ = false;
+  bool reorder_ = false;
   int tasks_per_pull_ = 0;
   std::string drop_workflow_id_;  // emptied once the drop was made
   std::set<std::string> fail_workflow_ids_;
+  std::set<std::string> fail_namespaces_;
 };
 
 }  // namespace tock::server::replication

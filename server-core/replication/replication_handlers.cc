@@ -44,6 +44,9 @@ absl::StatusOr<adm::GetReplicationStatusResponse> Status(
     r->set_namespace_acked_task_id(*namespace_ack);
     absl::StatusOr<std::map<int32_t, int64_t>> dlq = store.CountReplicationDlq(remote.name());
     if (!dlq.ok()) return dlq.status();
+    absl::StatusOr<int64_t> namespace_dlq = store.CountNamespaceDlq(remote.name());
+    if (!namespace_dlq.ok()) return namespace_dlq.status();
+    r->set_namespace_dlq_tasks(*namespace_dlq);
     for (const auto& [key, p] : history_progress) {
       if (key.first != remote.name()) continue;
       adm::InboundShardStatus* in = r->add_inbound();
@@ -112,7 +115,7 @@ void RegisterReplicationHandlers(rpc::Dispatcher& dispatcher, ClusterRegistry& c
       [&, shard_count](const adm::GetReplicationStatusRequest& req, const rpc::CallContext&) {
         return Status(req, clusters, namespaces, histories, store, shard_count);
       });
-  RegisterDlqHandlers(dispatcher, clusters, histories, store);
+  RegisterDlqHandlers(dispatcher, clusters, namespaces, histories, store);
 }
 
 }  // namespace tock::server::replication

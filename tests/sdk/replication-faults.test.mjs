@@ -4,7 +4,9 @@
 // Scenario 12: a task B drops is filled by a resend (GetWorkflowExecutionRawHistory).
 // Scenario 15: a poison workflow's tasks go to B's replication DLQ after the retry budget
 // while the other workflows of its shard keep replicating; `tock cluster dlq` reads, merges
-// and purges it.
+// and purges it. A SyncActivity task in the DLQ keeps what it was (the activity) and a merge
+// applies the activity's state as A has it then (GetDLQReplicationMessages). With tasks
+// delivered in reverse order (the reorder fault) B still ends with A's histories.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { renameSync, writeFileSync } from 'node:fs';
@@ -108,7 +110,7 @@ const injected = async (kind) =>
   sumSamples(await b.server.scrape(), 'replication_injected_faults_total', (labels) => labels.includes(`kind="${kind}"`));
 
 // The DLQ rows of tasks that carry events (the others carry an activity's state).
-const eventRows = (rows) => rows.filter((r) => Number(r.firstEventId) > 0);
+const eventRows = (rows) => rows.filter((r) => r.kind === 'DLQ_TASK_KIND_HISTORY');
 
 const dlqOfB = () => tockJson(b.address, ['cluster', 'dlq', 'read', '--remote', 'a']);
 
@@ -191,7 +193,7 @@ test('15. a poison workflow goes to B\'s DLQ without blocking the others; dlq re
   // The table shows the same tasks, with the source and its shard; the status counts them.
   const table = await runTock(b.address, ['cluster', 'dlq', 'read', '--remote', 'a', '-o', 'table']);
   assert.equal(table.code, 0, table.stderr);
-  assert.match(table.stdout, /^REMOTE\s+SHARD\s+TASK ID\s+WORKFLOW ID\s+RUN ID\s+EVENTS\s+VERSION\s+ADDED\s+ERROR/);
+  assert.match(table.stdout, /^REMOTE\s+SHARD\s+TASK ID\s+KIND\s+WORKFLOW ID\s+RUN ID\s+EVENTS\s+VERSION\s+ADDED\s+ERROR/);
   assert.equal(table.stdout.split('\n').filter((l) => l.includes(poison)).length, dlq.length, table.stdout);
   const status = await tockJson(b.address, ['cluster', 'replication-status', '--remote', 'a']);
   const shard = status.find((r) => r.direction === 'in' && r.shardId === 1);
@@ -234,5 +236,104 @@ test('15. a poison workflow goes to B\'s DLQ without blocking the others; dlq re
   const purged = await tockJson(b.address, ['cluster', 'dlq', 'purge', '--remote', 'a', '--yes']);
   assert.equal(Number(purged.purgedTasks), queued);
   assert.deepEqual(await dlqOfB(), []);
+  await setFaults({});
+});
+
+const TASK_QUEUE_KIND_NORMAL = 1;
+const PENDING_ACTIVITY_STATE_SCHEDULED = 1;
+const TIMEOUT_TYPE_HEARTBEAT = 4;
+
+test('15b. SyncActivity tasks in B\'s DLQ say which activity they were; merge applies its heartbeat details and attempt on B', { timeout: 90_000 }, async () => {
+  const namespace = await globalNamespace('activity-dlq');
+  const taskQueue = uniqueName('tq');
+  const activityQueue = `${taskQueue}-activities`;
+  const workflowId = uniqueName('poison-activity');
+  await setFaults({ fail_workflow_ids: [workflowId] });
+  const client = new Client({ connection: a.connection, namespace });
+  const scheduled = await withWorkerOnA(namespace, async (workerQueue) => {
+    await client.workflow.start('heartbeatSurvivesFailover', { taskQueue: workerQueue, workflowId, args: [activityQueue] });
+    return eventually(async () => {
+      const event = (await history(a, namespace, workflowId)).find((e) => e.activityTaskScheduledEventAttributes);
+      assert.ok(event, 'the activity is scheduled on a');
+      return Number(event.eventId);
+    }, { what: 'the activity scheduled on a' });
+  });
+  // Attempt 1 on A: started by hand, heartbeats 100, then its heartbeat timeout (3 s)
+  // schedules attempt 2: none of that is an event, only SyncActivity tasks carry it.
+  const task = await a.workflow.pollActivityTaskQueue({
+    namespace, taskQueue: { name: activityQueue, kind: TASK_QUEUE_KIND_NORMAL }, identity: 'worker-on-a',
+  });
+  assert.equal(task.attempt, 1);
+  const json = (value) => ({ metadata: { encoding: Buffer.from('json/plain') }, data: Buffer.from(JSON.stringify(value)) });
+  await a.workflow.recordActivityTaskHeartbeat({ namespace, taskToken: task.taskToken, details: { payloads: [json(100)] } });
+  const pendingOn = async (cluster) => {
+    const d = await cluster.workflow.describeWorkflowExecution({ namespace, execution: { workflowId } });
+    assert.equal(d.pendingActivities.length, 1);
+    return d.pendingActivities[0];
+  };
+  await eventually(async () => assert.equal((await pendingOn(a)).attempt, 2), { what: 'attempt 2 on a', timeoutMs: 20_000 });
+
+  // B has pulled everything A's shard holds now: every task of the workflow is in its DLQ.
+  const outOfA = (await tockJson(a.address, ['cluster', 'replication-status', '--remote', 'b']))
+    .find((r) => r.direction === 'out' && r.shardId === 1);
+  const rows = await eventually(async () => {
+    const inB = (await tockJson(b.address, ['cluster', 'replication-status', '--remote', 'a']))
+      .find((r) => r.direction === 'in' && r.shardId === 1);
+    assert.ok(Number(inB.lastRetrievedTaskId) >= Number(outOfA.maxTaskId), JSON.stringify({ inB, outOfA }));
+    return (await dlqOfB()).filter((r) => r.workflowId === workflowId);
+  }, { what: 'b pulled all of a\'s tasks', timeoutMs: 20_000 });
+  const activityRows = rows.filter((r) => r.kind === 'DLQ_TASK_KIND_SYNC_ACTIVITY');
+  assert.ok(activityRows.length >= 1, JSON.stringify(rows));
+  for (const row of activityRows) {
+    assert.equal(Number(row.scheduledEventId), scheduled, 'the activity the task was about');
+    assert.equal(Number(row.version), 1);
+    assert.equal(Number(row.firstEventId), 0);
+  }
+  assert.ok(eventRows(rows).length >= 1, JSON.stringify(rows));
+  const table = await runTock(b.address, ['cluster', 'dlq', 'read', '--remote', 'a', '-o', 'table']);
+  assert.equal(table.code, 0, table.stderr);
+  // KIND activity, EVENTS the activity's scheduled event id.
+  const activityLine = new RegExp(`\\s{2}activity\\s{2}.*\\s{2}activity ${scheduled}\\s{2}`);
+  const activityLines = table.stdout.split('\n').filter((l) => l.includes(workflowId) && activityLine.test(l));
+  assert.equal(activityLines.length, activityRows.length, table.stdout);
+
+  // Fault removed: the merge applies the history and then the activity's state as A has it.
+  await setFaults({});
+  const merged = await tockJson(b.address, ['cluster', 'dlq', 'merge', '--remote', 'a']);
+  assert.equal(Number(merged.mergedTasks), rows.length, JSON.stringify(merged));
+  assert.equal(Number(merged.remainingTasks), 0);
+  assert.deepEqual(await dlqOfB(), []);
+  const pending = await pendingOn(b);
+  assert.equal(pending.attempt, 2, JSON.stringify(pending));
+  assert.equal(pending.state, PENDING_ACTIVITY_STATE_SCHEDULED);
+  assert.equal(Buffer.from(pending.heartbeatDetails.payloads[0].data).toString(), '100');
+  assert.equal(pending.lastFailure.timeoutFailureInfo.timeoutType, TIMEOUT_TYPE_HEARTBEAT);
+  await client.workflow.getHandle(workflowId).terminate('test done');
+});
+
+test('tasks B gets in reverse order within a pull still give A\'s histories: gaps resent, duplicates skipped', DEADLINE, async () => {
+  const namespace = await globalNamespace('reorder');
+  const client = new Client({ connection: a.connection, namespace });
+  // Paused while the workflows run: their tasks wait in A's queue and come in one page.
+  await setFaults({ pause: true });
+  const runs = await withWorkerOnA(namespace, async (taskQueue) => {
+    const started = [];
+    for (let i = 0; i < 3; i++) {
+      started.push(await client.workflow.start('activityRoundTrip', { taskQueue, workflowId: uniqueName('reordered'), args: [`r${i}`] }));
+    }
+    for (const handle of started) await handle.result();
+    return started.map((h) => [h.workflowId, h.firstExecutionRunId]);
+  });
+  const before = await injected('reorder');
+  // Each workflow's last task (its completion) comes first: the run is new on B, so its
+  // whole history is fetched (a resend); its earlier tasks then come as duplicates.
+  await setFaults({ reorder: true });
+  for (const [workflowId, runId] of runs) {
+    await sameHistoryOnB(namespace, workflowId, runId, `reordered workflow ${workflowId} on b`);
+    const described = await b.workflow.describeWorkflowExecution({ namespace, execution: { workflowId, runId } });
+    assert.equal(described.workflowExecutionInfo.status, COMPLETED);
+  }
+  assert.ok(await injected('reorder') > before, 'B reversed at least one page');
+  assert.deepEqual(await dlqOfB(), [], 'nothing failed: nothing in the DLQ');
   await setFaults({});
 });

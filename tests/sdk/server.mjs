@@ -240,11 +240,11 @@ function psql(url, sql) {
 }
 
 // `count` hosts on a fresh database of the fixture's PostgreSQL (membership heartbeats of
-// 200 ms, cutoff 1 s); resolves once each printed its banner and every host sees all the
+// 200 ms, cutoff 1 s; `args` go to every host's command line); resolves once each printed its banner and every host sees all the
 // others. The result looks like startServer's: `address` is the first host, `workerAddress`
 // the second (workers and clients on different hosts), `addresses` all of them, `hosts`
 // the servers, stop() stops every host and drops the database.
-export async function startHosts(count, { config = '' } = {}) {
+export async function startHosts(count, { config = '', args = [] } = {}) {
   const fixture = process.env.TOCK_POSTGRES_FIXTURE_FILE;
   if (!fixture || !existsSync(fixture)) {
     throw new Error('TOCK_POSTGRES_FIXTURE_FILE names no running PostgreSQL (the ctest fixture `postgres` writes it)');
@@ -260,7 +260,7 @@ export async function startHosts(count, { config = '' } = {}) {
     await psql(adminUrl, `DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
   };
   try {
-    for (let i = 0; i < count; i++) hosts.push(await startServer({ config: hostConfig, postgresUrl, faults: null }));
+    for (let i = 0; i < count; i++) hosts.push(await startServer({ config: hostConfig, args, postgresUrl, faults: null }));
     // Every host must see every other before the test starts (a host that joined last is
     // seen by the others within a heartbeat or two).
     const until = Date.now() + 20_000;

@@ -207,7 +207,8 @@ void AddReplicationStatus(CLI::App& group, CommandContext& ctx) {
       "id applied, when it last pulled, the last error); OUT is what the remote acknowledged "
       "of this cluster's queues (the last task id, the acked one, the tasks between). A last "
       "task id of -1 means nothing was pulled since this server started; DLQ is how many "
-      "tasks of the remote's shard are in this cluster's replication DLQ (tock cluster dlq).\n"
+      "tasks of the remote's shard (or namespace queue) are in this cluster's replication "
+      "DLQ (tock cluster dlq, --type namespace for the namespace queue's).\n"
       "\n"
       "Examples:\n"
       "  tock cluster replication-status\n"
@@ -226,10 +227,11 @@ void AddReplicationStatus(CLI::App& group, CommandContext& ctx) {
         nlohmann::json ns = {{"remote", r.cluster_name()}, {"direction", "in"},
                              {"queue", "namespaces"},
                              {"taskId", r.namespace_last_retrieved_task_id()},
+                             {"dlqTasks", r.namespace_dlq_tasks()},
                              {"error", r.namespace_last_error()}};
         printer->Row(ns, {r.cluster_name(), "IN", "namespaces",
-                          std::to_string(r.namespace_last_retrieved_task_id()), "", "", "", "",
-                          r.namespace_last_error()});
+                          std::to_string(r.namespace_last_retrieved_task_id()), "", "",
+                          std::to_string(r.namespace_dlq_tasks()), "", r.namespace_last_error()});
         for (const auto& in : r.inbound()) {
           nlohmann::json row = ProtoToJson(in);
           row["remote"] = r.cluster_name();

@@ -494,7 +494,13 @@ class ObservedReplicationStore : public ReplicationStore {
         purge_dlq_(o.Resolve("PurgeReplicationDlq")),
         delete_dlq_(o.Resolve("DeleteReplicationDlqTask")),
         dlq_workflows_(o.Resolve("ReplicationDlqWorkflows")),
-        count_dlq_(o.Resolve("CountReplicationDlq")) {}
+        count_dlq_(o.Resolve("CountReplicationDlq")),
+        dlq_shards_(o.Resolve("ReplicationDlqShards")),
+        put_ns_dlq_(o.Resolve("PutNamespaceDlqTask")),
+        read_ns_dlq_(o.Resolve("ReadNamespaceDlq")),
+        purge_ns_dlq_(o.Resolve("PurgeNamespaceDlq")),
+        delete_ns_dlq_(o.Resolve("DeleteNamespaceDlqTask")),
+        count_ns_dlq_(o.Resolve("CountNamespaceDlq")) {}
 
   absl::StatusOr<std::vector<StoredRemoteCluster>> ListRemoteClusters() override {
     return o_.Run(list_clusters_, [&] { return inner_.ListRemoteClusters(); });
@@ -559,13 +565,38 @@ class ObservedReplicationStore : public ReplicationStore {
       const std::string& source_cluster) override {
     return o_.Run(count_dlq_, [&] { return inner_.CountReplicationDlq(source_cluster); });
   }
+  absl::StatusOr<std::vector<std::pair<std::string, int32_t>>> ReplicationDlqShards(
+      const ReplicationDlqSelection& selection) override {
+    return o_.Run(dlq_shards_, [&] { return inner_.ReplicationDlqShards(selection); });
+  }
+  absl::Status PutNamespaceDlqTask(const NamespaceDlqTask& task) override {
+    return o_.Run(put_ns_dlq_, [&] { return inner_.PutNamespaceDlqTask(task); });
+  }
+  absl::StatusOr<std::vector<NamespaceDlqTask>> ReadNamespaceDlq(
+      const ReplicationDlqSelection& selection, const std::string& after_cluster,
+      int64_t after_task_id, int32_t limit) override {
+    return o_.Run(read_ns_dlq_, [&] {
+      return inner_.ReadNamespaceDlq(selection, after_cluster, after_task_id, limit);
+    });
+  }
+  absl::StatusOr<int64_t> PurgeNamespaceDlq(const ReplicationDlqSelection& selection) override {
+    return o_.Run(purge_ns_dlq_, [&] { return inner_.PurgeNamespaceDlq(selection); });
+  }
+  absl::Status DeleteNamespaceDlqTask(const std::string& source_cluster, int64_t task_id) override {
+    return o_.Run(delete_ns_dlq_,
+                  [&] { return inner_.DeleteNamespaceDlqTask(source_cluster, task_id); });
+  }
+  absl::StatusOr<int64_t> CountNamespaceDlq(const std::string& source_cluster) override {
+    return o_.Run(count_ns_dlq_, [&] { return inner_.CountNamespaceDlq(source_cluster); });
+  }
 
  private:
   ReplicationStore& inner_;
   Observer& o_;
   const Op list_clusters_, save_cluster_, delete_cluster_, read_ns_tasks_, max_ns_task_, ack_ns_,
       get_ns_ack_, load_tasks_, max_task_, ack_, get_ack_, put_dlq_, read_dlq_, purge_dlq_,
-      delete_dlq_, dlq_workflows_, count_dlq_;
+      delete_dlq_, dlq_workflows_, count_dlq_, dlq_shards_, put_ns_dlq_, read_ns_dlq_,
+      purge_ns_dlq_, delete_ns_dlq_, count_ns_dlq_;
 };
 
 class ObservedPersistence : public Persistence {

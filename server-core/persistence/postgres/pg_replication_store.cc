@@ -155,18 +155,21 @@ class PgReplicationStore : public ReplicationStore {
     return pool_
         .Query("INSERT INTO replication_dlq(source_cluster, source_shard, task_id, namespace_id, "
                "workflow_id, run_id, first_event_id, next_event_id, version, last_error, "
-               "added_ms) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) "
+               "added_ms, kind, scheduled_event_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, "
+               "$10, $11, $12, $13) "
                "ON CONFLICT (source_cluster, source_shard, task_id) DO UPDATE SET "
                "namespace_id = EXCLUDED.namespace_id, workflow_id = EXCLUDED.workflow_id, "
                "run_id = EXCLUDED.run_id, first_event_id = EXCLUDED.first_event_id, "
                "next_event_id = EXCLUDED.next_event_id, version = EXCLUDED.version, "
-               "last_error = EXCLUDED.last_error, added_ms = EXCLUDED.added_ms",
+               "last_error = EXCLUDED.last_error, added_ms = EXCLUDED.added_ms, "
+               "kind = EXCLUDED.kind, scheduled_event_id = EXCLUDED.scheduled_event_id",
                {PgParam::Text(t.key.source_cluster), PgParam::Int(t.key.source_shard),
                 PgParam::Int(t.key.task_id), PgParam::Text(t.namespace_id),
                 PgParam::Text(t.workflow_id), PgParam::Text(t.run_id),
                 PgParam::Int(t.first_event_id), PgParam::Int(t.next_event_id),
                 PgParam::Int(t.version), PgParam::Text(t.last_error),
-                PgParam::Int(absl::ToUnixMillis(t.added))})
+                PgParam::Int(absl::ToUnixMillis(t.added)), PgParam::Int(t.kind),
+                PgParam::Int(t.scheduled_event_id)})
         .status();
   }
 
@@ -175,7 +178,8 @@ class PgReplicationStore : public ReplicationStore {
       int32_t limit) override {
     absl::StatusOr<PgResult> r = pool_.Query(
         "SELECT source_cluster, source_shard, task_id, namespace_id, workflow_id, run_id, "
-        "first_event_id, next_event_id, version, last_error, added_ms FROM replication_dlq "
+        "first_event_id, next_event_id, version, last_error, added_ms, kind, scheduled_event_id "
+        "FROM replication_dlq "
         "WHERE ($1 = '' OR source_cluster = $1) AND ($2 = 0 OR source_shard = $2) AND "
         "task_id <= $3 AND (source_cluster, source_shard, task_id) > ($4, $5, $6) "
         "ORDER BY source_cluster, source_shard, task_id LIMIT $7",
@@ -197,6 +201,8 @@ class PgReplicationStore : public ReplicationStore {
       t.version = r->Int(i, 8);
       t.last_error = std::string(r->View(i, 9));
       t.added = absl::FromUnixMillis(r->Int(i, 10));
+      t.kind = static_cast<tock::persistence::v1::ReplicationTask::Kind>(r->Int(i, 11));
+      t.scheduled_event_id = r->Int(i, 12);
     }
     return out;
   }
@@ -244,6 +250,86 @@ class PgReplicationStore : public ReplicationStore {
     std::map<int32_t, int64_t> out;
     for (int i = 0; i < r->rows(); ++i) out[static_cast<int32_t>(r->Int(i, 0))] = r->Int(i, 1);
     return out;
+  }
+
+  absl::StatusOr<std::vector<std::pair<std::string, int32_t>>> ReplicationDlqShards(
+      const ReplicationDlqSelection& selection) override {
+    absl::StatusOr<PgResult> r = pool_.Query(
+        "SELECT DISTINCT source_cluster, source_shard FROM replication_dlq "
+        "WHERE ($1 = '' OR source_cluster = $1) AND ($2 = 0 OR source_shard = $2) AND "
+        "task_id <= $3 ORDER BY source_cluster, source_shard",
+        {PgParam::Text(selection.source_cluster), PgParam::Int(selection.source_shard),
+         PgParam::Int(selection.max_task_id)});
+    if (!r.ok()) return r.status();
+    std::vector<std::pair<std::string, int32_t>> out;
+    for (int i = 0; i < r->rows(); ++i) {
+      out.emplace_back(std::string(r->View(i, 0)), static_cast<int32_t>(r->Int(i, 1)));
+    }
+    return out;
+  }
+
+  absl::Status PutNamespaceDlqTask(const NamespaceDlqTask& t) override {
+    const std::string bytes = t.record.SerializeAsString();
+    return pool_
+        .Query("INSERT INTO namespace_replication_dlq(source_cluster, task_id, operation, record, "
+               "last_error, added_ms) VALUES ($1, $2, $3, $4, $5, $6) "
+               "ON CONFLICT (source_cluster, task_id) DO UPDATE SET operation = "
+               "EXCLUDED.operation, record = EXCLUDED.record, last_error = EXCLUDED.last_error, "
+               "added_ms = EXCLUDED.added_ms",
+               {PgParam::Text(t.source_cluster), PgParam::Int(t.task_id),
+                PgParam::Text(t.operation), PgParam::Bytes(bytes), PgParam::Text(t.last_error),
+                PgParam::Int(absl::ToUnixMillis(t.added))})
+        .status();
+  }
+
+  absl::StatusOr<std::vector<NamespaceDlqTask>> ReadNamespaceDlq(
+      const ReplicationDlqSelection& selection, const std::string& after_cluster,
+      int64_t after_task_id, int32_t limit) override {
+    absl::StatusOr<PgResult> r = pool_.Query(
+        "SELECT source_cluster, task_id, operation, record, last_error, added_ms FROM "
+        "namespace_replication_dlq WHERE ($1 = '' OR source_cluster = $1) AND task_id <= $2 AND "
+        "(source_cluster, task_id) > ($3, $4) ORDER BY source_cluster, task_id LIMIT $5",
+        {PgParam::Text(selection.source_cluster), PgParam::Int(selection.max_task_id),
+         PgParam::Text(after_cluster), PgParam::Int(after_task_id), PgParam::Int(limit)});
+    if (!r.ok()) return r.status();
+    std::vector<NamespaceDlqTask> out;
+    for (int i = 0; i < r->rows(); ++i) {
+      NamespaceDlqTask& t = out.emplace_back();
+      t.source_cluster = std::string(r->View(i, 0));
+      t.task_id = r->Int(i, 1);
+      t.operation = std::string(r->View(i, 2));
+      const std::string_view bytes = r->View(i, 3);
+      if (!t.record.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+        return absl::DataLossError("a namespace DLQ task cannot be parsed");
+      }
+      t.last_error = std::string(r->View(i, 4));
+      t.added = absl::FromUnixMillis(r->Int(i, 5));
+    }
+    return out;
+  }
+
+  absl::StatusOr<int64_t> PurgeNamespaceDlq(const ReplicationDlqSelection& selection) override {
+    absl::StatusOr<PgResult> r = pool_.Query(
+        "WITH gone AS (DELETE FROM namespace_replication_dlq WHERE ($1 = '' OR source_cluster = "
+        "$1) AND task_id <= $2 RETURNING 1) SELECT count(*) FROM gone",
+        {PgParam::Text(selection.source_cluster), PgParam::Int(selection.max_task_id)});
+    if (!r.ok()) return r.status();
+    return r->Int(0, 0);
+  }
+
+  absl::Status DeleteNamespaceDlqTask(const std::string& source_cluster, int64_t task_id) override {
+    return pool_
+        .Query("DELETE FROM namespace_replication_dlq WHERE source_cluster = $1 AND task_id = $2",
+               {PgParam::Text(source_cluster), PgParam::Int(task_id)})
+        .status();
+  }
+
+  absl::StatusOr<int64_t> CountNamespaceDlq(const std::string& source_cluster) override {
+    absl::StatusOr<PgResult> r = pool_.Query(
+        "SELECT count(*) FROM namespace_replication_dlq WHERE source_cluster = $1",
+        {PgParam::Text(source_cluster)});
+    if (!r.ok()) return r.status();
+    return r->Int(0, 0);
   }
 
  private:

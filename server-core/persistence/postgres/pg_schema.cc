@@ -264,6 +264,24 @@ COMMENT ON TABLE timers IS
 COMMENT ON COLUMN timers.due_ms IS
   'When the owner must act: a pending timer''s next firing, a firing one''s attempt start; NULL: nothing to do';
 )sql"},
+      {14, "replication DLQ: what a task was (history or an activity's state); the namespace DLQ",
+       R"sql(
+ALTER TABLE replication_dlq ADD COLUMN kind BIGINT NOT NULL DEFAULT 0,
+  ADD COLUMN scheduled_event_id BIGINT NOT NULL DEFAULT 0;
+COMMENT ON COLUMN replication_dlq.kind IS
+  'tock.persistence.v1.ReplicationTask.Kind: 0 events, 1 the state of the activity at scheduled_event_id';
+CREATE TABLE namespace_replication_dlq (
+  source_cluster TEXT COLLATE "C" NOT NULL,
+  task_id        BIGINT NOT NULL,
+  operation      TEXT NOT NULL,
+  record         BYTEA NOT NULL,
+  last_error     TEXT NOT NULL,
+  added_ms       BIGINT NOT NULL,
+  PRIMARY KEY (source_cluster, task_id)
+);
+COMMENT ON TABLE namespace_replication_dlq IS
+  'Namespace replication tasks of a remote cluster that kept failing here (tock cluster dlq --type namespace)';
+)sql"},
   };
   return migrations;
 }

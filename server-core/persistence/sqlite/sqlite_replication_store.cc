@@ -175,8 +175,8 @@ class SqliteReplicationStore : public ReplicationStore {
     ASSIGN_STMT(q, db_.Prepare(
                        "INSERT OR REPLACE INTO replication_dlq(source_cluster, source_shard, "
                        "task_id, namespace_id, workflow_id, run_id, first_event_id, "
-                       "next_event_id, version, last_error, added_ms) "
-                       "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+                       "next_event_id, version, last_error, added_ms, kind, scheduled_event_id) "
+                       "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
     return q.Bind(1, t.key.source_cluster)
         .Bind(2, int64_t{t.key.source_shard})
         .Bind(3, t.key.task_id)
@@ -188,6 +188,8 @@ class SqliteReplicationStore : public ReplicationStore {
         .Bind(9, t.version)
         .Bind(10, t.last_error)
         .Bind(11, absl::ToUnixMillis(t.added))
+        .Bind(12, int64_t{t.kind})
+        .Bind(13, t.scheduled_event_id)
         .Run();
   }
 
@@ -197,8 +199,8 @@ class SqliteReplicationStore : public ReplicationStore {
     std::lock_guard lock(db_.mutex());
     ASSIGN_STMT(q, db_.Prepare(
                        "SELECT source_cluster, source_shard, task_id, namespace_id, workflow_id, "
-                       "run_id, first_event_id, next_event_id, version, last_error, added_ms "
-                       "FROM replication_dlq WHERE (? = '' OR source_cluster = ?) AND "
+                       "run_id, first_event_id, next_event_id, version, last_error, added_ms, "
+                       "kind, scheduled_event_id FROM replication_dlq WHERE (? = '' OR source_cluster = ?) AND "
                        "(? = 0 OR source_shard = ?) AND task_id <= ? AND "
                        "(source_cluster, source_shard, task_id) > (?, ?, ?) "
                        "ORDER BY source_cluster, source_shard, task_id LIMIT ?"));
@@ -225,6 +227,8 @@ class SqliteReplicationStore : public ReplicationStore {
       t.version = q.Int(8);
       t.last_error = q.Text(9);
       t.added = absl::FromUnixMillis(q.Int(10));
+      t.kind = static_cast<tock::persistence::v1::ReplicationTask::Kind>(q.Int(11));
+      t.scheduled_event_id = q.Int(12);
       return absl::OkStatus();
     }));
     return out;
@@ -279,6 +283,101 @@ class SqliteReplicationStore : public ReplicationStore {
       return absl::OkStatus();
     }));
     return out;
+  }
+
+  absl::StatusOr<std::vector<std::pair<std::string, int32_t>>> ReplicationDlqShards(
+      const ReplicationDlqSelection& selection) override {
+    std::lock_guard lock(db_.mutex());
+    ASSIGN_STMT(q, db_.Prepare("SELECT DISTINCT source_cluster, source_shard FROM replication_dlq "
+                               "WHERE (? = '' OR source_cluster = ?) AND (? = 0 OR source_shard = ?) "
+                               "AND task_id <= ? ORDER BY source_cluster, source_shard"));
+    q.Bind(1, selection.source_cluster)
+        .Bind(2, selection.source_cluster)
+        .Bind(3, int64_t{selection.source_shard})
+        .Bind(4, int64_t{selection.source_shard})
+        .Bind(5, selection.max_task_id);
+    std::vector<std::pair<std::string, int32_t>> out;
+    RETURN_IF_ERROR(q.ForEachRow([&] {
+      out.emplace_back(q.Text(0), static_cast<int32_t>(q.Int(1)));
+      return absl::OkStatus();
+    }));
+    return out;
+  }
+
+  absl::Status PutNamespaceDlqTask(const NamespaceDlqTask& t) override {
+    std::lock_guard lock(db_.mutex());
+    ASSIGN_STMT(q, db_.Prepare("INSERT OR REPLACE INTO namespace_replication_dlq(source_cluster, "
+                               "task_id, operation, record, last_error, added_ms) "
+                               "VALUES (?, ?, ?, ?, ?, ?)"));
+    return q.Bind(1, t.source_cluster)
+        .Bind(2, t.task_id)
+        .Bind(3, t.operation)
+        .BindBlob(4, t.record.SerializeAsString())
+        .Bind(5, t.last_error)
+        .Bind(6, absl::ToUnixMillis(t.added))
+        .Run();
+  }
+
+  absl::StatusOr<std::vector<NamespaceDlqTask>> ReadNamespaceDlq(
+      const ReplicationDlqSelection& selection, const std::string& after_cluster,
+      int64_t after_task_id, int32_t limit) override {
+    std::lock_guard lock(db_.mutex());
+    ASSIGN_STMT(q, db_.Prepare("SELECT source_cluster, task_id, operation, record, last_error, "
+                               "added_ms FROM namespace_replication_dlq WHERE (? = '' OR "
+                               "source_cluster = ?) AND task_id <= ? AND (source_cluster, task_id) "
+                               "> (?, ?) ORDER BY source_cluster, task_id LIMIT ?"));
+    q.Bind(1, selection.source_cluster)
+        .Bind(2, selection.source_cluster)
+        .Bind(3, selection.max_task_id)
+        .Bind(4, after_cluster)
+        .Bind(5, after_task_id)
+        .Bind(6, int64_t{limit});
+    std::vector<NamespaceDlqTask> out;
+    RETURN_IF_ERROR(q.ForEachRow([&] {
+      NamespaceDlqTask& t = out.emplace_back();
+      t.source_cluster = q.Text(0);
+      t.task_id = q.Int(1);
+      t.operation = q.Text(2);
+      const std::string_view bytes = q.BlobView(3);
+      if (!t.record.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+        return absl::DataLossError("a namespace DLQ task cannot be parsed");
+      }
+      t.last_error = q.Text(4);
+      t.added = absl::FromUnixMillis(q.Int(5));
+      return absl::OkStatus();
+    }));
+    return out;
+  }
+
+  absl::StatusOr<int64_t> PurgeNamespaceDlq(const ReplicationDlqSelection& selection) override {
+    std::lock_guard lock(db_.mutex());
+    ASSIGN_STMT(q, db_.Prepare("DELETE FROM namespace_replication_dlq WHERE (? = '' OR "
+                               "source_cluster = ?) AND task_id <= ?"));
+    RETURN_IF_ERROR(q.Bind(1, selection.source_cluster)
+                        .Bind(2, selection.source_cluster)
+                        .Bind(3, selection.max_task_id)
+                        .Run());
+    return static_cast<int64_t>(db_.Changes());
+  }
+
+  absl::Status DeleteNamespaceDlqTask(const std::string& source_cluster, int64_t task_id) override {
+    std::lock_guard lock(db_.mutex());
+    ASSIGN_STMT(q, db_.Prepare("DELETE FROM namespace_replication_dlq WHERE source_cluster = ? "
+                               "AND task_id = ?"));
+    return q.Bind(1, source_cluster).Bind(2, task_id).Run();
+  }
+
+  absl::StatusOr<int64_t> CountNamespaceDlq(const std::string& source_cluster) override {
+    std::lock_guard lock(db_.mutex());
+    ASSIGN_STMT(q, db_.Prepare("SELECT count(*) FROM namespace_replication_dlq WHERE "
+                               "source_cluster = ?"));
+    q.Bind(1, source_cluster);
+    int64_t count = 0;
+    RETURN_IF_ERROR(q.ForEachRow([&] {
+      count = q.Int(0);
+      return absl::OkStatus();
+    }));
+    return count;
   }
 
  private:

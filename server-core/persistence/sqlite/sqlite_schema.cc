@@ -216,6 +216,20 @@ CREATE INDEX timers_due ON timers(shard_id, due_ms, namespace_id, timer_id)
   WHERE due_ms IS NOT NULL;
 CREATE INDEX timers_state ON timers(namespace_id, state, timer_id);
 )sql"},
+      {14, "replication DLQ: what a task was (history or an activity's state); the namespace DLQ",
+       R"sql(
+ALTER TABLE replication_dlq ADD COLUMN kind INTEGER NOT NULL DEFAULT 0;  -- ReplicationTask.Kind
+ALTER TABLE replication_dlq ADD COLUMN scheduled_event_id INTEGER NOT NULL DEFAULT 0;
+CREATE TABLE namespace_replication_dlq (
+  source_cluster TEXT    NOT NULL,
+  task_id        INTEGER NOT NULL,   -- in the source's namespace replication queue
+  operation      TEXT    NOT NULL,
+  record         BLOB    NOT NULL,   -- tock.persistence.v1.NamespaceRecord, as sent
+  last_error     TEXT    NOT NULL,
+  added_ms       INTEGER NOT NULL,
+  PRIMARY KEY (source_cluster, task_id)
+) WITHOUT ROWID;
+)sql"},
   };
   return migrations;
 }
