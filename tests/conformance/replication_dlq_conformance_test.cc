@@ -1,7 +1,9 @@
 // The replication DLQ of ReplicationStore (replication_store.h) on every backend: tasks kept
 // by (source cluster, source shard, task id) with every field, stored again in place, read
 // in key order by pages and selections, the workflows that have tasks there, counts per
-// shard, deleted one by one (merge) or by selection (purge), and kept across a reopen.
+// shard, deleted one by one (merge) or by selection (purge), and kept across a reopen; what
+// a task was (history or an activity's state); the source shards of a selection; the
+// namespace DLQ the same way.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -174,6 +176,146 @@ TEST_P(ReplicationDlqTest, TasksOutliveAReopen) {
   ASSERT_TRUE(read.ok()) << read.status();
   ASSERT_EQ(read->size(), 1u);
   EXPECT_EQ(read->front().workflow_id, "w");
+}
+
+TEST_P(ReplicationDlqTest, ASyncActivityTaskKeepsItsKindAndActivity) {
+  auto p = Open();
+  ASSERT_NE(p, nullptr);
+  ReplicationStore& store = p->replication();
+  ReplicationDlqTask activity = Task("a", 1, 8, "w");
+  activity.kind = tock::persistence::v1::ReplicationTask::KIND_SYNC_ACTIVITY;
+  activity.first_event_id = 0;
+  activity.next_event_id = 0;
+  activity.scheduled_event_id = 5;
+  activity.version = 11;
+  ASSERT_TRUE(store.PutReplicationDlqTask(Task("a", 1, 7, "w")).ok());
+  ASSERT_TRUE(store.PutReplicationDlqTask(activity).ok());
+  auto read = store.ReadReplicationDlq({}, {}, 10);
+  ASSERT_TRUE(read.ok()) << read.status();
+  ASSERT_EQ(read->size(), 2u);
+  EXPECT_EQ((*read)[0].kind, tock::persistence::v1::ReplicationTask::KIND_HISTORY);
+  EXPECT_EQ((*read)[0].scheduled_event_id, 0);
+  const ReplicationDlqTask& got = (*read)[1];
+  EXPECT_EQ(got.kind, tock::persistence::v1::ReplicationTask::KIND_SYNC_ACTIVITY);
+  EXPECT_EQ(got.scheduled_event_id, 5);
+  EXPECT_EQ(got.version, 11);
+  EXPECT_EQ(got.first_event_id, 0);
+
+  // Stored again as a history task (the same key): every field replaced.
+  ASSERT_TRUE(store.PutReplicationDlqTask(Task("a", 1, 8, "w")).ok());
+  read = store.ReadReplicationDlq({}, {}, 10);
+  ASSERT_TRUE(read.ok());
+  EXPECT_EQ((*read)[1].kind, tock::persistence::v1::ReplicationTask::KIND_HISTORY);
+  EXPECT_EQ((*read)[1].scheduled_event_id, 0);
+}
+
+TEST_P(ReplicationDlqTest, ShardsOfASelectionAreListedOnceInOrder) {
+  auto p = Open();
+  ASSERT_NE(p, nullptr);
+  ReplicationStore& store = p->replication();
+  for (const ReplicationDlqTask& t : {Task("b", 1, 4, "x"), Task("a", 2, 3, "y"), Task("a", 1, 9, "w"),
+                                      Task("a", 1, 5, "w"), Task("a", 2, 1, "y")}) {
+    ASSERT_TRUE(store.PutReplicationDlqTask(t).ok());
+  }
+  using Shards = std::vector<std::pair<std::string, int32_t>>;
+  auto all = store.ReplicationDlqShards({});
+  ASSERT_TRUE(all.ok()) << all.status();
+  EXPECT_EQ(*all, (Shards{{"a", 1}, {"a", 2}, {"b", 1}}));
+  auto of_a = store.ReplicationDlqShards({.source_cluster = "a", .max_task_id = 4});
+  ASSERT_TRUE(of_a.ok());
+  EXPECT_EQ(*of_a, (Shards{{"a", 2}})) << "shard 1 of a has only tasks above 4";
+  auto one = store.ReplicationDlqShards({.source_cluster = "b", .source_shard = 1});
+  ASSERT_TRUE(one.ok());
+  EXPECT_EQ(*one, (Shards{{"b", 1}}));
+  auto none = store.ReplicationDlqShards({.source_cluster = "c"});
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->empty());
+}
+
+NamespaceDlqTask NamespaceTask(const std::string& cluster, int64_t task_id, const std::string& name) {
+  NamespaceDlqTask t;
+  t.source_cluster = cluster;
+  t.task_id = task_id;
+  t.operation = "update";
+  t.record.mutable_info()->set_name(name);
+  t.record.mutable_info()->set_id("id-" + name);
+  t.record.set_config_version(task_id);
+  t.record.set_failover_version(11);
+  t.last_error = "apply failed: " + std::to_string(task_id);
+  t.added = absl::FromUnixMillis(1'700'000'000'000 + task_id);
+  return t;
+}
+
+std::vector<int64_t> NamespaceIds(const std::vector<NamespaceDlqTask>& tasks) {
+  std::vector<int64_t> ids;
+  for (const NamespaceDlqTask& t : tasks) ids.push_back(t.task_id);
+  return ids;
+}
+
+TEST_P(ReplicationDlqTest, NamespaceTasksAreKeptReadPagedCountedAndDeleted) {
+  auto p = Open();
+  ASSERT_NE(p, nullptr);
+  ReplicationStore& store = p->replication();
+  for (const NamespaceDlqTask& t : {NamespaceTask("b", 2, "x"), NamespaceTask("a", 9, "y"),
+                                    NamespaceTask("a", 3, "y"), NamespaceTask("a", 5, "z")}) {
+    ASSERT_TRUE(store.PutNamespaceDlqTask(t).ok());
+  }
+  NamespaceDlqTask again = NamespaceTask("a", 3, "y");
+  again.last_error = "failed again";
+  ASSERT_TRUE(store.PutNamespaceDlqTask(again).ok()) << "the same key stored again";
+
+  auto all = store.ReadNamespaceDlq({}, "", 0, 100);
+  ASSERT_TRUE(all.ok()) << all.status();
+  EXPECT_EQ(NamespaceIds(*all), (std::vector<int64_t>{3, 5, 9, 2})) << "cluster, then task id";
+  const NamespaceDlqTask& got = all->front();
+  EXPECT_EQ(got.source_cluster, "a");
+  EXPECT_EQ(got.operation, "update");
+  EXPECT_EQ(got.record.info().name(), "y");
+  EXPECT_EQ(got.record.info().id(), "id-y");
+  EXPECT_EQ(got.record.config_version(), 3);
+  EXPECT_EQ(got.record.failover_version(), 11);
+  EXPECT_EQ(got.last_error, "failed again");
+  EXPECT_EQ(got.added, absl::FromUnixMillis(1'700'000'000'003));
+
+  std::vector<int64_t> paged;
+  std::string after_cluster;
+  int64_t after_id = 0;
+  for (int page = 0; page < 10; ++page) {
+    auto read = store.ReadNamespaceDlq({}, after_cluster, after_id, 3);
+    ASSERT_TRUE(read.ok()) << read.status();
+    if (read->empty()) break;
+    for (const NamespaceDlqTask& t : *read) paged.push_back(t.task_id);
+    after_cluster = read->back().source_cluster;
+    after_id = read->back().task_id;
+  }
+  EXPECT_EQ(paged, (std::vector<int64_t>{3, 5, 9, 2}));
+  auto up_to_5 = store.ReadNamespaceDlq({.source_cluster = "a", .max_task_id = 5}, "", 0, 100);
+  ASSERT_TRUE(up_to_5.ok());
+  EXPECT_EQ(NamespaceIds(*up_to_5), (std::vector<int64_t>{3, 5}));
+
+  auto count = store.CountNamespaceDlq("a");
+  ASSERT_TRUE(count.ok()) << count.status();
+  EXPECT_EQ(*count, 3);
+  count = store.CountNamespaceDlq("c");
+  ASSERT_TRUE(count.ok());
+  EXPECT_EQ(*count, 0);
+
+  ASSERT_TRUE(store.DeleteNamespaceDlqTask("a", 5).ok());
+  ASSERT_TRUE(store.DeleteNamespaceDlqTask("a", 5).ok()) << "gone already is fine";
+  auto purged = store.PurgeNamespaceDlq({.source_cluster = "a", .max_task_id = 3});
+  ASSERT_TRUE(purged.ok()) << purged.status();
+  EXPECT_EQ(*purged, 1);
+  purged = store.PurgeNamespaceDlq({.source_cluster = "a"});
+  ASSERT_TRUE(purged.ok());
+  EXPECT_EQ(*purged, 1);
+  auto rest = store.ReadNamespaceDlq({}, "", 0, 100);
+  ASSERT_TRUE(rest.ok());
+  ASSERT_EQ(rest->size(), 1u);
+  EXPECT_EQ(rest->front().source_cluster, "b") << "another cluster's tasks stay";
+  // The history DLQ is another queue.
+  auto history = store.ReadReplicationDlq({}, {}, 100);
+  ASSERT_TRUE(history.ok());
+  EXPECT_TRUE(history->empty());
 }
 
 TOCK_INSTANTIATE_ON_EVERY_BACKEND(ReplicationDlqTest);
