@@ -29,6 +29,7 @@
 #include "server-core/replication/history_replicator.h"
 #include "server-core/replication/namespace_activity.h"
 #include "server-core/replication/namespace_replicator.h"
+#include "server-core/replication/reapply_events.h"
 #include "server-core/replication/remote_frontends.h"
 #include "server-core/replication/replication_handlers.h"
 #include "server-core/routing/call_router.h"
@@ -228,6 +229,8 @@ class TockServerImpl : public TockServer {
           [this](int32_t shard) { return shards_->Owns(shard); }, *shards);
       dlq_merge_router_->Install(dispatcher_);
     }
+    history_->SetReapplyForwarder(replication::ForwardReapplyTo(*clusters_, *remote_frontends_));
+    replication::RegisterReapplyEventsHandler(dispatcher_, *history_);
     frontend::RegisterAdminServiceHandlers(dispatcher_, *namespaces_, facts_);
     frontend::RegisterMutableStateHandler(dispatcher_, *namespaces_, *history_);
     // A batch runs on the host that owns its shard (all of them with one host).

@@ -13,7 +13,6 @@ namespace tock::server::history {
 namespace {
 
 namespace enums = temporal::api::enums::v1;
-constexpr int kRememberedRequestIds = 100;
 // One page carries up to 10,000 events: fewer round trips for long histories (a page stays
 // well under the 128 MiB message limit the SDKs accept).
 constexpr int32_t kMaxHistoryPage = 10000;
@@ -22,16 +21,6 @@ constexpr absl::Duration kHistoryLongPoll = absl::Seconds(20);
 absl::Status Closed() {
   return WithDetail(absl::NotFoundError("Workflow execution already completed."),
                     temporal::api::errordetails::v1::NotFoundFailure());
-}
-
-// True when `request_id` was applied to this run before (a retried call); remembers it.
-bool SeenRequest(RunTransaction& tx, const std::string& request_id) {
-  if (request_id.empty()) return false;
-  auto* ids = tx.state().mutable_execution()->mutable_applied_request_ids();
-  if (std::find(ids->begin(), ids->end(), request_id) != ids->end()) return true;
-  ids->Add()->assign(request_id);
-  if (ids->size() > kRememberedRequestIds) ids->DeleteSubrange(0, ids->size() - kRememberedRequestIds);
-  return false;
 }
 
 absl::Status CheckFirstRun(const RunTransaction& tx, const std::string& first_execution_run_id) {
@@ -57,7 +46,7 @@ absl::Status HistoryEngine::SignalWorkflow(const NamespaceRef& ns,
   return Mutate(ns, {ns.id, req.workflow_execution().workflow_id(), *run_id},
                 [&](RunTransaction& tx) -> absl::Status {
     if (!tx.IsOpen()) return Closed();
-    if (SeenRequest(tx, req.request_id())) return absl::OkStatus();
+    if (SeenRequest(tx.state(), req.request_id())) return absl::OkStatus();
     HistoryEvent& e = tx.AppendOrBuffer(enums::EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED);
     auto* attrs = e.mutable_workflow_execution_signaled_event_attributes();
     attrs->set_signal_name(req.signal_name());

@@ -89,6 +89,19 @@ class HistoryEngine : public ShardListener, public AnyShard {
   // version): conflict resolution terminates a losing run last written here, and turns one
   // last written elsewhere into a zombie (reference/replication.md §3.5 step 1).
   void SetOwnsVersion(std::function<bool(int64_t version)> owns) { owns_version_ = std::move(owns); }
+  // Where a standby sends what a losing branch received from outside (the active cluster's
+  // AdminService.ReapplyEvents, reference/replication.md §3.5 step 6). Without one the
+  // events are not applied again here (logged).
+  using ReapplyForwarder = std::function<absl::Status(
+      const std::string& active_cluster, const std::string& namespace_id,
+      const std::string& workflow_id, const std::vector<HistoryEvent>& events)>;
+  void SetReapplyForwarder(ReapplyForwarder forward) { forward_reapply_ = std::move(forward); }
+  // Applies again, to the workflow's current run, events that a losing branch of it received
+  // from outside on another cluster (signals, cancel requests, terminations, updates), each
+  // at most once: the receiving end of a forward. NamespaceNotActive when the namespace is
+  // not active here.
+  absl::Status ReapplyEvents(const std::string& namespace_id, const std::string& workflow_id,
+                             const std::vector<HistoryEvent>& events);
 
   // Events missing before a replicated batch: those strictly between the two points.
   struct ReplicationGap {
@@ -107,8 +120,10 @@ class HistoryEngine : public ShardListener, public AnyShard {
   //   applied and the gap is returned, for the caller to fetch and apply first;
   // - events of a branch that diverged from this cluster's are kept on their own branch: the
   //   branch with the higher last version is the current one (the run's state is rebuilt
-  //   from it when it changes); signals, cancel requests and terminations of a losing branch
-  //   are applied again to the run as new events when the namespace is active here.
+  //   from it when it changes); signals, cancel requests, terminations and updates of a
+  //   losing branch or a zombie are applied again to the workflow's current run as new
+  //   events where the namespace is active (forwarded there from a standby: an error of the
+  //   forward fails the call, and the task's next delivery applies them again, each once).
   // Nothing applied here is replicated on (the reapplied events are: they are this
   // cluster's). `items`: the version history of the source's branch the events are on.
   absl::StatusOr<std::optional<ReplicationGap>> ApplyReplicated(
@@ -540,6 +555,7 @@ class HistoryEngine : public ShardListener, public AnyShard {
   struct ReplicatedOutcome {
     std::optional<ReplicationGap> gap;
     std::string suppress_run_id;          // a running current run to suppress, then retry
+    bool flush_buffered = false;          // the run has buffered events: flush, then retry
     std::vector<HistoryEvent> reapply;    // events of a losing branch to apply again
   };
   absl::StatusOr<ReplicatedOutcome> ApplyReplicatedLocked(
@@ -548,9 +564,22 @@ class HistoryEngine : public ShardListener, public AnyShard {
       const std::vector<HistoryEvent>& events);
   absl::Status SuppressRun(const std::string& namespace_id, const std::string& workflow_id,
                            const std::string& run_id, int64_t by_version);
-  void Reapply(const std::string& namespace_id, const std::string& workflow_id,
-               const std::vector<HistoryEvent>& events);
+  // §3.5 step 3: the events buffered while this cluster's worker held a workflow task are
+  // written as this cluster's (at the run's last version, replicated) before another
+  // cluster's events are applied.
+  absl::Status FlushBufferedForReplication(const std::string& namespace_id,
+                                           const std::string& workflow_id,
+                                           const std::string& run_id);
+  // Applies `events` again here when the namespace is active, else forwards them.
+  absl::Status Reapply(const std::string& namespace_id, const std::string& workflow_id,
+                       const std::vector<HistoryEvent>& events);
+  absl::Status ReapplyHere(const NamespaceActivity& activity, const std::string& namespace_id,
+                           const std::string& workflow_id, const std::vector<HistoryEvent>& events);
+  // An update a losing branch admitted or accepted, admitted again on the current run.
+  absl::Status ReadmitUpdate(const NamespaceRef& ns, const std::string& workflow_id,
+                             const HistoryEvent& e, const std::string& request_id);
   std::function<bool(int64_t)> owns_version_;
+  ReapplyForwarder forward_reapply_;
 
   bool ParkIfStandby(const std::string& namespace_id, const persistence::TimerTaskRow* timer,
                      const persistence::TaskQueueTask* transfer);

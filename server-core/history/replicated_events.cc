@@ -19,9 +19,6 @@ using tock::persistence::v1::TimerInfo;
 using tock::persistence::v1::TimerTask;
 using tock::persistence::v1::TransferTask;
 
-// As many signal request ids as the active side remembers (client_ops.cc).
-constexpr int kRememberedRequestIds = 100;
-
 std::string Describe(const HistoryEvent& e) {
   const std::string& name = enums::EventType_Name(e.event_type());
   return absl::StrCat(
@@ -483,14 +480,8 @@ absl::Status ApplyOne(RunTransaction& tx, const HistoryEvent& e) {
 
     // From outside (client_ops.cc) and the workflow's own properties (workflow_tasks.cc).
     case enums::EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED: {
-      const std::string& request_id = e.workflow_execution_signaled_event_attributes().request_id();
-      if (request_id.empty()) return absl::OkStatus();
-      auto* ids = state.mutable_execution()->mutable_applied_request_ids();
-      if (std::find(ids->begin(), ids->end(), request_id) != ids->end()) return absl::OkStatus();
-      ids->Add()->assign(request_id);
-      if (ids->size() > kRememberedRequestIds) {
-        ids->DeleteSubrange(0, ids->size() - kRememberedRequestIds);
-      }
+      // Remembered as the active side did (client_ops.cc), for a retry after a failover.
+      SeenRequest(state, e.workflow_execution_signaled_event_attributes().request_id());
       return absl::OkStatus();
     }
     case enums::EVENT_TYPE_WORKFLOW_EXECUTION_CANCEL_REQUESTED:

@@ -2,11 +2,10 @@
 // §3.5), and keeping a standby's own timers and follow-up work from running until the
 // namespace is active here (§4.4, §4.5).
 //
-// Not built: updates are not reapplied from a losing branch (Temporal re-admits them), a
-// fork of a branch that is not the current one is refused, and where the namespace is not
-// active the losing branch's events are not forwarded to the active cluster (it applies
-// them itself when it receives that branch).
+// Not built: a fork of a branch that is not the current one is refused.
 #include "absl/strings/str_cat.h"
+#include "lib/common/status.h"
+#include "server-core/history/failover_workflow_task.h"
 #include "server-core/history/history_engine.h"
 #include "server-core/history/replicated_events.h"
 #include "server-core/history/version_histories.h"
@@ -17,6 +16,8 @@ namespace {
 namespace enums = temporal::api::enums::v1;
 
 constexpr absl::Duration kParkedCheckInterval = absl::Seconds(1);
+// Events a ReapplyEvents call carries at most (a forward sends more in several calls).
+constexpr size_t kMaxReapplyEvents = 1000;
 
 
 const google::protobuf::RepeatedPtrField<VersionHistoryItem>& CurrentItemsOf(
@@ -106,7 +107,17 @@ absl::StatusOr<std::optional<HistoryEngine::ReplicationGap>> HistoryEngine::Appl
     absl::StatusOr<ReplicatedOutcome> outcome =
         ApplyReplicatedLocked(namespace_id, workflow_id, run_id, branch, events);
     if (!outcome.ok()) return outcome.status();
-    if (!outcome->reapply.empty()) Reapply(namespace_id, workflow_id, outcome->reapply);
+    if (!outcome->reapply.empty()) {
+      if (absl::Status s = Reapply(namespace_id, workflow_id, outcome->reapply); !s.ok()) {
+        return s;
+      }
+    }
+    if (outcome->flush_buffered) {
+      if (absl::Status s = FlushBufferedForReplication(namespace_id, workflow_id, run_id); !s.ok()) {
+        return s;
+      }
+      continue;
+    }
     if (outcome->suppress_run_id.empty()) return outcome->gap;
     if (absl::Status s = SuppressRun(namespace_id, workflow_id, outcome->suppress_run_id,
                                      LastVersion(branch));
@@ -121,12 +132,16 @@ absl::StatusOr<std::optional<HistoryEngine::ReplicationGap>> HistoryEngine::Appl
 namespace {
 
 // The events a losing branch's workflow received from outside (Temporal's
-// shouldReapplyEvent, less updates): applied again to the winner as new events.
+// shouldReapplyEvent): applied again to the winner as new events. A termination the server
+// itself wrote (a version conflict's, a reset's) is not: it ended that run only.
 bool Reappliable(const HistoryEvent& e) {
   switch (e.event_type()) {
+    case enums::EVENT_TYPE_WORKFLOW_EXECUTION_TERMINATED:
+      return e.workflow_execution_terminated_event_attributes().identity() != kHistoryServiceIdentity;
     case enums::EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED:
     case enums::EVENT_TYPE_WORKFLOW_EXECUTION_CANCEL_REQUESTED:
-    case enums::EVENT_TYPE_WORKFLOW_EXECUTION_TERMINATED:
+    case enums::EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ADMITTED:
+    case enums::EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED:
       return true;
     default:
       return false;
@@ -219,6 +234,11 @@ absl::StatusOr<HistoryEngine::ReplicatedOutcome> HistoryEngine::ApplyReplicatedL
         if (Reappliable(e)) outcome.reapply.push_back(e);
       }
     }
+  } else if (state->buffered_events_size() > 0) {
+    // §3.5 step 3: what arrived while this cluster's worker held a workflow task is written
+    // first, as this cluster's (FlushBufferedForReplication), then these events are applied.
+    outcome.flush_buffered = true;
+    return outcome;
   } else {
     // Which of the run's branches these events continue or leave (§3.5 step 4).
     const auto& histories = state->version_histories();
@@ -248,14 +268,31 @@ absl::StatusOr<HistoryEngine::ReplicatedOutcome> HistoryEngine::ApplyReplicatedL
     for (const HistoryEvent& e : events) {
       if (e.event_id() >= next) fresh.push_back(e);
     }
-    if (fresh.empty()) return outcome;  // all here already
+    const bool lost = best != current_index || state->execution().zombie();
+    if (fresh.empty()) {
+      // All here already. On a losing branch or a zombie, what they received from outside
+      // is applied again (each at most once): the first delivery's reapply may have failed
+      // after its events were written.
+      if (lost) {
+        for (const HistoryEvent& e : events) {
+          if (Reappliable(e)) outcome.reapply.push_back(e);
+        }
+      }
+      return outcome;
+    }
     if (fresh.front().event_id() > next) {
       outcome.gap = ReplicationGap{next - 1, VersionAt(extends ? local : branch, next - 1),
                                    fresh.front().event_id(), fresh.front().version()};
       return outcome;
     }
     if (extends && best == current_index) {
-      // The common case: the events continue the current branch.
+      // The common case: the events continue the current branch. A zombie's own signals
+      // belong to the run that beat it (§3.5 step 6, an update as zombie).
+      if (lost) {
+        for (const HistoryEvent& e : fresh) {
+          if (Reappliable(e)) outcome.reapply.push_back(e);
+        }
+      }
       RunTransaction tx(std::move(*state), clock_.Now(), -1, shards_);
       if (absl::Status s = ApplyReplicatedEvents(tx, fresh); !s.ok()) return s;
       commit.shard_id = tx.shard_id();
@@ -385,6 +422,36 @@ absl::StatusOr<HistoryEngine::ReplicatedOutcome> HistoryEngine::ApplyReplicatedL
   return outcome;
 }
 
+absl::Status HistoryEngine::FlushBufferedForReplication(const std::string& namespace_id,
+                                                        const std::string& workflow_id,
+                                                        const std::string& run_id) {
+  absl::StatusOr<MutableStateRecord> run = store_.GetRun(namespace_id, workflow_id, run_id);
+  if (!run.ok()) return run.status();
+  const int64_t last_version = LastVersion(ToItems(CurrentItemsOf(*run)));
+  if (!owns_version_ || !owns_version_(last_version)) {
+    return absl::InternalError(
+        "Workflow encountered workflow with buffered events but last write not from current "
+        "cluster");
+  }
+  // Written as this cluster's last write (as a suppression's termination is): the other
+  // clusters receive the events and, where the namespace is active, apply the signals
+  // again to the branch that wins.
+  NamespaceRef ns;
+  ns.id = namespace_id;
+  ns.failover_version = last_version;
+  ns.conflict_resolution = true;
+  return Mutate(ns, {namespace_id, workflow_id, run_id}, [&](RunTransaction& tx) -> absl::Status {
+    if (tx.state().buffered_events_size() == 0) return NothingToWrite();
+    if (tx.WorkflowTaskStarted()) {
+      FailWorkflowTaskForFailover(tx);
+    } else {
+      tx.FlushBuffered();
+      tx.ScheduleWorkflowTask();
+    }
+    return absl::OkStatus();
+  });
+}
+
 absl::Status HistoryEngine::SuppressRun(const std::string& namespace_id,
                                         const std::string& workflow_id, const std::string& run_id,
                                         int64_t by_version) {
@@ -404,7 +471,7 @@ absl::Status HistoryEngine::SuppressRun(const std::string& namespace_id,
     payload->set_data(absl::StrCat("\"terminated by version: ", by_version, "\""));
     absl::Status s = Mutate(ns, {namespace_id, workflow_id, run_id}, [&](RunTransaction& tx) {
       if (tx.IsOpen()) {
-        tx.Terminate("Terminate Workflow Due To Version Conflict.", details, "history-service");
+        tx.Terminate("Terminate Workflow Due To Version Conflict.", details, kHistoryServiceIdentity);
       }
       return absl::OkStatus();
     });
@@ -433,23 +500,64 @@ absl::Status HistoryEngine::SuppressRun(const std::string& namespace_id,
   return absl::OkStatus();
 }
 
-void HistoryEngine::Reapply(const std::string& namespace_id, const std::string& workflow_id,
-                            const std::vector<HistoryEvent>& events) {
+absl::Status HistoryEngine::Reapply(const std::string& namespace_id,
+                                    const std::string& workflow_id,
+                                    const std::vector<HistoryEvent>& events) {
+  const NamespaceActivity activity =
+      activity_of_ ? activity_of_(namespace_id) : NamespaceActivity{};
+  if (activity.active) return ReapplyHere(activity, namespace_id, workflow_id, events);
+  if (!forward_reapply_) {
+    logger_.Warn("replication: events of a losing branch are not applied again (the namespace "
+                 "is not active here and there is no cluster to forward them to)",
+                 {{"workflow_id", workflow_id}, {"events", absl::StrCat(events.size())}});
+    return absl::OkStatus();
+  }
+  std::vector<HistoryEvent> reappliable;
+  for (const HistoryEvent& e : events) {
+    if (Reappliable(e)) reappliable.push_back(e);
+  }
+  for (size_t i = 0; i < reappliable.size(); i += kMaxReapplyEvents) {
+    const std::vector<HistoryEvent> part(
+        reappliable.begin() + static_cast<std::ptrdiff_t>(i),
+        reappliable.begin() + static_cast<std::ptrdiff_t>(std::min(i + kMaxReapplyEvents, reappliable.size())));
+    absl::Status s = forward_reapply_(activity.active_cluster, namespace_id, workflow_id, part);
+    if (!s.ok()) {
+      return absl::Status(s.code(), absl::StrCat("forwarding ", part.size(),
+                                                 " events of a losing branch to cluster ",
+                                                 activity.active_cluster, ": ", s.message()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status HistoryEngine::ReapplyEvents(const std::string& namespace_id,
+                                          const std::string& workflow_id,
+                                          const std::vector<HistoryEvent>& events) {
+  if (events.size() > kMaxReapplyEvents) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("at most ", kMaxReapplyEvents, " events are applied again at once"));
+  }
+  if (workflow_id.empty()) return absl::InvalidArgumentError("WorkflowId is not set on request.");
   const NamespaceActivity activity =
       activity_of_ ? activity_of_(namespace_id) : NamespaceActivity{};
   if (!activity.active) {
-    // Temporal forwards them to the active cluster (AdminService.ReapplyEvents); that
-    // cluster receives this branch too and applies them itself when it loses there.
-    logger_.Warn("replication: events of a losing branch are not applied again here (the "
-                 "namespace is not active here)",
-                 {{"workflow_id", workflow_id}, {"events", absl::StrCat(events.size())}});
-    return;
+    return NamespaceNotActiveError(activity.name, activity.active_cluster,
+                                   activity.current_cluster);
   }
+  return ReapplyHere(activity, namespace_id, workflow_id, events);
+}
+
+absl::Status HistoryEngine::ReapplyHere(const NamespaceActivity& activity,
+                                        const std::string& namespace_id,
+                                        const std::string& workflow_id,
+                                        const std::vector<HistoryEvent>& events) {
   NamespaceRef ns;
   ns.id = namespace_id;
   ns.name = activity.name;
   ns.failover_version = activity.failover_version;
+  absl::Status retry;  // the first error worth another delivery
   for (const HistoryEvent& e : events) {
+    if (!Reappliable(e)) continue;
     // One request id per replicated event: applied once however often it arrives.
     const std::string request_id = absl::StrCat("reapply:", e.event_id(), ":", e.version(), ":",
                                                 e.task_id());
@@ -489,15 +597,53 @@ void HistoryEngine::Reapply(const std::string& namespace_id, const std::string& 
         break;
       }
       default:
-        continue;
+        s = ReadmitUpdate(ns, workflow_id, e, request_id);
+        break;
     }
-    if (!s.ok()) {
-      logger_.Warn("replication: an event of a losing branch could not be applied again",
-                   {{"workflow_id", workflow_id},
-                    {"event", enums::EventType_Name(e.event_type())},
-                    {"error", std::string(s.message().substr(0, 300))}});
+    if (s.ok()) continue;
+    logger_.Warn("replication: an event of a losing branch could not be applied again",
+                 {{"workflow_id", workflow_id},
+                  {"event", enums::EventType_Name(e.event_type())},
+                  {"error", std::string(s.message().substr(0, 300))}});
+    // A run that ended or a refused event stays so; a store or ownership that cannot take
+    // the write now is tried again with the task's next delivery.
+    switch (s.code()) {
+      case absl::StatusCode::kUnavailable:
+      case absl::StatusCode::kDeadlineExceeded:
+      case absl::StatusCode::kAborted:
+      case absl::StatusCode::kResourceExhausted:
+      case absl::StatusCode::kFailedPrecondition:
+        if (retry.ok()) retry = s;
+        break;
+      default:
+        break;
     }
   }
+  return retry;
+}
+
+absl::Status HistoryEngine::ReadmitUpdate(const NamespaceRef& ns, const std::string& workflow_id,
+                                          const HistoryEvent& e, const std::string& request_id) {
+  const temporal::api::update::v1::Request& request =
+      e.event_type() == enums::EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ADMITTED
+          ? e.workflow_execution_update_admitted_event_attributes().request()
+          : e.workflow_execution_update_accepted_event_attributes().accepted_request();
+  const std::string& update_id = request.meta().update_id();
+  absl::StatusOr<std::string> run_id = ResolveRunId(ns.id, workflow_id, "");
+  if (!run_id.ok()) return run_id.status();
+  return Mutate(ns, {ns.id, workflow_id, *run_id}, [&](RunTransaction& tx) -> absl::Status {
+    if (!tx.IsOpen()) return absl::NotFoundError("Workflow execution already completed.");
+    // The winner has an update of that id already: Temporal does not reapply it.
+    if (tx.state().updates().count(update_id) > 0) return absl::OkStatus();
+    if (SeenRequest(tx.state(), request_id)) return absl::OkStatus();
+    // Admitted again (origin REAPPLY, as a reset does): the worker accepts or rejects it anew.
+    HistoryEvent& admitted = tx.AppendOrBuffer(enums::EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ADMITTED);
+    auto* attrs = admitted.mutable_workflow_execution_update_admitted_event_attributes();
+    *attrs->mutable_request() = request;
+    attrs->set_origin(enums::UPDATE_ADMITTED_EVENT_ORIGIN_REAPPLY);
+    tx.ScheduleWorkflowTask();
+    return absl::OkStatus();
+  });
 }
 
 }  // namespace tock::server::history

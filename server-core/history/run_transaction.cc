@@ -1,5 +1,6 @@
 #include "server-core/history/run_transaction.h"
 
+#include <algorithm>
 #include <map>
 
 #include "absl/strings/str_cat.h"
@@ -69,6 +70,15 @@ int64_t LastVersion(const MutableStateRecord& state) {
 }
 
 }  // namespace
+
+bool SeenRequest(MutableStateRecord& state, const std::string& request_id) {
+  if (request_id.empty()) return false;
+  auto* ids = state.mutable_execution()->mutable_applied_request_ids();
+  if (std::find(ids->begin(), ids->end(), request_id) != ids->end()) return true;
+  ids->Add()->assign(request_id);
+  if (ids->size() > kRememberedRequestIds) ids->DeleteSubrange(0, ids->size() - kRememberedRequestIds);
+  return false;
+}
 
 int64_t ActivityScheduledId(const HistoryEvent& e) {
   switch (e.event_type()) {

@@ -35,6 +35,12 @@ struct SpeculativeTask {
   uint64_t timeout = 0;  // the in-memory timer that writes it when it times out (0: none)
 };
 
+// Remembers `request_id` (a signal's, a cancellation's, a reapplied event's) among the last
+// kRememberedRequestIds the run applied: true when it was there already (a retry, applied
+// once). An empty id is never remembered.
+constexpr int kRememberedRequestIds = 100;
+bool SeenRequest(MutableStateRecord& state, const std::string& request_id);
+
 class RunTransaction {
  public:
   // `namespace_version` stamps the new events; -1: the version of the run's last event.

@@ -114,4 +114,13 @@ absl::StatusOr<adm::GetWorkflowExecutionRawHistoryResponse> RemoteFrontends::Get
   return out;
 }
 
+absl::Status RemoteFrontends::ReapplyEvents(const std::string& address,
+                                            const adm::ReapplyEventsRequest& req) {
+  Remote& remote = Get(address);
+  grpc::ClientContext context;
+  SetDeadline(context, kPullTimeout);
+  adm::ReapplyEventsResponse out;
+  return FromGrpc(remote.admin->ReapplyEvents(&context, req, &out));
+}
+
 }  // namespace tock::server::replication

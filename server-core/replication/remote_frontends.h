@@ -35,6 +35,8 @@ class RemoteFrontends {
       const std::string& address, const tock::admin::v1::GetDLQReplicationMessagesRequest& req);
   absl::StatusOr<tock::admin::v1::GetWorkflowExecutionRawHistoryResponse> GetRawHistory(
       const std::string& address, const tock::admin::v1::GetWorkflowExecutionRawHistoryRequest& req);
+  absl::Status ReapplyEvents(const std::string& address,
+                             const tock::admin::v1::ReapplyEventsRequest& req);
 
  private:
   struct Remote {

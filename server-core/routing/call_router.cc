@@ -8,6 +8,7 @@
 #include "lib/common/grpc_status.h"
 #include "server-core/history/task_token.h"
 #include "temporal/api/workflowservice/v1/request_response.pb.h"
+#include "tock/admin/v1/service.pb.h"
 
 namespace tock::server::routing {
 namespace {
@@ -260,6 +261,13 @@ void CallRouter::Install(rpc::Dispatcher& d) {
   ByQueue<wf::PollWorkflowTaskQueueRequest>(d, "PollWorkflowTaskQueue");
   ByQueue<wf::PollActivityTaskQueueRequest>(d, "PollActivityTaskQueue");
   ByQueue<wf::DescribeTaskQueueRequest>(d, "DescribeTaskQueue");
+
+  // Events another cluster forwards to apply again (replication): to the workflow's owner.
+  Route(d, "tock.admin.v1.AdminService/ReapplyEvents", [this](const grpc::ByteBuffer& payload) {
+    tock::admin::v1::ReapplyEventsRequest req;
+    if (!ParseRequest(payload, &req) || req.workflow_id().empty()) return Target{};
+    return Target{Target::kShard, shards_.ShardFor(req.namespace_id(), req.workflow_id()), {}, {}};
+  });
 }
 
 }  // namespace tock::server::routing

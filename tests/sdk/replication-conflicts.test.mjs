@@ -3,9 +3,13 @@
 // lets both clusters write the same workflow; when it heals, the histories become a tree, the
 // branch with the higher version wins on both sides, signals of the losing branch are applied
 // again, and a run that loses to a newer run of its workflow id is terminated by the cluster
-// that wrote it last (or kept as a zombie where it arrives late).
+// that wrote it last (or kept as a zombie where it arrives late). A losing branch that a
+// standby finds has its signals forwarded to the active cluster (AdminService.ReapplyEvents).
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { tockJson, uniqueName } from './server.mjs';
 import { connectClusters, eventually, history, registerGlobal, startCluster, upsert } from './clusters.mjs';
 
@@ -17,14 +21,25 @@ const STATUS_TERMINATED = 5;
 
 let a;
 let b;
+let faultsDir;
+
+// A's test-only replication faults (--replication-faults-file), read before each pull.
+function setFaultsOfA(faults) {
+  const file = join(faultsDir, 'a-faults.json');
+  writeFileSync(`${file}.tmp`, JSON.stringify(faults));
+  renameSync(`${file}.tmp`, file);
+}
 
 before(async () => {
-  a = await startCluster('a', 1);
+  faultsDir = mkdtempSync(join(tmpdir(), 'tock-conflicts-'));
+  setFaultsOfA({});
+  a = await startCluster('a', 1, { args: ['--replication-faults-file', join(faultsDir, 'a-faults.json')] });
   b = await startCluster('b', 2);
 }, DEADLINE);
 
 after(async () => {
   await Promise.allSettled([a?.stop(), b?.stop()]);
+  if (faultsDir) rmSync(faultsDir, { recursive: true, force: true });
 }, DEADLINE);
 
 async function registerOnA(namespace) {
@@ -138,6 +153,63 @@ test('13. split brain: both clusters signal the run; the v2 branch wins on both,
   // Signalling on A (standby now) is refused rather than forked again.
   await assert.rejects(signal(a, namespace, workflowId, 'late'), /is active in cluster: b, while current cluster a is a standby cluster/);
 });
+
+test('13b. a standby finds a losing branch: its signal is forwarded to the active cluster, applied there once', DEADLINE, async () => {
+  await connectClusters(a, b);
+  const namespace = uniqueName('forward');
+  await registerOnA(namespace);
+  const workflowId = uniqueName('wf');
+  const runId = await start(a, namespace, workflowId);
+  // B becomes active (version 2) the normal way; then A stops pulling B's history (the
+  // namespace still reaches it: a namespace naming a disconnected cluster cannot change).
+  await a.workflow.updateNamespace({ namespace, replicationConfig: { activeClusterName: 'b' } });
+  await eventually(async () => {
+    assert.equal(Number((await b.workflow.describeNamespace({ namespace })).failoverVersion), 2);
+    assert.equal((await history(b, namespace, workflowId, runId)).length, 2);
+  }, { what: 'b active with the run' });
+  setFaultsOfA({ pause: true });
+  try {
+    await partitionedThenHealed(namespace, workflowId, runId);
+  } finally {
+    setFaultsOfA({});
+  }
+});
+
+// 13b, from A's pause on: each cluster writes its own branch; B's reaches A last.
+async function partitionedThenHealed(namespace, workflowId, runId) {
+  await new Promise((resolve) => setTimeout(resolve, 1000));  // A reads it before its next pulls
+  await signal(b, namespace, workflowId, 's-b');  // 3 v2 s-b, which A does not receive
+  // A takes the namespace back (version 11) and is signaled too.
+  const back = await a.workflow.updateNamespace({ namespace, replicationConfig: { activeClusterName: 'a' } });
+  assert.equal(Number(back.failoverVersion), 11);
+  await signal(a, namespace, workflowId, 's-a');
+  // On B, A's newer branch wins; B's own s-b branch loses without being applied again there
+  // (B was not active when it lost it).
+  await eventually(async () => {
+    assert.deepEqual(summary(await history(b, namespace, workflowId, runId)), ['1 v1 1', '2 v1 5', '3 v11 s-a']);
+  }, { what: 'a\'s branch on b', timeoutMs: 20_000 });
+  await eventually(async () => {
+    assert.equal(Number((await b.workflow.describeNamespace({ namespace })).failoverVersion), 11);
+  }, { what: 'a active on b' });
+  // An operator fails over to B (version 12); A hears of it before B's old branch reaches it.
+  const again = await b.workflow.updateNamespace({ namespace, replicationConfig: { activeClusterName: 'b' } });
+  assert.equal(Number(again.failoverVersion), 12);
+  await eventually(async () => {
+    assert.equal(Number((await a.workflow.describeNamespace({ namespace })).failoverVersion), 12);
+  }, { what: 'b active on a' });
+  setFaultsOfA({});
+  // On A (standby now) B's `3 v2 s-b` loses to A's `3 v11 s-a`: A forwards s-b to B, which
+  // applies it again as its own event; A receives that like any other.
+  const expected = ['1 v1 1', '2 v1 5', '3 v11 s-a', '4 v12 s-b'];
+  for (const cluster of [b, a]) {
+    await eventually(async () => {
+      assert.deepEqual(summary(await history(cluster, namespace, workflowId, runId)), expected);
+    }, { what: `s-b applied again, seen on ${cluster.name}`, timeoutMs: 20_000 });
+  }
+  const state = await describeState(a, namespace, workflowId, runId);
+  assert.deepEqual(state.branchItems.filter((branch) => !branch.isCurrent),
+    [{ isCurrent: false, items: [[2, 1], [3, 2]] }], 'a keeps b\'s losing branch');
+}
 
 test('14. zombie: runs of one workflow id started on both sides of a partition; the newer wins, A terminates its own', DEADLINE, async () => {
   await connectClusters(a, b);
