@@ -64,7 +64,8 @@ int main(int argc, char** argv) {
       "  tock-server --db-file tock.db --port 7233\n"
       "  tock-server --postgres-url postgresql://tock@db.example.com:5432/tock --port 7233\n"
       "  tock-server --config /etc/tock/server.yaml\n"
-      "  tock-server --metrics-port 9090 --log-level debug --log-format json\n");
+      "  tock-server --metrics-port 9090 --log-level debug --log-format json\n"
+      "  tock-server --db-file tock.db --http-port 8080   # timers over HTTP/JSON too\n");
   std::string config_path;
   std::optional<int> port;
   std::optional<std::string> ip;
@@ -107,6 +108,11 @@ int main(int argc, char** argv) {
                  "Serve Prometheus metrics at http://127.0.0.1:PORT/metrics (0: any free port; "
                  "the banner shows it); overrides the config. Off unless given here or in the "
                  "config");
+  std::optional<int> http_port;
+  app.add_option("--http-port", http_port,
+                 "Serve the timer service's HTTP/JSON API at http://IP:PORT/api/v1/timers/"
+                 "create|get|update|delete|list, IP that of --ip (0: any free port; the banner "
+                 "shows it); overrides the config's timers.http. Off unless given here or there");
   std::optional<std::string> log_level;
   std::optional<std::string> log_format;
   std::optional<std::string> log_file;
@@ -158,6 +164,13 @@ int main(int argc, char** argv) {
   if (metrics_port) {
     if (!config.metrics) config.metrics.emplace();
     config.metrics->port = *metrics_port;
+  }
+  if (http_port) {
+    if (!config.timer_http) {
+      config.timer_http.emplace();
+      config.timer_http->ip = config.ip;
+    }
+    config.timer_http->port = *http_port;
   }
   if (log_level) config.log.level = *log_level;
   if (log_format) config.log.format = *log_format;

@@ -10,6 +10,7 @@
 #include "cmd/tock/commands/operator.h"
 #include "cmd/tock/commands/server.h"
 #include "cmd/tock/commands/shell.h"
+#include "cmd/tock/commands/timer.h"
 #include "cmd/tock/commands/workflow.h"
 
 namespace tock::cli {
@@ -125,6 +126,7 @@ void BuildApp(CLI::App& app, CommandContext& ctx) {
   AddOperatorCommands(app, ctx);
   AddBatchCommands(app, ctx);
   AddScheduleCommands(app, ctx);
+  AddTimerCommands(app, ctx);
   AddArchivalCommands(app, ctx);
   AddServerCommands(app, ctx);
   AddCompletionCommands(app, ctx);

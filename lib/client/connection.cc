@@ -62,7 +62,8 @@ Connection::Connection(ConnectionOptions options, std::shared_ptr<grpc::Channel>
       channel_(std::move(channel)),
       workflow_(temporal::api::workflowservice::v1::WorkflowService::NewStub(channel_)),
       operator_(temporal::api::operatorservice::v1::OperatorService::NewStub(channel_)),
-      admin_(tock::admin::v1::AdminService::NewStub(channel_)) {}
+      admin_(tock::admin::v1::AdminService::NewStub(channel_)),
+      timer_(tock::timer::v1::TimerService::NewStub(channel_)) {}
 
 void Connection::ContextRelease::operator()(grpc::ClientContext* context) const {
   if (connection != nullptr) {

@@ -1,6 +1,6 @@
 // A connection to a Temporal frontend (tock-server or any Temporal server).
 //
-// Owns one gRPC channel and the stubs of the three services Tock speaks. Each call gets the
+// Owns one gRPC channel and the stubs of the services Tock speaks. Each call gets the
 // deadline, the authorization header and the `temporal-namespace` header from the options,
 // and its error comes back as absl::Status with the Temporal errordetails attached
 // (FromGrpcStatus). Thread-safe: one Connection serves a whole REPL session.
@@ -19,6 +19,7 @@
 #include "temporal/api/operatorservice/v1/service.grpc.pb.h"
 #include "temporal/api/workflowservice/v1/service.grpc.pb.h"
 #include "tock/admin/v1/service.grpc.pb.h"
+#include "tock/timer/v1/service.grpc.pb.h"
 
 namespace tock::client {
 
@@ -50,6 +51,8 @@ class Connection {
     return *operator_;
   }
   tock::admin::v1::AdminService::Stub& admin() { return *admin_; }
+  // The durable timer service (tock-server only).
+  tock::timer::v1::TimerService::Stub& timer() { return *timer_; }
 
   // Unregisters a context from Interrupt() when the call is over.
   struct ContextRelease {
@@ -94,6 +97,7 @@ class Connection {
   std::unique_ptr<temporal::api::workflowservice::v1::WorkflowService::Stub> workflow_;
   std::unique_ptr<temporal::api::operatorservice::v1::OperatorService::Stub> operator_;
   std::unique_ptr<tock::admin::v1::AdminService::Stub> admin_;
+  std::unique_ptr<tock::timer::v1::TimerService::Stub> timer_;
   mutable std::mutex in_flight_mu_;
   mutable std::set<grpc::ClientContext*> in_flight_;
   mutable bool interrupted_ = false;

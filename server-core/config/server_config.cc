@@ -177,6 +177,13 @@ absl::Status ServerConfig::Validate() const {
     }
     if (metrics->ip.empty()) return FieldError("metrics.ip", "must not be empty");
   }
+  if (timer_http.has_value()) {
+    if (timer_http->port < 0 || timer_http->port > 65535) {
+      return FieldError("timers.http.port",
+                        absl::StrCat("must be between 0 and 65535; got ", timer_http->port));
+    }
+    if (timer_http->ip.empty()) return FieldError("timers.http.ip", "must not be empty");
+  }
   if (absl::Status s = ParseLogLevel(log.level).status(); !s.ok()) {
     return FieldError("log.level", std::string(s.message()));
   }
@@ -216,7 +223,8 @@ absl::StatusOr<ServerConfig> ParseServerConfig(const std::string& yaml_text) {
   TOCK_CONFIG_RETURN_IF_ERROR(CheckKeys(
       root, "",
       {"listen", "persistence", "history", "cluster_metadata", "namespaces", "archival",
-       "namespace_defaults", "metrics", "log", "limits", "membership", "dc_redirection_policy"}));
+       "namespace_defaults", "metrics", "log", "limits", "membership", "dc_redirection_policy",
+       "timers"}));
   TOCK_CONFIG_RETURN_IF_ERROR(Read(root["dc_redirection_policy"], "dc_redirection_policy",
                                    "a string", &config.dc_redirection_policy));
   TOCK_CONFIG_RETURN_IF_ERROR(
@@ -267,6 +275,17 @@ absl::StatusOr<ServerConfig> ParseServerConfig(const std::string& yaml_text) {
     TOCK_CONFIG_RETURN_IF_ERROR(
         Read(metrics["port"], "metrics.port", "an integer", &endpoint.port));
     config.metrics = endpoint;
+  }
+  if (const YAML::Node timers = root["timers"]) {
+    TOCK_CONFIG_RETURN_IF_ERROR(CheckKeys(timers, "timers", {"http"}));
+    if (const YAML::Node http = timers["http"]) {
+      TOCK_CONFIG_RETURN_IF_ERROR(CheckKeys(http, "timers.http", {"ip", "port"}));
+      MetricsEndpointConfig endpoint;
+      TOCK_CONFIG_RETURN_IF_ERROR(Read(http["ip"], "timers.http.ip", "a string", &endpoint.ip));
+      TOCK_CONFIG_RETURN_IF_ERROR(
+          Read(http["port"], "timers.http.port", "an integer", &endpoint.port));
+      config.timer_http = endpoint;
+    }
   }
   if (const YAML::Node log = root["log"]) {
     TOCK_CONFIG_RETURN_IF_ERROR(CheckKeys(log, "log", {"level", "format", "file"}));

@@ -19,6 +19,10 @@
 //   metrics:                # absent: no metrics, no HTTP endpoint
 //     ip: 127.0.0.1
 //     port: 9090            # GET http://IP:PORT/metrics; 0 picks a free port
+//   timers:
+//     http:                 # absent: the timer service is served over gRPC only
+//       ip: 127.0.0.1
+//       port: 8080          # POST http://IP:PORT/api/v1/timers/...; 0 picks a free port
 //   log:
 //     level: info           # debug, info, warn, error, off
 //     format: text          # text or json (one object per line)
@@ -89,6 +93,9 @@ struct ServerConfig {
   ArchivalConfig archival;              // `archival` and `namespace_defaults` (SPEC §3)
   // Unset: metrics are off (no registry, no HTTP endpoint).
   std::optional<MetricsEndpointConfig> metrics;
+  // Where the timer service's HTTP/JSON API is served (`timers.http`, `--http-port`); the
+  // same shape as the metrics endpoint. Unset: gRPC only.
+  std::optional<MetricsEndpointConfig> timer_http;
   // Read by main, which builds the Logger from it (`--log-level`, `--log-format`).
   LogConfig log;
   // Where it came from, for the banner: the file (noting an empty one), or "" for flags only.

@@ -292,6 +292,20 @@ const std::map<std::string, std::string>& GroupProse() {
        "year); actions due while paused are skipped. update replaces the whole schedule "
        "(give every flag again) and fails with exit 5 when the schedule changed since it was "
        "read; trigger and backfill take actions now, also when paused."},
+      {"timer",
+       "A durable timer of tock-server, in the namespace of --namespace: when it is due, the "
+       "server that owns its history shard POSTs its callback URL with the JSON body "
+       "{namespace, id, payload, executeAt, attempt} (attempt 1 first). The answer 200 "
+       "{\"ok\": true} completes it (Succeeded); 200 {\"ok\": false, \"nextExecuteAt\": TIME} "
+       "fires it again at that time; a 4xx fails it at once (Failed, the answer in Last "
+       "error); anything else (5xx, no answer within --callback-timeout, a refused "
+       "connection, another body) is retried after initial-interval times "
+       "backoff-multiplier to the power of the retry, at most max-interval, with up to 20% "
+       "jitter, until max-attempts or max-attempts-duration runs out (then Failed with the "
+       "last error). A timer never fires before its time and fires at least once: a callback "
+       "in flight when a server dies is sent again. Creating an id that exists replaces the "
+       "timer; only Pending timers can be updated or deleted. The same operations are served "
+       "over HTTP/JSON on tock-server --http-port."},
       {"activity",
        "Completes or fails an activity by its id, as an asynchronous activity's worker would: "
        "a worker must have taken the activity's task. A failure is an application failure that "
@@ -306,7 +320,7 @@ const char* kExitStatus =
     ".TP\n.B 1\nAn error not covered below.\n"
     ".TP\n.B 2\nUsage error or invalid input (unknown flag, missing argument, bad value).\n"
     ".TP\n.B 3\nNot found (namespace, workflow, activity, search attribute, cluster, batch "
-    "job, schedule).\n"
+    "job, schedule, timer).\n"
     ".TP\n.B 4\nThe server is unavailable, or a call timed out.\n"
     ".TP\n.B 5\nAlready exists, or a conflicting change.\n";
 

@@ -1,0 +1,267 @@
+// The timer service's HTTP/JSON API black-box (seed 003's api.yaml shape): a real
+// tock-server started with --http-port 0, called with libcurl over real HTTP; timers fired
+// at a real receiver (tests/support/callback_receiver.h). Answers, the seed's error bodies,
+// field checks naming the JSON fields, idempotent create, pending-only changes, paging.
+#include <curl/curl.h>
+#include <gtest/gtest.h>
+
+#include <regex>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "tests/cli/cli_fixture.h"
+#include "lib/common/time_format.h"
+#include "tests/support/callback_receiver.h"
+
+namespace tock::testing {
+namespace {
+
+struct HttpAnswer {
+  long status = 0;
+  std::string body;
+  std::string error;
+};
+
+size_t Append(char* data, size_t size, size_t n, void* out) {
+  static_cast<std::string*>(out)->append(data, size * n);
+  return size * n;
+}
+
+HttpAnswer Post(const std::string& url, const std::string& body) {
+  HttpAnswer answer;
+  CURL* curl = curl_easy_init();
+  curl_slist* headers = curl_slist_append(nullptr, "Content-Type: application/json");
+  curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body.data());
+  curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
+  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, Append);
+  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &answer.body);
+  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, 30'000L);
+  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+  const CURLcode rc = curl_easy_perform(curl);
+  if (rc != CURLE_OK) answer.error = curl_easy_strerror(rc);
+  curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &answer.status);
+  curl_slist_free_all(headers);
+  curl_easy_cleanup(curl);
+  return answer;
+}
+
+class TimerHttpApiTest : public CliTest {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(receiver_.Start().ok());
+    StartServer({"--http-port", "0"});
+    std::smatch match;
+    const std::string& banner = server_->banner();
+    ASSERT_TRUE(std::regex_search(banner, match, std::regex(R"(\n  timers:     (http://\S+/api/v1/timers)\n)")))
+        << "no timers line in the banner:\n" << banner;
+    base_ = match[1];
+  }
+
+  // POSTs /api/v1/timers/<op>; the answer's JSON (null for an empty body).
+  json Call(const std::string& op, const json& body, long expected_status) {
+    return CallRaw(op, body.dump(), expected_status);
+  }
+  json CallRaw(const std::string& op, const std::string& body, long expected_status) {
+    HttpAnswer a = Post(absl::StrCat(base_, "/", op), body);
+    EXPECT_EQ(a.error, "");
+    EXPECT_EQ(a.status, expected_status) << op << " " << body.substr(0, 300) << " -> " << a.body;
+    if (a.body.empty()) return json();
+    json parsed = json::parse(a.body, nullptr, false);
+    EXPECT_FALSE(parsed.is_discarded()) << a.body;
+    return parsed;
+  }
+  // A 400 INVALID_INPUT whose message names `field`; returns the message.
+  std::string ExpectInvalid(const std::string& op, const json& body, const std::string& field) {
+    json e = Call(op, body, 400);
+    EXPECT_EQ(e.value("error", ""), "INVALID_INPUT") << e.dump();
+    const std::string message = e.value("message", "");
+    EXPECT_NE(message.find(field), std::string::npos) << "message does not name " << field << ": " << message;
+    EXPECT_TRUE(e.contains("details")) << e.dump();
+    EXPECT_GT(TimestampNanos(e["timestamp"]), 0) << e.dump();
+    return message;
+  }
+  json Timer(const std::string& id, const std::string& url, const std::string& at = "2030-01-02T03:04:05Z") {
+    return {{"namespace", "default"}, {"id", id}, {"executeAt", at}, {"callbackUrl", url}};
+  }
+  json WaitForState(const std::string& id, const std::string& state) {
+    json t;
+    for (int i = 0; i < 300; ++i) {
+      t = Call("get", {{"namespace", "default"}, {"timerId", id}}, 200);
+      if (t.value("state", "") == state) return t;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    ADD_FAILURE() << id << " never reached " << state << ": " << t.dump();
+    return t;
+  }
+
+  CallbackReceiver receiver_;
+  std::string base_;
+};
+
+TEST_F(TimerHttpApiTest, CreateGetUpdateDeleteInTheSeedsShape) {
+  json req = Timer("reminder-7", "https://api.example.com/hooks/timer");
+  req["payload"] = {{"user", 7}, {"tags", {"a", "b"}}};
+  req["retryPolicy"] = {{"maxAttempts", 5},
+                        {"maxAttemptsDuration", "1h"},
+                        {"initialInterval", "30s"},
+                        {"backoffMultiplier", 1.5},
+                        {"maxInterval", "5m"}};
+  req["callbackTimeoutSeconds"] = 20;
+  json t = Call("create", req, 200);
+  EXPECT_EQ(t.value("id", ""), "reminder-7");
+  EXPECT_EQ(t.value("namespace", ""), "default");
+  EXPECT_EQ(t.value("executeAt", ""), "2030-01-02T03:04:05Z");
+  EXPECT_EQ(t.value("callbackUrl", ""), "https://api.example.com/hooks/timer");
+  EXPECT_EQ(t["payload"], req["payload"]);
+  EXPECT_EQ(t["retryPolicy"], req["retryPolicy"]);
+  EXPECT_EQ(t.value("callbackTimeoutSeconds", 0), 20);
+  EXPECT_EQ(t.value("state", ""), "PENDING");
+  EXPECT_EQ(t.value("attempts", -1), 0);
+  EXPECT_GT(TimestampNanos(t["createdAt"]), 0);
+  EXPECT_GT(TimestampNanos(t["updatedAt"]), 0);
+  EXPECT_FALSE(t.contains("executedAt"));
+
+  // The same create again is idempotent: the stored timer is unchanged.
+  json again = Call("create", req, 200);
+  EXPECT_EQ(again["updatedAt"], t["updatedAt"]);
+
+  json got = Call("get", {{"namespace", "default"}, {"timerId", "reminder-7"}}, 200);
+  EXPECT_EQ(got, again);
+
+  json updated = Call("update",
+                      {{"namespace", "default"}, {"timerId", "reminder-7"}, {"executeAt", "2031-05-06T07:08:09.5+02:00"},
+                       {"payload", "just text"}},
+                      200);
+  EXPECT_EQ(updated.value("executeAt", ""), "2031-05-06T05:08:09.500Z");
+  EXPECT_EQ(updated["payload"], "just text");
+  EXPECT_EQ(updated.value("callbackUrl", ""), "https://api.example.com/hooks/timer");  // kept
+  EXPECT_EQ(updated["retryPolicy"], req["retryPolicy"]);
+
+  EXPECT_TRUE(Call("delete", {{"namespace", "default"}, {"timerId", "reminder-7"}}, 204).is_null());
+  EXPECT_EQ(Call("get", {{"namespace", "default"}, {"timerId", "reminder-7"}}, 200).value("state", ""), "DELETED");
+  // Only pending timers can be updated or deleted.
+  json e = Call("update", {{"namespace", "default"}, {"timerId", "reminder-7"}, {"callbackUrl", "http://x.example/"}}, 400);
+  EXPECT_EQ(e.value("error", ""), "INVALID_INPUT") << e.dump();
+  e = Call("delete", {{"namespace", "default"}, {"timerId", "reminder-7"}}, 400);
+  EXPECT_EQ(e.value("error", ""), "INVALID_INPUT") << e.dump();
+  // Creating the id again replaces the deleted timer.
+  EXPECT_EQ(Call("create", Timer("reminder-7", "http://127.0.0.1:9/cb"), 200).value("state", ""), "PENDING");
+}
+
+TEST_F(TimerHttpApiTest, NotFoundIsTheSeeds404) {
+  for (const char* op : {"get", "update", "delete"}) {
+    json body = {{"namespace", "default"}, {"timerId", "nope"}};
+    if (std::string(op) == "update") body["executeAt"] = "2030-01-01T00:00:00Z";
+    json e = Call(op, body, 404);
+    EXPECT_EQ(e.value("error", ""), "TIMER_NOT_FOUND") << e.dump();
+    EXPECT_EQ(e.value("message", ""), "timer 'nope' not found in namespace default");
+    EXPECT_TRUE(e["details"].is_object());
+    EXPECT_GT(TimestampNanos(e["timestamp"]), 0) << e.dump();
+  }
+}
+
+TEST_F(TimerHttpApiTest, EveryFieldIsCheckedByItsJsonNameAndNothingIsStored) {
+  const std::string url = "http://127.0.0.1:9/cb";
+  ExpectInvalid("create", Timer(std::string(256, 'x'), url), "id");
+  ExpectInvalid("create", Timer("", url), "id");
+  ExpectInvalid("create", Timer("a", "ftp://example.com/x"), "callbackUrl");
+  ExpectInvalid("create", Timer("a", "http://example.com/" + std::string(2100, 'p')), "callbackUrl");
+  ExpectInvalid("create", Timer("a", url, "tomorrow"), "executeAt");
+  ExpectInvalid("create", Timer("a", url, "2500-01-01T00:00:00Z"), "executeAt");
+  json no_time = Timer("a", url);
+  no_time.erase("executeAt");
+  ExpectInvalid("create", no_time, "executeAt");
+  json bad = Timer("a", url);
+  bad["callbackTimeoutSeconds"] = 3.5;
+  ExpectInvalid("create", bad, "callbackTimeoutSeconds");
+  bad["callbackTimeoutSeconds"] = 600;
+  ExpectInvalid("create", bad, "callbackTimeoutSeconds");
+  bad = Timer("a", url);
+  bad["retryPolicy"] = {{"initialInterval", "fast"}};
+  ExpectInvalid("create", bad, "retryPolicy.initialInterval");
+  bad["retryPolicy"] = {{"maxAttempts", 5000}};
+  ExpectInvalid("create", bad, "retryPolicy.maxAttempts");
+  bad["retryPolicy"] = {{"maxRetries", 3}};  // the seed's other documents' name
+  const std::string m = ExpectInvalid("create", bad, "retryPolicy.maxRetries");
+  EXPECT_NE(m.find("maxAttempts"), std::string::npos) << m;  // says what the fields are
+  bad["retryPolicy"] = "3 times";
+  ExpectInvalid("create", bad, "retryPolicy");
+  bad = Timer("a", url);
+  bad["payload"] = json::parse(R"({"a":{"b":{"c":1}}})");
+  std::string deep = "1";
+  for (int i = 0; i < 100; ++i) deep = "[" + deep + "]";
+  bad["payload"] = json::parse(deep);
+  ExpectInvalid("create", bad, "nested");
+  bad = Timer("a", url);
+  bad["id"] = 7;
+  ExpectInvalid("create", bad, "id");
+  bad = Timer("a", url);
+  bad["namespace"] = "no-such-namespace";
+  json e = Call("create", bad, 400);
+  EXPECT_EQ(e.value("error", ""), "INVALID_INPUT");
+  EXPECT_EQ(At(e, "/details/field"), "namespace") << e.dump();
+  ExpectInvalid("get", {{"namespace", "default"}, {"id", "a"}}, "\"id\"");  // selections say timerId
+  // Not JSON, not an object, too big: refused before anything else.
+  json raw = CallRaw("create", "{\"namespace\": ", 400);
+  EXPECT_EQ(raw.value("error", ""), "INVALID_INPUT");
+  EXPECT_NE(raw.value("message", "").find("not valid JSON"), std::string::npos) << raw.dump();
+  raw = CallRaw("create", "[1, 2]", 400);
+  EXPECT_NE(raw.value("message", "").find("JSON object"), std::string::npos) << raw.dump();
+  raw = CallRaw("create", std::string(600 * 1024, ' '), 400);
+  EXPECT_NE(raw.value("message", "").find("524288 bytes"), std::string::npos) << raw.dump();
+  // Nothing was stored by any refusal.
+  EXPECT_EQ(Call("get", {{"namespace", "default"}, {"timerId", "a"}}, 404).value("error", ""), "TIMER_NOT_FOUND");
+}
+
+TEST_F(TimerHttpApiTest, ListPagesAndFilters) {
+  for (int i = 0; i < 5; ++i) Call("create", Timer(absl::StrCat("t-", i), "http://127.0.0.1:9/cb"), 200);
+  Call("delete", {{"namespace", "default"}, {"timerId", "t-3"}}, 204);
+  json page = Call("list", {{"namespace", "default"}, {"pageSize", 2}}, 200);
+  ASSERT_EQ(page["timers"].size(), 2u);
+  EXPECT_EQ(page["timers"][0].value("id", ""), "t-0");
+  ASSERT_TRUE(page.contains("nextPageToken"));
+  std::vector<std::string> ids;
+  for (int pages = 0; pages < 10; ++pages) {
+    for (const json& t : page["timers"]) ids.push_back(t.value("id", ""));
+    if (!page.contains("nextPageToken")) break;
+    page = Call("list", {{"namespace", "default"}, {"pageSize", 2}, {"nextPageToken", page["nextPageToken"]}}, 200);
+  }
+  EXPECT_EQ(ids, (std::vector<std::string>{"t-0", "t-1", "t-2", "t-3", "t-4"}));
+  json deleted = Call("list", {{"namespace", "default"}, {"state", "DELETED"}}, 200);
+  ASSERT_EQ(deleted["timers"].size(), 1u);
+  EXPECT_EQ(deleted["timers"][0].value("id", ""), "t-3");
+  ExpectInvalid("list", {{"namespace", "default"}, {"state", "ASLEEP"}}, "state");
+  ExpectInvalid("list", {{"namespace", "default"}, {"nextPageToken", "!!!"}}, "nextPageToken");
+}
+
+TEST_F(TimerHttpApiTest, FiresWithTheSeedsCallbackAndOutcomes) {
+  receiver_.FailThenSucceed("t-flaky", 1, 503);
+  const absl::Time next = absl::Now() + absl::Seconds(2);
+  receiver_.Script("t-later", {CallbackAnswer::RescheduleTo(next), CallbackAnswer::Ok()});
+  const std::string at = FormatTimestamp(absl::Now() + absl::Seconds(1));
+  json flaky = Timer("t-flaky", receiver_.Url("/cb"), at);
+  flaky["payload"] = {{"order", 7}};
+  flaky["retryPolicy"] = {{"initialInterval", "100ms"}, {"maxAttempts", 3}};
+  Call("create", flaky, 200);
+  Call("create", Timer("t-later", receiver_.Url("/cb"), at), 200);
+
+  json ok = WaitForState("t-flaky", "SUCCEEDED");
+  EXPECT_EQ(ok.value("attempts", 0), 2);
+  const auto got = receiver_.ReceivedFor("t-flaky");
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0].attempt, 1);
+  EXPECT_EQ(got[1].attempt, 2);
+  EXPECT_EQ(got[0].namespace_name, "default");
+  EXPECT_EQ(json::parse(got[0].payload_json), flaky["payload"]);
+  EXPECT_GE(got[0].arrived_at, got[0].execute_at);
+
+  json later = WaitForState("t-later", "SUCCEEDED");
+  const auto calls = receiver_.ReceivedFor("t-later");
+  ASSERT_EQ(calls.size(), 2u);
+  EXPECT_GE(calls[1].arrived_at, next);  // rescheduled, never before the new time
+}
+
+}  // namespace
+}  // namespace tock::testing
