@@ -40,6 +40,16 @@ class CallRouter {
 
   // Wraps the methods already registered that are about a run or a task queue.
   void Install(rpc::Dispatcher& dispatcher);
+  // Wraps another service's method registered already ("pkg.Service/Method"): a call goes to
+  // the owner of the history shard `shard_of` finds in its request (0: answered here, by the
+  // handler). The timer service's writes go to the owner of the timer's shard this way.
+  void RouteByShard(rpc::Dispatcher& dispatcher, const std::string& method,
+                    std::function<int32_t(const grpc::ByteBuffer&)> shard_of) {
+    Route(dispatcher, method, [shard_of = std::move(shard_of)](const grpc::ByteBuffer& payload) {
+      const int32_t shard = shard_of(payload);
+      return shard > 0 ? Target{Target::kShard, shard, {}, {}} : Target{};
+    });
+  }
 
   // What a call is about.
   struct Target {

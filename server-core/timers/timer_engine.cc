@@ -1,0 +1,515 @@
+#include "server-core/timers/timer_engine.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "absl/random/random.h"
+#include "absl/strings/str_cat.h"
+#include "lib/common/time_format.h"
+#include "server-core/timers/callback_protocol.h"
+#include "server-core/timers/retry_policy.h"
+#include "server-core/timers/timer_service.h"
+
+namespace tock::server::timers {
+namespace {
+
+using persistence::StoredTimer;
+using persistence::TimerDueCursor;
+using persistence::TimerDueMillis;
+namespace tv1 = tock::timer::v1;
+
+// Whether `t` is ordered before `c` (by due millisecond, namespace id, timer id).
+bool Before(const StoredTimer& t, const TimerDueCursor& c) {
+  const int64_t a = TimerDueMillis(t.due), b = TimerDueMillis(c.due);
+  if (a != b) return a < b;
+  if (t.namespace_id != c.namespace_id) return t.namespace_id < c.namespace_id;
+  return t.timer_id < c.timer_id;
+}
+
+// The longest the firer and the loader sleep without looking at the clock again.
+constexpr absl::Duration kMaxSleep = absl::Milliseconds(500);
+
+// A sleep of `d`, at least a microsecond (a wait of less would spin) and at most kMaxSleep.
+std::chrono::nanoseconds Chrono(absl::Duration d) {
+  return std::chrono::nanoseconds(
+      absl::ToInt64Nanoseconds(std::clamp(d, absl::Microseconds(1), kMaxSleep)));
+}
+
+// `t` rounded up to the millisecond, as the store keeps due times: a timer is armed at the
+// same instant whether it was loaded or handed over by a write, never before its time.
+absl::Time WholeMillisecond(absl::Time t) {
+  return persistence::TimerDueFromMillis(TimerDueMillis(t));
+}
+
+}  // namespace
+
+TimerEngine::TimerEngine(persistence::TimerStore& store, history::ShardController& shards,
+                         CallbackSender& sender, Clock& clock, Logger& logger, Options options)
+    : store_(store),
+      shards_(shards),
+      sender_(sender),
+      clock_(clock),
+      logger_(logger),
+      options_(options),
+      windows_(static_cast<size_t>(shards.shard_count())) {}
+
+TimerEngine::~TimerEngine() { Stop(); }
+
+std::string TimerEngine::Key(const std::string& namespace_id, const std::string& timer_id) {
+  return absl::StrCat(namespace_id, absl::string_view("\0", 1), timer_id);
+}
+
+void TimerEngine::Start() {
+  if (started_.exchange(true)) return;
+  loader_ = std::thread([this] { LoaderLoop(); });
+  firer_ = std::thread([this] { FirerLoop(); });
+  writer_ = std::thread([this] { WriterLoop(); });
+}
+
+void TimerEngine::Stop() {
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_) return;
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  {
+    std::lock_guard lock(inbox_->mu);
+    inbox_->closed = true;
+  }
+  inbox_->cv.notify_all();
+  if (loader_.joinable()) loader_.join();
+  if (firer_.joinable()) firer_.join();
+  if (writer_.joinable()) writer_.join();
+}
+
+void TimerEngine::Wake() {
+  {
+    std::lock_guard lock(mu_);
+    woken_ = true;
+  }
+  cv_.notify_all();
+}
+
+TimerEngine::Stats TimerEngine::stats() const {
+  std::lock_guard lock(mu_);
+  return stats_;
+}
+
+size_t TimerEngine::held() const {
+  std::lock_guard lock(mu_);
+  return entries_.size();
+}
+
+void TimerEngine::OnWritten(const StoredTimer& timer) { Consider(timer); }
+
+void TimerEngine::Consider(const StoredTimer& timer) {
+  if (timer.shard_id < 1 || timer.shard_id > static_cast<int32_t>(windows_.size())) return;
+  std::lock_guard load(load_mu_);
+  const ShardWindow& w = windows_[timer.shard_id - 1];
+  std::lock_guard lock(mu_);
+  const std::string key = Key(timer.namespace_id, timer.timer_id);
+  if (w.range_id != history::ShardController::kNotOwned && Before(timer, w.covered)) {
+    ArmLocked(timer);
+    return;
+  }
+  // Not ours, or beyond the loaded part: the loader reads it when its time comes. An attempt
+  // in flight keeps its entry, with the newest version for when it is answered.
+  auto it = entries_.find(key);
+  if (it == entries_.end()) return;
+  if (it->second.in_flight) {
+    if (timer.revision > it->second.timer.revision) it->second.timer = timer;
+    return;
+  }
+  ForgetLocked(key);
+}
+
+void TimerEngine::ArmLocked(const StoredTimer& timer) {
+  const std::string key = Key(timer.namespace_id, timer.timer_id);
+  auto [it, inserted] = entries_.try_emplace(key);
+  Entry& e = it->second;
+  if (!inserted && e.timer.revision > timer.revision) return;  // an older version
+  if (e.in_flight) {
+    e.timer = timer;
+    return;
+  }
+  if (!inserted) queue_.erase({e.armed_at, key});
+  if (timer.due == absl::InfiniteFuture()) {
+    entries_.erase(it);
+    return;
+  }
+  const absl::Time at = WholeMillisecond(timer.due);
+  const bool earliest = queue_.empty() || at < queue_.begin()->first;
+  e.timer = timer;
+  e.armed_at = at;
+  queue_.emplace(at, key);
+  if (earliest) cv_.notify_all();
+}
+
+void TimerEngine::ForgetLocked(const std::string& key) {
+  auto it = entries_.find(key);
+  if (it == entries_.end()) return;
+  if (!it->second.in_flight) queue_.erase({it->second.armed_at, key});
+  entries_.erase(it);
+}
+
+void TimerEngine::DropShardLocked(int32_t shard) {
+  for (auto it = entries_.begin(); it != entries_.end();) {
+    if (it->second.timer.shard_id == shard && !it->second.in_flight) {
+      queue_.erase({it->second.armed_at, it->first});
+      it = entries_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+void TimerEngine::LoaderLoop() {
+  for (;;) {
+    LoadAll();
+    std::unique_lock lock(mu_);
+    const auto until = std::chrono::steady_clock::now() +
+                       std::chrono::nanoseconds(absl::ToInt64Nanoseconds(options_.load_interval));
+    cv_.wait_until(lock, until, [&] { return stopping_ || woken_; });
+    if (stopping_) return;
+    woken_ = false;
+  }
+}
+
+void TimerEngine::LoadAll() {
+  const absl::Time horizon = clock_.Now() + options_.window;
+  for (int32_t shard = 1; shard <= static_cast<int32_t>(windows_.size()); ++shard) {
+    {
+      std::lock_guard lock(mu_);
+      if (stopping_) return;
+    }
+    std::lock_guard load(load_mu_);
+    ShardWindow& w = windows_[shard - 1];
+    const int64_t range_id = shards_.RangeId(shard);
+    if (range_id == history::ShardController::kNotOwned) {
+      if (w.range_id != history::ShardController::kNotOwned) {
+        std::lock_guard lock(mu_);
+        DropShardLocked(shard);
+      }
+      w = ShardWindow();
+      continue;
+    }
+    if (range_id != w.range_id) {
+      // Taken (again) or renewed: another owner may have written anything meanwhile, so the
+      // shard is read from its beginning; what is in memory already is matched by revision.
+      w.range_id = range_id;
+      w.covered = TimerDueCursor();
+    }
+    for (int page = 0; page < 1000; ++page) {  // bounded: at most 1000 pages a pass
+      if (held() >= options_.max_armed) break;
+      if (TimerDueMillis(w.covered.due) >= TimerDueMillis(horizon)) break;
+      absl::StatusOr<std::vector<StoredTimer>> rows =
+          store_.LoadDue(shard, w.covered, horizon, options_.page);
+      if (!rows.ok()) {
+        logger_.Warn("loading due timers failed; retried at the next pass",
+                     {{"shard", absl::StrCat(shard)}, {"error", rows.status().ToString()}});
+        break;
+      }
+      {
+        std::lock_guard lock(mu_);
+        for (const StoredTimer& t : *rows) ArmLocked(t);
+      }
+      if (static_cast<int32_t>(rows->size()) < options_.page) {
+        w.covered = TimerDueCursor{horizon, "", ""};
+        break;
+      }
+      const StoredTimer& last = rows->back();
+      w.covered = TimerDueCursor{last.due, last.namespace_id, last.timer_id};
+    }
+  }
+}
+
+void TimerEngine::FirerLoop() {
+  std::unique_lock lock(mu_);
+  while (!stopping_) {
+    if (queue_.empty()) {
+      cv_.wait_for(lock, Chrono(kMaxSleep));
+      continue;
+    }
+    const absl::Time now = clock_.Now();
+    const absl::Time first = queue_.begin()->first;
+    if (first > now) {  // never before its time
+      cv_.wait_for(lock, Chrono(first - now));
+      continue;
+    }
+    std::vector<StoredTimer> due;
+    while (!queue_.empty() && queue_.begin()->first <= now && due.size() < options_.batch) {
+      auto [at, key] = *queue_.begin();
+      queue_.erase(queue_.begin());
+      Entry& e = entries_.at(key);
+      e.in_flight = true;
+      due.push_back(e.timer);
+    }
+    lock.unlock();
+    FireBatch(std::move(due));
+    lock.lock();
+  }
+}
+
+std::vector<absl::Status> TimerEngine::WriteFenced(std::vector<persistence::TimerWrite>& writes) {
+  // The range id of every shard of the batch, held (in shard order) until the write is
+  // answered: a renewal of the range by this host's own commits waits instead of fencing
+  // the batch out.
+  std::vector<int32_t> shards;
+  for (const auto& w : writes) shards.push_back(w.timer.shard_id);
+  std::sort(shards.begin(), shards.end());
+  shards.erase(std::unique(shards.begin(), shards.end()), shards.end());
+  std::vector<history::ShardController::RangeHold> holds;
+  holds.reserve(shards.size());
+  std::map<int32_t, int64_t> ranges;
+  for (int32_t s : shards) {
+    holds.push_back(shards_.HoldRange(s));
+    ranges[s] = holds.back().range_id();
+  }
+  for (auto& w : writes) w.range_id = ranges[w.timer.shard_id];
+  std::vector<absl::Status> statuses = store_.Write(writes);
+  holds.clear();
+  std::set<int32_t> lost;
+  for (size_t i = 0; i < writes.size(); ++i) {
+    if (statuses[i].code() == absl::StatusCode::kFailedPrecondition &&
+        writes[i].range_id != history::ShardController::kNotOwned) {
+      lost.insert(writes[i].timer.shard_id);
+    }
+  }
+  // Another host took these shards: until the ring says otherwise they are not ours.
+  for (int32_t s : lost) shards_.Lost(s, ranges[s]);
+  return statuses;
+}
+
+void TimerEngine::FireBatch(std::vector<StoredTimer> due) {
+  if (due.empty()) return;
+  const absl::Time now = clock_.Now();
+  std::vector<persistence::TimerWrite> writes(due.size());
+  for (size_t i = 0; i < due.size(); ++i) {
+    persistence::TimerWrite& w = writes[i];
+    w.timer = due[i];
+    w.expected_revision = due[i].revision;
+    tv1::Timer& r = w.timer.record;
+    if (r.attempts() == 0) *r.mutable_executed_at() = ToProtoTime(now);
+    r.set_attempts(r.attempts() + 1);
+    r.set_state(tv1::TIMER_STATE_FIRING);
+    *r.mutable_updated_at() = ToProtoTime(now);
+    r.clear_next_attempt_at();
+    // Due at once for whoever owns the shard next: an attempt whose outcome was never
+    // recorded is sent again.
+    w.timer.due = now;
+  }
+  const std::vector<absl::Status> statuses = WriteFenced(writes);
+  std::vector<StoredTimer> send;
+  std::vector<StoredTimer> reconsider;
+  bool store_error_logged = false;
+  {
+    std::lock_guard lock(mu_);
+    for (size_t i = 0; i < writes.size(); ++i) {
+      const std::string key = Key(due[i].namespace_id, due[i].timer_id);
+      auto it = entries_.find(key);
+      if (it == entries_.end()) continue;  // cannot happen: in flight entries stay
+      Entry& e = it->second;
+      const absl::Status& s = statuses[i];
+      if (s.ok()) {
+        if (e.timer.revision <= writes[i].timer.revision) e.timer = writes[i].timer;
+        ++stats_.attempts;
+        send.push_back(writes[i].timer);
+        continue;
+      }
+      e.in_flight = false;
+      if (s.code() == absl::StatusCode::kFailedPrecondition) {
+        ++stats_.fenced;
+        entries_.erase(it);  // the shard's new owner fires it
+      } else if (s.code() == absl::StatusCode::kAborted) {
+        ++stats_.superseded;
+        if (e.timer.revision > due[i].revision) reconsider.push_back(e.timer);
+        entries_.erase(it);
+      } else {
+        ++stats_.store_errors;
+        if (!store_error_logged) {
+          store_error_logged = true;
+          logger_.Warn("recording timer attempts failed; tried again shortly",
+                       {{"error", s.ToString()}});
+        }
+        e.armed_at = now + options_.store_retry;
+        queue_.emplace(e.armed_at, key);
+      }
+    }
+  }
+  for (const StoredTimer& t : reconsider) Consider(t);
+  for (StoredTimer& t : send) {
+    const tv1::Timer& r = t.record;
+    CallbackRequest request;
+    request.url = r.callback_url();
+    request.body_json = CallbackBodyJson(r.namespace_(), r.id(), r.payload_json(),
+                                         FromProtoTime(r.execute_at()), r.attempts());
+    request.timeout = absl::Seconds(r.callback_timeout_seconds() > 0
+                                        ? r.callback_timeout_seconds()
+                                        : kDefaultCallbackTimeoutSeconds);
+    sender_.Send(std::move(request),
+                 [inbox = inbox_, attempted = std::move(t)](CallbackOutcome outcome) mutable {
+                   {
+                     std::lock_guard lock(inbox->mu);
+                     if (inbox->closed) return;
+                     inbox->outcomes.push_back(
+                         Outcome{std::move(attempted), std::move(outcome), absl::InfinitePast()});
+                   }
+                   inbox->cv.notify_one();
+                 });
+  }
+}
+
+StoredTimer TimerEngine::Apply(const StoredTimer& attempted, const CallbackOutcome& outcome,
+                               absl::Time now, double jitter) {
+  StoredTimer next = attempted;
+  tv1::Timer& r = next.record;
+  *r.mutable_updated_at() = ToProtoTime(now);
+  r.clear_next_attempt_at();
+  auto fail = [&](std::string error) {
+    r.set_state(tv1::TIMER_STATE_FAILED);
+    r.set_last_error(BoundedErrorText(error));
+    next.due = absl::InfiniteFuture();
+  };
+  auto retry = [&](const std::string& error) {
+    const RetrySettings settings = EffectiveRetry(r.retry_policy());
+    std::optional<absl::Duration> delay =
+        NextRetryDelay(settings, r.attempts(), FromProtoTime(r.executed_at()), now, jitter);
+    if (!delay.has_value()) {
+      fail(absl::StrCat(error, " (no retry left after ", r.attempts(), " attempts)"));
+      return;
+    }
+    // In whole milliseconds, as stored: next_attempt_at is when it fires.
+    const absl::Time at = WholeMillisecond(now + *delay);
+    r.set_state(tv1::TIMER_STATE_PENDING);
+    r.set_last_error(BoundedErrorText(error));
+    *r.mutable_next_attempt_at() = ToProtoTime(at);
+    next.due = at;
+  };
+  switch (outcome.kind) {
+    case CallbackOutcome::Kind::kSucceeded:
+      r.set_state(tv1::TIMER_STATE_SUCCEEDED);
+      r.clear_last_error();
+      next.due = absl::InfiniteFuture();
+      break;
+    case CallbackOutcome::Kind::kReschedule: {
+      const absl::Time at = outcome.next_execute_at;
+      if (at == absl::InfinitePast() || at == absl::InfiniteFuture() || at < now - kMaxScheduleAhead ||
+          at > now + kMaxScheduleAhead) {
+        retry("the callback asked for a time more than 10 years away");
+        break;
+      }
+      // A new firing of the timer: its attempts and retry duration start again.
+      r.set_state(tv1::TIMER_STATE_PENDING);
+      *r.mutable_execute_at() = ToProtoTime(at);
+      *r.mutable_next_attempt_at() = ToProtoTime(at);
+      r.set_attempts(0);
+      r.clear_last_error();
+      next.due = at;
+      break;
+    }
+    case CallbackOutcome::Kind::kStop:
+      fail(outcome.error.empty() ? absl::StrCat("the callback answered HTTP ", outcome.http_status)
+                                 : outcome.error);
+      break;
+    case CallbackOutcome::Kind::kRetry:
+      retry(outcome.error.empty() ? "the callback failed" : outcome.error);
+      break;
+  }
+  return next;
+}
+
+void TimerEngine::WriterLoop() {
+  std::vector<Outcome> delayed;  // writes that failed, tried again after store_retry
+  for (;;) {
+    std::vector<Outcome> batch;
+    {
+      std::unique_lock lock(inbox_->mu);
+      inbox_->cv.wait_for(lock, Chrono(delayed.empty() ? kMaxSleep : options_.store_retry),
+                          [&] { return inbox_->closed || !inbox_->outcomes.empty(); });
+      if (inbox_->closed) return;
+      while (!inbox_->outcomes.empty() && batch.size() < options_.batch) {
+        batch.push_back(std::move(inbox_->outcomes.front()));
+        inbox_->outcomes.pop_front();
+      }
+    }
+    const absl::Time now = clock_.Now();
+    for (auto it = delayed.begin(); it != delayed.end() && batch.size() < options_.batch;) {
+      if (it->not_before <= now) {
+        batch.push_back(std::move(*it));
+        it = delayed.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    if (batch.empty()) continue;
+    for (Outcome& o : WriteOutcomes(std::move(batch))) delayed.push_back(std::move(o));
+  }
+}
+
+std::vector<TimerEngine::Outcome> TimerEngine::WriteOutcomes(std::vector<Outcome> outcomes) {
+  const absl::Time now = clock_.Now();
+  absl::BitGen bits;
+  std::vector<persistence::TimerWrite> writes(outcomes.size());
+  for (size_t i = 0; i < outcomes.size(); ++i) {
+    writes[i].timer = Apply(outcomes[i].attempted, outcomes[i].outcome, now,
+                            absl::Uniform<double>(bits, 0.0, 1.0));
+    writes[i].expected_revision = outcomes[i].attempted.revision;
+  }
+  const std::vector<absl::Status> statuses = WriteFenced(writes);
+  std::vector<StoredTimer> reconsider;
+  std::vector<Outcome> again;
+  bool store_error_logged = false;
+  {
+    std::lock_guard lock(mu_);
+    for (size_t i = 0; i < writes.size(); ++i) {
+      const StoredTimer& attempted = outcomes[i].attempted;
+      const std::string key = Key(attempted.namespace_id, attempted.timer_id);
+      const absl::Status& s = statuses[i];
+      auto it = entries_.find(key);
+      if (s.ok()) {
+        switch (outcomes[i].outcome.kind) {
+          case CallbackOutcome::Kind::kSucceeded: ++stats_.succeeded; break;
+          case CallbackOutcome::Kind::kReschedule: ++stats_.rescheduled; break;
+          default:
+            if (writes[i].timer.record.state() == tv1::TIMER_STATE_FAILED) ++stats_.failed;
+            else ++stats_.retried;
+        }
+        if (it != entries_.end()) {
+          it->second.in_flight = false;
+          // A newer version the API wrote cannot exist (the write's revision check), so
+          // what was written is the timer now.
+          reconsider.push_back(writes[i].timer);
+          it->second.timer.revision = 0;  // replaced by the Consider below
+        }
+        continue;
+      }
+      if (s.code() == absl::StatusCode::kFailedPrecondition) {
+        ++stats_.fenced;
+        if (it != entries_.end()) entries_.erase(it);
+        continue;
+      }
+      if (s.code() == absl::StatusCode::kAborted) {
+        ++stats_.superseded;
+        if (it != entries_.end()) {
+          if (it->second.timer.revision > attempted.revision) reconsider.push_back(it->second.timer);
+          entries_.erase(it);
+        }
+        continue;
+      }
+      ++stats_.store_errors;
+      if (!store_error_logged) {
+        store_error_logged = true;
+        logger_.Warn("recording timer outcomes failed; tried again shortly",
+                     {{"error", s.ToString()}});
+      }
+      Outcome o = std::move(outcomes[i]);
+      o.not_before = now + options_.store_retry;
+      again.push_back(std::move(o));
+    }
+  }
+  for (const StoredTimer& t : reconsider) Consider(t);
+  return again;
+}
+
+}  // namespace tock::server::timers

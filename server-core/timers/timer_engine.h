@@ -1,0 +1,171 @@
+// Fires the timer service's timers of the history shards this host owns (issue 14).
+//
+// A timer is a row of the TimerStore; this engine holds, per owned shard, a window of them in
+// memory: a loader pages each shard's rows by (due, namespace id, timer id) up to now +
+// window (at most max_armed in memory) every load_interval, at once when a shard is taken
+// and when the clock moves (Wake); a timer the service writes inside the loaded part of its
+// shard is armed at once (OnWritten), one beyond it is left to the loader. Ownership is read
+// from the ShardController at every pass: a shard given up is dropped from memory, and one
+// whose range id changed (taken again, or renewed) is loaded again from its beginning.
+//
+// Firing (one thread): a timer is fired once the clock reaches its due time, never before.
+// Its attempt is RECORDED FIRST (state FIRING, attempts + 1, due = the attempt's start),
+// fenced with the shard's range id, and only then is the callback sent through the
+// CallbackSender. So:
+//  - a crash (kill -9) after the record leaves a FIRING row whose due time has passed: the
+//    shard's next owner (this host restarted, or another) sends it again. Duplicates happen
+//    only for callbacks in flight at the crash; nothing is lost (at least once);
+//  - a stale owner (its range id no longer the shard's) records nothing and sends nothing.
+// Due timers are recorded in batches (one transaction for up to `batch` timers), so firing
+// costs two commits per batch, not per timer.
+//
+// Outcomes (another thread, in batches), each a compare-and-swap on the revision the attempt
+// wrote, fenced again:
+//   kSucceeded   SUCCEEDED
+//   kReschedule  PENDING at the answer's time (attempts start again)
+//   kStop (4xx)  FAILED with the answer as last_error
+//   kRetry       PENDING after the retry policy's delay with last_error, or FAILED with
+//                last_error when the policy allows no more attempts.
+// An outcome that finds the timer changed (the API replaced it meanwhile) is dropped, and the
+// new version armed; one that finds the shard taken is dropped (the new owner sends again).
+// A store error leaves the timer in memory and is tried again after a second.
+//
+// Thread safety: every method may be called from any thread. Lifetime: Stop() (or the
+// destructor) before the sender and the store go; callbacks answered after Stop are ignored.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "lib/common/clock.h"
+#include "lib/common/log.h"
+#include "server-core/history/shard_controller.h"
+#include "server-core/persistence/timer_store.h"
+#include "server-core/timers/callback_sender.h"
+
+namespace tock::server::timers {
+
+class TimerEngine {
+ public:
+  struct Options {
+    absl::Duration window = absl::Seconds(30);       // loaded ahead of now
+    absl::Duration load_interval = absl::Seconds(1);
+    int32_t page = 1000;                             // rows per load query
+    // Timers in memory: the loader stops paging in at this many; timers written inside
+    // the loaded part are armed regardless.
+    size_t max_armed = 200'000;
+    size_t batch = 1000;                             // writes per transaction
+    absl::Duration store_retry = absl::Seconds(1);   // after a store error
+  };
+
+  struct Stats {
+    uint64_t attempts = 0;      // attempts recorded (and so callbacks sent)
+    uint64_t succeeded = 0;
+    uint64_t rescheduled = 0;
+    uint64_t retried = 0;       // kRetry outcomes with a retry left
+    uint64_t failed = 0;        // FAILED by 4xx or by the policy
+    uint64_t fenced = 0;        // writes refused because the shard was taken
+    uint64_t superseded = 0;    // writes that found the timer changed by the API
+    uint64_t store_errors = 0;
+  };
+
+  TimerEngine(persistence::TimerStore& store, history::ShardController& shards,
+              CallbackSender& sender, Clock& clock, Logger& logger, Options options);
+  TimerEngine(persistence::TimerStore& store, history::ShardController& shards,
+              CallbackSender& sender, Clock& clock, Logger& logger)
+      : TimerEngine(store, shards, sender, clock, logger, Options()) {}
+  ~TimerEngine();  // Stop()
+
+  void Start();
+  // No new attempts or writes; the threads end. Idempotent.
+  void Stop();
+
+  // A timer the service wrote (after its commit).
+  void OnWritten(const persistence::StoredTimer& timer);
+  // The clock moved (time skipping): what is now due fires without waiting.
+  void Wake();
+
+  Stats stats() const;
+  // Timers held in memory (armed or in flight).
+  size_t held() const;
+
+ private:
+  struct Entry {
+    persistence::StoredTimer timer;  // the newest version known
+    bool in_flight = false;          // its attempt was recorded; the outcome is awaited
+    absl::Time armed_at;             // its key in queue_ while armed (not in flight)
+  };
+  struct ShardWindow {
+    int64_t range_id = history::ShardController::kNotOwned;
+    persistence::TimerDueCursor covered;  // rows before it are in memory (or done)
+  };
+  // An answered callback, waiting to be written.
+  struct Outcome {
+    persistence::StoredTimer attempted;  // as the attempt wrote it
+    CallbackOutcome outcome;
+    absl::Time not_before;               // a write that failed waits a little
+  };
+  // Where callbacks answer: outlives the engine if the sender answers late.
+  struct Inbox {
+    std::mutex mu;
+    std::condition_variable cv;
+    std::deque<Outcome> outcomes;
+    bool closed = false;
+  };
+
+  static std::string Key(const std::string& namespace_id, const std::string& timer_id);
+  void LoaderLoop();
+  void FirerLoop();
+  void WriterLoop();
+  // One pass over the shards: ownership, then each owned shard's rows up to the horizon.
+  void LoadAll();
+  // Holds load_mu_ (and mu_ inside).
+  void Consider(const persistence::StoredTimer& timer);
+  // Under mu_: arms `timer` (replacing an older armed version), or only keeps it as the
+  // newest version while its attempt is in flight.
+  void ArmLocked(const persistence::StoredTimer& timer);
+  void ForgetLocked(const std::string& key);
+  void DropShardLocked(int32_t shard);
+  // Writes a batch fenced with each shard's current range id (held across the write).
+  std::vector<absl::Status> WriteFenced(std::vector<persistence::TimerWrite>& writes);
+  void FireBatch(std::vector<persistence::StoredTimer> due);
+  // Those that failed with a store error, to be written again after store_retry.
+  std::vector<Outcome> WriteOutcomes(std::vector<Outcome> outcomes);
+  persistence::StoredTimer Apply(const persistence::StoredTimer& attempted,
+                                 const CallbackOutcome& outcome, absl::Time now, double jitter);
+
+  persistence::TimerStore& store_;
+  history::ShardController& shards_;
+  CallbackSender& sender_;
+  Clock& clock_;
+  Logger& logger_;
+  const Options options_;
+
+  // Held across a shard's load query and the move of its window, and by Consider: a row
+  // written while its shard loads is either seen by the query or armed by Consider.
+  std::mutex load_mu_;
+  std::vector<ShardWindow> windows_;  // by shard - 1, under load_mu_
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;  // the firer's and the loader's wake-ups
+  std::map<std::string, Entry> entries_;
+  std::set<std::pair<absl::Time, std::string>> queue_;  // armed, by due time
+  bool stopping_ = false;
+  bool woken_ = false;
+  Stats stats_;
+
+  std::shared_ptr<Inbox> inbox_ = std::make_shared<Inbox>();
+  std::atomic<bool> started_{false};
+  std::thread loader_, firer_, writer_;
+};
+
+}  // namespace tock::server::timers
