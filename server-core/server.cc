@@ -33,6 +33,11 @@
 #include "server-core/replication/remote_frontends.h"
 #include "server-core/replication/replication_handlers.h"
 #include "server-core/routing/call_router.h"
+#include "server-core/timers/http_api.h"
+#include "server-core/timers/http_callback_sender.h"
+#include "server-core/timers/timer_engine.h"
+#include "server-core/timers/timer_handlers.h"
+#include "server-core/timers/timer_service.h"
 #include "server-core/routing/host_service.h"
 #include "server-core/routing/routed_history.h"
 #include "server-core/matching/matching_engine.h"
@@ -247,12 +252,14 @@ class TockServerImpl : public TockServer {
           return shards_->Owns(shards_->ShardFor(namespace_id, schedule_id));
         });
     scheduler::RegisterScheduleHandlers(dispatcher_, *schedules_);
+    InitTimers();
     if (shared_database) {
       // Any host accepts any call: those about a run or a task queue go to its owner.
       routing::RegisterHostService(dispatcher_, *history_, *matching_, *placement_);
       call_router_ = std::make_unique<routing::CallRouter>(*placement_, *peers_, *shards_,
                                                            *namespaces_, clock_, *timer_thread_);
       call_router_->Install(dispatcher_);
+      timers::RouteTimerCalls(*call_router_, dispatcher_, *timer_service_);
     }
     // A namespace in handover holds its calls here, on this host, before they are routed.
     handover_gate_ = std::make_unique<frontend::HandoverGate>(*namespaces_, clock_);
@@ -265,6 +272,7 @@ class TockServerImpl : public TockServer {
     dc_redirection_->Install(dispatcher_);
 
     if (absl::Status s = StartHttp(); !s.ok()) return s;
+    if (absl::Status s = StartTimerHttp(); !s.ok()) return s;
 
     grpc::ServerBuilder builder;
     // The SDKs ping every 30 s, also without calls (reference/sdk_protocol.md §1.1); gRPC's
@@ -282,6 +290,7 @@ class TockServerImpl : public TockServer {
     server_ = builder.BuildAndStart();
     if (server_ == nullptr) return absl::InternalError("the gRPC server could not be started");
     if (absl::Status s = StartMembership(shared_database); !s.ok()) return s;
+    if (timer_engine_) timer_engine_->Start();  // fires the due timers of the shards owned
     acceptor_->Start(server_.get(), config_.max_connections);
     // A server without cluster metadata, or whose own rpc_address has port 0, is reached at
     // the address it bound.
@@ -357,6 +366,27 @@ class TockServerImpl : public TockServer {
     });
   }
 
+  // The timer service (issue 14): its timers are rows of the history shards, written through
+  // the fenced owner of theirs and fired by it through one libcurl multi sender. Without
+  // libcurl the API still works, and the timers wait (logged) for a server that has it.
+  void InitTimers() {
+    timer_service_ = std::make_unique<timers::TimerService>(persistence_->timers(), *shards_,
+                                                            *namespaces_, clock_);
+    timers::RegisterTimerHandlers(dispatcher_, *timer_service_);
+    absl::StatusOr<std::unique_ptr<timers::HttpCallbackSender>> sender =
+        timers::HttpCallbackSender::Create();
+    if (!sender.ok()) {
+      logger_.Error("timer callbacks cannot be sent: timers are stored but not fired",
+                    {{"error", sender.status().ToString()}});
+      return;
+    }
+    callback_sender_ = std::move(*sender);
+    timer_engine_ = std::make_unique<timers::TimerEngine>(persistence_->timers(), *shards_,
+                                                          *callback_sender_, clock_, logger_);
+    timer_service_->SetOnWritten(
+        [engine = timer_engine_.get()](const persistence::StoredTimer& t) { engine->OnWritten(t); });
+  }
+
   // The metrics registry, the dispatcher's and the engines' handles, the fault injector.
   void InitObservability() {
     if (config_.metrics.has_value() && !metrics_->enabled()) {
@@ -382,6 +412,25 @@ class TockServerImpl : public TockServer {
     return http_->Start(config_.metrics->ip, config_.metrics->port);
   }
 
+  // The timer service's HTTP/JSON API (timers/http_api.h), when configured: a server of its
+  // own, with threads for clients that keep their connections (cpp-httplib holds a thread
+  // per kept-alive connection), its writes forwarded to the owner of a shard through this
+  // server's own gRPC port when another host owns it.
+  absl::Status StartTimerHttp() {
+    if (!config_.timer_http.has_value()) return absl::OkStatus();
+    timer_http_api_ = std::make_unique<timers::TimerHttpApi>(*timer_service_, clock_, [this] {
+      return config_.ip == "0.0.0.0" || config_.ip.empty() ? absl::StrCat("127.0.0.1:", bound_port_)
+                                                           : address();
+    });
+    timer_http_ = std::make_unique<http::HttpServer>(http::HttpServerOptions{16, 256});
+    timer_http_api_->Register(*timer_http_);
+    return timer_http_->Start(config_.timer_http->ip, config_.timer_http->port);
+  }
+
+  std::string TimerHttpUrl() const {
+    return absl::StrCat("http://", config_.timer_http->ip, ":", timer_http_->port(), "/api/v1/timers");
+  }
+
   std::string MetricsUrl() const {
     return absl::StrCat("http://", config_.metrics->ip, ":", http_->port(), "/metrics");
   }
@@ -405,6 +454,7 @@ class TockServerImpl : public TockServer {
           history_->WakeTimers();  // timers now due fire without waiting
           archiver_->Wake();      // so do archival steps (retention passed, retries due)
           if (schedules_) schedules_->Wake();  // and schedules' actions
+          if (timer_engine_) timer_engine_->Wake();  // and the timer service's callbacks
           if (!deleted.ok()) return deleted.status();
           tock::admin::v1::AdvanceTimeResponse out;
           *out.mutable_server_time() = ToProtoTime(clock_.Now());
@@ -499,7 +549,8 @@ class TockServerImpl : public TockServer {
                         "; ", facts_.history_shard_count, " history shards\n",
                         "  namespaces: ", absl::StrJoin(registered_names_, ", "), "\n",
                         config_.source.empty() ? "" : absl::StrCat("  config:     ", config_.source, "\n"),
-                        http_ ? absl::StrCat("  metrics:    ", MetricsUrl(), "\n") : "");
+                        http_ ? absl::StrCat("  metrics:    ", MetricsUrl(), "\n") : "",
+                        timer_http_ ? absl::StrCat("  timers:     ", TimerHttpUrl(), "\n") : "");
   }
 
   void Shutdown() override {
@@ -515,6 +566,12 @@ class TockServerImpl : public TockServer {
     history_replicator_.reset();    // and this one's, runs
     clusters_.reset();
     if (schedules_) schedules_->Shutdown();
+    // No new timer requests over HTTP (the API uses the timer service, reset below).
+    if (timer_http_) timer_http_->Stop();
+    // No new timer attempts; callbacks in flight are answered "stopped" and their FIRING
+    // rows sent again by the shards' next owner.
+    if (timer_engine_) timer_engine_->Stop();
+    if (callback_sender_) callback_sender_->Stop();
     if (call_router_) call_router_->Stop();
     if (routed_history_) routed_history_->Stop();
     if (matching_) matching_->ReleasePolls();
@@ -538,6 +595,9 @@ class TockServerImpl : public TockServer {
     retention_.reset();
     batches_.reset();
     schedules_.reset();
+    timer_engine_.reset();
+    callback_sender_.reset();
+    timer_service_.reset();
     archiver_.reset();
     archives_.reset();
     history_.reset();
@@ -605,12 +665,18 @@ class TockServerImpl : public TockServer {
   std::unique_ptr<worker::Archiver> archiver_;
   std::unique_ptr<frontend::BatchOperations> batches_;
   std::unique_ptr<scheduler::Schedules> schedules_;
+  // The timer service; the sender before the engine that sends through it.
+  std::unique_ptr<timers::TimerService> timer_service_;
+  std::unique_ptr<timers::HttpCallbackSender> callback_sender_;
+  std::unique_ptr<timers::TimerEngine> timer_engine_;
   std::vector<std::string> registered_names_;
   rpc::Dispatcher dispatcher_;
   std::unique_ptr<grpc::Server> server_;
   int bound_port_ = 0;
   std::unique_ptr<rpc::Acceptor> acceptor_;
   std::unique_ptr<http::HttpServer> http_;  // null: metrics off
+  std::unique_ptr<timers::TimerHttpApi> timer_http_api_;
+  std::unique_ptr<http::HttpServer> timer_http_;  // null: no timers.http
 
   std::mutex mu_;
   std::condition_variable done_;

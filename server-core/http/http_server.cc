@@ -106,6 +106,10 @@ HttpServer::HttpServer(HttpServerOptions options) : impl_(std::make_unique<Impl>
   s.set_read_timeout(1, 0);
   s.set_write_timeout(1, 0);
   s.set_payload_max_length(1 << 20);
+  // An answer is two writes (headers, body): without TCP_NODELAY (off in cpp-httplib by
+  // default) Nagle holds the body for the client's delayed ACK, 40 ms a request on a
+  // kept-alive connection (the timer API's clients keep theirs). Accepted sockets inherit it.
+  s.set_tcp_nodelay(true);
   // cpp-httplib's default also sets SO_REUSEPORT, which lets a second server bind the same
   // port and split the scrapes: keep only SO_REUSEADDR (a restart rebinds at once).
   s.set_socket_options([](int sock) {

@@ -113,6 +113,10 @@ CallbackReceiver::CallbackReceiver(Options options) : impl_(std::make_unique<Imp
   s.set_read_timeout(5, 0);
   s.set_write_timeout(5, 0);
   s.set_payload_max_length(1 << 20);
+  // An answer goes out in two writes (headers, body): without TCP_NODELAY (cpp-httplib's
+  // default is off) Nagle holds the second until the client's delayed ACK, 40 ms a request
+  // on a kept-alive connection. Set on the listening socket; accepted ones inherit it.
+  s.set_tcp_nodelay(true);
   // Not cpp-httplib's default SO_REUSEPORT: no other process may share this port.
   s.set_socket_options([](int sock) {
     int yes = 1;
