@@ -2,7 +2,7 @@
 # Builds and runs the benchmarks; figures go in README.md ("Performance").
 set -euo pipefail
 cd "$(dirname "$0")/.."
-./scripts/build.sh --target tock tock-server min_describe namespace_bench workflow_bench history_bench idle_memory_bench repl_bench completion_bench archival_bench execution_store_bench search_attribute_bench batch_bench schedule_bench replication_bench
+./scripts/build.sh --target tock tock-server min_describe namespace_bench workflow_bench history_bench idle_memory_bench repl_bench completion_bench archival_bench execution_store_bench search_attribute_bench batch_bench schedule_bench replication_bench timer_bench
 ./build/bench/namespace_bench ./build/cmd/tock-server/tock-server ./build/cmd/tock/tock \
   ./build/bench/min_describe "${1:-41}"
 ./build/bench/workflow_bench ./build/cmd/tock-server/tock-server 2000
@@ -19,6 +19,9 @@ cd "$(dirname "$0")/.."
 ./build/bench/schedule_bench ./build/cmd/tock-server/tock-server 200 60
 # Issue 13: two clusters; throughput with replication / without, lag p99, catch-up events/s.
 ./build/bench/replication_bench ./build/cmd/tock-server/tock-server 1000 3 2000
+# Issue 14: 100,000 timers created over HTTP and fired to a local receiver, against a plain
+# libcurl multi loop posting the same callbacks to it: rates, lateness p50/p99.
+./build/bench/timer_bench ./build/cmd/tock-server/tock-server 100000
 # The PostgreSQL ExecutionStore against raw commits of the same throwaway server (fsync off).
 pgdir="/tmp/tock-bench-pg-$$"  # not under mktemp -d: the postgres user must reach it
 ./scripts/postgres.sh start "$pgdir" >/dev/null

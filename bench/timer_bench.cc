@@ -1,0 +1,319 @@
+// The durable timer service (issue 14) against a plain libcurl multi loop, in one run:
+//
+//   baseline   POST the same callback bodies the server sends straight to the receiver
+//              with a libcurl multi loop (as many in flight as the server's sender): the
+//              receiver's rate, the ceiling of any firing.
+//   create     TIMERS timers through the HTTP API (POST /api/v1/timers/create, 16 in flight
+//              over kept-alive connections): creations per second.
+//   spread     4/5 of them due one after another at 0.7x the baseline rate: the firing rate
+//              reached and the firing lateness (arrival at the receiver - executeAt), p50/p99.
+//   burst      the other 1/5 all due at the same instant: the highest firing rate, as a
+//              ratio to the baseline's.
+//
+// Targets (issue 14): firing rate >= 0.7x the baseline; p99 lateness <= 100 ms while firing
+// at that rate. Usage: timer_bench TOCK_SERVER [TIMERS=100000]
+#include <curl/curl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "bench/bench_server.h"
+#include "lib/common/time_format.h"
+#include "tests/support/callback_receiver.h"
+
+namespace {
+
+using tock::testing::CallbackReceiver;
+
+// The server's callback sender's default (HttpCallbackSenderOptions::max_in_flight).
+constexpr int kSenderInFlight = 64;
+constexpr int kCreateInFlight = 16;  // the HTTP endpoint has 16 threads (cpp-httplib: one per kept connection)
+
+struct Post {
+  std::string url;
+  std::string body;
+};
+
+struct PostResult {
+  double seconds = 0;
+  int ok = 0;      // 2xx answers
+  int failed = 0;  // anything else
+  std::string first_error;
+};
+
+size_t Discard(char*, size_t size, size_t n, void*) { return size * n; }
+
+// The plain loop: `posts` POSTed as JSON, at most `in_flight` at a time on one multi handle,
+// connections kept alive. Also the client of the creation phase.
+PostResult PostAll(const std::vector<Post>& posts, int in_flight) {
+  PostResult result;
+  CURLM* multi = curl_multi_init();
+  curl_multi_setopt(multi, CURLMOPT_MAXCONNECTS, static_cast<long>(in_flight));
+  curl_slist* headers = curl_slist_append(nullptr, "Content-Type: application/json");
+  headers = curl_slist_append(headers, "Expect:");
+  std::vector<CURL*> idle;
+  size_t next = 0;
+  int running = 0;
+  const auto start = std::chrono::steady_clock::now();
+  auto add = [&](size_t i) {
+    CURL* easy = nullptr;
+    if (idle.empty()) {
+      easy = curl_easy_init();
+    } else {
+      easy = idle.back();
+      idle.pop_back();
+    }
+    curl_easy_setopt(easy, CURLOPT_URL, posts[i].url.c_str());
+    curl_easy_setopt(easy, CURLOPT_POSTFIELDS, posts[i].body.data());
+    curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(posts[i].body.size()));
+    curl_easy_setopt(easy, CURLOPT_HTTPHEADER, headers);
+    curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, Discard);
+    curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, 30'000L);
+    curl_multi_add_handle(multi, easy);
+    ++running;
+  };
+  while (next < posts.size() && running < in_flight) add(next++);
+  while (running > 0) {
+    int still = 0;
+    curl_multi_perform(multi, &still);
+    int left = 0;
+    while (CURLMsg* msg = curl_multi_info_read(multi, &left)) {
+      if (msg->msg != CURLMSG_DONE) continue;
+      long status = 0;
+      curl_easy_getinfo(msg->easy_handle, CURLINFO_RESPONSE_CODE, &status);
+      if (msg->data.result == CURLE_OK && status >= 200 && status < 300) {
+        ++result.ok;
+      } else {
+        ++result.failed;
+        if (result.first_error.empty()) {
+          result.first_error = absl::StrCat("HTTP ", status, " ", curl_easy_strerror(msg->data.result));
+        }
+      }
+      curl_multi_remove_handle(multi, msg->easy_handle);
+      idle.push_back(msg->easy_handle);
+      --running;
+      if (next < posts.size()) add(next++);
+    }
+    if (running > 0) curl_multi_poll(multi, nullptr, 0, 100, nullptr);
+  }
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  for (CURL* easy : idle) curl_easy_cleanup(easy);
+  curl_slist_free_all(headers);
+  curl_multi_cleanup(multi);
+  return result;
+}
+
+// The body the server's engine POSTs (server-core/timers/callback_protocol.h), same size.
+std::string CallbackBody(const std::string& id, absl::Time at) {
+  return absl::StrCat(R"({"namespace":"default","id":")", id, R"(","payload":{"n":1},"executeAt":")",
+                      tock::FormatTimestamp(at), R"(","attempt":1})");
+}
+
+std::string CreateBody(const std::string& id, absl::Time at, const std::string& callback_url) {
+  return absl::StrCat(R"({"namespace":"default","id":")", id, R"(","executeAt":")",
+                      tock::FormatTimestamp(at), R"(","callbackUrl":")", callback_url,
+                      R"(","payload":{"n":1}})");
+}
+
+int FreePort() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  socklen_t len = sizeof(addr);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  const int port = ntohs(addr.sin_port);
+  close(fd);
+  return port;
+}
+
+double Percentile(std::vector<double> values, double p) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const size_t i = std::min(values.size() - 1, static_cast<size_t>(p * static_cast<double>(values.size())));
+  return values[i];
+}
+
+struct Firing {
+  size_t fired = 0;     // distinct timers that arrived
+  size_t early = 0;     // arrived before their executeAt (must be 0)
+  double rate = 0;      // fired / (last arrival - first executeAt)
+  double p50_ms = 0, p99_ms = 0, max_ms = 0;
+};
+
+// The first arrival of each timer whose id starts with `prefix`.
+Firing Measure(const CallbackReceiver& receiver, const std::string& prefix, absl::Time first_due) {
+  std::map<std::string, absl::Time> first;
+  std::map<std::string, absl::Time> due;
+  for (const auto& r : receiver.Received()) {
+    if (!r.parsed || r.id.rfind(prefix, 0) != 0) continue;
+    auto [it, inserted] = first.emplace(r.id, r.arrived_at);
+    if (!inserted && r.arrived_at < it->second) it->second = r.arrived_at;
+    due[r.id] = r.execute_at;
+  }
+  Firing f;
+  f.fired = first.size();
+  std::vector<double> lateness;
+  absl::Time last = first_due;
+  for (const auto& [id, at] : first) {
+    const double ms = absl::ToDoubleMilliseconds(at - due[id]);
+    if (ms < 0) ++f.early;
+    lateness.push_back(ms);
+    last = std::max(last, at);
+  }
+  const double span = absl::ToDoubleSeconds(last - first_due);
+  f.rate = span > 0 ? static_cast<double>(f.fired) / span : 0;
+  f.p50_ms = Percentile(lateness, 0.50);
+  f.p99_ms = Percentile(lateness, 0.99);
+  f.max_ms = Percentile(lateness, 1.0);
+  return f;
+}
+
+bool WaitForPrefix(const CallbackReceiver& receiver, const std::string& prefix, size_t n,
+                   absl::Time deadline) {
+  while (absl::Now() < deadline) {
+    size_t seen = 0;
+    std::map<std::string, bool> ids;
+    for (const auto& r : receiver.Received()) {
+      if (r.parsed && r.id.rfind(prefix, 0) == 0) ids[r.id] = true;
+    }
+    seen = ids.size();
+    if (seen >= n) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+  return false;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: timer_bench TOCK_SERVER [TIMERS=100000]\n");
+    return 2;
+  }
+  const std::string server_binary = argv[1];
+  const int timers = argc > 2 ? std::max(100, std::atoi(argv[2])) : 100'000;
+  curl_global_init(CURL_GLOBAL_DEFAULT);
+
+  // One thread per kept-alive connection in cpp-httplib: room for every sender slot.
+  CallbackReceiver receiver(CallbackReceiver::Options{kSenderInFlight + 64, /*keep_bodies=*/false});
+  if (!receiver.Start().ok()) {
+    std::fprintf(stderr, "the callback receiver could not start\n");
+    return 1;
+  }
+  const std::string callback_url = receiver.Url("/callback");
+
+  // Baseline: the same number of callback bodies straight to the receiver, after a warm-up
+  // (the receiver's first connections wait in its short listen backlog), measured again at
+  // the end; the better of the two counts, so that the ratios are not flattered by a slow
+  // moment of the machine.
+  std::vector<Post> baseline_posts;
+  const absl::Time now = absl::Now();
+  for (int i = 0; i < timers; ++i) {
+    baseline_posts.push_back({callback_url, CallbackBody(absl::StrCat("base-", i), now)});
+  }
+  PostAll(std::vector<Post>(baseline_posts.begin(), baseline_posts.begin() + std::min(timers, 2000)),
+          kSenderInFlight);
+  const PostResult baseline = PostAll(baseline_posts, kSenderInFlight);
+  double baseline_rate = baseline.ok / baseline.seconds;
+  std::printf("timer_bench: %d timers\n", timers);
+  std::printf("  baseline (libcurl multi, %d in flight -> receiver): %.0f callbacks/s (%d failed%s%s)\n",
+              kSenderInFlight, baseline_rate, baseline.failed,
+              baseline.first_error.empty() ? "" : ": ", baseline.first_error.c_str());
+
+  const int http_port = FreePort();
+  tock::bench::Server server =
+      tock::bench::StartServer(server_binary, {"--http-port", std::to_string(http_port)});
+  if (server.pid == 0) {
+    std::fprintf(stderr, "tock-server did not start\n");
+    return 1;
+  }
+  const std::string create_url = absl::StrCat("http://127.0.0.1:", http_port, "/api/v1/timers/create");
+  auto stop_server = [&] {
+    kill(server.pid, SIGTERM);
+    waitpid(server.pid, nullptr, 0);
+  };
+
+  // Creation. A first 2% (due in a day, never fired here) measures the creation rate, so that
+  // the fired timers can be scheduled to start due once all are created.
+  const int pilot = std::max(100, timers / 50);
+  std::vector<Post> pilot_posts;
+  for (int i = 0; i < pilot; ++i) {
+    pilot_posts.push_back({create_url, CreateBody(absl::StrCat("pilot-", i), now + absl::Hours(24), callback_url)});
+  }
+  const PostResult pilot_result = PostAll(pilot_posts, kCreateInFlight);
+  if (pilot_result.ok != pilot) {
+    std::fprintf(stderr, "creating timers failed: %d of %d (%s)\n", pilot_result.failed, pilot,
+                 pilot_result.first_error.c_str());
+    stop_server();
+    return 1;
+  }
+  const double pilot_rate = pilot / pilot_result.seconds;
+  const int spread = timers * 4 / 5;
+  const int burst = timers - spread;
+  const double spread_rate = 0.7 * baseline_rate;
+  const absl::Time spread_start =
+      absl::Now() + absl::Seconds(1.5 * timers / pilot_rate + 3);
+  const absl::Duration spread_span = absl::Seconds(spread / spread_rate);
+  const absl::Time burst_at = spread_start + spread_span + absl::Seconds(5);
+  std::vector<Post> posts;
+  for (int i = 0; i < spread; ++i) {
+    posts.push_back({create_url, CreateBody(absl::StrCat("spread-", i),
+                                            spread_start + spread_span * (static_cast<double>(i) / spread),
+                                            callback_url)});
+  }
+  for (int i = 0; i < burst; ++i) {
+    posts.push_back({create_url, CreateBody(absl::StrCat("burst-", i), burst_at, callback_url)});
+  }
+  const PostResult created = PostAll(posts, kCreateInFlight);
+  const absl::Time created_at = absl::Now();
+  std::printf("  create (HTTP API, %d in flight): %.0f timers/s (%d failed%s%s)%s\n",
+              kCreateInFlight, (created.ok + pilot) / (created.seconds + pilot_result.seconds),
+              created.failed, created.first_error.empty() ? "" : ": ", created.first_error.c_str(),
+              created_at > spread_start ? "  [creation ran past the first due time]" : "");
+
+  const bool spread_done =
+      WaitForPrefix(receiver, "spread-", spread, spread_start + spread_span + absl::Seconds(120));
+  const Firing s = Measure(receiver, "spread-", spread_start);
+  std::printf("  spread (%d due at %.0f/s = 0.7x baseline): fired %zu%s, %.0f/s = %.2fx baseline; "
+              "lateness p50 %.1f ms, p99 %.1f ms, max %.1f ms; early %zu\n",
+              spread, spread_rate, s.fired, spread_done ? "" : " (gave up waiting)", s.rate,
+              s.rate / baseline_rate, s.p50_ms, s.p99_ms, s.max_ms, s.early);
+  const bool burst_done = WaitForPrefix(receiver, "burst-", burst, burst_at + absl::Seconds(180));
+  const Firing b = Measure(receiver, "burst-", burst_at);
+  std::printf("  burst (%d due at once): fired %zu%s, %.0f/s = %.2fx baseline; lateness p50 %.0f ms, "
+              "p99 %.0f ms; early %zu\n",
+              burst, b.fired, burst_done ? "" : " (gave up waiting)", b.rate, b.rate / baseline_rate,
+              b.p50_ms, b.p99_ms, b.early);
+  stop_server();
+  const PostResult again = PostAll(baseline_posts, kSenderInFlight);
+  std::printf("  baseline again after the server: %.0f callbacks/s\n", again.ok / again.seconds);
+  if (again.ok / again.seconds > baseline_rate) {
+    baseline_rate = again.ok / again.seconds;
+    std::printf("  ratios against the better baseline (%.0f/s): spread %.2fx, burst %.2fx\n", baseline_rate,
+                s.rate / baseline_rate, b.rate / baseline_rate);
+  }
+  receiver.Stop();
+  const bool rate_ok = b.rate >= 0.7 * baseline_rate && s.rate >= 0.7 * baseline_rate * 0.95;
+  const bool lateness_ok = s.p99_ms <= 100;
+  std::printf("  targets: firing rate >= 0.7x baseline: %s; p99 lateness <= 100 ms at 0.7x: %s; "
+              "none early: %s\n",
+              rate_ok ? "met" : "NOT met", lateness_ok ? "met" : "NOT met",
+              s.early + b.early == 0 ? "yes" : "NO");
+  return 0;
+}
