@@ -67,12 +67,14 @@ absl::Status NamespaceReplicator::PullOnce() {
   absl::Status first_error;
   for (const persistence::StoredRemoteCluster& remote : clusters_.Remotes()) {
     if (!remote.record.connection_enabled()) continue;
-    absl::Status s = Pull(remote.record);
+    absl::Status task_error;
+    absl::Status s = Pull(remote.record, task_error);
     {
       std::lock_guard lock(mu_);
       RemoteProgress& p = progress_[remote.record.name()];
       p.last_pull = absl::Now();
-      p.last_error = s.ok() ? "" : std::string(s.message().substr(0, 500));
+      const absl::Status& shown = s.ok() ? task_error : s;
+      p.last_error = shown.ok() ? "" : std::string(shown.message().substr(0, 500));
     }
     if (!s.ok() && first_error.ok()) {
       first_error = absl::Status(s.code(), absl::StrCat("from cluster ", remote.record.name(), ": ",
@@ -92,7 +94,8 @@ absl::StatusOr<bool> NamespaceReplicator::Apply(const persistence::NamespaceReco
   return namespaces_.ApplyReplicated(record, operation);
 }
 
-absl::Status NamespaceReplicator::Pull(const persistence::RemoteClusterRecord& remote) {
+absl::Status NamespaceReplicator::Pull(const persistence::RemoteClusterRecord& remote,
+                                       absl::Status& task_error) {
   if (faults_ != nullptr) faults_->Refresh();
   int64_t cursor;
   {
@@ -128,7 +131,10 @@ absl::Status NamespaceReplicator::Pull(const persistence::RemoteClusterRecord& r
       // Malformed tasks never get better; others are tried again at the next pulls.
       to_dlq = absl::IsInvalidArgument(applied.status()) || ++p.failing_attempts >= kMaxTaskAttempts;
     }
-    failed = applied.status();
+    // A task that fails is not a failed pull: the pulls go on at their pace (the thread
+    // would back off), so the task's 30 attempts take about 30 s (Temporal's 30 tries 1 s
+    // apart).
+    task_error = applied.status();
     if (to_dlq) {
       persistence::NamespaceDlqTask dlq;
       dlq.source_cluster = remote.name();
@@ -152,6 +158,7 @@ absl::Status NamespaceReplicator::Pull(const persistence::RemoteClusterRecord& r
         // Not skipped unless kept: the task is tried (and stored) again at the next pull.
         failed = absl::Status(put.code(), absl::StrCat("storing namespace task ", task.task_id(),
                                                        " in the DLQ failed: ", put.message()));
+        task_error = failed;
       }
     }
     applied_through = task.task_id() - 1;

@@ -78,7 +78,9 @@ class NamespaceReplicator {
   std::map<std::string, RemoteProgress> Progress() const;
 
  private:
-  absl::Status Pull(const persistence::RemoteClusterRecord& remote);
+  // Fails when the remote could not be pulled or the DLQ not written; a task that failed
+  // to apply (and was left for the next pull, or set aside) is reported in `task_error`.
+  absl::Status Pull(const persistence::RemoteClusterRecord& remote, absl::Status& task_error);
   // Applies one task (the injected faults first).
   absl::StatusOr<bool> Apply(const persistence::NamespaceRecord& record,
                              const std::string& operation);
