@@ -560,7 +560,15 @@ TEST(ClusterDlqInput, FlagsAreCheckedBeforeSending) {
                                "--remote contains a control character (byte 2)");
     ExpectRefusedBeforeSending(with({"--remote", std::string(256, 'r')}),
                                "--remote is 256 bytes long; at most 255");
+    ExpectRefusedBeforeSending(with({"--type", "namespace", "--shard", "2"}),
+                               "--shard is for the history DLQ: namespace tasks have no shard");
+    ProcessResult bad_type = TockWithoutServer(with({"--type", "workflow"}));
+    EXPECT_EQ(bad_type.exit_code, kExitUsage) << bad_type.err;
+    EXPECT_EQ(bad_type.err.rfind("error: --type: workflow not in {history,namespace}", 0), 0u)
+        << bad_type.err;
     ExpectSent(with({"--remote", "b", "--shard", "2", "--last-message-id", "7"}));
+    ExpectSent(with({"--type", "namespace", "--remote", "b", "--last-message-id", "7"}));
+    ExpectSent(with({"--type", "history", "--shard", "1"}));
     ExpectSent(base);
   }
   ProcessResult r = TockWithoutServer({"cluster", "dlq", "purge", "--remote", "b"});
@@ -623,7 +631,7 @@ TEST_F(RemoteClusterTest, DlqReadMergeAndPurgeBetweenTwoServers) {
 
   ProcessResult r = on_b({"cluster", "dlq", "read", "-o", "table"});
   ASSERT_EQ(r.exit_code, kExitOk) << r.err;
-  EXPECT_EQ(r.out.rfind("REMOTE  SHARD  TASK ID  WORKFLOW ID  RUN ID", 0), 0u) << r.out;
+  EXPECT_EQ(r.out.rfind("REMOTE  SHARD  TASK ID  KIND     WORKFLOW ID  RUN ID", 0), 0u) << r.out;
   EXPECT_NE(r.out.find("w1"), std::string::npos) << r.out;
   // The replication status counts it on its shard.
   bool counted = false;
@@ -670,6 +678,100 @@ TEST_F(RemoteClusterTest, DlqReadMergeAndPurgeBetweenTwoServers) {
   EXPECT_EQ(r.err, "error: no remote cluster is named \"nosuch\" (tock cluster list shows them)\n");
   EXPECT_EQ(on_b({"__complete", "cluster", "dlq", "merge", "--remote", "a"}).out,
             "a\t" + server_->address() + "\n");
+}
+
+// Namespace replication to b with every task of one namespace failing (b's test-only faults
+// file): after 30 failed pulls in a row (about 30 s) the task is in b's namespace DLQ and the
+// namespace changes behind it reach b; `tock cluster dlq --type namespace` reads it, fails to
+// merge it while the fault holds, merges it once it is gone; a task b refuses as malformed (a
+// name bound to another id here) goes to the DLQ at once and is purged.
+TEST_F(RemoteClusterTest, NamespaceDlqReadMergeAndPurgeBetweenTwoServers) {
+  const std::string faults = dir_.Write("b-faults.json", R"({"fail_namespaces": ["ns1"]})");
+  server_ = StartCluster("a", 1);
+  ASSERT_NE(server_, nullptr);
+  b_ = StartCluster("b", 2, {"--replication-faults-file", faults});
+  ASSERT_NE(b_, nullptr);
+  const std::string b_address = b_->address();
+  auto on_b = [&](std::vector<std::string> args) {
+    std::vector<std::string> argv = {TOCK_CLI_BIN, "--address", b_address};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return RunProcess(argv, {}, "", std::chrono::seconds(30));
+  };
+  ASSERT_EQ(Tock(Upsert(b_address)).exit_code, kExitOk);
+  ASSERT_EQ(on_b(Upsert(server_->address())).exit_code, kExitOk);
+  // Bounded: 600 tries 100 ms apart (the 30 attempts take about 30 s).
+  auto eventually = [](const std::function<bool()>& done) {
+    for (int i = 0; i < 600 && !done(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    return done();
+  };
+  auto dlq = [&]() {
+    ProcessResult r = on_b({"cluster", "dlq", "read", "--type", "namespace", "-o", "json"});
+    EXPECT_EQ(r.exit_code, kExitOk) << r.err;
+    json rows = json::parse(r.out, nullptr, false);
+    return rows.is_array() ? rows : json::array();
+  };
+  Register({"ns1", "--global", "--clusters", "a,b", "--active-cluster", "a"});
+  Register({"ns2", "--global", "--clusters", "a,b", "--active-cluster", "a"});
+  // Not blocked for good: ns2, queued behind ns1, reaches b once ns1's task is set aside.
+  ASSERT_TRUE(eventually([&] { return on_b({"namespace", "describe", "ns2"}).exit_code == kExitOk; }));
+  ASSERT_EQ(dlq().size(), 1u) << dlq().dump();
+  json row = dlq()[0];
+  EXPECT_EQ(At(row, "/kind"), "DLQ_TASK_KIND_NAMESPACE");
+  EXPECT_EQ(At(row, "/sourceCluster"), "a");
+  EXPECT_EQ(At(row, "/namespaceName"), "ns1");
+  EXPECT_EQ(At(row, "/operation"), "register");
+  EXPECT_EQ(At(row, "/lastError"),
+            "injected replication fault: every task of namespace ns1 fails (fail_namespaces)");
+  const std::string task_id = At(row, "/taskId").get<std::string>();
+  EXPECT_EQ(on_b({"namespace", "describe", "ns1"}).exit_code, kExitNotFound);
+  EXPECT_EQ(json::parse(on_b({"cluster", "dlq", "read", "-o", "json"}).out, nullptr, false),
+            json::array())
+      << "the history DLQ is another queue";
+
+  ProcessResult r = on_b({"cluster", "dlq", "read", "--type", "namespace", "-o", "table"});
+  ASSERT_EQ(r.exit_code, kExitOk) << r.err;
+  EXPECT_EQ(r.out.rfind("REMOTE  TASK ID  NAMESPACE  OPERATION  CONFIG VERSION  FAILOVER VERSION", 0), 0u)
+      << r.out;
+  EXPECT_NE(r.out.find("ns1"), std::string::npos) << r.out;
+  bool counted = false;
+  for (const json& line : ParseJsonLines(
+           on_b({"cluster", "replication-status", "--remote", "a", "-o", "jsonl"}).out)) {
+    if (line.value("direction", "") == "in" && line.value("queue", "") == "namespaces") {
+      counted = line.value("dlqTasks", 0) == 1;
+    }
+  }
+  EXPECT_TRUE(counted);
+
+  // While the fault holds the merge fails again and keeps the task.
+  r = on_b({"cluster", "dlq", "merge", "--type", "namespace", "--remote", "a", "-o", "table"});
+  EXPECT_EQ(r.exit_code, kExitError) << r.err;
+  EXPECT_EQ(r.out.rfind("Merged 0 tasks; 1 remain in the replication DLQ\n", 0), 0u) << r.out;
+  EXPECT_EQ(r.err, "error: 1 tasks remain in the replication DLQ (task " + task_id +
+                       " of namespace ns1: injected replication fault: every task of namespace "
+                       "ns1 fails (fail_namespaces))\n");
+  EXPECT_EQ(dlq().size(), 1u);
+
+  // Fault removed: merged, ns1 is on b, global, as a has it.
+  dir_.Write("b-faults.json", "{}");
+  r = on_b({"cluster", "dlq", "merge", "--type", "namespace", "--remote", "a", "-o", "table"});
+  EXPECT_EQ(r.exit_code, kExitOk) << r.err;
+  EXPECT_EQ(r.out, "Merged 1 tasks; 0 remain in the replication DLQ\n");
+  r = on_b({"namespace", "describe", "ns1", "-o", "json"});
+  ASSERT_EQ(r.exit_code, kExitOk) << r.err;
+  EXPECT_EQ(At(json::parse(r.out), "/isGlobalNamespace"), true);
+  EXPECT_EQ(dlq(), json::array());
+
+  // A name bound to another id on b: refused as malformed, set aside at once, then purged.
+  ASSERT_EQ(on_b({"namespace", "register", "ns3"}).exit_code, kExitOk);
+  Register({"ns3", "--global", "--clusters", "a,b", "--active-cluster", "a"});
+  ASSERT_TRUE(eventually([&] { return dlq().size() == 1; })) << dlq().dump();
+  EXPECT_EQ(At(dlq()[0], "/namespaceName"), "ns3");
+  r = on_b({"cluster", "dlq", "purge", "--type", "namespace", "--remote", "a", "--yes", "-o", "table"});
+  EXPECT_EQ(r.exit_code, kExitOk) << r.err;
+  EXPECT_EQ(r.out, "Purged 1 tasks from the replication DLQ\n");
+  EXPECT_EQ(dlq(), json::array());
+  r = on_b({"cluster", "dlq", "read", "--type", "namespace", "--remote", "nosuch"});
+  EXPECT_EQ(r.exit_code, kExitNotFound) << r.err;
 }
 
 TEST_F(RemoteClusterTest, ClusterOfANamespaceIsNotRemoved) {
