@@ -2,7 +2,6 @@
 // §3.5), and keeping a standby's own timers and follow-up work from running until the
 // namespace is active here (§4.4, §4.5).
 //
-// Not built: a fork of a branch that is not the current one is refused.
 #include "absl/strings/str_cat.h"
 #include "lib/common/status.h"
 #include "server-core/history/failover_workflow_task.h"
@@ -299,13 +298,10 @@ absl::StatusOr<HistoryEngine::ReplicatedOutcome> HistoryEngine::ApplyReplicatedL
       commit.runs.push_back(tx.TakeRunWrite(persistence::CurrentRunChange::kNone));
       TakeTasks(tx, commit);
     } else {
-      // Another branch (§3.5 steps 4-6): a stored one continued, or a new fork after `lca`.
-      if (!extends && best != current_index) {
-        return absl::FailedPreconditionError(absl::StrCat(
-            "the history of run ", run_id, " diverged from a branch that is not its current "
-            "one; such a fork is not supported"));
-      }
-      VersionItems target = TruncatedTo(extends ? local : current_branch, next - 1);
+      // Another branch (§3.5 steps 4-6): a stored one continued, or a new fork after `lca`
+      // (of the current branch or of a stored one: a third history of the run).
+      const bool on_stored = best != current_index;
+      VersionItems target = TruncatedTo(local, next - 1);
       for (const VersionHistoryItem& item : branch) {
         if (item.event_id() < next) continue;
         if (!target.empty() && target.back().version() == item.version()) {
@@ -340,7 +336,10 @@ absl::StatusOr<HistoryEngine::ReplicatedOutcome> HistoryEngine::ApplyReplicatedL
         }
         commit.shard_id = tx.shard_id();
         persistence::RunWrite write = tx.TakeRunWrite(persistence::CurrentRunChange::kNone);
-        if (!extends) write.branch_forks.push_back({token, lca.event_id()});
+        if (!extends) {
+          write.branch_forks.push_back(
+              {token, lca.event_id(), on_stored ? histories.histories(best).branch_token() : ""});
+        }
         write.branch_appends.push_back(std::move(append));
         commit.runs.push_back(std::move(write));
         for (const HistoryEvent& e : fresh) {
@@ -349,20 +348,24 @@ absl::StatusOr<HistoryEngine::ReplicatedOutcome> HistoryEngine::ApplyReplicatedL
       } else {
         // The branch wins: it becomes the current one and the run's state is rebuilt from
         // its whole history (§3.5 step 5); the old current branch is kept under a token.
-        const int64_t common = extends ? LowestCommonAncestor(current_branch, local)->event_id()
-                                       : lca.event_id();
+        const int64_t common = on_stored
+                                   ? LowestCommonAncestor(current_branch, local)->event_id()
+                                   : lca.event_id();
         std::vector<HistoryEvent> history;
         absl::StatusOr<std::vector<HistoryEvent>> prefix =
             store_.ReadEvents(run_id, 1, common + 1, static_cast<int32_t>(common));
         if (!prefix.ok()) return prefix.status();
         history = std::move(*prefix);
-        if (extends) {
+        if (on_stored) {
           absl::StatusOr<std::vector<HistoryEvent>> stored = store_.ReadBranchEvents(
-              run_id, token, common + 1, next, static_cast<int32_t>(next - common));
+              run_id, histories.histories(best).branch_token(), common + 1, next,
+              static_cast<int32_t>(next - common));
           if (!stored.ok()) return stored.status();
           for (HistoryEvent& e : *stored) history.push_back(std::move(e));
         }
-        const size_t first_written = history.size();
+        // Written to the history: what the promoted stored branch does not bring (a fork of
+        // a stored branch brings nothing: its part after `common` is written again).
+        const size_t first_written = extends ? history.size() : static_cast<size_t>(common);
         for (const HistoryEvent& e : fresh) history.push_back(e);
         if (static_cast<int64_t>(history.size()) != LastEventId(target)) {
           return absl::DataLossError(absl::StrCat("the stored branches of run ", run_id,

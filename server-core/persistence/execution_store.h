@@ -97,9 +97,10 @@ enum class CurrentRunChange {
 // The current branch's events are in the run's history (ReadEvents); every other branch is
 // a whole copy, read by its token (ReadBranchEvents). Conflict resolution changes them with
 // the three operations below, applied in the order listed, before `events` are appended.
-struct BranchFork {          // a new non-current branch: a copy of the current one's prefix
+struct BranchFork {          // a new non-current branch: a copy of another branch's prefix
   std::string token;
   int64_t through_event_id = 0;  // events 1..through_event_id are copied
+  std::string from_token;        // of that stored branch; "": the current one
 };
 struct BranchSwitch {        // another branch becomes the current one
   std::string retire_as;     // the current branch's events are kept under this token

@@ -361,7 +361,14 @@ absl::Status HistoryReplicator::Pull(const persistence::RemoteClusterRecord& rem
     if (!s.ok() && failed.ok()) failed = s;
     if (s.ok() && shard.has_more() && !slowed) more_pending_ = true;
   }
-  return failed;
+  // A task that fails is not a failed pull: the pulls go on at their pace (the thread would
+  // back off, doubling up to a minute), so a task's retry budget is counted in pulls about
+  // kPullInterval apart. Its error stays in replication-status.
+  if (!failed.ok()) {
+    logger_.Warn("replication: a pulled task failed; it is tried again at the next pull",
+                 {{"cluster", remote.name()}, {"error", std::string(failed.message().substr(0, 500))}});
+  }
+  return absl::OkStatus();
 }
 
 int HistoryReplicator::DlqBudget(const absl::Status& error, const std::string& namespace_id) {

@@ -1,5 +1,5 @@
 // History branches on every backend (execution_store.h: BranchFork, BranchSwitch,
-// BranchAppend): a fork copies the current branch's prefix, appends go to the named branch
+// BranchAppend): a fork copies the current branch's prefix (or a stored branch's), appends go to the named branch
 // only, a switch keeps the old current branch whole under its token and moves the winner
 // into the run's history, everything is all or nothing with the run's own check, and
 // deleting the run removes every branch.
@@ -69,6 +69,24 @@ TEST_P(HistoryBranchTest, AForkCopiesThePrefixAndAppendsGoToTheBranchOnly) {
   EXPECT_EQ(StoredVersion("wf", "run"), 2);
   EXPECT_EQ(Current().size(), 4u);
   EXPECT_EQ(Branch("b1").size(), 4u);
+}
+
+TEST_P(HistoryBranchTest, AForkOfAStoredBranchCopiesThatBranchsPrefix) {
+  ASSERT_NO_FATAL_FAILURE(CreateRun("wf", "run", 3));
+  RunWrite w = RunChange("wf", "run", 2);
+  w.branch_forks.push_back({"b1", 2});
+  w.branch_appends.push_back({"b1", Theirs(3, 5)});
+  ASSERT_TRUE(WriteRuns({w}).ok());
+  // A third history that left b1 after its event 3.
+  RunWrite third = RunChange("wf", "run", 3);
+  third.branch_forks.push_back({"b2", 3, "b1"});
+  std::vector<HistoryEvent> fourth = Theirs(4, 4);
+  fourth.front().set_task_id(9004);
+  third.branch_appends.push_back({"b2", fourth});
+  ASSERT_TRUE(WriteRuns({third}).ok());
+  EXPECT_EQ(Branch("b2"), (Pairs{{1, 1001}, {2, 1002}, {3, 6003}, {4, 9004}}));
+  EXPECT_EQ(Branch("b1"), (Pairs{{1, 1001}, {2, 1002}, {3, 6003}, {4, 6004}, {5, 6005}}));
+  EXPECT_EQ(Current(), (Pairs{{1, 1001}, {2, 1002}, {3, 1003}}));
 }
 
 TEST_P(HistoryBranchTest, ASwitchKeepsTheLoserWholeAndMakesTheWinnerTheHistory) {

@@ -612,6 +612,16 @@ class PgExecutionStore : public ExecutionStore, private CommitBatchWriter {
           absl::StrCat("an event of a branch of run ", run_id, " exists already"));
     };
     for (const BranchFork& fork : run.branch_forks) {
+      if (!fork.from_token.empty()) {
+        batch.Add(
+            "INSERT INTO history_branch_events(run_id, branch_token, event_id, data) "
+            "SELECT run_id, $2, event_id, data FROM history_branch_events WHERE run_id = $1 "
+            "AND branch_token = $4 AND event_id <= $3",
+            {PgParam::Text(run_id), PgParam::Bytes(batch.Keep(fork.token)),
+             PgParam::Int(fork.through_event_id), PgParam::Bytes(batch.Keep(fork.from_token))},
+            item, check);
+        continue;
+      }
       batch.Add(
           "INSERT INTO history_branch_events(run_id, branch_token, event_id, data) "
           "SELECT run_id, $2, event_id, data FROM history_events WHERE run_id = $1 AND "

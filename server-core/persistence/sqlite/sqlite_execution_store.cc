@@ -396,6 +396,15 @@ class SqliteExecutionStore : public ExecutionStore, private CommitBatchWriter {
   absl::Status WriteBranches(const RunWrite& run) {
     const std::string& run_id = run.state.execution().run_id();
     for (const BranchFork& fork : run.branch_forks) {
+      if (!fork.from_token.empty()) {
+        ASSIGN_STMT(copy, db_.Prepare(
+            "INSERT INTO history_branch_events(run_id, branch_token, event_id, data) "
+            "SELECT run_id, ?, event_id, data FROM history_branch_events WHERE run_id = ? AND "
+            "branch_token = ? AND event_id <= ?"));
+        RETURN_IF_ERROR(copy.BindBlob(1, fork.token).Bind(2, run_id).BindBlob(3, fork.from_token)
+                            .Bind(4, fork.through_event_id).Run());
+        continue;
+      }
       ASSIGN_STMT(copy, db_.Prepare(
           "INSERT INTO history_branch_events(run_id, branch_token, event_id, data) "
           "SELECT run_id, ?, event_id, data FROM history_events WHERE run_id = ? AND "
