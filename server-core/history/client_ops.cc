@@ -45,7 +45,12 @@ absl::Status HistoryEngine::SignalWorkflow(const NamespaceRef& ns,
   if (!run_id.ok()) return run_id.status();
   return Mutate(ns, {ns.id, req.workflow_execution().workflow_id(), *run_id},
                 [&](RunTransaction& tx) -> absl::Status {
-    if (!tx.IsOpen()) return Closed();
+    if (!tx.IsOpen()) {
+      // A retry of a signal the run took before it closed (its answer was lost, e.g. to a
+      // restart) succeeded then; any other signal is too late. Nothing is written.
+      if (SeenRequest(tx.state(), req.request_id())) return NothingToWrite();
+      return Closed();
+    }
     if (SeenRequest(tx.state(), req.request_id())) return absl::OkStatus();
     HistoryEvent& e = tx.AppendOrBuffer(enums::EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED);
     auto* attrs = e.mutable_workflow_execution_signaled_event_attributes();
