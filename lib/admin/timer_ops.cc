@@ -81,6 +81,20 @@ absl::Status CheckPayload(const std::optional<std::string>& payload) {
   return absl::OkStatus();
 }
 
+// The fields create and update share, when given: payload, retry policy, callback timeout.
+template <typename Request>
+absl::Status SetOptionalFields(const TimerFlags& f, Request& req) {
+  if (absl::Status s = CheckPayload(f.payload_json); !s.ok()) return s;
+  if (f.payload_json.has_value()) req.set_payload_json(*f.payload_json);
+  absl::StatusOr<bool> policy = RetryPolicy(f, req.mutable_retry_policy());
+  if (!policy.ok()) return policy.status();
+  if (!*policy) req.clear_retry_policy();
+  absl::StatusOr<std::optional<int32_t>> timeout = CallbackTimeout(f);
+  if (!timeout.ok()) return timeout.status();
+  if (timeout->has_value()) req.set_callback_timeout_seconds(**timeout);
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<tv1::CreateTimerRequest> MakeCreateTimerRequest(const std::string& namespace_name,
@@ -96,14 +110,7 @@ absl::StatusOr<tv1::CreateTimerRequest> MakeCreateTimerRequest(const std::string
     return Invalid("--callback-url is required (http:// or https://)");
   }
   req.set_callback_url(*f.callback_url);
-  if (absl::Status s = CheckPayload(f.payload_json); !s.ok()) return s;
-  if (f.payload_json.has_value()) req.set_payload_json(*f.payload_json);
-  absl::StatusOr<bool> policy = RetryPolicy(f, req.mutable_retry_policy());
-  if (!policy.ok()) return policy.status();
-  if (!*policy) req.clear_retry_policy();
-  absl::StatusOr<std::optional<int32_t>> timeout = CallbackTimeout(f);
-  if (!timeout.ok()) return timeout.status();
-  if (timeout->has_value()) req.set_callback_timeout_seconds(**timeout);
+  if (absl::Status s = SetOptionalFields(f, req); !s.ok()) return s;
   return req;
 }
 
@@ -116,14 +123,7 @@ absl::StatusOr<tv1::UpdateTimerRequest> MakeUpdateTimerRequest(const std::string
   if (!when.ok()) return when.status();
   if (when->has_value()) *req.mutable_execute_at() = ToProtoTime(**when);
   if (f.callback_url.has_value()) req.set_callback_url(*f.callback_url);
-  if (absl::Status s = CheckPayload(f.payload_json); !s.ok()) return s;
-  if (f.payload_json.has_value()) req.set_payload_json(*f.payload_json);
-  absl::StatusOr<bool> policy = RetryPolicy(f, req.mutable_retry_policy());
-  if (!policy.ok()) return policy.status();
-  if (!*policy) req.clear_retry_policy();
-  absl::StatusOr<std::optional<int32_t>> timeout = CallbackTimeout(f);
-  if (!timeout.ok()) return timeout.status();
-  if (timeout->has_value()) req.set_callback_timeout_seconds(**timeout);
+  if (absl::Status s = SetOptionalFields(f, req); !s.ok()) return s;
   if (!req.has_execute_at() && !req.has_callback_url() && !req.has_payload_json() && !req.has_retry_policy() &&
       !req.has_callback_timeout_seconds()) {
     return Invalid(

@@ -147,6 +147,13 @@ bool Reappliable(const HistoryEvent& e) {
   }
 }
 
+// Adds the reappliable events of `events` to `reapply`.
+void AddReappliable(const std::vector<HistoryEvent>& events, std::vector<HistoryEvent>& reapply) {
+  for (const HistoryEvent& e : events) {
+    if (Reappliable(e)) reapply.push_back(e);
+  }
+}
+
 // A token no branch of the run has: "b0", "b1", ...
 std::string NewBranchToken(const tock::persistence::v1::VersionHistories& histories) {
   for (int n = 0;; ++n) {
@@ -228,11 +235,7 @@ absl::StatusOr<HistoryEngine::ReplicatedOutcome> HistoryEngine::ApplyReplicatedL
     commit.runs.push_back(tx.TakeRunWrite(change, replaced));
     TakeTasks(tx, commit);
     // A zombie's own signals belong to the run that beat it (§3.5 step 1).
-    if (zombie) {
-      for (const HistoryEvent& e : events) {
-        if (Reappliable(e)) outcome.reapply.push_back(e);
-      }
-    }
+    if (zombie) AddReappliable(events, outcome.reapply);
   } else if (state->buffered_events_size() > 0) {
     // §3.5 step 3: what arrived while this cluster's worker held a workflow task is written
     // first, as this cluster's (FlushBufferedForReplication), then these events are applied.
@@ -272,11 +275,7 @@ absl::StatusOr<HistoryEngine::ReplicatedOutcome> HistoryEngine::ApplyReplicatedL
       // All here already. On a losing branch or a zombie, what they received from outside
       // is applied again (each at most once): the first delivery's reapply may have failed
       // after its events were written.
-      if (lost) {
-        for (const HistoryEvent& e : events) {
-          if (Reappliable(e)) outcome.reapply.push_back(e);
-        }
-      }
+      if (lost) AddReappliable(events, outcome.reapply);
       return outcome;
     }
     if (fresh.front().event_id() > next) {
@@ -287,11 +286,7 @@ absl::StatusOr<HistoryEngine::ReplicatedOutcome> HistoryEngine::ApplyReplicatedL
     if (extends && best == current_index) {
       // The common case: the events continue the current branch. A zombie's own signals
       // belong to the run that beat it (§3.5 step 6, an update as zombie).
-      if (lost) {
-        for (const HistoryEvent& e : fresh) {
-          if (Reappliable(e)) outcome.reapply.push_back(e);
-        }
-      }
+      if (lost) AddReappliable(fresh, outcome.reapply);
       RunTransaction tx(std::move(*state), clock_.Now(), -1, shards_);
       if (absl::Status s = ApplyReplicatedEvents(tx, fresh); !s.ok()) return s;
       commit.shard_id = tx.shard_id();
@@ -342,9 +337,7 @@ absl::StatusOr<HistoryEngine::ReplicatedOutcome> HistoryEngine::ApplyReplicatedL
         }
         write.branch_appends.push_back(std::move(append));
         commit.runs.push_back(std::move(write));
-        for (const HistoryEvent& e : fresh) {
-          if (Reappliable(e)) outcome.reapply.push_back(e);
-        }
+        AddReappliable(fresh, outcome.reapply);
       } else {
         // The branch wins: it becomes the current one and the run's state is rebuilt from
         // its whole history (§3.5 step 5); the old current branch is kept under a token.
@@ -515,14 +508,11 @@ absl::Status HistoryEngine::Reapply(const std::string& namespace_id,
                  {{"workflow_id", workflow_id}, {"events", absl::StrCat(events.size())}});
     return absl::OkStatus();
   }
-  std::vector<HistoryEvent> reappliable;
-  for (const HistoryEvent& e : events) {
-    if (Reappliable(e)) reappliable.push_back(e);
-  }
-  for (size_t i = 0; i < reappliable.size(); i += kMaxReapplyEvents) {
+  // `events` are reappliable ones (ApplyReplicatedLocked chose them).
+  for (size_t i = 0; i < events.size(); i += kMaxReapplyEvents) {
     const std::vector<HistoryEvent> part(
-        reappliable.begin() + static_cast<std::ptrdiff_t>(i),
-        reappliable.begin() + static_cast<std::ptrdiff_t>(std::min(i + kMaxReapplyEvents, reappliable.size())));
+        events.begin() + static_cast<std::ptrdiff_t>(i),
+        events.begin() + static_cast<std::ptrdiff_t>(std::min(i + kMaxReapplyEvents, events.size())));
     absl::Status s = forward_reapply_(activity.active_cluster, namespace_id, workflow_id, part);
     if (!s.ok()) {
       return absl::Status(s.code(), absl::StrCat("forwarding ", part.size(),

@@ -54,6 +54,14 @@ const char* StateWord(tv1::TimerState s) {
   }
 }
 
+// Only a pending timer can be changed (the seed's rule); `verb`: "updated", "deleted".
+absl::Status OnlyPending(const persistence::StoredTimer& stored, const std::string& id,
+                         const char* verb) {
+  if (stored.record.state() == tv1::TIMER_STATE_PENDING) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(
+      "timer '", id, "' is ", StateWord(stored.record.state()), "; only a pending timer can be ", verb));
+}
+
 }  // namespace
 
 int32_t TimerShard(const std::string& namespace_id, const std::string& timer_id,
@@ -369,11 +377,7 @@ absl::StatusOr<tv1::UpdateTimerResponse> TimerService::Update(const tv1::UpdateT
   absl::StatusOr<StoredTimer> written = ReadChangeWrite(
       *target, req.id(), [&](const StoredTimer* stored, StoredTimer& next) -> absl::StatusOr<bool> {
         if (stored == nullptr) return NotFound(target->namespace_name, req.id());
-        if (stored->record.state() != tv1::TIMER_STATE_PENDING) {
-          return absl::FailedPreconditionError(
-              absl::StrCat("timer '", req.id(), "' is ", StateWord(stored->record.state()),
-                           "; only a pending timer can be updated"));
-        }
+        if (absl::Status s = OnlyPending(*stored, req.id(), "updated"); !s.ok()) return s;
         tv1::Timer& r = next.record;
         if (req.has_execute_at()) {
           *r.mutable_execute_at() = req.execute_at();
@@ -405,11 +409,7 @@ absl::StatusOr<tv1::DeleteTimerResponse> TimerService::Delete(const tv1::DeleteT
   absl::StatusOr<StoredTimer> written = ReadChangeWrite(
       *target, req.id(), [&](const StoredTimer* stored, StoredTimer& next) -> absl::StatusOr<bool> {
         if (stored == nullptr) return NotFound(target->namespace_name, req.id());
-        if (stored->record.state() != tv1::TIMER_STATE_PENDING) {
-          return absl::FailedPreconditionError(
-              absl::StrCat("timer '", req.id(), "' is ", StateWord(stored->record.state()),
-                           "; only a pending timer can be deleted"));
-        }
+        if (absl::Status s = OnlyPending(*stored, req.id(), "deleted"); !s.ok()) return s;
         next.record.set_state(tv1::TIMER_STATE_DELETED);
         next.record.clear_next_attempt_at();
         *next.record.mutable_updated_at() = ToProtoTime(clock_.Now());
