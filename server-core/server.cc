@@ -344,6 +344,9 @@ class TockServerImpl : public TockServer {
     membership_ = std::make_unique<membership::MembershipMonitor>(
         persistence_->membership(), mc, NewUuid(), advertise_address(), RealClock().Now(), RealClock(),
         logger_);
+    if (shared_database) {
+      shards_->SetOnLost([this](int32_t) { membership_->HandAgainAtNextHeartbeat(); });
+    }
     return membership_->Start([this, shared_database](std::shared_ptr<const membership::HashRing> ring) {
       if (!shared_database) return;
       placement_->SetRing(ring);

@@ -117,8 +117,12 @@ absl::Status ShardController::SetOwned(const std::vector<int32_t>& wanted) {
 
 void ShardController::Lost(int32_t shard_id, int64_t range_id) {
   if (shard_id < 1 || shard_id > shard_count_) return;
-  std::lock_guard lock(apply_mu_);
-  if (shards_[shard_id - 1]->range_id == range_id && range_id != kNotOwned) Release(shard_id);
+  {
+    std::lock_guard lock(apply_mu_);
+    if (shards_[shard_id - 1]->range_id != range_id || range_id == kNotOwned) return;
+    Release(shard_id);
+  }
+  if (on_lost_) on_lost_(shard_id);
 }
 
 int64_t ShardController::RangeId(int32_t shard_id) const {

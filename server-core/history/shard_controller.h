@@ -36,6 +36,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -91,6 +92,11 @@ class ShardController {
   // Gives up `shard_id` if it is still owned with `range_id` (a write found the shard taken
   // by another host: until the ring says otherwise, this host no longer owns it).
   void Lost(int32_t shard_id, int64_t range_id);
+  // Called (outside the controller's locks) after Lost gave a shard up: on a shared database
+  // the ring is handed again at the next heartbeat, so a shard taken by a host whose view
+  // was stale (both saw a database restart at different moments) comes back within a
+  // heartbeat instead of at the next periodic refresh. Set before the first call.
+  void SetOnLost(std::function<void(int32_t shard_id)> on_lost) { on_lost_ = std::move(on_lost); }
 
   void SetListener(ShardListener* listener);
 
@@ -138,6 +144,7 @@ class ShardController {
   // another took over 30 s on a loaded database. The range ids, in the order of `ids`; the
   // caller holds apply_mu_ and starts the ranges.
   std::vector<absl::StatusOr<int64_t>> TakeRanges(const std::vector<int32_t>& ids);
+  std::function<void(int32_t)> on_lost_;
   static constexpr size_t kParallelTakes = 8;
   void Release(int32_t shard_id);
   // Sets the shard's range id and its block of ids, (range_id << kRangeBits) onwards.
