@@ -43,6 +43,8 @@
 #include "server-core/matching/matching_engine.h"
 #include "server-core/persistence/persistence.h"
 #include "server-core/rpc/acceptor.h"
+#include "server-core/rpc/dialer.h"
+#include "server-core/rpc/tls_credentials.h"
 #include "server-core/rpc/dispatcher.h"
 #include "server-core/archiver/archive_registry.h"
 #include "server-core/frontend/archived_reads.h"
@@ -118,7 +120,10 @@ class TockServerImpl : public TockServer {
     namespaces_ = std::make_unique<frontend::NamespaceEngine>(persistence_->namespaces(),
                                                               cluster_, clock_);
     namespaces_->SetArchivalPolicy(ArchivalPolicyOf(config_.archival));
-    remote_frontends_ = std::make_unique<replication::RemoteFrontends>();
+    // Every channel to another server (hosts, clusters, this one's own frontend) is made
+    // here: TLS with tls.internode.
+    dialer_ = std::make_unique<rpc::Dialer>(config_.tls.internode, config_.tls.reload_interval);
+    remote_frontends_ = std::make_unique<replication::RemoteFrontends>(*dialer_);
     clusters_ = std::make_unique<replication::ClusterRegistry>(
         cluster_, facts_.cluster_id, *shards, persistence_->replication(),
         persistence_->namespaces(), *namespaces_,
@@ -179,7 +184,7 @@ class TockServerImpl : public TockServer {
       // Hosts sharing the database: the engine's work on runs and queues of other hosts goes
       // to them.
       placement_ = std::make_unique<routing::Placement>(advertise_address(), *shards);
-      peers_ = std::make_unique<routing::Peers>();
+      peers_ = std::make_unique<routing::Peers>(*dialer_);
       routed_history_ = std::make_unique<routing::RoutedHistory>(
           *history_, *shards_, *matching_, *placement_, *peers_, clock_, *timer_thread_, logger_);
       history_->SetAnyShard(*routed_history_);
@@ -268,7 +273,7 @@ class TockServerImpl : public TockServer {
     absl::StatusOr<frontend::DcRedirectionPolicy> redirection =
         frontend::ParseDcRedirectionPolicy(config_.dc_redirection_policy);
     if (!redirection.ok()) return redirection.status();
-    dc_redirection_ = std::make_unique<frontend::DcRedirection>(*redirection, *namespaces_);
+    dc_redirection_ = std::make_unique<frontend::DcRedirection>(*redirection, *namespaces_, *dialer_);
     dc_redirection_->Install(dispatcher_);
 
     if (absl::Status s = StartHttp(); !s.ok()) return s;
@@ -287,11 +292,16 @@ class TockServerImpl : public TockServer {
     // The port is ours (rpc/acceptor.h: gRPC 1.51's listener dies on EMFILE); gRPC serves
     // each connection the acceptor hands it, with the arguments above.
     builder.RegisterCallbackGenericService(&dispatcher_);
+    // Connections reach gRPC through this, with the frontend's credentials: TLS with
+    // tls.frontend (its files watched and reloaded), plaintext otherwise.
+    handoff_ = builder.experimental().AddExternalConnectionAcceptor(
+        grpc::ServerBuilder::experimental_type::ExternalConnectionType::FROM_FD,
+        rpc::FrontendCredentials(config_.tls.frontend, config_.tls.reload_interval));
     server_ = builder.BuildAndStart();
     if (server_ == nullptr) return absl::InternalError("the gRPC server could not be started");
     if (absl::Status s = StartMembership(shared_database); !s.ok()) return s;
     if (timer_engine_) timer_engine_->Start();  // fires the due timers of the shards owned
-    acceptor_->Start(server_.get(), config_.max_connections);
+    acceptor_->Start(handoff_.get(), config_.max_connections);
     // A server without cluster metadata, or whose own rpc_address has port 0, is reached at
     // the address it bound.
     if (std::string& own = cluster_.clusters[cluster_.current_cluster_name].rpc_address;
@@ -319,10 +329,12 @@ class TockServerImpl : public TockServer {
     // listens on every address.
     batches_->Start(config_.ip == "0.0.0.0" || config_.ip.empty()
                         ? absl::StrCat("127.0.0.1:", bound_port_)
-                        : address());
+                        : address(),
+                    *dialer_);
     schedules_->Start(config_.ip == "0.0.0.0" || config_.ip.empty()
                           ? absl::StrCat("127.0.0.1:", bound_port_)
-                          : address());
+                          : address(),
+                      *dialer_);
     // Injected faults start now that the start itself can no longer be failed by them.
     if (faults_) faults_->Arm();
     logger_.Info("tock-server started",
@@ -432,6 +444,18 @@ class TockServerImpl : public TockServer {
 
   std::string TimerHttpUrl() const {
     return absl::StrCat("http://", config_.timer_http->ip, ":", timer_http_->port(), "/api/v1/timers");
+  }
+
+  // "  tls: ..." when the frontend serves TLS (what a client must bring), else nothing.
+  std::string TlsBannerLine() const {
+    if (!config_.tls.frontend.has_value()) return "";
+    const rpc::FrontendTls& f = *config_.tls.frontend;
+    return absl::StrCat("  tls:        frontend and internode, TLS 1.2+; client certificates ",
+                        f.client_ca_file.empty()              ? "not asked for"
+                        : f.RequiresClientCertificate() ? "required"
+                                                        : "checked when sent",
+                        "; files reloaded every ", absl::FormatDuration(config_.tls.reload_interval),
+                        "\n");
   }
 
   std::string MetricsUrl() const {
@@ -553,7 +577,8 @@ class TockServerImpl : public TockServer {
                         "  namespaces: ", absl::StrJoin(registered_names_, ", "), "\n",
                         config_.source.empty() ? "" : absl::StrCat("  config:     ", config_.source, "\n"),
                         http_ ? absl::StrCat("  metrics:    ", MetricsUrl(), "\n") : "",
-                        timer_http_ ? absl::StrCat("  timers:     ", TimerHttpUrl(), "\n") : "");
+                        timer_http_ ? absl::StrCat("  timers:     ", TimerHttpUrl(), "\n") : "",
+                        TlsBannerLine());
   }
 
   void Shutdown() override {
@@ -643,6 +668,7 @@ class TockServerImpl : public TockServer {
   std::unique_ptr<frontend::NamespaceEngine> namespaces_;
   // Multi-cluster replication (server-core/replication): the known clusters, the calls to
   // remote ones, and namespace replication with them.
+  std::unique_ptr<rpc::Dialer> dialer_;  // declared first: used by everything below
   std::unique_ptr<replication::RemoteFrontends> remote_frontends_;
   std::unique_ptr<replication::ClusterRegistry> clusters_;
   std::unique_ptr<replication::NamespaceReplicator> namespace_replicator_;
@@ -676,6 +702,8 @@ class TockServerImpl : public TockServer {
   rpc::Dispatcher dispatcher_;
   std::unique_ptr<grpc::Server> server_;
   int bound_port_ = 0;
+  // Where the acceptor hands connections to gRPC; declared first: it outlives the acceptor.
+  std::unique_ptr<grpc::experimental::ExternalConnectionAcceptor> handoff_;
   std::unique_ptr<rpc::Acceptor> acceptor_;
   std::unique_ptr<http::HttpServer> http_;  // null: metrics off
   std::unique_ptr<timers::TimerHttpApi> timer_http_api_;

@@ -6,7 +6,9 @@
 #include <grpcpp/create_channel.h>
 #include <grpcpp/security/credentials.h>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "lib/client/tls_probe.h"
 #include "lib/common/grpc_status.h"
 
 namespace tock::client {
@@ -113,8 +115,16 @@ Connection::ContextPtr Connection::NewContext(const std::string& namespace_name)
 absl::Status Connection::Translate(const grpc::Status& status) const {
   absl::Status result = FromGrpcStatus(status);
   if (result.code() == absl::StatusCode::kUnavailable) {
-    absl::Status named(result.code(), absl::StrCat("cannot reach the server at ",
-                                                   options_.address, ": ", result.message()));
+    // gRPC words a TLS mismatch or a refused handshake as a closed socket: a probe of our
+    // own says which it was (tls_probe.h). Only for failures to connect, not for answers.
+    std::optional<std::string> why;
+    if (absl::StrContains(result.message(), "failed to connect to all addresses")) {
+      why = ExplainTransportFailure(options_.address, options_.tls, absl::Seconds(3));
+    }
+    absl::Status named(result.code(), why.has_value()
+                                          ? *why
+                                          : absl::StrCat("cannot reach the server at ",
+                                                         options_.address, ": ", result.message()));
     result.ForEachPayload(
         [&](absl::string_view url, const absl::Cord& payload) { named.SetPayload(url, payload); });
     return named;

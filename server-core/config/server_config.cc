@@ -208,6 +208,7 @@ absl::Status ServerConfig::Validate() const {
       return absl::InvalidArgumentError(absl::StrCat("config ", s.message()));
     }
   }
+  if (absl::Status s = tls.Validate(); !s.ok()) return s;
   return archival.Validate();
 }
 
@@ -224,7 +225,7 @@ absl::StatusOr<ServerConfig> ParseServerConfig(const std::string& yaml_text) {
       root, "",
       {"listen", "persistence", "history", "cluster_metadata", "namespaces", "archival",
        "namespace_defaults", "metrics", "log", "limits", "membership", "dc_redirection_policy",
-       "timers"}));
+       "timers", "tls"}));
   TOCK_CONFIG_RETURN_IF_ERROR(Read(root["dc_redirection_policy"], "dc_redirection_policy",
                                    "a string", &config.dc_redirection_policy));
   TOCK_CONFIG_RETURN_IF_ERROR(
@@ -315,6 +316,9 @@ absl::StatusOr<ServerConfig> ParseServerConfig(const std::string& yaml_text) {
   }
   if (const YAML::Node limits = root["limits"]) {
     TOCK_CONFIG_RETURN_IF_ERROR(ParseLimits(limits, config.limits));
+  }
+  if (const YAML::Node tls = root["tls"]) {
+    TOCK_CONFIG_RETURN_IF_ERROR(ParseTlsConfig(tls, config.tls));
   }
   return config;
 }

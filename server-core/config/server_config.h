@@ -39,6 +39,7 @@
 //       b: {enabled: true, initial_failover_version: 2, rpc_address: "127.0.0.1:7234"}
 //   namespaces: [default]   # registered at start when missing; default always is
 //   archival: ...           # and namespace_defaults: see archival_config.h
+//   tls: ...                # frontend and internode TLS: see tls_config.h
 #pragma once
 
 #include <cstdint>
@@ -52,6 +53,7 @@
 #include "lib/admin/cluster_metadata.h"
 #include "lib/common/log.h"
 #include "server-core/config/archival_config.h"
+#include "server-core/config/tls_config.h"
 #include "server-core/history/request_limits.h"
 #include "server-core/persistence/persistence.h"
 
@@ -91,6 +93,7 @@ struct ServerConfig {
   std::optional<admin::ClusterMetadata> cluster_metadata;
   std::vector<std::string> namespaces;  // besides "default"
   ArchivalConfig archival;              // `archival` and `namespace_defaults` (SPEC §3)
+  TlsConfig tls;                        // `tls`: off (plaintext) unless configured
   // Unset: metrics are off (no registry, no HTTP endpoint).
   std::optional<MetricsEndpointConfig> metrics;
   // Where the timer service's HTTP/JSON API is served (`timers.http`, `--http-port`); the

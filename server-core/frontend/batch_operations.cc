@@ -1,6 +1,5 @@
 #include "server-core/frontend/batch_operations.h"
 
-#include <grpcpp/create_channel.h>
 
 #include <algorithm>
 #include <vector>
@@ -127,9 +126,8 @@ BatchOperations::BatchOperations(persistence::BatchStore& store,
 
 BatchOperations::~BatchOperations() { Shutdown(); }
 
-void BatchOperations::Start(const std::string& frontend_address) {
-  frontend_ = wf::WorkflowService::NewStub(
-      grpc::CreateChannel(frontend_address, grpc::InsecureChannelCredentials()));
+void BatchOperations::Start(const std::string& frontend_address, const rpc::Dialer& dialer) {
+  frontend_ = wf::WorkflowService::NewStub(dialer.Dial(frontend_address));
   scanner_ = std::thread([this] { ScanLoop(); });
 }
 

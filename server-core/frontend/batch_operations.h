@@ -33,6 +33,7 @@
 #include "server-core/frontend/namespace_engine.h"
 #include "server-core/persistence/batch_store.h"
 #include "server-core/persistence/visibility_store.h"
+#include "server-core/rpc/dialer.h"
 #include "server-core/rpc/dispatcher.h"
 #include "temporal/api/workflowservice/v1/service.grpc.pb.h"
 
@@ -52,8 +53,9 @@ class BatchOperations {
   ~BatchOperations();
 
   // Starts running batches (those stored as running included), calling the frontend at
-  // `frontend_address`. Call once the server listens.
-  void Start(const std::string& frontend_address);
+  // `frontend_address` through `dialer` (as other hosts do: TLS with tls.internode). Call
+  // once the server listens.
+  void Start(const std::string& frontend_address, const rpc::Dialer& dialer);
   // Stops every runner (their records stay as they are, to go on at the next start).
   void Shutdown();
 

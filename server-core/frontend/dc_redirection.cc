@@ -3,9 +3,7 @@
 #include <google/protobuf/descriptor.h>
 #include <google/protobuf/dynamic_message.h>
 #include <grpcpp/client_context.h>
-#include <grpcpp/create_channel.h>
 #include <grpcpp/generic/generic_stub.h>
-#include <grpcpp/security/credentials.h>
 
 #include <algorithm>
 
@@ -147,7 +145,7 @@ std::shared_ptr<grpc::Channel> DcRedirection::ChannelTo(const std::string& addre
     grpc::ChannelArguments args;
     args.SetMaxReceiveMessageSize(128 * 1024 * 1024);
     args.SetMaxSendMessageSize(128 * 1024 * 1024);
-    channel = grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
+    channel = dialer_.Dial(address, args);
   }
   return channel;
 }

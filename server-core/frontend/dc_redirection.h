@@ -34,6 +34,7 @@
 
 #include "absl/status/statusor.h"
 #include "server-core/frontend/namespace_engine.h"
+#include "server-core/rpc/dialer.h"
 #include "server-core/rpc/dispatcher.h"
 
 namespace tock::server::frontend {
@@ -56,8 +57,10 @@ inline constexpr char kRedirectionAllowedHeader[] = "xdc-redirection";
 
 class DcRedirection {
  public:
-  DcRedirection(DcRedirectionPolicy policy, NamespaceEngine& namespaces)
-      : policy_(policy), namespaces_(namespaces) {}
+  // Calls to other clusters go through `dialer` (TLS with tls.internode), which must
+  // outlive this.
+  DcRedirection(DcRedirectionPolicy policy, NamespaceEngine& namespaces, const rpc::Dialer& dialer)
+      : policy_(policy), namespaces_(namespaces), dialer_(dialer) {}
 
   // Wraps the registered methods the policy forwards (nothing for kNoop). Call after every
   // handler and every other wrapper is installed.
@@ -73,6 +76,7 @@ class DcRedirection {
 
   const DcRedirectionPolicy policy_;
   NamespaceEngine& namespaces_;
+  const rpc::Dialer& dialer_;
   std::vector<std::string> wrapped_;
   std::mutex mu_;
   std::map<std::string, std::shared_ptr<grpc::Channel>> channels_;  // by address

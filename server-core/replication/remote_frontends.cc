@@ -1,7 +1,5 @@
 #include "server-core/replication/remote_frontends.h"
 
-#include <grpcpp/create_channel.h>
-#include <grpcpp/security/credentials.h>
 
 #include "absl/strings/str_cat.h"
 
@@ -28,7 +26,7 @@ RemoteFrontends::Remote& RemoteFrontends::Get(const std::string& address) {
   if (remote.channel == nullptr) {
     grpc::ChannelArguments args;
     args.SetMaxReceiveMessageSize(128 * 1024 * 1024);
-    remote.channel = grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
+    remote.channel = dialer_.Dial(address, args);
     remote.workflow = wf::WorkflowService::NewStub(remote.channel);
     remote.admin = adm::AdminService::NewStub(remote.channel);
   }

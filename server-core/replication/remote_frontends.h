@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "server-core/replication/cluster_registry.h"
+#include "server-core/rpc/dialer.h"
 #include "temporal/api/workflowservice/v1/service.grpc.pb.h"
 #include "tock/admin/v1/service.grpc.pb.h"
 
@@ -19,6 +20,9 @@ namespace tock::server::replication {
 
 class RemoteFrontends {
  public:
+  // Channels come from `dialer` (TLS with tls.internode), which must outlive this.
+  explicit RemoteFrontends(const rpc::Dialer& dialer) : dialer_(dialer) {}
+
   static constexpr absl::Duration kDescribeTimeout = absl::Seconds(5);
   static constexpr absl::Duration kPullTimeout = absl::Seconds(10);
 
@@ -46,6 +50,7 @@ class RemoteFrontends {
   };
   Remote& Get(const std::string& address);
 
+  const rpc::Dialer& dialer_;
   std::mutex mu_;
   std::map<std::string, Remote> remotes_;  // never erased: references stay valid
 };

@@ -1,8 +1,6 @@
 #include "server-core/routing/peers.h"
 
-#include <grpcpp/create_channel.h>
 #include <grpcpp/generic/generic_stub.h>
-#include <grpcpp/security/credentials.h>
 
 
 namespace tock::server::routing {
@@ -14,8 +12,7 @@ Peers::Peer& Peers::Get(const std::string& address) {
     grpc::ChannelArguments args;
     args.SetMaxReceiveMessageSize(128 * 1024 * 1024);
     args.SetMaxSendMessageSize(128 * 1024 * 1024);
-    peer.channel =
-        grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
+    peer.channel = dialer_.Dial(address, args);
     peer.host_service = tock::cluster::v1::HostService::NewStub(peer.channel);
   }
   return peer;

@@ -17,6 +17,7 @@
 #include <string>
 
 #include "absl/time/time.h"
+#include "server-core/rpc/dialer.h"
 #include "tock/cluster/v1/host_service.grpc.pb.h"
 
 namespace tock::server::routing {
@@ -25,6 +26,9 @@ constexpr char kForwardedHeader[] = "tock-forwarded";
 
 class Peers {
  public:
+  // Channels come from `dialer` (TLS with tls.internode), which must outlive this.
+  explicit Peers(const rpc::Dialer& dialer) : dialer_(dialer) {}
+
   using Done = std::function<void(const grpc::Status&, grpc::ByteBuffer*)>;
 
   // Sends a call (its request as received) to the host at `address`; `done` runs once, on
@@ -44,6 +48,7 @@ class Peers {
   };
   Peer& Get(const std::string& address);
 
+  const rpc::Dialer& dialer_;
   std::mutex mu_;
   std::map<std::string, Peer> peers_;
 };

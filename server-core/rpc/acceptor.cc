@@ -3,8 +3,6 @@
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <fcntl.h>
-#include <grpc/grpc_posix.h>
-#include <grpc/grpc_security.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -92,8 +90,8 @@ absl::StatusOr<int> Acceptor::Listen(const std::string& ip, int port) {
             : ntohs(reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
 }
 
-void Acceptor::Start(grpc::Server* server, int max_connections) {
-  server_ = server;
+void Acceptor::Start(grpc::experimental::ExternalConnectionAcceptor* handoff, int max_connections) {
+  handoff_ = handoff;
   max_connections_ = max_connections;
   baseline_descriptors_ = OpenDescriptors();
   if (pipe2(wake_pipe_, O_CLOEXEC) != 0) wake_pipe_[0] = wake_pipe_[1] = -1;
@@ -164,9 +162,11 @@ void Acceptor::Loop() {
     }
     const int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    grpc_server_credentials* creds = grpc_insecure_server_credentials_create();
-    grpc_server_add_channel_from_fd(server_->c_server(), fd, creds);
-    grpc_server_credentials_release(creds);
+    // gRPC owns the descriptor from here (it closes it, also when the handshake fails).
+    grpc::experimental::ExternalConnectionAcceptor::NewConnectionParameters connection;
+    connection.listener_fd = listen_fd_;
+    connection.fd = fd;
+    handoff_->HandleNewConnection(&connection);
     ++accepted_;
   }
 }

@@ -7,7 +7,9 @@
 // backoff (10 ms doubling to 1 s), and connections are capped: past `max_connections`, or
 // when fewer than kReservedDescriptors descriptors are left for the database and archives,
 // a new connection is closed at once. gRPC serves each accepted connection exactly as it
-// would its own (grpc_server_add_channel_from_fd, the server's channel arguments).
+// would its own, through the server's external connection acceptor (ServerBuilder::
+// experimental().AddExternalConnectionAcceptor): the server's channel arguments and its
+// credentials, TLS included (grpc_server_add_channel_from_fd takes plaintext ones only).
 //
 // Thread safety: Start and Stop from one thread; the counters from any.
 #pragma once
@@ -17,7 +19,7 @@
 #include <string>
 #include <thread>
 
-#include <grpcpp/server.h>
+#include <grpcpp/server_builder.h>
 
 #include "absl/status/statusor.h"
 #include "lib/common/log.h"
@@ -37,10 +39,11 @@ class Acceptor {
   // Binds and listens on ip:port (0: a free port). UNAVAILABLE naming the address when it
   // is in use or not available. No SO_REUSEPORT: a second server on the same port is an error.
   absl::StatusOr<int> Listen(const std::string& ip, int port);
-  // Accepts until Stop, handing connections to `server` (built and started, no ports of its
-  // own). `max_connections` counts the descriptors opened since Start (client connections,
-  // in practice).
-  void Start(grpc::Server* server, int max_connections);
+  // Accepts until Stop, handing connections to `handoff`, the external connection acceptor
+  // of a server built and started without ports of its own (it must outlive Stop).
+  // `max_connections` counts the descriptors opened since Start (client connections, in
+  // practice).
+  void Start(grpc::experimental::ExternalConnectionAcceptor* handoff, int max_connections);
   // Closes the listening socket and joins the thread. Idempotent.
   void Stop();
 
@@ -53,7 +56,7 @@ class Acceptor {
   bool RoomForAnother() const;
 
   Logger& logger_;
-  grpc::Server* server_ = nullptr;
+  grpc::experimental::ExternalConnectionAcceptor* handoff_ = nullptr;
   int max_connections_ = 0;
   int baseline_descriptors_ = 0;
   int listen_fd_ = -1;

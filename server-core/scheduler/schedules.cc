@@ -1,6 +1,5 @@
 #include "server-core/scheduler/schedules.h"
 
-#include <grpcpp/create_channel.h>
 
 #include <algorithm>
 #include <cstring>
@@ -158,11 +157,10 @@ Schedules::Schedules(persistence::ScheduleStore& store, frontend::NamespaceEngin
 
 Schedules::~Schedules() { Shutdown(); }
 
-void Schedules::Start(const std::string& frontend_address) {
+void Schedules::Start(const std::string& frontend_address, const rpc::Dialer& dialer) {
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(128 * 1024 * 1024);
-  frontend_ = wf::WorkflowService::NewStub(grpc::CreateCustomChannel(
-      frontend_address, grpc::InsecureChannelCredentials(), args));
+  frontend_ = wf::WorkflowService::NewStub(dialer.Dial(frontend_address, args));
   std::lock_guard lock(mu_);
   started_ = true;
   loop_ = std::thread([this] { Loop(); });

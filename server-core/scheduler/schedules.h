@@ -34,6 +34,7 @@
 #include "lib/common/log.h"
 #include "server-core/frontend/namespace_engine.h"
 #include "server-core/persistence/schedule_store.h"
+#include "server-core/rpc/dialer.h"
 #include "server-core/rpc/dispatcher.h"
 #include "server-core/scheduler/schedule_logic.h"
 #include "temporal/api/workflowservice/v1/service.grpc.pb.h"
@@ -52,8 +53,9 @@ class Schedules {
             Logger& logger, std::function<bool(const std::string&, const std::string&)> owns);
   ~Schedules();
 
-  // Starts the runner, calling the frontend at `frontend_address`. Call once the server listens.
-  void Start(const std::string& frontend_address);
+  // Starts the runner, calling the frontend at `frontend_address` through `dialer` (as other
+  // hosts do: TLS with tls.internode). Call once the server listens.
+  void Start(const std::string& frontend_address, const rpc::Dialer& dialer);
   // Stops the runner (records stay as they are; the next start goes on from them).
   void Shutdown();
   // The server's clock moved (AdvanceTime): look at every schedule's next time again.
