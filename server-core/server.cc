@@ -16,6 +16,7 @@
 #include "server-core/frontend/dc_redirection.h"
 #include "server-core/frontend/handover_gate.h"
 #include "server-core/scheduler/schedules.h"
+#include "server-core/security/rate_limit_interceptor.h"
 #include "server-core/frontend/handlers.h"
 #include "server-core/frontend/namespace_engine.h"
 #include "server-core/http/http_server.h"
@@ -275,6 +276,12 @@ class TockServerImpl : public TockServer {
     if (!redirection.ok()) return redirection.status();
     dc_redirection_ = std::make_unique<frontend::DcRedirection>(*redirection, *namespaces_, *dialer_);
     dc_redirection_->Install(dispatcher_);
+    // Rate limits (`limits:` rate keys, off unless configured), around everything above: a
+    // call over its limit is refused here, before it is held, routed or forwarded.
+    if (config_.rate_limits.enabled) {
+      rate_limits_ = std::make_unique<security::RateLimitInterceptor>(config_.rate_limits, RealClock());
+      rate_limits_->Install(dispatcher_);
+    }
 
     if (absl::Status s = StartHttp(); !s.ok()) return s;
     if (absl::Status s = StartTimerHttp(); !s.ok()) return s;
@@ -578,7 +585,8 @@ class TockServerImpl : public TockServer {
                         config_.source.empty() ? "" : absl::StrCat("  config:     ", config_.source, "\n"),
                         http_ ? absl::StrCat("  metrics:    ", MetricsUrl(), "\n") : "",
                         timer_http_ ? absl::StrCat("  timers:     ", TimerHttpUrl(), "\n") : "",
-                        TlsBannerLine());
+                        TlsBannerLine(),
+                        rate_limits_ ? absl::StrCat("  limits:     ", config_.rate_limits.Summary(), "\n") : "");
   }
 
   void Shutdown() override {
@@ -689,6 +697,7 @@ class TockServerImpl : public TockServer {
   std::unique_ptr<routing::CallRouter> call_router_;
   std::unique_ptr<frontend::DcRedirection> dc_redirection_;
   std::unique_ptr<frontend::HandoverGate> handover_gate_;
+  std::unique_ptr<security::RateLimitInterceptor> rate_limits_;  // null: no rate limits
   std::unique_ptr<worker::RetentionScanner> retention_;
   std::unique_ptr<archiver::ArchiveRegistry> archives_;
   std::unique_ptr<worker::Archiver> archiver_;

@@ -4,6 +4,8 @@
 #pragma once
 
 #include "absl/status/status.h"
+#include "lib/common/status.h"
+#include "temporal/api/errordetails/v1/message.pb.h"
 
 namespace tock::cli {
 
@@ -26,6 +28,15 @@ inline int ExitCodeFor(const absl::Status& status) {
     case absl::StatusCode::kUnavailable:
     case absl::StatusCode::kDeadlineExceeded:
       return kExitUnavailable;
+    case absl::StatusCode::kResourceExhausted: {
+      // Over a rate limit (the server's `limits:`): the server is there but will not take
+      // more calls now, like an unavailable one; other exhaustion stays an error.
+      auto detail = GetDetail<temporal::api::errordetails::v1::ResourceExhaustedFailure>(status);
+      return detail.has_value() &&
+                     detail->cause() == temporal::api::enums::v1::RESOURCE_EXHAUSTED_CAUSE_RPS_LIMIT
+                 ? kExitUnavailable
+                 : kExitError;
+    }
     case absl::StatusCode::kAlreadyExists:
     case absl::StatusCode::kAborted:
       return kExitConflict;

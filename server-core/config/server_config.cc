@@ -54,6 +54,8 @@ absl::Status ParseLimits(const YAML::Node& node, history::Limits& limits) {
   };
   std::set<std::string> names;
   for (const Key& k : keys) names.insert(k.name);
+  // The rate keys are read by security::ParseRateLimits.
+  names.insert(security::RateLimitConfig::Keys().begin(), security::RateLimitConfig::Keys().end());
   TOCK_CONFIG_RETURN_IF_ERROR(CheckKeys(node, "limits", names));
   for (const Key& k : keys) {
     int64_t value = 0;
@@ -316,6 +318,7 @@ absl::StatusOr<ServerConfig> ParseServerConfig(const std::string& yaml_text) {
   }
   if (const YAML::Node limits = root["limits"]) {
     TOCK_CONFIG_RETURN_IF_ERROR(ParseLimits(limits, config.limits));
+    TOCK_CONFIG_RETURN_IF_ERROR(security::ParseRateLimits(limits, config.rate_limits));
   }
   if (const YAML::Node tls = root["tls"]) {
     TOCK_CONFIG_RETURN_IF_ERROR(ParseTlsConfig(tls, config.tls));

@@ -39,6 +39,8 @@
 //       b: {enabled: true, initial_failover_version: 2, rpc_address: "127.0.0.1:7234"}
 //   namespaces: [default]   # registered at start when missing; default always is
 //   archival: ...           # and namespace_defaults: see archival_config.h
+//   limits:                 # request and workflow limits (history/request_limits.h) and
+//     namespace_rps: 1200   #   rate limits (security/rate_limit_config.h; off unless set)
 //   tls: ...                # frontend and internode TLS: see tls_config.h
 #pragma once
 
@@ -56,6 +58,7 @@
 #include "server-core/config/tls_config.h"
 #include "server-core/history/request_limits.h"
 #include "server-core/persistence/persistence.h"
+#include "server-core/security/rate_limit_config.h"
 
 namespace tock::server {
 
@@ -105,6 +108,9 @@ struct ServerConfig {
   std::string source;
   // Per-request and per-workflow limits (`limits:`; Temporal's defaults).
   history::Limits limits;
+  // The frontend's rate limits (the rate keys of `limits:`; security/rate_limit_config.h).
+  // Off unless configured.
+  security::RateLimitConfig rate_limits;
   // Places where a test build of the server stops on purpose (`tock-server-faults`, built
   // with the tests from cmd/tock-server/main.cc with TOCK_FAULT_POINTS). tock-server itself
   // has no way to set them: production never runs them.

@@ -195,6 +195,14 @@ class Dispatcher : public grpc::CallbackGenericService {
   }
 
   bool Has(const std::string& method) const { return handlers_.contains(method); }
+  // Every registered method ("package.Service/Method"), for wrappers that go around all of
+  // them (rate limits, authorization: server-core/security).
+  std::vector<std::string> Methods() const {
+    std::vector<std::string> out;
+    out.reserve(handlers_.size());
+    for (const auto& [method, entry] : handlers_) out.push_back(method);
+    return out;
+  }
   // Replaces the handler of a registered method with `wrap(handler)` (routing between
   // hosts, server-core/routing). Call before the server starts.
   void Wrap(const std::string& method, const std::function<RawHandler(RawHandler)>& wrap);

@@ -64,6 +64,15 @@ TEST(ExitCodes, EveryStatusCode) {
                              absl::DataLossError("")}) {
     EXPECT_EQ(ExitCodeFor(other), kExitError) << other;
   }
+  // Over a rate limit (Temporal's ResourceExhaustedFailure, cause RPS_LIMIT): unavailable.
+  temporal::api::errordetails::v1::ResourceExhaustedFailure rps;
+  rps.set_cause(temporal::api::enums::v1::RESOURCE_EXHAUSTED_CAUSE_RPS_LIMIT);
+  EXPECT_EQ(ExitCodeFor(WithDetail(absl::ResourceExhaustedError("namespace rate limit exceeded"), rps)),
+            kExitUnavailable);
+  temporal::api::errordetails::v1::ResourceExhaustedFailure concurrent;
+  concurrent.set_cause(temporal::api::enums::v1::RESOURCE_EXHAUSTED_CAUSE_CONCURRENT_LIMIT);
+  EXPECT_EQ(ExitCodeFor(WithDetail(absl::ResourceExhaustedError("too many updates"), concurrent)),
+            kExitError);
   EXPECT_EQ(std::vector<int>({kExitOk, kExitError, kExitUsage, kExitNotFound, kExitUnavailable,
                               kExitConflict}),
             std::vector<int>({0, 1, 2, 3, 4, 5}));

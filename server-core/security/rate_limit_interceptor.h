@@ -1,0 +1,41 @@
+// The frontend's rate limits around every WorkflowService method of the dispatcher (one
+// wrapper per method, installed after the routing wrappers so that it runs before them: a
+// refused call is never forwarded to another host or cluster).
+//
+// Which calls count (rate_limiter.h for the buckets):
+// - WorkflowService calls, like Temporal's frontend limiter (AdminService, OperatorService,
+//   the replication and host services and tock's TimerService are not limited);
+// - but not GetSystemInfo, which every SDK client calls first and which costs nothing (there
+//   is no gRPC health service on the port to exempt);
+// - polls (Poll*TaskQueue, PollWorkflowExecutionUpdate, and GetWorkflowExecutionHistory with
+//   wait_new_event) in the poll buckets, apart from the other calls: a host full of waiting
+//   workers does not refuse starts, and a flood of starts does not starve the workers;
+// - not a call another host of the cluster forwarded (metadata `tock-forwarded`,
+//   routing/peers.h): the host that received it from the client counted it already.
+//   Counting it again would halve a namespace's rate whenever its calls are routed.
+//   (Calls from this server's own schedules and batches do count, as client calls.)
+//
+// Thread safety: Install before the server starts; calls from any thread after.
+#pragma once
+
+#include "lib/common/clock.h"
+#include "server-core/rpc/dispatcher.h"
+#include "server-core/security/rate_limit_config.h"
+#include "server-core/security/rate_limiter.h"
+
+namespace tock::server::security {
+
+class RateLimitInterceptor {
+ public:
+  RateLimitInterceptor(const RateLimitConfig& config, Clock& clock) : limiter_(config, clock) {}
+
+  // Wraps every WorkflowService method registered in `dispatcher` but GetSystemInfo.
+  void Install(rpc::Dispatcher& dispatcher);
+
+  RateLimiter& limiter() { return limiter_; }
+
+ private:
+  RateLimiter limiter_;
+};
+
+}  // namespace tock::server::security
