@@ -14,8 +14,10 @@
 namespace tock::archival {
 
 struct FileProviderOptions {
-  uint32_t file_mode = 0640;  // owner writes, group reads: archives hold payloads
-  uint32_t dir_mode = 0750;
+  // Owner only: archives hold payloads (issue 15). Configurable for an operator who wants a
+  // group of readers (filestore: {file_mode: "0640", dir_mode: "0750"}).
+  uint32_t file_mode = 0600;
+  uint32_t dir_mode = 0700;
 };
 
 struct S3ProviderOptions {

@@ -2,6 +2,7 @@
 // server, describe, \output json, the history inspector (event, find, timeline, branches),
 // Ctrl-C during `follow` (the session survives), exit, and the history file written.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -194,6 +195,13 @@ TEST(ReplTest, CompletionDescribeJsonInspectorFollowInterruptAndHistoryFile) {
   tmux.WaitFor("BRANCH +CURRENT +TOKEN +EVENTS +VERSION");
   tmux.WaitFor("\n0 +yes +- +1-\\d+ +0 *\n");
   tmux.WaitFor("last write version 0");
+  // export writes the history (payloads) to a new file its owner's only.
+  const std::string exported = dir.File("order-1.json");
+  tmux.Line("export " + exported);
+  tmux.WaitFor("wrote \\d+ events to ");
+  struct stat exported_stat {};
+  ASSERT_EQ(stat(exported.c_str(), &exported_stat), 0);
+  EXPECT_EQ(exported_stat.st_mode & 0777, 0600u);
   tmux.Line("back");
 
   // follow streams a new event; Ctrl-C stops it and the session goes on.
@@ -229,6 +237,13 @@ TEST(ReplTest, CompletionDescribeJsonInspectorFollowInterruptAndHistoryFile) {
   }
   EXPECT_TRUE(tmux.PaneDead()) << tmux.Screen();
 
+  // Command lines may hold secrets: the history and the directory Tock made for it are the
+  // owner's only.
+  struct stat st {};
+  ASSERT_EQ(stat((state + "/tock/history").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  ASSERT_EQ(stat((state + "/tock").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
   std::ifstream history(state + "/tock/history");
   ASSERT_TRUE(history.good()) << "no history file under XDG_STATE_HOME";
   std::stringstream raw;

@@ -1,5 +1,8 @@
 #include "cmd/tock/repl/inspector.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <fstream>
 
@@ -362,6 +365,10 @@ absl::Status HistoryInspector::Export(const std::vector<std::string>& args) {
   if (args.size() != 1) return Usage("export FILE");
   temporal::api::history::v1::History history;
   for (const HistoryEvent& e : events_) *history.add_events() = e;
+  // The history holds payloads: a new file is its owner's only (an existing one keeps its mode).
+  if (const int fd = ::open(args[0].c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600); fd >= 0) {
+    ::close(fd);
+  }
   std::ofstream file(args[0], std::ios::trunc);
   if (!file) return absl::InvalidArgumentError(absl::StrCat("cannot write ", args[0]));
   file << ProtoToJson(history).dump(2) << "\n";

@@ -1,7 +1,9 @@
 #include "cmd/tock/repl/repl.h"
 
 #include <editline/readline.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
@@ -46,7 +48,12 @@ class Session {
     const std::string history = HistoryFilePath();
     if (!history.empty()) {
       std::error_code ignored;
-      std::filesystem::create_directories(std::filesystem::path(history).parent_path(), ignored);
+      const std::filesystem::path dir = std::filesystem::path(history).parent_path();
+      // Command lines may hold secrets (an --api-key typed in): the directory Tock makes for
+      // its history is its owner's only, and so is the file, from its creation on.
+      if (std::filesystem::create_directories(dir, ignored)) chmod(dir.c_str(), 0700);
+      const int fd = ::open(history.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+      if (fd >= 0) ::close(fd);
       using_history();
       stifle_history(kHistoryLines);
       read_history(history.c_str());
