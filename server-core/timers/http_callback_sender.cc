@@ -127,13 +127,18 @@ void HttpCallbackSender::Send(CallbackRequest request,
   {
     std::lock_guard lock(impl_->mu);
     if (!impl_->stopping) {
+      // The thread drains the queue as far as it has room and leaves requests there only
+      // while every slot is busy (a finished transfer wakes it): so a queue that holds
+      // something already has its wake-up coming, and only the first request needs one (not
+      // a write to curl's wake-up pipe per callback).
+      const bool first = impl_->queue.empty() && impl_->refused.empty();
       if (impl_->queue.size() >= impl_->options.max_queued) {
         impl_->refused.push_back(std::move(t));
       } else {
         impl_->queue.push_back(std::move(t));
       }
       // Under the lock: Stop cleans the multi handle up only after `stopping` is set.
-      curl_multi_wakeup(impl_->multi);
+      if (first) curl_multi_wakeup(impl_->multi);
       return;
     }
   }

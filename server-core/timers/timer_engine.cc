@@ -245,9 +245,11 @@ void TimerEngine::FirerLoop() {
       e.in_flight = true;
       due.push_back(e.timer);
     }
+    const bool full = due.size() >= options_.batch;
     lock.unlock();
     FireBatch(std::move(due));
     lock.lock();
+    if (!full) cv_.wait_for(lock, Chrono(options_.min_batch_interval), [&] { return stopping_; });
   }
 }
 
@@ -349,13 +351,17 @@ void TimerEngine::FireBatch(std::vector<StoredTimer> due) {
                                         : kDefaultCallbackTimeoutSeconds);
     sender_.Send(std::move(request),
                  [inbox = inbox_, attempted = std::move(t)](CallbackOutcome outcome) mutable {
+                   bool first = false;
                    {
                      std::lock_guard lock(inbox->mu);
                      if (inbox->closed) return;
+                     first = inbox->outcomes.empty();
                      inbox->outcomes.push_back(
                          Outcome{std::move(attempted), std::move(outcome), absl::InfinitePast()});
                    }
-                   inbox->cv.notify_one();
+                   // The writer takes everything waiting at once: only an outcome that finds
+                   // the inbox empty has to wake it (not a futex wake per callback).
+                   if (first) inbox->cv.notify_one();
                  });
   }
 }
@@ -443,7 +449,12 @@ void TimerEngine::WriterLoop() {
       }
     }
     if (batch.empty()) continue;
+    const bool full = batch.size() >= options_.batch;
     for (Outcome& o : WriteOutcomes(std::move(batch))) delayed.push_back(std::move(o));
+    if (!full) {  // let outcomes gather (see Options::min_batch_interval)
+      std::unique_lock lock(inbox_->mu);
+      inbox_->cv.wait_for(lock, Chrono(options_.min_batch_interval), [&] { return inbox_->closed; });
+    }
   }
 }
 

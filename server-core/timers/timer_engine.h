@@ -64,6 +64,11 @@ class TimerEngine {
     // the loaded part are armed regardless.
     size_t max_armed = 200'000;
     size_t batch = 1000;                             // writes per transaction
+    // After a batch smaller than `batch`, the firer and the writer wait this long before the
+    // next one, so that timers due a millisecond apart (10,000 a second) share a transaction
+    // instead of costing one each, which took the processor the callbacks need. Adds at
+    // most this much to a timer's lateness.
+    absl::Duration min_batch_interval = absl::Milliseconds(10);
     absl::Duration store_retry = absl::Seconds(1);   // after a store error
   };
 

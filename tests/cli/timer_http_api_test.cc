@@ -51,7 +51,9 @@ class TimerHttpApiTest : public CliTest {
  protected:
   void SetUp() override {
     ASSERT_TRUE(receiver_.Start().ok());
-    StartServer({"--http-port", "0"});
+    std::vector<std::string> flags = {"--http-port", "0"};
+    for (const std::string& f : ExtraServerFlags()) flags.push_back(f);
+    StartServer(flags);
     std::smatch match;
     const std::string& banner = server_->banner();
     ASSERT_TRUE(std::regex_search(banner, match, std::regex(R"(\n  timers:     (http://\S+/api/v1/timers)\n)")))
@@ -95,6 +97,8 @@ class TimerHttpApiTest : public CliTest {
     ADD_FAILURE() << id << " never reached " << state << ": " << t.dump();
     return t;
   }
+
+  virtual std::vector<std::string> ExtraServerFlags() const { return {}; }
 
   CallbackReceiver receiver_;
   std::string base_;
@@ -261,6 +265,91 @@ TEST_F(TimerHttpApiTest, FiresWithTheSeedsCallbackAndOutcomes) {
   const auto calls = receiver_.ReceivedFor("t-later");
   ASSERT_EQ(calls.size(), 2u);
   EXPECT_GE(calls[1].arrived_at, next);  // rescheduled, never before the new time
+}
+
+// The retry policy's timing on a time-skipping server (--enable-time-skipping): the server's
+// clock is moved by `tock server advance-time`, and every attempt must come exactly when the
+// policy says on that clock: not before the timer's time, then after each backoff (jittered
+// into [0.8, 1] of the interval, as the seed's), never before it.
+class TimerTimeSkippingTest : public TimerHttpApiTest {
+ protected:
+  std::vector<std::string> ExtraServerFlags() const override { return {"--enable-time-skipping"}; }
+
+  // Moves the server's clock by `d` (whole milliseconds); its time after the move.
+  absl::Time Advance(absl::Duration d) {
+    const std::string ms = absl::StrCat(absl::ToInt64Milliseconds(d), "ms");
+    json moved = TockJson({"server", "advance-time", ms});
+    absl::StatusOr<absl::Time> at = ParseTimestamp(moved.value("serverTime", ""), absl::Now());
+    EXPECT_TRUE(at.ok()) << moved.dump();
+    return at.ok() ? *at : absl::InfinitePast();
+  }
+  absl::Time Field(const json& timer, const std::string& name) {
+    absl::StatusOr<absl::Time> at = ParseTimestamp(timer.value(name, ""), absl::Now());
+    EXPECT_TRUE(at.ok()) << name << " in " << timer.dump();
+    return at.ok() ? *at : absl::InfinitePast();
+  }
+  // Waits (real time, bounded) until the timer shows `attempts` attempts and no longer FIRING.
+  json AfterAttempt(const std::string& id, int attempts) {
+    json t;
+    for (int i = 0; i < 200; ++i) {
+      t = Call("get", {{"namespace", "default"}, {"timerId", id}}, 200);
+      if (t.value("attempts", 0) == attempts && t.value("state", "") != "FIRING") return t;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    ADD_FAILURE() << id << " never finished attempt " << attempts << ": " << t.dump();
+    return t;
+  }
+};
+
+TEST_F(TimerTimeSkippingTest, RetryTimingFollowsThePolicyOnTheServersClock) {
+  // Attempt 1 answers 503; attempt 2 answers after 3 s, past the 1 s callback timeout;
+  // attempt 3 succeeds.
+  receiver_.Script("t-retry", {CallbackAnswer::Status(503), CallbackAnswer::Slow(absl::Seconds(3)),
+                               CallbackAnswer::Ok()});
+  const absl::Time start = Advance(absl::Milliseconds(1));
+  const absl::Time due = start + absl::Hours(1);
+  json t = Timer("t-retry", receiver_.Url("/cb"), FormatTimestamp(due));
+  t["retryPolicy"] = {{"initialInterval", "10m"}, {"backoffMultiplier", 2}, {"maxInterval", "1h"},
+                      {"maxAttemptsDuration", "2h"}, {"maxAttempts", 5}};
+  t["callbackTimeoutSeconds"] = 1;
+  Call("create", t, 200);
+
+  // An hour less a second on the server's clock: not due yet, nothing sent.
+  Advance(due - absl::Seconds(1) - start);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  EXPECT_EQ(receiver_.ReceivedFor("t-retry").size(), 0u) << "sent before its time";
+  Advance(absl::Seconds(1));
+  json after1 = AfterAttempt("t-retry", 1);
+  EXPECT_EQ(after1.value("state", ""), "PENDING");
+  EXPECT_NE(after1.value("lastError", "").find("503"), std::string::npos) << after1.dump();
+  const absl::Time first = Field(after1, "executedAt");
+  EXPECT_GE(first, due);
+  // Backoff 1: 10 minutes jittered into [8 m, 10 m] after the attempt.
+  const absl::Time next1 = Field(after1, "nextAttemptAt");
+  EXPECT_GE(next1 - first, absl::Minutes(8)) << after1.dump();
+  EXPECT_LE(next1 - first, absl::Minutes(10) + absl::Seconds(1)) << after1.dump();
+
+  absl::Time now = Advance(absl::Milliseconds(1));
+  now = Advance(next1 - absl::Seconds(1) - now);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  EXPECT_EQ(receiver_.ReceivedFor("t-retry").size(), 1u) << "retried before the backoff ran out";
+  now = Advance(absl::Seconds(1));
+  json after2 = AfterAttempt("t-retry", 2);
+  EXPECT_EQ(after2.value("state", ""), "PENDING");
+  EXPECT_NE(after2.value("lastError", "").find("timed out"), std::string::npos) << after2.dump();
+  // Backoff 2: 20 minutes (10 m x 2) jittered into [16 m, 20 m] after the second attempt.
+  const absl::Time next2 = Field(after2, "nextAttemptAt");
+  EXPECT_GE(next2 - now, absl::Minutes(16)) << after2.dump();
+  EXPECT_LE(next2 - now, absl::Minutes(20) + absl::Seconds(5)) << after2.dump();
+
+  now = Advance(absl::Milliseconds(1));
+  Advance(next2 - now);
+  json done = WaitForState("t-retry", "SUCCEEDED");
+  EXPECT_EQ(done.value("attempts", 0), 3);
+  const auto got = receiver_.ReceivedFor("t-retry");
+  ASSERT_EQ(got.size(), 3u);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(got[i].attempt, i + 1);
+  EXPECT_FALSE(done.contains("lastError")) << done.dump();
 }
 
 }  // namespace
