@@ -5,14 +5,16 @@
 // TLS only: a client trusting the CA works; a plaintext client, a client that does not trust
 // the CA, and a TLS client against a plaintext server fail with exit 4 and a message saying
 // which; TLS 1.1 is refused. Mutual TLS: no client certificate and one from another CA are
-// refused, the right one accepted. A certificate replaced on disk is served without a
-// restart. Bad `tls:` settings stop the start with exit 2 and the key named.
+// refused, the right one accepted, also by the server's own calls to its frontend; optional
+// client certificates are checked when sent. A certificate replaced on disk is served
+// without a restart. Bad `tls:` settings stop the start with exit 2 and the key named.
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
 #include "absl/strings/match.h"
 #include "absl/time/clock.h"
 #include "tests/support/process.h"
@@ -148,6 +150,49 @@ TEST_F(TlsCliTest, MutualTlsRefusesNoCertificateAndAnotherCasAndTakesTheRightOne
   ProcessResult plaintext = Describe({});
   EXPECT_EQ(plaintext.exit_code, kExitUnavailable);
   EXPECT_TRUE(absl::StrContains(plaintext.err, "answered TLS; use --tls")) << plaintext.err;
+}
+
+// The server calls its own frontend (batch and schedule runners) as another host would:
+// through tls.internode, with its client certificate. A batch completing proves it.
+TEST_F(TlsCliTest, TheServersOwnCallsGoOverMutualTls) {
+  ASSERT_NO_FATAL_FAILURE(Start(Config("ca")));
+  auto tock = [&](std::vector<std::string> args) {
+    std::vector<std::string> argv = {TOCK_CLI_BIN, "--address", server_.address()};
+    for (const std::string& f : WithClient("ca", "client")) argv.push_back(f);
+    argv.insert(argv.end(), args.begin(), args.end());
+    return RunProcess(argv);
+  };
+  for (const std::string id : {"b-1", "b-2"}) {
+    ProcessResult started = tock({"workflow", "start", "--type", "order", "--task-queue", "q",
+                                  "--workflow-id", id});
+    ASSERT_EQ(started.exit_code, kExitOk) << started.err;
+  }
+  ProcessResult batch = tock({"batch", "terminate", "--query", "WorkflowType = 'order'", "--reason",
+                              "tls", "--yes", "--job-id", "tls-batch"});
+  ASSERT_EQ(batch.exit_code, kExitOk) << batch.err;
+  const nlohmann::json done = nlohmann::json::parse(batch.out, nullptr, false);
+  ASSERT_FALSE(done.is_discarded()) << batch.out;
+  EXPECT_EQ(done.value("state", ""), "BATCH_OPERATION_STATE_COMPLETED") << batch.out;
+  EXPECT_EQ(done.value("completeOperationCount", ""), "2") << batch.out;
+  EXPECT_EQ(done.value("failureOperationCount", ""), "0") << batch.out;
+  EXPECT_FALSE(absl::StrContains(server_.stderr_text(), "Handshake failed")) << server_.stderr_text();
+}
+
+TEST_F(TlsCliTest, OptionalClientCertificatesAreCheckedWhenSent) {
+  const std::string config = dir_.Write(
+      "optional.yaml", "tls:\n  frontend:\n    cert_file: " + certs_.Pem("server") +
+                           "\n    key_file: " + certs_.Key("server") + "\n    client_ca_file: " +
+                           certs_.Pem("ca") + "\n    require_client_auth: false\n  internode:\n"
+                           "    ca_file: " + certs_.Pem("ca") + "\n");
+  ServerProcess optional(TOCK_SERVER_BIN);
+  ASSERT_TRUE(optional.Start({"--config", config})) << optional.error();
+  EXPECT_TRUE(absl::StrContains(optional.banner(), "client certificates checked when sent"))
+      << optional.banner();
+  EXPECT_EQ(Describe(Trusting("ca"), optional.address()).exit_code, kExitOk);
+  EXPECT_EQ(Describe(WithClient("ca", "client"), optional.address()).exit_code, kExitOk);
+  ProcessResult wrong = Describe(WithClient("ca", "wrongclient"), optional.address());
+  EXPECT_EQ(wrong.exit_code, kExitUnavailable);
+  EXPECT_TRUE(absl::StrContains(wrong.err, "the server refused the client certificate")) << wrong.err;
 }
 
 TEST_F(TlsCliTest, ARotatedCertificateIsServedWithoutARestart) {
