@@ -321,7 +321,7 @@ const char* kExitStatus =
     ".TP\n.B 2\nUsage error or invalid input (unknown flag, missing argument, bad value).\n"
     ".TP\n.B 3\nNot found (namespace, workflow, activity, search attribute, cluster, batch "
     "job, schedule, timer).\n"
-    ".TP\n.B 4\nThe server is unavailable, or a call timed out.\n"
+    ".TP\n.B 4\nThe server is unavailable, refused the call over a rate limit, or a call timed out.\n"
     ".TP\n.B 5\nAlready exists, or a conflicting change.\n";
 
 void CommandSection(std::ostringstream& out, const CLI::App& cmd) {
