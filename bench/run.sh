@@ -2,7 +2,7 @@
 # Builds and runs the benchmarks; figures go in README.md ("Performance").
 set -euo pipefail
 cd "$(dirname "$0")/.."
-./scripts/build.sh --target tock tock-server min_describe namespace_bench workflow_bench history_bench idle_memory_bench repl_bench completion_bench archival_bench execution_store_bench search_attribute_bench batch_bench schedule_bench replication_bench timer_bench
+./scripts/build.sh --target tock tock-server min_describe namespace_bench workflow_bench history_bench idle_memory_bench repl_bench completion_bench archival_bench execution_store_bench search_attribute_bench batch_bench schedule_bench replication_bench timer_bench security_bench
 ./build/bench/namespace_bench ./build/cmd/tock-server/tock-server ./build/cmd/tock/tock \
   ./build/bench/min_describe "${1:-41}"
 ./build/bench/workflow_bench ./build/cmd/tock-server/tock-server 2000
@@ -22,6 +22,9 @@ cd "$(dirname "$0")/.."
 # Issue 14: 100,000 timers created over HTTP and fired to a local receiver, against a plain
 # libcurl multi loop posting the same callbacks to it: rates, lateness p50/p99.
 ./build/bench/timer_bench ./build/cmd/tock-server/tock-server 100000
+# Issue 15: DescribeNamespace with 16 callers over mTLS with a JWT / mTLS / plaintext without
+# authorization (three servers, certificates and keys made with openssl): ratio >= 0.6x.
+./build/bench/security_bench ./build/cmd/tock-server/tock-server 5 3
 # The PostgreSQL ExecutionStore against raw commits of the same throwaway server (fsync off).
 pgdir="/tmp/tock-bench-pg-$$"  # not under mktemp -d: the postgres user must reach it
 ./scripts/postgres.sh start "$pgdir" >/dev/null
