@@ -10,7 +10,7 @@ packages=(
   build-essential cmake ninja-build ccache pkg-config
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev libcli11-dev nlohmann-json3-dev libyaml-cpp-dev
-  libsqlite3-dev libcurl4-openssl-dev libssl-dev openssl libfarmhash-dev
+  libsqlite3-dev libcurl4-openssl-dev libssl-dev openssl libfarmhash-dev libjwt-dev
   postgresql-15 libpq-dev
   libgtest-dev libgmock-dev libedit-dev tmux
   libspdlog-dev prometheus-cpp-dev libcpp-httplib-dev prometheus
