@@ -14,6 +14,7 @@
 #include "lib/common/env.h"
 #include "lib/common/log.h"
 #include "lib/common/metrics.h"
+#include "server-core/rpc/grpc_log.h"
 #include "server-core/server.h"
 
 namespace {
@@ -191,6 +192,9 @@ int main(int argc, char** argv) {
                                                        ? std::make_unique<tock::MetricsRegistry>()
                                                        : tock::MetricsRegistry::Disabled();
   const tock::Env env{tock::RealClock(), **logger, *metrics};
+
+  // gRPC's own stderr lines (one per refused TLS handshake) bounded: server-core/rpc/grpc_log.h.
+  tock::server::rpc::InstallBoundedGrpcLog();
 
   // Block the stop signals in every thread (gRPC's included) and wait for them here.
   sigset_t stop_signals;

@@ -8,7 +8,11 @@
 // refused, the right one accepted, also by the server's own calls to its frontend; optional
 // client certificates are checked when sent. A certificate replaced on disk is served
 // without a restart. Bad `tls:` settings stop the start with exit 2 and the key named.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <string>
@@ -193,6 +197,38 @@ TEST_F(TlsCliTest, OptionalClientCertificatesAreCheckedWhenSent) {
   ProcessResult wrong = Describe(WithClient("ca", "wrongclient"), optional.address());
   EXPECT_EQ(wrong.exit_code, kExitUnavailable);
   EXPECT_TRUE(absl::StrContains(wrong.err, "the server refused the client certificate")) << wrong.err;
+}
+
+// Each refused handshake is a line gRPC writes to the server's stderr by itself: anyone
+// who can connect could fill it. At most 20 such lines per 10 s get through.
+TEST_F(TlsCliTest, RefusedHandshakesCannotFloodTheServersStderr) {
+  ASSERT_NO_FATAL_FAILURE(Start(Config("ca")));
+  const std::string address = server_.address();
+  const int port = std::stoi(address.substr(address.rfind(':') + 1));
+  for (int i = 0; i < 100; ++i) {
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    ASSERT_GE(fd, 0);
+    sockaddr_in sa{};
+    sa.sin_family = AF_INET;
+    sa.sin_port = htons(static_cast<uint16_t>(port));
+    inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+    if (connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)) == 0) {
+      const char request[] = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";  // not TLS
+      (void)!write(fd, request, sizeof(request) - 1);
+      char buffer[256];
+      while (read(fd, buffer, sizeof(buffer)) > 0) {
+      }
+    }
+    close(fd);
+  }
+  // The server still serves, and wrote at most 20 of gRPC's lines.
+  ProcessResult right = Describe(WithClient("ca", "client"));
+  EXPECT_EQ(right.exit_code, kExitOk) << right.err;
+  const std::string err = server_.stderr_text();
+  int lines = 0;
+  for (size_t at = err.find("grpc: "); at != std::string::npos; at = err.find("grpc: ", at + 1)) ++lines;
+  EXPECT_GE(lines, 1) << err;
+  EXPECT_LE(lines, 20) << err;
 }
 
 TEST_F(TlsCliTest, ARotatedCertificateIsServedWithoutARestart) {
