@@ -2,8 +2,9 @@
 // namespace over its limit is refused RESOURCE_EXHAUSTED with Temporal's
 // ResourceExhaustedFailure (cause RPS_LIMIT, scope NAMESPACE) while another namespace is not;
 // overrides; polls in buckets of their own (GetWorkflowExecutionHistory with wait_new_event
-// is one); the host's limit (scope SYSTEM) with GetSystemInfo exempt; `tock` exits 4 with the
-// server's message; a bad value refuses to start naming the key.
+// is one); calls forwarded by another host not counted again; the host's limit (scope
+// SYSTEM) with GetSystemInfo exempt; `tock` exits 4 with the server's message; a bad value
+// refuses to start naming the key.
 //
 // Limits of 1 to 5 calls a second, and tens of calls sent back to back: a refusal is certain
 // unless the calls take longer than the seconds their tokens need (no timing is asserted).
@@ -146,6 +147,24 @@ TEST_F(RateLimitTest, PollsHaveBucketsOfTheirOwn) {
       "namespace rate limit exceeded: namespace \"hist\" is limited to 1 polls per second on "
       "this host (limits.namespace_poll_rps_overrides)");
   for (int i = 0; i < 20; ++i) ASSERT_TRUE(History("hist", false, std::chrono::seconds(10)).ok());
+}
+
+TEST_F(RateLimitTest, CallsForwardedByAnotherHostAreNotCountedAgain) {
+  StartLimited(kConfig);
+  ASSERT_FALSE(FirstRefusal(60, [&] { return Describe("orders"); }).ok());
+  // What another host of the cluster sends (routing/peers.h): the host that took the call
+  // from its client counted it already.
+  for (int i = 0; i < 20; ++i) {
+    grpc::ClientContext ctx;
+    ctx.AddMetadata("tock-forwarded", "1");
+    wf::DescribeNamespaceRequest req;
+    req.set_namespace_("orders");
+    wf::DescribeNamespaceResponse resp;
+    grpc::Status s = stub_->DescribeNamespace(&ctx, req, &resp);
+    ASSERT_TRUE(s.ok()) << i << ": " << s.error_message();
+  }
+  // The namespace's own clients are still held at its limit.
+  EXPECT_FALSE(FirstRefusal(60, [&] { return Describe("orders"); }).ok());
 }
 
 TEST_F(RateLimitTest, HostLimitCountsEveryNamespace) {
