@@ -35,7 +35,7 @@
 #include "server-core/replication/replication_handlers.h"
 #include "server-core/routing/call_router.h"
 #include "server-core/timers/http_api.h"
-#include "server-core/timers/http_callback_sender.h"
+#include "server-core/timers/lazy_callback_sender.h"
 #include "server-core/timers/timer_engine.h"
 #include "server-core/timers/timer_handlers.h"
 #include "server-core/timers/timer_service.h"
@@ -389,20 +389,14 @@ class TockServerImpl : public TockServer {
   }
 
   // The timer service (issue 14): its timers are rows of the history shards, written through
-  // the fenced owner of theirs and fired by it through one libcurl multi sender. Without
-  // libcurl the API still works, and the timers wait (logged) for a server that has it.
+  // the fenced owner of theirs and fired by it through one libcurl multi sender, made at the
+  // first callback (lazy_callback_sender.h: a server that fires none never loads libcurl;
+  // without libcurl, each callback fails with that reason and is retried by its policy).
   void InitTimers() {
     timer_service_ = std::make_unique<timers::TimerService>(persistence_->timers(), *shards_,
                                                             *namespaces_, clock_);
     timers::RegisterTimerHandlers(dispatcher_, *timer_service_);
-    absl::StatusOr<std::unique_ptr<timers::HttpCallbackSender>> sender =
-        timers::HttpCallbackSender::Create();
-    if (!sender.ok()) {
-      logger_.Error("timer callbacks cannot be sent: timers are stored but not fired",
-                    {{"error", sender.status().ToString()}});
-      return;
-    }
-    callback_sender_ = std::move(*sender);
+    callback_sender_ = std::make_unique<timers::LazyCallbackSender>(logger_);
     timer_engine_ = std::make_unique<timers::TimerEngine>(persistence_->timers(), *shards_,
                                                           *callback_sender_, clock_, logger_);
     timer_service_->SetOnWritten(
@@ -705,7 +699,7 @@ class TockServerImpl : public TockServer {
   std::unique_ptr<scheduler::Schedules> schedules_;
   // The timer service; the sender before the engine that sends through it.
   std::unique_ptr<timers::TimerService> timer_service_;
-  std::unique_ptr<timers::HttpCallbackSender> callback_sender_;
+  std::unique_ptr<timers::LazyCallbackSender> callback_sender_;
   std::unique_ptr<timers::TimerEngine> timer_engine_;
   std::vector<std::string> registered_names_;
   rpc::Dispatcher dispatcher_;

@@ -137,6 +137,20 @@ void HttpServer::Route(const std::string& method, const std::string& pattern, Ht
   }
 }
 
+void HttpServer::RewriteRefusals(
+    std::function<std::optional<HttpResponse>(int status, const std::string& path)> rewrite) {
+  impl_->server.set_error_handler(httplib::Server::HandlerWithResponse(
+      [rewrite = std::move(rewrite)](const httplib::Request& in, httplib::Response& out) {
+        // A route's own error answer has a body: left as it is.
+        if (!out.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+        std::optional<HttpResponse> answer = rewrite(out.status, in.path);
+        if (!answer.has_value()) return httplib::Server::HandlerResponse::Unhandled;
+        out.status = answer->status;
+        out.set_content(std::move(answer->body), answer->content_type);
+        return httplib::Server::HandlerResponse::Handled;
+      }));
+}
+
 absl::Status HttpServer::Start(const std::string& ip, int port) {
   std::lock_guard lock(impl_->mu);
   if (impl_->started) return absl::FailedPreconditionError("the HTTP server is already started");

@@ -15,6 +15,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,13 @@ class HttpServer {
   // answers 500 without the exception's text. Unknown paths answer 404, known paths with
   // another method 404 as well (cpp-httplib routes by method first).
   void Route(const std::string& method, const std::string& pattern, HttpHandler handler);
+
+  // The answers cpp-httplib gives by itself, without a route's handler (413 for a body over
+  // 1 MiB, 404 for an unknown path, 400 for a request it cannot read), are passed to
+  // `rewrite` with the request's path: an API answers them with its own error body instead
+  // of an empty one. nullopt keeps the answer. Call before Start.
+  void RewriteRefusals(
+      std::function<std::optional<HttpResponse>(int status, const std::string& path)> rewrite);
 
   // Binds `ip`:`port` (0: a free port) and starts serving. UNAVAILABLE naming the address
   // when it cannot be bound; FAILED_PRECONDITION when already started.

@@ -267,6 +267,22 @@ TEST_F(TimerHttpApiTest, FiresWithTheSeedsCallbackAndOutcomes) {
   EXPECT_GE(calls[1].arrived_at, next);  // rescheduled, never before the new time
 }
 
+// Bodies over the API's limit (512 KiB) and over the HTTP server's own (1 MiB, refused before
+// any handler runs) both get the seed's error body, and nothing is stored.
+TEST_F(TimerHttpApiTest, OversizedBodiesGetTheSeedsError) {
+  for (size_t size : {size_t{600} * 1024, size_t{2} * 1024 * 1024}) {
+    json t = Timer("t-big", receiver_.Url("/cb"));
+    t["payload"] = std::string(size, 'x');
+    json e = Call("create", t, 400);
+    EXPECT_EQ(e.value("error", ""), "INVALID_INPUT") << size << ": " << e.dump();
+    EXPECT_NE(e.value("message", "").find("the request body is over 524288 bytes"), std::string::npos)
+        << size << ": " << e.dump();
+    EXPECT_GT(TimestampNanos(e["timestamp"]), 0) << e.dump();
+  }
+  json missing = Call("get", {{"namespace", "default"}, {"timerId", "t-big"}}, 404);
+  EXPECT_EQ(missing.value("error", ""), "TIMER_NOT_FOUND");
+}
+
 // The retry policy's timing on a time-skipping server (--enable-time-skipping): the server's
 // clock is moved by `tock server advance-time`, and every attempt must come exactly when the
 // policy says on that clock: not before the timer's time, then after each backoff (jittered

@@ -4,6 +4,7 @@
 // still in flight or queued. No timing assertions: slow answers are scripted far beyond the
 // timeouts they exercise, and waits are bounded condition-variable waits.
 #include "server-core/timers/http_callback_sender.h"
+#include "server-core/timers/lazy_callback_sender.h"
 
 #include <gtest/gtest.h>
 #include <netinet/in.h>
@@ -11,6 +12,7 @@
 #include <unistd.h>
 
 #include <condition_variable>
+#include <future>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -317,6 +319,75 @@ TEST(HttpCallbackSenderOptionsTest, OutOfRangeOptionsAreRefused) {
   options.max_in_flight = 1;
   options.max_response_bytes = 0;
   EXPECT_EQ(HttpCallbackSender::Create(options).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace tock::server::timers
+
+namespace tock::server::timers {
+namespace {
+
+// Counts what it is asked to log (the lazy sender must log a failure once, not per callback).
+class CountingLogger : public Logger {
+ public:
+  bool Enabled(LogLevel) const override { return true; }
+  void Write(LogLevel level, absl::string_view message, std::initializer_list<LogField>) override {
+    std::lock_guard lock(mu);
+    if (level == LogLevel::kError) errors.emplace_back(message);
+  }
+  std::mutex mu;
+  std::vector<std::string> errors;
+};
+
+TEST(LazyCallbackSenderTest, MadeAtTheFirstCallbackNotBefore) {
+  testing::CallbackReceiver receiver;
+  ASSERT_TRUE(receiver.Start().ok());
+  int made = 0;
+  CountingLogger logger;
+  LazyCallbackSender lazy(
+      [&]() -> absl::StatusOr<std::unique_ptr<CallbackSender>> {
+        ++made;
+        absl::StatusOr<std::unique_ptr<HttpCallbackSender>> s = HttpCallbackSender::Create();
+        if (!s.ok()) return s.status();
+        return std::unique_ptr<CallbackSender>(std::move(*s));
+      },
+      logger);
+  EXPECT_EQ(made, 0) << "made before any callback";
+  for (int i = 0; i < 2; ++i) {
+    std::promise<CallbackOutcome> answered;
+    lazy.Send({receiver.Url("/cb"), R"({"id":"x"})", absl::Seconds(10)},
+              [&](CallbackOutcome o) { answered.set_value(std::move(o)); });
+    auto f = answered.get_future();
+    ASSERT_EQ(f.wait_for(std::chrono::seconds(20)), std::future_status::ready);
+    EXPECT_EQ(f.get().kind, Kind::kSucceeded);
+  }
+  EXPECT_EQ(made, 1);
+  lazy.Stop();
+  std::promise<CallbackOutcome> after;
+  lazy.Send({receiver.Url("/cb"), "{}", absl::Seconds(1)}, [&](CallbackOutcome o) { after.set_value(o); });
+  CallbackOutcome stopped = after.get_future().get();
+  EXPECT_EQ(stopped.kind, Kind::kRetry);
+  EXPECT_EQ(stopped.error, "the callback sender stopped");
+  EXPECT_TRUE(logger.errors.empty());
+}
+
+TEST(LazyCallbackSenderTest, ASenderThatCannotBeMadeFailsEachCallbackWithTheReasonLoggedOnce) {
+  int made = 0;
+  CountingLogger logger;
+  LazyCallbackSender lazy(
+      [&]() -> absl::StatusOr<std::unique_ptr<CallbackSender>> {
+        ++made;
+        return absl::FailedPreconditionError("libcurl is not installed (Debian package libcurl4)");
+      },
+      logger);
+  for (int i = 0; i < 3; ++i) {
+    CallbackOutcome got;
+    lazy.Send({"http://127.0.0.1:1/cb", "{}", absl::Seconds(1)}, [&](CallbackOutcome o) { got = o; });
+    EXPECT_EQ(got.kind, Kind::kRetry) << "retried by the timer's policy, not dropped";
+    EXPECT_EQ(got.error, "libcurl is not installed (Debian package libcurl4)");
+  }
+  EXPECT_EQ(made, 1) << "tried again at most once a minute";
+  EXPECT_EQ(logger.errors.size(), 1u);
 }
 
 }  // namespace

@@ -1,0 +1,92 @@
+// The CallbackSender of tock-server: the libcurl sender (http_callback_sender.h) made at the
+// first callback rather than at every start. Most servers never fire a timer of the timer
+// service; they should not load libcurl and run its thread for nothing.
+//
+// When the sender cannot be made (libcurl missing, say), every callback is answered kRetry
+// with that reason, so it is the timer's last_error (`tock timer get` shows it) and the retry
+// policy applies; it is logged once. Making it is tried again at most once a minute.
+//
+// Thread safety: Send from any thread. Stop() before the owner of `done` goes.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/time/clock.h"
+#include "lib/common/log.h"
+#include "server-core/timers/http_callback_sender.h"
+
+namespace tock::server::timers {
+
+class LazyCallbackSender final : public CallbackSender {
+ public:
+  using Factory = std::function<absl::StatusOr<std::unique_ptr<CallbackSender>>()>;
+
+  LazyCallbackSender(Factory make, Logger& logger) : make_(std::move(make)), logger_(logger) {}
+  // The libcurl sender with its default options.
+  explicit LazyCallbackSender(Logger& logger)
+      : LazyCallbackSender(
+            []() -> absl::StatusOr<std::unique_ptr<CallbackSender>> {
+              absl::StatusOr<std::unique_ptr<HttpCallbackSender>> s = HttpCallbackSender::Create();
+              if (!s.ok()) return s.status();
+              return std::unique_ptr<CallbackSender>(std::move(*s));
+            },
+            logger) {}
+
+  void Send(CallbackRequest request, std::function<void(CallbackOutcome)> done) override {
+    CallbackSender* sender = nullptr;
+    std::string error;
+    {
+      std::lock_guard lock(mu_);
+      if (!stopped_ && sender_ == nullptr && absl::Now() >= next_try_) {
+        absl::StatusOr<std::unique_ptr<CallbackSender>> made = make_();
+        if (made.ok()) {
+          sender_ = std::move(*made);
+        } else {
+          error_ = std::string(made.status().message());
+          next_try_ = absl::Now() + absl::Minutes(1);
+          logger_.Error("timer callbacks cannot be sent; timers are retried by their policy",
+                        {{"error", made.status().ToString()}});
+        }
+      }
+      sender = stopped_ ? nullptr : sender_.get();
+      error = stopped_ ? "the callback sender stopped" : error_;
+    }
+    if (sender != nullptr) {
+      sender->Send(std::move(request), std::move(done));
+      return;
+    }
+    CallbackOutcome refused;
+    refused.kind = CallbackOutcome::Kind::kRetry;
+    refused.error = error.substr(0, CallbackOutcome::kMaxErrorBytes);
+    done(std::move(refused));
+  }
+
+  // Stops the sender if it was made (answering what is unfinished, see
+  // HttpCallbackSender::Stop); later callbacks are answered "stopped". Idempotent.
+  void Stop() {
+    std::unique_ptr<CallbackSender> sender;
+    {
+      std::lock_guard lock(mu_);
+      stopped_ = true;
+      sender = std::move(sender_);
+    }
+    sender.reset();  // its destructor stops it (outside the lock: its callbacks may Send)
+  }
+
+  ~LazyCallbackSender() override { Stop(); }
+
+ private:
+  Factory make_;
+  Logger& logger_;
+  std::mutex mu_;
+  std::unique_ptr<CallbackSender> sender_;
+  bool stopped_ = false;
+  std::string error_;  // why the last try to make the sender failed
+  absl::Time next_try_ = absl::InfinitePast();
+};
+
+}  // namespace tock::server::timers
