@@ -612,6 +612,10 @@ std::string ServerManPage(const std::string& server_help, const ManOptions& opti
           "namespaces: [orders]                   # registered at start when missing",
           "metrics: {ip: 127.0.0.1, port: 9090}   # GET /metrics; omit: off; port 0: any free",
           "log: {level: info, format: text}       # debug|info|warn|error|off, text|json; file:",
+          "tls:                                   # off unless set; frontend and internode together",
+          "  frontend: {cert_file: server.pem, key_file: server.key, client_ca_file: ca.pem}",
+          "  internode: {cert_file: node.pem, key_file: node.key, ca_file: ca.pem}",
+          "  reload_interval: 1m                  # changed files are used within this",
           "# testing only: that share of store calls fail (UNAVAILABLE, or a timeout after",
           "# the call completed); under persistence:  fault_injection: {rate: 0.01, seed: 7}",
       });
