@@ -16,6 +16,7 @@
 #include "server-core/frontend/dc_redirection.h"
 #include "server-core/frontend/handover_gate.h"
 #include "server-core/scheduler/schedules.h"
+#include "server-core/security/authz_interceptor.h"
 #include "server-core/security/rate_limit_interceptor.h"
 #include "server-core/frontend/handlers.h"
 #include "server-core/frontend/namespace_engine.h"
@@ -281,6 +282,15 @@ class TockServerImpl : public TockServer {
     if (config_.rate_limits.enabled) {
       rate_limits_ = std::make_unique<security::RateLimitInterceptor>(config_.rate_limits, RealClock());
       rate_limits_->Install(dispatcher_);
+    }
+    // Authorization (`authorization:`, off unless configured), installed last so that it runs
+    // first: nothing is counted, held, routed or forwarded for a caller it refuses.
+    if (config_.authorization.has_value()) {
+      absl::StatusOr<std::unique_ptr<security::Authorizer>> authorizer =
+          security::Authorizer::Create(*config_.authorization, RealClock(), logger_);
+      if (!authorizer.ok()) return authorizer.status();
+      authorizer_ = std::move(*authorizer);
+      if (absl::Status s = authorizer_->Install(dispatcher_); !s.ok()) return s;
     }
 
     if (absl::Status s = StartHttp(); !s.ok()) return s;
@@ -580,7 +590,8 @@ class TockServerImpl : public TockServer {
                         http_ ? absl::StrCat("  metrics:    ", MetricsUrl(), "\n") : "",
                         timer_http_ ? absl::StrCat("  timers:     ", TimerHttpUrl(), "\n") : "",
                         TlsBannerLine(),
-                        rate_limits_ ? absl::StrCat("  limits:     ", config_.rate_limits.Summary(), "\n") : "");
+                        rate_limits_ ? absl::StrCat("  limits:     ", config_.rate_limits.Summary(), "\n") : "",
+                        authorizer_ ? "  authz:      on (authorization:)\n" : "");
   }
 
   void Shutdown() override {
@@ -692,6 +703,7 @@ class TockServerImpl : public TockServer {
   std::unique_ptr<frontend::DcRedirection> dc_redirection_;
   std::unique_ptr<frontend::HandoverGate> handover_gate_;
   std::unique_ptr<security::RateLimitInterceptor> rate_limits_;  // null: no rate limits
+  std::unique_ptr<security::Authorizer> authorizer_;  // null: no authorization
   std::unique_ptr<worker::RetentionScanner> retention_;
   std::unique_ptr<archiver::ArchiveRegistry> archives_;
   std::unique_ptr<worker::Archiver> archiver_;

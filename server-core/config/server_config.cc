@@ -227,7 +227,7 @@ absl::StatusOr<ServerConfig> ParseServerConfig(const std::string& yaml_text) {
       root, "",
       {"listen", "persistence", "history", "cluster_metadata", "namespaces", "archival",
        "namespace_defaults", "metrics", "log", "limits", "membership", "dc_redirection_policy",
-       "timers", "tls"}));
+       "timers", "tls", "authorization"}));
   TOCK_CONFIG_RETURN_IF_ERROR(Read(root["dc_redirection_policy"], "dc_redirection_policy",
                                    "a string", &config.dc_redirection_policy));
   TOCK_CONFIG_RETURN_IF_ERROR(
@@ -323,6 +323,8 @@ absl::StatusOr<ServerConfig> ParseServerConfig(const std::string& yaml_text) {
   if (const YAML::Node tls = root["tls"]) {
     TOCK_CONFIG_RETURN_IF_ERROR(ParseTlsConfig(tls, config.tls));
   }
+  TOCK_CONFIG_RETURN_IF_ERROR(
+      security::ParseAuthorizationConfig(root["authorization"], &config.authorization));
   return config;
 }
 

@@ -42,6 +42,7 @@
 //   limits:                 # request and workflow limits (history/request_limits.h) and
 //     namespace_rps: 1200   #   rate limits (security/rate_limit_config.h; off unless set)
 //   tls: ...                # frontend and internode TLS: see tls_config.h
+//   authorization: ...      # JWT and client-certificate roles: see security/authz_config.h
 #pragma once
 
 #include <cstdint>
@@ -58,6 +59,7 @@
 #include "server-core/config/tls_config.h"
 #include "server-core/history/request_limits.h"
 #include "server-core/persistence/persistence.h"
+#include "server-core/security/authz_config.h"
 #include "server-core/security/rate_limit_config.h"
 
 namespace tock::server {
@@ -97,6 +99,8 @@ struct ServerConfig {
   std::vector<std::string> namespaces;  // besides "default"
   ArchivalConfig archival;              // `archival` and `namespace_defaults` (SPEC §3)
   TlsConfig tls;                        // `tls`: off (plaintext) unless configured
+  // `authorization`: unset, every caller may make every call (the default, and start-dev).
+  std::optional<security::AuthorizationConfig> authorization;
   // Unset: metrics are off (no registry, no HTTP endpoint).
   std::optional<MetricsEndpointConfig> metrics;
   // Where the timer service's HTTP/JSON API is served (`timers.http`, `--http-port`); the

@@ -20,6 +20,15 @@ bool Forwarded(const rpc::CallContext& ctx) {
   return ctx.grpc != nullptr && ctx.grpc->client_metadata().contains(kForwardedHeader);
 }
 
+// The caller's `authorization` header, sent on with a forwarded call: the owner authorizes
+// it again (security/authz_interceptor.h).
+std::string Authorization(const rpc::CallContext& ctx) {
+  if (ctx.grpc == nullptr) return "";
+  const auto& metadata = ctx.grpc->client_metadata();
+  auto it = metadata.find("authorization");
+  return it == metadata.end() ? "" : std::string(it->second.data(), it->second.size());
+}
+
 template <typename Request>
 bool ParseRequest(const grpc::ByteBuffer& payload, Request* request) {
   grpc::ByteBuffer copy(payload);
@@ -61,7 +70,8 @@ class CallRouter::Call : public std::enable_shared_from_this<Call> {
           *owner, method_, payload_, ctx_.deadline,
           [self](const grpc::Status& s, grpc::ByteBuffer* out) {
             self->Finish(s, out, /*remote=*/true);
-          });
+          },
+          Authorization(ctx_));
       cancellation->OnCancel(std::move(cancel));
       return;
     }

@@ -34,8 +34,11 @@ class Peers {
   // Sends a call (its request as received) to the host at `address`; `done` runs once, on
   // a gRPC thread, with the peer's answer. Returns a cancel function (safe to call after
   // `done` ran).
+  // `authorization`: the caller's header of that name (empty: none), sent on so that the
+  // owner authorizes the call as the caller's (security/authz_interceptor.h).
   std::function<void()> Forward(const std::string& address, const std::string& method,
-                                const grpc::ByteBuffer& request, absl::Time deadline, Done done);
+                                const grpc::ByteBuffer& request, absl::Time deadline, Done done,
+                                const std::string& authorization = {});
 
   // The host service of a peer, and a context for a call to it (forwarded, with `deadline`).
   tock::cluster::v1::HostService::Stub& HostService(const std::string& address);

@@ -6,6 +6,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import { createSign, generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -96,4 +97,67 @@ test('a worker without a client certificate is refused', DEADLINE, async () => {
   await assert.rejects(NativeConnection.connect({ address: server.address, tls: tls(p, false) }));
   // And one without TLS at all.
   await assert.rejects(NativeConnection.connect({ address: server.address }));
+});
+
+// A JWT signed with `privateKey` (RS256) under `kid`, for `permissions`, valid 10 minutes.
+function token(privateKey, kid, permissions) {
+  const b64 = (o) => Buffer.from(JSON.stringify(o)).toString('base64url');
+  const input = `${b64({ alg: 'RS256', typ: 'JWT', kid })}.${b64({
+    sub: 'sdk-test', aud: 'tock', exp: Math.floor(Date.now() / 1000) + 600, permissions,
+  })}`;
+  return `${input}.${createSign('RSA-SHA256').update(input).sign(privateKey).toString('base64url')}`;
+}
+
+// Authorization (issue 15) over mutual TLS: the client (Connection) and the worker
+// (NativeConnection) send bearer tokens in their metadata (default:write, default:worker);
+// the client certificate alone is mapped to default:read by its subject (`subjects:`), so
+// a connection without a token may describe the namespace but not start a workflow.
+test('client and worker with tokens run a workflow over mutual TLS', DEADLINE, async () => {
+  const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  writeFileSync(join(dir, 'jwks.json'), JSON.stringify({ keys: [{ ...publicKey.export({ format: 'jwk' }), kid: 'sdk-1', use: 'sig', alg: 'RS256' }] }));
+  const config = `tls:
+  frontend: {cert_file: ${p('server.pem')}, key_file: ${p('server.key')}, client_ca_file: ${p('ca.pem')}}
+  internode: {cert_file: ${p('server.pem')}, key_file: ${p('server.key')}, ca_file: ${p('ca.pem')}}
+authorization:
+  jwks: ${join(dir, 'jwks.json')}
+  audience: tock
+  subjects: {"CN=client": ["default:read"], "CN=server": ["temporal-system:admin"]}
+`;
+  const authzServer = await startServer({ config });
+  const metadata = { authorization: `Bearer ${token(privateKey, 'sdk-1', ['default:write'])}` };
+  const connection = await Connection.connect({ address: authzServer.address, tls: tls(p), metadata, connectTimeout: 10_000 });
+  const anonymous = await Connection.connect({ address: authzServer.address, tls: tls(p), connectTimeout: 10_000 });
+  const nativeConnection = await NativeConnection.connect({
+    address: authzServer.address, tls: tls(p),
+    metadata: { authorization: `Bearer ${token(privateKey, 'sdk-1', ['default:worker'])}` },
+  });
+  try {
+    const described = await anonymous.workflowService.describeNamespace({ namespace: 'default' });
+    assert.equal(described.namespaceInfo.name, 'default');
+    await assert.rejects(
+      new Client({ connection: anonymous, namespace: 'default' }).workflow.start('activityRoundTrip', {
+        taskQueue: 'none', workflowId: uniqueName('authz-refused'), args: ['x'],
+      }),
+      (err) => {
+        // The SDK wraps the gRPC error; its cause carries the server's status and message.
+        assert.equal(err.cause?.code, 7, String(err.cause)); // PERMISSION_DENIED
+        assert.match(err.cause?.details ?? '', /StartWorkflowExecution on namespace "default" needs the write role/);
+        return true;
+      },
+    );
+    const client = new Client({ connection, namespace: 'default' });
+    const taskQueue = uniqueName('authz-tq');
+    const worker = await Worker.create({
+      connection: nativeConnection, namespace: 'default', taskQueue, workflowsPath, activities,
+    });
+    const result = await worker.runUntil(
+      client.workflow.execute('activityRoundTrip', { taskQueue, workflowId: uniqueName('authz-wf'), args: ['token'] }),
+    );
+    assert.equal(result, 'Hello, token!');
+  } finally {
+    await nativeConnection.close();
+    await anonymous.close();
+    await connection.close();
+    await authzServer.stop();
+  }
 });
