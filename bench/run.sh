@@ -24,7 +24,7 @@ cd "$(dirname "$0")/.."
 ./build/bench/timer_bench ./build/cmd/tock-server/tock-server 100000
 # Issue 15: DescribeNamespace with 16 callers over mTLS with a JWT / mTLS / plaintext without
 # authorization (three servers, certificates and keys made with openssl): ratio >= 0.6x.
-./build/bench/security_bench ./build/cmd/tock-server/tock-server 5 3
+./build/bench/security_bench ./build/cmd/tock-server/tock-server 3 7
 # The PostgreSQL ExecutionStore against raw commits of the same throwaway server (fsync off).
 pgdir="/tmp/tock-bench-pg-$$"  # not under mktemp -d: the postgres user must reach it
 ./scripts/postgres.sh start "$pgdir" >/dev/null
