@@ -616,6 +616,9 @@ std::string ServerManPage(const std::string& server_help, const ManOptions& opti
           "  frontend: {cert_file: server.pem, key_file: server.key, client_ca_file: ca.pem}",
           "  internode: {cert_file: node.pem, key_file: node.key, ca_file: ca.pem}",
           "  reload_interval: 1m                  # changed files are used within this",
+          "limits:                                # rate limits: off unless one is set",
+          "  namespace_rps: 1200                  # also frontend_rps, *_poll_rps; 0: none",
+          "  namespace_rps_overrides: {orders: 100}   # refused: RESOURCE_EXHAUSTED",
           "# testing only: that share of store calls fail (UNAVAILABLE, or a timeout after",
           "# the call completed); under persistence:  fault_injection: {rate: 0.01, seed: 7}",
       });
