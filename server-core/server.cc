@@ -407,8 +407,21 @@ class TockServerImpl : public TockServer {
                                                             *namespaces_, clock_);
     timers::RegisterTimerHandlers(dispatcher_, *timer_service_);
     callback_sender_ = std::make_unique<timers::LazyCallbackSender>(logger_);
+    // Finished timers are removed after their namespace's retention, like closed runs.
+    timer_retention_ = std::make_unique<timers::TimerRetention>(
+        [this](const std::string& namespace_id) -> absl::StatusOr<absl::Duration> {
+          absl::StatusOr<persistence::NamespaceVersion> ns =
+              persistence_->namespaces().GetNamespaceById(namespace_id);
+          if (!ns.ok()) return ns.status();
+          return FromProtoDuration(ns->record.config().workflow_execution_retention_ttl());
+        },
+        clock_);
+    timer_service_->SetRetention(timer_retention_.get());
+    timers::TimerEngine::Options options;
+    options.retention = timer_retention_.get();
     timer_engine_ = std::make_unique<timers::TimerEngine>(persistence_->timers(), *shards_,
-                                                          *callback_sender_, clock_, logger_);
+                                                          *callback_sender_, clock_, logger_,
+                                                          options);
     timer_service_->SetOnWritten(
         [engine = timer_engine_.get()](const persistence::StoredTimer& t) { engine->OnWritten(t); });
   }
@@ -445,8 +458,9 @@ class TockServerImpl : public TockServer {
   absl::Status StartTimerHttp() {
     if (!config_.timer_http.has_value()) return absl::OkStatus();
     timer_http_api_ = std::make_unique<timers::TimerHttpApi>(*timer_service_, clock_, [this] {
-      return config_.ip == "0.0.0.0" || config_.ip.empty() ? absl::StrCat("127.0.0.1:", bound_port_)
-                                                           : address();
+      return dialer_->Dial(config_.ip == "0.0.0.0" || config_.ip.empty()
+                               ? absl::StrCat("127.0.0.1:", bound_port_)
+                               : address());
     });
     timer_http_ = std::make_unique<http::HttpServer>(http::HttpServerOptions{16, 256});
     timer_http_api_->Register(*timer_http_);
@@ -712,6 +726,7 @@ class TockServerImpl : public TockServer {
   // The timer service; the sender before the engine that sends through it.
   std::unique_ptr<timers::TimerService> timer_service_;
   std::unique_ptr<timers::LazyCallbackSender> callback_sender_;
+  std::unique_ptr<timers::TimerRetention> timer_retention_;
   std::unique_ptr<timers::TimerEngine> timer_engine_;
   std::vector<std::string> registered_names_;
   rpc::Dispatcher dispatcher_;

@@ -3,7 +3,15 @@
 #include <cstdint>
 #include <limits>
 
+#include "absl/strings/str_cat.h"
+
 namespace tock::persistence {
+
+absl::Status ChangedConcurrently(const TimerWrite& w) {
+  return absl::AbortedError(absl::StrCat("timer ", w.timer.timer_id.substr(0, 255),
+                                         " changed concurrently (not at revision ",
+                                         w.expected_revision, ")"));
+}
 
 int64_t TimerDueMillis(absl::Time due) {
   if (due == absl::InfiniteFuture()) return std::numeric_limits<int64_t>::max();

@@ -45,6 +45,9 @@ struct TimerWrite {
   StoredTimer timer;  // timer.revision is set to expected_revision + 1 when written
   int64_t range_id = 0;           // the range id of timer.shard_id its writer holds
   int64_t expected_revision = 0;  // 0: no timer may be stored under this key yet
+  // Deletes the row instead (a finished timer past its retention), at expected_revision and
+  // fenced like any write; timer.record is not read.
+  bool remove = false;
 };
 
 // A position in a shard's due timers.
@@ -82,6 +85,9 @@ class TimerStore {
                                                            const TimerDueCursor& after,
                                                            absl::Time until, int32_t limit) = 0;
 };
+
+// ABORTED: `w` found another revision stored, or none (shared by the backends).
+absl::Status ChangedConcurrently(const TimerWrite& w);
 
 // `due` as stored: milliseconds since the epoch, rounded up; INT64_MAX for none. Shared by
 // the backends so that both round alike.

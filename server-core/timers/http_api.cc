@@ -46,8 +46,9 @@ absl::StatusOr<Response> Forward(
 
 }  // namespace
 
-TimerHttpApi::TimerHttpApi(TimerService& service, Clock& clock, std::function<std::string()> own_address)
-    : service_(service), clock_(clock), own_address_(std::move(own_address)) {}
+TimerHttpApi::TimerHttpApi(TimerService& service, Clock& clock,
+                           std::function<std::shared_ptr<grpc::Channel>()> own_channel)
+    : service_(service), clock_(clock), own_channel_(std::move(own_channel)) {}
 
 void TimerHttpApi::Register(http::HttpServer& server) {
   server.Route("POST", "/api/v1/timers/(create|get|update|delete|list)",
@@ -79,10 +80,9 @@ http::HttpResponse TimerHttpApi::Handle(const std::string& operation, const std:
 }
 
 tock::timer::v1::TimerService::Stub* TimerHttpApi::Forwarder() {
-  if (!own_address_) return nullptr;
+  if (!own_channel_) return nullptr;
   std::call_once(forwarder_once_, [this] {
-    forwarder_ = tock::timer::v1::TimerService::NewStub(
-        grpc::CreateChannel(own_address_(), grpc::InsecureChannelCredentials()));
+    forwarder_ = tock::timer::v1::TimerService::NewStub(own_channel_());
   });
   return forwarder_.get();
 }

@@ -36,10 +36,11 @@ namespace tock::server::timers {
 
 class TimerHttpApi {
  public:
-  // `own_address`: this server's gRPC address (HOST:PORT), asked at the first write that
-  // must be forwarded; null: such writes answer the service's UNAVAILABLE error (500).
+  // `own_channel`: a channel to this server's own gRPC port (with the internode TLS
+  // credentials when there are), made at the first write that must be forwarded; null: such
+  // writes answer the service's UNAVAILABLE error (500).
   TimerHttpApi(TimerService& service, Clock& clock,
-               std::function<std::string()> own_address = nullptr);
+               std::function<std::shared_ptr<grpc::Channel>()> own_channel = nullptr);
 
   // Adds the routes. The server must outlive nothing of this object: Stop it first.
   void Register(http::HttpServer& server);
@@ -55,12 +56,12 @@ class TimerHttpApi {
   http::HttpResponse List(const std::string& body);
   http::HttpResponse Error(const absl::Status& status, const std::string& namespace_name,
                            const std::string& timer_id);
-  // The stub of this server's own gRPC port (made once); null without own_address.
+  // The stub of this server's own gRPC port (made once); null without own_channel.
   tock::timer::v1::TimerService::Stub* Forwarder();
 
   TimerService& service_;
   Clock& clock_;
-  std::function<std::string()> own_address_;
+  std::function<std::shared_ptr<grpc::Channel>()> own_channel_;
   std::once_flag forwarder_once_;
   std::unique_ptr<tock::timer::v1::TimerService::Stub> forwarder_;
 };

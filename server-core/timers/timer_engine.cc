@@ -26,6 +26,12 @@ bool Before(const StoredTimer& t, const TimerDueCursor& c) {
   return t.timer_id < c.timer_id;
 }
 
+// A timer with no more attempts to make: its due time is the end of its retention.
+bool Finished(const tv1::Timer& r) {
+  return r.state() == tv1::TIMER_STATE_SUCCEEDED || r.state() == tv1::TIMER_STATE_FAILED ||
+         r.state() == tv1::TIMER_STATE_DELETED;
+}
+
 // The longest the firer and the loader sleep without looking at the clock again.
 constexpr absl::Duration kMaxSleep = absl::Milliseconds(500);
 
@@ -291,6 +297,10 @@ void TimerEngine::FireBatch(std::vector<StoredTimer> due) {
     persistence::TimerWrite& w = writes[i];
     w.timer = due[i];
     w.expected_revision = due[i].revision;
+    if (Finished(w.timer.record)) {  // its retention is over: removed, not fired
+      w.remove = true;
+      continue;
+    }
     tv1::Timer& r = w.timer.record;
     if (r.attempts() == 0) *r.mutable_executed_at() = ToProtoTime(now);
     r.set_attempts(r.attempts() + 1);
@@ -313,6 +323,11 @@ void TimerEngine::FireBatch(std::vector<StoredTimer> due) {
       if (it == entries_.end()) continue;  // cannot happen: in flight entries stay
       Entry& e = it->second;
       const absl::Status& s = statuses[i];
+      if (s.ok() && writes[i].remove) {
+        ++stats_.expired;
+        entries_.erase(it);
+        continue;
+      }
       if (s.ok()) {
         if (e.timer.revision <= writes[i].timer.revision) e.timer = writes[i].timer;
         ++stats_.attempts;
@@ -372,10 +387,14 @@ StoredTimer TimerEngine::Apply(const StoredTimer& attempted, const CallbackOutco
   tv1::Timer& r = next.record;
   *r.mutable_updated_at() = ToProtoTime(now);
   r.clear_next_attempt_at();
+  // A finished timer is due again when its retention ends, to be removed.
+  const absl::Time expiry = options_.retention != nullptr
+                                ? options_.retention->ExpiryOf(attempted.namespace_id, now)
+                                : absl::InfiniteFuture();
   auto fail = [&](std::string error) {
     r.set_state(tv1::TIMER_STATE_FAILED);
     r.set_last_error(BoundedErrorText(error));
-    next.due = absl::InfiniteFuture();
+    next.due = expiry;
   };
   auto retry = [&](const std::string& error) {
     const RetrySettings settings = EffectiveRetry(r.retry_policy());
@@ -396,7 +415,7 @@ StoredTimer TimerEngine::Apply(const StoredTimer& attempted, const CallbackOutco
     case CallbackOutcome::Kind::kSucceeded:
       r.set_state(tv1::TIMER_STATE_SUCCEEDED);
       r.clear_last_error();
-      next.due = absl::InfiniteFuture();
+      next.due = expiry;
       break;
     case CallbackOutcome::Kind::kReschedule: {
       const absl::Time at = outcome.next_execute_at;

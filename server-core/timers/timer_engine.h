@@ -26,6 +26,9 @@
 //   kStop (4xx)  FAILED with the answer as last_error
 //   kRetry       PENDING after the retry policy's delay with last_error, or FAILED with
 //                last_error when the policy allows no more attempts.
+// A SUCCEEDED or FAILED timer is then due again at the end of its retention
+// (TimerRetention), when its owner removes it (a fenced write at its revision), as it does a
+// DELETED one.
 // An outcome that finds the timer changed (the API replaced it meanwhile) is dropped, and the
 // new version armed; one that finds the shard taken is dropped (the new owner sends again).
 // A store error leaves the timer in memory and is tried again after a second.
@@ -51,6 +54,7 @@
 #include "server-core/history/shard_controller.h"
 #include "server-core/persistence/timer_store.h"
 #include "server-core/timers/callback_sender.h"
+#include "server-core/timers/timer_retention.h"
 
 namespace tock::server::timers {
 
@@ -69,6 +73,9 @@ class TimerEngine {
     // instead of costing one each, which took the processor the callbacks need. Adds at
     // most this much to a timer's lateness.
     absl::Duration min_batch_interval = absl::Milliseconds(10);
+    // When finished timers are removed (their namespace's retention after they finished);
+    // null: they are kept. Outlives the engine.
+    TimerRetention* retention = nullptr;
     absl::Duration store_retry = absl::Seconds(1);   // after a store error
   };
 
@@ -81,6 +88,7 @@ class TimerEngine {
     uint64_t fenced = 0;        // writes refused because the shard was taken
     uint64_t superseded = 0;    // writes that found the timer changed by the API
     uint64_t store_errors = 0;
+    uint64_t expired = 0;       // finished timers removed after their retention
   };
 
   TimerEngine(persistence::TimerStore& store, history::ShardController& shards,

@@ -410,10 +410,13 @@ absl::StatusOr<tv1::DeleteTimerResponse> TimerService::Delete(const tv1::DeleteT
       *target, req.id(), [&](const StoredTimer* stored, StoredTimer& next) -> absl::StatusOr<bool> {
         if (stored == nullptr) return NotFound(target->namespace_name, req.id());
         if (absl::Status s = OnlyPending(*stored, req.id(), "deleted"); !s.ok()) return s;
+        const absl::Time now = clock_.Now();
         next.record.set_state(tv1::TIMER_STATE_DELETED);
         next.record.clear_next_attempt_at();
-        *next.record.mutable_updated_at() = ToProtoTime(clock_.Now());
-        next.due = absl::InfiniteFuture();
+        *next.record.mutable_updated_at() = ToProtoTime(now);
+        // Readable as DELETED until its namespace's retention is over, then removed.
+        next.due = retention_ != nullptr ? retention_->ExpiryOf(stored->namespace_id, now)
+                                         : absl::InfiniteFuture();
         return true;
       });
   if (!written.ok()) return written.status();

@@ -31,6 +31,7 @@
 #include "server-core/history/shard_controller.h"
 #include "server-core/persistence/timer_store.h"
 #include "server-core/timers/retry_policy.h"
+#include "server-core/timers/timer_retention.h"
 #include "tock/timer/v1/service.pb.h"
 
 namespace tock::server::timers {
@@ -62,6 +63,9 @@ class TimerService {
   void SetOnWritten(std::function<void(const persistence::StoredTimer&)> on_written) {
     on_written_ = std::move(on_written);
   }
+  // A deleted timer is removed at the end of its namespace's retention (null: kept). Set
+  // once, before the first call; outlives the service.
+  void SetRetention(TimerRetention* retention) { retention_ = retention; }
 
   absl::StatusOr<tv1::CreateTimerResponse> Create(const tv1::CreateTimerRequest& request,
                                                   FieldNaming naming = FieldNaming::kProto);
@@ -105,6 +109,7 @@ class TimerService {
   frontend::NamespaceEngine& namespaces_;
   Clock& clock_;
   std::function<void(const persistence::StoredTimer&)> on_written_;
+  TimerRetention* retention_ = nullptr;
 };
 
 // Field checks shared with tests and the HTTP API (each OK or INVALID_ARGUMENT naming the

@@ -98,6 +98,44 @@ TEST_P(TimerStoreTest, CreateThenCompareAndSwap) {
   EXPECT_EQ(store.Get("ns", "nope").status().code(), absl::StatusCode::kNotFound);
 }
 
+// A finished timer past its retention is removed by a fenced write at its revision.
+TEST_P(TimerStoreTest, RemoveIsFencedAtTheRevision) {
+  auto p = Open();
+  ASSERT_NE(p, nullptr);
+  ExecutionStore& shards = p->executions();
+  auto range = shards.AcquireShard(4, "host-a");
+  ASSERT_TRUE(range.ok());
+  TimerStore& store = p->timers();
+  ASSERT_TRUE(WriteOne(store, Write(Timer("ns", "done", 4, kT0), *range, 0)).ok());
+  ASSERT_TRUE(WriteOne(store, Write(Timer("ns", "kept", 4, kT0), *range, 0)).ok());
+
+  TimerWrite stale_revision = Write(Timer("ns", "done", 4, kT0), *range, 2);
+  stale_revision.remove = true;
+  EXPECT_EQ(WriteOne(store, stale_revision).code(), absl::StatusCode::kAborted);
+  EXPECT_TRUE(store.Get("ns", "done").ok()) << "removed at another revision";
+
+  auto taken = shards.AcquireShard(4, "host-b");
+  ASSERT_TRUE(taken.ok());
+  TimerWrite stale_owner = Write(Timer("ns", "done", 4, kT0), *range, 1);
+  stale_owner.remove = true;
+  EXPECT_EQ(WriteOne(store, stale_owner).code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(store.Get("ns", "done").ok()) << "removed by a stale owner";
+
+  TimerWrite removal = Write(Timer("ns", "done", 4, kT0), *taken, 1);
+  removal.remove = true;
+  std::vector<TimerWrite> batch = {removal, Write(Timer("ns", "new", 4, kT0), *taken, 0)};
+  std::vector<absl::Status> statuses = store.Write(batch);
+  EXPECT_TRUE(statuses[0].ok()) << statuses[0];
+  EXPECT_TRUE(statuses[1].ok()) << statuses[1];
+  EXPECT_EQ(store.Get("ns", "done").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_TRUE(store.Get("ns", "kept").ok());
+  EXPECT_TRUE(store.Get("ns", "new").ok());
+  EXPECT_EQ(WriteOne(store, removal).code(), absl::StatusCode::kAborted) << "gone: no revision";
+  auto due = store.LoadDue(4, TimerDueCursor(), kT0 + absl::Hours(1), 10);
+  ASSERT_TRUE(due.ok());
+  EXPECT_EQ(Ids(*due), (std::vector<std::string>{"kept", "new"}));
+}
+
 TEST_P(TimerStoreTest, StaleRangeIdWritesNothing) {
   auto p = Open();
   ASSERT_NE(p, nullptr);

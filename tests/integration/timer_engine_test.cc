@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "lib/common/log.h"
+#include "lib/common/proto_time.h"
 #include "lib/common/time_format.h"
 #include "nlohmann/json.hpp"
 #include "server-core/frontend/namespace_engine.h"
@@ -161,6 +162,14 @@ class TimerEngineTest : public ::testing::Test {
     ASSERT_TRUE(shards_->AcquireAll().ok());
     sender_ = std::make_unique<ScriptedSender>(clock_);
     service_ = std::make_unique<TimerService>(persistence_->timers(), *shards_, *namespaces_, clock_);
+    retention_ = std::make_unique<TimerRetention>(
+        [this](const std::string& id) -> absl::StatusOr<absl::Duration> {
+          auto ns = persistence_->namespaces().GetNamespaceById(id);
+          if (!ns.ok()) return ns.status();
+          return FromProtoDuration(ns->record.config().workflow_execution_retention_ttl());
+        },
+        clock_);
+    service_->SetRetention(retention_.get());
     StartEngine();
   }
   void TearDown() override {
@@ -170,6 +179,7 @@ class TimerEngineTest : public ::testing::Test {
   void StartEngine() {
     TimerEngine::Options options;
     options.load_interval = absl::Milliseconds(20);
+    options.retention = retention_.get();
     engine_ = std::make_unique<TimerEngine>(persistence_->timers(), *shards_, *sender_, clock_,
                                             NullLogger(), options);
     service_->SetOnWritten([e = engine_.get()](const persistence::StoredTimer& t) { e->OnWritten(t); });
@@ -211,6 +221,7 @@ class TimerEngineTest : public ::testing::Test {
   std::unique_ptr<history::ShardController> shards_;
   std::unique_ptr<ScriptedSender> sender_;
   std::unique_ptr<TimerService> service_;
+  std::unique_ptr<TimerRetention> retention_;
   std::unique_ptr<TimerEngine> engine_;
 };
 
@@ -451,6 +462,42 @@ TEST_F(TimerEngineTest, FailsWithTheLastErrorWhenThePolicyRunsOut) {
   EXPECT_EQ(t.last_error(), "HTTP 500: boom (no retry left after 2 attempts)");
   EXPECT_FALSE(t.has_next_attempt_at());
   EXPECT_EQ(sender_->SentFor("doomed").size(), 2u);
+}
+
+// SUCCEEDED, FAILED and DELETED timers stay readable for their namespace's retention (two
+// days for "default") after they finished, then their owner removes them.
+TEST_F(TimerEngineTest, FinishedTimersAreRemovedAfterTheirNamespacesRetention) {
+  sender_->Script("bad", {Outcome(Kind::kStop, 404, "gone")});
+  Create(Request("ok", absl::Seconds(1)));
+  Create(Request("bad", absl::Seconds(1)));
+  Create(Request("deleted", absl::Hours(1)));
+  tv1::DeleteTimerRequest del;
+  del.set_namespace_("default");
+  del.set_id("deleted");
+  ASSERT_TRUE(service_->Delete(del).ok());
+  const absl::Time t0 = clock_.Now();
+  Advance(absl::Seconds(1));
+  ASSERT_TRUE(Eventually([&] { return StateIs("ok", tv1::TIMER_STATE_SUCCEEDED); }));
+  ASSERT_TRUE(Eventually([&] { return StateIs("bad", tv1::TIMER_STATE_FAILED); }));
+  auto gone = [&](const std::string& id) {
+    tv1::GetTimerRequest g;
+    g.set_namespace_("default");
+    g.set_id(id);
+    return service_->Get(g).status().code() == absl::StatusCode::kNotFound;
+  };
+  const absl::Duration retention = absl::Hours(48);
+  Advance(t0 + retention - absl::Milliseconds(1) - clock_.Now());
+  absl::SleepFor(absl::Milliseconds(200));  // the loader's passes (20 ms) and the firer's
+  EXPECT_FALSE(gone("deleted") || gone("ok") || gone("bad")) << "removed before the retention";
+  EXPECT_EQ(engine_->stats().expired, 0u);
+  Advance(absl::Milliseconds(1));
+  ASSERT_TRUE(Eventually([&] { return gone("deleted"); }));
+  EXPECT_FALSE(gone("ok") || gone("bad")) << "they finished a second later";
+  Advance(absl::Seconds(1));
+  ASSERT_TRUE(Eventually([&] { return gone("ok") && gone("bad"); }));
+  EXPECT_EQ(engine_->stats().expired, 3u);
+  EXPECT_EQ(sender_->SentFor("ok").size(), 1u) << "a finished timer is never sent again";
+  EXPECT_EQ(engine_->held(), 0u);
 }
 
 TEST_F(TimerEngineTest, AnUnansweredAttemptIsSentAgainByTheNextOwner) {

@@ -75,6 +75,15 @@ class PgTimerStore : public TimerStore {
                                        "the timer was not written");
           continue;
         }
+        if (w.remove) {
+          statements.push_back(PgStatement{
+              "DELETE FROM timers WHERE namespace_id = $1 AND timer_id = $2 AND revision = $3 "
+              "RETURNING 1",
+              {PgParam::Text(t.namespace_id), PgParam::Text(t.timer_id),
+               PgParam::Int(w.expected_revision)}});
+          index.push_back(i);
+          continue;
+        }
         records[i] = t.record.SerializeAsString();
         if (w.expected_revision == 0) {
           statements.push_back(PgStatement{
@@ -98,10 +107,8 @@ class PgTimerStore : public TimerStore {
         if (!written[k].ok()) return written[k].status();
         TimerWrite& w = writes[index[k]];
         if (written[k]->rows() == 0) {
-          out[index[k]] = absl::AbortedError(
-              absl::StrCat("timer ", w.timer.timer_id, " changed concurrently (not at revision ",
-                           w.expected_revision, ")"));
-        } else {
+          out[index[k]] = ChangedConcurrently(w);
+        } else if (!w.remove) {
           w.timer.revision = w.expected_revision + 1;
         }
       }

@@ -123,8 +123,16 @@ class SqliteTimerStore : public TimerStore {
                                  absl::StrCat("range id ", w.range_id, " is no longer ours"),
                                  "the timer was not written");
     }
-    const std::string record = t.record.SerializeAsString();
     const int64_t revision = w.expected_revision + 1;
+    if (w.remove) {
+      ASSIGN_STMT(q, db_.Prepare(
+                         "DELETE FROM timers WHERE namespace_id = ? AND timer_id = ? AND revision = ?"));
+      q.Bind(1, t.namespace_id).Bind(2, t.timer_id).Bind(3, w.expected_revision);
+      RETURN_IF_ERROR(q.Run());
+      if (db_.Changes() == 0) return ChangedConcurrently(w);
+      return absl::OkStatus();
+    }
+    const std::string record = t.record.SerializeAsString();
     if (w.expected_revision == 0) {
       ASSIGN_STMT(q, db_.Prepare(
                          "INSERT INTO timers(namespace_id, timer_id, shard_id, revision, state, "
@@ -144,11 +152,7 @@ class SqliteTimerStore : public TimerStore {
       q.Bind(7, w.expected_revision);
       RETURN_IF_ERROR(q.Run());
     }
-    if (db_.Changes() == 0) {
-      return absl::AbortedError(
-          absl::StrCat("timer ", t.timer_id, " changed concurrently (not at revision ",
-                       w.expected_revision, ")"));
-    }
+    if (db_.Changes() == 0) return ChangedConcurrently(w);
     t.revision = revision;
     return absl::OkStatus();
   }
