@@ -317,7 +317,9 @@ const std::map<std::string, std::string>& GroupProse() {
 
 const char* kExitStatus =
     ".TP\n.B 0\nSuccess.\n"
-    ".TP\n.B 1\nAn error not covered below.\n"
+    ".TP\n.B 1\nAn error not covered below, among them a call the server refused for "
+    "authorization (UNAUTHENTICATED: no or a bad --api-key token; PERMISSION_DENIED: the "
+    "token's role falls short); the server's message says which call needs which role.\n"
     ".TP\n.B 2\nUsage error or invalid input (unknown flag, missing argument, bad value).\n"
     ".TP\n.B 3\nNot found (namespace, workflow, activity, search attribute, cluster, batch "
     "job, schedule, timer).\n"
@@ -616,6 +618,10 @@ std::string ServerManPage(const std::string& server_help, const ManOptions& opti
           "  frontend: {cert_file: server.pem, key_file: server.key, client_ca_file: ca.pem}",
           "  internode: {cert_file: node.pem, key_file: node.key, ca_file: ca.pem}",
           "  reload_interval: 1m                  # changed files are used within this",
+          "authorization:                         # off unless set: JWT roles per namespace",
+          "  jwks: /etc/tock/jwks.json            # or an https:// URL; RS256 and ES256 keys",
+          "  audience: tock                       # optional, as issuer:",
+          "  subjects: {\"CN=worker-1\": [\"orders:worker\"]}   # mTLS subject -> roles",
           "limits:                                # rate limits: off unless one is set",
           "  namespace_rps: 1200                  # also frontend_rps, *_poll_rps; 0: none",
           "  namespace_rps_overrides: {orders: 100}   # refused: RESOURCE_EXHAUSTED",
