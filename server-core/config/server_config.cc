@@ -185,6 +185,13 @@ absl::Status ServerConfig::Validate() const {
                         absl::StrCat("must be between 0 and 65535; got ", timer_http->port));
     }
     if (timer_http->ip.empty()) return FieldError("timers.http.ip", "must not be empty");
+    // The HTTP/JSON API checks no token: with authorization on it would be a way around it.
+    if (authorization.has_value()) {
+      return FieldError("timers.http",
+                        "cannot be used with authorization: (the timer HTTP API has no "
+                        "authorization of its own); use the gRPC TimerService, which the "
+                        "authorizer covers, or leave out --http-port");
+    }
   }
   if (absl::Status s = ParseLogLevel(log.level).status(); !s.ok()) {
     return FieldError("log.level", std::string(s.message()));

@@ -247,5 +247,19 @@ TEST(AuthzServerConfigTest, AServerWithABadJwksDoesNotStart) {
       << server.stderr_text();
 }
 
+// The timer HTTP API checks no token, so it cannot run beside authorization.
+TEST(AuthzServerConfigTest, TheTimerHttpApiIsRefusedWithAuthorization) {
+  TempDir dir;
+  ServerProcess server(TOCK_SERVER_BIN);
+  const std::string jwks = dir.Write("jwks.json", "{\"keys\": []}");
+  EXPECT_FALSE(server.Start({"--db-file", dir.File("t.db"), "--http-port", "0", "--config",
+                             dir.Write("s.yaml", "authorization:\n  jwks: " + jwks + "\n")}));
+  EXPECT_TRUE(absl::StrContains(server.stderr_text(),
+                                "timers.http: cannot be used with authorization:"))
+      << server.stderr_text();
+  EXPECT_FALSE(absl::StrContains(server.stderr_text(), "no RS256 or ES256 signing key"))
+      << "refused before the keys are read";
+}
+
 }  // namespace
 }  // namespace tock::testing
