@@ -59,24 +59,24 @@ void TimerHttpApi::Register(http::HttpServer& server) {
   // it too, not an empty 413.
   server.RewriteRefusals([this](int status, const std::string& path) -> std::optional<http::HttpResponse> {
     if (status != 413 || path.rfind("/api/v1/timers/", 0) != 0) return std::nullopt;
-    return Error(absl::InvalidArgumentError(absl::StrCat("the request body is over ",
-                                                         kMaxTimerRequestBytes, " bytes")),
-                 "", "");
+    return TooLarge();
   });
 }
 
 http::HttpResponse TimerHttpApi::Handle(const std::string& operation, const std::string& body) {
-  if (body.size() > kMaxTimerRequestBytes) {
-    return Error(absl::InvalidArgumentError(
-                     absl::StrCat("the request body is over ", kMaxTimerRequestBytes, " bytes")),
-                 "", "");
-  }
+  if (body.size() > kMaxTimerRequestBytes) return TooLarge();
   if (operation == "create") return Create(body);
   if (operation == "get") return Get(body);
   if (operation == "update") return Update(body);
   if (operation == "delete") return Delete(body);
   if (operation == "list") return List(body);
   return Error(absl::NotFoundError("no such operation: create, get, update, delete or list"), "", "");
+}
+
+http::HttpResponse TimerHttpApi::TooLarge() {
+  return Error(absl::InvalidArgumentError(
+                   absl::StrCat("the request body is over ", kMaxTimerRequestBytes, " bytes")),
+               "", "");
 }
 
 tock::timer::v1::TimerService::Stub* TimerHttpApi::Forwarder() {

@@ -56,6 +56,8 @@ class TimerHttpApi {
   http::HttpResponse List(const std::string& body);
   http::HttpResponse Error(const absl::Status& status, const std::string& namespace_name,
                            const std::string& timer_id);
+  // A body over kMaxTimerRequestBytes (or over the HTTP server's own limit): 400.
+  http::HttpResponse TooLarge();
   // The stub of this server's own gRPC port (made once); null without own_channel.
   tock::timer::v1::TimerService::Stub* Forwarder();
 
