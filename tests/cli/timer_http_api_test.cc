@@ -242,7 +242,9 @@ TEST_F(TimerHttpApiTest, ListPagesAndFilters) {
 
 TEST_F(TimerHttpApiTest, FiresWithTheSeedsCallbackAndOutcomes) {
   receiver_.FailThenSucceed("t-flaky", 1, 503);
-  const absl::Time next = absl::Now() + absl::Seconds(2);
+  // In whole milliseconds, as the answer's RFC 3339 text carries it: the arrival is compared
+  // with the time the server was told.
+  const absl::Time next = absl::FromUnixMillis(absl::ToUnixMillis(absl::Now() + absl::Seconds(2)));
   receiver_.Script("t-later", {CallbackAnswer::RescheduleTo(next), CallbackAnswer::Ok()});
   const std::string at = FormatTimestamp(absl::Now() + absl::Seconds(1));
   json flaky = Timer("t-flaky", receiver_.Url("/cb"), at);
