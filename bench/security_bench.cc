@@ -195,10 +195,13 @@ int main(int argc, char** argv) {
       "tls:\n"
       "  frontend: {cert_file: " + dir + "/server.pem, key_file: " + dir + "/server.key, "
       "client_ca_file: " + dir + "/ca.pem, require_client_auth: true}\n"
-      "  internode: {cert_file: " + dir + "/client.pem, key_file: " + dir + "/client.key, "
+      "  internode: {cert_file: " + dir + "/server.pem, key_file: " + dir + "/server.key, "
       "ca_file: " + dir + "/ca.pem}\n";
+  // The internode certificate's subject must hold temporal-system:admin (tock-server refuses
+  // to start otherwise); the bench's clients (CN=client) are authorized by their token alone.
   const std::string authz = "authorization:\n  jwks: " + dir + "/jwks.json\n"
-                            "  issuer: tock-bench\n  audience: tock\n";
+                            "  issuer: tock-bench\n  audience: tock\n"
+                            "  subjects: {\"CN=server\": [\"temporal-system:admin\"]}\n";
   WriteFile(dir + "/mtls.yaml", tls);
   WriteFile(dir + "/mtls-jwt.yaml", tls + authz);
   WriteFile(dir + "/limits.yaml", "limits: {frontend_rps: 1000000, namespace_rps: 1000000}\n");

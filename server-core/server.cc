@@ -41,6 +41,7 @@
 #include "server-core/timers/timer_handlers.h"
 #include "server-core/timers/timer_service.h"
 #include "server-core/routing/host_service.h"
+#include "server-core/routing/peer_credential.h"
 #include "server-core/routing/routed_history.h"
 #include "server-core/matching/matching_engine.h"
 #include "server-core/persistence/persistence.h"
@@ -114,6 +115,17 @@ class TockServerImpl : public TockServer {
     absl::StatusOr<std::string> cluster_id = persistence_->cluster_metadata().InitClusterId(NewUuid());
     if (!cluster_id.ok()) return cluster_id.status();
     facts_.cluster_id = *cluster_id;
+    // The secret marking calls between the hosts of this database (the first host to start
+    // writes it; on SQLite no other host exists and it marks nothing, but a client cannot
+    // forge it either).
+    absl::StatusOr<std::string> fresh_secret = routing::PeerCredential::NewSecret();
+    if (!fresh_secret.ok()) return fresh_secret.status();
+    absl::StatusOr<std::string> secret = persistence_->cluster_metadata().InitHostSecret(*fresh_secret);
+    if (!secret.ok()) return secret.status();
+    absl::StatusOr<routing::PeerCredential> credential =
+        routing::PeerCredential::FromSecret(std::move(*secret));
+    if (!credential.ok()) return credential.status();
+    peer_credential_ = std::make_unique<routing::PeerCredential>(std::move(*credential));
     facts_.history_shard_count = *shards;
     facts_.persistence_engine = persistence_->engine();
     facts_.persistence_location = persistence_->location();
@@ -186,7 +198,7 @@ class TockServerImpl : public TockServer {
       // Hosts sharing the database: the engine's work on runs and queues of other hosts goes
       // to them.
       placement_ = std::make_unique<routing::Placement>(advertise_address(), *shards);
-      peers_ = std::make_unique<routing::Peers>(*dialer_);
+      peers_ = std::make_unique<routing::Peers>(*dialer_, *peer_credential_);
       routed_history_ = std::make_unique<routing::RoutedHistory>(
           *history_, *shards_, *matching_, *placement_, *peers_, clock_, *timer_thread_, logger_);
       history_->SetAnyShard(*routed_history_);
@@ -280,7 +292,8 @@ class TockServerImpl : public TockServer {
     // Rate limits (`limits:` rate keys, off unless configured), around everything above: a
     // call over its limit is refused here, before it is held, routed or forwarded.
     if (config_.rate_limits.enabled) {
-      rate_limits_ = std::make_unique<security::RateLimitInterceptor>(config_.rate_limits, RealClock());
+      rate_limits_ = std::make_unique<security::RateLimitInterceptor>(config_.rate_limits, RealClock(),
+                                                                      *peer_credential_);
       rate_limits_->Install(dispatcher_);
     }
     // Authorization (`authorization:`, off unless configured), installed last so that it runs
@@ -290,7 +303,9 @@ class TockServerImpl : public TockServer {
           security::Authorizer::Create(*config_.authorization, RealClock(), logger_);
       if (!authorizer.ok()) return authorizer.status();
       authorizer_ = std::move(*authorizer);
-      if (absl::Status s = authorizer_->Install(dispatcher_); !s.ok()) return s;
+      if (absl::Status s = authorizer_->Install(dispatcher_, peer_credential_.get()); !s.ok()) {
+        return s;
+      }
     }
 
     if (absl::Status s = StartHttp(); !s.ok()) return s;
@@ -696,6 +711,7 @@ class TockServerImpl : public TockServer {
   // Multi-cluster replication (server-core/replication): the known clusters, the calls to
   // remote ones, and namespace replication with them.
   std::unique_ptr<rpc::Dialer> dialer_;  // declared first: used by everything below
+  std::unique_ptr<routing::PeerCredential> peer_credential_;  // the database's host secret
   std::unique_ptr<replication::RemoteFrontends> remote_frontends_;
   std::unique_ptr<replication::ClusterRegistry> clusters_;
   std::unique_ptr<replication::NamespaceReplicator> namespace_replicator_;

@@ -12,6 +12,7 @@
 #include "lib/common/duration.h"
 #include "lib/common/log.h"
 #include "server-core/config/yaml_fields.h"
+#include "server-core/security/authz_internode.h"
 
 namespace tock::server {
 namespace {
@@ -218,6 +219,13 @@ absl::Status ServerConfig::Validate() const {
     }
   }
   if (absl::Status s = tls.Validate(); !s.ok()) return s;
+  // Calls from other clusters carry the internode certificate and no token: its subject must
+  // be let in (security/authz_internode.h).
+  if (authorization.has_value() && tls.internode.has_value()) {
+    if (absl::Status s = security::CheckInternodeSubject(*authorization, *tls.internode); !s.ok()) {
+      return s;
+    }
+  }
   return archival.Validate();
 }
 

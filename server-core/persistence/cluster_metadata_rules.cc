@@ -37,4 +37,8 @@ absl::StatusOr<std::string> WriteOnceClusterMetadataStore::InitClusterId(
   return InitValue("cluster_id", fresh_id);
 }
 
+absl::StatusOr<std::string> WriteOnceClusterMetadataStore::InitHostSecret(const std::string& fresh) {
+  return InitValue("host_secret", fresh);
+}
+
 }  // namespace tock::persistence

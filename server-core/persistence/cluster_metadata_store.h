@@ -27,6 +27,11 @@ class ClusterMetadataStore {
   // The cluster's id: `fresh_id` on a new database, the stored one afterwards (Temporal's
   // cluster id, a UUID fixed at the first start; remote clusters recognize this one by it).
   virtual absl::StatusOr<std::string> InitClusterId(const std::string& fresh_id) = 0;
+
+  // The secret the hosts sharing this database mark their calls to each other with
+  // (routing/peer_credential.h): `fresh` on a new database (or one written before it
+  // existed), the stored one afterwards, so every host reads the same. Never log it.
+  virtual absl::StatusOr<std::string> InitHostSecret(const std::string& fresh) = 0;
 };
 
 // ClusterMetadataStore's rules over a table of keys written once: what a backend provides is
@@ -37,6 +42,7 @@ class WriteOnceClusterMetadataStore : public ClusterMetadataStore {
   absl::StatusOr<int32_t> InitHistoryShardCount(int32_t shard_count) final;
   absl::Status InitClusterName(const std::string& cluster_name) final;
   absl::StatusOr<std::string> InitClusterId(const std::string& fresh_id) final;
+  absl::StatusOr<std::string> InitHostSecret(const std::string& fresh) final;
 
  protected:
   // Stores `value` under `key` unless present; returns what is stored.

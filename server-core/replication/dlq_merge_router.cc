@@ -18,10 +18,6 @@ namespace {
 namespace adm = tock::admin::v1;
 constexpr char kMethod[] = "tock.admin.v1.AdminService/MergeDLQMessages";
 
-bool Forwarded(const rpc::CallContext& ctx) {
-  return ctx.grpc != nullptr && ctx.grpc->client_metadata().contains(routing::kForwardedHeader);
-}
-
 void Add(adm::MergeDLQMessagesResponse& total, const adm::MergeDLQMessagesResponse& part) {
   total.set_merged_tasks(total.merged_tasks() + part.merged_tasks());
   total.set_remaining_tasks(total.remaining_tasks() + part.remaining_tasks());
@@ -59,7 +55,7 @@ void DlqMergeRouter::Install(rpc::Dispatcher& dispatcher) {
           sel.inclusive_end_message_id() < 0) {
         return (*local)(ctx, payload, std::move(respond));
       }
-      if (Forwarded(ctx)) {
+      if (peers_.FromPeer(ctx)) {
         if (sel.shard_id() > 0 && !owns_(LocalShard(sel.shard_id()))) {
           return respond(ToGrpcStatus(history::ShardNotOwnedHere(LocalShard(sel.shard_id()))),
                          nullptr);

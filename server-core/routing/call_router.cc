@@ -16,19 +16,6 @@ namespace {
 namespace wf = temporal::api::workflowservice::v1;
 constexpr char kWorkflowService[] = "temporal.api.workflowservice.v1.WorkflowService/";
 
-bool Forwarded(const rpc::CallContext& ctx) {
-  return ctx.grpc != nullptr && ctx.grpc->client_metadata().contains(kForwardedHeader);
-}
-
-// The caller's `authorization` header, sent on with a forwarded call: the owner authorizes
-// it again (security/authz_interceptor.h).
-std::string Authorization(const rpc::CallContext& ctx) {
-  if (ctx.grpc == nullptr) return "";
-  const auto& metadata = ctx.grpc->client_metadata();
-  auto it = metadata.find("authorization");
-  return it == metadata.end() ? "" : std::string(it->second.data(), it->second.size());
-}
-
 template <typename Request>
 bool ParseRequest(const grpc::ByteBuffer& payload, Request* request) {
   grpc::ByteBuffer copy(payload);
@@ -70,8 +57,7 @@ class CallRouter::Call : public std::enable_shared_from_this<Call> {
           *owner, method_, payload_, ctx_.deadline,
           [self](const grpc::Status& s, grpc::ByteBuffer* out) {
             self->Finish(s, out, /*remote=*/true);
-          },
-          Authorization(ctx_));
+          });
       cancellation->OnCancel(std::move(cancel));
       return;
     }
@@ -165,7 +151,9 @@ void CallRouter::Route(rpc::Dispatcher& dispatcher, const std::string& method,
       Target target = target_of(payload);
       // Unroutable (an unknown namespace, a bad token): the handler gives the error.
       if (target.kind == Target::kAnywhere) return (*local)(ctx, payload, std::move(respond));
-      if (Forwarded(ctx)) {
+      // Sent by another host (the one that took it from its client and chose this one as
+      // the owner); a client's claim to be one is not believed (peer_credential.h).
+      if (peers_.FromPeer(ctx)) {
         if (!OwnedHere(target)) {
           return respond(NotOwnedAnswer(target), nullptr);
         }

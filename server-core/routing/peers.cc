@@ -18,8 +18,8 @@ Peers::Peer& Peers::Get(const std::string& address) {
   return peer;
 }
 
-void Peers::Prepare(grpc::ClientContext& context, absl::Time deadline) {
-  context.AddMetadata(kForwardedHeader, "1");
+void Peers::Prepare(grpc::ClientContext& context, absl::Time deadline) const {
+  credential_.Stamp(context);
   if (deadline != absl::InfiniteFuture()) context.set_deadline(absl::ToChronoTime(deadline));
 }
 
@@ -29,7 +29,7 @@ tock::cluster::v1::HostService::Stub& Peers::HostService(const std::string& addr
 
 std::function<void()> Peers::Forward(const std::string& address, const std::string& method,
                                      const grpc::ByteBuffer& request, absl::Time deadline,
-                                     Done done, const std::string& authorization) {
+                                     Done done) {
   struct Call {
     grpc::ClientContext context;
     grpc::ByteBuffer request;
@@ -38,7 +38,6 @@ std::function<void()> Peers::Forward(const std::string& address, const std::stri
   auto call = std::make_shared<Call>();
   call->request = request;
   Prepare(call->context, deadline);
-  if (!authorization.empty()) call->context.AddMetadata("authorization", authorization);
   grpc::GenericStub stub(Get(address).channel);
   stub.UnaryCall(&call->context, "/" + method, grpc::StubOptions(), &call->request,
                  &call->response, [call, done = std::move(done)](grpc::Status status) {

@@ -1,7 +1,10 @@
 // Connections to the other hosts sharing the database, one channel per address, reused by
-// every call. Calls between hosts carry the metadata `tock-forwarded: 1`, so that a host
-// receiving one runs it itself (answering "not owned" if the ring moved on) and never sends
-// it further: a call is forwarded at most once per attempt, whatever the hosts' views.
+// every call. Every call between hosts (Forward, and HostService calls prepared with Prepare)
+// carries the database's host secret (peer_credential.h), so that a host receiving one runs it
+// itself (answering "not owned" if the ring moved on) and never sends it further: a call is
+// forwarded at most once per attempt, whatever the hosts' views. It also tells the receiving
+// host that the call was authorized and counted against the rate limits by the host that took
+// it from its client, so a forwarded call carries no token of its own.
 //
 // Thread safety: safe from any thread.
 #pragma once
@@ -17,32 +20,33 @@
 #include <string>
 
 #include "absl/time/time.h"
+#include "server-core/routing/peer_credential.h"
 #include "server-core/rpc/dialer.h"
 #include "tock/cluster/v1/host_service.grpc.pb.h"
 
 namespace tock::server::routing {
 
-constexpr char kForwardedHeader[] = "tock-forwarded";
-
 class Peers {
  public:
-  // Channels come from `dialer` (TLS with tls.internode), which must outlive this.
-  explicit Peers(const rpc::Dialer& dialer) : dialer_(dialer) {}
+  // Channels come from `dialer` (TLS with tls.internode); calls are stamped with
+  // `credential`. Both must outlive this.
+  Peers(const rpc::Dialer& dialer, const PeerCredential& credential)
+      : dialer_(dialer), credential_(credential) {}
 
   using Done = std::function<void(const grpc::Status&, grpc::ByteBuffer*)>;
 
   // Sends a call (its request as received) to the host at `address`; `done` runs once, on
   // a gRPC thread, with the peer's answer. Returns a cancel function (safe to call after
   // `done` ran).
-  // `authorization`: the caller's header of that name (empty: none), sent on so that the
-  // owner authorizes the call as the caller's (security/authz_interceptor.h).
   std::function<void()> Forward(const std::string& address, const std::string& method,
-                                const grpc::ByteBuffer& request, absl::Time deadline, Done done,
-                                const std::string& authorization = {});
+                                const grpc::ByteBuffer& request, absl::Time deadline, Done done);
 
-  // The host service of a peer, and a context for a call to it (forwarded, with `deadline`).
+  // The host service of a peer, and a context for a call to it (stamped, with `deadline`).
   tock::cluster::v1::HostService::Stub& HostService(const std::string& address);
-  static void Prepare(grpc::ClientContext& context, absl::Time deadline);
+  void Prepare(grpc::ClientContext& context, absl::Time deadline) const;
+
+  // Whether a call this host received came from another host (peer_credential.h).
+  bool FromPeer(const rpc::CallContext& ctx) const { return credential_.FromPeer(ctx); }
 
  private:
   struct Peer {
@@ -52,6 +56,7 @@ class Peers {
   Peer& Get(const std::string& address);
 
   const rpc::Dialer& dialer_;
+  const PeerCredential& credential_;
   std::mutex mu_;
   std::map<std::string, Peer> peers_;
 };

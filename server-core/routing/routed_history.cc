@@ -61,7 +61,7 @@ void RoutedHistory::Stop() {
 absl::Status RoutedHistory::Remote(const std::string& owner, const cluster::HistoryRequest& request,
                                    std::string* response) {
   grpc::ClientContext context;
-  Peers::Prepare(context, absl::Now() + kCallTimeout);
+  peers_.Prepare(context, absl::Now() + kCallTimeout);
   cluster::HistoryResponse answer;
   grpc::Status s = peers_.HostService(owner).History(&context, request, &answer);
   if (!s.ok()) return FromGrpcStatus(s);
@@ -205,7 +205,7 @@ void RoutedHistory::SendTask(std::shared_ptr<cluster::AddTaskRequest> request, a
   std::optional<std::string> owner = placement_.QueueOwner(task.namespace_id(), task.task_queue());
   if (!owner.has_value()) return matching_.AddTask(FromWire(task));
   grpc::ClientContext context;
-  Peers::Prepare(context, absl::Now() + kCallTimeout);
+  peers_.Prepare(context, absl::Now() + kCallTimeout);
   cluster::AddTaskResponse answer;
   grpc::Status s = peers_.HostService(*owner).AddTask(&context, *request, &answer);
   if (s.ok()) return;

@@ -14,10 +14,14 @@
 //                      "<Method> needs the temporal-system:<role> role"
 // The token itself is never logged nor echoed.
 //
-// A call one host forwards to another (routing/peers.h) carries the caller's authorization
-// header and is checked again there. Calls a host makes of its own (HostService, replication
-// between clusters) carry no token: they need a client certificate mapped to
-// temporal-system:admin (tls.internode with `subjects:`).
+// A call from another host of the database (it bears the host secret,
+// routing/peer_credential.h) is let through unchecked: a call forwarded to the owner of its
+// shard or queue was authorized by the host that took it from its client (this wrapper runs
+// first there), and HostService calls are the hosts' own. A client sending `tock-forwarded`
+// without the secret is checked like any other. Calls a server makes of another cluster
+// (replication, DC redirection) and of its own frontend (batches, schedules) carry no token:
+// they need a client certificate mapped to temporal-system:admin (tls.internode with
+// `subjects:`; authz_internode.h checks the mapping at start).
 //
 // Verified tokens are cached (by their SHA-256, per key set, until they expire; at most
 // kMaxCachedTokens, all dropped when full), so a client's every call does not cost a
@@ -37,6 +41,7 @@
 #include "absl/status/statusor.h"
 #include "lib/common/clock.h"
 #include "lib/common/log.h"
+#include "server-core/routing/peer_credential.h"
 #include "server-core/rpc/dispatcher.h"
 #include "server-core/security/authz_claims.h"
 #include "server-core/security/authz_config.h"
@@ -58,8 +63,9 @@ class Authorizer {
 
   // Wraps every registered method. FAILED_PRECONDITION naming the methods that have no rule
   // (or whose namespace cannot be read): a server must not start with a call nobody decided
-  // about.
-  absl::Status Install(rpc::Dispatcher& dispatcher);
+  // about. `peers` (null: none; else it must outlive the server) recognizes the calls of the
+  // other hosts of the database, which are not checked again.
+  absl::Status Install(rpc::Dispatcher& dispatcher, const routing::PeerCredential* peers = nullptr);
 
   // What a call needs, resolved once per method.
   struct Compiled {

@@ -6,7 +6,6 @@
 
 #include "lib/common/grpc_status.h"
 #include "server-core/frontend/request_namespace.h"
-#include "server-core/routing/peers.h"
 #include "server-core/security/rate_limit_call.h"
 #include "temporal/api/workflowservice/v1/request_response.pb.h"
 
@@ -19,10 +18,6 @@ struct MethodRule {
   CallFields fields;
   bool poll = false;  // always a long poll
 };
-
-bool Forwarded(const rpc::CallContext& ctx) {
-  return ctx.grpc != nullptr && ctx.grpc->client_metadata().contains(routing::kForwardedHeader);
-}
 
 }  // namespace
 
@@ -47,7 +42,7 @@ void RateLimitInterceptor::Install(rpc::Dispatcher& dispatcher) {
       return [this, rule, handler = std::move(handler)](const rpc::CallContext& ctx,
                                                         const grpc::ByteBuffer& payload,
                                                         rpc::RawResponder respond) {
-        if (Forwarded(ctx)) return handler(ctx, payload, std::move(respond));
+        if (peers_.FromPeer(ctx)) return handler(ctx, payload, std::move(respond));
         // One buffer per thread: no allocation per call once it has held a long name.
         thread_local std::string namespace_name;
         bool waits = false;

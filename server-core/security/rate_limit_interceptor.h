@@ -10,15 +10,17 @@
 // - polls (Poll*TaskQueue, PollWorkflowExecutionUpdate, and GetWorkflowExecutionHistory with
 //   wait_new_event) in the poll buckets, apart from the other calls: a host full of waiting
 //   workers does not refuse starts, and a flood of starts does not starve the workers;
-// - not a call another host of the cluster forwarded (metadata `tock-forwarded`,
-//   routing/peers.h): the host that received it from the client counted it already.
-//   Counting it again would halve a namespace's rate whenever its calls are routed.
+// - not a call another host of the database forwarded (it bears the host secret,
+//   routing/peer_credential.h): the host that received it from the client counted it
+//   already. Counting it again would halve a namespace's rate whenever its calls are routed.
+//   A client sending `tock-forwarded` without the secret is counted like any other.
 //   (Calls from this server's own schedules and batches do count, as client calls.)
 //
 // Thread safety: Install before the server starts; calls from any thread after.
 #pragma once
 
 #include "lib/common/clock.h"
+#include "server-core/routing/peer_credential.h"
 #include "server-core/rpc/dispatcher.h"
 #include "server-core/security/rate_limit_config.h"
 #include "server-core/security/rate_limiter.h"
@@ -27,7 +29,10 @@ namespace tock::server::security {
 
 class RateLimitInterceptor {
  public:
-  RateLimitInterceptor(const RateLimitConfig& config, Clock& clock) : limiter_(config, clock) {}
+  // `peers` (which must outlive this) recognizes the calls other hosts forwarded.
+  RateLimitInterceptor(const RateLimitConfig& config, Clock& clock,
+                       const routing::PeerCredential& peers)
+      : limiter_(config, clock), peers_(peers) {}
 
   // Wraps every WorkflowService method registered in `dispatcher` but GetSystemInfo.
   void Install(rpc::Dispatcher& dispatcher);
@@ -36,6 +41,7 @@ class RateLimitInterceptor {
 
  private:
   RateLimiter limiter_;
+  const routing::PeerCredential& peers_;
 };
 
 }  // namespace tock::server::security

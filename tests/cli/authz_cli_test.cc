@@ -16,6 +16,7 @@
 #include "server-core/security/authz_rules.h"
 #include "temporal/api/operatorservice/v1/request_response.pb.h"
 #include "temporal/api/workflowservice/v1/request_response.pb.h"
+#include "temporal/api/workflowservice/v1/service.grpc.pb.h"
 #include "tests/cli/cli_fixture.h"
 #include "tests/support/test_jwt.h"
 #include "tock/admin/v1/service.pb.h"
@@ -117,6 +118,46 @@ TEST_F(AuthzCliTest, BadTokensAreUnauthenticated) {
   r = TockWith(UnsignedToken(claims, "rsa-1") + "x", describe);
   EXPECT_EQ(r.exit_code, kExitError) << Describe(describe, r);
   EXPECT_TRUE(absl::StrContains(r.err, "alg \"none\"")) << r.err;
+}
+
+// A client claiming to be another host of the database (the `tock-forwarded` header hosts
+// mark their calls with, routing/peer_credential.h) without the database's secret is
+// authorized like any client: no token, no call; a reader's token, no write.
+TEST_F(AuthzCliTest, AForgedForwardedHeaderDoesNotBypassAuthorization) {
+  auto stub = temporal::api::workflowservice::v1::WorkflowService::NewStub(
+      grpc::CreateChannel(server_->address(), grpc::InsecureChannelCredentials()));
+  const std::string reader = Token({"default:read"});
+  for (const std::string forged : {std::string("1"), std::string(64, '0')}) {
+    for (const std::string& token : {std::string(), reader}) {
+      grpc::ClientContext ctx;
+      ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+      ctx.AddMetadata("tock-forwarded", forged);
+      if (!token.empty()) ctx.AddMetadata("authorization", "Bearer " + token);
+      temporal::api::workflowservice::v1::StartWorkflowExecutionRequest req;
+      req.set_namespace_("default");
+      req.set_workflow_id("wf-forged");
+      req.mutable_workflow_type()->set_name("T");
+      req.mutable_task_queue()->set_name("q");
+      req.set_request_id("forged-" + forged.substr(0, 1) + (token.empty() ? "-none" : "-read"));
+      temporal::api::workflowservice::v1::StartWorkflowExecutionResponse resp;
+      const grpc::Status s = stub->StartWorkflowExecution(&ctx, req, &resp);
+      if (token.empty()) {
+        EXPECT_EQ(s.error_code(), grpc::StatusCode::UNAUTHENTICATED) << forged;
+        EXPECT_EQ(s.error_message(),
+                  "StartWorkflowExecution on namespace \"default\" needs the write role: no bearer "
+                  "token in the authorization header, and no client certificate with a configured "
+                  "subject");
+      } else {
+        EXPECT_EQ(s.error_code(), grpc::StatusCode::PERMISSION_DENIED) << forged;
+        EXPECT_EQ(s.error_message(),
+                  "StartWorkflowExecution on namespace \"default\" needs the write role");
+      }
+    }
+  }
+  // Nothing was started.
+  const std::vector<std::string> describe = {"workflow", "describe", "--workflow-id", "wf-forged"};
+  ProcessResult r = TockWith(Token({"default:read"}), describe);
+  EXPECT_EQ(r.exit_code, kExitNotFound) << Describe(describe, r);
 }
 
 // A request of `method`'s type with `namespace` set (when it has the field).

@@ -90,6 +90,26 @@ TEST_P(ClusterMetadataStoreTest, FactsSurviveCloseAndReopen) {
   EXPECT_TRUE(p->cluster_metadata().InitClusterName("east").ok());
 }
 
+// The host secret (routing/peer_credential.h): the first value offered is kept, whatever
+// later starts offer, across a reopen too (every host of a database must read the same),
+// and independently of the cluster id.
+TEST_P(ClusterMetadataStoreTest, TheHostSecretIsWrittenOnceAndReadByEveryLaterStart) {
+  const std::string first(64, 'a'), later(64, 'b');
+  {
+    auto p = Open();
+    ASSERT_NE(p, nullptr);
+    ASSERT_EQ(*p->cluster_metadata().InitClusterId("id-1"), "id-1");
+    absl::StatusOr<std::string> stored = p->cluster_metadata().InitHostSecret(first);
+    ASSERT_TRUE(stored.ok()) << stored.status();
+    EXPECT_EQ(*stored, first);
+    EXPECT_EQ(*p->cluster_metadata().InitHostSecret(later), first);
+    EXPECT_EQ(*p->cluster_metadata().InitClusterId("id-2"), "id-1");
+  }
+  auto p = Open();
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(*p->cluster_metadata().InitHostSecret(later), Durable() ? first : later);
+}
+
 TEST_P(ClusterMetadataStoreTest, MigrationsApplyOnceAndReopeningIsIdempotent) {
   if (!Durable()) GTEST_SKIP() << "an in-memory database is migrated from scratch every time";
   {

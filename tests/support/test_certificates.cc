@@ -23,7 +23,7 @@ bool TestCertificates::MakeCa(const std::string& name) {
 }
 
 bool TestCertificates::MakeLeaf(const std::string& name, const std::string& ca,
-                                const std::string& san) {
+                                const std::string& san, const std::string& subject) {
   const std::string csr = dir_ + "/" + name + ".csr", ext = dir_ + "/" + name + ".ext";
   {
     std::ofstream out(ext);
@@ -35,7 +35,7 @@ bool TestCertificates::MakeLeaf(const std::string& name, const std::string& ca,
     }
   }
   return Run({"req", "-newkey", "rsa:2048", "-nodes", "-keyout", Key(name), "-out", csr, "-subj",
-              "/CN=" + name}) &&
+              subject.empty() ? "/CN=" + name : subject}) &&
          Run({"x509", "-req", "-in", csr, "-CA", Pem(ca), "-CAkey", Key(ca), "-set_serial",
               std::to_string(++serial_), "-out", Pem(name), "-days", "2", "-extfile", ext});
 }

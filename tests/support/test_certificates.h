@@ -21,9 +21,10 @@ class TestCertificates {
   bool MakeStandardSet();
   // A self-signed CA `name`.
   bool MakeCa(const std::string& name);
-  // A leaf `name` (CN name) signed by CA `ca`; `san` is an openssl subjectAltName value
-  // ("IP:127.0.0.1,DNS:localhost") or "" for none.
-  bool MakeLeaf(const std::string& name, const std::string& ca, const std::string& san);
+  // A leaf `name` (CN name, or `subject` in openssl's "/O=x/CN=y" form) signed by CA `ca`;
+  // `san` is an openssl subjectAltName value ("IP:127.0.0.1,DNS:localhost") or "" for none.
+  bool MakeLeaf(const std::string& name, const std::string& ca, const std::string& san,
+                const std::string& subject = "");
 
   std::string Pem(const std::string& name) const { return dir_ + "/" + name + ".pem"; }
   std::string Key(const std::string& name) const { return dir_ + "/" + name + ".key"; }

@@ -128,7 +128,8 @@ class ObservedClusterMetadataStore : public ClusterMetadataStore {
         o_(o),
         shards_(o.Resolve("InitHistoryShardCount")),
         name_(o.Resolve("InitClusterName")),
-        id_(o.Resolve("InitClusterId")) {}
+        id_(o.Resolve("InitClusterId")),
+        secret_(o.Resolve("InitHostSecret")) {}
 
   absl::StatusOr<int32_t> InitHistoryShardCount(int32_t shard_count) override {
     return o_.Run(shards_, [&] { return inner_.InitHistoryShardCount(shard_count); });
@@ -139,11 +140,14 @@ class ObservedClusterMetadataStore : public ClusterMetadataStore {
   absl::StatusOr<std::string> InitClusterId(const std::string& fresh_id) override {
     return o_.Run(id_, [&] { return inner_.InitClusterId(fresh_id); });
   }
+  absl::StatusOr<std::string> InitHostSecret(const std::string& fresh) override {
+    return o_.Run(secret_, [&] { return inner_.InitHostSecret(fresh); });
+  }
 
  private:
   ClusterMetadataStore& inner_;
   Observer& o_;
-  const Op shards_, name_, id_;
+  const Op shards_, name_, id_, secret_;
 };
 
 class ObservedExecutionStore : public ExecutionStore {
