@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "absl/synchronization/mutex.h"
+#include "cmd/tock-server/tls_flags.h"
 #include "cmd/tock/exit_codes.h"
 #include "lib/common/clock.h"
 #include "lib/common/env.h"
@@ -114,6 +115,8 @@ int main(int argc, char** argv) {
                  "Serve the timer service's HTTP/JSON API at http://IP:PORT/api/v1/timers/"
                  "create|get|update|delete|list, IP that of --ip (0: any free port; the banner "
                  "shows it); overrides the config's timers.http. Off unless given here or there");
+  tock::server::TlsFlags tls_flags;
+  tls_flags.Add(app);
   std::optional<std::string> log_level;
   std::optional<std::string> log_format;
   std::optional<std::string> log_file;
@@ -173,6 +176,7 @@ int main(int argc, char** argv) {
     }
     config.timer_http->port = *http_port;
   }
+  tls_flags.ApplyTo(config.tls);
   if (log_level) config.log.level = *log_level;
   if (log_format) config.log.format = *log_format;
   if (log_file) config.log.file = *log_file;

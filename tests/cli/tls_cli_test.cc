@@ -7,7 +7,8 @@
 // which; TLS 1.1 is refused. Mutual TLS: no client certificate and one from another CA are
 // refused, the right one accepted, also by the server's own calls to its frontend; optional
 // client certificates are checked when sent. A certificate replaced on disk is served
-// without a restart. Bad `tls:` settings stop the start with exit 2 and the key named.
+// without a restart. Bad `tls:` settings stop the start with exit 2 and the key named. The
+// --tls-* flags of tock-server do the same as the keys they mirror.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
@@ -302,6 +303,72 @@ TEST_F(TlsCliTest, BadTlsSettingsStopTheStartNamingTheKey) {
     // The key's contents never appear in an error.
     EXPECT_FALSE(absl::StrContains(r.err, "PRIVATE KEY")) << r.err;
   }
+}
+
+// The --tls-* flags of tock-server mirror `tls:` (cmd/tock-server/tls_flags.h): mutual TLS
+// from flags alone (the right client in, none without a certificate, the server's own
+// calls through the internode flags), a flag overriding its key in the config file, and the
+// YAML's checks, naming the key the flag sets.
+TEST_F(TlsCliTest, FlagsMirrorTheTlsSection) {
+  const std::vector<std::string> flags = {
+      "--tls-cert-file",          certs_.Pem("server"), "--tls-key-file",
+      certs_.Key("server"),       "--tls-client-ca-file", certs_.Pem("ca"),
+      "--tls-internode-cert-file", certs_.Pem("server"), "--tls-internode-key-file",
+      certs_.Key("server"),       "--tls-internode-ca-file", certs_.Pem("ca")};
+  ASSERT_TRUE(server_.Start(flags)) << server_.error();
+  EXPECT_TRUE(absl::StrContains(server_.banner(), "client certificates required")) << server_.banner();
+  ProcessResult in = Describe(WithClient("ca", "client"));
+  EXPECT_EQ(in.exit_code, kExitOk) << in.err;
+  ProcessResult none = Describe(Trusting("ca"));
+  EXPECT_EQ(none.exit_code, kExitUnavailable) << none.err;
+  EXPECT_TRUE(absl::StrContains(none.err, "the server requires a client certificate")) << none.err;
+  ProcessResult started = RunProcess({TOCK_CLI_BIN, "--address", server_.address(), "--tls-ca-cert",
+                                      certs_.Pem("ca"), "--tls-cert", certs_.Pem("client"),
+                                      "--tls-key", certs_.Key("client"), "workflow", "start",
+                                      "--type", "order", "--task-queue", "q", "--workflow-id", "f-1"});
+  ASSERT_EQ(started.exit_code, kExitOk) << started.err;
+  ProcessResult batch = RunProcess({TOCK_CLI_BIN, "--address", server_.address(), "--tls-ca-cert",
+                                    certs_.Pem("ca"), "--tls-cert", certs_.Pem("client"),
+                                    "--tls-key", certs_.Key("client"), "batch", "terminate",
+                                    "--query", "WorkflowType = 'order'", "--reason", "flags",
+                                    "--yes", "--job-id", "flags-batch", "-o", "json"});
+  ASSERT_EQ(batch.exit_code, kExitOk) << batch.err;
+  EXPECT_TRUE(absl::StrContains(batch.out, "BATCH_OPERATION_STATE_COMPLETED")) << batch.out;
+  server_.Stop();
+
+  // Over a config asking for client certificates, the flag makes them optional.
+  ServerProcess optional(TOCK_SERVER_BIN);
+  ASSERT_TRUE(optional.Start({"--config", Config("ca"), "--tls-require-client-auth", "false"}))
+      << optional.error();
+  EXPECT_TRUE(absl::StrContains(optional.banner(), "client certificates checked when sent"))
+      << optional.banner();
+  ProcessResult anonymous = Describe(Trusting("ca"), optional.address());
+  EXPECT_EQ(anonymous.exit_code, kExitOk) << anonymous.err;
+
+  // The YAML's checks, naming the key the flag sets.
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {{"--tls-cert-file", certs_.Pem("server"), "--tls-key-file", certs_.Key("client"),
+        "--tls-internode-ca-file", certs_.Pem("ca")},
+       "config tls.frontend.key_file: " + certs_.Key("client") + " is not the key of the certificate"},
+      {{"--tls-cert-file", certs_.Pem("server"), "--tls-key-file", certs_.Key("server")},
+       "config tls.internode: is required with tls.frontend"},
+      {{"--tls-internode-ca-file", certs_.Pem("ca")},
+       "config tls.frontend: is required with tls.internode"},
+  };
+  for (const Case& c : cases) {
+    std::vector<std::string> argv = {TOCK_SERVER_BIN, "--port", "0"};
+    argv.insert(argv.end(), c.args.begin(), c.args.end());
+    ProcessResult r = RunProcess(argv, {}, "", std::chrono::seconds(20));
+    EXPECT_EQ(r.exit_code, kExitUsage) << r.out << r.err;
+    EXPECT_TRUE(absl::StrContains(r.err, c.message)) << "want: " << c.message << "\ngot: " << r.err;
+    EXPECT_FALSE(absl::StrContains(r.err, "PRIVATE KEY")) << r.err;
+  }
+  ProcessResult not_bool = RunProcess({TOCK_SERVER_BIN, "--tls-require-client-auth", "maybe"});
+  EXPECT_EQ(not_bool.exit_code, kExitUsage) << not_bool.err;
 }
 
 }  // namespace
