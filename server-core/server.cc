@@ -358,15 +358,18 @@ class TockServerImpl : public TockServer {
       return history_->ApplyReplicated(namespace_id, workflow_id, run_id, items, events);
     });
     // Batches call this server's frontend like a client: from the loopback address when it
-    // listens on every address.
+    // listens on every address. Their calls are marked as the server's own: routed and rate
+    // limited, not authorized again (routing/peer_credential.h).
+    own_calls_dialer_ =
+        std::make_unique<rpc::Dialer>(peer_credential_->OwnCallsDialer(*dialer_));
     batches_->Start(config_.ip == "0.0.0.0" || config_.ip.empty()
                         ? absl::StrCat("127.0.0.1:", bound_port_)
                         : address(),
-                    *dialer_);
+                    *own_calls_dialer_);
     schedules_->Start(config_.ip == "0.0.0.0" || config_.ip.empty()
                           ? absl::StrCat("127.0.0.1:", bound_port_)
                           : address(),
-                      *dialer_);
+                      *own_calls_dialer_);
     // Injected faults start now that the start itself can no longer be failed by them.
     if (faults_) faults_->Arm();
     logger_.Info("tock-server started",
@@ -712,6 +715,7 @@ class TockServerImpl : public TockServer {
   // remote ones, and namespace replication with them.
   std::unique_ptr<rpc::Dialer> dialer_;  // declared first: used by everything below
   std::unique_ptr<routing::PeerCredential> peer_credential_;  // the database's host secret
+  std::unique_ptr<rpc::Dialer> own_calls_dialer_;  // batches' and schedules' (marked) calls
   std::unique_ptr<replication::RemoteFrontends> remote_frontends_;
   std::unique_ptr<replication::ClusterRegistry> clusters_;
   std::unique_ptr<replication::NamespaceReplicator> namespace_replicator_;

@@ -35,14 +35,26 @@ void PeerCredential::Stamp(grpc::ClientContext& context) const {
   context.AddMetadata(kForwardedHeader, secret_);
 }
 
-bool PeerCredential::FromPeer(const rpc::CallContext& ctx) const {
+bool PeerCredential::Bears(const rpc::CallContext& ctx, const char* header) const {
   if (ctx.grpc == nullptr) return false;
   const auto& metadata = ctx.grpc->client_metadata();
-  auto it = metadata.find(kForwardedHeader);
+  auto it = metadata.find(header);
   // The length is no secret (every secret has the same); the bytes are compared in constant
   // time, so that a client cannot find them one at a time by timing refusals.
   if (it == metadata.end() || it->second.size() != secret_.size()) return false;
   return CRYPTO_memcmp(it->second.data(), secret_.data(), secret_.size()) == 0;
+}
+
+bool PeerCredential::FromPeer(const rpc::CallContext& ctx) const {
+  return Bears(ctx, kForwardedHeader);
+}
+
+rpc::Dialer PeerCredential::OwnCallsDialer(const rpc::Dialer& dialer) const {
+  return dialer.WithMetadata(kOwnCallHeader, secret_);
+}
+
+bool PeerCredential::OwnCall(const rpc::CallContext& ctx) const {
+  return Bears(ctx, kOwnCallHeader);
 }
 
 }  // namespace tock::server::routing

@@ -10,6 +10,12 @@
 // ordinary client call (authorized, rate limited, routed), whatever it claims: the header
 // alone used to be trusted, so any client could skip the rate limits and routing.
 //
+// The same secret, under the header `tock-own-call`, marks the calls a server makes of its
+// own frontend (a batch's terminations, a schedule's starts: OwnCallsDialer). Those are
+// routed and rate limited like client calls, but not authorized again: the batch or
+// schedule they carry out was authorized when a client created it (write on its namespace),
+// and they carry no token of their own.
+//
 // The secret is never logged, echoed nor put in an error message. It protects against
 // clients of the frontend port, not against readers of the database (who can do anything).
 //
@@ -21,11 +27,13 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "server-core/rpc/dialer.h"
 #include "server-core/rpc/dispatcher.h"
 
 namespace tock::server::routing {
 
 constexpr char kForwardedHeader[] = "tock-forwarded";
+constexpr char kOwnCallHeader[] = "tock-own-call";
 
 class PeerCredential {
  public:
@@ -46,8 +54,17 @@ class PeerCredential {
   // the secret, compared in constant time. False for a call without gRPC context.
   bool FromPeer(const rpc::CallContext& ctx) const;
 
+  // `dialer`, its channels marking every call as this server's own (for the batch and
+  // schedule runners' channels to the frontend).
+  rpc::Dialer OwnCallsDialer(const rpc::Dialer& dialer) const;
+
+  // Whether the call is a server's own call to its frontend (kOwnCallHeader equal to the
+  // secret, compared in constant time).
+  bool OwnCall(const rpc::CallContext& ctx) const;
+
  private:
   explicit PeerCredential(std::string secret) : secret_(std::move(secret)) {}
+  bool Bears(const rpc::CallContext& ctx, const char* header) const;
   std::string secret_;
 };
 

@@ -130,8 +130,11 @@ absl::Status Authorizer::Install(rpc::Dispatcher& dispatcher,
       return [this, peers, c, inner = std::move(inner)](const rpc::CallContext& ctx,
                                                         const grpc::ByteBuffer& payload,
                                                         rpc::RawResponder respond) {
-        // Authorized by the host that took it from its client, or a host's own call.
-        if (peers != nullptr && peers->FromPeer(ctx)) return inner(ctx, payload, std::move(respond));
+        // Authorized by the host that took it from its client, a host's own call, or a
+        // batch's or schedule's call authorized when it was created (peer_credential.h).
+        if (peers != nullptr && (peers->FromPeer(ctx) || peers->OwnCall(ctx))) {
+          return inner(ctx, payload, std::move(respond));
+        }
         absl::string_view authorization;
         std::string subject;
         if (ctx.grpc != nullptr) {

@@ -17,11 +17,12 @@
 // A call from another host of the database (it bears the host secret,
 // routing/peer_credential.h) is let through unchecked: a call forwarded to the owner of its
 // shard or queue was authorized by the host that took it from its client (this wrapper runs
-// first there), and HostService calls are the hosts' own. A client sending `tock-forwarded`
-// without the secret is checked like any other. Calls a server makes of another cluster
-// (replication, DC redirection) and of its own frontend (batches, schedules) carry no token:
-// they need a client certificate mapped to temporal-system:admin (tls.internode with
-// `subjects:`; authz_internode.h checks the mapping at start).
+// first there), and HostService calls are the hosts' own. Nor is a batch's or schedule's
+// call to its own frontend (marked with the secret too): the batch or schedule was
+// authorized when created. A client sending those headers without the secret is checked
+// like any other. Calls a server makes of another cluster (replication, DC redirection)
+// carry no token: they need a client certificate mapped to temporal-system:admin
+// (tls.internode with `subjects:`; authz_internode.h checks the mapping at start).
 //
 // Verified tokens are cached (by their SHA-256, per key set, until they expire; at most
 // kMaxCachedTokens, all dropped when full), so a client's every call does not cost a

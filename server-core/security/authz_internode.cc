@@ -63,9 +63,8 @@ absl::Status CheckInternodeSubject(const AuthorizationConfig& authorization,
       "config authorization.subjects: the tls.internode certificate's subject ", Quoted(*subject),
       it == authorization.subjects.end() ? " is not listed"
                                          : " is listed without temporal-system:admin",
-      "; calls from other clusters (replication, DC redirection) and from this server's own "
-      "batches and schedules carry that certificate and no token, and need the "
-      "temporal-system:admin role: add ",
+      "; calls from other clusters (replication, DC redirection) carry that certificate and "
+      "no token, and need the temporal-system:admin role: add ",
       Quoted(*subject), ": [\"temporal-system:admin\"]"));
 }
 

@@ -1,9 +1,9 @@
 // The start-time check that calls between clusters can be authorized. With `authorization:`
 // on, a call from another cluster (replication pulls, DC redirection, namespace and DLQ calls)
-// or from this server's own batch and schedule runners arrives on the frontend with no token:
-// it is let through only by its client certificate, tls.internode's, whose subject
-// `authorization.subjects` must map to temporal-system:admin on the receiving cluster. (Calls
-// between the hosts of one database need no mapping: routing/peer_credential.h.) A server
+// arrives on the frontend with no token: it is let through only by its client certificate,
+// tls.internode's, whose subject `authorization.subjects` must map to temporal-system:admin
+// on the receiving cluster. (Calls between the hosts of one database and a server's calls to
+// its own frontend need no mapping: routing/peer_credential.h.) A server
 // configured so that its own certificate would be refused does not start, rather than fail
 // every replication call later with UNAUTHENTICATED.
 //
