@@ -11,7 +11,10 @@
 //              ratio to the baseline's.
 //
 // Targets (issue 14): firing rate >= 0.7x the baseline; p99 lateness <= 100 ms while firing
-// at that rate. Usage: timer_bench TOCK_SERVER [TIMERS=100000]
+// at that rate. The baseline is the best of three rounds before the server and three after
+// it; the bench also prints the processor time per callback of the server and of itself (the
+// receiver, or the loop and the receiver), since the ratios depend on how the two cores are
+// shared. Usage: timer_bench TOCK_SERVER [TIMERS=100000]
 #include <curl/curl.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -24,12 +27,15 @@
 #include <condition_variable>
 #include <mutex>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <string>
 #include <thread>
+#include <unordered_set>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "bench/bench_server.h"
@@ -41,6 +47,7 @@ namespace {
 
 using tock::testing::CallbackReceiver;
 
+constexpr int kBaselineRounds = 3;  // before the server, and again after it
 // The server's callback sender's default (HttpCallbackSenderOptions::max_in_flight).
 constexpr int kSenderInFlight = 64;
 constexpr int kCreateInFlight = 16;  // the HTTP endpoint has 16 threads (cpp-httplib: one per kept connection)
@@ -152,6 +159,39 @@ std::string CreateBody(const std::string& id, absl::Time at, const std::string& 
                       R"(","payload":{"n":1}})");
 }
 
+// Processor time (user + system) a process has used so far, in seconds: where the machine's
+// two cores go per callback, the bench's own (the receiver, and the plain loop) and the
+// server's.
+double CpuSeconds(pid_t pid) {
+  std::FILE* f = std::fopen(absl::StrCat("/proc/", pid, "/stat").c_str(), "r");
+  if (f == nullptr) return 0;
+  char buf[2048] = {};
+  const size_t n = std::fread(buf, 1, sizeof(buf) - 1, f);
+  std::fclose(f);
+  // Fields after the command's closing parenthesis: state is the 3rd, utime the 14th.
+  const char* p = std::strrchr(buf, ')');
+  if (p == nullptr || n == 0) return 0;
+  unsigned long utime = 0, stime = 0;
+  if (std::sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &utime, &stime) != 2) {
+    return 0;
+  }
+  return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+// Microseconds of processor per callback of the bench process and of the server over a phase.
+struct CpuMeter {
+  pid_t server = 0;
+  double bench_start = CpuSeconds(getpid());
+  double server_start = server > 0 ? CpuSeconds(server) : 0;
+  std::string Per(size_t callbacks) const {
+    if (callbacks == 0) return "";
+    const double bench = (CpuSeconds(getpid()) - bench_start) * 1e6 / static_cast<double>(callbacks);
+    if (server == 0) return absl::StrFormat("; processor per callback: bench %.0f us", bench);
+    const double srv = (CpuSeconds(server) - server_start) * 1e6 / static_cast<double>(callbacks);
+    return absl::StrFormat("; processor per callback: server %.0f us, bench (receiver) %.0f us", srv, bench);
+  }
+};
+
 int FreePort() {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in addr{};
@@ -163,6 +203,11 @@ int FreePort() {
   const int port = ntohs(addr.sin_port);
   close(fd);
   return port;
+}
+
+void SleepUntil(absl::Time t) {
+  const absl::Duration left = t - absl::Now();
+  if (left > absl::ZeroDuration()) absl::SleepFor(left);
 }
 
 double Percentile(std::vector<double> values, double p) {
@@ -181,50 +226,64 @@ struct Firing {
   double p50_ms = 0, p99_ms = 0, max_ms = 0;
 };
 
-// The first arrival of each timer whose id starts with `prefix`.
-Firing Measure(const CallbackReceiver& receiver, const std::string& prefix, absl::Time first_due) {
-  std::map<std::string, absl::Time> first;
-  std::map<std::string, absl::Time> due;
-  Firing f;
-  for (const auto& r : receiver.Received()) {
-    if (!r.parsed || r.id.rfind(prefix, 0) != 0) continue;
-    ++f.callbacks;
-    if (r.attempt > 1) ++f.retries;
-    auto [it, inserted] = first.emplace(r.id, r.arrived_at);
-    if (!inserted && r.arrived_at < it->second) it->second = r.arrived_at;
-    due[r.id] = r.execute_at;
-  }
-  f.fired = first.size();
-  std::vector<double> lateness;
-  absl::Time last = first_due;
-  for (const auto& [id, at] : first) {
-    const double ms = absl::ToDoubleMilliseconds(at - due[id]);
-    if (ms < 0) ++f.early;
-    lateness.push_back(ms);
-    last = std::max(last, at);
-  }
-  const double span = absl::ToDoubleSeconds(last - first_due);
-  f.rate = span > 0 ? static_cast<double>(f.fired) / span : 0;
-  f.p50_ms = Percentile(lateness, 0.50);
-  f.p99_ms = Percentile(lateness, 0.99);
-  f.max_ms = Percentile(lateness, 1.0);
-  return f;
-}
+// The callbacks that reached the receiver since the server started, read as they come: each
+// poll copies only what is new (a full copy of 200,000 records every half second held the
+// lock the receiver's handlers need, and stalled the very callbacks being measured).
+class Arrivals {
+ public:
+  explicit Arrivals(const CallbackReceiver& receiver) : receiver_(receiver), next_(receiver.count()) {}
 
-bool WaitForPrefix(const CallbackReceiver& receiver, const std::string& prefix, size_t n,
-                   absl::Time deadline) {
-  while (absl::Now() < deadline) {
-    size_t seen = 0;
-    std::map<std::string, bool> ids;
-    for (const auto& r : receiver.Received()) {
-      if (r.parsed && r.id.rfind(prefix, 0) == 0) ids[r.id] = true;
+  // Waits until `n` distinct timers whose id starts with `prefix` arrived, or `deadline`.
+  bool WaitFor(const std::string& prefix, size_t n, absl::Time deadline) {
+    for (;;) {
+      for (tock::testing::ReceivedCallback& r : receiver_.ReceivedFrom(next_)) {
+        ++next_;
+        if (!r.parsed) continue;
+        distinct_[r.id.substr(0, r.id.find('-'))].insert(r.id);
+        seen_.push_back(std::move(r));
+      }
+      if (distinct_[prefix].size() >= n) return true;
+      if (absl::Now() >= deadline) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
     }
-    seen = ids.size();
-    if (seen >= n) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
   }
-  return false;
-}
+
+  // The first arrival of each timer whose id starts with `prefix`, against its executeAt.
+  Firing Measure(const std::string& prefix, absl::Time first_due) const {
+    std::map<std::string, absl::Time> first;
+    std::map<std::string, absl::Time> due;
+    Firing f;
+    for (const auto& r : seen_) {
+      if (r.id.rfind(prefix, 0) != 0) continue;
+      ++f.callbacks;
+      if (r.attempt > 1) ++f.retries;
+      auto [it, inserted] = first.emplace(r.id, r.arrived_at);
+      if (!inserted && r.arrived_at < it->second) it->second = r.arrived_at;
+      due[r.id] = r.execute_at;
+    }
+    f.fired = first.size();
+    std::vector<double> lateness;
+    absl::Time last = first_due;
+    for (const auto& [id, at] : first) {
+      const double ms = absl::ToDoubleMilliseconds(at - due[id]);
+      if (ms < 0) ++f.early;
+      lateness.push_back(ms);
+      last = std::max(last, at);
+    }
+    const double span = absl::ToDoubleSeconds(last - first_due);
+    f.rate = span > 0 ? static_cast<double>(f.fired) / span : 0;
+    f.p50_ms = Percentile(lateness, 0.50);
+    f.p99_ms = Percentile(lateness, 0.99);
+    f.max_ms = Percentile(lateness, 1.0);
+    return f;
+  }
+
+ private:
+  const CallbackReceiver& receiver_;
+  size_t next_;  // the receiver's index of the next record to read
+  std::vector<tock::testing::ReceivedCallback> seen_;
+  std::map<std::string, std::unordered_set<std::string>> distinct_;  // ids by prefix
+};
 
 }  // namespace
 
@@ -257,12 +316,24 @@ int main(int argc, char** argv) {
   }
   PostAll(std::vector<Post>(baseline_posts.begin(), baseline_posts.begin() + std::min(timers, 2000)),
           kSenderInFlight);
-  const PostResult baseline = PostAll(baseline_posts, kSenderInFlight);
-  double baseline_rate = baseline.ok / baseline.seconds;
   std::printf("timer_bench: %d timers\n", timers);
-  std::printf("  baseline (libcurl multi, %d in flight -> receiver): %.0f callbacks/s (%d failed%s%s)\n",
-              kSenderInFlight, baseline_rate, baseline.failed,
-              baseline.first_error.empty() ? "" : ": ", baseline.first_error.c_str());
+  // The machine's pace moves by a third from one run of the loop to the next: the baseline is
+  // the best of several rounds, before the server and again after it, so that no ratio is
+  // flattered by a slow moment.
+  auto baseline_round = [&](const char* when, int round) {
+    const CpuMeter cpu;
+    const PostResult r = PostAll(baseline_posts, kSenderInFlight);
+    const double rate = r.ok / r.seconds;
+    std::printf("  baseline %s, round %d (libcurl multi, %d in flight -> receiver): %.0f callbacks/s "
+                "(%d failed%s%s)%s\n",
+                when, round, kSenderInFlight, rate, r.failed, r.first_error.empty() ? "" : ": ",
+                r.first_error.c_str(), cpu.Per(r.ok).c_str());
+    return rate;
+  };
+  double baseline_rate = 0;
+  for (int round = 1; round <= kBaselineRounds; ++round) {
+    baseline_rate = std::max(baseline_rate, baseline_round("before the server", round));
+  }
   std::printf("  the server's callback sender alone (no storage): %.0f callbacks/s\n",
               SenderAlone(baseline_posts));
 
@@ -273,6 +344,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "tock-server did not start\n");
     return 1;
   }
+  Arrivals arrivals(receiver);
   const std::string create_url = absl::StrCat("http://127.0.0.1:", http_port, "/api/v1/timers/create");
   auto stop_server = [&] {
     kill(server.pid, SIGTERM);
@@ -317,33 +389,46 @@ int main(int argc, char** argv) {
               created.failed, created.first_error.empty() ? "" : ": ", created.first_error.c_str(),
               created_at > spread_start ? "  [creation ran past the first due time]" : "");
 
+  SleepUntil(spread_start);
+  const CpuMeter spread_cpu{server.pid};
   const bool spread_done =
-      WaitForPrefix(receiver, "spread-", spread, spread_start + spread_span + absl::Seconds(120));
-  const Firing s = Measure(receiver, "spread-", spread_start);
+      arrivals.WaitFor("spread", spread, spread_start + spread_span + absl::Seconds(120));
+  const Firing s = arrivals.Measure("spread-", spread_start);
+  const std::string spread_cpu_text = spread_cpu.Per(s.callbacks);
   std::printf("  spread (%d due at %.0f/s = 0.7x baseline): fired %zu%s, %.0f/s = %.2fx baseline; "
-              "lateness p50 %.1f ms, p99 %.1f ms, max %.1f ms; early %zu; %zu callbacks, %zu retries\n",
+              "lateness p50 %.1f ms, p99 %.1f ms, max %.1f ms; early %zu; %zu callbacks, %zu retries%s\n",
               spread, spread_rate, s.fired, spread_done ? "" : " (gave up waiting)", s.rate,
-              s.rate / baseline_rate, s.p50_ms, s.p99_ms, s.max_ms, s.early, s.callbacks, s.retries);
-  const bool burst_done = WaitForPrefix(receiver, "burst-", burst, burst_at + absl::Seconds(180));
-  const Firing b = Measure(receiver, "burst-", burst_at);
+              s.rate / baseline_rate, s.p50_ms, s.p99_ms, s.max_ms, s.early, s.callbacks, s.retries,
+              spread_cpu_text.c_str());
+  SleepUntil(burst_at);
+  const CpuMeter burst_cpu{server.pid};
+  const bool burst_done = arrivals.WaitFor("burst", burst, burst_at + absl::Seconds(180));
+  const Firing b = arrivals.Measure("burst-", burst_at);
+  const std::string burst_cpu_text = burst_cpu.Per(b.callbacks);
   std::printf("  burst (%d due at once): fired %zu%s, %.0f/s = %.2fx baseline; lateness p50 %.0f ms, "
-              "p99 %.0f ms, max %.0f ms; early %zu; %zu callbacks, %zu retries\n",
+              "p99 %.0f ms, max %.0f ms; early %zu; %zu callbacks, %zu retries%s\n",
               burst, b.fired, burst_done ? "" : " (gave up waiting)", b.rate, b.rate / baseline_rate,
-              b.p50_ms, b.p99_ms, b.max_ms, b.early, b.callbacks, b.retries);
+              b.p50_ms, b.p99_ms, b.max_ms, b.early, b.callbacks, b.retries, burst_cpu_text.c_str());
   stop_server();
-  const PostResult again = PostAll(baseline_posts, kSenderInFlight);
-  std::printf("  baseline again after the server: %.0f callbacks/s\n", again.ok / again.seconds);
-  if (again.ok / again.seconds > baseline_rate) {
-    baseline_rate = again.ok / again.seconds;
-    std::printf("  ratios against the better baseline (%.0f/s): spread %.2fx, burst %.2fx\n", baseline_rate,
-                s.rate / baseline_rate, b.rate / baseline_rate);
+  const double scheduled_rate = baseline_rate;
+  for (int round = 1; round <= kBaselineRounds; ++round) {
+    baseline_rate = std::max(baseline_rate, baseline_round("after the server", round));
+  }
+  if (baseline_rate > scheduled_rate) {
+    std::printf("  ratios against the best baseline of all rounds (%.0f/s): spread %.2fx, burst %.2fx\n",
+                baseline_rate, s.rate / baseline_rate, b.rate / baseline_rate);
   }
   receiver.Stop();
-  const bool rate_ok = b.rate >= 0.7 * baseline_rate && s.rate >= 0.7 * baseline_rate * 0.95;
+  // The spread is scheduled before the last rounds: it counts when it kept up with its
+  // schedule (95%), and that schedule was 0.7x of the best baseline of all rounds (within 5%).
+  const bool burst_ok = b.rate >= 0.7 * baseline_rate;
+  const bool kept_up = s.rate >= 0.95 * spread_rate;
+  const bool schedule_ok = spread_rate >= 0.95 * 0.7 * baseline_rate;
   const bool lateness_ok = s.p99_ms <= 100;
-  std::printf("  targets: firing rate >= 0.7x baseline: %s; p99 lateness <= 100 ms at 0.7x: %s; "
-              "none early: %s\n",
-              rate_ok ? "met" : "NOT met", lateness_ok ? "met" : "NOT met",
+  std::printf("  targets: burst firing rate >= 0.7x the best baseline: %s; spread kept up with 0.7x "
+              "(%.2fx of the best baseline): %s, p99 lateness <= 100 ms: %s; none early: %s\n",
+              burst_ok ? "met" : "NOT met", spread_rate / baseline_rate,
+              kept_up && schedule_ok ? "yes" : "NO", lateness_ok ? "met" : "NOT met",
               s.early + b.early == 0 ? "yes" : "NO");
   return 0;
 }

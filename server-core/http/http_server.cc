@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "lib/common/listen_backlog.h"
 
 namespace tock::server::http {
 namespace {
@@ -167,6 +168,8 @@ absl::Status HttpServer::Start(const std::string& ip, int port) {
   }
   impl_->port = bound;
   impl_->started = true;
+  // A failure leaves cpp-httplib's backlog of 5: slower to accept bursts, nothing worse.
+  (void)RaiseListenBacklog(bound);
   impl_->listener = std::thread([this] { impl_->server.listen_after_bind(); });
   // stop() is lost if it comes before the listener marked itself running (cpp-httplib 0.11),
   // so Start returns only once it has: the first thing listen_after_bind does.

@@ -107,16 +107,16 @@ size_t TimerEngine::held() const {
   return entries_.size();
 }
 
-void TimerEngine::OnWritten(const StoredTimer& timer) { Consider(timer); }
+void TimerEngine::OnWritten(const StoredTimer& timer) { Consider(StoredTimer(timer)); }
 
-void TimerEngine::Consider(const StoredTimer& timer) {
+void TimerEngine::Consider(StoredTimer timer) {
   if (timer.shard_id < 1 || timer.shard_id > static_cast<int32_t>(windows_.size())) return;
   std::lock_guard load(load_mu_);
   const ShardWindow& w = windows_[timer.shard_id - 1];
   std::lock_guard lock(mu_);
   const std::string key = Key(timer.namespace_id, timer.timer_id);
   if (w.range_id != history::ShardController::kNotOwned && Before(timer, w.covered)) {
-    ArmLocked(timer);
+    ArmLocked(std::move(timer));
     return;
   }
   // Not ours, or beyond the loaded part: the loader reads it when its time comes. An attempt
@@ -124,19 +124,19 @@ void TimerEngine::Consider(const StoredTimer& timer) {
   auto it = entries_.find(key);
   if (it == entries_.end()) return;
   if (it->second.in_flight) {
-    if (timer.revision > it->second.timer.revision) it->second.timer = timer;
+    if (timer.revision > it->second.timer.revision) it->second.timer = std::move(timer);
     return;
   }
   ForgetLocked(key);
 }
 
-void TimerEngine::ArmLocked(const StoredTimer& timer) {
+void TimerEngine::ArmLocked(StoredTimer timer) {
   const std::string key = Key(timer.namespace_id, timer.timer_id);
   auto [it, inserted] = entries_.try_emplace(key);
   Entry& e = it->second;
   if (!inserted && e.timer.revision > timer.revision) return;  // an older version
   if (e.in_flight) {
-    e.timer = timer;
+    e.timer = std::move(timer);
     return;
   }
   if (!inserted) queue_.erase({e.armed_at, key});
@@ -146,7 +146,7 @@ void TimerEngine::ArmLocked(const StoredTimer& timer) {
   }
   const absl::Time at = WholeMillisecond(timer.due);
   const bool earliest = queue_.empty() || at < queue_.begin()->first;
-  e.timer = timer;
+  e.timer = std::move(timer);
   e.armed_at = at;
   queue_.emplace(at, key);
   if (earliest) cv_.notify_all();
@@ -216,16 +216,16 @@ void TimerEngine::LoadAll() {
                      {{"shard", absl::StrCat(shard)}, {"error", rows.status().ToString()}});
         break;
       }
+      const bool last_page = static_cast<int32_t>(rows->size()) < options_.page;
+      const TimerDueCursor next =
+          last_page ? TimerDueCursor{horizon, "", ""}
+                    : TimerDueCursor{rows->back().due, rows->back().namespace_id, rows->back().timer_id};
       {
         std::lock_guard lock(mu_);
-        for (const StoredTimer& t : *rows) ArmLocked(t);
+        for (StoredTimer& t : *rows) ArmLocked(std::move(t));
       }
-      if (static_cast<int32_t>(rows->size()) < options_.page) {
-        w.covered = TimerDueCursor{horizon, "", ""};
-        break;
-      }
-      const StoredTimer& last = rows->back();
-      w.covered = TimerDueCursor{last.due, last.namespace_id, last.timer_id};
+      w.covered = next;
+      if (last_page) break;
     }
   }
 }
@@ -249,7 +249,11 @@ void TimerEngine::FirerLoop() {
       queue_.erase(queue_.begin());
       Entry& e = entries_.at(key);
       e.in_flight = true;
-      due.push_back(e.timer);
+      // The attempt takes the timer; while it is in flight the entry keeps only its revision
+      // (and a newer version, should the API write one meanwhile).
+      due.push_back(std::move(e.timer));
+      e.timer = StoredTimer();
+      e.timer.revision = due.back().revision;
     }
     const bool full = due.size() >= options_.batch;
     lock.unlock();
@@ -295,8 +299,8 @@ void TimerEngine::FireBatch(std::vector<StoredTimer> due) {
   std::vector<persistence::TimerWrite> writes(due.size());
   for (size_t i = 0; i < due.size(); ++i) {
     persistence::TimerWrite& w = writes[i];
-    w.timer = due[i];
     w.expected_revision = due[i].revision;
+    w.timer = std::move(due[i]);
     if (Finished(w.timer.record)) {  // its retention is over: removed, not fired
       w.remove = true;
       continue;
@@ -314,11 +318,13 @@ void TimerEngine::FireBatch(std::vector<StoredTimer> due) {
   const std::vector<absl::Status> statuses = WriteFenced(writes);
   std::vector<StoredTimer> send;
   std::vector<StoredTimer> reconsider;
+  std::set<int32_t> reread;  // shards whose write failed: read again from the store
   bool store_error_logged = false;
   {
     std::lock_guard lock(mu_);
     for (size_t i = 0; i < writes.size(); ++i) {
-      const std::string key = Key(due[i].namespace_id, due[i].timer_id);
+      StoredTimer& written = writes[i].timer;
+      const std::string key = Key(written.namespace_id, written.timer_id);
       auto it = entries_.find(key);
       if (it == entries_.end()) continue;  // cannot happen: in flight entries stay
       Entry& e = it->second;
@@ -329,32 +335,38 @@ void TimerEngine::FireBatch(std::vector<StoredTimer> due) {
         continue;
       }
       if (s.ok()) {
-        if (e.timer.revision <= writes[i].timer.revision) e.timer = writes[i].timer;
+        if (e.timer.revision <= written.revision) e.timer.revision = written.revision;
         ++stats_.attempts;
-        send.push_back(writes[i].timer);
+        send.push_back(std::move(written));
         continue;
       }
-      e.in_flight = false;
       if (s.code() == absl::StatusCode::kFailedPrecondition) {
         ++stats_.fenced;
         entries_.erase(it);  // the shard's new owner fires it
       } else if (s.code() == absl::StatusCode::kAborted) {
         ++stats_.superseded;
-        if (e.timer.revision > due[i].revision) reconsider.push_back(e.timer);
+        if (e.timer.revision > writes[i].expected_revision) reconsider.push_back(std::move(e.timer));
         entries_.erase(it);
       } else {
+        // Whether it was written is not known (a commit can fail after the fact): the store
+        // says, when the loader reads the shard again at its next pass (after load_interval,
+        // so a store that keeps failing is not tried in a loop).
         ++stats_.store_errors;
         if (!store_error_logged) {
           store_error_logged = true;
-          logger_.Warn("recording timer attempts failed; tried again shortly",
+          logger_.Warn("recording timer attempts failed; the timers are read again from the store",
                        {{"error", s.ToString()}});
         }
-        e.armed_at = now + options_.store_retry;
-        queue_.emplace(e.armed_at, key);
+        reread.insert(written.shard_id);
+        entries_.erase(it);
       }
     }
   }
-  for (const StoredTimer& t : reconsider) Consider(t);
+  if (!reread.empty()) {
+    std::lock_guard load(load_mu_);
+    for (int32_t shard : reread) windows_[shard - 1].covered = TimerDueCursor();
+  }
+  for (StoredTimer& t : reconsider) Consider(std::move(t));
   for (StoredTimer& t : send) {
     const tv1::Timer& r = t.record;
     CallbackRequest request;
@@ -509,7 +521,7 @@ std::vector<TimerEngine::Outcome> TimerEngine::WriteOutcomes(std::vector<Outcome
           it->second.in_flight = false;
           // A newer version the API wrote cannot exist (the write's revision check), so
           // what was written is the timer now.
-          reconsider.push_back(writes[i].timer);
+          reconsider.push_back(std::move(writes[i].timer));
           it->second.timer.revision = 0;  // replaced by the Consider below
         }
         continue;
@@ -522,7 +534,9 @@ std::vector<TimerEngine::Outcome> TimerEngine::WriteOutcomes(std::vector<Outcome
       if (s.code() == absl::StatusCode::kAborted) {
         ++stats_.superseded;
         if (it != entries_.end()) {
-          if (it->second.timer.revision > attempted.revision) reconsider.push_back(it->second.timer);
+          if (it->second.timer.revision > attempted.revision) {
+            reconsider.push_back(std::move(it->second.timer));
+          }
           entries_.erase(it);
         }
         continue;
@@ -538,7 +552,7 @@ std::vector<TimerEngine::Outcome> TimerEngine::WriteOutcomes(std::vector<Outcome
       again.push_back(std::move(o));
     }
   }
-  for (const StoredTimer& t : reconsider) Consider(t);
+  for (StoredTimer& t : reconsider) Consider(std::move(t));
   return again;
 }
 

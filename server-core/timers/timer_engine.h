@@ -31,7 +31,13 @@
 // DELETED one.
 // An outcome that finds the timer changed (the API replaced it meanwhile) is dropped, and the
 // new version armed; one that finds the shard taken is dropped (the new owner sends again).
-// A store error leaves the timer in memory and is tried again after a second.
+// A store error on an outcome keeps it in memory and writes it again after store_retry. One
+// on an attempt's record leaves the timer to the store: whether the write landed is not
+// known, so the shard is read again at the loader's next pass and the timer armed as stored.
+//
+// Memory per timer: the firer moves a timer out of its entry into the attempt (the entry
+// keeps only its revision while the callback is in flight), and the versions move on from
+// there: one copy of a timer per attempt (the outcome applied), not one per step.
 //
 // Thread safety: every method may be called from any thread. Lifetime: Stop() (or the
 // destructor) before the sender and the store go; callbacks answered after Stop are ignored.
@@ -76,7 +82,7 @@ class TimerEngine {
     // When finished timers are removed (their namespace's retention after they finished);
     // null: they are kept. Outlives the engine.
     TimerRetention* retention = nullptr;
-    absl::Duration store_retry = absl::Seconds(1);   // after a store error
+    absl::Duration store_retry = absl::Seconds(1);   // after a store error on an outcome
   };
 
   struct Stats {
@@ -142,10 +148,10 @@ class TimerEngine {
   // One pass over the shards: ownership, then each owned shard's rows up to the horizon.
   void LoadAll();
   // Holds load_mu_ (and mu_ inside).
-  void Consider(const persistence::StoredTimer& timer);
+  void Consider(persistence::StoredTimer timer);
   // Under mu_: arms `timer` (replacing an older armed version), or only keeps it as the
   // newest version while its attempt is in flight.
-  void ArmLocked(const persistence::StoredTimer& timer);
+  void ArmLocked(persistence::StoredTimer timer);
   void ForgetLocked(const std::string& key);
   void DropShardLocked(int32_t shard);
   // Writes a batch fenced with each shard's current range id (held across the write).

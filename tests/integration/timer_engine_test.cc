@@ -7,7 +7,9 @@
 //  - outcomes: succeeded, rescheduled, 4xx failed with its error, 5xx retried with the
 //    policy's backoff then succeeded, failed when the policy runs out;
 //  - an attempt is recorded before it is sent, so a new owner sends an unanswered one again;
-//  - a stale owner (its range id taken by another controller) writes and sends nothing.
+//  - a stale owner (its range id taken by another controller) writes and sends nothing;
+//  - a store error on an attempt's record (whether or not the write landed) loses nothing:
+//    the timer is read again from the store and sent.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -127,6 +129,51 @@ class ScriptedSender : public CallbackSender {
   std::thread thread_;  // last
 };
 
+// The real store, whose next writes can be made to fail (a fault, as the design allows):
+// either before they reach it (nothing written) or after (written, but the caller is told
+// it failed, as when a commit's answer is lost).
+class FaultyTimerStore : public persistence::TimerStore {
+ public:
+  explicit FaultyTimerStore(persistence::TimerStore& real) : real_(real) {}
+  void FailNextWrite(bool landed) {
+    std::lock_guard lock(mu_);
+    fail_next_ = true;
+    landed_ = landed;
+  }
+  std::vector<absl::Status> Write(std::vector<persistence::TimerWrite>& writes) override {
+    bool fail = false, landed = false;
+    {
+      std::lock_guard lock(mu_);
+      std::swap(fail, fail_next_);
+      landed = landed_;
+    }
+    if (!fail) return real_.Write(writes);
+    std::vector<absl::Status> out(writes.size());
+    if (landed) out = real_.Write(writes);
+    for (absl::Status& s : out) s = absl::UnavailableError("injected: the database is unavailable");
+    return out;
+  }
+  absl::StatusOr<persistence::StoredTimer> Get(const std::string& ns, const std::string& id) override {
+    return real_.Get(ns, id);
+  }
+  absl::StatusOr<std::vector<persistence::StoredTimer>> List(const std::string& ns,
+                                                             const std::string& after, int state,
+                                                             int32_t limit) override {
+    return real_.List(ns, after, state, limit);
+  }
+  absl::StatusOr<std::vector<persistence::StoredTimer>> LoadDue(int32_t shard,
+                                                                const persistence::TimerDueCursor& after,
+                                                                absl::Time until, int32_t limit) override {
+    return real_.LoadDue(shard, after, until, limit);
+  }
+
+ private:
+  persistence::TimerStore& real_;
+  std::mutex mu_;
+  bool fail_next_ = false;
+  bool landed_ = false;
+};
+
 CallbackOutcome Outcome(Kind kind, int status, std::string error = "",
                         absl::Time at = absl::InfinitePast()) {
   CallbackOutcome o;
@@ -159,6 +206,7 @@ class TimerEngineTest : public ::testing::Test {
         clock_);
     ASSERT_TRUE(namespaces_->EnsureRegistered("default").ok());
     shards_ = std::make_unique<history::ShardController>(persistence_->executions(), kShards, "host-a");
+    faulty_ = std::make_unique<FaultyTimerStore>(persistence_->timers());
     ASSERT_TRUE(shards_->AcquireAll().ok());
     sender_ = std::make_unique<ScriptedSender>(clock_);
     service_ = std::make_unique<TimerService>(persistence_->timers(), *shards_, *namespaces_, clock_);
@@ -180,8 +228,8 @@ class TimerEngineTest : public ::testing::Test {
     TimerEngine::Options options;
     options.load_interval = absl::Milliseconds(20);
     options.retention = retention_.get();
-    engine_ = std::make_unique<TimerEngine>(persistence_->timers(), *shards_, *sender_, clock_,
-                                            NullLogger(), options);
+    engine_ = std::make_unique<TimerEngine>(*faulty_, *shards_, *sender_, clock_, NullLogger(),
+                                            options);
     service_->SetOnWritten([e = engine_.get()](const persistence::StoredTimer& t) { e->OnWritten(t); });
     engine_->Start();
   }
@@ -219,6 +267,7 @@ class TimerEngineTest : public ::testing::Test {
   std::unique_ptr<persistence::Persistence> persistence_;
   std::unique_ptr<frontend::NamespaceEngine> namespaces_;
   std::unique_ptr<history::ShardController> shards_;
+  std::unique_ptr<FaultyTimerStore> faulty_;  // the engine's store
   std::unique_ptr<ScriptedSender> sender_;
   std::unique_ptr<TimerService> service_;
   std::unique_ptr<TimerRetention> retention_;
@@ -375,6 +424,31 @@ TEST_F(TimerEngineTest, NeverSentBeforeItsTime) {
   tv1::Timer early = Get("early");
   EXPECT_EQ(early.attempts(), 1);
   EXPECT_EQ(FromProtoTime(early.executed_at()), FromProtoTime(early.execute_at()));
+}
+
+TEST_F(TimerEngineTest, AnAttemptWhoseRecordFailedIsReadAgainAndSent) {
+  Create(Request("lost", absl::Seconds(1)));
+  faulty_->FailNextWrite(/*landed=*/false);
+  Advance(absl::Seconds(1));
+  // The failed record sent nothing; the loader reads the shard again and the timer fires.
+  ASSERT_TRUE(Eventually([&] { return StateIs("lost", tv1::TIMER_STATE_SUCCEEDED); }));
+  EXPECT_EQ(engine_->stats().store_errors, 1u);
+  ASSERT_EQ(sender_->SentFor("lost").size(), 1u);
+  EXPECT_EQ(sender_->SentFor("lost")[0].attempt, 1);
+  EXPECT_EQ(Get("lost").attempts(), 1);
+}
+
+TEST_F(TimerEngineTest, AnAttemptRecordedDespiteAnErrorIsSentAsStored) {
+  Create(Request("landed", absl::Seconds(1)));
+  faulty_->FailNextWrite(/*landed=*/true);
+  Advance(absl::Seconds(1));
+  // Stored as FIRING with attempt 1 though the engine was told it failed: read again, it is
+  // an attempt whose outcome was never recorded, and is sent as attempt 2 (at least once).
+  ASSERT_TRUE(Eventually([&] { return StateIs("landed", tv1::TIMER_STATE_SUCCEEDED); }));
+  EXPECT_EQ(engine_->stats().store_errors, 1u);
+  ASSERT_EQ(sender_->SentFor("landed").size(), 1u);
+  EXPECT_EQ(sender_->SentFor("landed")[0].attempt, 2);
+  EXPECT_EQ(Get("landed").attempts(), 2);
 }
 
 TEST_F(TimerEngineTest, OutcomesOfTheCallbackProtocol) {

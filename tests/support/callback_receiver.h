@@ -78,6 +78,9 @@ class CallbackReceiver {
   void SetDefault(CallbackAnswer answer);
 
   std::vector<ReceivedCallback> Received() const;
+  // What arrived from the `first`-th request on (0-based, in arrival order): a reader that
+  // polls copies only what is new, and holds the lock the handlers need that much less.
+  std::vector<ReceivedCallback> ReceivedFrom(size_t first) const;
   std::vector<ReceivedCallback> ReceivedFor(std::string_view id) const;
   size_t count() const;
   // Waits (a condition variable, bounded by `timeout`) until at least `n` requests arrived

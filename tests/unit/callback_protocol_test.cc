@@ -38,6 +38,15 @@ TEST(CallbackBody, PayloadThatIsNotJsonTravelsAsAString) {
   EXPECT_EQ(j["payload"], "{not json");
 }
 
+TEST(CallbackBody, PlainAndEscapedNamesAreTheSameJson) {
+  // Printable ASCII is quoted as it is; anything else goes through the JSON library.
+  const nlohmann::json plain = nlohmann::json::parse(CallbackBodyJson("orders-eu", "id 7/x", "", kAt, 1));
+  EXPECT_EQ(plain.at("namespace"), "orders-eu");
+  EXPECT_EQ(plain.at("id"), "id 7/x");
+  const nlohmann::json escaped = nlohmann::json::parse(CallbackBodyJson("ns", "tab\there \u00e9", "", kAt, 1));
+  EXPECT_EQ(escaped.at("id"), "tab\there \u00e9");
+}
+
 TEST(CallbackBody, InvalidUtf8InIdStillMakesValidJson) {
   const std::string body = CallbackBodyJson("ns", std::string("a\xff", 2), "1", kAt, 1);
   EXPECT_TRUE(nlohmann::json::accept(body)) << body;
@@ -48,6 +57,19 @@ TEST(ClassifyAnswer, OkTrueSucceeds) {
   EXPECT_EQ(o.kind, Kind::kSucceeded);
   EXPECT_EQ(o.http_status, 200);
   EXPECT_EQ(o.error, "");
+}
+
+// The plain {"ok": true} is recognised without a JSON parse; every other spelling of a success
+// still goes through the parser, and near misses are not successes.
+TEST(ClassifyAnswer, EverySpellingOfOkTrueSucceedsAndNearMissesDoNot) {
+  for (const char* body : {R"({"ok":true})", " {\t\"ok\" :\ntrue\r} \n", R"({"ok": true, "id": "x"})",
+                           R"({"id": 1, "ok": true})", R"({"o\u006b": true})"}) {
+    EXPECT_EQ(ClassifyCallbackAnswer(200, body, false).kind, Kind::kSucceeded) << body;
+  }
+  for (const char* body : {R"({"o k":true})", R"({"ok":truex})", R"({"ok":true}})", R"({"ok":true} x)",
+                           R"({"OK":true})", R"({"ok":True})", R"({"ok":true,})"}) {
+    EXPECT_EQ(ClassifyCallbackAnswer(200, body, false).kind, Kind::kRetry) << body;
+  }
 }
 
 TEST(ClassifyAnswer, OkFalseWithTimeReschedules) {
