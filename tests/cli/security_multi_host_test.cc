@@ -202,8 +202,9 @@ class SecurityMultiHostTest : public ::testing::Test {
 // not keep A from routing the call to B, the owner.
 TEST_F(SecurityMultiHostTest, OnlyTheHostsSecretMarksACallAsForwarded) {
   ASSERT_NO_FATAL_FAILURE(StartHosts(
-      Config("a.yaml", "limits: {namespace_rps: 1000}\n"),
-      Config("b.yaml", "limits: {namespace_rps: 1000, namespace_rps_overrides: {orders: 1}}\n")));
+      Config("a.yaml", "limits: {namespace_rps: 1000}\nlog: {level: debug}\n"),
+      Config("b.yaml", "limits: {namespace_rps: 1000, namespace_rps_overrides: {orders: 1}}\n"
+                       "log: {level: debug}\n")));
   auto a = Stub(*a_), b = Stub(*b_);
   std::string namespace_id;
   ASSERT_TRUE(DescribeNamespace(*a, &namespace_id).ok());
@@ -236,6 +237,20 @@ TEST_F(SecurityMultiHostTest, OnlyTheHostsSecretMarksACallAsForwarded) {
   }
   // B's own clients are still held at 1 a second.
   EXPECT_FALSE(FirstRefusal(60, [&] { return DescribeNamespace(*b, nullptr); }).ok());
+
+  // The secret the hosts share (what the database holds; offering another keeps it) is in
+  // neither host's debug log, which has every refusal above.
+  absl::StatusOr<std::string> secret =
+      persistence_->cluster_metadata().InitHostSecret(std::string(64, 'f'));
+  ASSERT_TRUE(secret.ok()) << secret.status();
+  EXPECT_EQ(secret->size(), 64u);
+  EXPECT_NE(*secret, std::string(64, 'f'));
+  for (ServerProcess* host : {a_.get(), b_.get()}) {
+    const std::string log = host->stderr_text();
+    if (host == b_.get()) EXPECT_TRUE(absl::StrContains(log, "rate limit exceeded")) << log;
+    EXPECT_FALSE(absl::StrContains(log, *secret));
+    EXPECT_FALSE(absl::StrContains(log, secret->substr(0, 16)));
+  }
 }
 
 // Both hosts with `authorization:` (a JWKS file, tokens signed here), no TLS: the client
