@@ -16,8 +16,10 @@
 // receiver, or the loop and the receiver), since the ratios depend on how the two cores are
 // shared. Usage: timer_bench TOCK_SERVER [TIMERS=100000]
 #include <curl/curl.h>
+#include <dirent.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -62,7 +64,15 @@ struct PostResult {
   int ok = 0;      // 2xx answers
   int failed = 0;  // anything else
   std::string first_error;
+  double thread_us = 0;  // processor of the loop's own thread per answer (the client's cost)
 };
+
+double ThreadCpuSeconds() {
+  rusage usage{};
+  getrusage(RUSAGE_THREAD, &usage);
+  auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec / 1e6; };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
 
 size_t Discard(char*, size_t size, size_t n, void*) { return size * n; }
 
@@ -78,6 +88,7 @@ PostResult PostAll(const std::vector<Post>& posts, int in_flight) {
   size_t next = 0;
   int running = 0;
   const auto start = std::chrono::steady_clock::now();
+  const double cpu_start = ThreadCpuSeconds();
   auto add = [&](size_t i) {
     CURL* easy = nullptr;
     if (idle.empty()) {
@@ -121,49 +132,20 @@ PostResult PostAll(const std::vector<Post>& posts, int in_flight) {
     if (running > 0) curl_multi_poll(multi, nullptr, 0, 100, nullptr);
   }
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result.thread_us = (ThreadCpuSeconds() - cpu_start) * 1e6 / std::max(1, result.ok + result.failed);
   for (CURL* easy : idle) curl_easy_cleanup(easy);
   curl_slist_free_all(headers);
   curl_multi_cleanup(multi);
   return result;
 }
 
-// The same posts through the server's own HttpCallbackSender, all handed over at once: what
-// the sender alone reaches, without the engine's storage (a diagnostic: where firing loses).
-double SenderAlone(const std::vector<Post>& posts) {
-  auto sender = tock::server::timers::HttpCallbackSender::Create();
-  if (!sender.ok()) return 0;
-  std::mutex mu;
-  std::condition_variable cv;
-  size_t answered = 0;
-  const auto start = std::chrono::steady_clock::now();
-  for (const Post& p : posts) {
-    (*sender)->Send({p.url, p.body, absl::Seconds(30)}, [&](tock::server::timers::CallbackOutcome) {
-      std::lock_guard lock(mu);
-      if (++answered == posts.size()) cv.notify_one();
-    });
-  }
-  std::unique_lock lock(mu);
-  cv.wait_for(lock, std::chrono::seconds(300), [&] { return answered == posts.size(); });
-  return answered / std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-// The body the server's engine POSTs (server-core/timers/callback_protocol.h), same size.
-std::string CallbackBody(const std::string& id, absl::Time at) {
-  return absl::StrCat(R"({"namespace":"default","id":")", id, R"(","payload":{"n":1},"executeAt":")",
-                      tock::FormatTimestamp(at), R"(","attempt":1})");
-}
-
-std::string CreateBody(const std::string& id, absl::Time at, const std::string& callback_url) {
-  return absl::StrCat(R"({"namespace":"default","id":")", id, R"(","executeAt":")",
-                      tock::FormatTimestamp(at), R"(","callbackUrl":")", callback_url,
-                      R"(","payload":{"n":1}})");
-}
-
 // Processor time (user + system) a process has used so far, in seconds: where the machine's
 // two cores go per callback, the bench's own (the receiver, and the plain loop) and the
 // server's.
-double CpuSeconds(pid_t pid) {
-  std::FILE* f = std::fopen(absl::StrCat("/proc/", pid, "/stat").c_str(), "r");
+double CpuSeconds(pid_t pid, const std::string& task = "") {
+  const std::string path =
+      task.empty() ? absl::StrCat("/proc/", pid, "/stat") : absl::StrCat("/proc/", pid, "/task/", task, "/stat");
+  std::FILE* f = std::fopen(path.c_str(), "r");
   if (f == nullptr) return 0;
   char buf[2048] = {};
   const size_t n = std::fread(buf, 1, sizeof(buf) - 1, f);
@@ -176,6 +158,67 @@ double CpuSeconds(pid_t pid) {
     return 0;
   }
   return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+// Processor time of this process's thread named `name` (0 when there is none).
+double NamedThreadCpuSeconds(const std::string& name) {
+  DIR* dir = opendir("/proc/self/task");
+  if (dir == nullptr) return 0;
+  double seconds = 0;
+  while (dirent* entry = readdir(dir)) {
+    if (entry->d_name[0] == '.') continue;
+    std::FILE* f = std::fopen(absl::StrCat("/proc/self/task/", entry->d_name, "/comm").c_str(), "r");
+    if (f == nullptr) continue;
+    char comm[64] = {};
+    const bool read = std::fgets(comm, sizeof(comm), f) != nullptr;
+    std::fclose(f);
+    if (!read || std::string(comm) != name + "\n") continue;
+    seconds = CpuSeconds(getpid(), entry->d_name);
+    break;
+  }
+  closedir(dir);
+  return seconds;
+}
+
+struct SenderResult {
+  double rate = 0;
+  double thread_us = 0;  // processor of the sender's thread per callback
+};
+
+// The same posts through the server's own HttpCallbackSender, all handed over at once: what
+// the sender alone reaches, without the engine's storage (a diagnostic: where firing loses).
+SenderResult SenderAlone(const std::vector<Post>& posts) {
+  auto sender = tock::server::timers::HttpCallbackSender::Create();
+  if (!sender.ok()) return {};
+  std::mutex mu;
+  std::condition_variable cv;
+  size_t answered = 0;
+  const double cpu_start = NamedThreadCpuSeconds("timer-sender");
+  const auto start = std::chrono::steady_clock::now();
+  for (const Post& p : posts) {
+    (*sender)->Send({p.url, p.body, absl::Seconds(30)}, [&](tock::server::timers::CallbackOutcome) {
+      std::lock_guard lock(mu);
+      if (++answered == posts.size()) cv.notify_one();
+    });
+  }
+  std::unique_lock lock(mu);
+  cv.wait_for(lock, std::chrono::seconds(300), [&] { return answered == posts.size(); });
+  SenderResult r;
+  r.rate = answered / std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  r.thread_us = (NamedThreadCpuSeconds("timer-sender") - cpu_start) * 1e6 / std::max<size_t>(1, answered);
+  return r;
+}
+
+// The body the server's engine POSTs (server-core/timers/callback_protocol.h), same size.
+std::string CallbackBody(const std::string& id, absl::Time at) {
+  return absl::StrCat(R"({"namespace":"default","id":")", id, R"(","payload":{"n":1},"executeAt":")",
+                      tock::FormatTimestamp(at), R"(","attempt":1})");
+}
+
+std::string CreateBody(const std::string& id, absl::Time at, const std::string& callback_url) {
+  return absl::StrCat(R"({"namespace":"default","id":")", id, R"(","executeAt":")",
+                      tock::FormatTimestamp(at), R"(","callbackUrl":")", callback_url,
+                      R"(","payload":{"n":1}})");
 }
 
 // Microseconds of processor per callback of the bench process and of the server over a phase.
@@ -325,17 +368,22 @@ int main(int argc, char** argv) {
     const PostResult r = PostAll(baseline_posts, kSenderInFlight);
     const double rate = r.ok / r.seconds;
     std::printf("  baseline %s, round %d (libcurl multi, %d in flight -> receiver): %.0f callbacks/s "
-                "(%d failed%s%s)%s\n",
+                "(%d failed%s%s)%s, the loop's thread %.1f us\n",
                 when, round, kSenderInFlight, rate, r.failed, r.first_error.empty() ? "" : ": ",
-                r.first_error.c_str(), cpu.Per(r.ok).c_str());
+                r.first_error.c_str(), cpu.Per(r.ok).c_str(), r.thread_us);
     return rate;
   };
   double baseline_rate = 0;
   for (int round = 1; round <= kBaselineRounds; ++round) {
     baseline_rate = std::max(baseline_rate, baseline_round("before the server", round));
   }
-  std::printf("  the server's callback sender alone (no storage): %.0f callbacks/s\n",
-              SenderAlone(baseline_posts));
+  {
+    const CpuMeter cpu;
+    const SenderResult alone = SenderAlone(baseline_posts);
+    std::printf("  the server's callback sender alone (no storage): %.0f callbacks/s%s, the sender's "
+                "thread %.1f us\n",
+                alone.rate, cpu.Per(baseline_posts.size()).c_str(), alone.thread_us);
+  }
 
   const int http_port = FreePort();
   tock::bench::Server server =

@@ -1,6 +1,7 @@
 #include "server-core/timers/http_callback_sender.h"
 
 #include <curl/curl.h>
+#include <pthread.h>
 
 #include <algorithm>
 #include <atomic>
@@ -110,7 +111,10 @@ absl::StatusOr<std::unique_ptr<HttpCallbackSender>> HttpCallbackSender::Create(
   impl->headers = curl_slist_append(impl->headers, "Accept: application/json");
   impl->headers = curl_slist_append(impl->headers, "Expect:");  // no 100-continue round trip
   Impl* raw = impl.get();
-  impl->thread = std::thread([raw] { raw->Loop(); });
+  impl->thread = std::thread([raw] {
+    pthread_setname_np(pthread_self(), "timer-sender");  // for top -H and perf
+    raw->Loop();
+  });
   return std::unique_ptr<HttpCallbackSender>(new HttpCallbackSender(std::move(impl)));
 }
 

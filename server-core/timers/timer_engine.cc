@@ -1,6 +1,8 @@
 #include "server-core/timers/timer_engine.h"
 
 #include <algorithm>
+#include <pthread.h>
+
 #include <chrono>
 
 #include "absl/random/random.h"
@@ -67,9 +69,19 @@ std::string TimerEngine::Key(const std::string& namespace_id, const std::string&
 
 void TimerEngine::Start() {
   if (started_.exchange(true)) return;
-  loader_ = std::thread([this] { LoaderLoop(); });
-  firer_ = std::thread([this] { FirerLoop(); });
-  writer_ = std::thread([this] { WriterLoop(); });
+  // Named (at most 15 characters) so that top -H and perf tell the engine's threads apart.
+  loader_ = std::thread([this] {
+    pthread_setname_np(pthread_self(), "timer-loader");
+    LoaderLoop();
+  });
+  firer_ = std::thread([this] {
+    pthread_setname_np(pthread_self(), "timer-firer");
+    FirerLoop();
+  });
+  writer_ = std::thread([this] {
+    pthread_setname_np(pthread_self(), "timer-writer");
+    WriterLoop();
+  });
 }
 
 void TimerEngine::Stop() {
