@@ -357,19 +357,13 @@ class TockServerImpl : public TockServer {
                                       const std::vector<persistence::HistoryEvent>& events) {
       return history_->ApplyReplicated(namespace_id, workflow_id, run_id, items, events);
     });
-    // Batches call this server's frontend like a client: from the loopback address when it
-    // listens on every address. Their calls are marked as the server's own: routed and rate
-    // limited, not authorized again (routing/peer_credential.h).
+    // Batches and schedules call this server's frontend like a client. Their calls are marked
+    // as the server's own: routed and rate limited, not authorized again
+    // (routing/peer_credential.h).
     own_calls_dialer_ =
         std::make_unique<rpc::Dialer>(peer_credential_->OwnCallsDialer(*dialer_));
-    batches_->Start(config_.ip == "0.0.0.0" || config_.ip.empty()
-                        ? absl::StrCat("127.0.0.1:", bound_port_)
-                        : address(),
-                    *own_calls_dialer_);
-    schedules_->Start(config_.ip == "0.0.0.0" || config_.ip.empty()
-                          ? absl::StrCat("127.0.0.1:", bound_port_)
-                          : address(),
-                      *own_calls_dialer_);
+    batches_->Start(own_frontend_address(), *own_calls_dialer_);
+    schedules_->Start(own_frontend_address(), *own_calls_dialer_);
     // Injected faults start now that the start itself can no longer be failed by them.
     if (faults_) faults_->Arm();
     logger_.Info("tock-server started",
@@ -475,11 +469,8 @@ class TockServerImpl : public TockServer {
   // server's own gRPC port when another host owns it.
   absl::Status StartTimerHttp() {
     if (!config_.timer_http.has_value()) return absl::OkStatus();
-    timer_http_api_ = std::make_unique<timers::TimerHttpApi>(*timer_service_, clock_, [this] {
-      return dialer_->Dial(config_.ip == "0.0.0.0" || config_.ip.empty()
-                               ? absl::StrCat("127.0.0.1:", bound_port_)
-                               : address());
-    });
+    timer_http_api_ = std::make_unique<timers::TimerHttpApi>(
+        *timer_service_, clock_, [this] { return dialer_->Dial(own_frontend_address()); });
     timer_http_ = std::make_unique<http::HttpServer>(http::HttpServerOptions{16, 256});
     timer_http_api_->Register(*timer_http_);
     return timer_http_->Start(config_.timer_http->ip, config_.timer_http->port);
@@ -601,6 +592,12 @@ class TockServerImpl : public TockServer {
   }
 
   std::string address() const override { return absl::StrCat(config_.ip, ":", bound_port_); }
+  // Where this server calls its own frontend (batches, schedules, the timer HTTP API's
+  // forwarding): the loopback address when it listens on every address.
+  std::string own_frontend_address() const {
+    return config_.ip == "0.0.0.0" || config_.ip.empty() ? absl::StrCat("127.0.0.1:", bound_port_)
+                                                         : address();
+  }
   // Where other hosts reach this one: listen.advertise_address, or the bound address.
   std::string advertise_address() const {
     return config_.advertise_address.empty() ? address() : config_.advertise_address;
