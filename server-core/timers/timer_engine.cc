@@ -63,8 +63,12 @@ TimerEngine::TimerEngine(persistence::TimerStore& store, history::ShardControlle
 
 TimerEngine::~TimerEngine() { Stop(); }
 
-std::string TimerEngine::Key(const std::string& namespace_id, const std::string& timer_id) {
-  return absl::StrCat(namespace_id, absl::string_view("\0", 1), timer_id);
+const std::string& TimerEngine::LookupKeyLocked(const std::string& namespace_id,
+                                                const std::string& timer_id) {
+  lookup_key_.assign(namespace_id);
+  lookup_key_.push_back('\0');
+  lookup_key_.append(timer_id);
+  return lookup_key_;
 }
 
 void TimerEngine::Start() {
@@ -126,32 +130,32 @@ void TimerEngine::Consider(StoredTimer timer) {
   std::lock_guard load(load_mu_);
   const ShardWindow& w = windows_[timer.shard_id - 1];
   std::lock_guard lock(mu_);
-  const std::string key = Key(timer.namespace_id, timer.timer_id);
   if (w.range_id != history::ShardController::kNotOwned && Before(timer, w.covered)) {
     ArmLocked(std::move(timer));
     return;
   }
   // Not ours, or beyond the loaded part: the loader reads it when its time comes. An attempt
   // in flight keeps its entry, with the newest version for when it is answered.
-  auto it = entries_.find(key);
+  auto it = entries_.find(LookupKeyLocked(timer.namespace_id, timer.timer_id));
   if (it == entries_.end()) return;
   if (it->second.in_flight) {
     if (timer.revision > it->second.timer.revision) it->second.timer = std::move(timer);
     return;
   }
-  ForgetLocked(key);
+  ForgetLocked(it);
 }
 
 void TimerEngine::ArmLocked(StoredTimer timer) {
-  const std::string key = Key(timer.namespace_id, timer.timer_id);
-  auto [it, inserted] = entries_.try_emplace(key);
+  auto it = entries_.find(LookupKeyLocked(timer.namespace_id, timer.timer_id));
+  const bool inserted = it == entries_.end();
+  if (inserted) it = entries_.try_emplace(lookup_key_).first;
   Entry& e = it->second;
   if (!inserted && e.timer.revision > timer.revision) return;  // an older version
   if (e.in_flight) {
     e.timer = std::move(timer);
     return;
   }
-  if (!inserted) queue_.erase({e.armed_at, key});
+  if (!inserted) queue_.erase({e.armed_at, &*it});
   if (timer.due == absl::InfiniteFuture()) {
     entries_.erase(it);
     return;
@@ -160,22 +164,20 @@ void TimerEngine::ArmLocked(StoredTimer timer) {
   const bool earliest = queue_.empty() || at < queue_.begin()->first;
   e.timer = std::move(timer);
   e.armed_at = at;
-  queue_.emplace(at, key);
+  queue_.emplace(at, &*it);
   if (earliest) cv_.notify_all();
 }
 
-void TimerEngine::ForgetLocked(const std::string& key) {
-  auto it = entries_.find(key);
-  if (it == entries_.end()) return;
-  if (!it->second.in_flight) queue_.erase({it->second.armed_at, key});
+void TimerEngine::ForgetLocked(Entries::iterator it) {
+  if (!it->second.in_flight) queue_.erase({it->second.armed_at, &*it});
   entries_.erase(it);
 }
 
 void TimerEngine::DropShardLocked(int32_t shard) {
   for (auto it = entries_.begin(); it != entries_.end();) {
     if (it->second.timer.shard_id == shard && !it->second.in_flight) {
-      queue_.erase({it->second.armed_at, it->first});
-      it = entries_.erase(it);
+      queue_.erase({it->second.armed_at, &*it});
+      entries_.erase(it++);  // a node map's erase returns nothing
     } else {
       ++it;
     }
@@ -257,9 +259,8 @@ void TimerEngine::FirerLoop() {
     }
     std::vector<StoredTimer> due;
     while (!queue_.empty() && queue_.begin()->first <= now && due.size() < options_.batch) {
-      auto [at, key] = *queue_.begin();
+      Entry& e = queue_.begin()->second->second;
       queue_.erase(queue_.begin());
-      Entry& e = entries_.at(key);
       e.in_flight = true;
       // The attempt takes the timer; while it is in flight the entry keeps only its revision
       // (and a newer version, should the API write one meanwhile).
@@ -336,8 +337,7 @@ void TimerEngine::FireBatch(std::vector<StoredTimer> due) {
     std::lock_guard lock(mu_);
     for (size_t i = 0; i < writes.size(); ++i) {
       StoredTimer& written = writes[i].timer;
-      const std::string key = Key(written.namespace_id, written.timer_id);
-      auto it = entries_.find(key);
+      auto it = entries_.find(LookupKeyLocked(written.namespace_id, written.timer_id));
       if (it == entries_.end()) continue;  // cannot happen: in flight entries stay
       Entry& e = it->second;
       const absl::Status& s = statuses[i];
@@ -396,7 +396,7 @@ void TimerEngine::FireBatch(std::vector<StoredTimer> due) {
                      if (inbox->closed) return;
                      first = inbox->outcomes.empty();
                      inbox->outcomes.push_back(
-                         Outcome{std::move(attempted), std::move(outcome), absl::InfinitePast()});
+                         Outcome{std::move(attempted), std::move(outcome)});
                    }
                    // The writer takes everything waiting at once: only an outcome that finds
                    // the inbox empty has to wake it (not a futex wake per callback).
@@ -405,15 +405,14 @@ void TimerEngine::FireBatch(std::vector<StoredTimer> due) {
   }
 }
 
-StoredTimer TimerEngine::Apply(const StoredTimer& attempted, const CallbackOutcome& outcome,
-                               absl::Time now, double jitter) {
-  StoredTimer next = attempted;
+StoredTimer TimerEngine::Apply(StoredTimer next, const CallbackOutcome& outcome, absl::Time now,
+                               double jitter) {
   tv1::Timer& r = next.record;
   *r.mutable_updated_at() = ToProtoTime(now);
   r.clear_next_attempt_at();
   // A finished timer is due again when its retention ends, to be removed.
   const absl::Time expiry = options_.retention != nullptr
-                                ? options_.retention->ExpiryOf(attempted.namespace_id, now)
+                                ? options_.retention->ExpiryOf(next.namespace_id, now)
                                 : absl::InfiniteFuture();
   auto fail = [&](std::string error) {
     r.set_state(tv1::TIMER_STATE_FAILED);
@@ -469,20 +468,33 @@ StoredTimer TimerEngine::Apply(const StoredTimer& attempted, const CallbackOutco
 }
 
 void TimerEngine::WriterLoop() {
-  std::vector<Outcome> delayed;  // writes that failed, tried again after store_retry
+  std::vector<OutcomeWrite> delayed;  // writes that failed, tried again after store_retry
+  absl::BitGen bits;
   for (;;) {
-    std::vector<Outcome> batch;
+    std::deque<Outcome> answered;
     {
       std::unique_lock lock(inbox_->mu);
       inbox_->cv.wait_for(lock, Chrono(delayed.empty() ? kMaxSleep : options_.store_retry),
                           [&] { return inbox_->closed || !inbox_->outcomes.empty(); });
       if (inbox_->closed) return;
-      while (!inbox_->outcomes.empty() && batch.size() < options_.batch) {
-        batch.push_back(std::move(inbox_->outcomes.front()));
-        inbox_->outcomes.pop_front();
+      if (inbox_->outcomes.size() <= options_.batch) {
+        answered.swap(inbox_->outcomes);
+      } else {
+        for (size_t i = 0; i < options_.batch; ++i) {
+          answered.push_back(std::move(inbox_->outcomes.front()));
+          inbox_->outcomes.pop_front();
+        }
       }
     }
     const absl::Time now = clock_.Now();
+    std::vector<OutcomeWrite> batch;
+    batch.reserve(answered.size());
+    for (Outcome& o : answered) {
+      OutcomeWrite& w = batch.emplace_back();
+      w.kind = o.outcome.kind;
+      w.write.expected_revision = o.attempted.revision;
+      w.write.timer = Apply(std::move(o.attempted), o.outcome, now, absl::Uniform<double>(bits, 0.0, 1.0));
+    }
     for (auto it = delayed.begin(); it != delayed.end() && batch.size() < options_.batch;) {
       if (it->not_before <= now) {
         batch.push_back(std::move(*it));
@@ -493,7 +505,7 @@ void TimerEngine::WriterLoop() {
     }
     if (batch.empty()) continue;
     const bool full = batch.size() >= options_.batch;
-    for (Outcome& o : WriteOutcomes(std::move(batch))) delayed.push_back(std::move(o));
+    for (OutcomeWrite& w : WriteOutcomes(std::move(batch))) delayed.push_back(std::move(w));
     if (!full) {  // let outcomes gather (see Options::min_batch_interval)
       std::unique_lock lock(inbox_->mu);
       inbox_->cv.wait_for(lock, Chrono(options_.min_batch_interval), [&] { return inbox_->closed; });
@@ -501,39 +513,33 @@ void TimerEngine::WriterLoop() {
   }
 }
 
-std::vector<TimerEngine::Outcome> TimerEngine::WriteOutcomes(std::vector<Outcome> outcomes) {
-  const absl::Time now = clock_.Now();
-  absl::BitGen bits;
-  std::vector<persistence::TimerWrite> writes(outcomes.size());
-  for (size_t i = 0; i < outcomes.size(); ++i) {
-    writes[i].timer = Apply(outcomes[i].attempted, outcomes[i].outcome, now,
-                            absl::Uniform<double>(bits, 0.0, 1.0));
-    writes[i].expected_revision = outcomes[i].attempted.revision;
-  }
+std::vector<TimerEngine::OutcomeWrite> TimerEngine::WriteOutcomes(std::vector<OutcomeWrite> batch) {
+  std::vector<persistence::TimerWrite> writes;
+  writes.reserve(batch.size());
+  for (OutcomeWrite& w : batch) writes.push_back(std::move(w.write));
   const std::vector<absl::Status> statuses = WriteFenced(writes);
   std::vector<StoredTimer> reconsider;
-  std::vector<Outcome> again;
+  std::vector<OutcomeWrite> again;
   bool store_error_logged = false;
   {
     std::lock_guard lock(mu_);
     for (size_t i = 0; i < writes.size(); ++i) {
-      const StoredTimer& attempted = outcomes[i].attempted;
-      const std::string key = Key(attempted.namespace_id, attempted.timer_id);
+      persistence::TimerWrite& write = writes[i];
       const absl::Status& s = statuses[i];
-      auto it = entries_.find(key);
+      auto it = entries_.find(LookupKeyLocked(write.timer.namespace_id, write.timer.timer_id));
       if (s.ok()) {
-        switch (outcomes[i].outcome.kind) {
+        switch (batch[i].kind) {
           case CallbackOutcome::Kind::kSucceeded: ++stats_.succeeded; break;
           case CallbackOutcome::Kind::kReschedule: ++stats_.rescheduled; break;
           default:
-            if (writes[i].timer.record.state() == tv1::TIMER_STATE_FAILED) ++stats_.failed;
+            if (write.timer.record.state() == tv1::TIMER_STATE_FAILED) ++stats_.failed;
             else ++stats_.retried;
         }
         if (it != entries_.end()) {
           it->second.in_flight = false;
           // A newer version the API wrote cannot exist (the write's revision check), so
           // what was written is the timer now.
-          reconsider.push_back(std::move(writes[i].timer));
+          reconsider.push_back(std::move(write.timer));
           it->second.timer.revision = 0;  // replaced by the Consider below
         }
         continue;
@@ -546,7 +552,7 @@ std::vector<TimerEngine::Outcome> TimerEngine::WriteOutcomes(std::vector<Outcome
       if (s.code() == absl::StatusCode::kAborted) {
         ++stats_.superseded;
         if (it != entries_.end()) {
-          if (it->second.timer.revision > attempted.revision) {
+          if (it->second.timer.revision > write.expected_revision) {
             reconsider.push_back(std::move(it->second.timer));
           }
           entries_.erase(it);
@@ -559,9 +565,11 @@ std::vector<TimerEngine::Outcome> TimerEngine::WriteOutcomes(std::vector<Outcome
         logger_.Warn("recording timer outcomes failed; tried again shortly",
                      {{"error", s.ToString()}});
       }
-      Outcome o = std::move(outcomes[i]);
-      o.not_before = now + options_.store_retry;
-      again.push_back(std::move(o));
+      // Written again as it is: the outcome as it was applied when it came.
+      OutcomeWrite& w = again.emplace_back();
+      w.write = std::move(write);
+      w.kind = batch[i].kind;
+      w.not_before = clock_.Now() + options_.store_retry;
     }
   }
   for (StoredTimer& t : reconsider) Consider(std::move(t));

@@ -55,6 +55,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/container/node_hash_map.h"
 #include "lib/common/clock.h"
 #include "lib/common/log.h"
 #include "server-core/history/shard_controller.h"
@@ -131,7 +132,12 @@ class TimerEngine {
   struct Outcome {
     persistence::StoredTimer attempted;  // as the attempt wrote it
     CallbackOutcome outcome;
-    absl::Time not_before;               // a write that failed waits a little
+  };
+  // An outcome applied to its attempt: the write that records it (at the attempt's revision).
+  struct OutcomeWrite {
+    persistence::TimerWrite write;
+    CallbackOutcome::Kind kind = CallbackOutcome::Kind::kSucceeded;
+    absl::Time not_before;  // a write that failed on a store error waits a little
   };
   // Where callbacks answer: outlives the engine if the sender answers late.
   struct Inbox {
@@ -141,7 +147,13 @@ class TimerEngine {
     bool closed = false;
   };
 
-  static std::string Key(const std::string& namespace_id, const std::string& timer_id);
+  // Entries by namespace id + '\0' + timer id; a node map, so that queue_ can point at them.
+  using Entries = absl::node_hash_map<std::string, Entry>;
+  using Node = Entries::value_type;
+
+  // Under mu_: the key of a timer, built in a buffer reused for every lookup (a key is
+  // longer than a short string: one allocation per lookup otherwise).
+  const std::string& LookupKeyLocked(const std::string& namespace_id, const std::string& timer_id);
   void LoaderLoop();
   void FirerLoop();
   void WriterLoop();
@@ -152,15 +164,16 @@ class TimerEngine {
   // Under mu_: arms `timer` (replacing an older armed version), or only keeps it as the
   // newest version while its attempt is in flight.
   void ArmLocked(persistence::StoredTimer timer);
-  void ForgetLocked(const std::string& key);
+  void ForgetLocked(Entries::iterator it);
   void DropShardLocked(int32_t shard);
   // Writes a batch fenced with each shard's current range id (held across the write).
   std::vector<absl::Status> WriteFenced(std::vector<persistence::TimerWrite>& writes);
   void FireBatch(std::vector<persistence::StoredTimer> due);
   // Those that failed with a store error, to be written again after store_retry.
-  std::vector<Outcome> WriteOutcomes(std::vector<Outcome> outcomes);
-  persistence::StoredTimer Apply(const persistence::StoredTimer& attempted,
-                                 const CallbackOutcome& outcome, absl::Time now, double jitter);
+  std::vector<OutcomeWrite> WriteOutcomes(std::vector<OutcomeWrite> batch);
+  // The timer as the outcome of its attempt leaves it.
+  persistence::StoredTimer Apply(persistence::StoredTimer attempted, const CallbackOutcome& outcome,
+                                 absl::Time now, double jitter);
 
   persistence::TimerStore& store_;
   history::ShardController& shards_;
@@ -176,8 +189,10 @@ class TimerEngine {
 
   mutable std::mutex mu_;
   std::condition_variable cv_;  // the firer's and the loader's wake-ups
-  std::map<std::string, Entry> entries_;
-  std::set<std::pair<absl::Time, std::string>> queue_;  // armed, by due time
+  Entries entries_;
+  std::string lookup_key_;  // LookupKeyLocked's buffer
+  // Armed, by due time (timers due in the same millisecond in no particular order).
+  std::set<std::pair<absl::Time, Node*>> queue_;
   bool stopping_ = false;
   bool woken_ = false;
   Stats stats_;
