@@ -5,8 +5,9 @@
 // Bounded: `threads` workers and at most `queue` accepted connections waiting for one; when
 // both are full the listener stops accepting until a worker is free (the kernel's backlog
 // then holds or refuses new connections), so a flood of scrapers costs a fixed number of
-// threads and sockets. Idle keep-alive connections are closed after a second, reads and
-// writes time out after a second, so Stop returns within about a second.
+// threads and sockets. Idle keep-alive connections are closed after a second and busy ones
+// after 100 requests (so that waiting clients get a worker), reads and writes time out after
+// a second, so Stop returns within about a second.
 //
 // Thread safety: Route before Start, from one thread. Start, Stop and port() may then be
 // called from any thread; handlers run concurrently on the workers.

@@ -154,6 +154,38 @@ TEST_F(TimerHttpApiTest, CreateGetUpdateDeleteInTheSeedsShape) {
   EXPECT_EQ(Call("create", Timer("reminder-7", "http://127.0.0.1:9/cb"), 200).value("state", ""), "PENDING");
 }
 
+// A client creating timers one after another keeps its connection: cpp-httplib's default
+// closed it after every fifth request, a TCP handshake per five timers.
+TEST_F(TimerHttpApiTest, AClientKeepsItsConnectionForManyRequests) {
+  CURL* curl = curl_easy_init();
+  curl_slist* headers = curl_slist_append(nullptr, "Content-Type: application/json");
+  std::string answer;
+  const std::string url = absl::StrCat(base_, "/create");
+  curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, Append);
+  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &answer);
+  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, 30'000L);
+  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+  long connections = 0;
+  constexpr int kRequests = 50;
+  for (int i = 0; i < kRequests; ++i) {
+    const std::string body = Timer(absl::StrCat("kept-", i), "http://127.0.0.1:9/cb").dump();
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body.data());
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
+    answer.clear();
+    ASSERT_EQ(curl_easy_perform(curl), CURLE_OK);
+    long status = 0, opened = 0;
+    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
+    curl_easy_getinfo(curl, CURLINFO_NUM_CONNECTS, &opened);
+    EXPECT_EQ(status, 200) << answer;
+    connections += opened;
+  }
+  curl_slist_free_all(headers);
+  curl_easy_cleanup(curl);
+  EXPECT_EQ(connections, 1) << "new connections for " << kRequests << " requests on one handle";
+}
+
 TEST_F(TimerHttpApiTest, NotFoundIsTheSeeds404) {
   for (const char* op : {"get", "update", "delete"}) {
     json body = {{"namespace", "default"}, {"timerId", "nope"}};
