@@ -10,8 +10,9 @@
 // replacement), and two writers of one timer never lose each other's changes.
 //
 // `due` is when the owner must act on a timer: a PENDING timer's next firing; a FIRING
-// one's attempt start (its outcome was never recorded: the shard's next owner sends it
-// again, the "at least once" of a crash); none (InfiniteFuture) when nothing is left to do.
+// one's due time before its attempt, which has passed (its outcome was never recorded: the
+// shard's next owner sends it again, the "at least once" of a crash); none (InfiniteFuture)
+// when nothing is left to do.
 // The engine pages a shard's rows by (due, namespace id, timer id).
 //
 // Thread safety: implementations are safe to call from many threads.
@@ -48,6 +49,9 @@ struct TimerWrite {
   // Deletes the row instead (a finished timer past its retention), at expected_revision and
   // fenced like any write; timer.record is not read.
   bool remove = false;
+  // Keeps the stored due time (timer.due is not read): an attempt's record, whose timer is
+  // due already. Not rewriting it spares the due index a delete and an insert per firing.
+  bool keep_due = false;
 };
 
 // A position in a shard's due timers.

@@ -324,9 +324,9 @@ void TimerEngine::FireBatch(std::vector<StoredTimer> due) {
     r.set_state(tv1::TIMER_STATE_FIRING);
     *r.mutable_updated_at() = ToProtoTime(now);
     r.clear_next_attempt_at();
-    // Due at once for whoever owns the shard next: an attempt whose outcome was never
-    // recorded is sent again.
-    w.timer.due = now;
+    // Its due time stays, passed already: whoever owns the shard next sends an attempt whose
+    // outcome was never recorded again, at once.
+    w.keep_due = true;
   }
   const std::vector<absl::Status> statuses = WriteFenced(writes);
   std::vector<StoredTimer> send;

@@ -9,7 +9,7 @@
 // whose range id changed (taken again, or renewed) is loaded again from its beginning.
 //
 // Firing (one thread): a timer is fired once the clock reaches its due time, never before.
-// Its attempt is RECORDED FIRST (state FIRING, attempts + 1, due = the attempt's start),
+// Its attempt is RECORDED FIRST (state FIRING, attempts + 1, its passed due time kept),
 // fenced with the shard's range id, and only then is the callback sent through the
 // CallbackSender. So:
 //  - a crash (kill -9) after the record leaves a FIRING row whose due time has passed: the

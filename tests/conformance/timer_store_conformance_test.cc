@@ -98,6 +98,35 @@ TEST_P(TimerStoreTest, CreateThenCompareAndSwap) {
   EXPECT_EQ(store.Get("ns", "nope").status().code(), absl::StatusCode::kNotFound);
 }
 
+// An attempt's record keeps the stored due time (the engine's FIRING write): the timer is
+// still loaded as due at it, whatever timer.due says.
+TEST_P(TimerStoreTest, KeepDueLeavesTheStoredDueTime) {
+  auto p = Open();
+  ASSERT_NE(p, nullptr);
+  auto range = p->executions().AcquireShard(5, "host-a");
+  ASSERT_TRUE(range.ok()) << range.status();
+  TimerStore& store = p->timers();
+  ASSERT_TRUE(WriteOne(store, Write(Timer("ns", "kd", 5, kT0), *range, 0)).ok());
+
+  StoredTimer firing = Timer("ns", "kd", 5, kT0 + absl::Hours(5));  // not read
+  firing.record.set_state(tock::timer::v1::TIMER_STATE_FIRING);
+  firing.record.set_attempts(1);
+  TimerWrite w = Write(firing, *range, 1);
+  w.keep_due = true;
+  ASSERT_TRUE(WriteOne(store, w).ok());
+
+  absl::StatusOr<StoredTimer> got = store.Get("ns", "kd");
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->revision, 2);
+  EXPECT_EQ(got->due, kT0) << "the stored due time is kept";
+  EXPECT_EQ(got->record.state(), tock::timer::v1::TIMER_STATE_FIRING);
+  auto due = store.LoadDue(5, TimerDueCursor(), kT0 + absl::Seconds(1), 10);
+  ASSERT_TRUE(due.ok()) << due.status();
+  ASSERT_EQ(due->size(), 1u);
+  EXPECT_EQ(due->front().timer_id, "kd");
+  EXPECT_EQ(due->front().record.attempts(), 1);
+}
+
 // A finished timer past its retention is removed by a fenced write at its revision.
 TEST_P(TimerStoreTest, RemoveIsFencedAtTheRevision) {
   auto p = Open();

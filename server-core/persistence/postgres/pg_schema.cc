@@ -282,6 +282,11 @@ CREATE TABLE namespace_replication_dlq (
 COMMENT ON TABLE namespace_replication_dlq IS
   'Namespace replication tasks of a remote cluster that kept failing here (tock cluster dlq --type namespace)';
 )sql"},
+      {15, "timers: a firing timer keeps its passed due time (its attempt's record leaves the due index alone)",
+       R"sql(
+COMMENT ON COLUMN timers.due_ms IS
+  'When the owner must act: a pending timer''s next firing, a firing one''s passed due time (sent again by the next owner); NULL: nothing to do';
+)sql"},
   };
   return migrations;
 }

@@ -91,6 +91,13 @@ class PgTimerStore : public TimerStore {
               "record) VALUES ($1, $2, $3, 1, $4, $5, $6) ON CONFLICT DO NOTHING RETURNING 1",
               {PgParam::Text(t.namespace_id), PgParam::Text(t.timer_id), PgParam::Int(t.shard_id),
                PgParam::Int(t.record.state()), Due(t.due), PgParam::Bytes(records[i])}});
+        } else if (w.keep_due) {
+          statements.push_back(PgStatement{
+              "UPDATE timers SET revision = $1, state = $2, record = $3 "
+              "WHERE namespace_id = $4 AND timer_id = $5 AND revision = $6 RETURNING 1",
+              {PgParam::Int(w.expected_revision + 1), PgParam::Int(t.record.state()),
+               PgParam::Bytes(records[i]), PgParam::Text(t.namespace_id),
+               PgParam::Text(t.timer_id), PgParam::Int(w.expected_revision)}});
         } else {
           statements.push_back(PgStatement{
               "UPDATE timers SET revision = $1, state = $2, due_ms = $3, record = $4 "

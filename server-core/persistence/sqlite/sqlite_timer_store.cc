@@ -142,6 +142,13 @@ class SqliteTimerStore : public TimerStore {
       BindDue(q, 5, t.due);
       q.BindBlob(6, record);
       RETURN_IF_ERROR(q.Run());
+    } else if (w.keep_due) {
+      ASSIGN_STMT(q, db_.Prepare("UPDATE timers SET revision = ?, state = ?, record = ? "
+                                 "WHERE namespace_id = ? AND timer_id = ? AND revision = ?"));
+      q.Bind(1, revision).Bind(2, int64_t{t.record.state()});
+      q.BindBlob(3, record).Bind(4, t.namespace_id).Bind(5, t.timer_id);
+      q.Bind(6, w.expected_revision);
+      RETURN_IF_ERROR(q.Run());
     } else {
       ASSIGN_STMT(q, db_.Prepare(
                          "UPDATE timers SET revision = ?, state = ?, due_ms = ?, record = ? "
