@@ -506,9 +506,9 @@ void TimerEngine::WriterLoop() {
     if (batch.empty()) continue;
     const bool full = batch.size() >= options_.batch;
     for (OutcomeWrite& w : WriteOutcomes(std::move(batch))) delayed.push_back(std::move(w));
-    if (!full) {  // let outcomes gather (see Options::min_batch_interval)
+    if (!full) {  // let outcomes gather (see Options::outcome_interval)
       std::unique_lock lock(inbox_->mu);
-      inbox_->cv.wait_for(lock, Chrono(options_.min_batch_interval), [&] { return inbox_->closed; });
+      inbox_->cv.wait_for(lock, Chrono(options_.outcome_interval), [&] { return inbox_->closed; });
     }
   }
 }

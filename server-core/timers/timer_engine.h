@@ -75,11 +75,15 @@ class TimerEngine {
     // the loaded part are armed regardless.
     size_t max_armed = 200'000;
     size_t batch = 1000;                             // writes per transaction
-    // After a batch smaller than `batch`, the firer and the writer wait this long before the
-    // next one, so that timers due a millisecond apart (10,000 a second) share a transaction
-    // instead of costing one each, which took the processor the callbacks need. Adds at
-    // most this much to a timer's lateness.
+    // After a batch smaller than `batch`, the firer waits this long before the next one, so
+    // that timers due a millisecond apart (10,000 a second) share a transaction instead of
+    // costing one each, which took the processor the callbacks need. Adds at most this much
+    // to a timer's lateness.
     absl::Duration min_batch_interval = absl::Milliseconds(10);
+    // The writer's wait after a batch of outcomes smaller than `batch`: nothing waits for an
+    // outcome's record but the timer's state, so its batches can be larger than the
+    // firer's (each SQLite commit costs a walk of the in-memory page cache).
+    absl::Duration outcome_interval = absl::Milliseconds(50);
     // When finished timers are removed (their namespace's retention after they finished);
     // null: they are kept. Outlives the engine.
     TimerRetention* retention = nullptr;
