@@ -1,7 +1,6 @@
 #include "server-core/timers/http_callback_sender.h"
 
 #include <curl/curl.h>
-#include <pthread.h>
 
 #include <algorithm>
 #include <atomic>
@@ -13,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "lib/archival/libcurl_stubs.h"
+#include "lib/common/named_thread.h"
 #include "server-core/timers/callback_protocol.h"
 
 namespace tock::server::timers {
@@ -111,10 +111,7 @@ absl::StatusOr<std::unique_ptr<HttpCallbackSender>> HttpCallbackSender::Create(
   impl->headers = curl_slist_append(impl->headers, "Accept: application/json");
   impl->headers = curl_slist_append(impl->headers, "Expect:");  // no 100-continue round trip
   Impl* raw = impl.get();
-  impl->thread = std::thread([raw] {
-    pthread_setname_np(pthread_self(), "timer-sender");  // for top -H and perf
-    raw->Loop();
-  });
+  impl->thread = NamedThread("timer-sender", [raw] { raw->Loop(); });
   return std::unique_ptr<HttpCallbackSender>(new HttpCallbackSender(std::move(impl)));
 }
 

@@ -1,12 +1,13 @@
 #include "server-core/timers/timer_engine.h"
 
 #include <algorithm>
-#include <pthread.h>
-
 #include <chrono>
+#include <map>
+#include <set>
 
 #include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
+#include "lib/common/named_thread.h"
 #include "lib/common/time_format.h"
 #include "server-core/timers/callback_protocol.h"
 #include "server-core/timers/retry_policy.h"
@@ -73,19 +74,9 @@ const std::string& TimerEngine::LookupKeyLocked(const std::string& namespace_id,
 
 void TimerEngine::Start() {
   if (started_.exchange(true)) return;
-  // Named (at most 15 characters) so that top -H and perf tell the engine's threads apart.
-  loader_ = std::thread([this] {
-    pthread_setname_np(pthread_self(), "timer-loader");
-    LoaderLoop();
-  });
-  firer_ = std::thread([this] {
-    pthread_setname_np(pthread_self(), "timer-firer");
-    FirerLoop();
-  });
-  writer_ = std::thread([this] {
-    pthread_setname_np(pthread_self(), "timer-writer");
-    WriterLoop();
-  });
+  loader_ = NamedThread("timer-loader", [this] { LoaderLoop(); });
+  firer_ = NamedThread("timer-firer", [this] { FirerLoop(); });
+  writer_ = NamedThread("timer-writer", [this] { WriterLoop(); });
 }
 
 void TimerEngine::Stop() {
