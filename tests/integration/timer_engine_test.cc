@@ -3,7 +3,7 @@
 // allows in engine tests; the black-box tests use the libcurl sender and a real receiver):
 //  - every field is checked with a message naming it and its limit, nothing stored on refusal;
 //  - create / idempotent create / replace / update / delete / list with paging and a filter;
-//  - a timer is never sent before its time;
+//  - a timer is never sent before its time; timers due together go out in key order;
 //  - outcomes: succeeded, rescheduled, 4xx failed with its error, 5xx retried with the
 //    policy's backoff then succeeded, failed when the policy runs out;
 //  - an attempt is recorded before it is sent, so a new owner sends an unanswered one again;
@@ -19,6 +19,7 @@
 #include <mutex>
 #include <thread>
 
+#include "absl/strings/str_format.h"
 #include "lib/common/log.h"
 #include "lib/common/proto_time.h"
 #include "lib/common/time_format.h"
@@ -424,6 +425,20 @@ TEST_F(TimerEngineTest, NeverSentBeforeItsTime) {
   tv1::Timer early = Get("early");
   EXPECT_EQ(early.attempts(), 1);
   EXPECT_EQ(FromProtoTime(early.executed_at()), FromProtoTime(early.execute_at()));
+}
+
+// Timers due in the same millisecond go out in key order (the store's index order, so that
+// their writes touch neighbouring rows), whatever order they were created in.
+TEST_F(TimerEngineTest, TimersDueTogetherAreFiredInKeyOrder) {
+  std::vector<std::string> ids;
+  for (int i = 0; i < 200; ++i) ids.push_back(absl::StrFormat("burst-%03d", (i * 37) % 200));
+  for (const std::string& id : ids) Create(Request(id, absl::Seconds(3)));
+  Advance(absl::Seconds(3));
+  ASSERT_TRUE(Eventually([&] { return sender_->sent().size() == ids.size(); }));
+  std::vector<std::string> order;
+  for (const ScriptedSender::Sent& s : sender_->sent()) order.push_back(s.id);
+  std::sort(ids.begin(), ids.end());
+  EXPECT_EQ(order, ids);
 }
 
 TEST_F(TimerEngineTest, AnAttemptWhoseRecordFailedIsReadAgainAndSent) {
