@@ -13,6 +13,14 @@ absl::Status ChangedConcurrently(const TimerWrite& w) {
                                          w.expected_revision, ")"));
 }
 
+absl::Status CheckAttemptRecord(const TimerWrite& w) {
+  if (!w.attempt || w.timer.record.state() == tock::timer::v1::TIMER_STATE_FIRING) {
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "timer ", w.timer.timer_id.substr(0, 255), ": an attempt's record must be FIRING"));
+}
+
 int64_t TimerDueMillis(absl::Time due) {
   if (due == absl::InfiniteFuture()) return std::numeric_limits<int64_t>::max();
   if (due == absl::InfinitePast()) return std::numeric_limits<int64_t>::min();

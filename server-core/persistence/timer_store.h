@@ -15,6 +15,10 @@
 // when nothing is left to do.
 // The engine pages a shard's rows by (due, namespace id, timer id).
 //
+// Lists by state read the stores' state index, which holds a timer under its ListedState:
+// FIRING is listed with PENDING (and told apart by the row), so that an attempt's record
+// (PENDING -> FIRING) leaves the index alone.
+//
 // Thread safety: implementations are safe to call from many threads.
 #pragma once
 
@@ -49,10 +53,19 @@ struct TimerWrite {
   // Deletes the row instead (a finished timer past its retention), at expected_revision and
   // fenced like any write; timer.record is not read.
   bool remove = false;
-  // Keeps the stored due time (timer.due is not read): an attempt's record, whose timer is
-  // due already. Not rewriting it spares the due index a delete and an insert per firing.
-  bool keep_due = false;
+  // An attempt's record (the engine's PENDING -> FIRING write; timer.record's state must be
+  // FIRING, or the write fails INVALID_ARGUMENT): the stored due time is kept (timer.due is
+  // not read; the timer is due already), and so is the row's place in the state index
+  // (ListedState). Rewriting neither spares both indexes a delete and an insert per firing.
+  bool attempt = false;
 };
+
+// The state a timer is listed under in the stores' state index: its own, but FIRING is
+// listed as PENDING.
+inline int ListedState(int state) {
+  return state == tock::timer::v1::TIMER_STATE_FIRING ? tock::timer::v1::TIMER_STATE_PENDING
+                                                      : state;
+}
 
 // A position in a shard's due timers.
 struct TimerDueCursor {
@@ -92,6 +105,9 @@ class TimerStore {
 
 // ABORTED: `w` found another revision stored, or none (shared by the backends).
 absl::Status ChangedConcurrently(const TimerWrite& w);
+// INVALID_ARGUMENT for an attempt's record whose timer is not FIRING (it would leave the row
+// listed under another state than its own); OK for any other write.
+absl::Status CheckAttemptRecord(const TimerWrite& w);
 
 // `due` as stored: milliseconds since the epoch, rounded up; INT64_MAX for none. Shared by
 // the backends so that both round alike.

@@ -317,7 +317,7 @@ void TimerEngine::FireBatch(std::vector<StoredTimer> due) {
     r.clear_next_attempt_at();
     // Its due time stays, passed already: whoever owns the shard next sends an attempt whose
     // outcome was never recorded again, at once.
-    w.keep_due = true;
+    w.attempt = true;
   }
   const std::vector<absl::Status> statuses = WriteFenced(writes);
   std::vector<StoredTimer> send;

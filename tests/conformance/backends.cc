@@ -1,5 +1,7 @@
 #include "tests/conformance/backends.h"
 
+#include "server-core/persistence/postgres/pg_schema.h"
+#include "server-core/persistence/sqlite/sqlite_schema.h"
 #include "tests/support/postgres_server.h"
 
 #include <libpq-fe.h>
@@ -132,11 +134,20 @@ std::unique_ptr<Persistence> BackendTest::Open() {
 
 namespace {
 
-// Opens the SQLite file of a closed Persistence; fails the test when it cannot.
+// Opens the SQLite file of a closed Persistence (or a new one); fails the test when it cannot.
 sqlite3* OpenRaw(const std::string& path) {
   sqlite3* db = nullptr;
-  EXPECT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr), SQLITE_OK) << path;
+  EXPECT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr),
+            SQLITE_OK)
+      << path;
   return db;
+}
+
+void ExecSqlite(sqlite3* db, const std::string& sql) {
+  char* error = nullptr;
+  EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &error), SQLITE_OK)
+      << (error != nullptr ? error : "") << "\n" << sql;
+  sqlite3_free(error);
 }
 
 }  // namespace
@@ -165,6 +176,38 @@ std::vector<int64_t> BackendTest::AppliedSchemaVersions() const {
   sqlite3_finalize(q);
   sqlite3_close(db);
   return versions;
+}
+
+void BackendTest::RunRaw(const std::string& sql) const {
+  ASSERT_TRUE(Durable()) << "an in-memory database is gone once closed";
+  if (IsPostgres()) {
+    RawPg(Config().postgres_url).Run(sql);
+    return;
+  }
+  sqlite3* db = OpenRaw(Config().sqlite_path);
+  ExecSqlite(db, sql);
+  sqlite3_close(db);
+}
+
+void BackendTest::MigrateAllButNewest(int newest) const {
+  ASSERT_TRUE(Durable()) << "an in-memory database is gone once closed";
+  // As the servers create it (MigrateSqlite, MigratePostgres).
+  const std::string integer = IsPostgres() ? "BIGINT" : "INTEGER";
+  std::string script = "CREATE TABLE schema_version (version " + integer +
+                       " PRIMARY KEY, description TEXT NOT NULL, applied_ms " + integer +
+                       " NOT NULL);\n";
+  auto add = [&](int version, const std::string& sql) {
+    script += sql + ";\nINSERT INTO schema_version VALUES (" + std::to_string(version) +
+              ", 'applied by an older server', 0);\n";
+  };
+  if (IsPostgres()) {
+    const auto& all = PostgresMigrations();
+    for (size_t i = 0; i + newest < all.size(); ++i) add(all[i].version, all[i].sql);
+  } else {
+    const auto& all = SqliteMigrations();
+    for (size_t i = 0; i + newest < all.size(); ++i) add(all[i].version, all[i].sql);
+  }
+  RunRaw(script);
 }
 
 void BackendTest::RecordSchemaVersion(int64_t version) const {

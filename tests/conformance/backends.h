@@ -47,6 +47,11 @@ class BackendTest : public ::testing::TestWithParam<Backend> {
   std::vector<int64_t> AppliedSchemaVersions() const;
   // Records `version` as applied, as a newer server would have.
   void RecordSchemaVersion(int64_t version) const;
+  // Creates the database as an older server left it: every migration but the newest
+  // `newest` applied (and recorded), so that the next Open() applies those.
+  void MigrateAllButNewest(int newest) const;
+  // Runs statements on the (closed) database.
+  void RunRaw(const std::string& sql) const;
 
   tock::testing::TempDir dir_;  // removed with the database files at the end of the test
 

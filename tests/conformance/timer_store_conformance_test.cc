@@ -1,12 +1,14 @@
 // The TimerStore contract (timer_store.h) on every backend: fenced writes (a writer whose range
 // id is not the shard's writes nothing, in a batch too), compare-and-swap on the revision,
 // due timers paged per shard by (due, namespace id, timer id) with due times rounded up to
-// the millisecond, lists by namespace with a state filter, and timers that outlive a reopen.
+// the millisecond, lists by namespace with a state filter (a FIRING timer, listed with the
+// PENDING ones in the index, told apart), and timers that outlive a reopen.
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "server-core/persistence/timer_store.h"
 #include "tests/conformance/backends.h"
@@ -112,7 +114,7 @@ TEST_P(TimerStoreTest, KeepDueLeavesTheStoredDueTime) {
   firing.record.set_state(tock::timer::v1::TIMER_STATE_FIRING);
   firing.record.set_attempts(1);
   TimerWrite w = Write(firing, *range, 1);
-  w.keep_due = true;
+  w.attempt = true;
   ASSERT_TRUE(WriteOne(store, w).ok());
 
   absl::StatusOr<StoredTimer> got = store.Get("ns", "kd");
@@ -295,6 +297,100 @@ TEST_P(TimerStoreTest, ListByNamespaceAndState) {
   auto after_t1 = store.List("ns", "t1", tock::timer::v1::TIMER_STATE_FAILED, 100);
   ASSERT_TRUE(after_t1.ok());
   EXPECT_EQ(Ids(*after_t1), (std::vector<std::string>{"t3", "t5"}));
+}
+
+// An attempt's record leaves the timer where the state index lists PENDING ones, yet a list
+// by state still tells FIRING from PENDING, page after page; and an attempt's record that is
+// not FIRING is refused and writes nothing.
+TEST_P(TimerStoreTest, ListsTellFiringFromPending) {
+  auto p = Open();
+  ASSERT_NE(p, nullptr);
+  auto r = p->executions().AcquireShard(2, "host-a");
+  ASSERT_TRUE(r.ok()) << r.status();
+  TimerStore& store = p->timers();
+  std::vector<TimerWrite> created;
+  for (int i = 0; i < 8; ++i) created.push_back(Write(Timer("ns", absl::StrCat("f", i), 2, kT0), *r, 0));
+  for (const absl::Status& s : store.Write(created)) ASSERT_TRUE(s.ok()) << s;
+  std::vector<TimerWrite> attempts;
+  for (int i = 1; i < 8; i += 2) {
+    StoredTimer t = Timer("ns", absl::StrCat("f", i), 2, kT0, tock::timer::v1::TIMER_STATE_FIRING);
+    t.record.set_attempts(1);
+    TimerWrite w = Write(t, *r, 1);
+    w.attempt = true;
+    attempts.push_back(w);
+  }
+  for (const absl::Status& s : store.Write(attempts)) ASSERT_TRUE(s.ok()) << s;
+
+  auto list = [&](TimerState state) {
+    std::vector<std::string> ids;
+    std::string after;
+    for (int page = 0; page < 10; ++page) {
+      auto got = store.List("ns", after, state, 2);
+      EXPECT_TRUE(got.ok()) << got.status();
+      if (!got.ok() || got->empty()) break;
+      for (const StoredTimer& t : *got) {
+        EXPECT_EQ(t.record.state(), state) << t.timer_id;
+        ids.push_back(t.timer_id);
+      }
+      after = got->back().timer_id;
+    }
+    return ids;
+  };
+  EXPECT_EQ(list(tock::timer::v1::TIMER_STATE_PENDING),
+            (std::vector<std::string>{"f0", "f2", "f4", "f6"}));
+  EXPECT_EQ(list(tock::timer::v1::TIMER_STATE_FIRING),
+            (std::vector<std::string>{"f1", "f3", "f5", "f7"}));
+
+  // The outcome moves it out of the PENDING group: listed as SUCCEEDED only.
+  StoredTimer done = Timer("ns", "f1", 2, absl::InfiniteFuture(),
+                           tock::timer::v1::TIMER_STATE_SUCCEEDED);
+  ASSERT_TRUE(WriteOne(store, Write(done, *r, 2)).ok());
+  EXPECT_EQ(list(tock::timer::v1::TIMER_STATE_FIRING),
+            (std::vector<std::string>{"f3", "f5", "f7"}));
+  EXPECT_EQ(list(tock::timer::v1::TIMER_STATE_SUCCEEDED), (std::vector<std::string>{"f1"}));
+  // A retry's outcome moves it back to PENDING.
+  StoredTimer again = Timer("ns", "f3", 2, kT0 + absl::Seconds(5));
+  again.record.set_attempts(1);
+  ASSERT_TRUE(WriteOne(store, Write(again, *r, 2)).ok());
+  EXPECT_EQ(list(tock::timer::v1::TIMER_STATE_PENDING),
+            (std::vector<std::string>{"f0", "f2", "f3", "f4", "f6"}));
+
+  TimerWrite misused = Write(Timer("ns", "f0", 2, kT0, tock::timer::v1::TIMER_STATE_FAILED), *r, 1);
+  misused.attempt = true;
+  EXPECT_EQ(WriteOne(store, misused).code(), absl::StatusCode::kInvalidArgument);
+  auto f0 = store.Get("ns", "f0");
+  ASSERT_TRUE(f0.ok()) << f0.status();
+  EXPECT_EQ(f0->revision, 1) << "nothing written";
+  EXPECT_EQ(f0->record.state(), tock::timer::v1::TIMER_STATE_PENDING);
+}
+
+// Timers stored before the state index listed FIRING with PENDING (the newest migration)
+// are listed under their own state after the upgrade.
+TEST_P(TimerStoreTest, AnUpgradeListsStoredTimersUnderTheirState) {
+  if (!Durable()) GTEST_SKIP() << "an in-memory database cannot be prepared beforehand";
+  MigrateAllButNewest(1);
+  std::string rows;
+  for (TimerState state : {tock::timer::v1::TIMER_STATE_PENDING, tock::timer::v1::TIMER_STATE_FIRING,
+                           tock::timer::v1::TIMER_STATE_SUCCEEDED}) {
+    StoredTimer t = Timer("ns", absl::StrCat("u", static_cast<int>(state)), 3, kT0, state);
+    const std::string hex = absl::BytesToHexString(t.record.SerializeAsString());
+    absl::StrAppend(&rows, rows.empty() ? "" : ", ", "('ns', '", t.timer_id, "', 3, 1, ",
+                    static_cast<int>(state), ", ", TimerDueMillis(kT0), ", ",
+                    IsPostgres() ? absl::StrCat("'\\x", hex, "'::bytea") : absl::StrCat("X'", hex, "'"),
+                    ")");
+  }
+  RunRaw(absl::StrCat("INSERT INTO timers(namespace_id, timer_id, shard_id, revision, state, due_ms, "
+                      "record) VALUES ", rows));
+
+  auto p = Open();
+  ASSERT_NE(p, nullptr);
+  for (TimerState state : {tock::timer::v1::TIMER_STATE_PENDING, tock::timer::v1::TIMER_STATE_FIRING,
+                           tock::timer::v1::TIMER_STATE_SUCCEEDED}) {
+    auto got = p->timers().List("ns", "", state, 10);
+    ASSERT_TRUE(got.ok()) << got.status();
+    EXPECT_EQ(Ids(*got), (std::vector<std::string>{absl::StrCat("u", static_cast<int>(state))}))
+        << static_cast<int>(state);
+  }
 }
 
 TEST_P(TimerStoreTest, TimersOutliveAReopen) {

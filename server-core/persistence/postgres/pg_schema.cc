@@ -287,6 +287,15 @@ COMMENT ON TABLE namespace_replication_dlq IS
 COMMENT ON COLUMN timers.due_ms IS
   'When the owner must act: a pending timer''s next firing, a firing one''s passed due time (sent again by the next owner); NULL: nothing to do';
 )sql"},
+      {16, "timers: a FIRING timer is listed with the PENDING ones (its attempt's record changes no indexed column)",
+       R"sql(
+ALTER TABLE timers ADD COLUMN listed_state BIGINT NOT NULL DEFAULT 0;
+UPDATE timers SET listed_state = CASE state WHEN 2 THEN 1 ELSE state END;
+DROP INDEX timers_state;
+CREATE INDEX timers_state ON timers(namespace_id, listed_state, timer_id);
+COMMENT ON COLUMN timers.listed_state IS
+  'The state the timers_state index lists the timer under: its state, but FIRING (2) as PENDING (1)';
+)sql"},
   };
   return migrations;
 }

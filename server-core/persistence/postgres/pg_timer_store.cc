@@ -84,14 +84,22 @@ class PgTimerStore : public TimerStore {
           index.push_back(i);
           continue;
         }
+        if (absl::Status misused = CheckAttemptRecord(w); !misused.ok()) {
+          out[i] = misused;
+          continue;
+        }
         records[i] = t.record.SerializeAsString();
+        const int listed = ListedState(t.record.state());
         if (w.expected_revision == 0) {
           statements.push_back(PgStatement{
-              "INSERT INTO timers(namespace_id, timer_id, shard_id, revision, state, due_ms, "
-              "record) VALUES ($1, $2, $3, 1, $4, $5, $6) ON CONFLICT DO NOTHING RETURNING 1",
+              "INSERT INTO timers(namespace_id, timer_id, shard_id, revision, state, "
+              "listed_state, due_ms, record) VALUES ($1, $2, $3, 1, $4, $5, $6, $7) "
+              "ON CONFLICT DO NOTHING RETURNING 1",
               {PgParam::Text(t.namespace_id), PgParam::Text(t.timer_id), PgParam::Int(t.shard_id),
-               PgParam::Int(t.record.state()), Due(t.due), PgParam::Bytes(records[i])}});
-        } else if (w.keep_due) {
+               PgParam::Int(t.record.state()), PgParam::Int(listed), Due(t.due),
+               PgParam::Bytes(records[i])}});
+        } else if (w.attempt) {
+          // No indexed column changes: PostgreSQL can make it a HOT update (no index entries).
           statements.push_back(PgStatement{
               "UPDATE timers SET revision = $1, state = $2, record = $3 "
               "WHERE namespace_id = $4 AND timer_id = $5 AND revision = $6 RETURNING 1",
@@ -100,11 +108,12 @@ class PgTimerStore : public TimerStore {
                PgParam::Text(t.timer_id), PgParam::Int(w.expected_revision)}});
         } else {
           statements.push_back(PgStatement{
-              "UPDATE timers SET revision = $1, state = $2, due_ms = $3, record = $4 "
-              "WHERE namespace_id = $5 AND timer_id = $6 AND revision = $7 RETURNING 1",
-              {PgParam::Int(w.expected_revision + 1), PgParam::Int(t.record.state()), Due(t.due),
-               PgParam::Bytes(records[i]), PgParam::Text(t.namespace_id),
-               PgParam::Text(t.timer_id), PgParam::Int(w.expected_revision)}});
+              "UPDATE timers SET revision = $1, state = $2, listed_state = $3, due_ms = $4, "
+              "record = $5 WHERE namespace_id = $6 AND timer_id = $7 AND revision = $8 RETURNING 1",
+              {PgParam::Int(w.expected_revision + 1), PgParam::Int(t.record.state()),
+               PgParam::Int(listed), Due(t.due), PgParam::Bytes(records[i]),
+               PgParam::Text(t.namespace_id), PgParam::Text(t.timer_id),
+               PgParam::Int(w.expected_revision)}});
         }
         index.push_back(i);
       }
@@ -149,10 +158,10 @@ class PgTimerStore : public TimerStore {
     }
     return Rows(pool_.Query(
         absl::StrCat("SELECT ", kColumns,
-                     " FROM timers WHERE namespace_id = $1 AND state = $2 AND timer_id > $3 "
-                     "ORDER BY timer_id LIMIT $4"),
-        {PgParam::Text(namespace_id), PgParam::Int(state), PgParam::Text(after_id),
-         PgParam::Int(limit)}));
+                     " FROM timers WHERE namespace_id = $1 AND listed_state = $2 AND state = $3 "
+                     "AND timer_id > $4 ORDER BY timer_id LIMIT $5"),
+        {PgParam::Text(namespace_id), PgParam::Int(ListedState(state)), PgParam::Int(state),
+         PgParam::Text(after_id), PgParam::Int(limit)}));
   }
 
   absl::StatusOr<std::vector<StoredTimer>> LoadDue(int32_t shard_id, const TimerDueCursor& after,

@@ -230,6 +230,15 @@ CREATE TABLE namespace_replication_dlq (
   PRIMARY KEY (source_cluster, task_id)
 ) WITHOUT ROWID;
 )sql"},
+      {15, "timers: a FIRING timer is listed with the PENDING ones (its attempt's record leaves the state index alone)",
+       R"sql(
+-- The state the timers_state index lists a timer under (persistence::ListedState): its
+-- state, but FIRING (2) as PENDING (1); lists by state filter on it, then on state.
+ALTER TABLE timers ADD COLUMN listed_state INTEGER NOT NULL DEFAULT 0;
+UPDATE timers SET listed_state = CASE state WHEN 2 THEN 1 ELSE state END;
+DROP INDEX timers_state;
+CREATE INDEX timers_state ON timers(namespace_id, listed_state, timer_id);
+)sql"},
   };
   return migrations;
 }

@@ -79,10 +79,12 @@ class SqliteTimerStore : public TimerStore {
       q.Bind(1, namespace_id).Bind(2, after_id).Bind(3, int64_t{limit});
       return Rows(q);
     }
-    ASSIGN_STMT(q, db_.Prepare(absl::StrCat("SELECT ", kColumns,
-                                            " FROM timers WHERE namespace_id = ? AND state = ? "
-                                            "AND timer_id > ? ORDER BY timer_id LIMIT ?")));
-    q.Bind(1, namespace_id).Bind(2, int64_t{state}).Bind(3, after_id).Bind(4, int64_t{limit});
+    ASSIGN_STMT(q, db_.Prepare(absl::StrCat(
+                       "SELECT ", kColumns,
+                       " FROM timers WHERE namespace_id = ? AND listed_state = ? AND state = ? "
+                       "AND timer_id > ? ORDER BY timer_id LIMIT ?")));
+    q.Bind(1, namespace_id).Bind(2, int64_t{ListedState(state)}).Bind(3, int64_t{state});
+    q.Bind(4, after_id).Bind(5, int64_t{limit});
     return Rows(q);
   }
 
@@ -123,6 +125,7 @@ class SqliteTimerStore : public TimerStore {
                                  absl::StrCat("range id ", w.range_id, " is no longer ours"),
                                  "the timer was not written");
     }
+    if (absl::Status misused = CheckAttemptRecord(w); !misused.ok()) return misused;
     const int64_t revision = w.expected_revision + 1;
     if (w.remove) {
       ASSIGN_STMT(q, db_.Prepare(
@@ -136,13 +139,16 @@ class SqliteTimerStore : public TimerStore {
     if (w.expected_revision == 0) {
       ASSIGN_STMT(q, db_.Prepare(
                          "INSERT INTO timers(namespace_id, timer_id, shard_id, revision, state, "
-                         "due_ms, record) VALUES (?, ?, ?, 1, ?, ?, ?) ON CONFLICT DO NOTHING"));
+                         "listed_state, due_ms, record) VALUES (?, ?, ?, 1, ?, ?, ?, ?) "
+                         "ON CONFLICT DO NOTHING"));
       q.Bind(1, t.namespace_id).Bind(2, t.timer_id).Bind(3, int64_t{t.shard_id});
-      q.Bind(4, int64_t{t.record.state()});
-      BindDue(q, 5, t.due);
-      q.BindBlob(6, record);
+      q.Bind(4, int64_t{t.record.state()}).Bind(5, int64_t{ListedState(t.record.state())});
+      BindDue(q, 6, t.due);
+      q.BindBlob(7, record);
       RETURN_IF_ERROR(q.Run());
-    } else if (w.keep_due) {
+    } else if (w.attempt) {
+      // Neither due_ms nor listed_state is named: SQLite leaves an index alone only when the
+      // SET names none of its columns.
       ASSIGN_STMT(q, db_.Prepare("UPDATE timers SET revision = ?, state = ?, record = ? "
                                  "WHERE namespace_id = ? AND timer_id = ? AND revision = ?"));
       q.Bind(1, revision).Bind(2, int64_t{t.record.state()});
@@ -151,12 +157,14 @@ class SqliteTimerStore : public TimerStore {
       RETURN_IF_ERROR(q.Run());
     } else {
       ASSIGN_STMT(q, db_.Prepare(
-                         "UPDATE timers SET revision = ?, state = ?, due_ms = ?, record = ? "
+                         "UPDATE timers SET revision = ?, state = ?, listed_state = ?, "
+                         "due_ms = ?, record = ? "
                          "WHERE namespace_id = ? AND timer_id = ? AND revision = ?"));
       q.Bind(1, revision).Bind(2, int64_t{t.record.state()});
-      BindDue(q, 3, t.due);
-      q.BindBlob(4, record).Bind(5, t.namespace_id).Bind(6, t.timer_id);
-      q.Bind(7, w.expected_revision);
+      q.Bind(3, int64_t{ListedState(t.record.state())});
+      BindDue(q, 4, t.due);
+      q.BindBlob(5, record).Bind(6, t.namespace_id).Bind(7, t.timer_id);
+      q.Bind(8, w.expected_revision);
       RETURN_IF_ERROR(q.Run());
     }
     if (db_.Changes() == 0) return ChangedConcurrently(w);
