@@ -249,6 +249,7 @@ void TimerEngine::FirerLoop() {
       continue;
     }
     std::vector<StoredTimer> due;
+    due.reserve(std::min(queue_.size(), options_.batch));  // no moves of timers as it grows
     while (!queue_.empty() && queue_.begin()->first <= now && due.size() < options_.batch) {
       Entry& e = queue_.begin()->second->second;
       queue_.erase(queue_.begin());
@@ -321,6 +322,7 @@ void TimerEngine::FireBatch(std::vector<StoredTimer> due) {
   }
   const std::vector<absl::Status> statuses = WriteFenced(writes);
   std::vector<StoredTimer> send;
+  send.reserve(writes.size());
   std::vector<StoredTimer> reconsider;
   std::set<int32_t> reread;  // shards whose write failed: read again from the store
   bool store_error_logged = false;
