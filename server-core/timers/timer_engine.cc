@@ -249,7 +249,6 @@ void TimerEngine::FirerLoop() {
       continue;
     }
     std::vector<StoredTimer> due;
-    due.reserve(std::min(queue_.size(), options_.batch));  // no moves of timers as it grows
     while (!queue_.empty() && queue_.begin()->first <= now && due.size() < options_.batch) {
       Entry& e = queue_.begin()->second->second;
       queue_.erase(queue_.begin());

@@ -196,16 +196,16 @@ void BackendTest::MigrateAllButNewest(int newest) const {
   std::string script = "CREATE TABLE schema_version (version " + integer +
                        " PRIMARY KEY, description TEXT NOT NULL, applied_ms " + integer +
                        " NOT NULL);\n";
-  auto add = [&](int version, const std::string& sql) {
-    script += sql + ";\nINSERT INTO schema_version VALUES (" + std::to_string(version) +
-              ", 'applied by an older server', 0);\n";
+  auto add_all_but_newest = [&](const auto& migrations) {
+    for (size_t i = 0; i + newest < migrations.size(); ++i) {
+      script += migrations[i].sql + ";\nINSERT INTO schema_version VALUES (" +
+                std::to_string(migrations[i].version) + ", 'applied by an older server', 0);\n";
+    }
   };
   if (IsPostgres()) {
-    const auto& all = PostgresMigrations();
-    for (size_t i = 0; i + newest < all.size(); ++i) add(all[i].version, all[i].sql);
+    add_all_but_newest(PostgresMigrations());
   } else {
-    const auto& all = SqliteMigrations();
-    for (size_t i = 0; i + newest < all.size(); ++i) add(all[i].version, all[i].sql);
+    add_all_but_newest(SqliteMigrations());
   }
   RunRaw(script);
 }

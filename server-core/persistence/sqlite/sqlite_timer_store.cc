@@ -136,13 +136,14 @@ class SqliteTimerStore : public TimerStore {
       return absl::OkStatus();
     }
     const std::string record = t.record.SerializeAsString();
+    const int64_t listed = ListedState(t.record.state());
     if (w.expected_revision == 0) {
       ASSIGN_STMT(q, db_.Prepare(
                          "INSERT INTO timers(namespace_id, timer_id, shard_id, revision, state, "
                          "listed_state, due_ms, record) VALUES (?, ?, ?, 1, ?, ?, ?, ?) "
                          "ON CONFLICT DO NOTHING"));
       q.Bind(1, t.namespace_id).Bind(2, t.timer_id).Bind(3, int64_t{t.shard_id});
-      q.Bind(4, int64_t{t.record.state()}).Bind(5, int64_t{ListedState(t.record.state())});
+      q.Bind(4, int64_t{t.record.state()}).Bind(5, listed);
       BindDue(q, 6, t.due);
       q.BindBlob(7, record);
       RETURN_IF_ERROR(q.Run());
@@ -161,7 +162,7 @@ class SqliteTimerStore : public TimerStore {
                          "due_ms = ?, record = ? "
                          "WHERE namespace_id = ? AND timer_id = ? AND revision = ?"));
       q.Bind(1, revision).Bind(2, int64_t{t.record.state()});
-      q.Bind(3, int64_t{ListedState(t.record.state())});
+      q.Bind(3, listed);
       BindDue(q, 4, t.due);
       q.BindBlob(5, record).Bind(6, t.namespace_id).Bind(7, t.timer_id);
       q.Bind(8, w.expected_revision);
