@@ -587,6 +587,9 @@ TEST_F(TimerEngineTest, FinishedTimersAreRemovedAfterTheirNamespacesRetention) {
   EXPECT_FALSE(gone("ok") || gone("bad")) << "they finished a second later";
   Advance(absl::Seconds(1));
   ASSERT_TRUE(Eventually([&] { return gone("ok") && gone("bad"); }));
+  // The engine counts a removal (and lets go of its timer) once the store has answered it,
+  // just after the rows are gone.
+  Eventually([&] { return engine_->stats().expired == 3u && engine_->held() == 0u; });
   EXPECT_EQ(engine_->stats().expired, 3u);
   EXPECT_EQ(sender_->SentFor("ok").size(), 1u) << "a finished timer is never sent again";
   EXPECT_EQ(engine_->held(), 0u);
