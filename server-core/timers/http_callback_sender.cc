@@ -107,9 +107,7 @@ absl::StatusOr<std::unique_ptr<HttpCallbackSender>> HttpCallbackSender::Create(
   const long idle = options.max_idle_connections > 0 ? options.max_idle_connections
                                                      : options.max_in_flight;
   curl_multi_setopt(impl->multi, CURLMOPT_MAXCONNECTS, idle);
-  impl->headers = curl_slist_append(nullptr, "Content-Type: application/json");
-  impl->headers = curl_slist_append(impl->headers, "Accept: application/json");
-  impl->headers = curl_slist_append(impl->headers, "Expect:");  // no 100-continue round trip
+  for (const char* header : kCallbackHeaders) impl->headers = curl_slist_append(impl->headers, header);
   Impl* raw = impl.get();
   impl->thread = NamedThread("timer-sender", [raw] { raw->Loop(); });
   return std::unique_ptr<HttpCallbackSender>(new HttpCallbackSender(std::move(impl)));
@@ -234,7 +232,7 @@ bool HttpCallbackSender::Impl::Start(std::unique_ptr<Transfer> t) {
       curl_easy_setopt(easy, CURLOPT_PROTOCOLS_STR, "http,https");
       curl_easy_setopt(easy, CURLOPT_POST, 1L);
       curl_easy_setopt(easy, CURLOPT_HTTPHEADER, headers);
-      curl_easy_setopt(easy, CURLOPT_USERAGENT, "tock-timer/1");
+      curl_easy_setopt(easy, CURLOPT_USERAGENT, kCallbackUserAgent);
       curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, ReadAnswer);
       curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
       curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 0L);
