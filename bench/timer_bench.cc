@@ -384,10 +384,8 @@ int main(int argc, char** argv) {
   }
   const std::string callback_url = receiver.Url("/callback");
 
-  // Baseline: the same number of callback bodies straight to the receiver, after a warm-up
-  // (the receiver's first connections wait in its short listen backlog), measured again at
-  // the end; the better of the two counts, so that the ratios are not flattered by a slow
-  // moment of the machine.
+  // Baseline: the same callback bodies straight to the receiver, after a warm-up (the
+  // receiver's first connections wait in its short listen backlog).
   std::vector<Post> baseline_posts;
   const absl::Time now = absl::Now();
   for (int i = 0; i < timers; ++i) {
@@ -396,9 +394,8 @@ int main(int argc, char** argv) {
   PostAll(std::vector<Post>(baseline_posts.begin(), baseline_posts.begin() + std::min(timers, 2000)),
           kSenderInFlight);
   std::printf("timer_bench: %d timers\n", timers);
-  // The machine's pace moves by a third from one run of the loop to the next: the baseline is
-  // the best of several rounds, before the server and again after it, so that no ratio is
-  // flattered by a slow moment.
+  // The best of the rounds before the server sets the spread's schedule; the rounds after it
+  // are for the stricter reading (see the targets below).
   auto baseline_round = [&](const std::string& when, const std::vector<Post>& round_posts) {
     const CpuMeter cpu;
     const PostResult r = PostAll(round_posts, kSenderInFlight);
