@@ -114,6 +114,11 @@ size_t TimerEngine::held() const {
   return entries_.size();
 }
 
+size_t TimerEngine::unrecorded_outcomes() const {
+  std::lock_guard lock(inbox_->mu);
+  return inbox_->outcomes.size() + inbox_->failed.size();
+}
+
 void TimerEngine::OnWritten(const StoredTimer& timer) { Consider(StoredTimer(timer)); }
 
 void TimerEngine::Consider(StoredTimer timer) {
@@ -236,6 +241,7 @@ void TimerEngine::LoadAll() {
 }
 
 void TimerEngine::FirerLoop() {
+  absl::BitGen bits;  // the retry jitter of the outcomes it records
   std::unique_lock lock(mu_);
   while (!stopping_) {
     if (queue_.empty()) {
@@ -261,7 +267,7 @@ void TimerEngine::FirerLoop() {
     }
     const bool full = due.size() >= options_.batch;
     lock.unlock();
-    FireBatch(std::move(due));
+    FireBatch(std::move(due), TakeOutcomes(bits));
     lock.lock();
     if (!full) cv_.wait_for(lock, Chrono(options_.min_batch_interval), [&] { return stopping_; });
   }
@@ -297,8 +303,7 @@ std::vector<absl::Status> TimerEngine::WriteFenced(std::vector<persistence::Time
   return statuses;
 }
 
-void TimerEngine::FireBatch(std::vector<StoredTimer> due) {
-  if (due.empty()) return;
+void TimerEngine::FireBatch(std::vector<StoredTimer> due, std::vector<OutcomeWrite> outcomes) {
   const absl::Time now = clock_.Now();
   std::vector<persistence::TimerWrite> writes(due.size());
   for (size_t i = 0; i < due.size(); ++i) {
@@ -319,7 +324,23 @@ void TimerEngine::FireBatch(std::vector<StoredTimer> due) {
     // outcome was never recorded again, at once.
     w.attempt = true;
   }
+  // One transaction for both: the firer never waits behind the writer's commit, which
+  // held the store for up to 10 ms while the timers due meanwhile waited.
+  const size_t attempts = writes.size();
+  for (OutcomeWrite& o : outcomes) writes.push_back(std::move(o.write));
   const std::vector<absl::Status> statuses = WriteFenced(writes);
+  for (size_t i = 0; i < outcomes.size(); ++i) outcomes[i].write = std::move(writes[attempts + i]);
+  writes.resize(attempts);
+  if (!outcomes.empty()) {
+    std::vector<OutcomeWrite> failed = SettleOutcomes(outcomes, statuses.data() + attempts);
+    if (!failed.empty()) {
+      {
+        std::lock_guard lock(inbox_->mu);
+        for (OutcomeWrite& w : failed) inbox_->failed.push_back(std::move(w));
+      }
+      inbox_->cv.notify_one();
+    }
+  }
   std::vector<StoredTimer> send;
   send.reserve(writes.size());
   std::vector<StoredTimer> reconsider;
@@ -459,34 +480,65 @@ StoredTimer TimerEngine::Apply(StoredTimer next, const CallbackOutcome& outcome,
   return next;
 }
 
+std::deque<TimerEngine::Outcome> TimerEngine::TakeAnsweredLocked() {
+  std::deque<Outcome> answered;
+  if (inbox_->outcomes.size() <= options_.batch) {
+    answered.swap(inbox_->outcomes);
+  } else {
+    for (size_t i = 0; i < options_.batch; ++i) {
+      answered.push_back(std::move(inbox_->outcomes.front()));
+      inbox_->outcomes.pop_front();
+    }
+  }
+  return answered;
+}
+
+std::vector<TimerEngine::OutcomeWrite> TimerEngine::ApplyAll(std::deque<Outcome> answered,
+                                                             absl::BitGen& bits) {
+  const absl::Time now = clock_.Now();
+  std::vector<OutcomeWrite> batch;
+  batch.reserve(answered.size());
+  for (Outcome& o : answered) {
+    OutcomeWrite& w = batch.emplace_back();
+    w.kind = o.outcome.kind;
+    w.write.expected_revision = o.attempted.revision;
+    w.write.timer = Apply(std::move(o.attempted), o.outcome, now, absl::Uniform<double>(bits, 0.0, 1.0));
+  }
+  return batch;
+}
+
+std::vector<TimerEngine::OutcomeWrite> TimerEngine::TakeOutcomes(absl::BitGen& bits) {
+  std::deque<Outcome> answered;
+  {
+    std::lock_guard lock(inbox_->mu);
+    inbox_->firer_took = std::chrono::steady_clock::now();
+    if (inbox_->closed) return {};
+    answered = TakeAnsweredLocked();
+  }
+  return ApplyAll(std::move(answered), bits);
+}
+
 void TimerEngine::WriterLoop() {
   std::vector<OutcomeWrite> delayed;  // writes that failed, tried again after store_retry
   absl::BitGen bits;
   for (;;) {
     std::deque<Outcome> answered;
+    bool firer_records = false;
     {
       std::unique_lock lock(inbox_->mu);
-      inbox_->cv.wait_for(lock, Chrono(delayed.empty() ? kMaxSleep : options_.store_retry),
-                          [&] { return inbox_->closed || !inbox_->outcomes.empty(); });
+      inbox_->cv.wait_for(lock, Chrono(delayed.empty() ? kMaxSleep : options_.store_retry), [&] {
+        return inbox_->closed || !inbox_->outcomes.empty() || !inbox_->failed.empty();
+      });
       if (inbox_->closed) return;
-      if (inbox_->outcomes.size() <= options_.batch) {
-        answered.swap(inbox_->outcomes);
-      } else {
-        for (size_t i = 0; i < options_.batch; ++i) {
-          answered.push_back(std::move(inbox_->outcomes.front()));
-          inbox_->outcomes.pop_front();
-        }
-      }
+      for (OutcomeWrite& w : inbox_->failed) delayed.push_back(std::move(w));
+      inbox_->failed.clear();
+      // The firer took outcomes lately: it is firing, and records them with its next attempts.
+      firer_records = std::chrono::steady_clock::now() - inbox_->firer_took <
+                      Chrono(options_.outcome_interval);
+      if (!firer_records) answered = TakeAnsweredLocked();
     }
+    std::vector<OutcomeWrite> batch = ApplyAll(std::move(answered), bits);
     const absl::Time now = clock_.Now();
-    std::vector<OutcomeWrite> batch;
-    batch.reserve(answered.size());
-    for (Outcome& o : answered) {
-      OutcomeWrite& w = batch.emplace_back();
-      w.kind = o.outcome.kind;
-      w.write.expected_revision = o.attempted.revision;
-      w.write.timer = Apply(std::move(o.attempted), o.outcome, now, absl::Uniform<double>(bits, 0.0, 1.0));
-    }
     for (auto it = delayed.begin(); it != delayed.end() && batch.size() < options_.batch;) {
       if (it->not_before <= now) {
         batch.push_back(std::move(*it));
@@ -495,12 +547,17 @@ void TimerEngine::WriterLoop() {
         ++it;
       }
     }
-    if (batch.empty()) continue;
+    if (batch.empty() && !firer_records) continue;
     const bool full = batch.size() >= options_.batch;
-    for (OutcomeWrite& w : WriteOutcomes(std::move(batch))) delayed.push_back(std::move(w));
+    if (!batch.empty()) {
+      for (OutcomeWrite& w : WriteOutcomes(std::move(batch))) delayed.push_back(std::move(w));
+    }
     if (!full) {  // let outcomes gather (see Options::outcome_interval)
+      const absl::Duration gather = delayed.empty()
+                                        ? options_.outcome_interval
+                                        : std::min(options_.outcome_interval, options_.store_retry);
       std::unique_lock lock(inbox_->mu);
-      inbox_->cv.wait_for(lock, Chrono(options_.outcome_interval), [&] { return inbox_->closed; });
+      inbox_->cv.wait_for(lock, Chrono(gather), [&] { return inbox_->closed; });
     }
   }
 }
@@ -510,13 +567,19 @@ std::vector<TimerEngine::OutcomeWrite> TimerEngine::WriteOutcomes(std::vector<Ou
   writes.reserve(batch.size());
   for (OutcomeWrite& w : batch) writes.push_back(std::move(w.write));
   const std::vector<absl::Status> statuses = WriteFenced(writes);
+  for (size_t i = 0; i < batch.size(); ++i) batch[i].write = std::move(writes[i]);
+  return SettleOutcomes(batch, statuses.data());
+}
+
+std::vector<TimerEngine::OutcomeWrite> TimerEngine::SettleOutcomes(std::vector<OutcomeWrite>& batch,
+                                                                   const absl::Status* statuses) {
   std::vector<StoredTimer> reconsider;
   std::vector<OutcomeWrite> again;
   bool store_error_logged = false;
   {
     std::lock_guard lock(mu_);
-    for (size_t i = 0; i < writes.size(); ++i) {
-      persistence::TimerWrite& write = writes[i];
+    for (size_t i = 0; i < batch.size(); ++i) {
+      persistence::TimerWrite& write = batch[i].write;
       const absl::Status& s = statuses[i];
       auto it = entries_.find(LookupKeyLocked(write.timer.namespace_id, write.timer.timer_id));
       if (s.ok()) {

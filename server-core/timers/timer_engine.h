@@ -19,8 +19,10 @@
 // Due timers are recorded in batches (one transaction for up to `batch` timers), so firing
 // costs two commits per batch, not per timer.
 //
-// Outcomes (another thread, in batches), each a compare-and-swap on the revision the attempt
-// wrote, fenced again:
+// Outcomes (in batches), each a compare-and-swap on the revision the attempt wrote, fenced
+// again. While the firer fires, it records the outcomes waiting in the transaction of its next
+// attempts, so the store has one writer and the firer never waits behind another's commit;
+// when it has nothing to fire, the writer thread records them after outcome_interval:
 //   kSucceeded   SUCCEEDED
 //   kReschedule  PENDING at the answer's time (attempts start again)
 //   kStop (4xx)  FAILED with the answer as last_error
@@ -44,6 +46,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -55,6 +58,7 @@
 #include <vector>
 
 #include "absl/container/node_hash_map.h"
+#include "absl/random/random.h"
 #include "lib/common/clock.h"
 #include "lib/common/log.h"
 #include "server-core/history/shard_controller.h"
@@ -120,6 +124,8 @@ class TimerEngine {
   Stats stats() const;
   // Timers held in memory (armed or in flight).
   size_t held() const;
+  // Callbacks answered whose outcome is not recorded yet.
+  size_t unrecorded_outcomes() const;
 
  private:
   struct Entry {
@@ -147,6 +153,12 @@ class TimerEngine {
     std::mutex mu;
     std::condition_variable cv;
     std::deque<Outcome> outcomes;
+    // Outcomes the firer recorded with its attempts and the store failed: for the writer to
+    // write again after store_retry.
+    std::vector<OutcomeWrite> failed;
+    // When the firer last took outcomes (real time): while it fires, it records the outcomes
+    // with its attempts, and the writer leaves them to it.
+    std::chrono::steady_clock::time_point firer_took;
     bool closed = false;
   };
 
@@ -182,9 +194,19 @@ class TimerEngine {
   void DropShardLocked(int32_t shard);
   // Writes a batch fenced with each shard's current range id (held across the write).
   std::vector<absl::Status> WriteFenced(std::vector<persistence::TimerWrite>& writes);
-  void FireBatch(std::vector<persistence::StoredTimer> due);
+  // Records the attempts of `due` and the outcomes in one transaction, then sends `due`.
+  void FireBatch(std::vector<persistence::StoredTimer> due, std::vector<OutcomeWrite> outcomes);
+  // The firer's share of the inbox: what is waiting (at most `batch`), applied.
+  std::vector<OutcomeWrite> TakeOutcomes(absl::BitGen& bits);
+  // Under inbox_->mu: what is waiting, at most `batch`.
+  std::deque<Outcome> TakeAnsweredLocked();
+  std::vector<OutcomeWrite> ApplyAll(std::deque<Outcome> answered, absl::BitGen& bits);
   // Those that failed with a store error, to be written again after store_retry.
   std::vector<OutcomeWrite> WriteOutcomes(std::vector<OutcomeWrite> batch);
+  // After the write of `batch` (its writes back in place) answered `statuses`: counts,
+  // re-arms, or returns those to write again.
+  std::vector<OutcomeWrite> SettleOutcomes(std::vector<OutcomeWrite>& batch,
+                                           const absl::Status* statuses);
   // The timer as the outcome of its attempt leaves it.
   persistence::StoredTimer Apply(persistence::StoredTimer attempted, const CallbackOutcome& outcome,
                                  absl::Time now, double jitter);

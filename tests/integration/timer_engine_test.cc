@@ -10,6 +10,7 @@
 //  - a stale owner (its range id taken by another controller) writes and sends nothing;
 //  - a store error on an attempt's record (whether or not the write landed) loses nothing:
 //    the timer is read again from the store and sent.
+#include <algorithm>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -141,12 +142,23 @@ class FaultyTimerStore : public persistence::TimerStore {
     fail_next_ = true;
     landed_ = landed;
   }
+  // Whether one write (one transaction) recorded both attempts and outcomes.
+  bool WroteAttemptsWithOutcomes() const {
+    std::lock_guard lock(mu_);
+    return wrote_both_;
+  }
   std::vector<absl::Status> Write(std::vector<persistence::TimerWrite>& writes) override {
     bool fail = false, landed = false;
     {
       std::lock_guard lock(mu_);
       std::swap(fail, fail_next_);
       landed = landed_;
+      const auto attempt = [](const persistence::TimerWrite& w) { return w.attempt; };
+      const auto outcome = [](const persistence::TimerWrite& w) {
+        return !w.attempt && !w.remove && w.expected_revision > 0;
+      };
+      wrote_both_ = wrote_both_ || (std::any_of(writes.begin(), writes.end(), attempt) &&
+                                    std::any_of(writes.begin(), writes.end(), outcome));
     }
     if (!fail) return real_.Write(writes);
     std::vector<absl::Status> out(writes.size());
@@ -170,9 +182,10 @@ class FaultyTimerStore : public persistence::TimerStore {
 
  private:
   persistence::TimerStore& real_;
-  std::mutex mu_;
+  mutable std::mutex mu_;
   bool fail_next_ = false;
   bool landed_ = false;
+  bool wrote_both_ = false;
 };
 
 CallbackOutcome Outcome(Kind kind, int status, std::string error = "",
@@ -225,8 +238,7 @@ class TimerEngineTest : public ::testing::Test {
     if (engine_) engine_->Stop();
   }
 
-  void StartEngine() {
-    TimerEngine::Options options;
+  void StartEngine(TimerEngine::Options options = {}) {
     options.load_interval = absl::Milliseconds(20);
     options.retention = retention_.get();
     engine_ = std::make_unique<TimerEngine>(*faulty_, *shards_, *sender_, clock_, NullLogger(),
@@ -467,6 +479,57 @@ TEST_F(TimerEngineTest, AnAttemptRecordedDespiteAnErrorIsSentAsStored) {
   ASSERT_EQ(sender_->SentFor("landed").size(), 1u);
   EXPECT_EQ(sender_->SentFor("landed")[0].attempt, 2);
   EXPECT_EQ(Get("landed").attempts(), 2);
+}
+
+// While the firer fires, the outcomes waiting are recorded in its transaction, with its next
+// attempts: the writer leaves them to it (for a minute here, so that the test decides when
+// they are taken), and the firer never waits behind a commit of the writer's.
+class FirerRecordsOutcomesTest : public TimerEngineTest {
+ protected:
+  void SetUp() override {
+    TimerEngineTest::SetUp();
+    engine_->Stop();
+    engine_.reset();
+    TimerEngine::Options options;
+    options.outcome_interval = absl::Minutes(1);
+    options.store_retry = absl::Milliseconds(10);
+    StartEngine(options);
+  }
+  // "first" fired and answered, its outcome waiting; "second" due one second after it.
+  void FireFirst() {
+    Create(Request("first", absl::Seconds(1)));
+    Create(Request("second", absl::Seconds(2)));
+    ASSERT_TRUE(Eventually([&] { return engine_->held() == 2; }));
+    Advance(absl::Seconds(1));
+    ASSERT_TRUE(Eventually([&] { return engine_->unrecorded_outcomes() == 1; }));
+    EXPECT_TRUE(StateIs("first", tv1::TIMER_STATE_FIRING));
+  }
+};
+
+TEST_F(FirerRecordsOutcomesTest, TheNextFiringRecordsTheOutcomesWaiting) {
+  FireFirst();
+  Advance(absl::Seconds(1));
+  ASSERT_TRUE(Eventually([&] { return StateIs("first", tv1::TIMER_STATE_SUCCEEDED); }));
+  EXPECT_TRUE(faulty_->WroteAttemptsWithOutcomes());
+  ASSERT_EQ(sender_->SentFor("second").size(), 1u);
+  EXPECT_EQ(Get("first").attempts(), 1);
+  EXPECT_EQ(engine_->stats().succeeded, 1u);
+}
+
+TEST_F(FirerRecordsOutcomesTest, AnOutcomeItsTransactionLostIsWrittenAgain) {
+  FireFirst();
+  faulty_->FailNextWrite(/*landed=*/false);
+  Advance(absl::Seconds(1));
+  // Nothing of the transaction was written: "second" is read again from the store and sent,
+  // and the writer writes "first"'s outcome again after store_retry (on the engine's clock).
+  ASSERT_TRUE(Eventually([&] { return sender_->SentFor("second").size() == 1; }));
+  ASSERT_TRUE(Eventually([&] {
+    Advance(absl::Milliseconds(10));
+    return StateIs("first", tv1::TIMER_STATE_SUCCEEDED);
+  }));
+  EXPECT_EQ(sender_->SentFor("first").size(), 1u);
+  EXPECT_EQ(sender_->SentFor("second")[0].attempt, 1);
+  EXPECT_GE(engine_->stats().store_errors, 2u);  // the attempt and the outcome
 }
 
 TEST_F(TimerEngineTest, OutcomesOfTheCallbackProtocol) {
