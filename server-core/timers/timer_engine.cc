@@ -533,8 +533,8 @@ void TimerEngine::WriterLoop() {
       for (OutcomeWrite& w : inbox_->failed) delayed.push_back(std::move(w));
       inbox_->failed.clear();
       // The firer took outcomes lately: it is firing, and records them with its next attempts.
-      firer_records = std::chrono::steady_clock::now() - inbox_->firer_took <
-                      Chrono(options_.outcome_interval);
+      firer_records = absl::FromChrono(std::chrono::steady_clock::now() - inbox_->firer_took) <
+                      options_.outcome_interval;
       if (!firer_records) answered = TakeAnsweredLocked();
     }
     std::vector<OutcomeWrite> batch = ApplyAll(std::move(answered), bits);

@@ -83,9 +83,9 @@ class TimerEngine {
     // costing one each, which took the processor the callbacks need. Adds at most this much
     // to a timer's lateness.
     absl::Duration min_batch_interval = absl::Milliseconds(10);
-    // The writer's wait after a batch of outcomes smaller than `batch`: nothing waits for an
-    // outcome's record but the timer's state, so its batches can be larger than the
-    // firer's (each SQLite commit costs a walk of the in-memory page cache).
+    // How long outcomes are left to the firer after it last took them (while it fires, it
+    // records them with its attempts), and the writer's wait after a batch smaller than
+    // `batch`: nothing waits for an outcome's record but the timer's state.
     absl::Duration outcome_interval = absl::Milliseconds(50);
     // When finished timers are removed (their namespace's retention after they finished);
     // null: they are kept. Outlives the engine.
