@@ -200,6 +200,7 @@ class TimerEngine {
   std::vector<OutcomeWrite> TakeOutcomes(absl::BitGen& bits);
   // Under inbox_->mu: what is waiting, at most `batch`.
   std::deque<Outcome> TakeAnsweredLocked();
+  // Each outcome applied to its attempt (Apply), with its retry jitter drawn from `bits`.
   std::vector<OutcomeWrite> ApplyAll(std::deque<Outcome> answered, absl::BitGen& bits);
   // Those that failed with a store error, to be written again after store_retry.
   std::vector<OutcomeWrite> WriteOutcomes(std::vector<OutcomeWrite> batch);
