@@ -326,20 +326,14 @@ void TimerEngine::FireBatch(std::vector<StoredTimer> due, std::vector<OutcomeWri
   }
   // One transaction for both: the firer never waits behind the writer's commit, which
   // held the store for up to 10 ms while the timers due meanwhile waited.
-  const size_t attempts = writes.size();
-  for (OutcomeWrite& o : outcomes) writes.push_back(std::move(o.write));
-  const std::vector<absl::Status> statuses = WriteFenced(writes);
-  for (size_t i = 0; i < outcomes.size(); ++i) outcomes[i].write = std::move(writes[attempts + i]);
-  writes.resize(attempts);
-  if (!outcomes.empty()) {
-    std::vector<OutcomeWrite> failed = SettleOutcomes(outcomes, statuses.data() + attempts);
-    if (!failed.empty()) {
-      {
-        std::lock_guard lock(inbox_->mu);
-        for (OutcomeWrite& w : failed) inbox_->failed.push_back(std::move(w));
-      }
-      inbox_->cv.notify_one();
+  std::vector<OutcomeWrite> failed;
+  const std::vector<absl::Status> statuses = WriteWithOutcomes(writes, outcomes, failed);
+  if (!failed.empty()) {
+    {
+      std::lock_guard lock(inbox_->mu);
+      for (OutcomeWrite& w : failed) inbox_->failed.push_back(std::move(w));
     }
+    inbox_->cv.notify_one();
   }
   std::vector<StoredTimer> send;
   send.reserve(writes.size());
@@ -563,12 +557,24 @@ void TimerEngine::WriterLoop() {
 }
 
 std::vector<TimerEngine::OutcomeWrite> TimerEngine::WriteOutcomes(std::vector<OutcomeWrite> batch) {
-  std::vector<persistence::TimerWrite> writes;
-  writes.reserve(batch.size());
-  for (OutcomeWrite& w : batch) writes.push_back(std::move(w.write));
-  const std::vector<absl::Status> statuses = WriteFenced(writes);
-  for (size_t i = 0; i < batch.size(); ++i) batch[i].write = std::move(writes[i]);
-  return SettleOutcomes(batch, statuses.data());
+  std::vector<persistence::TimerWrite> no_attempts;
+  std::vector<OutcomeWrite> failed;
+  WriteWithOutcomes(no_attempts, batch, failed);
+  return failed;
+}
+
+std::vector<absl::Status> TimerEngine::WriteWithOutcomes(std::vector<persistence::TimerWrite>& writes,
+                                                         std::vector<OutcomeWrite>& outcomes,
+                                                         std::vector<OutcomeWrite>& failed) {
+  const size_t attempts = writes.size();
+  for (OutcomeWrite& o : outcomes) writes.push_back(std::move(o.write));
+  std::vector<absl::Status> statuses = WriteFenced(writes);
+  // The outcomes' writes back in place: one that failed is written again as it is.
+  for (size_t i = 0; i < outcomes.size(); ++i) outcomes[i].write = std::move(writes[attempts + i]);
+  writes.resize(attempts);
+  if (!outcomes.empty()) failed = SettleOutcomes(outcomes, statuses.data() + attempts);
+  statuses.resize(attempts);
+  return statuses;
 }
 
 std::vector<TimerEngine::OutcomeWrite> TimerEngine::SettleOutcomes(std::vector<OutcomeWrite>& batch,

@@ -204,6 +204,11 @@ class TimerEngine {
   std::vector<OutcomeWrite> ApplyAll(std::deque<Outcome> answered, absl::BitGen& bits);
   // Those that failed with a store error, to be written again after store_retry.
   std::vector<OutcomeWrite> WriteOutcomes(std::vector<OutcomeWrite> batch);
+  // Writes `writes` (attempts) and `outcomes` in one fenced transaction and settles the
+  // outcomes; those to write again after a store error go to `failed`. The attempts' statuses.
+  std::vector<absl::Status> WriteWithOutcomes(std::vector<persistence::TimerWrite>& writes,
+                                              std::vector<OutcomeWrite>& outcomes,
+                                              std::vector<OutcomeWrite>& failed);
   // After the write of `batch` (its writes back in place) answered `statuses`: counts,
   // re-arms, or returns those to write again.
   std::vector<OutcomeWrite> SettleOutcomes(std::vector<OutcomeWrite>& batch,
