@@ -289,6 +289,9 @@ struct Firing {
   size_t retries = 0;   // arrivals of an attempt after the first (a failed callback retried)
   double rate = 0;      // fired / (last arrival - first executeAt)
   double p50_ms = 0, p99_ms = 0, max_ms = 0;
+  // p99 lateness of the timers due in each second of the phase: where a miss came from (a
+  // backlog at the start, a slow moment in the middle, or one growing all along).
+  std::vector<double> p99_ms_by_second;
 };
 
 // The callbacks that reached the receiver since the server started, read as they come: each
@@ -333,12 +336,19 @@ class Arrivals {
     }
     f.fired = first.size();
     std::vector<double> lateness;
+    std::vector<std::vector<double>> by_second;
     absl::Time last = first_due;
     for (const auto& [id, at] : first) {
       const double ms = absl::ToDoubleMilliseconds(at - due[id]);
       if (ms < 0) ++f.early;
       lateness.push_back(ms);
       last = std::max(last, at);
+      const auto second = static_cast<size_t>(std::max<int64_t>(0, absl::ToInt64Seconds(due[id] - first_due)));
+      if (second >= by_second.size()) by_second.resize(second + 1);
+      by_second[second].push_back(ms);
+    }
+    for (std::vector<double>& in_second : by_second) {
+      f.p99_ms_by_second.push_back(in_second.empty() ? 0 : Percentile(in_second, 0.99));
     }
     const double span = absl::ToDoubleSeconds(last - first_due);
     f.rate = span > 0 ? static_cast<double>(f.fired) / span : 0;
@@ -348,8 +358,10 @@ class Arrivals {
     return f;
   }
 
- private:
-  // Reads what arrived since the last call.
+  // Reads what arrived since the last call. Called before each phase too: the baseline round
+  // just before it left 20,000 records to copy (under the lock the receiver's handlers take)
+  // and index, and reading them at the phase's start took the processor the server needed
+  // then (the spread's first second was the latest in most runs).
   void Collect() {
     for (tock::testing::ReceivedCallback& r : receiver_.ReceivedFrom(next_)) {
       ++next_;
@@ -359,6 +371,7 @@ class Arrivals {
     }
   }
 
+ private:
   const CallbackReceiver& receiver_;
   size_t next_;  // the receiver's index of the next record to read
   std::vector<tock::testing::ReceivedCallback> seen_;
@@ -485,6 +498,7 @@ int main(int argc, char** argv) {
               created.failed, created.first_error.empty() ? "" : ": ", created.first_error.c_str(),
               created_at > spread_start ? "  [creation ran past the first due time]" : "");
 
+  arrivals.Collect();
   SleepUntil(spread_start);
   const CpuMeter spread_cpu{server.pid};
   const bool spread_done =
@@ -496,6 +510,9 @@ int main(int argc, char** argv) {
               spread, spread_rate, s.fired, spread_done ? "" : " (gave up waiting)", s.rate,
               s.rate / scheduled_from, s.p50_ms, s.p99_ms, s.max_ms, s.early, s.callbacks, s.retries,
               spread_cpu_text.c_str());
+  std::string by_second;
+  for (double ms : s.p99_ms_by_second) absl::StrAppend(&by_second, " ", static_cast<int>(ms + 0.5));
+  std::printf("    spread's p99 lateness (ms) of the timers due in each second:%s\n", by_second.c_str());
   // After the spread and before the burst (the server idle, the burst's timers armed): beside
   // both. Skipped when the spread ended too late for it to end before the burst.
   double between = 0;
@@ -504,6 +521,7 @@ int main(int argc, char** argv) {
   } else {
     std::printf("  baseline between the spread and the burst: skipped (the spread ended too late)\n");
   }
+  arrivals.Collect();
   SleepUntil(burst_at);
   const CpuMeter burst_cpu{server.pid};
   const bool burst_done = arrivals.WaitFor("burst", burst, burst_at + absl::Seconds(180));
