@@ -43,6 +43,9 @@ class CallbackSender {
   // Sends asynchronously; `done` is called exactly once, on the sender's thread (keep it
   // short: every other callback in flight waits while it runs).
   virtual void Send(CallbackRequest request, std::function<void(CallbackOutcome)> done) = 0;
+  // Gets ready to send (what the first Send would otherwise do first), so that the first
+  // callback does not wait for it. The engine calls it once it holds a timer.
+  virtual void Prepare() {}
 };
 
 }  // namespace tock::server::timers

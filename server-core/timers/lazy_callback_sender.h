@@ -1,6 +1,9 @@
-// The CallbackSender of tock-server: the libcurl sender (http_callback_sender.h) made at the
-// first callback rather than at every start. Most servers never fire a timer of the timer
-// service; they should not load libcurl and run its thread for nothing.
+// The CallbackSender of tock-server: the libcurl sender (http_callback_sender.h) made when
+// the timer engine first holds a timer (Prepare), or at the first callback, rather than at
+// every start. Most servers never fire a timer of the timer service; they should not load
+// libcurl and run its thread for nothing. Made ahead of the first callback because making it
+// (loading libcurl and its TLS library, about 5 ms) would otherwise delay the first timers
+// fired after a start.
 //
 // When the sender cannot be made (libcurl missing, say), every callback is answered kRetry
 // with that reason, so it is the timer's last_error (`tock timer get` shows it) and the retry
@@ -41,17 +44,7 @@ class LazyCallbackSender final : public CallbackSender {
     std::string error;
     {
       std::lock_guard lock(mu_);
-      if (!stopped_ && sender_ == nullptr && absl::Now() >= next_try_) {
-        absl::StatusOr<std::unique_ptr<CallbackSender>> made = make_();
-        if (made.ok()) {
-          sender_ = std::move(*made);
-        } else {
-          error_ = std::string(made.status().message());
-          next_try_ = absl::Now() + absl::Minutes(1);
-          logger_.Error("timer callbacks cannot be sent; timers are retried by their policy",
-                        {{"error", made.status().ToString()}});
-        }
-      }
+      MakeLocked();
       sender = stopped_ ? nullptr : sender_.get();
       error = stopped_ ? "the callback sender stopped" : error_;
     }
@@ -63,6 +56,11 @@ class LazyCallbackSender final : public CallbackSender {
     refused.kind = CallbackOutcome::Kind::kRetry;
     refused.error = error.substr(0, CallbackOutcome::kMaxErrorBytes);
     done(std::move(refused));
+  }
+
+  void Prepare() override {
+    std::lock_guard lock(mu_);
+    MakeLocked();
   }
 
   // Stops the sender if it was made (answering what is unfinished, see
@@ -80,6 +78,19 @@ class LazyCallbackSender final : public CallbackSender {
   ~LazyCallbackSender() override { Stop(); }
 
  private:
+  void MakeLocked() {
+    if (stopped_ || sender_ != nullptr || absl::Now() < next_try_) return;
+    absl::StatusOr<std::unique_ptr<CallbackSender>> made = make_();
+    if (made.ok()) {
+      sender_ = std::move(*made);
+      return;
+    }
+    error_ = std::string(made.status().message());
+    next_try_ = absl::Now() + absl::Minutes(1);
+    logger_.Error("timer callbacks cannot be sent; timers are retried by their policy",
+                  {{"error", made.status().ToString()}});
+  }
+
   Factory make_;
   Logger& logger_;
   std::mutex mu_;

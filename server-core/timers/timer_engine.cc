@@ -181,9 +181,15 @@ void TimerEngine::DropShardLocked(int32_t shard) {
 }
 
 void TimerEngine::LoaderLoop() {
+  bool sender_prepared = false;
   for (;;) {
     LoadAll();
+    if (!sender_prepared && held() > 0) {  // before the first of them is due, most often
+      sender_.Prepare();
+      sender_prepared = true;
+    }
     std::unique_lock lock(mu_);
+    ++stats_.load_passes;
     const auto until = std::chrono::steady_clock::now() +
                        std::chrono::nanoseconds(absl::ToInt64Nanoseconds(options_.load_interval));
     cv_.wait_until(lock, until, [&] { return stopping_ || woken_; });

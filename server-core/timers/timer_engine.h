@@ -103,6 +103,7 @@ class TimerEngine {
     uint64_t superseded = 0;    // writes that found the timer changed by the API
     uint64_t store_errors = 0;
     uint64_t expired = 0;       // finished timers removed after their retention
+    uint64_t load_passes = 0;   // passes of the loader over the shards
   };
 
   TimerEngine(persistence::TimerStore& store, history::ShardController& shards,

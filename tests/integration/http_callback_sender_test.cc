@@ -371,6 +371,32 @@ TEST(LazyCallbackSenderTest, MadeAtTheFirstCallbackNotBefore) {
   EXPECT_TRUE(logger.errors.empty());
 }
 
+TEST(LazyCallbackSenderTest, PrepareMakesItOnceAheadOfTheFirstCallback) {
+  testing::CallbackReceiver receiver;
+  ASSERT_TRUE(receiver.Start().ok());
+  int made = 0;
+  CountingLogger logger;
+  LazyCallbackSender lazy(
+      [&]() -> absl::StatusOr<std::unique_ptr<CallbackSender>> {
+        ++made;
+        absl::StatusOr<std::unique_ptr<HttpCallbackSender>> s = HttpCallbackSender::Create();
+        if (!s.ok()) return s.status();
+        return std::unique_ptr<CallbackSender>(std::move(*s));
+      },
+      logger);
+  lazy.Prepare();
+  EXPECT_EQ(made, 1) << "made by Prepare, before any callback";
+  lazy.Prepare();
+  std::promise<CallbackOutcome> answered;
+  lazy.Send({receiver.Url("/cb"), R"({"id":"x"})", absl::Seconds(10)},
+            [&](CallbackOutcome o) { answered.set_value(std::move(o)); });
+  auto f = answered.get_future();
+  ASSERT_EQ(f.wait_for(std::chrono::seconds(20)), std::future_status::ready);
+  EXPECT_EQ(f.get().kind, Kind::kSucceeded);
+  EXPECT_EQ(made, 1) << "the sender Prepare made sends the callbacks";
+  EXPECT_TRUE(logger.errors.empty());
+}
+
 TEST(LazyCallbackSenderTest, ASenderThatCannotBeMadeFailsEachCallbackWithTheReasonLoggedOnce) {
   int made = 0;
   CountingLogger logger;
@@ -380,6 +406,7 @@ TEST(LazyCallbackSenderTest, ASenderThatCannotBeMadeFailsEachCallbackWithTheReas
         return absl::FailedPreconditionError("libcurl is not installed (Debian package libcurl4)");
       },
       logger);
+  lazy.Prepare();  // fails as the first callback would, and counts as the minute's try
   for (int i = 0; i < 3; ++i) {
     CallbackOutcome got;
     lazy.Send({"http://127.0.0.1:1/cb", "{}", absl::Seconds(1)}, [&](CallbackOutcome o) { got = o; });

@@ -11,6 +11,7 @@
 //  - a store error on an attempt's record (whether or not the write landed) loses nothing:
 //    the timer is read again from the store and sent.
 #include <algorithm>
+#include <atomic>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -94,6 +95,9 @@ class ScriptedSender : public CallbackSender {
     cv_.notify_all();
   }
 
+  void Prepare() override { prepared_.fetch_add(1); }
+  int prepared() const { return prepared_.load(); }
+
   std::vector<Sent> sent() const {
     std::lock_guard lock(mu_);
     return sent_;
@@ -128,6 +132,7 @@ class ScriptedSender : public CallbackSender {
   std::vector<Sent> sent_;
   bool hold_ = false;
   bool stop_ = false;
+  std::atomic<int> prepared_{0};
   std::thread thread_;  // last
 };
 
@@ -437,6 +442,26 @@ TEST_F(TimerEngineTest, NeverSentBeforeItsTime) {
   tv1::Timer early = Get("early");
   EXPECT_EQ(early.attempts(), 1);
   EXPECT_EQ(FromProtoTime(early.executed_at()), FromProtoTime(early.execute_at()));
+}
+
+// The sender gets ready (loads libcurl, in tock-server) once the engine holds a timer, not
+// at the first callback, whose timers would wait for it; and not before: a server whose
+// timer service has no timer never loads it.
+TEST_F(TimerEngineTest, TheSenderIsPreparedOnceATimerIsHeldBeforeItIsDue) {
+  auto passes = [&](int n) {
+    const uint64_t from = engine_->stats().load_passes;
+    return Eventually([&] { return engine_->stats().load_passes >= from + n; });
+  };
+  ASSERT_TRUE(passes(3));
+  EXPECT_EQ(sender_->prepared(), 0) << "prepared with no timer held";
+  Create(Request("in-an-hour", absl::Hours(1)));
+  ASSERT_TRUE(passes(3));
+  EXPECT_EQ(sender_->prepared(), 0) << "prepared for a timer beyond the loaded window (30 s)";
+  Create(Request("soon", absl::Seconds(10)));
+  ASSERT_TRUE(Eventually([&] { return sender_->prepared() == 1; }));
+  EXPECT_TRUE(sender_->sent().empty()) << "due in 10 s";
+  ASSERT_TRUE(passes(3));
+  EXPECT_EQ(sender_->prepared(), 1) << "prepared once";
 }
 
 // Timers due in the same millisecond go out in key order (the store's index order, so that
