@@ -360,8 +360,7 @@ class Arrivals {
 
   // Reads what arrived since the last call. Called before each phase too: the baseline round
   // just before it left 20,000 records to copy (under the lock the receiver's handlers take)
-  // and index, and reading them at the phase's start took the processor the server needed
-  // then (the spread's first second was the latest in most runs).
+  // and index, and reading them at the phase's start took processor the server needed then.
   void Collect() {
     for (tock::testing::ReceivedCallback& r : receiver_.ReceivedFrom(next_)) {
       ++next_;
