@@ -536,7 +536,9 @@ TEST_F(FirerRecordsOutcomesTest, TheNextFiringRecordsTheOutcomesWaiting) {
   Advance(absl::Seconds(1));
   ASSERT_TRUE(Eventually([&] { return StateIs("first", tv1::TIMER_STATE_SUCCEEDED); }));
   EXPECT_TRUE(faulty_->WroteAttemptsWithOutcomes());
-  ASSERT_EQ(sender_->SentFor("second").size(), 1u);
+  // "second" is sent, and the outcome counted, just after the commit that "first"'s state is
+  // read from: waited for, not read at once.
+  ASSERT_TRUE(Eventually([&] { return sender_->SentFor("second").size() == 1; }));
   EXPECT_EQ(Get("first").attempts(), 1);
   EXPECT_EQ(engine_->stats().succeeded, 1u);
 }
