@@ -13,7 +13,9 @@
 
 #include <condition_variable>
 #include <future>
+#include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -339,27 +341,37 @@ class CountingLogger : public Logger {
   std::vector<std::string> errors;
 };
 
+// Makes libcurl senders, counting them in `made`.
+LazyCallbackSender::Factory CountedHttpSenders(int& made) {
+  return [&made]() -> absl::StatusOr<std::unique_ptr<CallbackSender>> {
+    ++made;
+    absl::StatusOr<std::unique_ptr<HttpCallbackSender>> s = HttpCallbackSender::Create();
+    if (!s.ok()) return s.status();
+    return std::unique_ptr<CallbackSender>(std::move(*s));
+  };
+}
+
+// Sends one callback and waits for its outcome (none after 20 s).
+std::optional<CallbackOutcome> SendAndWait(CallbackSender& sender, const std::string& url) {
+  auto answered = std::make_shared<std::promise<CallbackOutcome>>();
+  std::future<CallbackOutcome> f = answered->get_future();
+  sender.Send({url, R"({"id":"x"})", absl::Seconds(10)},
+              [answered](CallbackOutcome o) { answered->set_value(std::move(o)); });
+  if (f.wait_for(std::chrono::seconds(20)) != std::future_status::ready) return std::nullopt;
+  return f.get();
+}
+
 TEST(LazyCallbackSenderTest, MadeAtTheFirstCallbackNotBefore) {
   testing::CallbackReceiver receiver;
   ASSERT_TRUE(receiver.Start().ok());
   int made = 0;
   CountingLogger logger;
-  LazyCallbackSender lazy(
-      [&]() -> absl::StatusOr<std::unique_ptr<CallbackSender>> {
-        ++made;
-        absl::StatusOr<std::unique_ptr<HttpCallbackSender>> s = HttpCallbackSender::Create();
-        if (!s.ok()) return s.status();
-        return std::unique_ptr<CallbackSender>(std::move(*s));
-      },
-      logger);
+  LazyCallbackSender lazy(CountedHttpSenders(made), logger);
   EXPECT_EQ(made, 0) << "made before any callback";
   for (int i = 0; i < 2; ++i) {
-    std::promise<CallbackOutcome> answered;
-    lazy.Send({receiver.Url("/cb"), R"({"id":"x"})", absl::Seconds(10)},
-              [&](CallbackOutcome o) { answered.set_value(std::move(o)); });
-    auto f = answered.get_future();
-    ASSERT_EQ(f.wait_for(std::chrono::seconds(20)), std::future_status::ready);
-    EXPECT_EQ(f.get().kind, Kind::kSucceeded);
+    std::optional<CallbackOutcome> outcome = SendAndWait(lazy, receiver.Url("/cb"));
+    ASSERT_TRUE(outcome.has_value()) << "no outcome within 20 s";
+    EXPECT_EQ(outcome->kind, Kind::kSucceeded);
   }
   EXPECT_EQ(made, 1);
   lazy.Stop();
@@ -376,23 +388,13 @@ TEST(LazyCallbackSenderTest, PrepareMakesItOnceAheadOfTheFirstCallback) {
   ASSERT_TRUE(receiver.Start().ok());
   int made = 0;
   CountingLogger logger;
-  LazyCallbackSender lazy(
-      [&]() -> absl::StatusOr<std::unique_ptr<CallbackSender>> {
-        ++made;
-        absl::StatusOr<std::unique_ptr<HttpCallbackSender>> s = HttpCallbackSender::Create();
-        if (!s.ok()) return s.status();
-        return std::unique_ptr<CallbackSender>(std::move(*s));
-      },
-      logger);
+  LazyCallbackSender lazy(CountedHttpSenders(made), logger);
   lazy.Prepare();
   EXPECT_EQ(made, 1) << "made by Prepare, before any callback";
   lazy.Prepare();
-  std::promise<CallbackOutcome> answered;
-  lazy.Send({receiver.Url("/cb"), R"({"id":"x"})", absl::Seconds(10)},
-            [&](CallbackOutcome o) { answered.set_value(std::move(o)); });
-  auto f = answered.get_future();
-  ASSERT_EQ(f.wait_for(std::chrono::seconds(20)), std::future_status::ready);
-  EXPECT_EQ(f.get().kind, Kind::kSucceeded);
+  std::optional<CallbackOutcome> outcome = SendAndWait(lazy, receiver.Url("/cb"));
+  ASSERT_TRUE(outcome.has_value()) << "no outcome within 20 s";
+  EXPECT_EQ(outcome->kind, Kind::kSucceeded);
   EXPECT_EQ(made, 1) << "the sender Prepare made sends the callbacks";
   EXPECT_TRUE(logger.errors.empty());
 }
