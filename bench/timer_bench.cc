@@ -339,11 +339,12 @@ class Arrivals {
     std::vector<std::vector<double>> by_second;
     absl::Time last = first_due;
     for (const auto& [id, at] : first) {
-      const double ms = absl::ToDoubleMilliseconds(at - due[id]);
+      const absl::Time due_at = due[id];
+      const double ms = absl::ToDoubleMilliseconds(at - due_at);
       if (ms < 0) ++f.early;
       lateness.push_back(ms);
       last = std::max(last, at);
-      const auto second = static_cast<size_t>(std::max<int64_t>(0, absl::ToInt64Seconds(due[id] - first_due)));
+      const auto second = static_cast<size_t>(std::max<int64_t>(0, absl::ToInt64Seconds(due_at - first_due)));
       if (second >= by_second.size()) by_second.resize(second + 1);
       by_second[second].push_back(ms);
     }

@@ -28,16 +28,15 @@ class LazyCallbackSender final : public CallbackSender {
  public:
   using Factory = std::function<absl::StatusOr<std::unique_ptr<CallbackSender>>()>;
 
+  // The libcurl sender with its default options (the default factory).
+  static absl::StatusOr<std::unique_ptr<CallbackSender>> MakeHttpSender() {
+    absl::StatusOr<std::unique_ptr<HttpCallbackSender>> s = HttpCallbackSender::Create();
+    if (!s.ok()) return s.status();
+    return std::unique_ptr<CallbackSender>(std::move(*s));
+  }
+
   LazyCallbackSender(Factory make, Logger& logger) : make_(std::move(make)), logger_(logger) {}
-  // The libcurl sender with its default options.
-  explicit LazyCallbackSender(Logger& logger)
-      : LazyCallbackSender(
-            []() -> absl::StatusOr<std::unique_ptr<CallbackSender>> {
-              absl::StatusOr<std::unique_ptr<HttpCallbackSender>> s = HttpCallbackSender::Create();
-              if (!s.ok()) return s.status();
-              return std::unique_ptr<CallbackSender>(std::move(*s));
-            },
-            logger) {}
+  explicit LazyCallbackSender(Logger& logger) : LazyCallbackSender(&MakeHttpSender, logger) {}
 
   void Send(CallbackRequest request, std::function<void(CallbackOutcome)> done) override {
     CallbackSender* sender = nullptr;
