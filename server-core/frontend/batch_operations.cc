@@ -336,6 +336,18 @@ std::string BatchOperations::Apply(const BatchOperationRecord& record,
 
 void BatchOperations::Run(Runner& runner) {
   BatchOperationRecord& record = runner.record;
+  {
+    // The batch as stored now, under state_mu_: a stop that came after the record launched
+    // was read (by the scan, or by StartBatch) found no runner to stop, and a runner that just
+    // ended may have saved progress since.
+    std::lock_guard lock(state_mu_);
+    absl::StatusOr<BatchOperationRecord> stored =
+        store_.Get(record.namespace_id(), record.request().job_id());
+    if (stored.ok()) {
+      if (stored->state() != enums::BATCH_OPERATION_STATE_RUNNING) return;
+      record = *std::move(stored);
+    }
+  }
   const Request& req = record.request();
   Pacer pacer(req.max_operations_per_second() > 0 ? req.max_operations_per_second()
                                                   : kDefaultRps);
@@ -658,35 +670,37 @@ absl::Status BatchOperations::StopBatch(const wf::StopBatchOperationRequest& req
       namespaces_.Resolve(req.namespace_(), false, NamespaceAccess::kWrite);
   if (!ns.ok()) return ns.status();
   {
-    // A stop answers once this host's runner has let its operations in flight end (bounded by
-    // one call's deadline), so that nothing the job does lands after the answer.
-    std::unique_lock lock(mu_);
-    const std::string key = Key(ns->id, req.job_id());
-    auto it = runners_.find(key);
-    if (it != runners_.end()) {
-      it->second->stop = true;
-      runner_done_.wait_for(lock, std::chrono::seconds(12), [&] {
-        auto found = runners_.find(key);
-        return found == runners_.end() || found->second->done;
-      });
+    // Read and written under state_mu_: this host's runner saves its progress before or
+    // after, never over the stop; one launched after this reads the stop and does nothing.
+    std::lock_guard lock(state_mu_);
+    absl::StatusOr<BatchOperationRecord> r = Find(ns->id, req.job_id());
+    if (!r.ok()) return r.status();
+    if (r->state() != enums::BATCH_OPERATION_STATE_RUNNING) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "batch operation ", req.job_id().substr(0, kMaxJobIdBytes), " is not running (",
+          enums::BatchOperationState_Name(r->state()), ")"));
     }
+    // Temporal stops a batch by terminating its workflow: the batch is then FAILED.
+    r->set_state(enums::BATCH_OPERATION_STATE_FAILED);
+    *r->mutable_close_time() = ToProtoTime(clock_.Now());
+    r->set_stop_reason(req.reason().substr(0, kMaxReasonBytes));
+    r->set_stop_identity(req.identity().substr(0, kMaxReasonBytes));
+    if (absl::Status s = store_.Update(*r); !s.ok()) return s;
   }
-  // Read and written under state_mu_: this host's runner saves its progress in between or
-  // not at all, never over the stop.
-  std::lock_guard lock(state_mu_);
-  absl::StatusOr<BatchOperationRecord> r = Find(ns->id, req.job_id());
-  if (!r.ok()) return r.status();
-  if (r->state() != enums::BATCH_OPERATION_STATE_RUNNING) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "batch operation ", req.job_id().substr(0, kMaxJobIdBytes), " is not running (",
-        enums::BatchOperationState_Name(r->state()), ")"));
+  // Then the answer waits for this host's runner to let its operations in flight end (bounded
+  // by one call's deadline), so that nothing the job does lands after it. The runner is
+  // looked for after the write: one launched before it is stopped here, one after reads it.
+  std::unique_lock lock(mu_);
+  const std::string key = Key(ns->id, req.job_id());
+  auto it = runners_.find(key);
+  if (it != runners_.end()) {
+    it->second->stop = true;
+    runner_done_.wait_for(lock, std::chrono::seconds(12), [&] {
+      auto found = runners_.find(key);
+      return found == runners_.end() || found->second->done;
+    });
   }
-  // Temporal stops a batch by terminating its workflow: the batch is then FAILED.
-  r->set_state(enums::BATCH_OPERATION_STATE_FAILED);
-  *r->mutable_close_time() = ToProtoTime(clock_.Now());
-  r->set_stop_reason(req.reason().substr(0, kMaxReasonBytes));
-  r->set_stop_identity(req.identity().substr(0, kMaxReasonBytes));
-  return store_.Update(*r);
+  return absl::OkStatus();
 }
 
 void RegisterBatchHandlers(rpc::Dispatcher& dispatcher, BatchOperations& batches) {

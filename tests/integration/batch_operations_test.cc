@@ -1,0 +1,187 @@
+// Batch operations (frontend/batch_operations.h) in process: the batch store and the namespace
+// engine on an in-memory database, and a frontend on a free port of 127.0.0.1 that counts the
+// terminations the batch sends it. What the CLI's tests cannot time: a stop that comes between
+// a batch's record being read and its runner starting.
+#include "server-core/frontend/batch_operations.h"
+
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "lib/common/clock.h"
+#include "lib/common/log.h"
+#include "server-core/persistence/persistence.h"
+#include "server-core/rpc/dialer.h"
+#include "server-core/rpc/dispatcher.h"
+
+namespace tock::server::frontend {
+namespace {
+
+namespace enums = temporal::api::enums::v1;
+
+// A frontend that answers every TerminateWorkflowExecution with OK and counts them.
+class CountingFrontend {
+ public:
+  CountingFrontend() {
+    dispatcher_.AddUnary<wf::TerminateWorkflowExecutionRequest,
+                         wf::TerminateWorkflowExecutionResponse>(
+        "temporal.api.workflowservice.v1.WorkflowService/TerminateWorkflowExecution",
+        [this](const wf::TerminateWorkflowExecutionRequest&, const rpc::CallContext&)
+            -> absl::StatusOr<wf::TerminateWorkflowExecutionResponse> {
+          ++terminated;
+          return wf::TerminateWorkflowExecutionResponse();
+        });
+    grpc::ServerBuilder builder;
+    int port = 0;
+    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+    builder.RegisterCallbackGenericService(&dispatcher_);
+    server_ = builder.BuildAndStart();
+    EXPECT_NE(server_, nullptr);
+    address_ = "127.0.0.1:" + std::to_string(port);
+  }
+  ~CountingFrontend() {
+    if (server_) server_->Shutdown();
+  }
+  const std::string& address() const { return address_; }
+
+  std::atomic<int> terminated{0};
+
+ private:
+  rpc::Dispatcher dispatcher_;
+  std::unique_ptr<grpc::Server> server_;
+  std::string address_;
+};
+
+class BatchOperationsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto opened = persistence::OpenPersistence({});
+    ASSERT_TRUE(opened.ok()) << opened.status();
+    persistence_ = std::move(*opened);
+    namespaces_ = std::make_unique<NamespaceEngine>(
+        persistence_->namespaces(), admin::ClusterMetadata::SingleCluster("active", "127.0.0.1:7233"),
+        clock_);
+    wf::RegisterNamespaceRequest ns;
+    ns.set_namespace_("orders");
+    ASSERT_TRUE(namespaces_->Register(ns).ok());
+    // The first ownership check (StartBatch's or the scan's) after `on_owns` is set runs it.
+    batches_ = std::make_unique<BatchOperations>(
+        persistence_->batches(), persistence_->visibility(), *namespaces_, clock_, NullLogger(),
+        [this](const std::string&, const std::string&) {
+          std::function<void()> once;
+          {
+            std::lock_guard lock(on_owns_mu_);
+            once.swap(on_owns);
+          }
+          if (once) once();
+          return true;
+        });
+  }
+  void TearDown() override { batches_->Shutdown(); }
+
+  // Terminate three runs, as fast as the default rate allows.
+  wf::StartBatchOperationRequest Terminate(const std::string& job_id) {
+    wf::StartBatchOperationRequest req;
+    req.set_namespace_("orders");
+    req.set_job_id(job_id);
+    req.set_reason("r");
+    req.mutable_termination_operation();
+    for (const std::string id : {"a", "b", "c"}) {
+      auto* execution = req.add_executions();
+      execution->set_workflow_id(id);
+      execution->set_run_id(id + "-run");
+    }
+    return req;
+  }
+
+  absl::Status Stop(const std::string& job_id) {
+    wf::StopBatchOperationRequest req;
+    req.set_namespace_("orders");
+    req.set_job_id(job_id);
+    req.set_reason("enough");
+    return batches_->StopBatch(req);
+  }
+
+  enums::BatchOperationState State(const std::string& job_id) {
+    wf::DescribeBatchOperationRequest req;
+    req.set_namespace_("orders");
+    req.set_job_id(job_id);
+    auto described = batches_->Describe(req);
+    EXPECT_TRUE(described.ok()) << described.status();
+    return described.ok() ? described->state() : enums::BATCH_OPERATION_STATE_UNSPECIFIED;
+  }
+
+  // Whether a termination arrives within two seconds (three at 50 a second take 40 ms).
+  bool AnyTerminated() {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    while (frontend_.terminated == 0 && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return frontend_.terminated > 0;
+  }
+
+  ManualClock clock_;
+  CountingFrontend frontend_;
+  std::unique_ptr<persistence::Persistence> persistence_;
+  std::unique_ptr<NamespaceEngine> namespaces_;
+  std::unique_ptr<BatchOperations> batches_;
+  std::mutex on_owns_mu_;
+  std::function<void()> on_owns;  // set before the batch starts or the scan runs
+};
+
+TEST_F(BatchOperationsTest, ARunningBatchTerminatesItsRuns) {
+  batches_->Start(frontend_.address(), rpc::Dialer());
+  ASSERT_TRUE(batches_->StartBatch(Terminate("job")).ok());
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (State("job") == enums::BATCH_OPERATION_STATE_RUNNING &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_EQ(State("job"), enums::BATCH_OPERATION_STATE_COMPLETED);
+  EXPECT_EQ(frontend_.terminated, 3);
+}
+
+TEST_F(BatchOperationsTest, AStopBetweenTheStartsRecordAndItsRunnerLeavesNothingToRun) {
+  batches_->Start(frontend_.address(), rpc::Dialer());
+  // StartBatch has stored the batch and asks whether this host runs it: the stop comes then,
+  // before there is a runner to stop.
+  absl::Status stopped = absl::UnknownError("not stopped");
+  on_owns = [&] {
+    stopped = Stop("job");
+  };
+  ASSERT_TRUE(batches_->StartBatch(Terminate("job")).ok());
+  ASSERT_TRUE(stopped.ok()) << stopped;
+  EXPECT_FALSE(AnyTerminated()) << frontend_.terminated << " runs terminated after the stop";
+  EXPECT_EQ(State("job"), enums::BATCH_OPERATION_STATE_FAILED);
+}
+
+TEST_F(BatchOperationsTest, AStopBetweenTheScanAndTheLaunchLeavesNothingToRun) {
+  // Not started yet: the batch is stored, and its runner waits for the scan.
+  ASSERT_TRUE(batches_->StartBatch(Terminate("job")).ok());
+  // The scan has read the batch as running and asks whether this host runs it: the stop comes
+  // then, before there is a runner to stop.
+  absl::Status stopped = absl::UnknownError("not stopped");
+  std::atomic<bool> asked{false};
+  on_owns = [&] {
+    stopped = Stop("job");
+    asked = true;
+  };
+  batches_->Start(frontend_.address(), rpc::Dialer());
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!asked && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_TRUE(asked);
+  ASSERT_TRUE(stopped.ok()) << stopped;
+  EXPECT_FALSE(AnyTerminated()) << frontend_.terminated << " runs terminated after the stop";
+  EXPECT_EQ(State("job"), enums::BATCH_OPERATION_STATE_FAILED);
+}
+
+}  // namespace
+}  // namespace tock::server::frontend
