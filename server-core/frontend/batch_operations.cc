@@ -6,6 +6,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "lib/common/time_format.h"
 #include "server-core/frontend/handlers.h"
 #include "server-core/visibility/query.h"
@@ -361,7 +362,9 @@ void BatchOperations::Run(Runner& runner) {
       filter->order_by = {{VisibilityField::kStartTime, true}, {VisibilityField::kRunId, true}};
     }
   }
-  // A stop (from any host) is seen by SaveProgress after each page.
+  // A stop from another host is read from the record by the callers (StoppedElsewhere) and
+  // by SaveProgress after each page.
+  std::atomic<int64_t> stop_checked_at{absl::GetCurrentTimeNanos()};
   while (!runner.stop) {
     if (!owns_(record.namespace_id(), req.job_id())) return;  // its new owner goes on
 
@@ -430,6 +433,10 @@ void BatchOperations::Run(Runner& runner) {
             const size_t i = next_index++;
             if (i >= page.size()) return;
             if (!pacer.Wait(runner.stop)) return;
+            if (StoppedElsewhere(record, stop_checked_at)) {
+              runner.stop = true;
+              return;
+            }
             failures[i] = Apply(record, page[i].execution);
             applied[i] = 1;
           }
@@ -475,6 +482,20 @@ void BatchOperations::Run(Runner& runner) {
     logger_.Warn("batch operation: recording its end failed; it runs again",
                  {{"job_id", req.job_id()}, {"error", std::string(s.message())}});
   }
+}
+
+bool BatchOperations::StoppedElsewhere(const BatchOperationRecord& record,
+                                       std::atomic<int64_t>& checked_at) {
+  // One caller reads the record when kStopCheckInterval has passed; the others go on.
+  const int64_t now = absl::GetCurrentTimeNanos();
+  int64_t last = checked_at.load();
+  if (now - last < absl::ToInt64Nanoseconds(kStopCheckInterval) ||
+      !checked_at.compare_exchange_strong(last, now)) {
+    return false;
+  }
+  absl::StatusOr<BatchOperationRecord> stored =
+      store_.Get(record.namespace_id(), record.request().job_id());
+  return stored.ok() && stored->state() != enums::BATCH_OPERATION_STATE_RUNNING;
 }
 
 bool BatchOperations::SaveProgress(BatchOperationRecord& record) {

@@ -9,6 +9,11 @@
 // host that owns its shard (hash of namespace id and job id), found again by a scan every
 // kScanInterval, so a batch whose host died goes on elsewhere.
 //
+// A stop is written to the record, then this host's runner (if any) is stopped and its calls
+// in flight waited for. A runner on another host reads the stop from the record at most
+// kStopCheckInterval apart while it works (and after every page), so it ends within about
+// that much after a stop answered elsewhere.
+//
 // Each operation is sent, like Temporal's batcher does, as a call to the frontend (this
 // server's own address): routing between hosts, validation and metrics are those of any
 // client call. At most kConcurrency calls are in flight per batch, and at most
@@ -45,6 +50,7 @@ class BatchOperations {
   static constexpr double kDefaultRps = 50;  // Temporal's frontend.batcherRPS
   static constexpr int kPageSize = 200;
   static constexpr absl::Duration kScanInterval = absl::Seconds(5);
+  static constexpr absl::Duration kStopCheckInterval = absl::Seconds(1);
 
   // `owns(namespace_id, job_id)`: whether this host runs that batch (with one host: always).
   BatchOperations(persistence::BatchStore& store, persistence::VisibilityStore& visibility,
@@ -78,6 +84,10 @@ class BatchOperations {
   absl::StatusOr<int64_t> ResetPoint(const wf::StartBatchOperationRequest& req,
                                      const temporal::api::common::v1::WorkflowExecution& execution);
   void ScanLoop();
+  // Whether the stored batch is no longer running (stopped on another host), read at most
+  // every kStopCheckInterval (`checked_at`: the last read, shared by a page's callers).
+  bool StoppedElsewhere(const persistence::BatchOperationRecord& record,
+                        std::atomic<int64_t>& checked_at);
   // Saves a runner's progress; false (and the stored state kept) when the batch was stopped.
   bool SaveProgress(persistence::BatchOperationRecord& record);
   // The stored batch, or NOT_FOUND "batch operation ID not found".

@@ -14,6 +14,7 @@
 #include <mutex>
 #include <thread>
 
+#include "absl/strings/str_cat.h"
 #include "lib/common/clock.h"
 #include "lib/common/log.h"
 #include "server-core/persistence/persistence.h"
@@ -85,27 +86,29 @@ class BatchOperationsTest : public ::testing::Test {
   }
   void TearDown() override { batches_->Shutdown(); }
 
-  // Terminate three runs, as fast as the default rate allows.
-  wf::StartBatchOperationRequest Terminate(const std::string& job_id) {
+  // Terminate `runs` runs, at `rps` a second (0: the default, 50).
+  wf::StartBatchOperationRequest Terminate(const std::string& job_id, int runs = 3,
+                                           double rps = 0) {
     wf::StartBatchOperationRequest req;
     req.set_namespace_("orders");
     req.set_job_id(job_id);
     req.set_reason("r");
+    req.set_max_operations_per_second(static_cast<float>(rps));
     req.mutable_termination_operation();
-    for (const std::string id : {"a", "b", "c"}) {
+    for (int i = 0; i < runs; ++i) {
       auto* execution = req.add_executions();
-      execution->set_workflow_id(id);
-      execution->set_run_id(id + "-run");
+      execution->set_workflow_id(absl::StrCat("wf-", i));
+      execution->set_run_id(absl::StrCat("run-", i));
     }
     return req;
   }
 
-  absl::Status Stop(const std::string& job_id) {
+  absl::Status Stop(const std::string& job_id, BatchOperations* on = nullptr) {
     wf::StopBatchOperationRequest req;
     req.set_namespace_("orders");
     req.set_job_id(job_id);
     req.set_reason("enough");
-    return batches_->StopBatch(req);
+    return (on != nullptr ? on : batches_.get())->StopBatch(req);
   }
 
   enums::BatchOperationState State(const std::string& job_id) {
@@ -180,6 +183,30 @@ TEST_F(BatchOperationsTest, AStopBetweenTheScanAndTheLaunchLeavesNothingToRun) {
   ASSERT_TRUE(asked);
   ASSERT_TRUE(stopped.ok()) << stopped;
   EXPECT_FALSE(AnyTerminated()) << frontend_.terminated << " runs terminated after the stop";
+  EXPECT_EQ(State("job"), enums::BATCH_OPERATION_STATE_FAILED);
+}
+
+TEST_F(BatchOperationsTest, AStopOnAnotherHostEndsTheRunnerWithinAboutASecond) {
+  // Another host of the same database that does not own the batch: its stop only writes the
+  // record, and this host's runner, in the middle of a page, reads it there.
+  BatchOperations other(persistence_->batches(), persistence_->visibility(), *namespaces_, clock_,
+                        NullLogger(), [](const std::string&, const std::string&) { return false; });
+  batches_->Start(frontend_.address(), rpc::Dialer());
+  // 20 runs at 4 a second: one page of 5 s.
+  ASSERT_TRUE(batches_->StartBatch(Terminate("job", 20, 4)).ok());
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (frontend_.terminated == 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_GT(frontend_.terminated, 0);
+  ASSERT_TRUE(Stop("job", &other).ok());
+  // Within kStopCheckInterval (and a call in flight) the runner has read the stop; from then
+  // on nothing more is terminated, though the page had seconds left.
+  std::this_thread::sleep_for(std::chrono::milliseconds(2000));
+  const int after_the_check = frontend_.terminated;
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  EXPECT_EQ(frontend_.terminated, after_the_check) << "runs terminated after the stop was read";
+  EXPECT_LT(frontend_.terminated, 16);
   EXPECT_EQ(State("job"), enums::BATCH_OPERATION_STATE_FAILED);
 }
 
