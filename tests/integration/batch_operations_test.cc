@@ -4,7 +4,6 @@
 // a batch's record being read and its runner starting.
 #include "server-core/frontend/batch_operations.h"
 
-#include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -20,6 +19,7 @@
 #include "server-core/persistence/persistence.h"
 #include "server-core/rpc/dialer.h"
 #include "server-core/rpc/dispatcher.h"
+#include "tests/support/dispatcher_server.h"
 
 namespace tock::server::frontend {
 namespace {
@@ -30,33 +30,22 @@ namespace enums = temporal::api::enums::v1;
 class CountingFrontend {
  public:
   CountingFrontend() {
-    dispatcher_.AddUnary<wf::TerminateWorkflowExecutionRequest,
-                         wf::TerminateWorkflowExecutionResponse>(
+    server_.dispatcher().AddUnary<wf::TerminateWorkflowExecutionRequest,
+                                  wf::TerminateWorkflowExecutionResponse>(
         "temporal.api.workflowservice.v1.WorkflowService/TerminateWorkflowExecution",
         [this](const wf::TerminateWorkflowExecutionRequest&, const rpc::CallContext&)
             -> absl::StatusOr<wf::TerminateWorkflowExecutionResponse> {
           ++terminated;
           return wf::TerminateWorkflowExecutionResponse();
         });
-    grpc::ServerBuilder builder;
-    int port = 0;
-    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
-    builder.RegisterCallbackGenericService(&dispatcher_);
-    server_ = builder.BuildAndStart();
-    EXPECT_NE(server_, nullptr);
-    address_ = "127.0.0.1:" + std::to_string(port);
+    EXPECT_TRUE(server_.Start());
   }
-  ~CountingFrontend() {
-    if (server_) server_->Shutdown();
-  }
-  const std::string& address() const { return address_; }
+  const std::string& address() const { return server_.address(); }
 
   std::atomic<int> terminated{0};
 
  private:
-  rpc::Dispatcher dispatcher_;
-  std::unique_ptr<grpc::Server> server_;
-  std::string address_;
+  tock::testing::DispatcherServer server_;
 };
 
 class BatchOperationsTest : public ::testing::Test {

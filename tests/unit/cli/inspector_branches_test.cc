@@ -2,14 +2,12 @@
 // in-process tock-server, and against a frontend that, like Temporal's, serves the
 // WorkflowService but not Tock's AdminService: the inspector then shows the loaded
 // history's version items, as it did before branches were stored.
-#include <grpcpp/security/server_credentials.h>
-#include <grpcpp/server_builder.h>
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
 #include "cmd/tock/repl/inspector.h"
-#include "server-core/rpc/dispatcher.h"
+#include "tests/support/dispatcher_server.h"
 #include "tests/unit/cli/cli_runner.h"
 
 namespace tock::cli::testing {
@@ -29,40 +27,30 @@ class TemporalLikeFrontend {
     if (connection.ok()) connection_ = std::move(*connection);
     // Its handlers wait on the real server's answers: on threads of their own, not gRPC's
     // callback threads, which the real server's handlers need meanwhile.
-    dispatcher_.RunHandlersOnThreads(2);
+    tock::server::rpc::Dispatcher& dispatcher = server_.dispatcher();
+    dispatcher.RunHandlersOnThreads(2);
     const std::string service = "temporal.api.workflowservice.v1.WorkflowService/";
-    dispatcher_.AddUnary<wf::GetWorkflowExecutionHistoryRequest,
-                         wf::GetWorkflowExecutionHistoryResponse>(
+    dispatcher.AddUnary<wf::GetWorkflowExecutionHistoryRequest,
+                        wf::GetWorkflowExecutionHistoryResponse>(
         service + "GetWorkflowExecutionHistory",
         [this](const wf::GetWorkflowExecutionHistoryRequest& req, const tock::server::rpc::CallContext&) {
           return connection_->Call(&wf::WorkflowService::Stub::GetWorkflowExecutionHistory,
                                    connection_->workflow(), req);
         });
-    dispatcher_.AddUnary<wf::DescribeWorkflowExecutionRequest,
-                         wf::DescribeWorkflowExecutionResponse>(
+    dispatcher.AddUnary<wf::DescribeWorkflowExecutionRequest,
+                        wf::DescribeWorkflowExecutionResponse>(
         service + "DescribeWorkflowExecution",
         [this](const wf::DescribeWorkflowExecutionRequest& req, const tock::server::rpc::CallContext&) {
           return connection_->Call(&wf::WorkflowService::Stub::DescribeWorkflowExecution,
                                    connection_->workflow(), req);
         });
-    grpc::ServerBuilder builder;
-    int port = 0;
-    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
-    builder.RegisterCallbackGenericService(&dispatcher_);
-    server_ = builder.BuildAndStart();
-    EXPECT_NE(server_, nullptr);
-    address_ = "127.0.0.1:" + std::to_string(port);
+    EXPECT_TRUE(server_.Start());
   }
-  ~TemporalLikeFrontend() {
-    if (server_) server_->Shutdown();
-  }
-  const std::string& address() const { return address_; }
+  const std::string& address() const { return server_.address(); }
 
  private:
   std::unique_ptr<client::Connection> connection_;
-  tock::server::rpc::Dispatcher dispatcher_;
-  std::unique_ptr<grpc::Server> server_;
-  std::string address_;
+  tock::testing::DispatcherServer server_;
 };
 
 // `inspector branches -o json` on the run of `workflow_id` through `address`.
