@@ -338,9 +338,9 @@ std::string BatchOperations::Apply(const BatchOperationRecord& record,
 void BatchOperations::Run(Runner& runner) {
   BatchOperationRecord& record = runner.record;
   {
-    // The batch as stored now, under state_mu_: a stop that came after the record launched
-    // was read (by the scan, or by StartBatch) found no runner to stop, and a runner that just
-    // ended may have saved progress since.
+    // The batch as stored now, under state_mu_: a stop written after the scan (or StartBatch)
+    // read this record found no runner to stop, and a runner that just ended may have saved
+    // progress since.
     std::lock_guard lock(state_mu_);
     absl::StatusOr<BatchOperationRecord> stored =
         store_.Get(record.namespace_id(), record.request().job_id());
