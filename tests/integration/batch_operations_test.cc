@@ -20,11 +20,13 @@
 #include "server-core/rpc/dialer.h"
 #include "server-core/rpc/dispatcher.h"
 #include "tests/support/dispatcher_server.h"
+#include "tests/support/eventually.h"
 
 namespace tock::server::frontend {
 namespace {
 
 namespace enums = temporal::api::enums::v1;
+using tock::testing::Eventually;
 
 // A frontend that answers every TerminateWorkflowExecution with OK and counts them.
 class CountingFrontend {
@@ -111,11 +113,7 @@ class BatchOperationsTest : public ::testing::Test {
 
   // Whether a termination arrives within two seconds (three at 50 a second take 40 ms).
   bool AnyTerminated() {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
-    while (frontend_.terminated == 0 && std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    return frontend_.terminated > 0;
+    return Eventually([&] { return frontend_.terminated > 0; }, absl::Seconds(2));
   }
 
   ManualClock clock_;
@@ -130,11 +128,8 @@ class BatchOperationsTest : public ::testing::Test {
 TEST_F(BatchOperationsTest, ARunningBatchTerminatesItsRuns) {
   batches_->Start(frontend_.address(), rpc::Dialer());
   ASSERT_TRUE(batches_->StartBatch(Terminate("job")).ok());
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (State("job") == enums::BATCH_OPERATION_STATE_RUNNING &&
-         std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  Eventually([&] { return State("job") != enums::BATCH_OPERATION_STATE_RUNNING; },
+             absl::Seconds(10));
   EXPECT_EQ(State("job"), enums::BATCH_OPERATION_STATE_COMPLETED);
   EXPECT_EQ(frontend_.terminated, 3);
 }
@@ -165,11 +160,7 @@ TEST_F(BatchOperationsTest, AStopBetweenTheScanAndTheLaunchLeavesNothingToRun) {
     asked = true;
   };
   batches_->Start(frontend_.address(), rpc::Dialer());
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (!asked && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  ASSERT_TRUE(asked);
+  ASSERT_TRUE(Eventually([&] { return asked.load(); }, absl::Seconds(10)));
   ASSERT_TRUE(stopped.ok()) << stopped;
   EXPECT_FALSE(AnyTerminated()) << frontend_.terminated << " runs terminated after the stop";
   EXPECT_EQ(State("job"), enums::BATCH_OPERATION_STATE_FAILED);
@@ -183,11 +174,7 @@ TEST_F(BatchOperationsTest, AStopOnAnotherHostEndsTheRunnerWithinAboutASecond) {
   batches_->Start(frontend_.address(), rpc::Dialer());
   // 20 runs at 4 a second: one page of 5 s.
   ASSERT_TRUE(batches_->StartBatch(Terminate("job", 20, 4)).ok());
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (frontend_.terminated == 0 && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  ASSERT_GT(frontend_.terminated, 0);
+  ASSERT_TRUE(Eventually([&] { return frontend_.terminated > 0; }, absl::Seconds(10)));
   ASSERT_TRUE(Stop("job", &other).ok());
   // Within kStopCheckInterval (and a call in flight) the runner has read the stop; from then
   // on nothing more is terminated, though the page had seconds left.

@@ -341,13 +341,18 @@ class CountingLogger : public Logger {
   std::vector<std::string> errors;
 };
 
-// The default factory (libcurl senders), counting what it makes in `made`.
-LazyCallbackSender::Factory CountedHttpSenders(int& made) {
-  return [&made] {
-    ++made;
-    return LazyCallbackSender::MakeHttpSender();
-  };
-}
+// A receiver, and a lazy sender of libcurl senders (the default factory) counting in `made`
+// the senders it makes.
+struct LazyHttpSender {
+  testing::CallbackReceiver receiver;
+  int made = 0;
+  CountingLogger logger;
+  LazyCallbackSender lazy{[this] {
+                            ++made;
+                            return LazyCallbackSender::MakeHttpSender();
+                          },
+                          logger};
+};
 
 // Sends one callback and waits for its outcome (none after 20 s).
 std::optional<CallbackOutcome> SendAndWait(CallbackSender& sender, const std::string& url) {
@@ -360,11 +365,9 @@ std::optional<CallbackOutcome> SendAndWait(CallbackSender& sender, const std::st
 }
 
 TEST(LazyCallbackSenderTest, MadeAtTheFirstCallbackNotBefore) {
-  testing::CallbackReceiver receiver;
-  ASSERT_TRUE(receiver.Start().ok());
-  int made = 0;
-  CountingLogger logger;
-  LazyCallbackSender lazy(CountedHttpSenders(made), logger);
+  LazyHttpSender t;
+  ASSERT_TRUE(t.receiver.Start().ok());
+  auto& [receiver, made, logger, lazy] = t;
   EXPECT_EQ(made, 0) << "made before any callback";
   for (int i = 0; i < 2; ++i) {
     std::optional<CallbackOutcome> outcome = SendAndWait(lazy, receiver.Url("/cb"));
@@ -382,11 +385,9 @@ TEST(LazyCallbackSenderTest, MadeAtTheFirstCallbackNotBefore) {
 }
 
 TEST(LazyCallbackSenderTest, PrepareMakesItOnceAheadOfTheFirstCallback) {
-  testing::CallbackReceiver receiver;
-  ASSERT_TRUE(receiver.Start().ok());
-  int made = 0;
-  CountingLogger logger;
-  LazyCallbackSender lazy(CountedHttpSenders(made), logger);
+  LazyHttpSender t;
+  ASSERT_TRUE(t.receiver.Start().ok());
+  auto& [receiver, made, logger, lazy] = t;
   lazy.Prepare();
   EXPECT_EQ(made, 1) << "made by Prepare, before any callback";
   lazy.Prepare();

@@ -31,6 +31,7 @@
 #include "server-core/persistence/persistence.h"
 #include "server-core/timers/timer_engine.h"
 #include "server-core/timers/timer_service.h"
+#include "tests/support/eventually.h"
 
 namespace tock::server::timers {
 namespace {
@@ -203,16 +204,7 @@ CallbackOutcome Outcome(Kind kind, int status, std::string error = "",
   return o;
 }
 
-// Polls `done` until it holds or 20 s of real time passed (deadlines, not timing claims).
-template <typename F>
-bool Eventually(F done) {
-  const absl::Time deadline = absl::Now() + absl::Seconds(20);
-  while (absl::Now() < deadline) {
-    if (done()) return true;
-    absl::SleepFor(absl::Milliseconds(5));
-  }
-  return done();
-}
+using tock::testing::Eventually;
 
 class TimerEngineTest : public ::testing::Test {
  protected:
