@@ -11,6 +11,7 @@ packages=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev libcli11-dev nlohmann-json3-dev libyaml-cpp-dev
   libsqlite3-dev libcurl4-openssl-dev libssl-dev openssl libfarmhash-dev libjwt-dev
+  libgoogle-perftools-dev
   postgresql-15 libpq-dev
   libgtest-dev libgmock-dev libedit-dev tmux
   libspdlog-dev prometheus-cpp-dev libcpp-httplib-dev prometheus
