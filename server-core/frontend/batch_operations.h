@@ -85,7 +85,9 @@ class BatchOperations {
                                      const temporal::api::common::v1::WorkflowExecution& execution);
   void ScanLoop();
   // Whether the stored batch is no longer running (stopped on another host), read at most
-  // every kStopCheckInterval (`checked_at`: the last read, shared by a page's callers).
+  // every kStopCheckInterval of real time (`checked_at`: the last read, in nanoseconds,
+  // shared by a page's callers). Real time, not clock_: it paces store reads, and a
+  // time-skipping server's clock may stand still while the batch runs.
   bool StoppedElsewhere(const persistence::BatchOperationRecord& record,
                         std::atomic<int64_t>& checked_at);
   // Saves a runner's progress; false (and the stored state kept) when the batch was stopped.
