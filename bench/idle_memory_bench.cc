@@ -9,6 +9,7 @@
 // of those runs (most no longer cached).
 //
 // Usage: idle_memory_bench TOCK_SERVER [workflows] [-- extra tock-server args]
+// (`-- --db-file :memory:` measures the in-memory database instead of a fresh file).
 // BENCH_HOLD=SECONDS keeps the server up that long after the figures were read (its pid on
 // stderr), to look inside it (gdb: sqlite3_memory_used(), mallinfo2()).
 #include <signal.h>
@@ -99,8 +100,7 @@ int main(int argc, char** argv) {
   }
   char dir_template[] = "/tmp/tock-bench-XXXXXX";
   const std::string dir = mkdtemp(dir_template);
-  // A fresh database file, unless the extra arguments name one (`-- --db-file :memory:`
-  // measures the in-memory database).
+  // A fresh database file, unless the extra arguments name one.
   std::vector<std::string> server_args;
   if (std::find(server_extra.begin(), server_extra.end(), "--db-file") == server_extra.end()) {
     server_args = {"--db-file", dir + "/tock.db"};

@@ -81,14 +81,8 @@ class TimerEngine {
     // After a batch smaller than `batch`, the firer waits this long before the next one, so
     // that timers due a millisecond apart (10,000 a second) share a transaction instead of
     // costing one each, which took the processor the callbacks need. Adds at most this much
-    // to a timer's lateness. 3 ms, not 10: at the 15,000-20,000 callbacks a second this
-    // machine's sender can carry, a batch (45-70 timers) then fits in the sender's 64
-    // callbacks in flight and every one starts at once; 10 ms batches (about 200) queued in
-    // the sender behind each other (timer_bench's spread: p50 lateness 23-40 ms, against
-    // 4-10 ms). A commit per 3 ms costs the firer about 1-2 us more per callback; per 1 ms,
-    // about 5 us (on an in-memory database many commits scan SQLite's whole page cache; see
-    // the README's timer speed notes).
-    absl::Duration min_batch_interval = absl::Milliseconds(3);
+    // to a timer's lateness.
+    absl::Duration min_batch_interval = absl::Milliseconds(10);
     // How long outcomes are left to the firer after it last took them (while it fires, it
     // records them with its attempts), and the writer's wait after a batch smaller than
     // `batch`: nothing waits for an outcome's record but the timer's state.
