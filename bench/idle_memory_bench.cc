@@ -101,10 +101,10 @@ int main(int argc, char** argv) {
   char dir_template[] = "/tmp/tock-bench-XXXXXX";
   const std::string dir = mkdtemp(dir_template);
   // A fresh database file, unless the extra arguments name one.
+  const bool fresh_file =
+      std::find(server_extra.begin(), server_extra.end(), "--db-file") == server_extra.end();
   std::vector<std::string> server_args;
-  if (std::find(server_extra.begin(), server_extra.end(), "--db-file") == server_extra.end()) {
-    server_args = {"--db-file", dir + "/tock.db"};
-  }
+  if (fresh_file) server_args = {"--db-file", dir + "/tock.db"};
   server_args.insert(server_args.end(), server_extra.begin(), server_extra.end());
   tock::bench::Server server = tock::bench::StartServer(argv[1], server_args);
   if (server.pid == 0) {
@@ -146,8 +146,7 @@ int main(int argc, char** argv) {
   }
   kill(server.pid, SIGTERM);
   waitpid(server.pid, nullptr, 0);
-  std::error_code no_file;  // in memory
-  const double db_mb = std::filesystem::file_size(dir + "/tock.db", no_file) / 1e6;
+  const double db_mb = fresh_file ? std::filesystem::file_size(dir + "/tock.db") / 1e6 : 0;
   std::filesystem::remove_all(dir);
 
   std::printf("tock-server RSS, idle (one call served)    %7.1f MB\n", idle);
@@ -157,10 +156,10 @@ int main(int argc, char** argv) {
               "workflows)\n",
               loaded - idle, (loaded - idle) * 1000.0 / workflows);
   std::printf("starts/s %.0f, then describes/s of each %.0f", workflows / seconds, describe_rate);
-  if (no_file) {
-    std::printf("; database in memory\n");
-  } else {
+  if (fresh_file) {
     std::printf("; database file %.1f MB\n", db_mb);
+  } else {
+    std::printf("; the database named by the extra arguments\n");
   }
   return failed == 0 ? 0 : 1;
 }
