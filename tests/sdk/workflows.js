@@ -1,6 +1,7 @@
 // Workflows the SDK tests run on tock-server (bundled by the worker; deterministic code only).
 import {
   ApplicationFailure,
+  CancellationScope,
   condition,
   continueAsNew,
   defineQuery,
@@ -110,13 +111,24 @@ export async function waitsForAsyncActivity() {
 }
 
 // Runs a cancellable child; when this workflow is cancelled, the child is asked to cancel too.
+// The SDK resolves the child when the child closes, which can come before the server records
+// ExternalWorkflowExecutionCancelRequested in this history (a transfer task of its own; the
+// server drops it once this run is closed, as Temporal does). So the parent stays open, even
+// though cancelled, until the test has seen that event and sends `unblock`.
 export async function parentOfCancellable() {
+  let released = false;
+  setHandler(unblock, () => {
+    released = true;
+  });
+  let outcome;
   try {
     const fromChild = await executeChild(cancellable, { workflowId: `${workflowInfo().workflowId}-child` });
-    return `child returned: ${fromChild}`;
+    outcome = `child returned: ${fromChild}`;
   } catch (err) {
-    return `child failed: ${err.name}`;
+    outcome = `child failed: ${err.name}`;
   }
+  await CancellationScope.nonCancellable(() => condition(() => released));
+  return outcome;
 }
 
 // Signals another workflow by id.

@@ -397,6 +397,15 @@ test('cancelling a parent asks its running child to cancel (RequestCancelExterna
       await new Promise((r) => setTimeout(r, 100));
     }
     await handle.cancel();
+    // The parent waits for `unblock` until this test has seen the cancel's outcome in its
+    // history (see parentOfCancellable); a server that never records it fails below.
+    const until = Date.now() + 15_000;
+    while (Date.now() < until) {
+      const { events } = await handle.fetchHistory();
+      if (events.some((e) => e.externalWorkflowExecutionCancelRequestedEventAttributes)) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    await handle.signal('unblock');
     return await handle.result().catch((err) => `parent: ${err.name}`);
   });
   assert.match(result, /child returned: cancelled and cleaned up|child failed|parent:/);
