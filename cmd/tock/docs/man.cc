@@ -599,7 +599,7 @@ std::string ServerManPage(const std::string& server_help, const ManOptions& opti
           "listen: {ip: 127.0.0.1, port: 7233}   # port 0: any free port",
           "persistence:",
           "  engine: sqlite",
-          "  sqlite: {path: tock.db}              # empty: in memory",
+          "  sqlite: {path: tock.db}              # empty: in memory (at most 2 GiB)",
           "# or: engine: postgres",
           "#     postgres: {url: \"postgresql://tock@db.example.com:5432/tock\", max_connections: 20}",
           "history: {shards: 4}                   # fixed when the database is created",

@@ -7,8 +7,32 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "server-core/persistence/sqlite/sqlite_allocator.h"
 
 namespace tock::persistence {
+namespace {
+
+// A private memdb database: a name without a leading '/' is never shared between connections.
+constexpr const char* kMemdbUri = "file:tock-memory?vfs=memdb";
+bool InMemory(sqlite3* db) {
+  sqlite3_vfs* vfs = nullptr;
+  return sqlite3_file_control(db, "main", SQLITE_FCNTL_VFS_POINTER, &vfs) == SQLITE_OK &&
+         vfs != nullptr && std::strcmp(vfs->zName, "memdb") == 0;
+}
+
+// SQLite's message; for a full in-memory database, what the limit is and what to do.
+std::string Message(sqlite3* db, int rc) {
+  if ((rc & 0xff) == SQLITE_FULL && InMemory(db)) {
+    sqlite3_int64 limit = -1;  // a negative limit reads the current one
+    sqlite3_file_control(db, "main", SQLITE_FCNTL_SIZE_LIMIT, &limit);
+    return absl::StrCat("the in-memory database is full (it holds at most ",
+                        (limit + (1 << 19)) >> 20,
+                        " MiB); give tock-server a database file (--db-file) to keep more");
+  }
+  return sqlite3_errmsg(db);
+}
+
+}  // namespace
 
 Statement& Statement::Reset() {
   sqlite3_reset(stmt_);
@@ -55,7 +79,7 @@ absl::StatusOr<bool> Statement::Step() {
       (rc == SQLITE_BUSY || rc == SQLITE_LOCKED || rc == SQLITE_IOERR || rc == SQLITE_FULL)
           ? absl::StatusCode::kUnavailable
           : absl::StatusCode::kInternal;
-  return absl::Status(code, absl::StrCat("sqlite: ", sqlite3_errmsg(db)));
+  return absl::Status(code, absl::StrCat("sqlite: ", Message(db, rc)));
 }
 
 absl::Status Statement::Run() {
@@ -112,7 +136,8 @@ absl::Status PrepareDatabaseFile(const std::string& path) {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<SqliteDb>> SqliteDb::Open(const std::string& path) {
+absl::StatusOr<std::unique_ptr<SqliteDb>> SqliteDb::Open(const std::string& path,
+                                                       int64_t in_memory_limit_bytes) {
   const bool in_memory = path.empty() || path == ":memory:";
   sqlite3* raw = nullptr;
   // NOMUTEX: every use of the connection already holds SqliteDb::mutex() (the statement
@@ -122,7 +147,15 @@ absl::StatusOr<std::unique_ptr<SqliteDb>> SqliteDb::Open(const std::string& path
   if (!in_memory) {
     if (absl::Status s = PrepareDatabaseFile(path); !s.ok()) return s;
   }
-  int rc = sqlite3_open_v2(in_memory ? ":memory:" : path.c_str(), &raw, flags, nullptr);
+  // In memory, the database is one buffer in SQLite's memdb VFS (a private one per
+  // connection), read through a bounded page cache, rather than `:memory:`, whose pages all
+  // live in the page cache: every commit truncates that cache, and after a B-tree rebalance
+  // the truncation scans the whole cache's hash table, so a commit's cost grew with the
+  // database (README, *SQLite's in-memory commits*). The buffer grows on mappings of its own
+  // (sqlite_allocator.h), so its doublings copy nothing and keep nothing.
+  InstallSqliteAllocator();
+  if (in_memory) flags |= SQLITE_OPEN_URI;
+  int rc = sqlite3_open_v2(in_memory ? kMemdbUri : path.c_str(), &raw, flags, nullptr);
   if (rc != SQLITE_OK) {
     std::string message = raw != nullptr ? sqlite3_errmsg(raw) : sqlite3_errstr(rc);
     sqlite3_close(raw);
@@ -132,6 +165,12 @@ absl::StatusOr<std::unique_ptr<SqliteDb>> SqliteDb::Open(const std::string& path
   std::unique_ptr<SqliteDb> db(new SqliteDb(raw, in_memory ? ":memory:" : path));
   sqlite3_busy_timeout(raw, 5000);
   std::string pragmas = "PRAGMA foreign_keys=ON;";
+  if (in_memory) {
+    sqlite3_int64 limit = in_memory_limit_bytes;
+    sqlite3_file_control(raw, "main", SQLITE_FCNTL_SIZE_LIMIT, &limit);
+    // The memdb buffer is the database; the cache holds copies of the pages in use.
+    pragmas += "PRAGMA cache_size=-2048;";
+  }
   // One writer: this server. EXCLUSIVE locking keeps the file lock for the connection's life,
   // which saves two fcntl calls per transaction and refuses a second server on the same file.
   if (!in_memory) {
@@ -213,9 +252,10 @@ absl::StatusOr<Statement*> SqliteDb::PrepareDynamic(const std::string& sql) {
 absl::Status SqliteDb::Exec(const std::string& sql) {
   char* error = nullptr;
   if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &error) != SQLITE_OK) {
-    std::string message = error != nullptr ? error : "unknown error";
-    sqlite3_free(error);
     int rc = sqlite3_errcode(db_);
+    std::string message =
+        (rc & 0xff) == SQLITE_FULL || error == nullptr ? Message(db_, rc) : std::string(error);
+    sqlite3_free(error);
     absl::StatusCode code = (rc == SQLITE_BUSY || rc == SQLITE_LOCKED || rc == SQLITE_IOERR ||
                              rc == SQLITE_FULL || rc == SQLITE_CANTOPEN)
                                 ? absl::StatusCode::kUnavailable
@@ -226,7 +266,8 @@ absl::Status SqliteDb::Exec(const std::string& sql) {
 }
 
 absl::Status SqliteDb::Error(const std::string& what) const {
-  return absl::InternalError(absl::StrCat("sqlite: ", what, ": ", sqlite3_errmsg(db_)));
+  return absl::InternalError(
+      absl::StrCat("sqlite: ", what, ": ", Message(db_, sqlite3_errcode(db_))));
 }
 
 }  // namespace tock::persistence

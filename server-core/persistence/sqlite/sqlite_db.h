@@ -73,9 +73,13 @@ class Statement {
 
 class SqliteDb {
  public:
+  // The in-memory database's most: memdb keeps it in one block, and SQLite refuses to
+  // allocate 2 GiB or more at once. Beyond it writes fail with UNAVAILABLE saying so.
+  static constexpr int64_t kInMemoryLimitBytes = 0x7fff0000;
   // Opens `path` ("" or ":memory:" for an in-memory database): WAL and a 5 s busy timeout
   // for files, foreign keys on. UNAVAILABLE naming the path when it cannot be opened.
-  static absl::StatusOr<std::unique_ptr<SqliteDb>> Open(const std::string& path);
+  static absl::StatusOr<std::unique_ptr<SqliteDb>> Open(
+      const std::string& path, int64_t in_memory_limit_bytes = kInMemoryLimitBytes);
   ~SqliteDb();
 
   std::mutex& mutex() { return mu_; }
