@@ -77,7 +77,8 @@ int main(int argc, char** argv) {
   app.add_option("--port", port, "Port to listen on (0: any free port); overrides the config");
   app.add_option("--ip", ip, "Address to listen on; overrides the config");
   auto* db_file_option = app.add_option(
-      "--db-file", db_file, "SQLite database file (default: in memory, at most 2 GiB); overrides the config");
+      "--db-file", db_file,
+      "SQLite database file (default: in memory, at most 2 GiB); overrides the config");
   std::optional<std::string> postgres_url;
   app.add_option("--postgres-url", postgres_url,
                  "Store everything in this PostgreSQL database "

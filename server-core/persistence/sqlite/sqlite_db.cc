@@ -14,6 +14,7 @@ namespace {
 
 // A private memdb database: a name without a leading '/' is never shared between connections.
 constexpr const char* kMemdbUri = "file:tock-memory?vfs=memdb";
+
 bool InMemory(sqlite3* db) {
   sqlite3_vfs* vfs = nullptr;
   return sqlite3_file_control(db, "main", SQLITE_FCNTL_VFS_POINTER, &vfs) == SQLITE_OK &&
