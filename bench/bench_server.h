@@ -18,10 +18,15 @@ namespace tock::bench {
 struct Server {
   pid_t pid = 0;  // 0: it did not start
   std::string address;
+  std::string banner_value;  // the value of the banner line StartServer was asked to wait for
 };
 
-// Runs `binary --port 0 extra_args...` and waits for the banner (stderr: see BENCH_STDERR).
-inline Server StartServer(const std::string& binary, std::vector<std::string> extra_args = {}) {
+// Runs `binary --port 0 extra_args...` and waits for the banner (stderr: see BENCH_STDERR);
+// with a `banner_key` (e.g. "timers", the HTTP API's address when given --http-port 0), also
+// for that line of it. A port the server picks itself cannot be taken by another process
+// between a probe and the server's bind, as one picked for it could.
+inline Server StartServer(const std::string& binary, std::vector<std::string> extra_args = {},
+                          const std::string& banner_key = "") {
   int out[2];
   if (pipe(out) != 0) return {};
   posix_spawn_file_actions_t actions;
@@ -47,17 +52,26 @@ inline Server StartServer(const std::string& binary, std::vector<std::string> ex
   }
   std::string text;
   char buf[256];
-  std::smatch match;
-  const std::regex listening("listening on (\\S+)");
-  while (!std::regex_search(text, match, listening) || text.find('\n') == std::string::npos) {
-    ssize_t n = read(out[0], buf, sizeof(buf));
-    if (n <= 0) {
-      close(out[0]);
-      return {};
+  // Reads until `pattern` matches a whole line; its first group, or "" when the server
+  // closed its output (it exited).
+  auto read_until = [&](const std::regex& pattern) -> std::string {
+    std::smatch match;
+    while (!std::regex_search(text, match, pattern)) {
+      ssize_t n = read(out[0], buf, sizeof(buf));
+      if (n <= 0) return "";
+      text.append(buf, n);
     }
-    text.append(buf, n);
+    return match[1];
+  };
+  server.address = read_until(std::regex("listening on (\\S+)\n"));
+  if (!banner_key.empty() && !server.address.empty()) {
+    server.banner_value = read_until(std::regex("\\s" + banner_key + ":\\s+(\\S+)\n"));
+    if (server.banner_value.empty()) server.address.clear();
   }
-  server.address = match[1];
+  if (server.address.empty()) {
+    close(out[0]);
+    return {};
+  }
   return server;
 }
 

@@ -257,19 +257,6 @@ struct CpuMeter {
   }
 };
 
-int FreePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  socklen_t len = sizeof(addr);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  const int port = ntohs(addr.sin_port);
-  close(fd);
-  return port;
-}
-
 void SleepUntil(absl::Time t) {
   const absl::Duration left = t - absl::Now();
   if (left > absl::ZeroDuration()) absl::SleepFor(left);
@@ -434,15 +421,13 @@ int main(int argc, char** argv) {
                 alone.rate, cpu.Per(baseline_posts.size()).c_str(), alone.thread_us);
   }
 
-  const int http_port = FreePort();
-  tock::bench::Server server =
-      tock::bench::StartServer(server_binary, {"--http-port", std::to_string(http_port)});
+  tock::bench::Server server = tock::bench::StartServer(server_binary, {"--http-port", "0"}, "timers");
   if (server.pid == 0) {
-    std::fprintf(stderr, "tock-server did not start\n");
+    std::fprintf(stderr, "tock-server did not start (BENCH_STDERR=FILE keeps its stderr)\n");
     return 1;
   }
   Arrivals arrivals(receiver);
-  const std::string create_url = absl::StrCat("http://127.0.0.1:", http_port, "/api/v1/timers/create");
+  const std::string create_url = server.banner_value + "/create";  // .../api/v1/timers
   auto stop_server = [&] {
     kill(server.pid, SIGTERM);
     waitpid(server.pid, nullptr, 0);
