@@ -146,7 +146,11 @@ int main(int argc, char** argv) {
   }
   kill(server.pid, SIGTERM);
   waitpid(server.pid, nullptr, 0);
-  const double db_mb = fresh_file ? std::filesystem::file_size(dir + "/tock.db") / 1e6 : 0;
+  char database[64] = "the database named by the extra arguments";
+  if (fresh_file) {
+    std::snprintf(database, sizeof(database), "database file %.1f MB",
+                  std::filesystem::file_size(dir + "/tock.db") / 1e6);
+  }
   std::filesystem::remove_all(dir);
 
   std::printf("tock-server RSS, idle (one call served)    %7.1f MB\n", idle);
@@ -155,11 +159,7 @@ int main(int argc, char** argv) {
   std::printf("growth                                    %7.1f MB  (%.2f MB per 1,000 idle "
               "workflows)\n",
               loaded - idle, (loaded - idle) * 1000.0 / workflows);
-  std::printf("starts/s %.0f, then describes/s of each %.0f", workflows / seconds, describe_rate);
-  if (fresh_file) {
-    std::printf("; database file %.1f MB\n", db_mb);
-  } else {
-    std::printf("; the database named by the extra arguments\n");
-  }
+  std::printf("starts/s %.0f, then describes/s of each %.0f; %s\n", workflows / seconds,
+              describe_rate, database);
   return failed == 0 ? 0 : 1;
 }

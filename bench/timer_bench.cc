@@ -23,10 +23,8 @@
 // Usage: timer_bench TOCK_SERVER [TIMERS=100000]
 #include <curl/curl.h>
 #include <dirent.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <sys/resource.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 

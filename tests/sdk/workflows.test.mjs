@@ -8,6 +8,7 @@ import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { WorkflowFailedError } from '@temporalio/client';
 import * as activities from './activities.mjs';
+import { eventually } from './clusters.mjs';
 import { clientRetries, faultsFromEnv, hostsFromEnv, startHosts, startServer, uniqueName } from './server.mjs';
 
 // Per test, and for the hooks (which start a server, bundle workflows, connect a worker).
@@ -398,13 +399,11 @@ test('cancelling a parent asks its running child to cancel (RequestCancelExterna
     }
     await handle.cancel();
     // The parent waits for `unblock` until this test has seen the cancel's outcome in its
-    // history (see parentOfCancellable); a server that never records it fails below.
-    const until = Date.now() + 15_000;
-    while (Date.now() < until) {
+    // history (see parentOfCancellable); a server that never records it fails here.
+    await eventually(async () => {
       const { events } = await handle.fetchHistory();
-      if (events.some((e) => e.externalWorkflowExecutionCancelRequestedEventAttributes)) break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
+      assert.ok(events.some((e) => e.externalWorkflowExecutionCancelRequestedEventAttributes));
+    }, { what: "ExternalWorkflowExecutionCancelRequested in the parent's history" });
     await handle.signal('unblock');
     return await handle.result().catch((err) => `parent: ${err.name}`);
   });
