@@ -8,6 +8,7 @@
 #include "absl/status/statusor.h"
 #include "lib/common/clock.h"
 #include "lib/common/env.h"
+#include "lib/common/version.h"
 #include "server-core/config/server_config.h"
 
 namespace tock::server {
@@ -46,8 +47,5 @@ class TockServer {
   // Blocks until Shutdown has completed.
   virtual void Wait() = 0;
 };
-
-// The version string printed by banners and GetSystemInfo.
-inline constexpr char kTockVersion[] = "0.1.0";
 
 }  // namespace tock::server

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "lib/client/tls_probe.h"
 #include "lib/common/grpc_status.h"
+#include "lib/common/version.h"
 
 namespace tock::client {
 namespace {
@@ -97,7 +98,7 @@ Connection::ContextPtr Connection::NewContext(const std::string& namespace_name)
     context->set_deadline(absl::ToChronoTime(absl::Now() + options_.timeout));
   }
   context->AddMetadata("client-name", "tock");
-  context->AddMetadata("client-version", "0.1.0");
+  context->AddMetadata("client-version", kTockVersion);
   if (!options_.api_key.empty()) {
     context->AddMetadata("authorization", absl::StrCat("Bearer ", options_.api_key));
   }

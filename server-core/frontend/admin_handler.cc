@@ -1,6 +1,6 @@
 #include "lib/common/time_format.h"
+#include "lib/common/version.h"
 #include "server-core/frontend/handlers.h"
-#include "server-core/server.h"
 
 namespace tock::server::frontend {
 namespace {

@@ -1,5 +1,5 @@
+#include "lib/common/version.h"
 #include "server-core/frontend/handlers.h"
-#include "server-core/server.h"
 
 namespace tock::server::frontend {
 namespace {
