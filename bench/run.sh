@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds and runs the benchmarks; figures go in README.md ("Performance").
+# Builds and runs the benchmarks; figures go in docs/performance.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/build.sh --target tock tock-server min_describe namespace_bench workflow_bench history_bench idle_memory_bench repl_bench completion_bench archival_bench execution_store_bench search_attribute_bench batch_bench schedule_bench replication_bench timer_bench security_bench
