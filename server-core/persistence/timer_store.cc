@@ -3,14 +3,44 @@
 #include <cstdint>
 #include <limits>
 
+#include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
+#include "server-core/persistence/execution_store.h"
 
 namespace tock::persistence {
 
+namespace {
+
+constexpr char kRefusalPayload[] = "tock.persistence/timer-write-refusal";
+
+absl::Status Marked(absl::Status s, const char* refusal) {
+  s.SetPayload(kRefusalPayload, absl::Cord(refusal));
+  return s;
+}
+
+}  // namespace
+
+TimerWriteRefusal TimerWriteRefusalOf(const absl::Status& status) {
+  if (status.code() != absl::StatusCode::kFailedPrecondition) return TimerWriteRefusal::kNone;
+  const auto refusal = status.GetPayload(kRefusalPayload);
+  if (!refusal.has_value()) return TimerWriteRefusal::kNone;
+  if (*refusal == "fenced") return TimerWriteRefusal::kFenced;
+  if (*refusal == "changed") return TimerWriteRefusal::kChanged;
+  return TimerWriteRefusal::kNone;
+}
+
 absl::Status ChangedConcurrently(const TimerWrite& w) {
-  return absl::AbortedError(absl::StrCat("timer ", w.timer.timer_id.substr(0, 255),
-                                         " changed concurrently (not at revision ",
-                                         w.expected_revision, ")"));
+  return Marked(absl::FailedPreconditionError(absl::StrCat(
+                    "timer ", w.timer.timer_id.substr(0, 255),
+                    " changed concurrently (not at revision ", w.expected_revision, ")")),
+                "changed");
+}
+
+absl::Status FencedOut(const TimerWrite& w) {
+  return Marked(ShardOwnedElsewhere(w.timer.shard_id,
+                                    absl::StrCat("range id ", w.range_id, " is no longer ours"),
+                                    "the timer was not written"),
+                "fenced");
 }
 
 absl::Status CheckAttemptRecord(const TimerWrite& w) {

@@ -79,11 +79,13 @@ class TimerStore {
   virtual ~TimerStore() = default;
 
   // Applies each write on its own, all in one transaction (a batch costs one commit): the
-  // status of writes[i] is OK (and writes[i].timer.revision set), FAILED_PRECONDITION
-  // ("shard N is owned by another server": its range id is not the shard's; nothing of it
-  // written) or ABORTED (the stored revision is not expected_revision: another write came
-  // first, or the timer is gone). When the transaction itself fails, every status is its
-  // error and nothing is written.
+  // status of writes[i] is OK (and writes[i].timer.revision set) or a refusal of that write
+  // alone, FAILED_PRECONDITION marked with its TimerWriteRefusal (TimerWriteRefusalOf):
+  //   kFenced   "shard N is owned by another server": its range id is not the shard's;
+  //   kChanged  the stored revision is not expected_revision: another write came first, or
+  //             the timer is gone.
+  // When the transaction itself fails, every status is its error (unmarked, whatever its
+  // code: PostgreSQL's deadlock or serialization failure is ABORTED) and nothing is written.
   virtual std::vector<absl::Status> Write(std::vector<TimerWrite>& writes) = 0;
 
   // NOT_FOUND when there is none.
@@ -103,8 +105,21 @@ class TimerStore {
                                                            absl::Time until, int32_t limit) = 0;
 };
 
-// ABORTED: `w` found another revision stored, or none (shared by the backends).
+// Why one write of a batch was refused while the others went on (TimerStore::Write). The
+// mark travels as a payload of the status, so that no error of the whole transaction, whatever
+// its code, can be taken for a refusal of one row: a writer that took a deadlock for "this
+// timer changed" would drop the timer (review P1-10).
+enum class TimerWriteRefusal {
+  kNone,     // OK, or an error of the whole transaction (nothing written)
+  kFenced,   // the shard is owned by another server
+  kChanged,  // another revision is stored, or none
+};
+TimerWriteRefusal TimerWriteRefusalOf(const absl::Status& status);
+
+// kChanged: `w` found another revision stored, or none (shared by the backends).
 absl::Status ChangedConcurrently(const TimerWrite& w);
+// kFenced: `w`'s range id is not its shard's.
+absl::Status FencedOut(const TimerWrite& w);
 // INVALID_ARGUMENT for an attempt's record whose timer is not FIRING (it would leave the row
 // listed under another state than its own); OK for any other write.
 absl::Status CheckAttemptRecord(const TimerWrite& w);

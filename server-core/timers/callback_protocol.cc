@@ -8,9 +8,47 @@
 namespace tock::server::timers {
 namespace {
 
-// How much of an answer's body goes into last_error: enough to read a receiver's message,
-// short enough that a timer's row stays small.
-constexpr size_t kBodyExcerptBytes = 200;
+// No text of an answer goes into last_error, only its status and that status's standard
+// reason phrase: the timer's creator reads last_error, and an answer copied there would let
+// anyone who may create timers read what any address the server reaches says (review P2-2).
+// The receiver's own reason phrase is not kept either: it is the receiver's text too.
+const char* ReasonPhrase(int status) {
+  switch (status) {
+    case 200: return "OK";
+    case 201: return "Created";
+    case 202: return "Accepted";
+    case 204: return "No Content";
+    case 301: return "Moved Permanently";
+    case 302: return "Found";
+    case 303: return "See Other";
+    case 307: return "Temporary Redirect";
+    case 308: return "Permanent Redirect";
+    case 400: return "Bad Request";
+    case 401: return "Unauthorized";
+    case 403: return "Forbidden";
+    case 404: return "Not Found";
+    case 405: return "Method Not Allowed";
+    case 408: return "Request Timeout";
+    case 409: return "Conflict";
+    case 410: return "Gone";
+    case 413: return "Content Too Large";
+    case 415: return "Unsupported Media Type";
+    case 422: return "Unprocessable Content";
+    case 429: return "Too Many Requests";
+    case 500: return "Internal Server Error";
+    case 501: return "Not Implemented";
+    case 502: return "Bad Gateway";
+    case 503: return "Service Unavailable";
+    case 504: return "Gateway Timeout";
+    default: return "";
+  }
+}
+
+// "callback answered HTTP 503 Service Unavailable" (no phrase for a status without one).
+std::string Answered(int http_status) {
+  const char* phrase = ReasonPhrase(http_status);
+  return absl::StrCat("callback answered HTTP ", http_status, *phrase != '\0' ? " " : "", phrase);
+}
 
 std::string JsonString(std::string_view text) {
   // Most names and ids are printable ASCII with nothing to escape: quoted as they are, without
@@ -54,24 +92,19 @@ CallbackOutcome Outcome(CallbackOutcome::Kind kind, int http_status, std::string
   return outcome;
 }
 
-std::string Excerpt(std::string_view body) {
-  if (body.empty()) return "(empty body)";
-  return BoundedErrorText(body, kBodyExcerptBytes);
-}
-
 CallbackOutcome ClassifyOkBody(std::string_view body) {
   constexpr CallbackOutcome::Kind kRetry = CallbackOutcome::Kind::kRetry;
   if (IsOkTrue(body)) return Outcome(CallbackOutcome::Kind::kSucceeded, 200, "");
   // The body is bounded by the sender (at most its max_response_bytes), so parsing it is.
   const nlohmann::json answer = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
   if (answer.is_discarded() || !answer.is_object()) {
-    return Outcome(kRetry, 200, absl::StrCat("callback answered HTTP 200 with a body that is not a JSON object: ",
-                                             Excerpt(body)));
+    return Outcome(kRetry, 200,
+                   body.empty() ? "callback answered HTTP 200 with an empty body"
+                                : "callback answered HTTP 200 with a body that is not a JSON object");
   }
   const auto ok = answer.find("ok");
   if (ok == answer.end() || !ok->is_boolean()) {
-    return Outcome(kRetry, 200, absl::StrCat("callback answered HTTP 200 without a boolean \"ok\": ",
-                                             Excerpt(body)));
+    return Outcome(kRetry, 200, "callback answered HTTP 200 without a boolean \"ok\"");
   }
   if (ok->get<bool>()) return Outcome(CallbackOutcome::Kind::kSucceeded, 200, "");
   const auto next = answer.find("nextExecuteAt");
@@ -83,10 +116,8 @@ CallbackOutcome ClassifyOkBody(std::string_view body) {
   if (!next->is_string() ||
       !absl::ParseTime(absl::RFC3339_full, next->get<std::string>(), &at, &parse_error)) {
     return Outcome(kRetry, 200,
-                   absl::StrCat("callback answered ok:false with a nextExecuteAt that is not an "
-                                "RFC 3339 time: ",
-                                Excerpt(next->dump(-1, ' ', false,
-                                                   nlohmann::json::error_handler_t::replace))));
+                   "callback answered ok:false with a nextExecuteAt that is not an RFC 3339 "
+                   "time such as 2026-12-01T10:00:00Z");
   }
   CallbackOutcome outcome = Outcome(CallbackOutcome::Kind::kReschedule, 200, "");
   outcome.next_execute_at = at;
@@ -117,19 +148,17 @@ CallbackOutcome ClassifyCallbackAnswer(int http_status, std::string_view body,
                                        bool body_truncated) {
   if (http_status >= 400 && http_status <= 499) {
     return Outcome(CallbackOutcome::Kind::kStop, http_status,
-                   absl::StrCat("callback answered HTTP ", http_status, " (no retry): ",
-                                Excerpt(body)));
+                   absl::StrCat(Answered(http_status), " (no retry)"));
   }
   if (http_status == 200) {
     if (body_truncated) {
       return Outcome(CallbackOutcome::Kind::kRetry, 200,
-                     absl::StrCat("callback answered HTTP 200 with a body longer than read: ",
-                                  Excerpt(body)));
+                     absl::StrCat("callback answered HTTP 200 with a body longer than the ",
+                                  body.size(), " bytes read"));
     }
     return ClassifyOkBody(body);
   }
-  return Outcome(CallbackOutcome::Kind::kRetry, http_status,
-                 absl::StrCat("callback answered HTTP ", http_status, ": ", Excerpt(body)));
+  return Outcome(CallbackOutcome::Kind::kRetry, http_status, Answered(http_status));
 }
 
 std::string BoundedErrorText(std::string_view text, size_t max_bytes) {

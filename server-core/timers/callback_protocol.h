@@ -27,7 +27,10 @@ std::string CallbackBodyJson(std::string_view namespace_name, std::string_view t
                              std::string_view payload_json, absl::Time execute_at, int attempt);
 
 // Classifies a complete HTTP answer. `body_truncated`: the answer was longer than the
-// sender reads (its beginning is in `body`).
+// sender reads (its beginning is in `body`). The outcome's error names the status (and its
+// standard reason phrase) and what was wrong with the body, never the body's text: the
+// timer's creator reads it (last_error), and the receiver may be any address the server
+// reaches.
 CallbackOutcome ClassifyCallbackAnswer(int http_status, std::string_view body,
                                        bool body_truncated);
 

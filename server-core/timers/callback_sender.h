@@ -4,6 +4,7 @@
 //   200 {"ok": true}                         -> kSucceeded
 //   200 {"ok": false, "nextExecuteAt": T}    -> kReschedule at T
 //   4xx                                      -> kStop (the receiver refused it: no retry)
+//   an address the policy refuses            -> kStop (callback_address_policy.h: no retry)
 //   anything else (5xx, timeout, refused connection, bad body, {"ok": false} without a
 //   time)                                    -> kRetry (by the timer's retry policy)
 // The production sender is HttpCallbackSender (libcurl multi, one thread); engine unit
@@ -21,6 +22,7 @@ struct CallbackRequest {
   std::string url;        // http:// or https://, checked by the timer service when stored
   std::string body_json;  // the POST body: {namespace, id, payload, executeAt, attempt}
   absl::Duration timeout; // whole-request deadline (connect + send + answer)
+  std::string namespace_name;  // the timer's: which signing secret applies (if any)
 };
 
 struct CallbackOutcome {

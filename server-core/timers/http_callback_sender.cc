@@ -10,10 +10,14 @@
 #include <unordered_map>
 #include <vector>
 
+#include <sys/socket.h>
+
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "lib/archival/libcurl_stubs.h"
 #include "lib/common/named_thread.h"
 #include "server-core/timers/callback_protocol.h"
+#include "server-core/timers/callback_signature.h"
 
 namespace tock::server::timers {
 namespace {
@@ -27,6 +31,9 @@ absl::Status InitCurlOnce() {
 }
 
 struct Transfer {
+  ~Transfer() {
+    if (headers != nullptr) curl_slist_free_all(headers);
+  }
   CallbackRequest request;
   std::function<void(CallbackOutcome)> done;
   CURL* easy = nullptr;
@@ -34,7 +41,27 @@ struct Transfer {
   std::string response;
   bool truncated = false;
   char error[CURL_ERROR_SIZE] = {};
+  curl_slist* headers = nullptr;  // its own, when signed (the shared ones otherwise)
+  const CallbackAddressPolicy* policy = nullptr;
+  const char* refused_range = nullptr;  // the first address refused, if any
+  int connects_allowed = 0;
 };
+
+// curl's open-socket callback: the address a connection is about to be opened to, after
+// resolution. A refused one gets no socket, so nothing is sent to it; curl tries the host's
+// next address, if any.
+curl_socket_t OpenCheckedSocket(void* user, curlsocktype, curl_sockaddr* address) {
+  auto* t = static_cast<Transfer*>(user);
+  std::optional<IpAddress> ip = IpAddress::FromSockaddr(&address->addr);
+  const char* refused =
+      ip.has_value() ? t->policy->RefusedRange(t->request.url, *ip) : "non-IP";
+  if (refused != nullptr) {
+    if (t->refused_range == nullptr) t->refused_range = refused;
+    return CURL_SOCKET_BAD;
+  }
+  ++t->connects_allowed;
+  return socket(address->family, address->socktype, address->protocol);
+}
 
 // Reads the answer up to the transfer's bound; past it, returns 0, which makes libcurl end
 // the transfer with CURLE_WRITE_ERROR (classified with the body read so far).
@@ -236,6 +263,10 @@ bool HttpCallbackSender::Impl::Start(std::unique_ptr<Transfer> t) {
       curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, ReadAnswer);
       curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
       curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 0L);
+      // No proxy, not even http_proxy from the environment: the address checked by
+      // OpenCheckedSocket must be the receiver's, not a proxy's that reaches anything.
+      curl_easy_setopt(easy, CURLOPT_PROXY, "");
+      curl_easy_setopt(easy, CURLOPT_OPENSOCKETFUNCTION, OpenCheckedSocket);
     }
   }
   if (easy == nullptr) {
@@ -254,6 +285,16 @@ bool HttpCallbackSender::Impl::Start(std::unique_ptr<Transfer> t) {
                                               curl_easy_strerror(rc))));
     return false;
   }
+  if (const std::string* secret =
+          SigningSecretFor(options.signing_secrets, t->request.namespace_name)) {
+    for (const char* header : kCallbackHeaders) t->headers = curl_slist_append(t->headers, header);
+    const std::string signature =
+        absl::StrCat(kSignatureHeader, ": ", CallbackSignature(*secret, absl::Now(), body));
+    t->headers = curl_slist_append(t->headers, signature.c_str());
+  }
+  curl_easy_setopt(easy, CURLOPT_HTTPHEADER, t->headers != nullptr ? t->headers : headers);
+  t->policy = &options.address_policy;
+  curl_easy_setopt(easy, CURLOPT_OPENSOCKETDATA, t.get());
   curl_easy_setopt(easy, CURLOPT_POSTFIELDS, body.data());  // lives in *t until the end
   curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
   curl_easy_setopt(easy, CURLOPT_WRITEDATA, t.get());
@@ -312,6 +353,12 @@ CallbackOutcome HttpCallbackSender::Impl::Classify(const Transfer& t, CURLcode r
   if (rc == CURLE_OK) return ClassifyCallbackAnswer(http_status, t.response, false);
   if (rc == CURLE_WRITE_ERROR && t.truncated) {
     return ClassifyCallbackAnswer(http_status, t.response, true);
+  }
+  if (t.refused_range != nullptr && t.connects_allowed == 0) {
+    // Every address of the host was refused: no retry will make it allowed.
+    CallbackOutcome outcome = Failure(CallbackAddressPolicy::NotSentError(t.refused_range));
+    outcome.kind = CallbackOutcome::Kind::kStop;
+    return outcome;
   }
   const std::string detail = t.error[0] != '\0' ? t.error : curl_easy_strerror(rc);
   if (rc == CURLE_OPERATION_TIMEDOUT) {

@@ -6,8 +6,18 @@
 // Per request: POST url with request.body_json (Content-Type: application/json), the whole
 // request bounded by request.timeout (at least 1 ms; connecting by the smaller of it and
 // options.connect_timeout); only http and https; redirects are not followed (a 3xx is "any
-// other answer": retry). At most options.max_response_bytes of the answer are read, then the
-// transfer is cut; the outcome is classified by callback_protocol.h.
+// other answer": retry); no proxy (not even one named by the environment: the address
+// checked must be the receiver's). At most options.max_response_bytes of the answer are read,
+// then the transfer is cut; the outcome is classified by callback_protocol.h.
+//
+// Addresses: every connection is checked against options.address_policy on the address it
+// is about to open, after the host name was resolved (curl's open-socket callback), so a
+// name that resolves to a refused address (DNS rebinding included) reaches nothing. When
+// every address of the host is refused the callback is answered kStop (no retry) with
+// CallbackAddressPolicy::NotSentError.
+//
+// Signing: a request whose namespace has a secret in options.signing_secrets carries the
+// Tock-Signature header (callback_signature.h), made with this host's real clock.
 //
 // Bounded: at most options.max_in_flight transfers on the wire; further requests wait in a
 // queue of at most options.max_queued, beyond which Send answers kRetry ("queue full") at
@@ -20,10 +30,13 @@
 #pragma once
 
 #include <cstddef>
+#include <map>
 #include <memory>
+#include <string>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "server-core/timers/callback_address_policy.h"
 #include "server-core/timers/callback_sender.h"
 
 namespace tock::server::timers {
@@ -44,6 +57,11 @@ struct HttpCallbackSenderOptions {
   absl::Duration connect_timeout = absl::Seconds(5);
   // Idle connections kept for reuse (curl's connection cache); 0: max_in_flight.
   int max_idle_connections = 0;
+  // Which addresses callbacks may reach (the default refuses loopback, private, link-local
+  // and the other restricted ranges).
+  CallbackAddressPolicy address_policy;
+  // Namespace name (or "*") -> secret: those requests are signed.
+  std::map<std::string, std::string> signing_secrets;
 };
 
 class HttpCallbackSender final : public CallbackSender {

@@ -30,7 +30,13 @@ class LazyCallbackSender final : public CallbackSender {
 
   // The libcurl sender with its default options (the default factory).
   static absl::StatusOr<std::unique_ptr<CallbackSender>> MakeHttpSender() {
-    absl::StatusOr<std::unique_ptr<HttpCallbackSender>> s = HttpCallbackSender::Create();
+    return MakeHttpSenderWith(HttpCallbackSenderOptions());
+  }
+  // The libcurl sender with `options` (tock-server's: its address policy and signing secrets).
+  static absl::StatusOr<std::unique_ptr<CallbackSender>> MakeHttpSenderWith(
+      HttpCallbackSenderOptions options) {
+    absl::StatusOr<std::unique_ptr<HttpCallbackSender>> s =
+        HttpCallbackSender::Create(std::move(options));
     if (!s.ok()) return s.status();
     return std::unique_ptr<CallbackSender>(std::move(*s));
   }

@@ -299,7 +299,7 @@ std::vector<absl::Status> TimerEngine::WriteFenced(std::vector<persistence::Time
   holds.clear();
   std::set<int32_t> lost;
   for (size_t i = 0; i < writes.size(); ++i) {
-    if (statuses[i].code() == absl::StatusCode::kFailedPrecondition &&
+    if (persistence::TimerWriteRefusalOf(statuses[i]) == persistence::TimerWriteRefusal::kFenced &&
         writes[i].range_id != history::ShardController::kNotOwned) {
       lost.insert(writes[i].timer.shard_id);
     }
@@ -309,15 +309,15 @@ std::vector<absl::Status> TimerEngine::WriteFenced(std::vector<persistence::Time
   return statuses;
 }
 
-void TimerEngine::FireBatch(std::vector<StoredTimer> due, std::vector<OutcomeWrite> outcomes) {
-  const absl::Time now = clock_.Now();
+std::vector<persistence::TimerWrite> TimerEngine::PlanFiring(std::vector<StoredTimer> due,
+                                                             absl::Time now) {
   std::vector<persistence::TimerWrite> writes(due.size());
   for (size_t i = 0; i < due.size(); ++i) {
     persistence::TimerWrite& w = writes[i];
     w.expected_revision = due[i].revision;
     w.timer = std::move(due[i]);
-    if (Finished(w.timer.record)) {  // its retention is over: removed, not fired
-      w.remove = true;
+    if (Finished(w.timer.record)) {
+      PlanRemoval(w, now);
       continue;
     }
     tv1::Timer& r = w.timer.record;
@@ -330,6 +330,27 @@ void TimerEngine::FireBatch(std::vector<StoredTimer> due, std::vector<OutcomeWri
     // outcome was never recorded again, at once.
     w.attempt = true;
   }
+  return writes;
+}
+
+void TimerEngine::PlanRemoval(persistence::TimerWrite& w, absl::Time now) {
+  if (options_.retention == nullptr) {  // due only if it was when the retention was read
+    w.remove = true;
+    return;
+  }
+  // The retention is read again, not trusted from when the timer finished: that lookup may
+  // have failed (the timer was then due again soon), or the namespace's retention changed.
+  const absl::Time end = options_.retention->DueAfterFinish(
+      w.timer.namespace_id, FromProtoTime(w.timer.record.updated_at()), now);
+  if (end <= now) {
+    w.remove = true;
+    return;
+  }
+  w.timer.due = end;  // a plain write of its due time: neither an attempt nor a removal
+}
+
+void TimerEngine::FireBatch(std::vector<StoredTimer> due, std::vector<OutcomeWrite> outcomes) {
+  std::vector<persistence::TimerWrite> writes = PlanFiring(std::move(due), clock_.Now());
   // One transaction for both: the firer never waits behind the writer's commit, which
   // held the store for up to 10 ms while the timers due meanwhile waited.
   std::vector<OutcomeWrite> failed;
@@ -341,6 +362,11 @@ void TimerEngine::FireBatch(std::vector<StoredTimer> due, std::vector<OutcomeWri
     }
     inbox_->cv.notify_one();
   }
+  SendAttempts(SettleFiring(writes, statuses));
+}
+
+std::vector<StoredTimer> TimerEngine::SettleFiring(std::vector<persistence::TimerWrite>& writes,
+                                                   const std::vector<absl::Status>& statuses) {
   std::vector<StoredTimer> send;
   send.reserve(writes.size());
   std::vector<StoredTimer> reconsider;
@@ -359,31 +385,44 @@ void TimerEngine::FireBatch(std::vector<StoredTimer> due, std::vector<OutcomeWri
         entries_.erase(it);
         continue;
       }
+      if (s.ok() && !writes[i].attempt) {  // a finished timer due again at its retention's end
+        ++stats_.retention_postponed;
+        e.in_flight = false;
+        e.timer.revision = 0;  // replaced by the Consider below
+        reconsider.push_back(std::move(written));
+        continue;
+      }
       if (s.ok()) {
         if (e.timer.revision <= written.revision) e.timer.revision = written.revision;
         ++stats_.attempts;
         send.push_back(std::move(written));
         continue;
       }
-      if (s.code() == absl::StatusCode::kFailedPrecondition) {
-        ++stats_.fenced;
-        entries_.erase(it);  // the shard's new owner fires it
-      } else if (s.code() == absl::StatusCode::kAborted) {
-        ++stats_.superseded;
-        if (e.timer.revision > writes[i].expected_revision) reconsider.push_back(std::move(e.timer));
-        entries_.erase(it);
-      } else {
-        // Whether it was written is not known (a commit can fail after the fact): the store
-        // says, when the loader reads the shard again at its next pass (after load_interval,
-        // so a store that keeps failing is not tried in a loop).
-        ++stats_.store_errors;
-        if (!store_error_logged) {
-          store_error_logged = true;
-          logger_.Warn("recording timer attempts failed; the timers are read again from the store",
-                       {{"error", s.ToString()}});
-        }
-        reread.insert(written.shard_id);
-        entries_.erase(it);
+      switch (persistence::TimerWriteRefusalOf(s)) {
+        case persistence::TimerWriteRefusal::kFenced:
+          ++stats_.fenced;
+          entries_.erase(it);  // the shard's new owner fires it
+          break;
+        case persistence::TimerWriteRefusal::kChanged:
+          ++stats_.superseded;
+          if (e.timer.revision > writes[i].expected_revision) reconsider.push_back(std::move(e.timer));
+          entries_.erase(it);
+          break;
+        case persistence::TimerWriteRefusal::kNone:
+          // The whole transaction failed (a deadlock or a serialization failure too: nothing
+          // says this timer changed), and whether it was written is not known (a commit can
+          // fail after the fact): the store says, when the loader reads the shard again at
+          // its next pass (after load_interval, so a store that keeps failing is not tried in
+          // a loop).
+          ++stats_.store_errors;
+          if (!store_error_logged) {
+            store_error_logged = true;
+            logger_.Warn("recording timer attempts failed; the timers are read again from the store",
+                         {{"error", s.ToString()}});
+          }
+          reread.insert(written.shard_id);
+          entries_.erase(it);
+          break;
       }
     }
   }
@@ -392,10 +431,15 @@ void TimerEngine::FireBatch(std::vector<StoredTimer> due, std::vector<OutcomeWri
     for (int32_t shard : reread) windows_[shard - 1].covered = TimerDueCursor();
   }
   for (StoredTimer& t : reconsider) Consider(std::move(t));
+  return send;
+}
+
+void TimerEngine::SendAttempts(std::vector<StoredTimer> send) {
   for (StoredTimer& t : send) {
     const tv1::Timer& r = t.record;
     CallbackRequest request;
     request.url = r.callback_url();
+    request.namespace_name = r.namespace_();
     request.body_json = CallbackBodyJson(r.namespace_(), r.id(), r.payload_json(),
                                          FromProtoTime(r.execute_at()), r.attempts());
     request.timeout = absl::Seconds(r.callback_timeout_seconds() > 0
@@ -423,14 +467,17 @@ StoredTimer TimerEngine::Apply(StoredTimer next, const CallbackOutcome& outcome,
   tv1::Timer& r = next.record;
   *r.mutable_updated_at() = ToProtoTime(now);
   r.clear_next_attempt_at();
-  // A finished timer is due again when its retention ends, to be removed.
-  const absl::Time expiry = options_.retention != nullptr
-                                ? options_.retention->ExpiryOf(next.namespace_id, now)
-                                : absl::InfiniteFuture();
+  // A finished timer is due again when its retention ends, to be removed (looked up only
+  // for a timer that finishes: the other outcomes need no retention).
+  auto finished_due = [&] {
+    return options_.retention != nullptr
+               ? options_.retention->DueAfterFinish(next.namespace_id, now, now)
+               : absl::InfiniteFuture();
+  };
   auto fail = [&](std::string error) {
     r.set_state(tv1::TIMER_STATE_FAILED);
     r.set_last_error(BoundedErrorText(error));
-    next.due = expiry;
+    next.due = finished_due();
   };
   auto retry = [&](const std::string& error) {
     const RetrySettings settings = EffectiveRetry(r.retry_policy());
@@ -451,7 +498,7 @@ StoredTimer TimerEngine::Apply(StoredTimer next, const CallbackOutcome& outcome,
     case CallbackOutcome::Kind::kSucceeded:
       r.set_state(tv1::TIMER_STATE_SUCCEEDED);
       r.clear_last_error();
-      next.due = expiry;
+      next.due = finished_due();
       break;
     case CallbackOutcome::Kind::kReschedule: {
       const absl::Time at = outcome.next_execute_at;
@@ -611,12 +658,13 @@ std::vector<TimerEngine::OutcomeWrite> TimerEngine::SettleOutcomes(std::vector<O
         }
         continue;
       }
-      if (s.code() == absl::StatusCode::kFailedPrecondition) {
+      const persistence::TimerWriteRefusal refusal = persistence::TimerWriteRefusalOf(s);
+      if (refusal == persistence::TimerWriteRefusal::kFenced) {
         ++stats_.fenced;
         if (it != entries_.end()) entries_.erase(it);
         continue;
       }
-      if (s.code() == absl::StatusCode::kAborted) {
+      if (refusal == persistence::TimerWriteRefusal::kChanged) {
         ++stats_.superseded;
         if (it != entries_.end()) {
           if (it->second.timer.revision > write.expected_revision) {
@@ -626,6 +674,8 @@ std::vector<TimerEngine::OutcomeWrite> TimerEngine::SettleOutcomes(std::vector<O
         }
         continue;
       }
+      // The whole transaction failed (a deadlock or a serialization failure too): nothing
+      // says the timer changed, so the outcome is kept and written again.
       ++stats_.store_errors;
       if (!store_error_logged) {
         store_error_logged = true;

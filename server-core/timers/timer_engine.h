@@ -30,12 +30,16 @@
 //                last_error when the policy allows no more attempts.
 // A SUCCEEDED or FAILED timer is then due again at the end of its retention
 // (TimerRetention), when its owner removes it (a fenced write at its revision), as it does a
-// DELETED one.
-// An outcome that finds the timer changed (the API replaced it meanwhile) is dropped, and the
-// new version armed; one that finds the shard taken is dropped (the new owner sends again).
-// A store error on an outcome keeps it in memory and writes it again after store_retry. One
-// on an attempt's record leaves the timer to the store: whether the write landed is not
-// known, so the shard is read again at the loader's next pass and the timer armed as stored.
+// DELETED one. The retention is looked up again then: a timer whose retention is not over (a
+// lookup failed when it finished, or the namespace's retention grew) is written due again at
+// its end instead.
+// An outcome that finds the timer changed (the API replaced it meanwhile: the store's
+// TimerWriteRefusal::kChanged for that row) is dropped, and the new version armed; one that
+// finds the shard taken (kFenced) is dropped (the new owner sends again). Any other error is
+// the whole transaction's (a deadlock too), and drops nothing: a store error on an outcome
+// keeps it in memory and writes it again after store_retry. One on an attempt's record leaves
+// the timer to the store: whether the write landed is not known, so the shard is read again
+// at the loader's next pass and the timer armed as stored.
 //
 // Memory per timer: the firer moves a timer out of its entry into the attempt (the entry
 // keeps only its revision while the callback is in flight), and the versions move on from
@@ -106,6 +110,9 @@ class TimerEngine {
     uint64_t superseded = 0;    // writes that found the timer changed by the API
     uint64_t store_errors = 0;
     uint64_t expired = 0;       // finished timers removed after their retention
+    // Finished timers due whose retention, looked up again, was not over (or could not be
+    // read): written due again instead of removed.
+    uint64_t retention_postponed = 0;
     uint64_t load_passes = 0;   // passes of the loader over the shards
   };
 
@@ -200,6 +207,19 @@ class TimerEngine {
   std::vector<absl::Status> WriteFenced(std::vector<persistence::TimerWrite>& writes);
   // Records the attempts of `due` and the outcomes in one transaction, then sends `due`.
   void FireBatch(std::vector<persistence::StoredTimer> due, std::vector<OutcomeWrite> outcomes);
+  // The write of each timer due: an attempt's record, or for a finished timer its removal
+  // (PlanRemoval).
+  std::vector<persistence::TimerWrite> PlanFiring(std::vector<persistence::StoredTimer> due,
+                                                  absl::Time now);
+  // A finished timer due: removed when its namespace's retention (looked up again) is over;
+  // otherwise written due again at its end, or soon when the lookup failed.
+  void PlanRemoval(persistence::TimerWrite& w, absl::Time now);
+  // After the write of PlanFiring's `writes` answered `statuses`: counts, forgets, re-arms or
+  // reads shards again; returns the attempts recorded, to send.
+  std::vector<persistence::StoredTimer> SettleFiring(std::vector<persistence::TimerWrite>& writes,
+                                                     const std::vector<absl::Status>& statuses);
+  // Hands each recorded attempt to the sender; its outcome comes back to the inbox.
+  void SendAttempts(std::vector<persistence::StoredTimer> send);
   // The firer's share of the inbox: what is waiting (at most `batch`), applied.
   std::vector<OutcomeWrite> TakeOutcomes(absl::BitGen& bits);
   // Under inbox_->mu: what is waiting, at most `batch`.

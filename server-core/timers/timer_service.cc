@@ -238,8 +238,13 @@ absl::StatusOr<StoredTimer> TimerService::ReadChangeWrite(const Target& target,
       if (on_written_) on_written_(batch[0].timer);
       return std::move(batch[0].timer);
     }
-    if (s.code() == absl::StatusCode::kAborted) continue;  // another write came first
-    if (s.code() == absl::StatusCode::kFailedPrecondition) {
+    const persistence::TimerWriteRefusal refusal = persistence::TimerWriteRefusalOf(s);
+    // Another write came first, or the transaction was aborted (a deadlock: nothing written).
+    if (refusal == persistence::TimerWriteRefusal::kChanged ||
+        s.code() == absl::StatusCode::kAborted) {
+      continue;
+    }
+    if (refusal == persistence::TimerWriteRefusal::kFenced) {
       // Another host took the shard: until the ring says otherwise it is not ours.
       const int64_t range_id = hold.range_id();
       { history::ShardController::RangeHold released = std::move(hold); }
@@ -263,6 +268,11 @@ absl::StatusOr<tv1::CreateTimerResponse> TimerService::Create(
   if (absl::Status s = ValidateExecuteAt(req.execute_at(), now, execute_at); !s.ok()) return s;
   if (absl::Status s = ValidateCallbackUrl(req.callback_url(),
                                            F(naming, "callback_url", "callbackUrl"));
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = callback_policy_.CheckUrl(req.callback_url(),
+                                                 F(naming, "callback_url", "callbackUrl"));
       !s.ok()) {
     return s;
   }
@@ -352,6 +362,11 @@ absl::StatusOr<tv1::UpdateTimerResponse> TimerService::Update(const tv1::UpdateT
         !s.ok()) {
       return s;
     }
+    if (absl::Status s = callback_policy_.CheckUrl(req.callback_url(),
+                                                   F(naming, "callback_url", "callbackUrl"));
+        !s.ok()) {
+      return s;
+    }
   }
   if (req.has_payload_json()) {
     if (absl::Status s =
@@ -415,8 +430,9 @@ absl::StatusOr<tv1::DeleteTimerResponse> TimerService::Delete(const tv1::DeleteT
         next.record.clear_next_attempt_at();
         *next.record.mutable_updated_at() = ToProtoTime(now);
         // Readable as DELETED until its namespace's retention is over, then removed.
-        next.due = retention_ != nullptr ? retention_->ExpiryOf(stored->namespace_id, now)
-                                         : absl::InfiniteFuture();
+        next.due = retention_ != nullptr
+                       ? retention_->DueAfterFinish(stored->namespace_id, now, now)
+                       : absl::InfiniteFuture();
         return true;
       });
   if (!written.ok()) return written.status();

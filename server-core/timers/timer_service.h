@@ -8,7 +8,10 @@
 //   execute_at                required on create; a valid time within 10 years of now (a
 //                             time in the past fires at once)
 //   callback_url              required on create; http:// or https:// with a host, at most
-//                             2048 bytes, no spaces or control characters
+//                             2048 bytes, no spaces or control characters; a host that is
+//                             an address (or localhost) the callback policy refuses is
+//                             refused here (callback_address_policy.h; names are checked
+//                             by the sender once resolved)
 //   payload_json              optional; valid JSON, at most 100 KiB, nested at most 64 deep
 //   callback_timeout_seconds  0 (the default, 10) or 1..60
 //   retry_policy              retry_policy.h
@@ -30,6 +33,7 @@
 #include "server-core/frontend/namespace_engine.h"
 #include "server-core/history/shard_controller.h"
 #include "server-core/persistence/timer_store.h"
+#include "server-core/timers/callback_address_policy.h"
 #include "server-core/timers/retry_policy.h"
 #include "server-core/timers/timer_retention.h"
 #include "tock/timer/v1/service.pb.h"
@@ -66,6 +70,9 @@ class TimerService {
   // A deleted timer is removed at the end of its namespace's retention (null: kept). Set
   // once, before the first call; outlives the service.
   void SetRetention(TimerRetention* retention) { retention_ = retention; }
+  // Which callback addresses are allowed (the default refuses every restricted range). Set
+  // once, before the first call.
+  void SetCallbackPolicy(CallbackAddressPolicy policy) { callback_policy_ = std::move(policy); }
 
   absl::StatusOr<tv1::CreateTimerResponse> Create(const tv1::CreateTimerRequest& request,
                                                   FieldNaming naming = FieldNaming::kProto);
@@ -110,6 +117,7 @@ class TimerService {
   Clock& clock_;
   std::function<void(const persistence::StoredTimer&)> on_written_;
   TimerRetention* retention_ = nullptr;
+  CallbackAddressPolicy callback_policy_;
 };
 
 // Field checks shared with tests and the HTTP API (each OK or INVALID_ARGUMENT naming the

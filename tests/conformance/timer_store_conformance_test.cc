@@ -64,8 +64,8 @@ TEST_P(TimerStoreTest, CreateThenCompareAndSwap) {
   TimerStore& store = p->timers();
 
   ASSERT_TRUE(WriteOne(store, Write(Timer("ns", "t1", 3, kT0), *range, 0)).ok());
-  EXPECT_EQ(WriteOne(store, Write(Timer("ns", "t1", 3, kT0), *range, 0)).code(),
-            absl::StatusCode::kAborted)
+  EXPECT_EQ(TimerWriteRefusalOf(WriteOne(store, Write(Timer("ns", "t1", 3, kT0), *range, 0))),
+            TimerWriteRefusal::kChanged)
       << "expected revision 0: none may be stored yet";
   ASSERT_TRUE(WriteOne(store, Write(Timer("other", "t1", 3, kT0), *range, 0)).ok())
       << "ids are per namespace";
@@ -86,9 +86,9 @@ TEST_P(TimerStoreTest, CreateThenCompareAndSwap) {
   // A second writer that read revision 1 loses.
   StoredTimer stale = *got;
   stale.record.set_last_error("stale");
-  EXPECT_EQ(WriteOne(store, Write(stale, *range, 1)).code(), absl::StatusCode::kAborted);
-  EXPECT_EQ(WriteOne(store, Write(Timer("ns", "gone", 3, kT0), *range, 4)).code(),
-            absl::StatusCode::kAborted)
+  EXPECT_EQ(TimerWriteRefusalOf(WriteOne(store, Write(stale, *range, 1))), TimerWriteRefusal::kChanged);
+  EXPECT_EQ(TimerWriteRefusalOf(WriteOne(store, Write(Timer("ns", "gone", 3, kT0), *range, 4))),
+            TimerWriteRefusal::kChanged)
       << "a timer that is not stored is not at any revision";
 
   got = store.Get("ns", "t1");
@@ -142,14 +142,14 @@ TEST_P(TimerStoreTest, RemoveIsFencedAtTheRevision) {
 
   TimerWrite stale_revision = Write(Timer("ns", "done", 4, kT0), *range, 2);
   stale_revision.remove = true;
-  EXPECT_EQ(WriteOne(store, stale_revision).code(), absl::StatusCode::kAborted);
+  EXPECT_EQ(TimerWriteRefusalOf(WriteOne(store, stale_revision)), TimerWriteRefusal::kChanged);
   EXPECT_TRUE(store.Get("ns", "done").ok()) << "removed at another revision";
 
   auto taken = shards.AcquireShard(4, "host-b");
   ASSERT_TRUE(taken.ok());
   TimerWrite stale_owner = Write(Timer("ns", "done", 4, kT0), *range, 1);
   stale_owner.remove = true;
-  EXPECT_EQ(WriteOne(store, stale_owner).code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(TimerWriteRefusalOf(WriteOne(store, stale_owner)), TimerWriteRefusal::kFenced);
   EXPECT_TRUE(store.Get("ns", "done").ok()) << "removed by a stale owner";
 
   TimerWrite removal = Write(Timer("ns", "done", 4, kT0), *taken, 1);
@@ -161,7 +161,7 @@ TEST_P(TimerStoreTest, RemoveIsFencedAtTheRevision) {
   EXPECT_EQ(store.Get("ns", "done").status().code(), absl::StatusCode::kNotFound);
   EXPECT_TRUE(store.Get("ns", "kept").ok());
   EXPECT_TRUE(store.Get("ns", "new").ok());
-  EXPECT_EQ(WriteOne(store, removal).code(), absl::StatusCode::kAborted) << "gone: no revision";
+  EXPECT_EQ(TimerWriteRefusalOf(WriteOne(store, removal)), TimerWriteRefusal::kChanged) << "gone: no revision";
   auto due = store.LoadDue(4, TimerDueCursor(), kT0 + absl::Hours(1), 10);
   ASSERT_TRUE(due.ok());
   EXPECT_EQ(Ids(*due), (std::vector<std::string>{"kept", "new"}));
@@ -183,12 +183,13 @@ TEST_P(TimerStoreTest, StaleRangeIdWritesNothing) {
   StoredTimer changed = Timer("ns", "t1", 5, kT0 + absl::Hours(1));
   absl::Status s = WriteOne(store, Write(changed, *old_range, 1));
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
+  EXPECT_EQ(TimerWriteRefusalOf(s), TimerWriteRefusal::kFenced) << s;
   EXPECT_NE(s.message().find("shard 5 is owned by another server"), std::string::npos) << s;
-  EXPECT_EQ(WriteOne(store, Write(Timer("ns", "t2", 5, kT0), *old_range, 0)).code(),
-            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(TimerWriteRefusalOf(WriteOne(store, Write(Timer("ns", "t2", 5, kT0), *old_range, 0))),
+            TimerWriteRefusal::kFenced);
   // A shard nobody took refuses every range id.
-  EXPECT_EQ(WriteOne(store, Write(Timer("ns", "t3", 6, kT0), 1, 0)).code(),
-            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(TimerWriteRefusalOf(WriteOne(store, Write(Timer("ns", "t3", 6, kT0), 1, 0))),
+            TimerWriteRefusal::kFenced);
 
   auto got = store.Get("ns", "t1");
   ASSERT_TRUE(got.ok());
@@ -206,8 +207,8 @@ TEST_P(TimerStoreTest, StaleRangeIdWritesNothing) {
   std::vector<absl::Status> statuses = store.Write(batch);
   ASSERT_EQ(statuses.size(), 4u);
   EXPECT_TRUE(statuses[0].ok()) << statuses[0];
-  EXPECT_EQ(statuses[1].code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_EQ(statuses[2].code(), absl::StatusCode::kAborted);
+  EXPECT_EQ(TimerWriteRefusalOf(statuses[1]), TimerWriteRefusal::kFenced);
+  EXPECT_EQ(TimerWriteRefusalOf(statuses[2]), TimerWriteRefusal::kChanged);
   EXPECT_TRUE(statuses[3].ok()) << statuses[3];
   EXPECT_TRUE(store.Get("ns", "b1").ok());
   EXPECT_EQ(store.Get("ns", "b2").status().code(), absl::StatusCode::kNotFound);

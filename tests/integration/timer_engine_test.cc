@@ -143,10 +143,14 @@ class ScriptedSender : public CallbackSender {
 class FaultyTimerStore : public persistence::TimerStore {
  public:
   explicit FaultyTimerStore(persistence::TimerStore& real) : real_(real) {}
-  void FailNextWrite(bool landed) {
+  // The next write (one transaction) fails as a whole with `error`: UNAVAILABLE by default,
+  // or, say, PostgreSQL's ABORTED for a deadlock (SQLSTATE 40P01).
+  void FailNextWrite(bool landed,
+                     absl::Status error = absl::UnavailableError("injected: the database is unavailable")) {
     std::lock_guard lock(mu_);
     fail_next_ = true;
     landed_ = landed;
+    error_ = std::move(error);
   }
   // Whether one write (one transaction) recorded both attempts and outcomes.
   bool WroteAttemptsWithOutcomes() const {
@@ -155,10 +159,12 @@ class FaultyTimerStore : public persistence::TimerStore {
   }
   std::vector<absl::Status> Write(std::vector<persistence::TimerWrite>& writes) override {
     bool fail = false, landed = false;
+    absl::Status error;
     {
       std::lock_guard lock(mu_);
       std::swap(fail, fail_next_);
       landed = landed_;
+      error = error_;
       const auto attempt = [](const persistence::TimerWrite& w) { return w.attempt; };
       const auto outcome = [](const persistence::TimerWrite& w) {
         return !w.attempt && !w.remove && w.expected_revision > 0;
@@ -169,7 +175,7 @@ class FaultyTimerStore : public persistence::TimerStore {
     if (!fail) return real_.Write(writes);
     std::vector<absl::Status> out(writes.size());
     if (landed) out = real_.Write(writes);
-    for (absl::Status& s : out) s = absl::UnavailableError("injected: the database is unavailable");
+    for (absl::Status& s : out) s = error;
     return out;
   }
   absl::StatusOr<persistence::StoredTimer> Get(const std::string& ns, const std::string& id) override {
@@ -191,6 +197,7 @@ class FaultyTimerStore : public persistence::TimerStore {
   mutable std::mutex mu_;
   bool fail_next_ = false;
   bool landed_ = false;
+  absl::Status error_;
   bool wrote_both_ = false;
 };
 
@@ -220,9 +227,13 @@ class TimerEngineTest : public ::testing::Test {
     faulty_ = std::make_unique<FaultyTimerStore>(persistence_->timers());
     ASSERT_TRUE(shards_->AcquireAll().ok());
     sender_ = std::make_unique<ScriptedSender>(clock_);
-    service_ = std::make_unique<TimerService>(persistence_->timers(), *shards_, *namespaces_, clock_);
+    MakeService();
     retention_ = std::make_unique<TimerRetention>(
         [this](const std::string& id) -> absl::StatusOr<absl::Duration> {
+          if (failing_lookups_.load() > 0) {  // a fault of the namespace store
+            failing_lookups_.fetch_sub(1);
+            return absl::UnavailableError("injected: the namespace store is unavailable");
+          }
           auto ns = persistence_->namespaces().GetNamespaceById(id);
           if (!ns.ok()) return ns.status();
           return FromProtoDuration(ns->record.config().workflow_execution_retention_ttl());
@@ -233,6 +244,13 @@ class TimerEngineTest : public ::testing::Test {
   }
   void TearDown() override {
     if (engine_) engine_->Stop();
+  }
+
+  // The service; its callbacks may reach loopback, where the tests' URLs point (nothing is
+  // sent there: the scripted sender answers).
+  void MakeService() {
+    service_ = std::make_unique<TimerService>(persistence_->timers(), *shards_, *namespaces_, clock_);
+    service_->SetCallbackPolicy(*CallbackAddressPolicy::Parse({"127.0.0.0/8"}));
   }
 
   void StartEngine(TimerEngine::Options options = {}) {
@@ -281,8 +299,15 @@ class TimerEngineTest : public ::testing::Test {
   std::unique_ptr<ScriptedSender> sender_;
   std::unique_ptr<TimerService> service_;
   std::unique_ptr<TimerRetention> retention_;
+  std::atomic<int> failing_lookups_{0};  // retention lookups still to fail
   std::unique_ptr<TimerEngine> engine_;
 };
+
+// PostgreSQL's answer to a deadlock (SQLSTATE 40P01), as pg_db.cc maps it: the whole
+// transaction is rolled back; no row of it was "changed concurrently".
+absl::Status Deadlock() {
+  return absl::AbortedError("postgres: deadlock detected (SQLSTATE 40P01)");
+}
 
 TEST_F(TimerEngineTest, EveryFieldIsCheckedAndNothingStoredOnRefusal) {
   struct Case {
@@ -338,6 +363,59 @@ TEST_F(TimerEngineTest, EveryFieldIsCheckedAndNothingStoredOnRefusal) {
   r.set_callback_url("mailto:x");
   EXPECT_THAT(service_->Create(r, FieldNaming::kJson).status().message(),
               HasSubstr("callbackUrl must be an http:// or https:// URL"));
+}
+
+// A callback URL whose host is a restricted address is refused when the timer is created or
+// updated, with the config key that would allow it; nothing is stored (review P2-2).
+TEST_F(TimerEngineTest, ARestrictedCallbackAddressIsRefusedAtCreateAndUpdate) {
+  service_->SetCallbackPolicy(CallbackAddressPolicy());  // the default: loopback refused too
+  struct Case {
+    std::string url;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {"http://169.254.169.254/latest/meta-data/", "\"169.254.169.254\" is a link-local address"},
+      {"http://127.0.0.1:9090/metrics", "\"127.0.0.1\" is a loopback address"},
+      {"http://2130706433/", "\"2130706433\" is a loopback address"},
+      {"http://localhost:7233/", "\"localhost\" is a loopback address"},
+      {"https://10.1.2.3/hook", "\"10.1.2.3\" is a private address"},
+      {"http://[::1]:8080/", "\"::1\" is a loopback address"},
+      {"http://[::ffff:192.168.0.1]/", "is a private address"},
+      {"http://[fd00:ec2::254]/", "\"fd00:ec2::254\" is a private address"},
+      {"http://0.0.0.0:7233/", "is an unspecified address"},
+  };
+  for (const Case& c : cases) {
+    tv1::CreateTimerRequest r = Request("t", absl::Seconds(5));
+    r.set_callback_url(c.url);
+    absl::Status refused = service_->Create(r).status();
+    EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument) << c.url;
+    EXPECT_THAT(refused.message(), HasSubstr("callback_url's host " + std::string()));
+    EXPECT_THAT(refused.message(), HasSubstr(c.message));
+    EXPECT_THAT(refused.message(), HasSubstr("timers.callbacks.allow"));
+  }
+  EXPECT_EQ(service_->Create(Request("t", absl::Seconds(5))).status().code(),
+            absl::StatusCode::kInvalidArgument)
+      << "127.0.0.1 too";
+  tv1::ListTimersRequest list;
+  list.set_namespace_("default");
+  EXPECT_EQ(service_->List(list)->timers_size(), 0) << "nothing stored on refusal";
+
+  tv1::CreateTimerRequest public_host = Request("t", absl::Seconds(5));
+  public_host.set_callback_url("https://hooks.example.com/timer");
+  ASSERT_TRUE(service_->Create(public_host).ok()) << "a name is checked once resolved";
+  tv1::UpdateTimerRequest u;
+  u.set_namespace_("default");
+  u.set_id("t");
+  u.set_callback_url("http://169.254.169.254/");
+  EXPECT_THAT(service_->Update(u, FieldNaming::kJson).status().message(),
+              HasSubstr("callbackUrl's host \"169.254.169.254\" is a link-local address"));
+  EXPECT_EQ(Get("t").callback_url(), "https://hooks.example.com/timer");
+
+  // What the config allows is accepted.
+  service_->SetCallbackPolicy(*CallbackAddressPolicy::Parse({"169.254.169.254", "10.0.0.0/8"}));
+  EXPECT_TRUE(service_->Update(u).ok());
+  public_host.set_callback_url("https://10.1.2.3/hook");
+  EXPECT_TRUE(service_->Create(public_host).ok());
 }
 
 TEST_F(TimerEngineTest, CreateIsIdempotentReplacesAndOnlyPendingChanges) {
@@ -498,6 +576,61 @@ TEST_F(TimerEngineTest, AnAttemptRecordedDespiteAnErrorIsSentAsStored) {
   EXPECT_EQ(Get("landed").attempts(), 2);
 }
 
+// A transaction aborted as a whole (a deadlock, a serialization failure) is a store error,
+// not "these timers changed": every timer of the batch is read again and fired (review P1-10:
+// they were dropped as superseded and stayed pending until the shard moved).
+TEST_F(TimerEngineTest, AnAbortedTransactionDropsNoTimer) {
+  constexpr int kTimers = 10;
+  for (int i = 0; i < kTimers; ++i) Create(Request(absl::StrCat("t", i), absl::Seconds(1)));
+  ASSERT_TRUE(Eventually([&] { return engine_->held() == kTimers; }));
+  faulty_->FailNextWrite(/*landed=*/false, Deadlock());
+  Advance(absl::Seconds(1));
+  for (int i = 0; i < kTimers; ++i) {
+    const std::string id = absl::StrCat("t", i);
+    ASSERT_TRUE(Eventually([&] { return StateIs(id, tv1::TIMER_STATE_SUCCEEDED); })) << id;
+    EXPECT_EQ(sender_->SentFor(id).size(), 1u) << id;
+  }
+  EXPECT_EQ(engine_->stats().superseded, 0u);
+  EXPECT_GE(engine_->stats().store_errors, 1u);
+}
+
+// A finished timer whose namespace's retention could not be read is not given the two-day
+// default: the engine looks again a minute later and keeps it for the namespace's 30 days
+// (review P1-11: the failure was cached as 48 h and the timer removed after two days).
+TEST_F(TimerEngineTest, AFailedRetentionLookupIsTriedAgainNotTakenForTheDefault) {
+  temporal::api::workflowservice::v1::UpdateNamespaceRequest update;
+  update.set_namespace_("default");
+  update.mutable_config()->mutable_workflow_execution_retention_ttl()->set_seconds(30 * 86400);
+  ASSERT_TRUE(namespaces_->Update(update).ok());
+  auto ns = persistence_->namespaces().GetNamespaceByName("default");
+  ASSERT_TRUE(ns.ok()) << ns.status();
+  const std::string ns_id = ns->record.info().id();
+  auto stored_due = [&] {
+    auto row = persistence_->timers().Get(ns_id, "monthly");
+    return row.ok() ? row->due : absl::InfinitePast();
+  };
+
+  failing_lookups_ = 1;  // the lookup when the timer finishes
+  Create(Request("monthly", absl::Seconds(1)));
+  Advance(absl::Seconds(1));
+  ASSERT_TRUE(Eventually([&] { return StateIs("monthly", tv1::TIMER_STATE_SUCCEEDED); }));
+  const absl::Time finished = FromProtoTime(Get("monthly").updated_at());
+  EXPECT_EQ(stored_due(), finished + TimerRetention::kRetryAfterError) << "looked at again soon";
+  EXPECT_EQ(failing_lookups_.load(), 0);
+
+  Advance(TimerRetention::kRetryAfterError);
+  ASSERT_TRUE(Eventually([&] { return engine_->stats().retention_postponed == 1; }));
+  EXPECT_EQ(stored_due(), finished + absl::Hours(24 * 30)) << "the namespace's retention";
+  EXPECT_EQ(engine_->stats().expired, 0u);
+  EXPECT_TRUE(Eventually([&] { return engine_->held() == 0u; }))
+      << "due in 30 days: beyond the loaded window";
+
+  Advance(finished + absl::Hours(24 * 30) - clock_.Now());
+  ASSERT_TRUE(Eventually([&] { return engine_->stats().expired == 1; }));
+  EXPECT_EQ(stored_due(), absl::InfinitePast()) << "removed at the end of its retention";
+  EXPECT_EQ(sender_->SentFor("monthly").size(), 1u);
+}
+
 // While the firer fires, the outcomes waiting are recorded in its transaction, with its next
 // attempts: the writer leaves them to it (for a minute here, so that the test decides when
 // they are taken), and the firer never waits behind a commit of the writer's.
@@ -548,6 +681,22 @@ TEST_F(FirerRecordsOutcomesTest, AnOutcomeItsTransactionLostIsWrittenAgain) {
   }));
   EXPECT_EQ(sender_->SentFor("first").size(), 1u);
   EXPECT_EQ(sender_->SentFor("second")[0].attempt, 1);
+  EXPECT_GE(engine_->stats().store_errors, 2u);  // the attempt and the outcome
+}
+
+// An outcome whose transaction was aborted as a whole (a deadlock) is written again, and the
+// attempt recorded in the same transaction is read again and sent (review P1-10).
+TEST_F(FirerRecordsOutcomesTest, AnOutcomeItsTransactionAbortedIsWrittenAgain) {
+  FireFirst();
+  faulty_->FailNextWrite(/*landed=*/false, Deadlock());
+  Advance(absl::Seconds(1));
+  ASSERT_TRUE(Eventually([&] { return sender_->SentFor("second").size() == 1; }));
+  ASSERT_TRUE(Eventually([&] {
+    Advance(absl::Milliseconds(10));
+    return StateIs("first", tv1::TIMER_STATE_SUCCEEDED);
+  }));
+  EXPECT_EQ(sender_->SentFor("first").size(), 1u);
+  EXPECT_EQ(engine_->stats().superseded, 0u);
   EXPECT_GE(engine_->stats().store_errors, 2u);  // the attempt and the outcome
 }
 
@@ -689,7 +838,7 @@ TEST_F(TimerEngineTest, AnUnansweredAttemptIsSentAgainByTheNextOwner) {
   // The next owner: the shards taken again (new range ids), a new engine.
   shards_ = std::make_unique<history::ShardController>(persistence_->executions(), kShards, "host-b");
   ASSERT_TRUE(shards_->AcquireAll().ok());
-  service_ = std::make_unique<TimerService>(persistence_->timers(), *shards_, *namespaces_, clock_);
+  MakeService();
   sender_->Hold(false);
   StartEngine();
   ASSERT_TRUE(Eventually([&] { return StateIs("inflight", tv1::TIMER_STATE_SUCCEEDED); }));

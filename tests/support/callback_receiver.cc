@@ -57,6 +57,7 @@ ReceivedCallback Parse(const httplib::Request& in, bool keep_body) {
   r.path = in.path;
   r.remote_port = in.remote_port;
   if (keep_body) r.body = in.body;
+  r.signature = in.get_header_value("Tock-Signature");
   const nlohmann::json body = nlohmann::json::parse(in.body, nullptr, false);
   if (body.is_discarded() || !body.is_object()) return r;
   const auto ns = body.find("namespace");

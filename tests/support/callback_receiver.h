@@ -40,6 +40,7 @@ struct CallbackAnswer {
 struct ReceivedCallback {
   std::string path;
   std::string body;  // empty when Options::keep_bodies is false
+  std::string signature;  // the Tock-Signature header; "" when unsigned
   bool parsed = false;  // the body was the callback JSON; the fields below are from it
   std::string namespace_name;
   std::string id;

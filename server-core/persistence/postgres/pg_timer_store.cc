@@ -70,9 +70,7 @@ class PgTimerStore : public TimerStore {
         TimerWrite& w = writes[i];
         const StoredTimer& t = w.timer;
         if (ranges[t.shard_id] != w.range_id) {
-          out[i] = ShardOwnedElsewhere(t.shard_id,
-                                       absl::StrCat("range id ", w.range_id, " is no longer ours"),
-                                       "the timer was not written");
+          out[i] = FencedOut(w);
           continue;
         }
         if (w.remove) {

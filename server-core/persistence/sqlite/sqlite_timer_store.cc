@@ -121,9 +121,7 @@ class SqliteTimerStore : public TimerStore {
       range = ranges.emplace(t.shard_id, stored).first;
     }
     if (range->second != w.range_id) {
-      return ShardOwnedElsewhere(t.shard_id,
-                                 absl::StrCat("range id ", w.range_id, " is no longer ours"),
-                                 "the timer was not written");
+      return FencedOut(w);
     }
     if (absl::Status misused = CheckAttemptRecord(w); !misused.ok()) return misused;
     const int64_t revision = w.expected_revision + 1;
