@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <exception>
 #include <string>
 #include <utility>
 #include <vector>
@@ -89,7 +90,7 @@ absl::Status GroupCommitter::Write(Commit& commit) {
   std::vector<Waiter*> group(queue.waiting.begin(), queue.waiting.begin() + size);
   queue.waiting.erase(queue.waiting.begin(), queue.waiting.begin() + size);
   lock.unlock();
-  WriteGroup(group);
+  WriteGroupOrFail(group);
   lock.lock();
   // Each waiter reads its status after it wakes, under the lock; it cannot leave (and
   // destroy its condition variable) before this leader lets go of the lock.
@@ -106,6 +107,26 @@ absl::Status GroupCommitter::Write(Commit& commit) {
     next->wake.notify_one();
   }
   return me.status;
+}
+
+void GroupCommitter::WriteGroupOrFail(absl::Span<Waiter* const> group) noexcept {
+  // A throw out of the backend (protobuf, an allocation) must not leave the queue marked as
+  // being written with its waiters asleep: every later commit of the key would wait for ever.
+  // The group fails instead (its transaction, destroyed while unwinding, rolled back unless
+  // COMMIT itself threw, hence "unknown"), and the caller hands the lead on as after any group.
+  std::string what;
+  try {
+    WriteGroup(group);
+    return;
+  } catch (const std::exception& e) {
+    what = std::string(e.what()).substr(0, 200);
+  } catch (...) {
+    what = "not a std::exception";
+  }
+  const absl::Status failed = absl::InternalError(absl::StrCat(
+      "writing the commit failed with an exception (", what,
+      "); whether it was written is unknown: read it back"));
+  for (Waiter* w : group) w->status = failed;
 }
 
 void GroupCommitter::WriteGroup(absl::Span<Waiter* const> group) {

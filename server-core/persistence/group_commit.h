@@ -22,6 +22,8 @@
 //     written again without it; so a commit that fails changes nothing and the others still
 //     commit. When the backend cannot tell which commit failed, they are written again one per
 //     savepoint. A group of one commit takes no savepoint (its failure rolls back everything).
+//   - An exception thrown by the backend fails every commit of the group with INTERNAL (its
+//     outcome unknown when COMMIT threw) and the lead passes on: no commit waits for ever.
 //   - BEGIN, a fence read or a savepoint's rollback failing fails every commit of the group
 //     with that error; COMMIT failing fails every commit that was to be committed with it (a
 //     commit that failed on its own keeps its own error: nothing of it was written either
@@ -122,6 +124,8 @@ class GroupCommitter {
   Queue& QueueOf(int32_t shard_id);
   // Writes `group` in one transaction; sets each waiter's status.
   void WriteGroup(absl::Span<Waiter* const> group);
+  // WriteGroup, with an exception out of it turned into INTERNAL for every waiter.
+  void WriteGroupOrFail(absl::Span<Waiter* const> group) noexcept;
 
   CommitBatchWriter& writer_;
   const GroupCommitOptions options_;

@@ -9,6 +9,7 @@
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -43,6 +44,7 @@ class ScriptedBackend : public CommitBatchWriter {
   absl::Status commit_status;              // what COMMIT answers
   int64_t range_id = 7;                    // what the fence reads
   bool hold_first_begin = false;           // Begin waits for Release() the first time
+  std::vector<std::string> throw_on;       // commits whose write throws (a backend's bug)
 
   void Release() {
     std::lock_guard lock(mu_);
@@ -84,6 +86,11 @@ class ScriptedBackend : public CommitBatchWriter {
       std::vector<std::string> names;
       for (const GroupItem& item : items) names.push_back(NameOf(item));
       b_.Log(absl::StrCat("write ", absl::StrJoin(names, ",")));
+      for (const std::string& name : names) {
+        for (const std::string& t : b_.throw_on) {
+          if (name == t) throw std::runtime_error(absl::StrCat("cannot serialize ", t));
+        }
+      }
       for (size_t i = 0; i < items.size(); ++i) {
         for (const std::string& f : b_.fail) {
           if (names[i] != f) continue;
@@ -209,6 +216,32 @@ TEST(GroupCommitTest, AFailedCommitOfTheTransactionFailsEveryWrittenCommit) {
   EXPECT_EQ(results[1].code(), absl::StatusCode::kUnavailable);
   EXPECT_EQ(results[2].code(), absl::StatusCode::kAborted) << "its own error: nothing written";
   EXPECT_EQ(results[3].code(), absl::StatusCode::kUnavailable);
+}
+
+TEST(GroupCommitTest, AThrowFailsItsGroupAndTheNextGroupIsWritten) {
+  ScriptedBackend backend;
+  backend.throw_on = {"a"};
+  GroupCommitter group(backend);
+  // "a" throws while b, c and d wait behind it: the lead passes to them.
+  std::vector<Commit> rest = {Named("b"), Named("c"), Named("d")};
+  std::vector<absl::Status> results = AloneThenTogether(backend, group, rest);
+  EXPECT_EQ(results[0].code(), absl::StatusCode::kInternal) << results[0];
+  EXPECT_EQ(results[0].message(),
+            "writing the commit failed with an exception (cannot serialize a); whether it was "
+            "written is unknown: read it back");
+  for (size_t i = 1; i < results.size(); ++i) EXPECT_TRUE(results[i].ok()) << results[i];
+  EXPECT_EQ(backend.log, (std::vector<std::string>{"begin", "range 1", "write a", "begin",
+                                                    "range 1", "savepoint", "write b,c,d",
+                                                    "commit"}))
+      << "no COMMIT for the group that threw";
+
+  // A group that throws with nobody behind it leaves the queue free for the next commit.
+  backend.throw_on = {"c"};
+  Commit c = Named("c");
+  EXPECT_EQ(group.Write(c).code(), absl::StatusCode::kInternal);
+  backend.throw_on.clear();
+  Commit e = Named("e");
+  EXPECT_TRUE(group.Write(e).ok()) << "a later commit is not left waiting";
 }
 
 TEST(GroupCommitTest, AMovedRangeIdFailsTheGroupAndWritesNothing) {
