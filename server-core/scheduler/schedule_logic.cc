@@ -181,10 +181,12 @@ std::vector<absl::Time> FutureActionTimes(const ScheduleRecord& r, const Compile
   return out;
 }
 
-std::optional<absl::Time> NextWakeup(const ScheduleRecord& r, const CompiledSpec* spec,
-                                     absl::Time now) {
-  // Starts decided but not recorded (a crash came between), backfills in progress.
-  if (!r.starting().empty() || !r.ongoing_backfills().empty()) return now;
+namespace {
+
+// NextWakeup for what is not in `starting`.
+std::optional<absl::Time> NextWakeupOfTheRest(const ScheduleRecord& r, const CompiledSpec* spec,
+                                              absl::Time now) {
+  if (!r.ongoing_backfills().empty()) return now;  // backfills in progress
   if (!r.buffered_starts().empty()) {
     // Waiting for a running workflow to close: look again in a second.
     return r.info().running_workflows().empty() ? now : now + absl::Seconds(1);
@@ -193,6 +195,20 @@ std::optional<absl::Time> NextWakeup(const ScheduleRecord& r, const CompiledSpec
   std::optional<NextTime> next = spec->GetNextTime(JitterSeed(r), FromProtoTime(r.last_processed_time()));
   if (!next.has_value()) return std::nullopt;
   return next->next;
+}
+
+}  // namespace
+
+std::optional<absl::Time> NextWakeup(const ScheduleRecord& r, const CompiledSpec* spec,
+                                     absl::Time now) {
+  std::optional<absl::Time> next = NextWakeupOfTheRest(r, spec, now);
+  if (r.starting().empty()) return next;
+  // Starts decided but not recorded: at once after a crash came between (no retry time), or
+  // at the retry time of the earliest start that failed.
+  absl::Time retry = absl::InfiniteFuture();
+  for (const BufferedStart& s : r.starting()) retry = std::min(retry, FromProtoTime(s.retry_time()));
+  retry = std::max(retry, now);
+  return next.has_value() ? std::min(*next, retry) : retry;
 }
 
 std::optional<absl::Time> RetentionExpiry(const ScheduleRecord& r, const CompiledSpec* spec) {

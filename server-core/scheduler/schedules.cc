@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "lib/common/grpc_status.h"
 #include "lib/common/proto_time.h"
+#include "lib/common/retryable.h"
 #include "lib/common/status.h"
 #include "lib/common/time_format.h"
 #include "server-core/visibility/search_attributes.h"
@@ -32,11 +33,12 @@ std::string Key(const std::string& namespace_id, const std::string& schedule_id)
 
 absl::Status NotFound() { return absl::NotFoundError("schedule not found"); }
 
-bool Transient(absl::StatusCode code) {
-  return code == absl::StatusCode::kUnavailable || code == absl::StatusCode::kDeadlineExceeded ||
-         code == absl::StatusCode::kResourceExhausted || code == absl::StatusCode::kAborted ||
-         code == absl::StatusCode::kInternal || code == absl::StatusCode::kUnknown;
-}
+// A start that fails is tried this many times in all, kStartBackoff after the first failure,
+// twice that after the second, and so on; then it is recorded as a failed action.
+constexpr int kStartAttempts = 5;
+constexpr absl::Duration kStartBackoff = absl::Seconds(1);
+
+absl::Duration StartBackoff(int failed_before) { return kStartBackoff * (1 << failed_before); }
 
 void SetDeadline(grpc::ClientContext& ctx) {
   ctx.set_deadline(std::chrono::system_clock::now() + absl::ToChronoMilliseconds(kCallDeadline));
@@ -330,70 +332,116 @@ absl::StatusOr<StoredSchedule> Schedules::Mutate(
   return absl::AbortedError("the schedule is being changed by too many callers; try again");
 }
 
+// What a look did with one start of `starting`.
+struct Schedules::Made {
+  enum class Outcome {
+    kStarted,  // recorded as an action, its run tracked
+    kRetry,    // failed, to be tried again at its retry time
+    kFailed,   // failed for good: recorded as a failed action
+    kDropped,  // another run holds the workflow id: not an action
+  };
+  BufferedStart start;
+  std::string workflow_id, run_id;
+  absl::Time at;
+  Outcome outcome = Outcome::kStarted;
+};
+
 std::optional<absl::Time> Schedules::Tick(const std::string& namespace_id,
                                           const std::string& schedule_id) {
   if (!owns_(namespace_id, schedule_id)) return std::nullopt;
   const absl::Time retry = clock_.Now() + absl::Seconds(1);
-  // 1. Running workflows' status, when a start waits (Temporal refreshes before deciding).
+  auto again_unless_gone = [&](const absl::Status& s) {
+    return s.code() == absl::StatusCode::kNotFound ? std::nullopt
+                                                   : std::optional<absl::Time>(retry);
+  };
   absl::StatusOr<StoredSchedule> stored = store_.Get(namespace_id, schedule_id);
-  if (!stored.ok()) return stored.status().code() == absl::StatusCode::kNotFound
-                              ? std::nullopt
-                              : std::optional<absl::Time>(retry);
+  if (!stored.ok()) return again_unless_gone(stored.status());
+  // 1. Running workflows' status, when a start waits (Temporal refreshes before deciding).
+  absl::StatusOr<std::map<std::string, RunStatus>> closed = ClosedRuns(*stored);
+  if (!closed.ok()) return retry;
+  // 2. Buffer what is due, apply what closed, decide what starts now: one write.
+  bool cancel = false, terminate = false;
+  absl::StatusOr<StoredSchedule> decided =
+      Decide(namespace_id, schedule_id, *stored, *closed, cancel, terminate);
+  if (!decided.ok()) {
+    if (decided.status().code() == absl::StatusCode::kNotFound) return std::nullopt;
+    logger_.Warn("a schedule could not be processed; retried in a second",
+                 {{"schedule_id", schedule_id}, {"error", decided.status().ToString()}});
+    return retry;
+  }
+  // 3. Make every start noted and due (those of an earlier look cut short by a crash too).
+  std::vector<Made> made = MakeStarts(decided->record);
+  if (cancel || terminate) CancelOrTerminate(decided->record, terminate);
+  absl::StatusOr<StoredSchedule> recorded = RecordStarts(namespace_id, schedule_id, made, *decided);
+  if (!recorded.ok()) return again_unless_gone(recorded.status());
+  return NextLook(namespace_id, schedule_id, recorded->record);
+}
+
+absl::StatusOr<std::map<std::string, Schedules::RunStatus>> Schedules::ClosedRuns(
+    const StoredSchedule& stored) {
+  std::map<std::string, RunStatus> closed;
   // What this look would buffer (on a copy): a start waiting while runs are open needs
   // their status first.
-  ScheduleRecord preview = stored->record;
+  ScheduleRecord preview = stored.record;
   BufferDue(preview, clock_.Now());
-  std::map<std::string, RunStatus> closed;
-  if (preview.info().running_workflows_size() > 0 && preview.buffered_starts_size() > 0) {
-    for (const auto& ex : stored->record.info().running_workflows()) {
-      absl::StatusOr<RunStatus> st = Watch(stored->record, ex);
-      if (!st.ok()) {
-        if (Transient(st.status().code())) return retry;
-        st = RunStatus{enums::WORKFLOW_EXECUTION_STATUS_UNSPECIFIED};  // gone (deleted)
-      }
-      if (st->status != enums::WORKFLOW_EXECUTION_STATUS_RUNNING) closed[ex.workflow_id()] = *st;
-    }
+  if (preview.info().running_workflows_size() == 0 || preview.buffered_starts_size() == 0) {
+    return closed;
   }
-  // 2. Buffer what is due, apply what closed, decide what starts now: one write.
-  std::vector<BufferedStart> to_start;
-  bool cancel = false, terminate = false;
-  absl::StatusOr<StoredSchedule> decided = Mutate(
-      namespace_id, schedule_id, [&](ScheduleRecord& r, bool*) -> absl::Status {
-        to_start.clear();
+  for (const auto& ex : stored.record.info().running_workflows()) {
+    absl::StatusOr<RunStatus> st = Watch(stored.record, ex);
+    if (!st.ok()) {
+      if (IsRetryable(st.status())) return st.status();
+      st = RunStatus{enums::WORKFLOW_EXECUTION_STATUS_UNSPECIFIED};  // gone (deleted)
+    }
+    if (st->status != enums::WORKFLOW_EXECUTION_STATUS_RUNNING) closed[ex.workflow_id()] = *st;
+  }
+  return closed;
+}
+
+void Schedules::ApplyClosed(ScheduleRecord& r, const std::map<std::string, RunStatus>& closed) {
+  // What closed: out of the running list, status in the recent actions, pause on failure.
+  auto* running = r.mutable_info()->mutable_running_workflows();
+  for (int i = running->size() - 1; i >= 0; --i) {
+    auto it = closed.find(running->Get(i).workflow_id());
+    if (it == closed.end()) continue;
+    const RunStatus& st = it->second;
+    for (auto& a : *r.mutable_info()->mutable_recent_actions()) {
+      if (a.start_workflow_result().workflow_id() == it->first) {
+        a.set_start_workflow_status(st.status);
+      }
+    }
+    const bool failed = st.status == enums::WORKFLOW_EXECUTION_STATUS_FAILED ||
+                        st.status == enums::WORKFLOW_EXECUTION_STATUS_TIMED_OUT;
+    if (r.schedule().policies().pause_on_failure() && failed && !r.schedule().state().paused()) {
+      auto* state = r.mutable_schedule()->mutable_state();
+      state->set_paused(true);
+      state->set_notes(st.status == enums::WORKFLOW_EXECUTION_STATUS_FAILED
+                           ? absl::StrCat("paused due to workflow failure: ", it->first, ": ",
+                                          st.failure_message)
+                           : absl::StrCat("paused due to workflow timeout: ", it->first));
+      r.set_conflict_token(r.conflict_token() + 1);
+    }
+    if (st.result.has_value()) {
+      *r.mutable_last_completion_result() = *st.result;
+      r.clear_continued_failure();
+    } else if (!st.failure.empty()) {
+      r.set_continued_failure(st.failure);
+    }
+    running->DeleteSubrange(i, 1);
+  }
+}
+
+absl::StatusOr<StoredSchedule> Schedules::Decide(const std::string& namespace_id,
+                                                 const std::string& schedule_id,
+                                                 const StoredSchedule& stored,
+                                                 const std::map<std::string, RunStatus>& closed,
+                                                 bool& cancel, bool& terminate) {
+  return Mutate(
+      namespace_id, schedule_id,
+      [&](ScheduleRecord& r, bool*) -> absl::Status {
         cancel = terminate = false;
-        const absl::Time now = clock_.Now();
-        BufferDue(r, now);
-        // What closed: out of the running list, status in the recent actions, pause on failure.
-        auto* running = r.mutable_info()->mutable_running_workflows();
-        for (int i = running->size() - 1; i >= 0; --i) {
-          auto it = closed.find(running->Get(i).workflow_id());
-          if (it == closed.end()) continue;
-          const RunStatus& st = it->second;
-          for (auto& a : *r.mutable_info()->mutable_recent_actions()) {
-            if (a.start_workflow_result().workflow_id() == it->first) {
-              a.set_start_workflow_status(st.status);
-            }
-          }
-          const bool failed = st.status == enums::WORKFLOW_EXECUTION_STATUS_FAILED ||
-                              st.status == enums::WORKFLOW_EXECUTION_STATUS_TIMED_OUT;
-          if (r.schedule().policies().pause_on_failure() && failed &&
-              !r.schedule().state().paused()) {
-            auto* state = r.mutable_schedule()->mutable_state();
-            state->set_paused(true);
-            state->set_notes(st.status == enums::WORKFLOW_EXECUTION_STATUS_FAILED
-                                 ? absl::StrCat("paused due to workflow failure: ", it->first, ": ",
-                                                st.failure_message)
-                                 : absl::StrCat("paused due to workflow timeout: ", it->first));
-            r.set_conflict_token(r.conflict_token() + 1);
-          }
-          if (st.result.has_value()) {
-            *r.mutable_last_completion_result() = *st.result;
-            r.clear_continued_failure();
-          } else if (!st.failure.empty()) {
-            r.set_continued_failure(st.failure);
-          }
-          running->DeleteSubrange(i, 1);
-        }
+        BufferDue(r, clock_.Now());
+        ApplyClosed(r, closed);
         if (r.buffered_starts().empty()) return absl::OkStatus();
         if (!r.schedule().action().has_start_workflow()) {
           r.clear_buffered_starts();
@@ -414,110 +462,128 @@ std::optional<absl::Time> Schedules::Tick(const std::string& namespace_id,
               r.set_conflict_token(r.conflict_token() + 1);
             }
           }
-          to_start.push_back(s);
+          // Written before they are made: after a crash they are made again (deduplicated).
+          *r.add_starting() = s;
         }
-        // Written before they are made: after a crash they are made again (deduplicated).
-        for (const BufferedStart& s : to_start) *r.add_starting() = s;
         cancel = action.need_cancel;
         terminate = action.need_terminate;
         return absl::OkStatus();
       },
-      *stored);
-  if (!decided.ok()) {
-    if (decided.status().code() == absl::StatusCode::kNotFound) return std::nullopt;
-    logger_.Warn("a schedule could not be processed; retried in a second",
-                 {{"schedule_id", schedule_id}, {"error", decided.status().ToString()}});
-    return retry;
-  }
-  const ScheduleRecord& current = decided->record;
-  // 3. Make every start noted (those of an earlier look cut short by a crash too).
-  struct Made {
-    BufferedStart start;
-    std::string workflow_id, run_id;
-    absl::Time at;
-    bool dropped = false;
-  };
+      stored);
+}
+
+std::vector<Schedules::Made> Schedules::MakeStarts(const ScheduleRecord& current) {
   std::vector<Made> made;
-  bool pending = false;
   for (const BufferedStart& s : current.starting()) {
+    if (FromProtoTime(s.retry_time()) > clock_.Now()) continue;  // failed: not due again yet
     absl::StatusOr<std::string> run_id = StartAction(current, s);
-    if (!run_id.ok() && Transient(run_id.status().code())) {
-      pending = true;
-      continue;
-    }
-    Made m{s, ActionWorkflowId(current, s), run_id.ok() ? *run_id : "", clock_.Now(),
-           !run_id.ok()};
+    Made m{s, ActionWorkflowId(current, s), run_id.ok() ? *run_id : "", clock_.Now()};
     if (!run_id.ok()) {
-      logger_.Warn("a scheduled workflow could not be started",
-                   {{"schedule_id", schedule_id},
+      const absl::StatusCode code = run_id.status().code();
+      // INTERNAL and UNKNOWN are retried too, a bounded number of times: the start is
+      // deduplicated by its request id, and a commit whose answer was lost says INTERNAL.
+      const bool retryable = IsRetryable(code) || code == absl::StatusCode::kInternal ||
+                             code == absl::StatusCode::kUnknown;
+      if (code == absl::StatusCode::kAlreadyExists) {
+        m.outcome = Made::Outcome::kDropped;
+      } else if (retryable && s.attempts() + 1 < kStartAttempts) {
+        m.outcome = Made::Outcome::kRetry;
+        m.start.set_attempts(s.attempts() + 1);
+        *m.start.mutable_retry_time() = ToProtoTime(clock_.Now() + StartBackoff(s.attempts()));
+      } else {
+        m.outcome = Made::Outcome::kFailed;
+      }
+      logger_.Warn(m.outcome == Made::Outcome::kRetry
+                       ? "a scheduled workflow could not be started; it is tried again"
+                       : "a scheduled workflow could not be started",
+                   {{"schedule_id", current.schedule_id()},
                     {"workflow_id", m.workflow_id},
+                    {"attempt", absl::StrCat(s.attempts() + 1)},
                     {"error", run_id.status().ToString()}});
     }
     made.push_back(std::move(m));
   }
-  if (cancel || terminate) CancelOrTerminate(current, terminate);
-  absl::StatusOr<StoredSchedule> recorded_at = Mutate(
+  return made;
+}
+
+absl::StatusOr<StoredSchedule> Schedules::RecordStarts(const std::string& namespace_id,
+                                                       const std::string& schedule_id,
+                                                       const std::vector<Made>& made,
+                                                       const StoredSchedule& decided) {
+  return Mutate(
       namespace_id, schedule_id,
       [&](ScheduleRecord& r, bool* write) {
         if (made.empty()) *write = false;  // nothing to record
         for (const Made& m : made) {
           auto* starting = r.mutable_starting();
-          bool noted = false;
-          for (int i = 0; i < starting->size(); ++i) {
-            if (starting->Get(i).sequence() == m.start.sequence()) {
-              starting->DeleteSubrange(i, 1);
-              noted = true;
-              break;
-            }
+          int at = -1;
+          for (int i = 0; i < starting->size() && at < 0; ++i) {
+            if (starting->Get(i).sequence() == m.start.sequence()) at = i;
           }
           // Recorded already by another look (two hosts while a shard moves, both making the
           // same deduplicated start): counted once.
-          if (!noted || m.dropped) continue;
-          auto* info = r.mutable_info();
-          info->set_action_count(info->action_count() + 1);
-          auto* a = info->add_recent_actions();
-          *a->mutable_schedule_time() = m.start.actual_time();
-          *a->mutable_actual_time() = ToProtoTime(m.at);
-          a->mutable_start_workflow_result()->set_workflow_id(m.workflow_id);
-          a->mutable_start_workflow_result()->set_run_id(m.run_id);
-          a->set_start_workflow_status(enums::WORKFLOW_EXECUTION_STATUS_RUNNING);
-          if (info->recent_actions_size() > kRecentActionCount) {
-            info->mutable_recent_actions()->DeleteSubrange(
-                0, info->recent_actions_size() - kRecentActionCount);
+          if (at < 0) continue;
+          if (m.outcome == Made::Outcome::kRetry) {
+            *starting->Mutable(at) = m.start;  // its attempts and retry time
+            continue;
           }
-          // ALLOW_ALL runs overlap by definition: not tracked (Temporal's DontTrackOverlapping).
-          if (ResolveOverlap(r, m.start.overlap_policy()) != enums::SCHEDULE_OVERLAP_POLICY_ALLOW_ALL) {
-            *info->add_running_workflows() = a->start_workflow_result();
-          }
+          starting->DeleteSubrange(at, 1);
+          if (m.outcome != Made::Outcome::kDropped) RecordAction(r, m);
         }
         return absl::OkStatus();
       },
-      *decided);
-  if (!recorded_at.ok()) return recorded_at.status().code() == absl::StatusCode::kNotFound
-                                    ? std::nullopt
-                                    : std::optional<absl::Time>(retry);
-  const ScheduleRecord& recorded = recorded_at->record;
-  if (pending || !recorded.starting().empty()) return retry;
+      decided);
+}
+
+void Schedules::RecordAction(ScheduleRecord& r, const Made& m) {
+  auto* info = r.mutable_info();
+  auto* a = info->add_recent_actions();
+  *a->mutable_schedule_time() = m.start.actual_time();
+  *a->mutable_actual_time() = ToProtoTime(m.at);
+  a->mutable_start_workflow_result()->set_workflow_id(m.workflow_id);
+  if (info->recent_actions_size() > kRecentActionCount) {
+    info->mutable_recent_actions()->DeleteSubrange(0,
+                                                   info->recent_actions_size() - kRecentActionCount);
+  }
+  if (m.outcome == Made::Outcome::kFailed) {
+    // Never started: no run id, FAILED, not counted as an action taken nor tracked.
+    a->set_start_workflow_status(enums::WORKFLOW_EXECUTION_STATUS_FAILED);
+    return;
+  }
+  info->set_action_count(info->action_count() + 1);
+  a->mutable_start_workflow_result()->set_run_id(m.run_id);
+  a->set_start_workflow_status(enums::WORKFLOW_EXECUTION_STATUS_RUNNING);
+  // ALLOW_ALL runs overlap by definition: not tracked (Temporal's DontTrackOverlapping).
+  if (ResolveOverlap(r, m.start.overlap_policy()) != enums::SCHEDULE_OVERLAP_POLICY_ALLOW_ALL) {
+    *info->add_running_workflows() = a->start_workflow_result();
+  }
+}
+
+std::optional<absl::Time> Schedules::NextLook(const std::string& namespace_id,
+                                              const std::string& schedule_id,
+                                              const ScheduleRecord& recorded) {
   std::unique_ptr<CompiledSpec> spec = CompileOf(recorded);
   const absl::Time now = clock_.Now();
+  // The next spec time, or a failed start's retry time when that is earlier.
   std::optional<absl::Time> next = NextWakeup(recorded, spec.get(), now);
   // Finished (no more actions, not paused): deleted after the retention, as Temporal does.
-  if (std::optional<absl::Time> expiry = RetentionExpiry(recorded, spec.get())) {
-    if (now < *expiry) return next.has_value() ? std::min(*next, *expiry) : *expiry;
-    absl::StatusOr<StoredSchedule> still = Mutate(namespace_id, schedule_id, [&](ScheduleRecord& r, bool* write) {
-      *write = false;
-      std::unique_ptr<CompiledSpec> s = CompileOf(r);
-      std::optional<absl::Time> e = RetentionExpiry(r, s.get());
-      return e.has_value() && now >= *e ? absl::OkStatus()
-                                        : absl::FailedPreconditionError("changed: not finished");
-    });
-    if (still.ok() && store_.Delete(namespace_id, schedule_id).ok()) {
-      logger_.Info("a finished schedule was deleted after its retention", {{"schedule_id", schedule_id}});
-      return std::nullopt;
-    }
-    return retry;
+  std::optional<absl::Time> expiry = RetentionExpiry(recorded, spec.get());
+  if (!expiry.has_value()) return next;
+  if (now < *expiry) return next.has_value() ? std::min(*next, *expiry) : *expiry;
+  absl::StatusOr<StoredSchedule> still =
+      Mutate(namespace_id, schedule_id, [&](ScheduleRecord& r, bool* write) {
+        *write = false;
+        std::unique_ptr<CompiledSpec> s = CompileOf(r);
+        std::optional<absl::Time> e = RetentionExpiry(r, s.get());
+        return e.has_value() && now >= *e ? absl::OkStatus()
+                                          : absl::FailedPreconditionError("changed: not finished");
+      });
+  if (still.ok() && store_.Delete(namespace_id, schedule_id).ok()) {
+    logger_.Info("a finished schedule was deleted after its retention",
+                 {{"schedule_id", schedule_id}});
+    return std::nullopt;
   }
-  return next;
+  return now + absl::Seconds(1);
 }
 
 absl::StatusOr<std::string> Schedules::StartAction(const ScheduleRecord& r,

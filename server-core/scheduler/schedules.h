@@ -16,6 +16,12 @@
 // the runner makes them again, and the server answers a repeated request id with the run it
 // started the first time (or AlreadyStarted with that request id, taken as done).
 //
+// A start that fails with a retryable error (IsRetryable, and INTERNAL or UNKNOWN, safe to
+// repeat thanks to the request id) stays in "starting" with its attempts and retry time, and
+// is made again then, after 1 s, 2 s, 4 s, 8 s; the fifth failure, or any other error, ends
+// it: it is recorded in recent_actions as FAILED (no run id, not counted in action_count).
+// Meanwhile the schedule is looked at its retry time or its next spec time, whichever is first.
+//
 // Thread safety: safe from many threads.
 #pragma once
 
@@ -113,6 +119,32 @@ class Schedules {
   // The start's run id; ALREADY_EXISTS when another run holds the workflow id.
   absl::StatusOr<std::string> StartAction(const ScheduleRecord& r, const BufferedStart& start);
   void CancelOrTerminate(const ScheduleRecord& r, bool terminate);
+
+  // The steps of Tick.
+  struct Made;
+  // The running workflows that closed, by workflow id (only when a start waits for them); a
+  // retryable error when their status cannot be read now.
+  absl::StatusOr<std::map<std::string, RunStatus>> ClosedRuns(
+      const persistence::StoredSchedule& stored);
+  // Takes the closed runs out of the running list (their status into the recent actions).
+  static void ApplyClosed(ScheduleRecord& r, const std::map<std::string, RunStatus>& closed);
+  // Buffers what is due and notes in `starting` what starts now, in one write.
+  absl::StatusOr<persistence::StoredSchedule> Decide(
+      const std::string& namespace_id, const std::string& schedule_id,
+      const persistence::StoredSchedule& stored, const std::map<std::string, RunStatus>& closed,
+      bool& cancel, bool& terminate);
+  // Makes each start of `starting` whose retry time has come.
+  std::vector<Made> MakeStarts(const ScheduleRecord& current);
+  // Takes what was made out of `starting` into the recent actions (a start to retry stays,
+  // with its attempts and retry time).
+  absl::StatusOr<persistence::StoredSchedule> RecordStarts(
+      const std::string& namespace_id, const std::string& schedule_id,
+      const std::vector<Made>& made, const persistence::StoredSchedule& decided);
+  static void RecordAction(ScheduleRecord& r, const Made& m);
+  // When to look again: the next spec time or retry time; deletes a schedule past its retention.
+  std::optional<absl::Time> NextLook(const std::string& namespace_id,
+                                     const std::string& schedule_id,
+                                     const ScheduleRecord& recorded);
 
   persistence::ScheduleStore& store_;
   frontend::NamespaceEngine& namespaces_;
