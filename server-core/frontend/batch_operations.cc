@@ -2,11 +2,16 @@
 
 
 #include <algorithm>
+#include <condition_variable>
+#include <mutex>
+#include <optional>
+#include <set>
 #include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "lib/common/retryable.h"
 #include "lib/common/time_format.h"
 #include "server-core/frontend/handlers.h"
 #include "server-core/visibility/query.h"
@@ -26,6 +31,7 @@ constexpr size_t kMaxReasonBytes = 1000;
 constexpr int kMaxExecutions = 1000;
 constexpr int kRecentFailures = 10;
 constexpr int kAttempts = 4;
+constexpr int kStopAttempts = 5;  // a stop's write against a runner's saves on another host
 constexpr char kDefaultIdentity[] = "tock-batch";
 
 std::string Key(const std::string& namespace_id, const std::string& job_id) {
@@ -67,11 +73,6 @@ std::string IdentityOf(const Request& req) {
   }
 }
 
-bool Transient(grpc::StatusCode code) {
-  return code == grpc::StatusCode::UNAVAILABLE || code == grpc::StatusCode::DEADLINE_EXCEEDED ||
-         code == grpc::StatusCode::RESOURCE_EXHAUSTED || code == grpc::StatusCode::ABORTED;
-}
-
 // A target: the run and its start, for the cursor.
 struct Target {
   temporal::api::common::v1::WorkflowExecution execution;
@@ -108,10 +109,28 @@ class Pacer {
 }  // namespace
 
 struct BatchOperations::Runner {
+  // The batch as last read or written by this runner (its revision with it).
   BatchOperationRecord record;
   std::atomic<bool> stop{false};
   std::atomic<bool> done{false};
-  std::thread thread;
+  // Set at the first turn (Begin), then used by the turns one at a time.
+  bool begun = false;
+  std::optional<persistence::VisibilityFilter> filter;
+  std::unique_ptr<Pacer> pacer;
+  // When a caller last read the record for a stop from another host (StoppedElsewhere).
+  std::atomic<int64_t> stop_checked_at{0};
+  // Runs this batch made by reset, not reset again by it when a later page lists them (a
+  // new run keeps its base run's start time). Kept for the batch's life only: after a
+  // restart such a run can be reset once more.
+  std::mutex made_mu;
+  std::set<std::string> made_by_reset;
+};
+
+// A page of runs to handle; `skipped_only`: the page held only runs this batch made (the
+// cursor moved past them, nothing to apply).
+struct BatchOperations::Page {
+  std::vector<Target> targets;
+  bool skipped_only = false;
 };
 
 BatchOperations::BatchOperations(persistence::BatchStore& store,
@@ -129,46 +148,47 @@ BatchOperations::~BatchOperations() { Shutdown(); }
 
 void BatchOperations::Start(const std::string& frontend_address, const rpc::Dialer& dialer) {
   frontend_ = wf::WorkflowService::NewStub(dialer.Dial(frontend_address));
+  {
+    std::lock_guard lock(mu_);
+    if (shutdown_) return;
+    drivers_ = std::make_unique<BlockingPool>(kDrivers);
+    callers_ = std::make_unique<BlockingPool>(kConcurrency);
+  }
   scanner_ = std::thread([this] { ScanLoop(); });
 }
 
 void BatchOperations::Shutdown() {
-  std::map<std::string, std::unique_ptr<Runner>> runners;
   {
     std::lock_guard lock(mu_);
     if (shutdown_) return;
     shutdown_ = true;
     for (auto& [key, runner] : runners_) runner->stop = true;
-    runners.swap(runners_);
   }
   wake_.notify_all();
   if (scanner_.joinable()) scanner_.join();
-  for (auto& [key, runner] : runners) {
-    if (runner->thread.joinable()) runner->thread.join();
-  }
+  // The drivers first: a turn running waits for its page's callers, and the turns still
+  // queued end at once (stopped).
+  if (drivers_ != nullptr) drivers_->Stop();
+  if (callers_ != nullptr) callers_->Stop();
+  std::lock_guard lock(mu_);
+  runners_.clear();
 }
 
 void BatchOperations::ScanLoop() {
   while (true) {
+    {
+      // Ended runners go first, so that a batch still running (one that must try again, or
+      // whose owner changed back) is launched again by this scan.
+      std::lock_guard lock(mu_);
+      std::erase_if(runners_, [](const auto& entry) { return entry.second->done.load(); });
+    }
     absl::StatusOr<std::vector<BatchOperationRecord>> running = store_.ListRunning();
     if (running.ok()) {
       for (BatchOperationRecord& record : *running) {
         if (owns_(record.namespace_id(), record.request().job_id())) Launch(std::move(record));
       }
     }
-    std::vector<std::unique_ptr<Runner>> finished;
     std::unique_lock lock(mu_);
-    for (auto it = runners_.begin(); it != runners_.end();) {
-      if (it->second->done) {
-        finished.push_back(std::move(it->second));
-        it = runners_.erase(it);
-      } else {
-        ++it;
-      }
-    }
-    lock.unlock();
-    for (auto& runner : finished) runner->thread.join();
-    lock.lock();
     if (wake_.wait_for(lock, absl::ToChronoSeconds(kScanInterval), [this] { return shutdown_; })) {
       return;
     }
@@ -177,21 +197,27 @@ void BatchOperations::ScanLoop() {
 
 void BatchOperations::Launch(BatchOperationRecord record) {
   std::lock_guard lock(mu_);
-  if (shutdown_ || frontend_ == nullptr) return;
+  if (shutdown_ || frontend_ == nullptr || drivers_ == nullptr) return;
   const std::string key = Key(record.namespace_id(), record.request().job_id());
-  if (runners_.contains(key)) return;
+  auto it = runners_.find(key);
+  if (it != runners_.end() && !it->second->done) return;
   auto runner = std::make_unique<Runner>();
   runner->record = std::move(record);
   Runner* r = runner.get();
-  runner->thread = std::thread([this, r] {
-    Run(*r);
-    {
-      std::lock_guard done_lock(mu_);
-      r->done = true;
-    }
-    runner_done_.notify_all();
-  });
+  if (!drivers_->Run([this, r] { Step(*r); })) return;  // stopping: the next start runs it
   runners_[key] = std::move(runner);
+}
+
+void BatchOperations::Step(Runner& runner) {
+  if (!runner.stop && RunStep(runner) && !runner.stop &&
+      drivers_->Run([this, &runner] { Step(runner); })) {
+    return;  // its next page after the other batches' turns
+  }
+  {
+    std::lock_guard lock(mu_);
+    runner.done = true;  // from here on the scan may destroy it
+  }
+  runner_done_.notify_all();
 }
 
 absl::StatusOr<int64_t> BatchOperations::ResetPoint(
@@ -234,9 +260,9 @@ absl::StatusOr<int64_t> BatchOperations::ResetPoint(
   return point;
 }
 
-std::string BatchOperations::Apply(const BatchOperationRecord& record,
+std::string BatchOperations::Apply(Runner& runner,
                                    const temporal::api::common::v1::WorkflowExecution& execution) {
-  const Request& req = record.request();
+  const Request& req = runner.record.request();
   const std::string identity =
       IdentityOf(req).empty() ? std::string(kDefaultIdentity) : IdentityOf(req);
   grpc::Status status;
@@ -303,8 +329,8 @@ std::string BatchOperations::Apply(const BatchOperationRecord& record,
         wf::ResetWorkflowExecutionResponse out;
         status = frontend_->ResetWorkflowExecution(&ctx, call, &out);
         if (status.ok()) {
-          std::lock_guard lock(mu_);
-          made_by_reset_.insert(out.run_id());
+          std::lock_guard lock(runner.made_mu);
+          runner.made_by_reset.insert(out.run_id());
         }
         // A run that is no longer the current one: skipped when only current runs count.
         if (status.error_code() == grpc::StatusCode::FAILED_PRECONDITION &&
@@ -330,12 +356,49 @@ std::string BatchOperations::Apply(const BatchOperationRecord& record,
         req.operation_case() != Request::kSignalOperation) {
       return "";
     }
-    if (!Transient(status.error_code())) break;
+    if (!IsRetryable(static_cast<absl::StatusCode>(status.error_code()))) break;
   }
   return absl::StrCat(execution.workflow_id(), ": ", status.error_message().substr(0, 200));
 }
 
-void BatchOperations::Run(Runner& runner) {
+bool BatchOperations::RunStep(Runner& runner) {
+  if (!runner.begun) {
+    if (!Begin(runner)) return false;
+    runner.begun = true;
+  }
+  BatchOperationRecord& record = runner.record;
+  const Request& req = record.request();
+  if (!owns_(record.namespace_id(), req.job_id())) return false;  // its new owner goes on
+  absl::StatusOr<Page> page = NextPage(runner);
+  if (!page.ok()) {
+    logger_.Warn("batch operation: listing its runs failed; tried again at the next scan",
+                 {{"job_id", req.job_id()}, {"error", std::string(page.status().message())}});
+    return false;
+  }
+  if (page->skipped_only) return true;
+  if (page->targets.empty()) {
+    Complete(runner);
+    return false;
+  }
+  const size_t handled = RunPage(runner, *page);
+  if (handled > 0) {
+    const Target& last = page->targets[handled - 1];
+    if (req.executions_size() > 0) {
+      record.set_executions_done(record.executions_done() + static_cast<int32_t>(handled));
+    } else {
+      record.set_cursor_set(true);
+      record.set_cursor_start_ms(last.start_ms);
+      record.set_cursor_run_id(last.execution.run_id());
+    }
+  }
+  const int64_t seen = record.complete_operation_count() + record.failure_operation_count();
+  if (seen > record.total_operation_count()) record.set_total_operation_count(seen);
+  if (!SaveProgress(record)) return false;  // stopped, or gone on elsewhere
+  // Stopped within the page: the record holds where it got to.
+  return handled == page->targets.size();
+}
+
+bool BatchOperations::Begin(Runner& runner) {
   BatchOperationRecord& record = runner.record;
   {
     // The batch as stored now, under state_mu_: a stop written after the scan (or StartBatch)
@@ -344,143 +407,193 @@ void BatchOperations::Run(Runner& runner) {
     std::lock_guard lock(state_mu_);
     absl::StatusOr<BatchOperationRecord> stored =
         store_.Get(record.namespace_id(), record.request().job_id());
-    if (stored.ok()) {
-      if (stored->state() != enums::BATCH_OPERATION_STATE_RUNNING) return;
-      record = *std::move(stored);
+    if (!stored.ok()) {
+      logger_.Warn("batch operation: reading it failed; tried again at the next scan",
+                   {{"job_id", record.request().job_id()},
+                    {"error", std::string(stored.status().message())}});
+      return false;
     }
+    if (stored->state() != enums::BATCH_OPERATION_STATE_RUNNING) return false;
+    record = *std::move(stored);
   }
   const Request& req = record.request();
-  Pacer pacer(req.max_operations_per_second() > 0 ? req.max_operations_per_second()
-                                                  : kDefaultRps);
-  std::optional<persistence::VisibilityFilter> filter;
-  if (!req.visibility_query().empty()) {
-    auto schema = namespaces_.ForNamespaceId(record.namespace_id());
-    absl::StatusOr<persistence::VisibilityFilter> compiled =
-        visibility::CompileQuery(req.visibility_query(), *schema);
-    if (compiled.ok()) {
-      filter = std::move(*compiled);
-      filter->order_by = {{VisibilityField::kStartTime, true}, {VisibilityField::kRunId, true}};
-    }
+  runner.pacer = std::make_unique<Pacer>(
+      req.max_operations_per_second() > 0 ? req.max_operations_per_second() : kDefaultRps);
+  runner.stop_checked_at = absl::GetCurrentTimeNanos();
+  if (req.visibility_query().empty()) return true;
+  absl::StatusOr<persistence::VisibilityFilter> filter = CompileFilter(record);
+  if (filter.ok()) {
+    runner.filter = *std::move(filter);
+    return true;
   }
-  // A stop from another host is read from the record by the callers (StoppedElsewhere) and
-  // by SaveProgress after each page.
-  std::atomic<int64_t> stop_checked_at{absl::GetCurrentTimeNanos()};
-  while (!runner.stop) {
-    if (!owns_(record.namespace_id(), req.job_id())) return;  // its new owner goes on
+  // Never run without its query (that would complete it with nothing done): a store that
+  // cannot answer now is asked again at the next scan; a query that no longer compiles
+  // against the namespace as stored fails the batch, saying why.
+  const std::string error(filter.status().message().substr(0, 500));
+  if (IsRetryable(filter.status())) {
+    logger_.Warn("batch operation: its query cannot be compiled now; tried again at the next scan",
+                 {{"job_id", req.job_id()}, {"error", error}});
+    return false;
+  }
+  logger_.Error("batch operation: its query cannot be compiled; the batch failed",
+                {{"job_id", req.job_id()}, {"error", error}});
+  Fail(runner, absl::StrCat("the batch's query cannot be compiled: ", error));
+  return false;
+}
 
-    std::vector<Target> page;
-    if (req.executions_size() > 0) {
-      for (int i = record.executions_done(); i < req.executions_size() &&
-                                             page.size() < static_cast<size_t>(kPageSize);
-           ++i) {
-        page.push_back({req.executions(i), 0});
-      }
-    } else if (filter.has_value()) {
-      persistence::VisibilityFilter next = *filter;
-      if (record.cursor_set()) {
-        const int64_t at = record.cursor_start_ms();
-        next.predicate = VisibilityPredicate::And(
-            {filter->predicate,
-             VisibilityPredicate::Or(
-                 {VisibilityPredicate::Of(VisibilityField::kStartTime, VisibilityOp::kLess, {at}),
-                  VisibilityPredicate::And(
-                      {VisibilityPredicate::Of(VisibilityField::kStartTime, VisibilityOp::kEqual,
-                                               {at}),
-                       VisibilityPredicate::Of(VisibilityField::kRunId, VisibilityOp::kLess,
-                                               {record.cursor_run_id()})})})});
-      }
-      absl::StatusOr<persistence::VisibilityPage> listed =
-          visibility_.List(record.namespace_id(), next, kPageSize, "");
-      if (!listed.ok()) {
-        logger_.Warn("batch operation: listing its runs failed; retried",
-                     {{"job_id", req.job_id()}, {"error", std::string(listed.status().message())}});
-        absl::SleepFor(absl::Seconds(1));
-        continue;
-      }
-      for (const std::string& bytes : listed->executions) {
-        temporal::api::workflow::v1::WorkflowExecutionInfo info;
-        if (!info.ParseFromString(bytes)) continue;
-        page.push_back({info.execution(), absl::ToUnixMillis(FromProtoTime(info.start_time()))});
-      }
-      // A reset's new run keeps its base run's start time, so it may come up in a later page:
-      // the runs this batch made are not reset again.
-      {
-        std::lock_guard lock(mu_);
-        std::erase_if(page, [this](const Target& t) {
-          return made_by_reset_.contains(t.execution.run_id());
-        });
-      }
-      if (page.empty() && !listed->executions.empty()) {
-        // Only runs this batch made: move the cursor past them.
-        temporal::api::workflow::v1::WorkflowExecutionInfo info;
-        info.ParseFromString(listed->executions.back());
-        record.set_cursor_set(true);
-        record.set_cursor_start_ms(absl::ToUnixMillis(FromProtoTime(info.start_time())));
-        record.set_cursor_run_id(info.execution().run_id());
-        continue;
-      }
+absl::StatusOr<persistence::VisibilityFilter> BatchOperations::CompileFilter(
+    const BatchOperationRecord& record) {
+  absl::StatusOr<std::shared_ptr<const visibility::SearchAttributeSchema>> schema =
+      namespaces_.SchemaForNamespaceId(record.namespace_id());
+  if (!schema.ok()) {
+    return absl::Status(schema.status().code(),
+                        absl::StrCat("reading the namespace failed: ", schema.status().message()));
+  }
+  absl::StatusOr<persistence::VisibilityFilter> filter =
+      visibility::CompileQuery(record.request().visibility_query(), **schema);
+  if (!filter.ok()) {
+    // The query compiled at the start; against the namespace as stored now it does not.
+    return absl::InvalidArgumentError(filter.status().message());
+  }
+  filter->order_by = {{VisibilityField::kStartTime, true}, {VisibilityField::kRunId, true}};
+  return filter;
+}
+
+absl::StatusOr<BatchOperations::Page> BatchOperations::NextPage(Runner& runner) {
+  BatchOperationRecord& record = runner.record;
+  const Request& req = record.request();
+  Page page;
+  if (req.executions_size() > 0) {
+    for (int i = record.executions_done();
+         i < req.executions_size() && page.targets.size() < static_cast<size_t>(kPageSize); ++i) {
+      page.targets.push_back({req.executions(i), 0});
     }
-    if (page.empty()) break;
+    return page;
+  }
+  if (!runner.filter.has_value()) return page;  // nothing to select
+  const persistence::VisibilityFilter& filter = *runner.filter;
+  persistence::VisibilityFilter next = filter;
+  if (record.cursor_set()) {
+    const int64_t at = record.cursor_start_ms();
+    next.predicate = VisibilityPredicate::And(
+        {filter.predicate,
+         VisibilityPredicate::Or(
+             {VisibilityPredicate::Of(VisibilityField::kStartTime, VisibilityOp::kLess, {at}),
+              VisibilityPredicate::And(
+                  {VisibilityPredicate::Of(VisibilityField::kStartTime, VisibilityOp::kEqual, {at}),
+                   VisibilityPredicate::Of(VisibilityField::kRunId, VisibilityOp::kLess,
+                                           {record.cursor_run_id()})})})});
+  }
+  absl::StatusOr<persistence::VisibilityPage> listed =
+      visibility_.List(record.namespace_id(), next, kPageSize, "");
+  if (!listed.ok()) return listed.status();
+  for (const std::string& bytes : listed->executions) {
+    temporal::api::workflow::v1::WorkflowExecutionInfo info;
+    if (!info.ParseFromString(bytes)) continue;
+    page.targets.push_back({info.execution(), absl::ToUnixMillis(FromProtoTime(info.start_time()))});
+  }
+  // A reset's new run keeps its base run's start time, so it may come up in a later page:
+  // the runs this batch made are not reset again.
+  {
+    std::lock_guard lock(runner.made_mu);
+    std::erase_if(page.targets, [&](const Target& t) {
+      return runner.made_by_reset.contains(t.execution.run_id());
+    });
+  }
+  if (page.targets.empty() && !listed->executions.empty()) {
+    // Only runs this batch made: move the cursor past them.
+    temporal::api::workflow::v1::WorkflowExecutionInfo info;
+    info.ParseFromString(listed->executions.back());
+    record.set_cursor_set(true);
+    record.set_cursor_start_ms(absl::ToUnixMillis(FromProtoTime(info.start_time())));
+    record.set_cursor_run_id(info.execution().run_id());
+    page.skipped_only = true;
+  }
+  return page;
+}
 
-    std::vector<std::string> failures(page.size());
-    std::vector<char> applied(page.size(), 0);
-    std::atomic<size_t> next_index{0};
+size_t BatchOperations::RunPage(Runner& runner, const Page& page) {
+  const std::vector<Target>& targets = page.targets;
+  std::vector<std::string> failures(targets.size());
+  std::vector<char> applied(targets.size(), 0);
+  std::atomic<size_t> next_index{0};
+  std::mutex mu;
+  std::condition_variable ended;
+  int active = 0;
+  auto call_loop = [&] {
+    while (!runner.stop) {
+      const size_t i = next_index++;
+      if (i >= targets.size()) break;
+      if (!runner.pacer->Wait(runner.stop)) break;
+      if (StoppedElsewhere(runner.record, runner.stop_checked_at)) {
+        runner.stop = true;
+        break;
+      }
+      failures[i] = Apply(runner, targets[i].execution);
+      applied[i] = 1;
+    }
+    std::lock_guard lock(mu);
+    if (--active == 0) ended.notify_all();
+  };
+  const int loops = static_cast<int>(std::min<size_t>(kConcurrency, targets.size()));
+  for (int c = 0; c < loops; ++c) {
     {
-      std::vector<std::jthread> callers;
-      for (int c = 0; c < kConcurrency; ++c) {
-        callers.emplace_back([&] {
-          while (!runner.stop) {
-            const size_t i = next_index++;
-            if (i >= page.size()) return;
-            if (!pacer.Wait(runner.stop)) return;
-            if (StoppedElsewhere(record, stop_checked_at)) {
-              runner.stop = true;
-              return;
-            }
-            failures[i] = Apply(record, page[i].execution);
-            applied[i] = 1;
-          }
-        });
-      }
+      std::lock_guard lock(mu);
+      ++active;
     }
-    // The cursor moves past the runs handled without a gap; a stop can leave a few handled
-    // after a gap, which a resumed batch handles again (at least once).
-    size_t handled = 0;
-    while (handled < page.size() && applied[handled]) ++handled;
-    for (size_t i = 0; i < handled; ++i) {
-      if (failures[i].empty()) {
-        record.set_complete_operation_count(record.complete_operation_count() + 1);
-        continue;
-      }
-      record.set_failure_operation_count(record.failure_operation_count() + 1);
-      record.add_recent_failures(failures[i]);
-      if (record.recent_failures_size() > kRecentFailures) {
-        record.mutable_recent_failures()->erase(record.mutable_recent_failures()->begin());
-      }
+    if (!callers_->Run(call_loop)) {  // stopping: the runs not reached wait for the next start
+      std::lock_guard lock(mu);
+      --active;
     }
-    if (handled > 0) {
-      if (req.executions_size() > 0) {
-        record.set_executions_done(record.executions_done() + static_cast<int32_t>(handled));
-      } else {
-        record.set_cursor_set(true);
-        record.set_cursor_start_ms(page[handled - 1].start_ms);
-        record.set_cursor_run_id(page[handled - 1].execution.run_id());
-      }
-    }
-    const int64_t seen = record.complete_operation_count() + record.failure_operation_count();
-    if (seen > record.total_operation_count()) record.set_total_operation_count(seen);
-    if (!SaveProgress(record)) return;  // stopped meanwhile: its progress is saved, no more
-    if (handled < page.size()) return;  // stopped: the record holds where it got to
   }
-  if (runner.stop) return;
+  {
+    std::unique_lock lock(mu);
+    ended.wait(lock, [&] { return active == 0; });
+  }
+  // The cursor moves past the runs handled without a gap; a stop can leave a few handled
+  // after a gap, which a resumed batch handles again (at least once).
+  BatchOperationRecord& record = runner.record;
+  size_t handled = 0;
+  while (handled < targets.size() && applied[handled]) ++handled;
+  for (size_t i = 0; i < handled; ++i) {
+    if (failures[i].empty()) {
+      record.set_complete_operation_count(record.complete_operation_count() + 1);
+      continue;
+    }
+    record.set_failure_operation_count(record.failure_operation_count() + 1);
+    record.add_recent_failures(failures[i]);
+    if (record.recent_failures_size() > kRecentFailures) {
+      record.mutable_recent_failures()->erase(record.mutable_recent_failures()->begin());
+    }
+  }
+  return handled;
+}
+
+void BatchOperations::Complete(Runner& runner) {
+  BatchOperationRecord& record = runner.record;
   std::lock_guard lock(state_mu_);
-  absl::StatusOr<BatchOperationRecord> stored = store_.Get(record.namespace_id(), req.job_id());
-  if (stored.ok() && stored->state() != enums::BATCH_OPERATION_STATE_RUNNING) return;
   record.set_state(enums::BATCH_OPERATION_STATE_COMPLETED);
   *record.mutable_close_time() = ToProtoTime(clock_.Now());
-  if (absl::Status s = store_.Update(record); !s.ok()) {
+  absl::Status s = store_.Update(record);
+  // ABORTED: stopped (or ended by another host) since it was read; that state stands.
+  if (!s.ok() && s.code() != absl::StatusCode::kAborted) {
     logger_.Warn("batch operation: recording its end failed; it runs again",
-                 {{"job_id", req.job_id()}, {"error", std::string(s.message())}});
+                 {{"job_id", record.request().job_id()}, {"error", std::string(s.message())}});
+  }
+}
+
+void BatchOperations::Fail(Runner& runner, const std::string& reason) {
+  BatchOperationRecord& record = runner.record;
+  std::lock_guard lock(state_mu_);
+  record.set_state(enums::BATCH_OPERATION_STATE_FAILED);
+  *record.mutable_close_time() = ToProtoTime(clock_.Now());
+  record.set_stop_reason(reason.substr(0, kMaxReasonBytes));
+  record.set_stop_identity(kDefaultIdentity);
+  record.add_recent_failures(reason.substr(0, kMaxReasonBytes));
+  absl::Status s = store_.Update(record);
+  if (!s.ok() && s.code() != absl::StatusCode::kAborted) {
+    logger_.Warn("batch operation: recording its failure failed; it is tried again",
+                 {{"job_id", record.request().job_id()}, {"error", std::string(s.message())}});
   }
 }
 
@@ -499,23 +612,29 @@ bool BatchOperations::StoppedElsewhere(const BatchOperationRecord& record,
 }
 
 bool BatchOperations::SaveProgress(BatchOperationRecord& record) {
-  // Under state_mu_, so that a stop on this host is never written over; a stop from another
-  // host between the read and the write below could be (a window of one statement).
+  // A compare-and-swap on the revision this runner read or wrote last: a stop (from any
+  // host) or another runner's progress written since is never overwritten.
   std::lock_guard lock(state_mu_);
-  absl::StatusOr<BatchOperationRecord> stored =
-      store_.Get(record.namespace_id(), record.request().job_id());
-  const bool running = !stored.ok() || stored->state() == enums::BATCH_OPERATION_STATE_RUNNING;
-  if (!running) {
-    record.set_state(stored->state());
-    *record.mutable_close_time() = stored->close_time();
-    record.set_stop_reason(stored->stop_reason());
-    record.set_stop_identity(stored->stop_identity());
+  absl::Status s = store_.Update(record);
+  if (s.ok()) {
+    record.set_revision(record.revision() + 1);
+    return true;
   }
-  if (absl::Status s = store_.Update(record); !s.ok()) {
+  if (s.code() != absl::StatusCode::kAborted) {
+    // Not saved: the next page saves it (or a restart handles these runs again).
     logger_.Warn("batch operation: saving its progress failed",
                  {{"job_id", record.request().job_id()}, {"error", std::string(s.message())}});
+    return true;
   }
-  return running;
+  absl::StatusOr<BatchOperationRecord> stored =
+      store_.Get(record.namespace_id(), record.request().job_id());
+  if (stored.ok() && stored->state() == enums::BATCH_OPERATION_STATE_RUNNING) {
+    // Another host's runner (the batch's shard moved) went on: this one ends, and the next
+    // scan goes on from the stored record if this host owns the batch again.
+    logger_.Info("batch operation: another runner saved its progress; this one ends",
+                 {{"job_id", record.request().job_id()}});
+  }
+  return false;
 }
 
 absl::Status BatchOperations::StartBatch(const wf::StartBatchOperationRequest& req) {
@@ -596,28 +715,31 @@ absl::Status BatchOperations::StartBatch(const wf::StartBatchOperationRequest& r
     if (!count.ok()) return count.status();
     total = *count;
   }
-  absl::StatusOr<std::vector<BatchOperationRecord>> running = store_.ListRunning();
-  if (!running.ok()) return running.status();
-  if (std::any_of(running->begin(), running->end(),
-                  [&](const auto& r) { return r.namespace_id() == ns->id; })) {
-    // Temporal's frontend.MaxConcurrentBatchOperationPerNamespace (default 1).
-    return absl::ResourceExhaustedError("Max concurrent batch operations is reached");
-  }
-
   BatchOperationRecord record;
   *record.mutable_request() = req;
   record.set_namespace_id(ns->id);
   record.set_state(enums::BATCH_OPERATION_STATE_RUNNING);
   *record.mutable_start_time() = ToProtoTime(clock_.Now());
   record.set_total_operation_count(total);
+  // The store checks the limit and inserts in one step: concurrent starts cannot both pass.
   absl::Status created = store_.Create(record);
   if (created.code() == absl::StatusCode::kAlreadyExists) {
     return absl::AlreadyExistsError(
         absl::StrCat("a batch operation with job id ", req.job_id(), " already exists"));
   }
+  if (created.code() == absl::StatusCode::kResourceExhausted) {
+    // Temporal's frontend.MaxConcurrentBatchOperationPerNamespace (default 1).
+    return absl::ResourceExhaustedError("Max concurrent batch operations is reached");
+  }
   if (!created.ok()) return created;
   if (owns_(record.namespace_id(), req.job_id())) Launch(std::move(record));
   return absl::OkStatus();
+}
+
+bool BatchOperations::RunsHere(const std::string& namespace_id, const std::string& job_id) {
+  std::lock_guard lock(mu_);
+  auto it = runners_.find(Key(namespace_id, job_id));
+  return it != runners_.end() && !it->second->done;
 }
 
 absl::StatusOr<BatchOperationRecord> BatchOperations::Find(const std::string& namespace_id,
@@ -690,24 +812,7 @@ absl::Status BatchOperations::StopBatch(const wf::StopBatchOperationRequest& req
   absl::StatusOr<NamespaceEngine::Resolved> ns =
       namespaces_.Resolve(req.namespace_(), false, NamespaceAccess::kWrite);
   if (!ns.ok()) return ns.status();
-  {
-    // Read and written under state_mu_: this host's runner saves its progress before or
-    // after, never over the stop; one launched after this reads the stop and does nothing.
-    std::lock_guard lock(state_mu_);
-    absl::StatusOr<BatchOperationRecord> r = Find(ns->id, req.job_id());
-    if (!r.ok()) return r.status();
-    if (r->state() != enums::BATCH_OPERATION_STATE_RUNNING) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "batch operation ", req.job_id().substr(0, kMaxJobIdBytes), " is not running (",
-          enums::BatchOperationState_Name(r->state()), ")"));
-    }
-    // Temporal stops a batch by terminating its workflow: the batch is then FAILED.
-    r->set_state(enums::BATCH_OPERATION_STATE_FAILED);
-    *r->mutable_close_time() = ToProtoTime(clock_.Now());
-    r->set_stop_reason(req.reason().substr(0, kMaxReasonBytes));
-    r->set_stop_identity(req.identity().substr(0, kMaxReasonBytes));
-    if (absl::Status s = store_.Update(*r); !s.ok()) return s;
-  }
+  if (absl::Status s = WriteStop(ns->id, req); !s.ok()) return s;
   // Then the answer waits for this host's runner to let its operations in flight end (bounded
   // by one call's deadline), so that nothing the job does lands after it. The runner is
   // looked for after the write: one launched before it is stopped here, one after reads it.
@@ -722,6 +827,33 @@ absl::Status BatchOperations::StopBatch(const wf::StopBatchOperationRequest& req
     });
   }
   return absl::OkStatus();
+}
+
+absl::Status BatchOperations::WriteStop(const std::string& namespace_id,
+                                        const wf::StopBatchOperationRequest& req) {
+  // Under state_mu_: this host's runner saves its progress before or after, and one
+  // launched after this reads the stop and does nothing. A runner on another host may save
+  // between the read and the write: the write then fails its compare-and-swap and is made
+  // again over the record as saved.
+  std::lock_guard lock(state_mu_);
+  for (int attempt = 0; attempt < kStopAttempts; ++attempt) {
+    absl::StatusOr<BatchOperationRecord> r = Find(namespace_id, req.job_id());
+    if (!r.ok()) return r.status();
+    if (r->state() != enums::BATCH_OPERATION_STATE_RUNNING) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "batch operation ", req.job_id().substr(0, kMaxJobIdBytes), " is not running (",
+          enums::BatchOperationState_Name(r->state()), ")"));
+    }
+    // Temporal stops a batch by terminating its workflow: the batch is then FAILED.
+    r->set_state(enums::BATCH_OPERATION_STATE_FAILED);
+    *r->mutable_close_time() = ToProtoTime(clock_.Now());
+    r->set_stop_reason(req.reason().substr(0, kMaxReasonBytes));
+    r->set_stop_identity(req.identity().substr(0, kMaxReasonBytes));
+    absl::Status s = store_.Update(*r);
+    if (s.code() != absl::StatusCode::kAborted) return s;
+  }
+  return absl::AbortedError(
+      "the batch operation is being changed by its runner at this moment; stop it again");
 }
 
 void RegisterBatchHandlers(rpc::Dispatcher& dispatcher, BatchOperations& batches) {

@@ -19,6 +19,19 @@
 // client call. At most kConcurrency calls are in flight per batch, and at most
 // max_operations_per_second are started per second (kDefaultRps when unset).
 //
+// Threads: a fixed few, made at Start and used by every batch. kDrivers threads take turns
+// running batches one page at a time (a batch's next page is queued behind the others'), and
+// kConcurrency threads make the calls of the page being run.
+//
+// A batch whose query cannot be compiled when its runner starts (the namespace cannot be read
+// now: a retryable store error) stays RUNNING and is tried again at the next scan; one whose
+// query no longer compiles (an attribute removed, the namespace gone) is FAILED with the
+// reason. Neither is ever COMPLETED with nothing done.
+//
+// The store keeps one running batch per namespace (its Create checks and inserts in one
+// step) and writes a record only over the revision read, so a stop is never overwritten by
+// progress, and two runners of one batch (a shard moving) cannot both go on.
+//
 // Thread safety: safe from many threads.
 #pragma once
 
@@ -33,6 +46,7 @@
 #include <thread>
 
 #include "absl/status/statusor.h"
+#include "lib/common/blocking_pool.h"
 #include "lib/common/clock.h"
 #include "lib/common/log.h"
 #include "server-core/frontend/namespace_engine.h"
@@ -47,6 +61,7 @@ namespace tock::server::frontend {
 class BatchOperations {
  public:
   static constexpr int kConcurrency = 8;
+  static constexpr int kDrivers = 2;
   static constexpr double kDefaultRps = 50;  // Temporal's frontend.batcherRPS
   static constexpr int kPageSize = 200;
   static constexpr absl::Duration kScanInterval = absl::Seconds(5);
@@ -71,15 +86,36 @@ class BatchOperations {
   absl::StatusOr<wf::ListBatchOperationsResponse> List(const wf::ListBatchOperationsRequest& req);
   absl::Status StopBatch(const wf::StopBatchOperationRequest& req);
 
+  // Whether a runner of the batch is at work on this host now (for tests: a stop written
+  // elsewhere ends it without this host being told).
+  bool RunsHere(const std::string& namespace_id, const std::string& job_id);
+
  private:
   struct Runner;
-  // Runs `record` on a thread of its own unless it runs already.
+  struct Page;
+  // Queues a runner for `record` unless it runs already.
   void Launch(persistence::BatchOperationRecord record);
-  // The whole batch: pages until done, stopped, or shut down.
-  void Run(Runner& runner);
+  // One turn of a runner on a driver thread: its next page; then it queues its next turn,
+  // or ends (done) when the batch is over, stopped, or must wait for the next scan.
+  void Step(Runner& runner);
+  // The turn's work: true when the batch has more pages to run now.
+  bool RunStep(Runner& runner);
+  // At a runner's first turn: the batch as stored now, and its query compiled. False when
+  // it must not run now (not running any more, failed, or to try again at the next scan).
+  bool Begin(Runner& runner);
+  // The batch's query against the namespace's search attributes as stored now.
+  absl::StatusOr<persistence::VisibilityFilter> CompileFilter(
+      const persistence::BatchOperationRecord& record);
+  // The next runs to handle, after the cursor; an error when they cannot be listed now.
+  absl::StatusOr<Page> NextPage(Runner& runner);
+  // Applies the operation to `page` on the callers' threads; returns how many of its first
+  // runs were handled (all unless stopped), counted into the record.
+  size_t RunPage(Runner& runner, const Page& page);
+  // Ends the batch: COMPLETED, or FAILED with `reason`.
+  void Complete(Runner& runner);
+  void Fail(Runner& runner, const std::string& reason);
   // One run's operation, with retries of transient failures: "" or what failed.
-  std::string Apply(const persistence::BatchOperationRecord& record,
-                    const temporal::api::common::v1::WorkflowExecution& execution);
+  std::string Apply(Runner& runner, const temporal::api::common::v1::WorkflowExecution& execution);
   // A reset's point for one run (options: first or last workflow task, or an event id).
   absl::StatusOr<int64_t> ResetPoint(const wf::StartBatchOperationRequest& req,
                                      const temporal::api::common::v1::WorkflowExecution& execution);
@@ -90,8 +126,12 @@ class BatchOperations {
   // time-skipping server's clock may stand still while the batch runs.
   bool StoppedElsewhere(const persistence::BatchOperationRecord& record,
                         std::atomic<int64_t>& checked_at);
-  // Saves a runner's progress; false (and the stored state kept) when the batch was stopped.
+  // Saves a runner's progress over the revision it read; false when it must not go on: the
+  // batch was stopped, or another host's runner wrote it since.
   bool SaveProgress(persistence::BatchOperationRecord& record);
+  // Writes a stop (FAILED) over the running batch.
+  absl::Status WriteStop(const std::string& namespace_id,
+                         const wf::StopBatchOperationRequest& req);
   // The stored batch, or NOT_FOUND "batch operation ID not found".
   absl::StatusOr<persistence::BatchOperationRecord> Find(const std::string& namespace_id,
                                                          const std::string& job_id);
@@ -107,13 +147,12 @@ class BatchOperations {
   std::mutex mu_;
   std::mutex state_mu_;  // a batch's state: a runner's save and a stop on this host
   std::condition_variable wake_;
-  std::condition_variable runner_done_;  // a runner's thread ended (its `done` set under mu_)
+  std::condition_variable runner_done_;  // a runner ended (its `done` set under mu_)
   bool shutdown_ = false;
   std::map<std::string, std::unique_ptr<Runner>> runners_;  // by namespace id + "/" + job id
-  // Runs made by reset batches on this host (not reset again by the batch that made them;
-  // kept in memory only: after a restart such a run can be reset once more).
-  std::set<std::string> made_by_reset_;
   std::thread scanner_;
+  std::unique_ptr<BlockingPool> drivers_;  // the runners' turns (made by Start)
+  std::unique_ptr<BlockingPool> callers_;  // the operations' calls (made by Start)
 };
 
 void RegisterBatchHandlers(rpc::Dispatcher& dispatcher, BatchOperations& batches);

@@ -78,9 +78,15 @@ class NamespaceEngine : public visibility::SearchAttributeSchemas {
       const op::RemoveSearchAttributesRequest& req);
   absl::StatusOr<op::ListSearchAttributesResponse> ListSearchAttributes(
       const op::ListSearchAttributesRequest& req);
-  // visibility::SearchAttributeSchemas, for the history engine.
+  // visibility::SearchAttributeSchemas, for the history engine (an empty schema when the
+  // namespace cannot be read).
   std::shared_ptr<const visibility::SearchAttributeSchema> ForNamespaceId(
       const std::string& namespace_id) override;
+  // The same, with the store's error when the namespace cannot be read (after the store's
+  // read retries): for a caller that must not take an empty schema for the namespace's
+  // (a batch compiling its query).
+  absl::StatusOr<std::shared_ptr<const visibility::SearchAttributeSchema>> SchemaForNamespaceId(
+      const std::string& namespace_id);
 
   absl::StatusOr<tock::admin::v1::GetNamespaceHistoryResponse> History(
       const tock::admin::v1::GetNamespaceHistoryRequest& req);

@@ -193,6 +193,14 @@ absl::StatusOr<op::ListSearchAttributesResponse> NamespaceEngine::ListSearchAttr
 
 std::shared_ptr<const visibility::SearchAttributeSchema> NamespaceEngine::ForNamespaceId(
     const std::string& namespace_id) {
+  absl::StatusOr<std::shared_ptr<const visibility::SearchAttributeSchema>> schema =
+      SchemaForNamespaceId(namespace_id);
+  if (schema.ok()) return *std::move(schema);
+  return std::make_shared<const visibility::SearchAttributeSchema>();
+}
+
+absl::StatusOr<std::shared_ptr<const visibility::SearchAttributeSchema>>
+NamespaceEngine::SchemaForNamespaceId(const std::string& namespace_id) {
   {
     std::lock_guard lock(cache_mu_);
     auto it = schemas_by_id_.find(namespace_id);
@@ -200,11 +208,9 @@ std::shared_ptr<const visibility::SearchAttributeSchema> NamespaceEngine::ForNam
   }
   absl::StatusOr<persistence::NamespaceVersion> ns =
       persistence::ReadWithRetries([&] { return store_.GetNamespaceById(namespace_id); });
+  if (!ns.ok()) return ns.status();  // not cached: the next call reads again
   auto schema = std::make_shared<const visibility::SearchAttributeSchema>(
-      ns.ok() ? visibility::SearchAttributeSchema(
-                    ns->record.config().custom_search_attribute_aliases())
-              : visibility::SearchAttributeSchema());
-  if (!ns.ok()) return schema;  // not cached: the next call reads again
+      ns->record.config().custom_search_attribute_aliases());
   std::lock_guard lock(cache_mu_);
   if (schemas_by_id_.size() > 10000) schemas_by_id_.clear();
   schemas_by_id_[namespace_id] = CachedSchema{schema, clock_.Now()};

@@ -3,7 +3,10 @@
 // outlive a reopen.
 #include <gtest/gtest.h>
 
+#include <latch>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "lib/common/time_format.h"
@@ -66,11 +69,108 @@ TEST_P(BatchStoreTest, CreateOnceUpdateGetAndList) {
   ASSERT_TRUE(running.ok()) << running.status();
   EXPECT_EQ(running->size(), 2u) << "job-1 of both namespaces; job-2 is finished";
   progressed.set_state(enums::BATCH_OPERATION_STATE_COMPLETED);
+  progressed.set_revision(1);  // as written by the update above
   ASSERT_TRUE(store.Update(progressed).ok());
   running = store.ListRunning();
   ASSERT_TRUE(running.ok());
   ASSERT_EQ(running->size(), 1u);
   EXPECT_EQ((*running)[0].namespace_id(), "other");
+}
+
+TEST_P(BatchStoreTest, ANamespaceHasOneRunningBatchEvenUnderConcurrentCreates) {
+  auto p = Open();
+  ASSERT_NE(p, nullptr);
+  BatchStore& store = p->batches();
+  constexpr int kCallers = 8;
+  std::vector<absl::Status> created(kCallers);
+  {
+    std::latch ready(kCallers);
+    std::vector<std::jthread> callers;
+    for (int i = 0; i < kCallers; ++i) {
+      callers.emplace_back([&, i] {
+        ready.arrive_and_wait();  // all at once, each on a connection of its own (PostgreSQL)
+        created[i] = store.Create(Record("ns", absl::StrCat("job-", i), 100 + i));
+      });
+    }
+  }
+  int ok = 0;
+  std::string winner;
+  for (int i = 0; i < kCallers; ++i) {
+    if (created[i].ok()) {
+      ++ok;
+      winner = absl::StrCat("job-", i);
+      continue;
+    }
+    EXPECT_EQ(created[i].code(), absl::StatusCode::kResourceExhausted) << created[i];
+  }
+  EXPECT_EQ(ok, 1) << "one running batch per namespace";
+  auto running = store.ListRunning();
+  ASSERT_TRUE(running.ok()) << running.status();
+  ASSERT_EQ(running->size(), 1u);
+  EXPECT_EQ((*running)[0].request().job_id(), winner);
+
+  EXPECT_TRUE(store.Create(Record("other", "job-1", 100)).ok()) << "another namespace";
+  EXPECT_TRUE(store.Create(Record("ns", "finished", 100, false)).ok()) << "not running";
+  EXPECT_EQ(store.Create(Record("ns", winner, 100)).code(), absl::StatusCode::kAlreadyExists);
+  // Once it has ended, the namespace may start another.
+  BatchOperationRecord ended = Record("ns", winner, 100, false);
+  ASSERT_TRUE(store.Update(ended).ok());
+  EXPECT_TRUE(store.Create(Record("ns", "next", 300)).ok());
+}
+
+TEST_P(BatchStoreTest, AnUpdateIsACompareAndSwapOnTheRevision) {
+  auto p = Open();
+  ASSERT_NE(p, nullptr);
+  BatchStore& store = p->batches();
+  BatchOperationRecord created = Record("ns", "job", 100);
+  created.set_revision(5);  // whatever the caller had: a new record starts at 0
+  ASSERT_TRUE(store.Create(created).ok());
+  auto read = store.Get("ns", "job");
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(read->revision(), 0);
+
+  // Two writers of the same revision (a runner's progress and a stop): one wins.
+  BatchOperationRecord progress = *read, stop = *read;
+  progress.set_complete_operation_count(3);
+  stop.set_state(enums::BATCH_OPERATION_STATE_FAILED);
+  ASSERT_TRUE(store.Update(stop).ok());
+  EXPECT_EQ(store.Update(progress).code(), absl::StatusCode::kAborted)
+      << "the progress read before the stop must not overwrite it";
+  read = store.Get("ns", "job");
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(read->revision(), 1);
+  EXPECT_EQ(read->state(), enums::BATCH_OPERATION_STATE_FAILED);
+  EXPECT_EQ(read->complete_operation_count(), 0);
+
+  // Concurrent writers of one revision: exactly one is written.
+  constexpr int kWriters = 6;
+  std::vector<absl::Status> written(kWriters);
+  {
+    std::latch ready(kWriters);
+    std::vector<std::jthread> writers;
+    for (int i = 0; i < kWriters; ++i) {
+      writers.emplace_back([&, i] {
+        BatchOperationRecord mine = *read;
+        mine.set_complete_operation_count(10 + i);
+        ready.arrive_and_wait();
+        written[i] = store.Update(mine);
+      });
+    }
+  }
+  int ok = 0, winner = -1;
+  for (int i = 0; i < kWriters; ++i) {
+    if (written[i].ok()) {
+      ++ok;
+      winner = i;
+    } else {
+      EXPECT_EQ(written[i].code(), absl::StatusCode::kAborted) << written[i];
+    }
+  }
+  ASSERT_EQ(ok, 1);
+  read = store.Get("ns", "job");
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(read->revision(), 2);
+  EXPECT_EQ(read->complete_operation_count(), 10 + winner);
 }
 
 TEST_P(BatchStoreTest, RecordsOutliveAReopen) {

@@ -13,6 +13,7 @@
 #include <mutex>
 #include <thread>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "lib/common/clock.h"
 #include "lib/common/log.h"
@@ -50,18 +51,70 @@ class CountingFrontend {
   tock::testing::DispatcherServer server_;
 };
 
+// The namespace store, whose reads by id fail UNAVAILABLE while `fail_reads_by_id` is set
+// (the database briefly unreachable), counting those reads.
+class FaultyNamespaceStore : public persistence::NamespaceStore {
+ public:
+  explicit FaultyNamespaceStore(persistence::NamespaceStore& inner) : inner_(inner) {}
+
+  std::atomic<bool> fail_reads_by_id{false};
+  std::atomic<int> failed_reads_by_id{0};
+
+  absl::StatusOr<persistence::NamespaceVersion> GetNamespaceById(const std::string& id) override {
+    if (fail_reads_by_id) {
+      ++failed_reads_by_id;
+      return absl::UnavailableError("the database is unavailable (injected)");
+    }
+    return inner_.GetNamespaceById(id);
+  }
+  absl::StatusOr<persistence::NamespaceVersion> CreateNamespace(
+      const persistence::NamespaceRecord& record, absl::Time now,
+      const std::string& operation) override {
+    return inner_.CreateNamespace(record, now, operation);
+  }
+  absl::StatusOr<persistence::NamespaceVersion> GetNamespaceByName(
+      const std::string& name) override {
+    return inner_.GetNamespaceByName(name);
+  }
+  absl::StatusOr<persistence::NamespaceVersion> GetNamespaceAsOf(const std::string& name,
+                                                                absl::Time as_of) override {
+    return inner_.GetNamespaceAsOf(name, as_of);
+  }
+  absl::StatusOr<persistence::NamespaceVersion> AppendNamespaceVersion(
+      const persistence::NamespaceRecord& record, int64_t expected_version,
+      const std::string& operation, absl::Time now) override {
+    return inner_.AppendNamespaceVersion(record, expected_version, operation, now);
+  }
+  absl::StatusOr<persistence::NamespacePage> ListNamespaces(int32_t page_size,
+                                                            const std::string& page_token,
+                                                            bool include_deleted) override {
+    return inner_.ListNamespaces(page_size, page_token, include_deleted);
+  }
+  absl::StatusOr<std::vector<persistence::NamespaceVersion>> GetNamespaceHistory(
+      const std::string& name) override {
+    return inner_.GetNamespaceHistory(name);
+  }
+
+ private:
+  persistence::NamespaceStore& inner_;
+};
+
 class BatchOperationsTest : public ::testing::Test {
  protected:
   void SetUp() override {
     auto opened = persistence::OpenPersistence({});
     ASSERT_TRUE(opened.ok()) << opened.status();
     persistence_ = std::move(*opened);
+    namespace_store_ = std::make_unique<FaultyNamespaceStore>(persistence_->namespaces());
     namespaces_ = std::make_unique<NamespaceEngine>(
-        persistence_->namespaces(), admin::ClusterMetadata::SingleCluster("active", "127.0.0.1:7233"),
+        *namespace_store_, admin::ClusterMetadata::SingleCluster("active", "127.0.0.1:7233"),
         clock_);
     wf::RegisterNamespaceRequest ns;
     ns.set_namespace_("orders");
     ASSERT_TRUE(namespaces_->Register(ns).ok());
+    auto resolved = namespaces_->Resolve("orders", false, NamespaceAccess::kRead);
+    ASSERT_TRUE(resolved.ok()) << resolved.status();
+    namespace_id_ = resolved->id;
     // The first ownership check (StartBatch's or the scan's) after `on_owns` is set runs it.
     batches_ = std::make_unique<BatchOperations>(
         persistence_->batches(), persistence_->visibility(), *namespaces_, clock_, NullLogger(),
@@ -116,10 +169,29 @@ class BatchOperationsTest : public ::testing::Test {
     return Eventually([&] { return frontend_.terminated > 0; }, absl::Seconds(2));
   }
 
+  // Terminate the runs whose custom attribute Customer is 'acme' (none in this test's
+  // visibility store: a batch that runs completes with nothing to do).
+  wf::StartBatchOperationRequest TerminateByCustomer(const std::string& job_id) {
+    op::AddSearchAttributesRequest add;
+    add.set_namespace_("orders");
+    (*add.mutable_search_attributes())["Customer"] =
+        temporal::api::enums::v1::INDEXED_VALUE_TYPE_KEYWORD;
+    EXPECT_TRUE(namespaces_->AddSearchAttributes(add).ok());
+    wf::StartBatchOperationRequest req;
+    req.set_namespace_("orders");
+    req.set_job_id(job_id);
+    req.set_reason("r");
+    req.set_visibility_query("Customer = 'acme'");
+    req.mutable_termination_operation();
+    return req;
+  }
+
   ManualClock clock_;
   CountingFrontend frontend_;
   std::unique_ptr<persistence::Persistence> persistence_;
+  std::unique_ptr<FaultyNamespaceStore> namespace_store_;
   std::unique_ptr<NamespaceEngine> namespaces_;
+  std::string namespace_id_;
   std::unique_ptr<BatchOperations> batches_;
   std::mutex on_owns_mu_;
   std::function<void()> on_owns;  // set before the batch starts or the scan runs
@@ -175,15 +247,57 @@ TEST_F(BatchOperationsTest, AStopOnAnotherHostEndsTheRunnerWithinAboutASecond) {
   // 20 runs at 4 a second: one page of 5 s.
   ASSERT_TRUE(batches_->StartBatch(Terminate("job", 20, 4)).ok());
   ASSERT_TRUE(Eventually([&] { return frontend_.terminated > 0; }, absl::Seconds(10)));
+  ASSERT_TRUE(batches_->RunsHere(namespace_id_, "job"));
   ASSERT_TRUE(Stop("job", &other).ok());
-  // Within kStopCheckInterval (and a call in flight) the runner has read the stop; from then
-  // on nothing more is terminated, though the page had seconds left.
-  std::this_thread::sleep_for(std::chrono::milliseconds(2000));
-  const int after_the_check = frontend_.terminated;
-  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
-  EXPECT_EQ(frontend_.terminated, after_the_check) << "runs terminated after the stop was read";
-  EXPECT_LT(frontend_.terminated, 16);
+  const int at_the_stop = frontend_.terminated;
+  // The runner reads the stop within kStopCheckInterval (1 s: about 4 more runs at this
+  // pace, and the calls in flight) and ends by itself, though its page had seconds left.
+  // Once it has ended nothing more can be terminated: the count is final.
+  ASSERT_TRUE(Eventually([&] { return !batches_->RunsHere(namespace_id_, "job"); },
+                         absl::Seconds(10)))
+      << "the runner did not read the stop";
+  const int terminated = frontend_.terminated;
+  EXPECT_LT(terminated, 20) << "the page was run to its end: the stop was not read in it";
+  EXPECT_LE(terminated - at_the_stop, 8) << "runs terminated long after the stop";
   EXPECT_EQ(State("job"), enums::BATCH_OPERATION_STATE_FAILED);
+}
+
+TEST_F(BatchOperationsTest, ANamespaceReadFailingAtTheRunnersStartIsRetriedNotCompleted) {
+  wf::StartBatchOperationRequest req = TerminateByCustomer("job");
+  // The store fails the runner's read of the namespace (its search attributes), which an
+  // empty schema used to hide: the query did not compile and the batch COMPLETED at once.
+  namespace_store_->fail_reads_by_id = true;
+  batches_->Start(frontend_.address(), rpc::Dialer());
+  ASSERT_TRUE(batches_->StartBatch(req).ok());
+  // A first runner fails its read (with the store's read retries); the next scan's runner
+  // reads again, so the batch was left RUNNING by the first.
+  ASSERT_TRUE(Eventually([&] { return namespace_store_->failed_reads_by_id > 4; },
+                         absl::Seconds(20)))
+      << "the read was not tried again: " << namespace_store_->failed_reads_by_id;
+  EXPECT_EQ(State("job"), enums::BATCH_OPERATION_STATE_RUNNING);
+
+  namespace_store_->fail_reads_by_id = false;  // the database is back: the batch goes on
+  ASSERT_TRUE(Eventually([&] { return State("job") != enums::BATCH_OPERATION_STATE_RUNNING; },
+                         absl::Seconds(20)));
+  EXPECT_EQ(State("job"), enums::BATCH_OPERATION_STATE_COMPLETED);
+}
+
+TEST_F(BatchOperationsTest, AQueryThatNoLongerCompilesFailsTheBatchWithTheReason) {
+  // Stored, not run yet (the runner waits for the scan); then its attribute is removed.
+  ASSERT_TRUE(batches_->StartBatch(TerminateByCustomer("job")).ok());
+  op::RemoveSearchAttributesRequest remove;
+  remove.set_namespace_("orders");
+  remove.add_search_attributes("Customer");
+  ASSERT_TRUE(namespaces_->RemoveSearchAttributes(remove).ok());
+  batches_->Start(frontend_.address(), rpc::Dialer());
+  ASSERT_TRUE(Eventually([&] { return State("job") != enums::BATCH_OPERATION_STATE_RUNNING; },
+                         absl::Seconds(20)));
+  EXPECT_EQ(State("job"), enums::BATCH_OPERATION_STATE_FAILED);
+  auto stored = persistence_->batches().Get(namespace_id_, "job");
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  EXPECT_TRUE(absl::StartsWith(stored->stop_reason(), "the batch's query cannot be compiled: "))
+      << stored->stop_reason();
+  EXPECT_EQ(stored->complete_operation_count(), 0);
 }
 
 }  // namespace
