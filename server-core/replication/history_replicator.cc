@@ -9,6 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "server-core/history/version_histories.h"
+#include "lib/common/retryable.h"
 #include "lib/common/time_format.h"
 #include "server-core/replication/sync_activity_task.h"
 
@@ -372,15 +373,10 @@ absl::Status HistoryReplicator::Pull(const persistence::RemoteClusterRecord& rem
 }
 
 int HistoryReplicator::DlqBudget(const absl::Status& error, const std::string& namespace_id) {
-  switch (error.code()) {
-    case absl::StatusCode::kUnavailable:
-    case absl::StatusCode::kDeadlineExceeded:
-    case absl::StatusCode::kAborted:
-    case absl::StatusCode::kResourceExhausted:
-    case absl::StatusCode::kCancelled:
-      return kDlqAttemptsTransient;
-    default:
-      break;
+  // CANCELLED too: a pull or an apply cut short by a shard moving or a shutdown says
+  // nothing about the task, which the next pull carries again.
+  if (IsRetryable(error) || error.code() == absl::StatusCode::kCancelled) {
+    return kDlqAttemptsTransient;
   }
   if (absl::IsNotFound(namespaces_.GetNamespaceById(namespace_id).status())) {
     return kDlqAttemptsTransient;  // namespace replication is behind history replication
