@@ -8,6 +8,7 @@
 #include <poll.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -25,9 +26,14 @@ constexpr absl::Duration kMaxBackoff = absl::Seconds(1);
 // Refusals and accept failures are logged at most this often.
 constexpr absl::Duration kLogEvery = absl::Seconds(10);
 
+// How often closed connections are swept and /proc/self/fd counted at most (each also runs
+// when its figure nears its limit).
+constexpr absl::Duration kRecountEvery = absl::Seconds(1);
+
+// The descriptors open in this process; -1 when /proc cannot be read.
 int OpenDescriptors() {
   DIR* dir = opendir("/proc/self/fd");
-  if (dir == nullptr) return 0;
+  if (dir == nullptr) return -1;
   int n = 0;
   while (readdir(dir) != nullptr) ++n;
   closedir(dir);
@@ -93,7 +99,7 @@ absl::StatusOr<int> Acceptor::Listen(const std::string& ip, int port) {
 void Acceptor::Start(grpc::experimental::ExternalConnectionAcceptor* handoff, int max_connections) {
   handoff_ = handoff;
   max_connections_ = max_connections;
-  baseline_descriptors_ = OpenDescriptors();
+  connections_.clear();
   if (pipe2(wake_pipe_, O_CLOEXEC) != 0) wake_pipe_[0] = wake_pipe_[1] = -1;
   thread_ = std::thread([this] { Loop(); });
 }
@@ -110,10 +116,43 @@ void Acceptor::Stop() {
   }
 }
 
-bool Acceptor::RoomForAnother() const {
-  const int open = OpenDescriptors();
-  return open + kReservedDescriptors < DescriptorLimit() &&
-         open - baseline_descriptors_ < max_connections_;
+bool Acceptor::Admit(int fd) {
+  if (!DescriptorsToSpare(fd)) return false;
+  if (static_cast<int>(connections_.size()) >= max_connections_ ||
+      absl::Now() - last_sweep_ >= kRecountEvery) {
+    ForgetClosed();
+  }
+  if (static_cast<int>(connections_.size()) >= max_connections_) return false;
+  struct stat st {};
+  if (fstat(fd, &st) != 0) return false;
+  connections_.push_back({fd, st.st_dev, st.st_ino});
+  return true;
+}
+
+void Acceptor::ForgetClosed() {
+  std::erase_if(connections_, [](const Connection& c) {
+    struct stat st {};
+    return fstat(c.fd, &st) != 0 || st.st_dev != c.device || st.st_ino != c.inode;
+  });
+  last_sweep_ = absl::Now();
+}
+
+bool Acceptor::DescriptorsToSpare(int fd) {
+  const int limit = DescriptorLimit();
+  // accept4 returns the lowest free number, so at least `fd` descriptors are open.
+  if (fd + kReservedDescriptors >= limit) return false;
+  ++accepted_since_count_;
+  const bool near = counted_descriptors_ + accepted_since_count_ + kReservedDescriptors >= limit;
+  if (near || absl::Now() - counted_at_ >= kRecountEvery) {
+    counted_descriptors_ = OpenDescriptors();
+    counted_at_ = absl::Now();
+    accepted_since_count_ = 0;
+    if (counted_descriptors_ < 0) {  // cannot tell: keep the reserve rather than risk it
+      counted_descriptors_ = limit;
+      return false;
+    }
+  }
+  return counted_descriptors_ + accepted_since_count_ + kReservedDescriptors < limit;
 }
 
 void Acceptor::Loop() {
@@ -147,7 +186,7 @@ void Acceptor::Loop() {
       continue;
     }
     backoff = kFirstBackoff;
-    if (!RoomForAnother()) {
+    if (!Admit(fd)) {
       close(fd);
       ++refused_;
       ++refused_since_log;

@@ -1,11 +1,13 @@
 // tock-server under pressure, as a process: it keeps accepting after running out of file
 // descriptors, a SIGTERM answers pending long polls at once and exits within 2 s, and
-// requests past Temporal's limits are refused with Temporal's messages, storing nothing.
+// requests past Temporal's limits are refused with Temporal's messages, storing nothing
+// (over 4 MiB, by gRPC before any handler).
 #include <arpa/inet.h>
 #include <sqlite3.h>
 #include <sys/stat.h>
 #include <grpcpp/grpcpp.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -15,6 +17,7 @@
 
 #include "temporal/api/workflowservice/v1/service.grpc.pb.h"
 #include "tests/cli/cli_fixture.h"
+#include "tests/support/eventually.h"
 
 namespace tock::testing {
 namespace {
@@ -62,6 +65,45 @@ TEST_F(CliTest, KeepsAcceptingAfterRunningOutOfDescriptors) {
     absl::SleepFor(absl::Milliseconds(100));
   } while (absl::Now() < until);
   EXPECT_EQ(r.exit_code, kExitOk) << r.err;
+  EXPECT_EQ(server_->Stop(), 0);
+  EXPECT_NE(server_->stderr_text().find("connection refused: too many open connections"),
+            std::string::npos)
+      << server_->stderr_text();
+}
+
+TEST_F(CliTest, ConnectionsPastTheCapAreClosedAndClosedOnesMakeRoom) {
+  // Three client connections at most. The server's own descriptors (database, WAL, wake
+  // pipes) are not connections: the first three raw connections are all kept.
+  StartServer({"--config", dir_.Write("cap.yaml", "listen:\n  max_connections: 3\n")});
+  const int port = Port(server_->address());
+  std::vector<int> held;
+  for (int i = 0; i < 3; ++i) {
+    const int fd = RawConnect(port);
+    ASSERT_GE(fd, 0);
+    held.push_back(fd);
+  }
+  // Whether the server closed `fd` within `wait`: reading it reaches the end of the stream
+  // (a kept connection gets gRPC's HTTP/2 settings and then waits for the client's preface).
+  auto closed_by_server = [](int fd, int wait_ms) {
+    char buffer[256];
+    pollfd p{fd, POLLIN, 0};
+    while (poll(&p, 1, wait_ms) == 1) {
+      const ssize_t n = read(fd, buffer, sizeof(buffer));
+      if (n <= 0) return true;
+    }
+    return false;
+  };
+  const int fourth = RawConnect(port);
+  ASSERT_GE(fourth, 0);
+  EXPECT_TRUE(closed_by_server(fourth, 5000)) << "a fourth connection was kept";
+  close(fourth);
+  // The kept ones were not closed (the fourth was refused after them, so they were seen).
+  for (int fd : held) EXPECT_FALSE(closed_by_server(fd, 0)) << "a connection within the cap was closed";
+  for (int fd : held) close(fd);
+  // Closed connections make room again: the CLI's connection is served.
+  EXPECT_TRUE(Eventually([&] {
+    return Tock({"namespace", "describe", "default", "-o", "json"}).exit_code == kExitOk;
+  })) << server_->stderr_text();
   EXPECT_EQ(server_->Stop(), 0);
   EXPECT_NE(server_->stderr_text().find("connection refused: too many open connections"),
             std::string::npos)
@@ -155,12 +197,13 @@ TEST_F(CliTest, RequestsPastTemporalsLimitsAreRefusedAndNothingIsStored) {
        "search attribute CustomerId is not defined"},
       {"workflow id with NUL", [](auto& r) { r.set_workflow_id(std::string("a\0b", 3)); },
        "WorkflowId must not contain a NUL byte."},
-      {"10 MB input",
-       [](auto& r) { r.mutable_input()->add_payloads()->set_data(std::string(10 << 20, 'x')); },
+      // Over the blob and memo limits (2 MiB), within a request's (4 MiB).
+      {"3 MB input",
+       [](auto& r) { r.mutable_input()->add_payloads()->set_data(std::string(3 << 20, 'x')); },
        "Blob data size exceeds limit."},
-      {"5 MB memo",
+      {"3 MB memo",
        [](auto& r) {
-         (*r.mutable_memo()->mutable_fields())["m"].set_data(std::string(5 << 20, 'x'));
+         (*r.mutable_memo()->mutable_fields())["m"].set_data(std::string(3 << 20, 'x'));
        },
        "Memo size exceeds limit."},
   };
@@ -217,6 +260,41 @@ TEST_F(CliTest, RequestsPastTemporalsLimitsAreRefusedAndNothingIsStored) {
     EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << s.error_message();
     EXPECT_EQ(s.error_message(), "Namespace length exceeds limit.");
   }
+  EXPECT_EQ(server_->Stop(), 0) << server_->stderr_text();
+}
+
+// A request over 4 MiB (Temporal's frontend limit) is refused by gRPC before any handler
+// sees it, whoever sends it: RESOURCE_EXHAUSTED, nothing stored, and the server goes on
+// answering, also a burst of such requests at once (review P2-5).
+TEST_F(CliTest, ARequestOverFourMebibytesIsRefusedBeforeItIsHandled) {
+  StartServer();
+  auto channel = grpc::CreateChannel(server_->address(), grpc::InsecureChannelCredentials());
+  auto stub = wf::WorkflowService::NewStub(channel);
+  auto start = [&](size_t bytes, const std::string& id) {
+    wf::StartWorkflowExecutionRequest req;
+    req.set_namespace_("default");
+    req.set_workflow_id(id);
+    req.mutable_workflow_type()->set_name("T");
+    req.mutable_task_queue()->set_name("q");
+    req.mutable_input()->add_payloads()->set_data(std::string(bytes, 'x'));
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+    wf::StartWorkflowExecutionResponse out;
+    return stub->StartWorkflowExecution(&ctx, req, &out);
+  };
+  const grpc::Status refused = start((4 << 20) + 1, "too-large");
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << refused.error_message();
+  std::vector<std::future<grpc::Status>> burst;
+  for (int i = 0; i < 4; ++i) {
+    burst.push_back(std::async(std::launch::async,
+                               [&, i] { return start(16 << 20, "huge-" + std::to_string(i)); }));
+  }
+  for (auto& f : burst) EXPECT_EQ(f.get().error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  // Just under the limit reaches the handler, which applies the blob limit (2 MiB).
+  EXPECT_EQ(start((4 << 20) - 1024, "under").error_message(), "Blob data size exceeds limit.");
+  EXPECT_TRUE(start(1 << 20, "fits").ok());
+  EXPECT_EQ(Tock({"workflow", "describe", "--workflow-id", "too-large"}).exit_code, kExitNotFound);
+  EXPECT_EQ(Tock({"workflow", "describe", "--workflow-id", "fits"}).exit_code, kExitOk);
   EXPECT_EQ(server_->Stop(), 0) << server_->stderr_text();
 }
 
