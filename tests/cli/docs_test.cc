@@ -5,13 +5,19 @@
 // - every tock-server flag shown (command lines, and the flag table of docs/server.md) is
 //   one `tock-server --help` lists;
 // - every YAML block (the configuration reference of docs/server.md) is accepted by the
-//   server's configuration loader, which refuses unknown keys.
+//   server's configuration loader, which refuses unknown keys, and every key the loader
+//   accepts is in one of them (the reference is complete).
 // (man_test.cc checks the man pages the same way against the binaries.)
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <regex>
 #include <set>
 
+#include <yaml-cpp/yaml.h>
+
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "cmd/tock/app.h"
 #include "cmd/tock/repl/words.h"
 #include "server-core/config/server_config.h"
@@ -243,6 +249,70 @@ TEST(DocsTest, EveryYamlBlockIsAcceptedByTheConfigLoader) {
   }
   // The configuration reference shows every section in a block of its own.
   EXPECT_GE(blocks, 10);
+}
+
+// The keys the configuration loader accepts in the mapping at `path` (empty: the top level),
+// learnt by offering it a key it cannot know: its refusal lists what is allowed. Empty when
+// `path` is not a mapping of fixed keys (a scalar, a list, or a mapping of names such as
+// cluster_metadata.clusters).
+std::vector<std::string> AllowedKeys(const std::vector<std::string>& path) {
+  std::string yaml;
+  std::string indent;
+  for (const std::string& key : path) {
+    yaml += indent + key + ":\n";
+    indent += "  ";
+  }
+  yaml += indent + "docs_test_probe: 1\n";
+  absl::StatusOr<server::ServerConfig> config = server::ParseServerConfig(yaml);
+  if (config.ok()) return {};
+  const std::string message(config.status().message());
+  const std::string refusal = "docs_test_probe: unknown key; allowed: ";
+  const size_t at = message.find(refusal);
+  if (at == std::string::npos) return {};
+  return absl::StrSplit(message.substr(at + refusal.size()), ", ");
+}
+
+// Every key the loader accepts, as dotted paths ("persistence.sqlite.path").
+void LoaderKeys(const std::vector<std::string>& path, std::set<std::string>& out) {
+  for (const std::string& key : AllowedKeys(path)) {
+    std::vector<std::string> below = path;
+    below.push_back(key);
+    out.insert(absl::StrJoin(below, "."));
+    LoaderKeys(below, out);
+  }
+}
+
+// The keys of a YAML document, as dotted paths.
+void DocumentKeys(const YAML::Node& node, const std::string& prefix, std::set<std::string>& out) {
+  if (!node.IsMap()) return;
+  for (const auto& entry : node) {
+    const std::string key = prefix + entry.first.as<std::string>();
+    out.insert(key);
+    DocumentKeys(entry.second, key + ".", out);
+  }
+}
+
+TEST(DocsTest, TheConfigurationReferenceShowsEveryKey) {
+  std::set<std::string> loader;
+  LoaderKeys({}, loader);
+  // The top level and its sections: finding few means the probe broke.
+  ASSERT_GE(loader.size(), 60u) << absl::StrJoin(loader, " ");
+  std::set<std::string> shown;
+  for (const CodeBlock& block : CodeBlocks({"docs/server.md", ReadSource("docs/server.md")})) {
+    if (block.language == "yaml") DocumentKeys(YAML::Load(block.text), "", shown);
+  }
+  // Keys whose text is being written with the change that adds them (issue 34): each is
+  // removed from here when docs/server.md shows it.
+  const std::set<std::string> pending = {"persistence.sqlite.synchronous", "timers.callbacks",
+                                         "authorization.plaintext_host_calls"};
+  for (const std::string& key : loader) {
+    const bool is_pending = std::any_of(pending.begin(), pending.end(), [&](const std::string& p) {
+      return key == p || key.rfind(p + ".", 0) == 0;
+    });
+    EXPECT_TRUE(shown.count(key) > 0 || is_pending)
+        << key << " is accepted by the configuration loader but not shown in the configuration "
+        << "reference of docs/server.md";
+  }
 }
 
 }  // namespace
