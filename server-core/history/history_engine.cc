@@ -102,6 +102,25 @@ bool HoldsRefusedTaskId(const persistence::Commit& commit) {
   return false;
 }
 
+// The writes of the runs a change carries besides its own, after its own (commit.runs[0]):
+// the following run (runs[1]), which takes over the workflow id, then the companion run.
+void AddOtherRunWrites(RunTransaction& tx, const std::string& run_id, persistence::Commit& commit) {
+  if (RunTransaction* next = tx.following_run()) {
+    commit.runs.push_back(next->TakeRunWrite(
+        persistence::CurrentRunChange::kReplace,
+        tx.following_replaces().empty() ? run_id : tx.following_replaces()));
+    for (auto& t : next->new_tasks()) commit.new_tasks.push_back(std::move(t));
+    for (auto& t : next->new_timers()) commit.new_timers.push_back(std::move(t));
+  }
+  if (RunTransaction* other = tx.companion_run()) {
+    commit.runs.push_back(other->TakeRunWrite(persistence::CurrentRunChange::kNone));
+    for (auto& t : other->new_tasks()) commit.new_tasks.push_back(std::move(t));
+    for (auto& t : other->new_timers()) commit.new_timers.push_back(std::move(t));
+    for (auto& t : other->done_timers()) commit.done_timers.push_back(std::move(t));
+    for (int64_t id : other->done_task_ids()) commit.done_task_ids.push_back(id);
+  }
+}
+
 }  // namespace
 
 absl::Status NothingToWrite() {
@@ -307,6 +326,8 @@ absl::Status HistoryEngine::Mutate(const NamespaceRef& ns, const RunKey& key,
   persistence::Commit commit;
   absl::Status result;
   bool closed = false;
+  bool following = false;
+  std::string companion_run_id;
   {
     std::shared_ptr<RunEntry> entry = Entry(key.run_id);
     std::lock_guard lock(entry->mu);
@@ -391,13 +412,9 @@ absl::Status HistoryEngine::Mutate(const NamespaceRef& ns, const RunKey& key,
     commit.done_timers = std::move(tx.done_timers());
     commit.done_task_ids = std::move(tx.done_task_ids());
     commit.new_replication_tasks = std::move(sync_activity);
-    if (RunTransaction* next = tx.following_run()) {
-      commit.runs.push_back(next->TakeRunWrite(
-          persistence::CurrentRunChange::kReplace,
-          tx.following_replaces().empty() ? key.run_id : tx.following_replaces()));
-      for (auto& t : next->new_tasks()) commit.new_tasks.push_back(std::move(t));
-      for (auto& t : next->new_timers()) commit.new_timers.push_back(std::move(t));
-    }
+    following = tx.following_run() != nullptr;
+    if (tx.companion_run() != nullptr) companion_run_id = tx.companion_run()->execution().run_id();
+    AddOtherRunWrites(tx, key.run_id, commit);
     MarkClosingRunsForArchival(commit, ns.id);
     IndexSearchAttributes(commit, ns.id);
     if (absl::Status w = WriteCommit(commit, /*replicated=*/false, !ns.conflict_resolution);
@@ -412,7 +429,12 @@ absl::Status HistoryEngine::Mutate(const NamespaceRef& ns, const RunKey& key,
     Cache(key.run_id, *entry, std::move(commit.runs.front().state), commit);
   }
   if (closed) ForgetUpdatesLater(key.run_id);
-  if (commit.runs.size() > 1) CacheCommitted(std::move(commit.runs[1].state), commit);
+  if (following) CacheCommitted(std::move(commit.runs[1].state), commit);
+  if (!companion_run_id.empty()) {  // dropped, not cached: RunTransaction::SetCompanionRun
+    std::shared_ptr<RunEntry> other = Entry(companion_run_id);
+    std::lock_guard lock(other->mu);
+    Uncache(companion_run_id, *other);
+  }
   Publish(commit, key.run_id);
   if (HasPayload(result)) result.ErasePayload(kCommitThenFail);
   return result;

@@ -216,7 +216,9 @@ class HistoryEngine : public ShardListener, public AnyShard {
                                  const wf::TerminateWorkflowExecutionRequest& req) override;
 
   // ResetWorkflowExecution (reset.cc): a new run from the base run's history up to a
-  // workflow task, the base run terminated if it runs.
+  // workflow task, checked and built first, then written in one commit with the workflow's
+  // current run terminated if it runs. A retry with the request id of the reset that made
+  // the current run answers that run.
   absl::StatusOr<wf::ResetWorkflowExecutionResponse> ResetWorkflow(
       const NamespaceRef& ns, const wf::ResetWorkflowExecutionRequest& req);
 
@@ -332,6 +334,9 @@ class HistoryEngine : public ShardListener, public AnyShard {
   // Loads the run under its lock, applies `mutate`, commits, then runs the post-commit
   // effects. `mutate` returning an error aborts (nothing written) unless it is
   // kCommitThenFail, which commits and then returns the error (UnhandledCommand).
+  //
+  // The following run and the companion run `mutate` sets on the transaction are written in
+  // the same commit (RunTransaction::SetFollowingRun, SetCompanionRun).
   //
   // A speculative task of the run (updates.cc) is written first, unless `offer_speculative`:
   // then `mutate` decides (tx.offered_speculative()), and it is kept when nothing is written.

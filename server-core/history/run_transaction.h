@@ -128,6 +128,17 @@ class RunTransaction {
   }
   const std::string& following_replaces() const { return following_replaces_; }
   RunTransaction* following_run() { return following_.get(); }
+  // Another existing run of the same workflow id that this change writes too, in the same
+  // commit (a reset of an older run records the new run in that base run while the current
+  // run, this one, is terminated). Its write is checked against the db_version it was read
+  // with, so a concurrent change of it aborts the whole commit. It must not be open: the
+  // post-commit effects (cache, speculative task, updates, waiters) are only this run's.
+  // Its cached state is dropped after the commit, not replaced: its lock is not held across
+  // the commit, so a later change of it may already be cached; the store has the truth.
+  void SetCompanionRun(std::unique_ptr<RunTransaction> companion) {
+    companion_ = std::move(companion);
+  }
+  RunTransaction* companion_run() { return companion_.get(); }
 
   // What to write, and what to do after the write succeeded. Moves the state out: call last.
   persistence::RunWrite TakeRunWrite(persistence::CurrentRunChange change,
@@ -159,6 +170,7 @@ class RunTransaction {
   bool visibility_changed_ = false;
   std::unique_ptr<RunTransaction> following_;
   std::string following_replaces_;
+  std::unique_ptr<RunTransaction> companion_;
   std::optional<SpeculativeTask> speculative_;
   bool speculative_used_ = false;
   bool speculative_dropped_ = false;
