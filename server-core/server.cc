@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "lib/common/ids.h"
+#include "lib/common/message_size.h"
 #include "lib/common/proto_time.h"
 #include "lib/common/time_format.h"
 #include "lib/common/timer_thread.h"
@@ -296,8 +297,9 @@ class TockServerImpl : public TockServer {
                                                                       *peer_credential_);
       rate_limits_->Install(dispatcher_);
     }
-    // Authorization (`authorization:`, off unless configured), installed last so that it runs
-    // first: nothing is counted, held, routed or forwarded for a caller it refuses.
+    // Authorization (`authorization:`, off unless configured), the dispatcher's admission: it
+    // runs before every wrapper above, so nothing is counted, held, routed or forwarded for a
+    // caller it refuses, nor queued for a handler thread.
     if (config_.authorization.has_value()) {
       absl::StatusOr<std::unique_ptr<security::Authorizer>> authorizer =
           security::Authorizer::Create(*config_.authorization, RealClock(), logger_);
@@ -319,8 +321,12 @@ class TockServerImpl : public TockServer {
     builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 0);
     // Without this a second server could bind the same port (SO_REUSEPORT) and split calls.
     builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
-    builder.SetMaxReceiveMessageSize(128 * 1024 * 1024);
-    builder.SetMaxSendMessageSize(128 * 1024 * 1024);
+    // Requests up to Temporal's frontend limit, answers as large as the clients accept
+    // (lib/common/message_size.h). gRPC checks a request's length against the limit itself
+    // and answers RESOURCE_EXHAUSTED: a larger request never reaches the dispatcher, so it is
+    // neither queued for the handler threads, authorized, nor parsed.
+    builder.SetMaxReceiveMessageSize(kMaxRequestBytes);
+    builder.SetMaxSendMessageSize(kMaxMessageBytes);
     // The port is ours (rpc/acceptor.h: gRPC 1.51's listener dies on EMFILE); gRPC serves
     // each connection the acceptor hands it, with the arguments above.
     builder.RegisterCallbackGenericService(&dispatcher_);

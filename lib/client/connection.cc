@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "lib/client/tls_probe.h"
 #include "lib/common/grpc_status.h"
+#include "lib/common/message_size.h"
 #include "lib/common/version.h"
 
 namespace tock::client {
@@ -33,7 +34,7 @@ absl::StatusOr<std::unique_ptr<Connection>> Connection::Open(const ConnectionOpt
   }
   std::shared_ptr<grpc::ChannelCredentials> credentials;
   grpc::ChannelArguments args;
-  args.SetMaxReceiveMessageSize(128 * 1024 * 1024);
+  args.SetMaxReceiveMessageSize(kMaxMessageBytes);
   if (options.tls.enabled) {
     grpc::SslCredentialsOptions ssl;
     if (!options.tls.ca_cert_path.empty()) {

@@ -11,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "lib/common/duration.h"
 #include "lib/common/log.h"
+#include "lib/common/message_size.h"
 #include "server-core/config/yaml_fields.h"
 #include "server-core/security/authz_internode.h"
 
@@ -194,6 +195,16 @@ absl::Status ServerConfig::Validate() const {
                         "authorizer covers, or leave out --http-port");
     }
   }
+  // A payload larger than a request may be could never be refused by its own limit.
+  for (const auto& [key, value] : {std::pair<const char*, int64_t>{"limits.blob_size_error",
+                                                                   limits.blob_size_error},
+                                   {"limits.memo_size_error", limits.memo_size_error}}) {
+    if (value >= kMaxRequestBytes) {
+      return FieldError(key, absl::StrCat("must be below ", kMaxRequestBytes,
+                                          " bytes, the largest request tock-server accepts; got ",
+                                          value));
+    }
+  }
   if (absl::Status s = ParseLogLevel(log.level).status(); !s.ok()) {
     return FieldError("log.level", std::string(s.message()));
   }
@@ -225,6 +236,17 @@ absl::Status ServerConfig::Validate() const {
     if (absl::Status s = security::CheckInternodeSubject(*authorization, *tls.internode); !s.ok()) {
       return s;
     }
+  }
+  // Hosts of a shared database call each other with its host secret, which skips
+  // authorization: in clear, it would give whoever reads the network every permission.
+  if (authorization.has_value() && persistence.engine == "postgres" &&
+      !tls.internode.has_value() && !authorization->plaintext_host_calls) {
+    return FieldError(
+        "tls.internode",
+        "is required with authorization: on a shared database (persistence.engine: postgres): "
+        "the hosts' calls to each other carry a secret that skips authorization. Add "
+        "tls.internode (cert_file, key_file, ca_file) and tls.frontend, or, only where no one "
+        "else can read the network between the hosts, authorization.plaintext_host_calls: true");
   }
   return archival.Validate();
 }

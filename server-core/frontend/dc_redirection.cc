@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "server-core/frontend/request_namespace.h"
 #include "lib/common/grpc_status.h"
+#include "lib/common/message_size.h"
 #include "lib/common/status.h"
 #include "temporal/api/errordetails/v1/message.pb.h"
 #include "temporal/api/workflowservice/v1/request_response.pb.h"
@@ -143,8 +144,8 @@ std::shared_ptr<grpc::Channel> DcRedirection::ChannelTo(const std::string& addre
   std::shared_ptr<grpc::Channel>& channel = channels_[address];
   if (channel == nullptr) {
     grpc::ChannelArguments args;
-    args.SetMaxReceiveMessageSize(128 * 1024 * 1024);
-    args.SetMaxSendMessageSize(128 * 1024 * 1024);
+    args.SetMaxReceiveMessageSize(kMaxMessageBytes);
+    args.SetMaxSendMessageSize(kMaxMessageBytes);
     channel = dialer_.Dial(address, args);
   }
   return channel;

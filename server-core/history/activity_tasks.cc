@@ -166,7 +166,7 @@ absl::StatusOr<wf::PollActivityTaskQueueResponse> HistoryEngine::RecordActivityT
 absl::Status HistoryEngine::RespondActivityTaskCompleted(
     const NamespaceRef& ns, const std::string& token_bytes,
     const temporal::api::common::v1::Payloads& result, const std::string& identity) {
-  absl::StatusOr<TaskToken> token = DecodeTaskToken(token_bytes);
+  absl::StatusOr<TaskToken> token = DecodeTaskTokenFor(token_bytes, ns.id);
   if (!token.ok()) return token.status();
   return Mutate(ns, {token->namespace_id(), token->workflow_id(), token->run_id()},
                 [&](RunTransaction& tx) -> absl::Status {
@@ -189,7 +189,7 @@ absl::Status HistoryEngine::RespondActivityTaskCompleted(
 
 absl::Status HistoryEngine::RespondActivityTaskFailed(const NamespaceRef& ns,
                                                       const wf::RespondActivityTaskFailedRequest& req) {
-  absl::StatusOr<TaskToken> token = DecodeTaskToken(req.task_token());
+  absl::StatusOr<TaskToken> token = DecodeTaskTokenFor(req.task_token(), ns.id);
   if (!token.ok()) return token.status();
   return Mutate(ns, {token->namespace_id(), token->workflow_id(), token->run_id()},
                 [&](RunTransaction& tx) -> absl::Status {
@@ -219,7 +219,7 @@ absl::Status HistoryEngine::RespondActivityTaskFailed(const NamespaceRef& ns,
 absl::Status HistoryEngine::RespondActivityTaskCanceled(
     const NamespaceRef& ns, const std::string& token_bytes,
     const temporal::api::common::v1::Payloads& details, const std::string& identity) {
-  absl::StatusOr<TaskToken> token = DecodeTaskToken(token_bytes);
+  absl::StatusOr<TaskToken> token = DecodeTaskTokenFor(token_bytes, ns.id);
   if (!token.ok()) return token.status();
   return Mutate(ns, {token->namespace_id(), token->workflow_id(), token->run_id()},
                 [&](RunTransaction& tx) -> absl::Status {
@@ -247,7 +247,7 @@ absl::Status HistoryEngine::RespondActivityTaskCanceled(
 absl::StatusOr<wf::RecordActivityTaskHeartbeatResponse> HistoryEngine::RecordActivityTaskHeartbeat(
     const NamespaceRef& ns, const std::string& token_bytes,
     const temporal::api::common::v1::Payloads& details) {
-  absl::StatusOr<TaskToken> token = DecodeTaskToken(token_bytes);
+  absl::StatusOr<TaskToken> token = DecodeTaskTokenFor(token_bytes, ns.id);
   if (!token.ok()) return token.status();
   bool cancel_requested = false;
   absl::Status s = Mutate(ns, {token->namespace_id(), token->workflow_id(), token->run_id()},

@@ -172,7 +172,7 @@ absl::StatusOr<wf::PollWorkflowTaskQueueResponse> HistoryEngine::StartQueryTask(
 
 absl::Status HistoryEngine::RespondQueryTaskCompleted(
     const NamespaceRef& ns, const wf::RespondQueryTaskCompletedRequest& req) {
-  absl::StatusOr<TaskToken> token = DecodeTaskToken(req.task_token());
+  absl::StatusOr<TaskToken> token = DecodeTaskTokenFor(req.task_token(), ns.id);
   if (!token.ok()) return token.status();
   PendingQuery pending;
   {

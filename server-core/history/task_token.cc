@@ -19,6 +19,15 @@ absl::StatusOr<TaskToken> DecodeTaskToken(const std::string& bytes) {
   return token;
 }
 
+absl::StatusOr<TaskToken> DecodeTaskTokenFor(const std::string& bytes,
+                                             const std::string& namespace_id) {
+  absl::StatusOr<TaskToken> token = DecodeTaskToken(bytes);
+  if (token.ok() && token->namespace_id() != namespace_id) {
+    return absl::InvalidArgumentError(kTokenNamespaceMismatch);
+  }
+  return token;
+}
+
 TaskToken MakeWorkflowTaskToken(const tock::persistence::v1::MutableState& state) {
   TaskToken t;
   t.set_namespace_id(state.execution().namespace_id());

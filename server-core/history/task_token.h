@@ -15,6 +15,18 @@ std::string EncodeTaskToken(const TaskToken& token);
 // INVALID_ARGUMENT when the bytes are not a token this server issued.
 absl::StatusOr<TaskToken> DecodeTaskToken(const std::string& bytes);
 
+// Temporal's errTaskTokenNamespaceMismatch (INVALID_ARGUMENT).
+inline constexpr char kTokenNamespaceMismatch[] =
+    "Operation requested with a token from a different namespace.";
+
+// DecodeTaskToken, and INVALID_ARGUMENT kTokenNamespaceMismatch unless the token names
+// `namespace_id`, the namespace the request named (and authorization checked). Tokens are
+// not signed: without this, a caller allowed on namespace A could send a token it built for
+// namespace B and act on B's runs. Every handler of a token decodes it with this, before
+// anything is read or changed.
+absl::StatusOr<TaskToken> DecodeTaskTokenFor(const std::string& bytes,
+                                             const std::string& namespace_id);
+
 TaskToken MakeWorkflowTaskToken(const tock::persistence::v1::MutableState& state);
 TaskToken MakeActivityTaskToken(const tock::persistence::v1::MutableState& state,
                                 const tock::persistence::v1::ActivityInfo& activity);

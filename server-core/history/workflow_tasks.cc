@@ -89,9 +89,8 @@ absl::Status NormalizeActivityTimeouts(
 
 absl::StatusOr<wf::RespondWorkflowTaskCompletedResponse> HistoryEngine::RespondWorkflowTaskCompleted(
     const NamespaceRef& ns, const wf::RespondWorkflowTaskCompletedRequest& req) {
-  absl::StatusOr<TaskToken> token = DecodeTaskToken(req.task_token());
+  absl::StatusOr<TaskToken> token = DecodeTaskTokenFor(req.task_token(), ns.id);
   if (!token.ok()) return token.status();
-  if (token->namespace_id() != ns.id) return absl::NotFoundError("Workflow task not found.");
   UpdateEffects effects;
   std::optional<persistence::TaskQueueTask> next_speculative;
   int64_t reset_history_to = 0;
@@ -509,7 +508,7 @@ absl::Status HistoryEngine::ApplyCommands(RunTransaction& tx, const NamespaceRef
 
 absl::Status HistoryEngine::RespondWorkflowTaskFailed(const NamespaceRef& ns,
                                                       const wf::RespondWorkflowTaskFailedRequest& req) {
-  absl::StatusOr<TaskToken> token = DecodeTaskToken(req.task_token());
+  absl::StatusOr<TaskToken> token = DecodeTaskTokenFor(req.task_token(), ns.id);
   if (!token.ok()) return token.status();
   return Mutate(ns, {token->namespace_id(), token->workflow_id(), token->run_id()},
                 [&](RunTransaction& tx) -> absl::Status {

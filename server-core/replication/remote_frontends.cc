@@ -2,6 +2,7 @@
 
 
 #include "absl/strings/str_cat.h"
+#include "lib/common/message_size.h"
 
 namespace tock::server::replication {
 namespace {
@@ -25,7 +26,7 @@ RemoteFrontends::Remote& RemoteFrontends::Get(const std::string& address) {
   Remote& remote = remotes_[address];
   if (remote.channel == nullptr) {
     grpc::ChannelArguments args;
-    args.SetMaxReceiveMessageSize(128 * 1024 * 1024);
+    args.SetMaxReceiveMessageSize(kMaxMessageBytes);
     remote.channel = dialer_.Dial(address, args);
     remote.workflow = wf::WorkflowService::NewStub(remote.channel);
     remote.admin = adm::AdminService::NewStub(remote.channel);

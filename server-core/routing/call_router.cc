@@ -185,7 +185,11 @@ void CallRouter::ByTaskToken(rpc::Dispatcher& dispatcher, const char* method) {
         [this](const grpc::ByteBuffer& payload) {
           Request req;
           if (!ParseRequest(payload, &req)) return Target{};
-          absl::StatusOr<history::TaskToken> token = history::DecodeTaskToken(req.task_token());
+          // A token of another namespace than the request's is not routed by: its own
+          // namespace's owner is never called, and the handler here refuses it
+          // (history::DecodeTaskTokenFor) before anything is read or changed.
+          absl::StatusOr<history::TaskToken> token =
+              history::DecodeTaskTokenFor(req.task_token(), NamespaceId(req.namespace_()));
           if (!token.ok()) return Target{};
           return Target{Target::kShard,
                         shards_.ShardFor(token->namespace_id(), token->workflow_id()), {}, {}};

@@ -2,6 +2,8 @@
 
 #include <grpcpp/generic/generic_stub.h>
 
+#include "lib/common/message_size.h"
+
 
 namespace tock::server::routing {
 
@@ -10,8 +12,8 @@ Peers::Peer& Peers::Get(const std::string& address) {
   Peer& peer = peers_[address];
   if (peer.channel == nullptr) {
     grpc::ChannelArguments args;
-    args.SetMaxReceiveMessageSize(128 * 1024 * 1024);
-    args.SetMaxSendMessageSize(128 * 1024 * 1024);
+    args.SetMaxReceiveMessageSize(kMaxMessageBytes);
+    args.SetMaxSendMessageSize(kMaxMessageBytes);
     peer.channel = dialer_.Dial(address, args);
     peer.host_service = tock::cluster::v1::HostService::NewStub(peer.channel);
   }

@@ -78,6 +78,7 @@ class UnaryReactor : public grpc::ServerGenericBidiReactor {
     context_.method = !full.empty() && full[0] == '/' ? full.substr(1) : full;
     auto it = dispatcher_.handlers_.find(context_.method);
     if (it != dispatcher_.handlers_.end()) entry_ = &it->second;
+    if (!Admitted(nullptr)) return;  // refused on its metadata: the message is never read
     StartRead(&request_);
   }
 
@@ -91,6 +92,7 @@ class UnaryReactor : public grpc::ServerGenericBidiReactor {
                             "Method " + context_.method + " is unimplemented"));
       return;
     }
+    if (!Admitted(&request_)) return;
     // The responder may be called more than once (a long poll's answer racing its
     // cancellation); only the first call reaches this reactor, and the shared flag outlives
     // it, so a late call never touches a finished reactor.
@@ -118,6 +120,15 @@ class UnaryReactor : public grpc::ServerGenericBidiReactor {
   void OnDone() override { delete this; }
 
  private:
+  // Asks the method's admission (Dispatcher::Admit); a refusal completes the call.
+  bool Admitted(const grpc::ByteBuffer* request) {
+    if (entry_ == nullptr || !entry_->admission) return true;
+    grpc::Status admitted = entry_->admission(context_, request);
+    if (admitted.ok()) return true;
+    Complete(admitted);
+    return false;
+  }
+
   void Respond(const grpc::Status& status, grpc::ByteBuffer* out) {
     if (status.ok() && out != nullptr) {
       Observe(status);
@@ -198,6 +209,11 @@ void Dispatcher::Wrap(const std::string& method,
                       const std::function<RawHandler(RawHandler)>& wrap) {
   auto it = handlers_.find(method);
   if (it != handlers_.end()) it->second.handler = wrap(std::move(it->second.handler));
+}
+
+void Dispatcher::Admit(const std::string& method, Admission admission) {
+  auto it = handlers_.find(method);
+  if (it != handlers_.end()) it->second.admission = std::move(admission);
 }
 
 void Dispatcher::AddRaw(const std::string& method, RawHandler handler) {

@@ -207,6 +207,16 @@ class Dispatcher : public grpc::CallbackGenericService {
   // hosts, server-core/routing). Call before the server starts.
   void Wrap(const std::string& method, const std::function<RawHandler(RawHandler)>& wrap);
 
+  // Whether a call may go on (authorization, server-core/security), asked before the handler
+  // and its wrappers, on gRPC's thread: first with `request` null as soon as the call's
+  // metadata has arrived, before its message is read (a refusal then never reads it), then
+  // with the message once it has arrived, before it is queued for a handler thread or
+  // parsed. A status other than OK refuses the call with it.
+  using Admission =
+      std::function<grpc::Status(const CallContext&, const grpc::ByteBuffer* request)>;
+  // Sets the admission of a registered method. Call before the server starts.
+  void Admit(const std::string& method, Admission admission);
+
   // grpc::CallbackGenericService
   grpc::ServerGenericBidiReactor* CreateReactor(grpc::GenericCallbackServerContext* ctx) override;
 
@@ -214,6 +224,7 @@ class Dispatcher : public grpc::CallbackGenericService {
   friend class UnaryReactor;
   struct Entry {
     RawHandler handler;
+    Admission admission;  // null: every call is admitted
     std::unique_ptr<MethodStats> stats;
   };
 

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "lib/common/grpc_status.h"
+#include "lib/common/message_size.h"
 #include "lib/common/proto_time.h"
 #include "lib/common/retryable.h"
 #include "lib/common/status.h"
@@ -161,7 +162,7 @@ Schedules::~Schedules() { Shutdown(); }
 
 void Schedules::Start(const std::string& frontend_address, const rpc::Dialer& dialer) {
   grpc::ChannelArguments args;
-  args.SetMaxReceiveMessageSize(128 * 1024 * 1024);
+  args.SetMaxReceiveMessageSize(kMaxMessageBytes);
   frontend_ = wf::WorkflowService::NewStub(dialer.Dial(frontend_address, args));
   std::lock_guard lock(mu_);
   started_ = true;

@@ -35,13 +35,16 @@ absl::Status ParseAuthorizationConfig(const YAML::Node& node,
   const std::string p = "authorization";
   TOCK_CONFIG_RETURN_IF_ERROR(CheckKeys(node, p,
                                         {"jwks", "jwks_refresh", "issuer", "audience",
-                                         "permissions_claim", "subjects"}));
+                                         "permissions_claim", "subjects",
+                                         "plaintext_host_calls"}));
   AuthorizationConfig config;
   TOCK_CONFIG_RETURN_IF_ERROR(ReadString(node["jwks"], p + ".jwks", &config.jwks));
   TOCK_CONFIG_RETURN_IF_ERROR(ReadString(node["issuer"], p + ".issuer", &config.issuer));
   TOCK_CONFIG_RETURN_IF_ERROR(ReadString(node["audience"], p + ".audience", &config.audience));
   TOCK_CONFIG_RETURN_IF_ERROR(
       ReadString(node["permissions_claim"], p + ".permissions_claim", &config.permissions_claim));
+  TOCK_CONFIG_RETURN_IF_ERROR(Read(node["plaintext_host_calls"], p + ".plaintext_host_calls",
+                                   "true or false", &config.plaintext_host_calls));
   if (config.permissions_claim.empty()) {
     return FieldError(p + ".permissions_claim", "must not be empty");
   }

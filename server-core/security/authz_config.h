@@ -9,9 +9,17 @@
 //     permissions_claim: permissions
 //     subjects:                    # mTLS: a verified client certificate's subject (RFC 2253,
 //       "CN=worker-1": ["orders:worker"]   #  as gRPC reports it) and its permissions
+//     plaintext_host_calls: false  # true: allow hosts of a shared database to call each
+//                                  #   other without tls.internode (see below)
 //
 // Absent: no authorization (the default, and `tock server start-dev`). Present, it needs a
 // jwks or at least one subject.
+//
+// Hosts sharing a database (PostgreSQL) call each other with the database's host secret,
+// which skips authorization (routing/peer_credential.h): without tls.internode it crosses the
+// network in clear, and whoever reads it once may call anything. So `authorization:` on a
+// shared database needs tls.internode; a deployment whose hosts talk over a network no one
+// else can read may say so with plaintext_host_calls: true.
 #pragma once
 
 #include <yaml-cpp/yaml.h>
@@ -37,6 +45,7 @@ struct AuthorizationConfig {
   std::string audience;
   std::string permissions_claim = "permissions";
   std::map<std::string, std::vector<std::string>> subjects;
+  bool plaintext_host_calls = false;
 
   // True when `jwks` is an http:// or https:// URL.
   bool JwksIsUrl() const;

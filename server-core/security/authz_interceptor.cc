@@ -74,6 +74,14 @@ Authorizer::Authorizer(const AuthorizationConfig& config, Clock& clock, Logger& 
 absl::StatusOr<std::unique_ptr<Authorizer>> Authorizer::Create(const AuthorizationConfig& config,
                                                                Clock& clock, Logger& logger) {
   std::unique_ptr<Authorizer> authorizer(new Authorizer(config, clock, logger));
+  if (!config.jwks.empty() && config.audience.empty()) {
+    // An identity provider mints tokens for many services: without an audience, a token it
+    // issued for any of them (with permissions in the same claim) is accepted here too.
+    logger.Warn(
+        "authorization.audience is not set: bearer tokens are accepted whatever their aud "
+        "claim, so a token the identity provider issued for another service works here too; "
+        "set authorization.audience to the value your provider puts in tokens for tock");
+  }
   if (!config.jwks.empty()) {
     absl::StatusOr<std::unique_ptr<JwksSource>> jwks =
         JwksSource::Start(config.jwks, config.jwks_refresh, logger);
@@ -125,37 +133,26 @@ absl::Status Authorizer::Install(rpc::Dispatcher& dispatcher,
         absl::StrCat("authorization: no usable rule for ", absl::StrJoin(missing, ", "),
                      "; every method needs one in server-core/security/authz_rules.cc"));
   }
+  // gRPC hands the dispatcher a call's metadata before its message: a cluster or open
+  // method is decided on the metadata alone, so a caller refused there never has its
+  // message read. A namespace method needs the request's namespace field, so it is decided
+  // once the message has arrived (gRPC has already refused one over the receive limit,
+  // server.cc), before it is queued for a handler thread or parsed: only that field is read.
   for (auto& [method, c] : compiled) {
-    dispatcher.Wrap(method, [this, peers, c = std::move(c)](rpc::RawHandler inner) -> rpc::RawHandler {
-      return [this, peers, c, inner = std::move(inner)](const rpc::CallContext& ctx,
-                                                        const grpc::ByteBuffer& payload,
-                                                        rpc::RawResponder respond) {
-        // Authorized by the host that took it from its client, a host's own call, or a
-        // batch's or schedule's call authorized when it was created (peer_credential.h).
-        if (peers != nullptr && (peers->FromPeer(ctx) || peers->OwnCall(ctx))) {
-          return inner(ctx, payload, std::move(respond));
-        }
-        absl::string_view authorization;
-        std::string subject;
-        if (ctx.grpc != nullptr) {
-          const auto& metadata = ctx.grpc->client_metadata();
-          if (auto it = metadata.find("authorization"); it != metadata.end()) {
-            authorization = absl::string_view(it->second.data(), it->second.size());
-          }
-          std::shared_ptr<const grpc::AuthContext> auth = ctx.grpc->auth_context();
-          if (auth != nullptr && auth->IsPeerAuthenticated()) {
-            for (const grpc::string_ref& s : auth->FindPropertyValues(GRPC_X509_SUBJECT_PROPERTY_NAME)) {
-              subject.assign(s.data(), s.size());
-            }
-          }
-        }
-        if (absl::Status s = Check(c, authorization, subject, payload); !s.ok()) {
-          respond(grpc::Status(static_cast<grpc::StatusCode>(s.code()), std::string(s.message())),
-                  nullptr);
-          return;
-        }
-        inner(ctx, payload, std::move(respond));
-      };
+    dispatcher.Admit(method, [this, peers, c = std::move(c)](
+                                 const rpc::CallContext& ctx,
+                                 const grpc::ByteBuffer* payload) -> grpc::Status {
+      // Each call is decided at one of the two steps: the other lets it through.
+      const bool needs_payload = c.rule.scope == Scope::kNamespace;
+      if (needs_payload != (payload != nullptr)) return grpc::Status::OK;
+      // Authorized by the host that took it from its client, a host's own call, or a
+      // batch's or schedule's call authorized when it was created (peer_credential.h).
+      if (peers != nullptr && (peers->FromPeer(ctx) || peers->OwnCall(ctx))) {
+        return grpc::Status::OK;
+      }
+      absl::Status s = Check(c, ctx, payload != nullptr ? *payload : grpc::ByteBuffer());
+      if (s.ok()) return grpc::Status::OK;
+      return grpc::Status(static_cast<grpc::StatusCode>(s.code()), std::string(s.message()));
     });
   }
   logger_.Info("authorization on", {{"methods", absl::StrCat(compiled.size())},
@@ -196,6 +193,25 @@ absl::StatusOr<Permissions> Authorizer::FromToken(absl::string_view token) {
     cache_[key] = Cached{verified->permissions, verified->expires};
   }
   return std::move(verified->permissions);
+}
+
+absl::Status Authorizer::Check(const Compiled& method, const rpc::CallContext& ctx,
+                               const grpc::ByteBuffer& payload) {
+  absl::string_view authorization;
+  std::string subject;
+  if (ctx.grpc != nullptr) {
+    const auto& metadata = ctx.grpc->client_metadata();
+    if (auto it = metadata.find("authorization"); it != metadata.end()) {
+      authorization = absl::string_view(it->second.data(), it->second.size());
+    }
+    std::shared_ptr<const grpc::AuthContext> auth = ctx.grpc->auth_context();
+    if (auth != nullptr && auth->IsPeerAuthenticated()) {
+      for (const grpc::string_ref& s : auth->FindPropertyValues(GRPC_X509_SUBJECT_PROPERTY_NAME)) {
+        subject.assign(s.data(), s.size());
+      }
+    }
+  }
+  return Check(method, authorization, subject, payload);
 }
 
 absl::Status Authorizer::Check(const Compiled& method, absl::string_view authorization,

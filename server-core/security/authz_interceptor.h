@@ -1,6 +1,8 @@
-// Authorization of every call tock-server answers: one wrapper around every method of the
-// dispatcher (installed last, so it runs first: before rate limits, routing between hosts,
-// redirection to another cluster). It decides from
+// Authorization of every call tock-server answers: the dispatcher's admission of every
+// method (rpc::Dispatcher::Admit), which runs before any wrapper (rate limits, routing
+// between hosts, redirection to another cluster) and before the call is queued for a handler
+// thread; for a method that names no namespace, before its message is even read. It decides
+// from
 //   - the bearer token of the `authorization` header (authz_token.h, keys from
 //     authz_jwks_source.h), and
 //   - the subject of a verified client certificate (mTLS), mapped by `subjects:`;
@@ -16,7 +18,7 @@
 //
 // A call from another host of the database (it bears the host secret,
 // routing/peer_credential.h) is let through unchecked: a call forwarded to the owner of its
-// shard or queue was authorized by the host that took it from its client (this wrapper runs
+// shard or queue was authorized by the host that took it from its client (this check runs
 // first there), and HostService calls are the hosts' own. Nor is a batch's or schedule's
 // call to its own frontend (marked with the secret too): the batch or schedule was
 // authorized when created. A client sending those headers without the secret is checked
@@ -62,7 +64,9 @@ class Authorizer {
   static absl::StatusOr<std::unique_ptr<Authorizer>> Create(const AuthorizationConfig& config,
                                                             Clock& clock, Logger& logger);
 
-  // Wraps every registered method. FAILED_PRECONDITION naming the methods that have no rule
+  // Admits the calls of every registered method (rpc::Dispatcher::Admit: before the message
+  // is read for a cluster or open method, before it is queued or parsed for a namespace
+  // method). FAILED_PRECONDITION naming the methods that have no rule
   // (or whose namespace cannot be read): a server must not start with a call nobody decided
   // about. `peers` (null: none; else it must outlive the server) recognizes the calls of the
   // other hosts of the database, which are not checked again.
@@ -79,6 +83,9 @@ class Authorizer {
   // the verified client certificate's subject (empty: none).
   absl::Status Check(const Compiled& method, absl::string_view authorization,
                      absl::string_view subject, const grpc::ByteBuffer& payload);
+  // The same, with the header and the subject of the call `ctx`.
+  absl::Status Check(const Compiled& method, const rpc::CallContext& ctx,
+                     const grpc::ByteBuffer& payload);
 
  private:
   Authorizer(const AuthorizationConfig& config, Clock& clock, Logger& logger);

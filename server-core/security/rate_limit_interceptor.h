@@ -1,10 +1,14 @@
-// The frontend's rate limits around every WorkflowService method of the dispatcher (one
-// wrapper per method, installed after the routing wrappers so that it runs before them: a
-// refused call is never forwarded to another host or cluster).
+// The frontend's rate limits around every method a client may call (one wrapper per method,
+// installed after the routing wrappers so that it runs before them: a refused call is never
+// forwarded to another host or cluster).
 //
 // Which calls count (rate_limiter.h for the buckets):
-// - WorkflowService calls, like Temporal's frontend limiter (AdminService, OperatorService,
-//   the replication and host services and tock's TimerService are not limited);
+// - WorkflowService, OperatorService, AdminService (replication pulls included) and
+//   TimerService calls: a timer's creation writes a row of up to 100 KiB and makes an HTTP
+//   call, an operator call a namespace change. A call whose request names a namespace (the
+//   field the authorizer reads, authz_interceptor.h) counts against that namespace's bucket
+//   and the host's, the others (cluster calls) against the host's only. HostService (only
+//   other hosts of the database call it) and the health service are not limited;
 // - but not GetSystemInfo, which every SDK client calls first and which costs nothing (there
 //   is no gRPC health service on the port to exempt);
 // - polls (Poll*TaskQueue, PollWorkflowExecutionUpdate, and GetWorkflowExecutionHistory with
@@ -34,7 +38,7 @@ class RateLimitInterceptor {
                        const routing::PeerCredential& peers)
       : limiter_(config, clock), peers_(peers) {}
 
-  // Wraps every WorkflowService method registered in `dispatcher` but GetSystemInfo.
+  // Wraps every method of the services above registered in `dispatcher` but GetSystemInfo.
   void Install(rpc::Dispatcher& dispatcher);
 
   RateLimiter& limiter() { return limiter_; }

@@ -12,6 +12,7 @@
 #include <google/protobuf/descriptor.h>
 #include <google/protobuf/dynamic_message.h>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "server-core/security/authz_rules.h"
@@ -19,6 +20,7 @@
 #include "temporal/api/workflowservice/v1/request_response.pb.h"
 #include "temporal/api/workflowservice/v1/service.grpc.pb.h"
 #include "tests/cli/cli_fixture.h"
+#include "tests/support/eventually.h"
 #include "tests/support/test_jwt.h"
 #include "tock/admin/v1/service.pb.h"
 #include "tock/cluster/v1/host_service.pb.h"
@@ -340,6 +342,205 @@ TEST(AuthzServerConfigTest, TheTimerHttpApiIsRefusedWithAuthorization) {
       << server.stderr_text();
   EXPECT_FALSE(absl::StrContains(server.stderr_text(), "no RS256 or ES256 signing key"))
       << "refused before the keys are read";
+}
+
+// Without authorization.audience, a token the identity provider made for another service
+// is accepted: the server says so at start, at WARN (review P2-6). With one (SetUp's
+// server), it says nothing of the kind.
+TEST_F(AuthzCliTest, AnUnsetAudienceIsWarnedAboutAtStart) {
+  EXPECT_FALSE(absl::StrContains(server_->stderr_text(), "authorization.audience is not set"))
+      << server_->stderr_text();
+  ServerProcess unset(TOCK_SERVER_BIN);
+  const std::string jwks = dir_.Write("jwks2.json", JwksOf({&rsa_}));
+  ASSERT_TRUE(unset.Start({"--db-file", dir_.File("unset.db"), "--config",
+                           dir_.Write("unset.yaml", "authorization:\n  jwks: " + jwks + "\n")}))
+      << unset.error();
+  const std::string warning =
+      "authorization.audience is not set: bearer tokens are accepted whatever their aud claim";
+  ASSERT_TRUE(Eventually([&] { return absl::StrContains(unset.stderr_text(), warning); }))
+      << unset.stderr_text();
+  const std::string log = unset.stderr_text();
+  const size_t at = log.find(warning);
+  const std::string line = log.substr(log.rfind('\n', at) + 1, log.find('\n', at) - log.rfind('\n', at));
+  EXPECT_TRUE(absl::StrContains(absl::AsciiStrToLower(line), "warn")) << line;
+}
+
+// A call is authorized before its message is handled: a cluster call (ListNamespaces) on its
+// metadata alone, before gRPC reads its message (an anonymous 16 MiB request is refused
+// UNAUTHENTICATED, not measured); a namespace call needs its namespace field, so it is
+// read, within the receive limit (review P2-5).
+TEST_F(AuthzCliTest, AClusterCallIsRefusedBeforeItsMessageIsRead) {
+  auto stub = temporal::api::workflowservice::v1::WorkflowService::NewStub(
+      grpc::CreateChannel(server_->address(), grpc::InsecureChannelCredentials()));
+  {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+    temporal::api::workflowservice::v1::ListNamespacesRequest req;
+    req.set_next_page_token(std::string(16 << 20, 'x'));
+    temporal::api::workflowservice::v1::ListNamespacesResponse resp;
+    const grpc::Status s = stub->ListNamespaces(&ctx, req, &resp);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::UNAUTHENTICATED) << s.error_message();
+    EXPECT_TRUE(absl::StartsWith(s.error_message(), "ListNamespaces needs the temporal-system:read "
+                                                    "role: no bearer token"))
+        << s.error_message();
+  }
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+  temporal::api::workflowservice::v1::DescribeNamespaceRequest req;
+  req.set_namespace_("default");
+  req.set_id(std::string(16 << 20, 'x'));
+  temporal::api::workflowservice::v1::DescribeNamespaceResponse resp;
+  EXPECT_EQ(stub->DescribeNamespace(&ctx, req, &resp).error_code(),
+            grpc::StatusCode::RESOURCE_EXHAUSTED);
+}
+
+namespace tokens {
+
+namespace wf = temporal::api::workflowservice::v1;
+namespace enums = temporal::api::enums::v1;
+
+// Fills `ctx` for a call with `token` and a deadline of 20 s.
+void Prepare(grpc::ClientContext& ctx, const std::string& token) {
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
+  ctx.AddMetadata("authorization", "Bearer " + token);
+}
+
+}  // namespace tokens
+
+// Task tokens are not signed: a caller with write on "default" builds nothing, it simply
+// sends a token of namespace "other" (one it saw, or made: the fields are a namespace id,
+// workflow and run ids and small integers) with `namespace: default`, which authorization
+// lets through. Every token call refuses it with Temporal's message, and other's activity
+// and workflow stay as they were (review P2-1).
+TEST_F(AuthzCliTest, ATokenOfAnotherNamespaceIsRefusedAndChangesNothing) {
+  namespace wf = tokens::wf;
+  namespace enums = tokens::enums;
+  const std::string system_admin = Token({"temporal-system:admin"});
+  ASSERT_EQ(TockWith(system_admin, {"namespace", "register", "other"}).exit_code, kExitOk);
+  auto stub = wf::WorkflowService::NewStub(
+      grpc::CreateChannel(server_->address(), grpc::InsecureChannelCredentials()));
+  const std::string other_writer = Token({"other:write"});
+  // other: a workflow whose first task schedules an activity, and that activity started.
+  ProcessResult started = TockWith(other_writer, {"-n", "other", "workflow", "start", "--type",
+                                                  "T", "--task-queue", "q", "--id", "victim"});
+  ASSERT_EQ(started.exit_code, kExitOk) << started.err;
+  std::string workflow_token;
+  {
+    grpc::ClientContext ctx;
+    tokens::Prepare(ctx, other_writer);
+    wf::PollWorkflowTaskQueueRequest poll;
+    poll.set_namespace_("other");
+    poll.mutable_task_queue()->set_name("q");
+    wf::PollWorkflowTaskQueueResponse task;
+    ASSERT_TRUE(stub->PollWorkflowTaskQueue(&ctx, poll, &task).ok());
+    ASSERT_FALSE(task.task_token().empty());
+    workflow_token = task.task_token();
+  }
+  const std::string default_writer = Token({"default:write"});
+  const std::string kMismatch = "Operation requested with a token from a different namespace.";
+  {
+    grpc::ClientContext ctx;
+    tokens::Prepare(ctx, default_writer);
+    wf::RespondWorkflowTaskFailedRequest failed;
+    failed.set_namespace_("default");
+    failed.set_task_token(workflow_token);
+    wf::RespondWorkflowTaskFailedResponse out;
+    const grpc::Status s = stub->RespondWorkflowTaskFailed(&ctx, failed, &out);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << s.error_message();
+    EXPECT_EQ(s.error_message(), kMismatch);
+  }
+  {
+    grpc::ClientContext ctx;
+    tokens::Prepare(ctx, other_writer);
+    wf::RespondWorkflowTaskCompletedRequest done;
+    done.set_namespace_("other");
+    done.set_task_token(workflow_token);
+    auto* command = done.add_commands();
+    command->set_command_type(enums::COMMAND_TYPE_SCHEDULE_ACTIVITY_TASK);
+    auto* a = command->mutable_schedule_activity_task_command_attributes();
+    a->set_activity_id("act-1");
+    a->mutable_activity_type()->set_name("A");
+    a->mutable_task_queue()->set_name("q");
+    a->mutable_start_to_close_timeout()->set_seconds(600);
+    wf::RespondWorkflowTaskCompletedResponse out;
+    const grpc::Status s = stub->RespondWorkflowTaskCompleted(&ctx, done, &out);
+    ASSERT_TRUE(s.ok()) << s.error_message();
+  }
+  std::string activity_token;
+  {
+    grpc::ClientContext ctx;
+    tokens::Prepare(ctx, other_writer);
+    wf::PollActivityTaskQueueRequest poll;
+    poll.set_namespace_("other");
+    poll.mutable_task_queue()->set_name("q");
+    wf::PollActivityTaskQueueResponse task;
+    ASSERT_TRUE(stub->PollActivityTaskQueue(&ctx, poll, &task).ok());
+    ASSERT_FALSE(task.task_token().empty());
+    activity_token = task.task_token();
+  }
+  // Each token call, by a writer of default naming default, with other's token.
+  std::vector<std::pair<std::string, grpc::Status>> refused;
+  {
+    grpc::ClientContext ctx;
+    tokens::Prepare(ctx, default_writer);
+    wf::RespondActivityTaskCompletedRequest req;
+    req.set_namespace_("default");
+    req.set_task_token(activity_token);
+    wf::RespondActivityTaskCompletedResponse out;
+    refused.emplace_back("completed", stub->RespondActivityTaskCompleted(&ctx, req, &out));
+  }
+  {
+    grpc::ClientContext ctx;
+    tokens::Prepare(ctx, default_writer);
+    wf::RespondActivityTaskFailedRequest req;
+    req.set_namespace_("default");
+    req.set_task_token(activity_token);
+    req.mutable_failure()->set_message("forged");
+    wf::RespondActivityTaskFailedResponse out;
+    refused.emplace_back("failed", stub->RespondActivityTaskFailed(&ctx, req, &out));
+  }
+  {
+    grpc::ClientContext ctx;
+    tokens::Prepare(ctx, default_writer);
+    wf::RespondActivityTaskCanceledRequest req;
+    req.set_namespace_("default");
+    req.set_task_token(activity_token);
+    wf::RespondActivityTaskCanceledResponse out;
+    refused.emplace_back("canceled", stub->RespondActivityTaskCanceled(&ctx, req, &out));
+  }
+  {
+    grpc::ClientContext ctx;
+    tokens::Prepare(ctx, default_writer);
+    wf::RecordActivityTaskHeartbeatRequest req;
+    req.set_namespace_("default");
+    req.set_task_token(activity_token);
+    req.mutable_details()->add_payloads()->set_data("forged");
+    wf::RecordActivityTaskHeartbeatResponse out;
+    refused.emplace_back("heartbeat", stub->RecordActivityTaskHeartbeat(&ctx, req, &out));
+  }
+  for (const auto& [what, s] : refused) {
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << what << ": " << s.error_message();
+    EXPECT_EQ(s.error_message(), kMismatch) << what;
+  }
+  // other's activity is still open, not heartbeated, and its history holds no answer.
+  json described = json::parse(
+      TockWith(other_writer, {"-n", "other", "workflow", "describe", "--workflow-id", "victim", "-o",
+                              "json"}).out,
+      nullptr, false);
+  ASSERT_FALSE(described.is_discarded());
+  ASSERT_EQ(At(described, "/pendingActivities").size(), 1u) << described.dump();
+  EXPECT_EQ(At(described, "/pendingActivities/0/activityId"), "act-1");
+  EXPECT_TRUE(At(described, "/pendingActivities/0/heartbeatDetails").is_null()) << described.dump();
+  EXPECT_EQ(At(described, "/workflowExecutionInfo/status"), "WORKFLOW_EXECUTION_STATUS_RUNNING");
+  // The token itself was good: other's worker answers with it.
+  grpc::ClientContext ctx;
+  tokens::Prepare(ctx, other_writer);
+  wf::RespondActivityTaskCompletedRequest req;
+  req.set_namespace_("other");
+  req.set_task_token(activity_token);
+  wf::RespondActivityTaskCompletedResponse out;
+  const grpc::Status answered = stub->RespondActivityTaskCompleted(&ctx, req, &out);
+  EXPECT_TRUE(answered.ok()) << answered.error_message();
 }
 
 }  // namespace

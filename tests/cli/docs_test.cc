@@ -251,26 +251,6 @@ TEST(DocsTest, EveryYamlBlockIsAcceptedByTheConfigLoader) {
   EXPECT_GE(blocks, 10);
 }
 
-TEST(DocsTest, TheFlagTableShowsEveryServerFlag) {
-  ProcessResult help = RunProcess({TOCK_SERVER_BIN, "--help"});
-  ASSERT_EQ(help.exit_code, 0) << help.err;
-  std::set<std::string> table;
-  const std::regex row("^\\| `(--[a-z][a-z0-9-]*)");
-  std::istringstream in(ReadSource("docs/server.md"));
-  for (std::string line; std::getline(in, line);) {
-    std::smatch m;
-    if (std::regex_search(line, m, row)) table.insert(m[1]);
-  }
-  // Flags whose text is being written with the change that adds them (issue 34): each is
-  // removed from here when the table shows it.
-  const std::set<std::string> pending = {"--sqlite-synchronous"};
-  for (const std::string& flag : LongFlags(help.out)) {
-    if (flag == "--help" || flag == "--version" || pending.count(flag) > 0) continue;
-    EXPECT_TRUE(table.count(flag) > 0)
-        << flag << " is a tock-server flag but not in the flag table of docs/server.md";
-  }
-}
-
 // The keys the configuration loader accepts in the mapping at `path` (empty: the top level),
 // learnt by offering it a key it cannot know: its refusal lists what is allowed. Empty when
 // `path` is not a mapping of fixed keys (a scalar, a list, or a mapping of names such as

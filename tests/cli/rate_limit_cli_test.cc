@@ -3,8 +3,9 @@
 // ResourceExhaustedFailure (cause RPS_LIMIT, scope NAMESPACE) while another namespace is not;
 // overrides; polls in buckets of their own (GetWorkflowExecutionHistory with wait_new_event
 // is one); a client's forged `tock-forwarded` header counted like any call; the host's limit
-// (scope SYSTEM) with GetSystemInfo exempt; `tock` exits 4 with the server's message; a bad
-// value refuses to start naming the key.
+// (scope SYSTEM) with GetSystemInfo exempt; TimerService, OperatorService and AdminService
+// calls limited like WorkflowService's; `tock` exits 4 with the server's message; a bad value
+// refuses to start naming the key.
 //
 // Limits of 1 to 5 calls a second, and tens of calls sent back to back: a refusal is certain
 // unless the calls take longer than the seconds their tokens need (no timing is asserted).
@@ -17,8 +18,11 @@
 #include "lib/common/grpc_status.h"
 #include "lib/common/status.h"
 #include "temporal/api/errordetails/v1/message.pb.h"
+#include "temporal/api/operatorservice/v1/service.grpc.pb.h"
 #include "temporal/api/workflowservice/v1/service.grpc.pb.h"
 #include "tests/cli/cli_fixture.h"
+#include "tock/admin/v1/service.grpc.pb.h"
+#include "tock/timer/v1/service.grpc.pb.h"
 
 namespace tock::testing {
 namespace {
@@ -183,6 +187,65 @@ TEST_F(RateLimitTest, HostLimitCountsEveryNamespace) {
     wf::GetSystemInfoResponse resp;
     ASSERT_TRUE(stub_->GetSystemInfo(&ctx, wf::GetSystemInfoRequest(), &resp).ok());
   }
+}
+
+// Not only WorkflowService: a timer's creation writes a durable row and makes an HTTP call,
+// so TimerService is held at the namespace's limit like the rest; so are OperatorService's
+// namespaced calls, and AdminService's cluster calls count against the host (review P2-3).
+TEST_F(RateLimitTest, TimerOperatorAndAdminCallsAreLimitedToo) {
+  StartLimited(kConfig);
+  auto timers = tock::timer::v1::TimerService::NewStub(channel_);
+  ExpectRpsLimit(FirstRefusal(60,
+                              [&] {
+                                grpc::ClientContext ctx;
+                                ctx.set_deadline(std::chrono::system_clock::now() +
+                                                 std::chrono::seconds(10));
+                                tock::timer::v1::ListTimersRequest req;
+                                req.set_namespace_("orders");
+                                tock::timer::v1::ListTimersResponse resp;
+                                return FromGrpcStatus(timers->ListTimers(&ctx, req, &resp));
+                              }),
+                 enums::RESOURCE_EXHAUSTED_SCOPE_NAMESPACE,
+                 "namespace rate limit exceeded: namespace \"orders\" is limited to 5 requests "
+                 "per second on this host (limits.namespace_rps_overrides)");
+  auto operators = temporal::api::operatorservice::v1::OperatorService::NewStub(channel_);
+  ExpectRpsLimit(
+      FirstRefusal(60,
+                   [&] {
+                     grpc::ClientContext ctx;
+                     ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+                     temporal::api::operatorservice::v1::ListSearchAttributesRequest req;
+                     req.set_namespace_("orders");
+                     temporal::api::operatorservice::v1::ListSearchAttributesResponse resp;
+                     return FromGrpcStatus(operators->ListSearchAttributes(&ctx, req, &resp));
+                   }),
+      enums::RESOURCE_EXHAUSTED_SCOPE_NAMESPACE,
+      "namespace rate limit exceeded: namespace \"orders\" is limited to 5 requests per second "
+      "on this host (limits.namespace_rps_overrides)");
+  // "other" was not touched: its timers are listed.
+  grpc::ClientContext ctx;
+  tock::timer::v1::ListTimersRequest req;
+  req.set_namespace_("other");
+  tock::timer::v1::ListTimersResponse resp;
+  const grpc::Status listed = timers->ListTimers(&ctx, req, &resp);
+  EXPECT_TRUE(listed.ok()) << listed.error_message();
+}
+
+TEST_F(RateLimitTest, AdminCallsCountAgainstTheHost) {
+  StartLimited("limits: {frontend_rps: 3}\n");
+  auto admin = tock::admin::v1::AdminService::NewStub(channel_);
+  ExpectRpsLimit(FirstRefusal(60,
+                              [&] {
+                                grpc::ClientContext ctx;
+                                ctx.set_deadline(std::chrono::system_clock::now() +
+                                                 std::chrono::seconds(10));
+                                tock::admin::v1::DescribeClusterRequest req;
+                                tock::admin::v1::DescribeClusterResponse resp;
+                                return FromGrpcStatus(admin->DescribeCluster(&ctx, req, &resp));
+                              }),
+                 enums::RESOURCE_EXHAUSTED_SCOPE_SYSTEM,
+                 "service rate limit exceeded: this host is limited to 3 requests per second "
+                 "(limits.frontend_rps)");
 }
 
 TEST_F(RateLimitTest, TockExitsUnavailableWithTheServersMessage) {

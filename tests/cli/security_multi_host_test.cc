@@ -94,7 +94,8 @@ class SecurityMultiHostTest : public ::testing::Test {
     std::map<int32_t, std::string> owners;
     auto rows = persistence_->membership().ListShards();
     if (rows.ok()) {
-      for (const auto& r : *rows) owners[r.shard_id] = r.owner;
+      // The owner's address: the rows name address#process id (history::ShardOwner).
+      for (const auto& r : *rows) owners[r.shard_id] = r.owner.substr(0, r.owner.rfind('#'));
     }
     return owners;
   }
@@ -253,13 +254,15 @@ TEST_F(SecurityMultiHostTest, OnlyTheHostsSecretMarksACallAsForwarded) {
   }
 }
 
-// Both hosts with `authorization:` (a JWKS file, tokens signed here), no TLS: the client
-// calls A about workflows whose shards B owns.
+// Both hosts with `authorization:` (a JWKS file, tokens signed here), no TLS (which a shared
+// database allows only when the config says the hosts' network is private:
+// plaintext_host_calls): the client calls A about workflows whose shards B owns.
 TEST_F(SecurityMultiHostTest, AuthorizationHoldsAcrossHosts) {
   TestSigningKey key(TestSigningKey::Kind::kRsa, "rsa-1");
   const std::string jwks = dir_.Write("jwks.json", JwksOf({&key}));
-  const std::string config = Config(
-      "hosts.yaml", "authorization:\n  jwks: " + jwks + "\n  issuer: https://idp.test\n");
+  const std::string config =
+      Config("hosts.yaml", "authorization:\n  jwks: " + jwks +
+                               "\n  issuer: https://idp.test\n  plaintext_host_calls: true\n");
   ASSERT_NO_FATAL_FAILURE(StartHosts(config, config));
   auto token = [&](const std::string& permission) {
     return key.Sign({{"sub", "tester"},

@@ -10,6 +10,7 @@
 #include "server-core/server.h"
 #include "temporal/api/errordetails/v1/message.pb.h"
 #include "tests/support/fixtures.h"
+#include "tests/support/test_certificates.h"
 
 namespace tock::server {
 namespace {
@@ -268,6 +269,57 @@ TEST(ServerConfigTest, ArchivalSectionParsedAndValidated) {
     EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << c.yaml;
     EXPECT_NE(s.message().find(c.message_part), std::string::npos) << s;
   }
+}
+
+// Hosts of a shared database call each other with a secret that skips authorization: with
+// `authorization:` on PostgreSQL the server refuses to start unless tls.internode carries
+// it, or the config says the hosts' network is private (review P2-4).
+TEST(ServerConfigTest, AuthorizationOnASharedDatabaseNeedsInternodeTls) {
+  const std::string postgres =
+      "persistence: {engine: postgres, postgres: {url: \"postgresql://tock@db:5432/tock\"}}\n";
+  const std::string authz = "authorization: {jwks: /etc/tock/jwks.json}\n";
+  auto validate = [](const std::string& yaml) {
+    absl::StatusOr<ServerConfig> parsed = ParseServerConfig(yaml);
+    return parsed.ok() ? parsed->Validate() : parsed.status();
+  };
+  const absl::Status refused = validate(postgres + authz);
+  EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(refused.message(),
+            "config tls.internode: is required with authorization: on a shared database "
+            "(persistence.engine: postgres): the hosts' calls to each other carry a secret that "
+            "skips authorization. Add tls.internode (cert_file, key_file, ca_file) and "
+            "tls.frontend, or, only where no one else can read the network between the hosts, "
+            "authorization.plaintext_host_calls: true");
+  // Allowed: said to be private; one host on SQLite; PostgreSQL without authorization.
+  EXPECT_TRUE(validate(postgres +
+                       "authorization: {jwks: /etc/tock/jwks.json, plaintext_host_calls: true}\n")
+                  .ok());
+  EXPECT_TRUE(validate(authz).ok());
+  EXPECT_TRUE(validate(postgres).ok());
+  EXPECT_EQ(validate(postgres + "authorization: {jwks: j, plaintext_host_calls: maybe}\n").message(),
+            "config authorization.plaintext_host_calls: must be true or false");
+  // With tls.internode (and the frontend's TLS, which goes with it).
+  TempDir dir;
+  tock::testing::TestCertificates certs(dir.file(""));
+  ASSERT_TRUE(certs.MakeStandardSet()) << certs.error();
+  const std::string tls = "tls:\n  frontend: {cert_file: " + certs.Pem("server") +
+                          ", key_file: " + certs.Key("server") + "}\n  internode: {ca_file: " +
+                          certs.Pem("ca") + "}\n";
+  const absl::Status with_tls = validate(postgres + authz + tls);
+  EXPECT_TRUE(with_tls.ok()) << with_tls;
+}
+
+// A payload limit at or over the largest request tock-server accepts (4 MiB) could never
+// refuse anything with its own message.
+TEST(ServerConfigTest, PayloadLimitsStayBelowTheRequestLimit) {
+  auto parsed = ParseServerConfig("limits: {blob_size_error: 4194304}\n");
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->Validate().message(),
+            "config limits.blob_size_error: must be below 4194304 bytes, the largest request "
+            "tock-server accepts; got 4194304");
+  parsed = ParseServerConfig("limits: {blob_size_error: 3000000, memo_size_error: 3000000}\n");
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_TRUE(parsed->Validate().ok()) << parsed->Validate();
 }
 
 }  // namespace

@@ -534,6 +534,84 @@ TEST_F(EngineFixture, UpdatesInFlightAreLimitedAndMessagesMustExist) {
 }
 
 // Temporal's per-workflow limits, small here so that a test reaches them.
+// Task tokens are not signed: each call that answers one checks that the token's namespace
+// is the one the call names (and authorization checked), before anything is read or written.
+// A token of "ns" sent on another namespace is refused with Temporal's message, and ns's
+// workflow task and activity stay as they were (review P2-1).
+TEST_F(EngineFixture, ATokenOfAnotherNamespaceIsRefusedBeforeAnythingChanges) {
+  const NamespaceRef other{"other-id", "other", 0};
+  const std::string kMismatch = "Operation requested with a token from a different namespace.";
+  auto expect_mismatch = [&](const absl::Status& s, const std::string& what) {
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << what << ": " << s;
+    EXPECT_EQ(s.message(), kMismatch) << what;
+  };
+  auto started = engine_->StartWorkflow(ns_, StartRequest("token-owner"));
+  ASSERT_TRUE(started.ok()) << started.status();
+  auto task = PollWorkflowTask("q");
+  ASSERT_TRUE(task.ok()) << task.status();
+  wf::RespondWorkflowTaskFailedRequest failed;
+  failed.set_task_token(task->task_token());
+  expect_mismatch(engine_->RespondWorkflowTaskFailed(other, failed), "workflow task failed");
+  wf::RespondWorkflowTaskCompletedRequest done;
+  done.set_task_token(task->task_token());
+  auto* cmd = done.add_commands();
+  cmd->set_command_type(enums::COMMAND_TYPE_SCHEDULE_ACTIVITY_TASK);
+  auto* a = cmd->mutable_schedule_activity_task_command_attributes();
+  a->set_activity_id("act");
+  a->mutable_activity_type()->set_name("act");
+  a->mutable_task_queue()->set_name("q");
+  *a->mutable_start_to_close_timeout() = ToProtoDuration(absl::Minutes(10));
+  expect_mismatch(engine_->RespondWorkflowTaskCompleted(other, done).status(),
+                  "workflow task completed");
+  wf::RespondQueryTaskCompletedRequest query;
+  query.set_task_token(task->task_token());
+  expect_mismatch(engine_->RespondQueryTaskCompleted(other, query), "query task completed");
+  // Nothing was written: the task is still started, and its owner completes it.
+  ASSERT_EQ(History(started->run_id()).size(), 3u);  // started, task scheduled, task started
+  ASSERT_TRUE(engine_->RespondWorkflowTaskCompleted(ns_, done).ok());
+
+  std::mutex mu;
+  std::condition_variable cv;
+  std::optional<persistence::TaskQueueTask> got;
+  matching_->Poll(ns_.id, "q", persistence::TaskKind::kActivity, clock_.Now() + absl::Hours(1),
+                  "test-worker", [&](std::optional<persistence::TaskQueueTask> t) {
+                    std::lock_guard lock(mu);
+                    got = std::move(t);
+                    cv.notify_all();
+                  });
+  {
+    std::unique_lock lock(mu);
+    ASSERT_TRUE(cv.wait_for(lock, absl::ToChronoNanoseconds(kWait), [&] { return got.has_value(); }));
+  }
+  auto activity = engine_->RecordActivityTaskStarted(ns_, *got, "test-worker");
+  ASSERT_TRUE(activity.ok()) << activity.status();
+  const std::string& token = activity->task_token();
+  temporal::api::common::v1::Payloads details;
+  details.add_payloads()->set_data("forged");
+  expect_mismatch(engine_->RespondActivityTaskCompleted(other, token, details, "intruder"),
+                  "activity completed");
+  wf::RespondActivityTaskFailedRequest activity_failed;
+  activity_failed.set_task_token(token);
+  expect_mismatch(engine_->RespondActivityTaskFailed(other, activity_failed), "activity failed");
+  expect_mismatch(engine_->RespondActivityTaskCanceled(other, token, details, "intruder"),
+                  "activity canceled");
+  expect_mismatch(engine_->RecordActivityTaskHeartbeat(other, token, details).status(),
+                  "activity heartbeat");
+  // The activity is still pending, with no heartbeat; the history holds no answer.
+  wf::DescribeWorkflowExecutionRequest describe;
+  describe.mutable_execution()->set_workflow_id("token-owner");
+  auto described = engine_->DescribeWorkflow(ns_, describe);
+  ASSERT_TRUE(described.ok()) << described.status();
+  ASSERT_EQ(described->pending_activities_size(), 1);
+  EXPECT_FALSE(described->pending_activities(0).has_heartbeat_details());
+  for (const HistoryEvent& e : History(started->run_id())) {
+    EXPECT_NE(e.event_type(), enums::EVENT_TYPE_ACTIVITY_TASK_COMPLETED);
+    EXPECT_NE(e.event_type(), enums::EVENT_TYPE_ACTIVITY_TASK_FAILED);
+    EXPECT_NE(e.event_type(), enums::EVENT_TYPE_ACTIVITY_TASK_CANCELED);
+  }
+  EXPECT_TRUE(engine_->RespondActivityTaskCompleted(ns_, token, details, "worker").ok());
+}
+
 class LimitsFixture : public EngineFixture {
  protected:
   void SetUp() override {

@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "server-core/history/shard_controller.h"
 #include "server-core/persistence/persistence.h"
@@ -289,6 +290,59 @@ TEST_F(ShardRangeRenewalTest, ConcurrentWritersDuringRenewalsAllSucceedWithUniqu
   std::vector<persistence::HistoryEvent> events = *store().ReadEvents("run-wf-2-7", 1, 10, 10);
   ASSERT_EQ(events.size(), size_t{kIdsPerCommit});
   for (int i = 0; i < kIdsPerCommit; ++i) EXPECT_EQ(events[i].task_id(), drawn[2][7 * 3 + i]);
+}
+
+// A run `run_id` of workflow `workflow_id` with one event, as a commit of shard 1.
+persistence::Commit OneEventRun(const std::string& workflow_id, const std::string& run_id,
+                                persistence::CurrentRunChange change, int64_t range_id,
+                                int64_t task_id) {
+  persistence::Commit commit;
+  commit.shard_id = 1;
+  commit.range_id = range_id;
+  persistence::RunWrite run;
+  auto* exec = run.state.mutable_execution();
+  exec->set_namespace_id("ns");
+  exec->set_workflow_id(workflow_id);
+  exec->set_run_id(run_id);
+  exec->set_status(temporal::api::enums::v1::WORKFLOW_EXECUTION_STATUS_RUNNING);
+  run.state.set_db_version(1);
+  run.state.set_next_event_id(2);
+  run.current_run_change = change;
+  persistence::HistoryEvent& e = run.events.emplace_back();
+  e.set_event_id(1);
+  e.set_task_id(task_id);
+  e.set_event_type(temporal::api::enums::v1::EVENT_TYPE_WORKFLOW_EXECUTION_STARTED);
+  commit.runs.push_back(std::move(run));
+  return commit;
+}
+
+// A write that runs into a key the database holds is refused with a message of ours: SQLite's
+// ("UNIQUE constraint failed: history_events.run_id, ...") names tables and columns, and
+// these messages reach clients (review P2-6).
+TEST_F(ShardRangeRenewalTest, AKeyThatExistsIsRefusedWithoutTheDatabasesText) {
+  ShardController shards(store(), 1, "host-a", 8);
+  ASSERT_TRUE(shards.AcquireAll().ok());
+  ShardController::RangeHold hold = shards.HoldRange(1);
+  using persistence::CurrentRunChange;
+  persistence::Commit first = OneEventRun("wf-a", "run-1", CurrentRunChange::kCreate,
+                                          hold.range_id(), shards.NextTaskId(1));
+  ASSERT_TRUE(store().Write(first).ok());
+  // The same run id under another workflow: its first event's key is taken.
+  persistence::Commit same_run_id = OneEventRun("wf-b", "run-1", CurrentRunChange::kCreate,
+                                                hold.range_id(), shards.NextTaskId(1));
+  const absl::Status event_taken = store().Write(same_run_id);
+  // The same run again, as a new row.
+  persistence::Commit again = OneEventRun("wf-a", "run-1", CurrentRunChange::kNone,
+                                          hold.range_id(), shards.NextTaskId(1));
+  const absl::Status run_taken = store().Write(again);
+  for (const absl::Status& s : {event_taken, run_taken}) {
+    EXPECT_FALSE(s.ok());
+    EXPECT_FALSE(absl::StrContains(s.message(), "UNIQUE")) << s;
+    EXPECT_FALSE(absl::StrContains(s.message(), "history_events")) << s;
+    EXPECT_FALSE(absl::StrContains(s.message(), "executions.")) << s;
+  }
+  EXPECT_EQ(event_taken.message(), "event 1 of run run-1 exists already") << event_taken;
+  EXPECT_EQ(run_taken.message(), "run run-1 exists already") << run_taken;
 }
 
 }  // namespace

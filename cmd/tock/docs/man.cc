@@ -622,6 +622,7 @@ std::string ServerManPage(const std::string& server_help, const ManOptions& opti
           "  jwks: /etc/tock/jwks.json            # or an https:// URL; RS256 and ES256 keys",
           "  audience: tock                       # optional, as issuer:",
           "  subjects: {\"CN=worker-1\": [\"orders:worker\"]}   # mTLS subject -> roles",
+          "  plaintext_host_calls: false         # postgres needs tls.internode unless true",
           "limits:                                # rate limits: off unless one is set",
           "  namespace_rps: 1200                  # also frontend_rps, *_poll_rps; 0: none",
           "  namespace_rps_overrides: {orders: 100}   # refused: RESOURCE_EXHAUSTED",

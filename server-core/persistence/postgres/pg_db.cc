@@ -90,8 +90,13 @@ const char* EnvOr(const char* name, const char* fallback) {
 }  // namespace
 
 absl::Status PgStatusFromSqlState(std::string_view sqlstate, std::string_view message) {
+  // An integrity constraint's message names the constraint, the table and the key's values
+  // ("duplicate key value violates unique constraint ..."); it can travel up to a client,
+  // so only a fixed text is kept (the SQLSTATE tells an operator which constraint class).
+  constexpr std::string_view kConstraint = "a constraint of the database refused the write";
+  const std::string_view said = sqlstate.starts_with("23") ? kConstraint : message;
   const std::string text =
-      absl::StrCat("postgres: ", OneLine(message), " (SQLSTATE ", std::string(sqlstate), ")");
+      absl::StrCat("postgres: ", OneLine(said), " (SQLSTATE ", std::string(sqlstate), ")");
   if (sqlstate == "23505") return absl::AlreadyExistsError(text);
   if (sqlstate == "40001" || sqlstate == "40P01") return absl::AbortedError(text);
   // A statement_timeout or lock_timeout: the database is too slow now; retrying later may work.

@@ -76,6 +76,12 @@ absl::StatusOr<bool> Statement::Step() {
   if (rc == SQLITE_ROW) return true;
   if (rc == SQLITE_DONE) return false;
   sqlite3* db = sqlite3_db_handle(stmt_);
+  // A constraint's message names the table and columns ("UNIQUE constraint failed:
+  // executions.namespace_id, ..."); it can travel up to a client, so only the fixed text of
+  // the code is kept ("constraint failed").
+  if ((rc & 0xff) == SQLITE_CONSTRAINT) {
+    return absl::InternalError(absl::StrCat("sqlite: ", sqlite3_errstr(rc)));
+  }
   absl::StatusCode code =
       (rc == SQLITE_BUSY || rc == SQLITE_LOCKED || rc == SQLITE_IOERR || rc == SQLITE_FULL)
           ? absl::StatusCode::kUnavailable

@@ -463,7 +463,11 @@ class SqliteExecutionStore : public ExecutionStore, private CommitBatchWriter {
                            .Bind(5, run.state.db_version())
                            .BindBlobView(6, blobs.states[index])
                            .Run();
-      if (!s.ok()) return absl::AbortedError(absl::StrCat("run ", exec.run_id(), " exists: ", s.message()));
+      // A fixed message: SQLite's names the table and columns, and this one reaches clients.
+      if (!s.ok()) {
+        if (absl::IsUnavailable(s)) return s;
+        return absl::AbortedError(absl::StrCat("run ", exec.run_id(), " exists already"));
+      }
     } else {
       ASSIGN_STMT(upd, db_.Prepare(
           "UPDATE executions SET db_version = ?, state = ? WHERE namespace_id = ? AND "
@@ -539,8 +543,9 @@ class SqliteExecutionStore : public ExecutionStore, private CommitBatchWriter {
                            .BindBlobView(3, blobs.events[index][e])
                            .Run();
       if (!s.ok()) {
+        if (absl::IsUnavailable(s)) return s;
         return absl::AbortedError(absl::StrCat("event ", event.event_id(), " of run ",
-                                               exec.run_id(), " exists already: ", s.message()));
+                                               exec.run_id(), " exists already"));
       }
     }
     if (run.visibility.has_value()) {
