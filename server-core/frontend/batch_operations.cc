@@ -148,12 +148,6 @@ BatchOperations::~BatchOperations() { Shutdown(); }
 
 void BatchOperations::Start(const std::string& frontend_address, const rpc::Dialer& dialer) {
   frontend_ = wf::WorkflowService::NewStub(dialer.Dial(frontend_address));
-  {
-    std::lock_guard lock(mu_);
-    if (shutdown_) return;
-    drivers_ = std::make_unique<BlockingPool>(kDrivers);
-    callers_ = std::make_unique<BlockingPool>(kConcurrency);
-  }
   scanner_ = std::thread([this] { ScanLoop(); });
 }
 
@@ -197,10 +191,17 @@ void BatchOperations::ScanLoop() {
 
 void BatchOperations::Launch(BatchOperationRecord record) {
   std::lock_guard lock(mu_);
-  if (shutdown_ || frontend_ == nullptr || drivers_ == nullptr) return;
+  if (shutdown_ || frontend_ == nullptr) return;
   const std::string key = Key(record.namespace_id(), record.request().job_id());
   auto it = runners_.find(key);
   if (it != runners_.end() && !it->second->done) return;
+  if (drivers_ == nullptr) {
+    // At the first batch: a server that runs none has no threads for them. A caller thread
+    // for each of the kConcurrency calls of each page a driver may be running: one batch's
+    // slow pace never holds up another's calls.
+    drivers_ = std::make_unique<BlockingPool>(kDrivers);
+    callers_ = std::make_unique<BlockingPool>(kDrivers * kConcurrency);
+  }
   auto runner = std::make_unique<Runner>();
   runner->record = std::move(record);
   Runner* r = runner.get();

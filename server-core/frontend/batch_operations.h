@@ -19,9 +19,9 @@
 // client call. At most kConcurrency calls are in flight per batch, and at most
 // max_operations_per_second are started per second (kDefaultRps when unset).
 //
-// Threads: a fixed few, made at Start and used by every batch. kDrivers threads take turns
-// running batches one page at a time (a batch's next page is queued behind the others'), and
-// kConcurrency threads make the calls of the page being run.
+// Threads: a fixed few, made when the first batch runs and used by every batch after it.
+// kDrivers threads take turns running batches one page at a time (a batch's next page is
+// queued behind the others'), and kDrivers * kConcurrency threads make the pages' calls.
 //
 // A batch whose query cannot be compiled when its runner starts (the namespace cannot be read
 // now: a retryable store error) stays RUNNING and is tried again at the next scan; one whose
@@ -151,8 +151,9 @@ class BatchOperations {
   bool shutdown_ = false;
   std::map<std::string, std::unique_ptr<Runner>> runners_;  // by namespace id + "/" + job id
   std::thread scanner_;
-  std::unique_ptr<BlockingPool> drivers_;  // the runners' turns (made by Start)
-  std::unique_ptr<BlockingPool> callers_;  // the operations' calls (made by Start)
+  // The runners' turns and the operations' calls: made (under mu_) by the first Launch.
+  std::unique_ptr<BlockingPool> drivers_;
+  std::unique_ptr<BlockingPool> callers_;
 };
 
 void RegisterBatchHandlers(rpc::Dispatcher& dispatcher, BatchOperations& batches);
