@@ -196,7 +196,10 @@ struct SenderResult {
 // The same posts through the server's own HttpCallbackSender, all handed over at once: what
 // the sender alone reaches, without the engine's storage (a diagnostic: where firing loses).
 SenderResult SenderAlone(const std::vector<Post>& posts) {
-  auto sender = tock::server::timers::HttpCallbackSender::Create();
+  // The receiver listens on 127.0.0.1, which callbacks reach only when allowed.
+  tock::server::timers::HttpCallbackSenderOptions options;
+  options.address_policy = *tock::server::timers::CallbackAddressPolicy::Parse({"127.0.0.0/8"});
+  auto sender = tock::server::timers::HttpCallbackSender::Create(options);
   if (!sender.ok()) return {};
   std::mutex mu;
   std::condition_variable cv;
@@ -419,7 +422,20 @@ int main(int argc, char** argv) {
                 alone.rate, cpu.Per(baseline_posts.size()).c_str(), alone.thread_us);
   }
 
-  tock::bench::Server server = tock::bench::StartServer(server_binary, {"--http-port", "0"}, "timers");
+  // The receiver listens on 127.0.0.1, which callbacks reach only when the config allows it.
+  char config_path[] = "/tmp/timer_bench_XXXXXX.yaml";
+  const int config_fd = mkstemps(config_path, 5);
+  const std::string allow_loopback = "timers:\n  callbacks:\n    allow: [127.0.0.0/8]\n";
+  if (config_fd < 0 ||
+      write(config_fd, allow_loopback.data(), allow_loopback.size()) !=
+          static_cast<ssize_t>(allow_loopback.size())) {
+    std::fprintf(stderr, "cannot write the server's config to /tmp\n");
+    return 1;
+  }
+  close(config_fd);
+  tock::bench::Server server = tock::bench::StartServer(
+      server_binary, {"--http-port", "0", "--config", config_path}, "timers");
+  unlink(config_path);  // read at the server's start
   if (server.pid == 0) {
     std::fprintf(stderr, "tock-server did not start (BENCH_STDERR=FILE keeps its stderr)\n");
     return 1;

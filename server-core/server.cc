@@ -424,7 +424,18 @@ class TockServerImpl : public TockServer {
     timer_service_ = std::make_unique<timers::TimerService>(persistence_->timers(), *shards_,
                                                             *namespaces_, clock_);
     timers::RegisterTimerHandlers(dispatcher_, *timer_service_);
-    callback_sender_ = std::make_unique<timers::LazyCallbackSender>(logger_);
+    // Which addresses callbacks may reach, at create and at each connection (review P2-2);
+    // checked by Validate, and the default (every restricted range refused) if not.
+    const timers::CallbackAddressPolicy policy =
+        timers::CallbackAddressPolicy::Parse(config_.timer_callbacks.allow)
+            .value_or(timers::CallbackAddressPolicy());
+    timer_service_->SetCallbackPolicy(policy);
+    timers::HttpCallbackSenderOptions sender_options;
+    sender_options.address_policy = policy;
+    sender_options.signing_secrets = config_.timer_callbacks.signing_secrets;
+    callback_sender_ = std::make_unique<timers::LazyCallbackSender>(
+        [sender_options] { return timers::LazyCallbackSender::MakeHttpSenderWith(sender_options); },
+        logger_);
     // Finished timers are removed after their namespace's retention, like closed runs.
     timer_retention_ = std::make_unique<timers::TimerRetention>(
         [this](const std::string& namespace_id) -> absl::StatusOr<absl::Duration> {

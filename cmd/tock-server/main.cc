@@ -183,6 +183,8 @@ int main(int argc, char** argv) {
   if (log_file) config.log.file = *log_file;
   if (fault_rate) config.persistence.fault_injection.rate = *fault_rate;
   if (fault_seed) config.persistence.fault_injection.seed = *fault_seed;
+  // A development server's timer callbacks may reach this machine (a receiver on localhost).
+  if (as_start_dev) tock::server::AllowLoopbackCallbacks(config);
 
   // Checked here as well as at start, so that a bad log setting is reported with its key.
   if (absl::Status s = config.Validate(); !s.ok()) {

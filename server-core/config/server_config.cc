@@ -14,6 +14,8 @@
 #include "lib/common/message_size.h"
 #include "server-core/config/yaml_fields.h"
 #include "server-core/security/authz_internode.h"
+#include "server-core/timers/callback_address_policy.h"
+#include "server-core/timers/callback_signature.h"
 
 namespace tock::server {
 namespace {
@@ -72,6 +74,38 @@ absl::Status ParseLimits(const YAML::Node& node, history::Limits& limits) {
   return absl::OkStatus();
 }
 
+
+// `timers:`: the HTTP/JSON API's endpoint and the callbacks' allow-list and secrets.
+absl::Status ParseTimers(const YAML::Node& node, ServerConfig& config) {
+  TOCK_CONFIG_RETURN_IF_ERROR(CheckKeys(node, "timers", {"http", "callbacks"}));
+  if (const YAML::Node http = node["http"]) {
+    TOCK_CONFIG_RETURN_IF_ERROR(CheckKeys(http, "timers.http", {"ip", "port"}));
+    MetricsEndpointConfig endpoint;
+    TOCK_CONFIG_RETURN_IF_ERROR(Read(http["ip"], "timers.http.ip", "a string", &endpoint.ip));
+    TOCK_CONFIG_RETURN_IF_ERROR(
+        Read(http["port"], "timers.http.port", "an integer", &endpoint.port));
+    config.timer_http = endpoint;
+  }
+  if (const YAML::Node callbacks = node["callbacks"]) {
+    TOCK_CONFIG_RETURN_IF_ERROR(
+        CheckKeys(callbacks, "timers.callbacks", {"allow", "signing_secrets"}));
+    TOCK_CONFIG_RETURN_IF_ERROR(Read(callbacks["allow"], timers::kCallbackAllowKey,
+                                     "a list of ranges, addresses or host names",
+                                     &config.timer_callbacks.allow));
+    if (const YAML::Node secrets = callbacks["signing_secrets"]) {
+      if (!secrets.IsMap()) {
+        return FieldError(timers::kSigningSecretsKey, "must be a mapping of namespace to secret");
+      }
+      for (const auto& entry : secrets) {
+        const std::string name = entry.first.as<std::string>();
+        TOCK_CONFIG_RETURN_IF_ERROR(Read(entry.second,
+                                         absl::StrCat(timers::kSigningSecretsKey, ".", name),
+                                         "a string", &config.timer_callbacks.signing_secrets[name]));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
 
 absl::StatusOr<admin::ClusterMetadata> ParseClusterMetadata(const YAML::Node& node) {
   const std::string p = "cluster_metadata";
@@ -205,6 +239,13 @@ absl::Status ServerConfig::Validate() const {
                                           value));
     }
   }
+  if (absl::Status s = timers::CallbackAddressPolicy::Parse(timer_callbacks.allow).status();
+      !s.ok()) {
+    return s;  // names the key and the entry
+  }
+  if (absl::Status s = timers::ValidateSigningSecrets(timer_callbacks.signing_secrets); !s.ok()) {
+    return s;
+  }
   if (absl::Status s = ParseLogLevel(log.level).status(); !s.ok()) {
     return FieldError("log.level", std::string(s.message()));
   }
@@ -317,15 +358,7 @@ absl::StatusOr<ServerConfig> ParseServerConfig(const std::string& yaml_text) {
     config.metrics = endpoint;
   }
   if (const YAML::Node timers = root["timers"]) {
-    TOCK_CONFIG_RETURN_IF_ERROR(CheckKeys(timers, "timers", {"http"}));
-    if (const YAML::Node http = timers["http"]) {
-      TOCK_CONFIG_RETURN_IF_ERROR(CheckKeys(http, "timers.http", {"ip", "port"}));
-      MetricsEndpointConfig endpoint;
-      TOCK_CONFIG_RETURN_IF_ERROR(Read(http["ip"], "timers.http.ip", "a string", &endpoint.ip));
-      TOCK_CONFIG_RETURN_IF_ERROR(
-          Read(http["port"], "timers.http.port", "an integer", &endpoint.port));
-      config.timer_http = endpoint;
-    }
+    TOCK_CONFIG_RETURN_IF_ERROR(ParseTimers(timers, config));
   }
   if (const YAML::Node log = root["log"]) {
     TOCK_CONFIG_RETURN_IF_ERROR(CheckKeys(log, "log", {"level", "format", "file"}));
@@ -363,6 +396,10 @@ absl::StatusOr<ServerConfig> ParseServerConfig(const std::string& yaml_text) {
   TOCK_CONFIG_RETURN_IF_ERROR(
       security::ParseAuthorizationConfig(root["authorization"], &config.authorization));
   return config;
+}
+
+void AllowLoopbackCallbacks(ServerConfig& config) {
+  for (const char* range : {"127.0.0.0/8", "::1"}) config.timer_callbacks.allow.push_back(range);
 }
 
 absl::StatusOr<std::unique_ptr<Logger>> MakeLogger(const LogConfig& config) {

@@ -23,6 +23,12 @@
 //     http:                 # absent: the timer service is served over gRPC only
 //       ip: 127.0.0.1
 //       port: 8080          # POST http://IP:PORT/api/v1/timers/...; 0 picks a free port
+//     callbacks:
+//       allow: []           # restricted addresses callbacks may reach: ranges, addresses,
+//                           #   host names, *.domain (timers/callback_address_policy.h);
+//                           #   none by default; tock server start-dev allows loopback
+//       signing_secrets: {} # namespace (or "*") -> secret: callbacks carry Tock-Signature
+//                           #   (timers/callback_signature.h)
 //   log:
 //     level: info           # debug, info, warn, error, off
 //     format: text          # text or json (one object per line)
@@ -47,6 +53,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -106,6 +113,13 @@ struct ServerConfig {
   // Where the timer service's HTTP/JSON API is served (`timers.http`, `--http-port`); the
   // same shape as the metrics endpoint. Unset: gRPC only.
   std::optional<MetricsEndpointConfig> timer_http;
+  // `timers.callbacks`: the restricted addresses timer callbacks may reach (`allow`; checked
+  // by Validate) and the secrets they are signed with per namespace (`signing_secrets`).
+  struct TimerCallbacks {
+    std::vector<std::string> allow;
+    std::map<std::string, std::string> signing_secrets;
+  };
+  TimerCallbacks timer_callbacks;
   // Read by main, which builds the Logger from it (`--log-level`, `--log-format`).
   LogConfig log;
   // Where it came from, for the banner: the file (noting an empty one), or "" for flags only.
@@ -140,6 +154,10 @@ struct ServerConfig {
   // Checks everything a start needs; INVALID_ARGUMENT naming the field.
   absl::Status Validate() const;
 };
+
+// `tock server start-dev`'s default (review P2-2): timer callbacks may reach this machine's
+// loopback addresses (127.0.0.0/8, ::1) besides what timers.callbacks.allow lists.
+void AllowLoopbackCallbacks(ServerConfig& config);
 
 // The logger `config` describes. INVALID_ARGUMENT for a bad level or format (naming the
 // allowed values), UNAVAILABLE when the file cannot be opened.

@@ -16,8 +16,10 @@ class TimerCliTest : public CliTest {
  protected:
   void SetUp() override {
     ASSERT_TRUE(receiver_.Start().ok());
-    StartServer();
+    // The receiver listens on 127.0.0.1, which callbacks reach only when allowed.
+    StartServer({"--config", dir_.Write("timers.yaml", kAllowLoopbackYaml)});
   }
+  static constexpr char kAllowLoopbackYaml[] = "timers:\n  callbacks:\n    allow: [127.0.0.0/8]\n";
   // Polls `tock timer get` until the state is `state` (bounded).
   json WaitForState(const std::string& id, const std::string& state) {
     json timer;
@@ -178,6 +180,16 @@ TEST_F(TimerCliTest, ListPagesFiltersAndPrintsTables) {
   EXPECT_EQ(Tock({"timer", "list", "--state", "sleeping"}).exit_code, kExitUsage);
 }
 
+// A callback URL the server's policy refuses: refused at create, naming the config key that
+// would allow it (this server allows only 127.0.0.0/8).
+TEST_F(TimerCliTest, ARestrictedCallbackAddressIsRefusedWithTheConfigKey) {
+  ProcessResult r = Tock({"timer", "create", "t-meta", "--in", "1h", "--callback-url",
+                          "http://169.254.169.254/latest/meta-data/"});
+  EXPECT_EQ(r.exit_code, kExitUsage) << r.err;
+  EXPECT_NE(r.err.find("\"169.254.169.254\" is a link-local address"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("timers.callbacks.allow"), std::string::npos) << r.err;
+}
+
 TEST_F(TimerCliTest, FiresToSucceededAndFourHundredToFailed) {
   receiver_.Script("t-gone", {CallbackAnswer::Status(410, R"({"error":"order cancelled"})")});
   TockJson({"timer", "create", "t-ok", "--in", "1s", "--callback-url", receiver_.Url("/hooks"),
@@ -196,7 +208,9 @@ TEST_F(TimerCliTest, FiresToSucceededAndFourHundredToFailed) {
   EXPECT_NE(gone.value("lastError", "").find("410"), std::string::npos) << gone.dump();
   EXPECT_EQ(receiver_.ReceivedFor("t-gone").size(), 1u);  // a 4xx is not retried
   ProcessResult r = Tock({"timer", "get", "t-gone", "-o", "card"});
-  EXPECT_NE(r.out.find("order cancelled"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("HTTP 410 Gone"), std::string::npos) << r.out;
+  // Never the receiver's answer: the timer's creator reads it.
+  EXPECT_EQ(r.out.find("order cancelled"), std::string::npos) << r.out;
 }
 
 }  // namespace

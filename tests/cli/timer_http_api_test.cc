@@ -51,7 +51,10 @@ class TimerHttpApiTest : public CliTest {
  protected:
   void SetUp() override {
     ASSERT_TRUE(receiver_.Start().ok());
-    std::vector<std::string> flags = {"--http-port", "0"};
+    // The receiver listens on 127.0.0.1, which callbacks reach only when allowed.
+    std::vector<std::string> flags = {
+        "--http-port", "0", "--config",
+        dir_.Write("timers.yaml", "timers:\n  callbacks:\n    allow: [127.0.0.0/8]\n")};
     for (const std::string& f : ExtraServerFlags()) flags.push_back(f);
     StartServer(flags);
     std::smatch match;

@@ -19,6 +19,7 @@
 #include "absl/time/clock.h"
 #include "lib/common/time_format.h"
 #include "server-core/persistence/persistence.h"
+#include "server-core/timers/callback_signature.h"
 #include "tests/support/callback_receiver.h"
 #include "tests/support/postgres_server.h"
 #include "tests/support/process.h"
@@ -61,6 +62,9 @@ absl::StatusOr<tv1::Timer> GetTimer(tv1::TimerService::Stub& stub, const std::st
   return resp.timer();
 }
 
+// The receivers listen on 127.0.0.1, which callbacks reach only when allowed.
+constexpr char kAllowLoopbackYaml[] = "timers:\n  callbacks:\n    allow: [127.0.0.0/8]\n";
+
 TEST(TimerServer, KillNineWithAThousandTimersDueAroundTheKill) {
   CallbackReceiver::Options ro;
   ro.threads = 64;
@@ -71,8 +75,9 @@ TEST(TimerServer, KillNineWithAThousandTimersDueAroundTheKill) {
   receiver.SetDefault(CallbackAnswer::Slow(absl::Milliseconds(20)));
   TempDir dir;
   const std::string db = dir.File("timers.db");
+  const std::string config = dir.Write("timers.yaml", kAllowLoopbackYaml);
   auto server = std::make_unique<ServerProcess>(TOCK_SERVER_BIN);
-  ASSERT_TRUE(server->Start({"--db-file", db})) << server->error();
+  ASSERT_TRUE(server->Start({"--db-file", db, "--config", config})) << server->error();
   auto stub = Stub(server->address());
 
   constexpr int kTimers = 1000;
@@ -91,7 +96,7 @@ TEST(TimerServer, KillNineWithAThousandTimersDueAroundTheKill) {
   const absl::Time killed_at = absl::Now();
   const size_t before_restart = receiver.count();
   server = std::make_unique<ServerProcess>(TOCK_SERVER_BIN);
-  ASSERT_TRUE(server->Start({"--db-file", db})) << server->error();
+  ASSERT_TRUE(server->Start({"--db-file", db, "--config", config})) << server->error();
   stub = Stub(server->address());
   const absl::Time restarted_at = absl::Now();
 
@@ -146,6 +151,53 @@ TEST(TimerServer, KillNineWithAThousandTimersDueAroundTheKill) {
   server->Stop();
 }
 
+// tock-server signs the callbacks of a namespace given a secret in its config; the receiver
+// verifies the header with that secret and the body it read (review P2-6).
+TEST(TimerServer, CallbacksAreSignedWithTheNamespacesSecret) {
+  CallbackReceiver receiver;
+  ASSERT_TRUE(receiver.Start().ok());
+  TempDir dir;
+  const std::string secret = "default-namespace-secret-42";
+  const std::string config = dir.Write(
+      "signed.yaml", absl::StrCat(kAllowLoopbackYaml, "    signing_secrets:\n      default: \"",
+                                  secret, "\"\n"));
+  ServerProcess server(TOCK_SERVER_BIN);
+  ASSERT_TRUE(server.Start({"--config", config})) << server.error();
+  auto stub = Stub(server.address());
+  grpc::Status s = CreateTimer(*stub, "signed", absl::Now(), receiver.Url("/hooks"));
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  ASSERT_TRUE(receiver.WaitFor("signed", 1, absl::Seconds(60)));
+  const std::vector<ReceivedCallback> got = receiver.ReceivedFor("signed");
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_TRUE(server::timers::VerifyCallbackSignature(secret, got[0].signature, got[0].body,
+                                                      absl::Now())
+                  .ok())
+      << got[0].signature;
+  EXPECT_FALSE(server::timers::VerifyCallbackSignature("not-the-secret-000000", got[0].signature,
+                                                       got[0].body, absl::Now())
+                   .ok());
+  server.Stop();
+}
+
+// A server does not start with an allow-list entry or a secret it cannot use, and says which.
+TEST(TimerServer, ABadCallbackConfigIsRefusedNamingTheKey) {
+  TempDir dir;
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"timers:\n  callbacks:\n    allow: [\"10.0.0.0/33\"]\n",
+       "timers.callbacks.allow: \"10.0.0.0/33\" has a prefix length out of 0..32"},
+      {"timers:\n  callbacks:\n    signing_secrets: {orders: short}\n",
+       "timers.callbacks.signing_secrets.orders must be 16 to 1024 bytes"},
+      {"timers:\n  callbacks:\n    allowed: []\n", "allowed"},
+  };
+  for (const auto& [yaml, message] : cases) {
+    ProcessResult r = RunProcess({TOCK_SERVER_BIN, "--port", "0", "--config",
+                                  dir.Write("bad.yaml", yaml)});
+    EXPECT_NE(r.exit_code, 0) << yaml;
+    EXPECT_NE(r.err.find(message), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("short\n"), std::string::npos) << "a secret is never printed";
+  }
+}
+
 TEST(TimerServer, AStaleOwnerWritesAndSendsNothing) {
   FreshPostgresDatabase db;
   ASSERT_TRUE(db.Create(TOCK_POSTGRES_FIXTURE_FILE, "tock_timers")) << db.error();
@@ -158,7 +210,7 @@ TEST(TimerServer, AStaleOwnerWritesAndSendsNothing) {
                        // shard (the taker below is no member), takes it back: heartbeats
                        // far apart keep the server a stale owner for the whole test.
                        "membership:\n  heartbeat: 2m\n  cutoff: 5m\n"
-                       "history:\n  shards: 8\n");
+                       "history:\n  shards: 8\n" + kAllowLoopbackYaml);
   CallbackReceiver receiver;
   ASSERT_TRUE(receiver.Start().ok());
   ServerProcess server(TOCK_SERVER_BIN);
