@@ -93,10 +93,36 @@ tock::admin::v1::NamespaceVersion ToApiVersion(const persistence::NamespaceVersi
 }  // namespace
 
 // What every namespace of this server supports (shown by DescribeNamespace, not stored).
+// Every field, each true exactly when Tock does what it names: core SDK workers act on them
+// (reference/api_2026.md §1.1). Next to each, the test of the behaviour; the whole set is
+// pinned by grpc_server_test.cc GrpcServerTest.CapabilitiesSayExactlyWhatTockDoes.
 static void SetCapabilities(temporal::api::namespace_::v1::NamespaceInfo& info) {
   info.set_supports_schedules(true);
-  info.mutable_capabilities()->set_sync_update(true);   // UpdateWorkflowExecution, wait COMPLETED
-  info.mutable_capabilities()->set_async_update(true);  // wait ACCEPTED, then poll
+  auto* caps = info.mutable_capabilities();
+  caps->set_eager_workflow_start(false);  // the first workflow task is never handed back eagerly
+  // UpdateWorkflowExecution waited for until COMPLETED, or until ACCEPTED and then polled:
+  // tests/sdk/updates.test.mjs, history_engine_test.cc EngineFixture.*Update*.
+  caps->set_sync_update(true);
+  caps->set_async_update(true);
+  caps->set_worker_heartbeats(false);  // RecordWorkerHeartbeat is not served
+  caps->set_reported_problems_search_attribute(false);  // no TemporalReportedProblems
+  caps->set_workflow_pause(false);         // Pause/UnpauseWorkflowExecution are not served
+  caps->set_standalone_activities(false);  // *ActivityExecution are not served
+  // ShutdownWorker ends the worker's waiting polls with empty answers, and its later polls
+  // get nothing (matching_engine.h ReleaseWorkerPolls); stopping the server ends every poll
+  // the same way (ReleasePolls); no task is handed to a poll so ended: grpc_server_test.cc
+  // GrpcServerTest.ShutdownWorkerEndsTheWorkersPollsAndLosesNoTask and
+  // GrpcServerTest.StoppingTheServerEndsWaitingPollsPromptly.
+  caps->set_worker_poll_complete_on_shutdown(true);
+  caps->set_poller_autoscaling(false);  // polls carry no poller scaling decision
+  caps->set_worker_commands(false);     // no worker-commands task queues
+  caps->set_standalone_nexus_operation(false);
+  caps->set_workflow_update_callbacks(false);  // updates take no completion callbacks
+  caps->set_poller_autoscaling_auto_enroll(false);
+  caps->set_workflow_task_completion_pagination(false);  // one RespondWorkflowTaskCompleted
+  caps->set_standalone_activity_start_delay(false);
+  caps->set_standalone_activity_batch_operations(false);
+  caps->set_standalone_activity_operator_commands(false);
 }
 
 wf::DescribeNamespaceResponse ToDescribeResponse(const persistence::NamespaceRecord& record) {

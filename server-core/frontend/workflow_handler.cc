@@ -11,16 +11,46 @@ std::string Method(const char* name) { return std::string(kService) + name; }
 wf::GetSystemInfoResponse SystemInfo() {
   wf::GetSystemInfoResponse out;
   out.set_server_version(kTockVersion);
+  // Every field, each true exactly when Tock does what it names (SDKs change what they send
+  // and how they retry by them). Next to each, the test of the behaviour; the whole set is
+  // pinned by grpc_server_test.cc GrpcServerTest.CapabilitiesSayExactlyWhatTockDoes.
   auto* caps = out.mutable_capabilities();
-  // What the SDK worker needs (reference/sdk_protocol.md §2.1): sdk_metadata is required for
-  // determinism; the others say the server passes headers and failures through unchanged.
-  caps->set_sdk_metadata(true);
+  // Signal headers reach the event, query headers the worker: history_engine_test.cc
+  // CapabilityFixture.SignalAndQueryHeadersReachTheWorkflow.
   caps->set_signal_and_query_header(true);
-  caps->set_encoded_failure_attributes(true);
-  caps->set_activity_failure_include_heartbeat(true);
+  // INTERNAL only for what a retry cannot mend; a busy, full or unreachable database and a
+  // shard on the move are UNAVAILABLE: sqlite_in_memory_test.cc
+  // SqliteInMemoryTest.AFullDatabaseSaysSoAndKeepsWhatItHad, history_engine_test.cc
+  // EngineFixture.AWriteToAShardTakenByAnotherHostIsRetryableAndGivesTheShardUp,
+  // postgres_backend_test.cc PostgresRecovery.
   caps->set_internal_error_differentiation(true);
-  caps->set_build_id_based_versioning(false);
+  // RespondActivityTaskFailed.last_heartbeat_details reach the next attempt:
+  // CapabilityFixture.AFailedAttemptsHeartbeatDetailsReachTheNextAttempt.
+  caps->set_activity_failure_include_heartbeat(true);
+  // Schedules: schedule_runner_test.cc, tests/cli/schedule_cli_test.cc,
+  // tests/sdk/schedules.test.mjs.
   caps->set_supports_schedules(true);
+  // Failures (encoded_attributes included) are stored and passed on unchanged:
+  // CapabilityFixture.EncodedFailureAttributesArePassedOnUnchanged.
+  caps->set_encoded_failure_attributes(true);
+  // No worker-versioning by build id (its RPCs answer PERMISSION_DENIED / UNIMPLEMENTED).
+  caps->set_build_id_based_versioning(false);
+  // ModifyWorkflowProperties upserts the memo: CapabilityFixture.AWorkflowUpsertsItsMemo.
+  caps->set_upsert_memo(true);
+  // StartWorkflowExecution never hands the first workflow task back eagerly.
+  caps->set_eager_workflow_start(false);
+  // WorkflowTaskCompleted keeps the SDK's metadata (its replay flags):
+  // CapabilityFixture.TheSdkMetadataOfACompletionIsRecorded,
+  // tests/sdk/worker-connection.test.mjs.
+  caps->set_sdk_metadata(true);
+  // CountWorkflowExecutions "... GROUP BY ExecutionStatus": tests/sdk/search-attributes.test.mjs
+  // ("attributes set at start and upserted are found by list and count queries"),
+  // postgres_backend_test.cc.
+  caps->set_count_group_by_execution_status(true);
+  // No Nexus (PollNexusTaskQueue and the endpoint registry are not served).
+  caps->set_nexus(false);
+  caps->set_server_scaled_deployments(false);
+  caps->set_server_scaled_provider_cloud_run(false);
   return out;
 }
 

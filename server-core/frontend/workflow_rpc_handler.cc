@@ -46,6 +46,9 @@ class LongPoll : public std::enable_shared_from_this<LongPoll<Response>> {
         start_(std::move(start)),
         respond_(std::move(respond)) {}
 
+  // The worker instance polling (worker_instance_key): its ShutdownWorker ends the poll.
+  void SetWorker(std::string worker_key) { worker_key_ = std::move(worker_key); }
+
   void Run(const std::shared_ptr<rpc::CancellationSignal>& cancellation) {
     auto self = this->shared_from_this();
     cancellation->OnCancel([self] {
@@ -74,7 +77,7 @@ class LongPoll : public std::enable_shared_from_this<LongPoll<Response>> {
       poll_id_ = matching_.Poll(
           namespace_id_, queue_, kind_, deadline_, identity_,
           [self](std::optional<persistence::TaskQueueTask> task) { self->OnTask(std::move(task)); },
-          queries_only_);
+          queries_only_, worker_key_);
       lock.lock();
     } while (again_);
     in_next_ = false;
@@ -103,6 +106,7 @@ class LongPoll : public std::enable_shared_from_this<LongPoll<Response>> {
   const bool queries_only_;
   const absl::Time deadline_;
   const std::string identity_;
+  std::string worker_key_;
   Start start_;
   rpc::Responder<Response> respond_;
   std::atomic<matching::MatchingEngine::PollId> poll_id_{0};
@@ -179,6 +183,7 @@ void RegisterWorkflowRpcHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& n
               return history.any_shard().RecordWorkflowTaskStarted(ref, task, identity);
             },
             std::move(respond));
+        poll->SetWorker(req.worker_instance_key());
         poll->Run(ctx.cancellation);
       });
 
@@ -201,6 +206,7 @@ void RegisterWorkflowRpcHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& n
               return history.any_shard().RecordActivityTaskStarted(ref, task, identity);
             },
             std::move(respond));
+        poll->SetWorker(req.worker_instance_key());
         poll->Run(ctx.cancellation);
       });
 
@@ -423,10 +429,15 @@ void RegisterWorkflowRpcHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& n
         out.set_cancel_requested(beat->cancel_requested());
         return out;
       });
-  dispatcher.AddUnary<wf::ShutdownWorkerRequest, wf::ShutdownWorkerResponse>(
-      Method("ShutdownWorker"), [](const auto&, const rpc::CallContext&) {
-        // Workflow tasks never go to sticky queues here, so there is nothing to move.
-        return absl::StatusOr<wf::ShutdownWorkerResponse>(wf::ShutdownWorkerResponse());
+  // The worker's waiting polls answer empty now (namespace capability
+  // worker_poll_complete_on_shutdown); the router sends the call to the owner of
+  // `task_queue`, where the worker's polls wait. Workflow tasks never go to sticky queues
+  // here, so there is nothing to move.
+  AddNamespaced<wf::ShutdownWorkerRequest, wf::ShutdownWorkerResponse>(
+      dispatcher, namespaces, "ShutdownWorker", true, NamespaceAccess::kRead,
+      [&](const history::NamespaceRef& ns, const wf::ShutdownWorkerRequest& req) {
+        matching.ReleaseWorkerPolls(ns.id, req.worker_instance_key());
+        return absl::OkStatus();
       });
   dispatcher.AddUnary<wf::ResetStickyTaskQueueRequest, wf::ResetStickyTaskQueueResponse>(
       Method("ResetStickyTaskQueue"), [](const auto&, const rpc::CallContext&) {

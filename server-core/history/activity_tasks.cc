@@ -6,6 +6,7 @@
 #include "lib/common/proto_time.h"
 #include "lib/common/time_format.h"
 #include "server-core/history/activity_retry.h"
+#include "server-core/history/activity_timeouts.h"
 #include "server-core/history/history_engine.h"
 #include "server-core/persistence/read_retry.h"
 #include "server-core/history/task_token.h"
@@ -75,15 +76,9 @@ bool RetryActivity(RunTransaction& tx, ActivityInfo& a, const temporal::api::fai
   retry.set_stamp(a.stamp());
   retry.set_attempt(a.attempt());
   *a.add_timers() = tx.AddTimer(tx.now() + *backoff, retry);
-  // The schedule-to-close deadline still applies to the whole activity.
-  absl::Duration s2c = FromProtoDuration(a.schedule_to_close_timeout());
-  if (s2c > absl::ZeroDuration()) {
-    TimerTask timeout;
-    timeout.set_kind(TimerTask::KIND_ACTIVITY_TIMEOUT);
-    timeout.set_event_id(a.scheduled_event_id());
-    timeout.set_timeout_type(enums::TIMEOUT_TYPE_SCHEDULE_TO_CLOSE);
-    *a.add_timers() = tx.AddTimer(FromProtoTime(a.scheduled_time()) + s2c, timeout);
-  }
+  // The next attempt waits for a worker from when it is due; the schedule-to-close deadline
+  // still applies to the whole activity.
+  ArmUnstartedActivityTimeouts(tx, a);
   return true;
 }
 

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "lib/common/proto_time.h"
 #include "lib/common/time_format.h"
+#include "server-core/history/activity_timeouts.h"
 
 namespace tock::server::history {
 namespace {
@@ -192,14 +193,7 @@ absl::Status ScheduleActivity(RunTransaction& tx, const HistoryEvent& e) {
   *info.mutable_start_to_close_timeout() = a.start_to_close_timeout();
   *info.mutable_heartbeat_timeout() = a.heartbeat_timeout();
   *info.mutable_retry_policy() = a.retry_policy();
-  const absl::Duration s2c = FromProtoDuration(a.schedule_to_close_timeout());
-  if (s2c > absl::ZeroDuration()) {
-    TimerTask timeout;
-    timeout.set_kind(TimerTask::KIND_ACTIVITY_TIMEOUT);
-    timeout.set_event_id(e.event_id());
-    timeout.set_timeout_type(enums::TIMEOUT_TYPE_SCHEDULE_TO_CLOSE);
-    *info.add_timers() = tx.AddTimer(EventTime(e) + s2c, timeout);
-  }
+  ArmUnstartedActivityTimeouts(tx, info);  // from the event's time, as the active one did
   tx.DispatchActivity(info);
   (*tx.state().mutable_activities())[e.event_id()] = std::move(info);
   return absl::OkStatus();

@@ -89,8 +89,9 @@ void CopyProgress(const ActivityInfo& in, int64_t version, ActivityInfo& a) {
 // The timers the active side holds for the activity in this state (activity_tasks.cc
 // RecordActivityTaskStarted and RetryActivity): a started attempt's start-to-close and
 // heartbeat timeouts; an attempt waiting for its retry, the retry (which dispatches it with
-// its stamp); the schedule-to-close deadline of the whole activity. An unstarted first
-// attempt keeps the task queued when its ActivityTaskScheduled event was applied.
+// its stamp); an attempt not started, its schedule-to-start (activity_timeouts.h); the
+// schedule-to-close deadline of the whole activity. An unstarted first attempt keeps the
+// task queued when its ActivityTaskScheduled event was applied.
 void RecreateTimers(RunTransaction& tx, ActivityInfo& a) {
   for (const auto& key : a.timers()) tx.RetireTimer(key);
   a.clear_timers();
@@ -116,6 +117,11 @@ void RecreateTimers(RunTransaction& tx, ActivityInfo& a) {
   } else if (a.attempt() > 1) {
     add(TimerTask::KIND_ACTIVITY_RETRY, enums::TIMEOUT_TYPE_UNSPECIFIED, true,
         FromProtoTime(a.current_attempt_scheduled_time()));
+  }
+  const absl::Duration s2s = FromProtoDuration(a.schedule_to_start_timeout());
+  if (!a.has_started_time() && s2s > absl::ZeroDuration()) {
+    add(TimerTask::KIND_ACTIVITY_TIMEOUT, enums::TIMEOUT_TYPE_SCHEDULE_TO_START, true,
+        FromProtoTime(a.current_attempt_scheduled_time()) + s2s);
   }
   const absl::Duration s2c = FromProtoDuration(a.schedule_to_close_timeout());
   if (s2c > absl::ZeroDuration()) {

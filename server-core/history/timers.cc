@@ -5,6 +5,7 @@
 #include "lib/common/proto_time.h"
 #include "lib/common/time_format.h"
 #include "server-core/history/activity_retry.h"
+#include "server-core/history/activity_timeouts.h"
 #include "server-core/history/history_engine.h"
 
 namespace tock::server::history {
@@ -55,7 +56,9 @@ void FireActivityTimeout(RunTransaction& tx, const TimerTask& t) {
   auto it = activities->find(t.event_id());
   if (it == activities->end()) return;
   auto& a = it->second;
-  const auto type = static_cast<enums::TimeoutType>(t.timeout_type());
+  const auto type = MissedActivityDeadline(
+      a, static_cast<enums::TimeoutType>(t.timeout_type()), t.stamp());
+  if (type == enums::TIMEOUT_TYPE_UNSPECIFIED) return;  // the attempt it was for is gone
   const bool per_attempt =
       type == enums::TIMEOUT_TYPE_START_TO_CLOSE || type == enums::TIMEOUT_TYPE_HEARTBEAT;
   if (per_attempt && (a.stamp() != t.stamp() || !a.has_started_time())) return;
@@ -69,13 +72,21 @@ void FireActivityTimeout(RunTransaction& tx, const TimerTask& t) {
     }
   }
   temporal::api::failure::v1::Failure failure;
-  failure.set_message(absl::StrCat("activity ", enums::TimeoutType_Name(type), " timeout"));
+  failure.set_message(absl::StrCat("activity ", TimeoutTypeName(type), " timeout"));
   failure.mutable_timeout_failure_info()->set_timeout_type(type);
+  enums::RetryState retry_state = enums::RETRY_STATE_TIMEOUT;
+  if (per_attempt && RetryActivity(tx, a, failure, &retry_state)) return;
+  if (retry_state == enums::RETRY_STATE_TIMEOUT && type != enums::TIMEOUT_TYPE_SCHEDULE_TO_START) {
+    // As Temporal reports it (timer_queue_active_task_executor.go): no time is left for
+    // another attempt, whichever deadline fired.
+    failure.set_message(
+        "Not enough time to schedule next retry before activity ScheduleToClose timeout, giving "
+        "up retrying");
+    failure.mutable_timeout_failure_info()->set_timeout_type(enums::TIMEOUT_TYPE_SCHEDULE_TO_CLOSE);
+  }
   if (a.has_heartbeat_details()) {
     *failure.mutable_timeout_failure_info()->mutable_last_heartbeat_details() = a.heartbeat_details();
   }
-  enums::RetryState retry_state = enums::RETRY_STATE_TIMEOUT;
-  if (per_attempt && RetryActivity(tx, a, failure, &retry_state)) return;
   if (a.has_started_time()) AppendActivityStarted(tx, a);
   const int64_t started_id =
       a.has_started_time() ? LastAppendedId(tx, enums::EVENT_TYPE_ACTIVITY_TASK_STARTED) : 0;

@@ -9,6 +9,7 @@
 #include "server-core/history/history_engine.h"
 #include "lib/common/cron_schedule.h"
 #include "server-core/history/activity_retry.h"
+#include "server-core/history/activity_timeouts.h"
 #include "server-core/history/task_token.h"
 
 namespace tock::server::history {
@@ -49,29 +50,11 @@ absl::Status CheckWorkflowToken(const RunTransaction& tx, const TaskToken& token
   return absl::OkStatus();
 }
 
-// Activity timeouts as Temporal normalises them (reference/sdk_protocol.md §2.3).
-absl::Status NormalizeActivityTimeouts(
+// The timeouts as Temporal normalises them (activity_timeouts.h), and the retry policy's
+// defaults.
+absl::Status NormalizeScheduleActivity(
     temporal::api::command::v1::ScheduleActivityTaskCommandAttributes& a, absl::Duration run_timeout) {
-  absl::Duration s2c = FromProtoDuration(a.schedule_to_close_timeout());
-  absl::Duration s2s = FromProtoDuration(a.schedule_to_start_timeout());
-  absl::Duration stc = FromProtoDuration(a.start_to_close_timeout());
-  absl::Duration hb = FromProtoDuration(a.heartbeat_timeout());
-  if (s2c > absl::ZeroDuration()) {
-    s2s = s2s > absl::ZeroDuration() ? std::min(s2s, s2c) : s2c;
-    stc = stc > absl::ZeroDuration() ? std::min(stc, s2c) : s2c;
-  } else if (stc > absl::ZeroDuration()) {
-    s2c = run_timeout;
-    s2s = run_timeout;
-  } else {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "ScheduleActivityTask of activity ", a.activity_id(),
-        ": set StartToCloseTimeout or ScheduleToCloseTimeout"));
-  }
-  if (hb > absl::ZeroDuration()) hb = std::min(hb, stc);
-  *a.mutable_schedule_to_close_timeout() = ToProtoDuration(s2c);
-  *a.mutable_schedule_to_start_timeout() = ToProtoDuration(s2s);
-  *a.mutable_start_to_close_timeout() = ToProtoDuration(stc);
-  *a.mutable_heartbeat_timeout() = ToProtoDuration(hb);
+  if (absl::Status s = NormalizeActivityTimeouts(a, run_timeout); !s.ok()) return s;
   if (!a.has_retry_policy()) a.mutable_retry_policy();
   auto* retry = a.mutable_retry_policy();
   if (FromProtoDuration(retry->initial_interval()) <= absl::ZeroDuration()) {
@@ -217,7 +200,7 @@ absl::Status HistoryEngine::ApplyCommands(RunTransaction& tx, const NamespaceRef
         if (a.activity_id().empty() || a.activity_type().name().empty()) {
           return absl::InvalidArgumentError("ScheduleActivityTask needs an activity id and type");
         }
-        if (absl::Status s = NormalizeActivityTimeouts(
+        if (absl::Status s = NormalizeScheduleActivity(
                 a, FromProtoDuration(tx.execution().workflow_run_timeout()));
             !s.ok()) {
           return s;
@@ -260,14 +243,7 @@ absl::Status HistoryEngine::ApplyCommands(RunTransaction& tx, const NamespaceRef
         *info.mutable_start_to_close_timeout() = a.start_to_close_timeout();
         *info.mutable_heartbeat_timeout() = a.heartbeat_timeout();
         *info.mutable_retry_policy() = a.retry_policy();
-        absl::Duration s2c = FromProtoDuration(a.schedule_to_close_timeout());
-        if (s2c > absl::ZeroDuration()) {
-          TimerTask timeout;
-          timeout.set_kind(TimerTask::KIND_ACTIVITY_TIMEOUT);
-          timeout.set_event_id(e.event_id());
-          timeout.set_timeout_type(enums::TIMEOUT_TYPE_SCHEDULE_TO_CLOSE);
-          *info.add_timers() = tx.AddTimer(tx.now() + s2c, timeout);
-        }
+        ArmUnstartedActivityTimeouts(tx, info);
         tx.DispatchActivity(info);
         (*tx.state().mutable_activities())[e.event_id()] = std::move(info);
         break;

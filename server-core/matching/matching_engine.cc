@@ -71,6 +71,7 @@ void MatchingEngine::MatchLocked(const Key& key, Queue& q, std::vector<Handoff>&
     }
     PendingPolls(std::get<2>(key)).Increment(-1);
     waiting_.erase(w->id);
+    UntrackLocked(std::get<0>(key), *w);
     timers_.Cancel(w->timer);
     out.emplace_back(std::move(w->done), std::move(task));
     w = q.waiters.erase(w);
@@ -150,7 +151,8 @@ void MatchingEngine::AddTask(TaskQueueTask task) {
 MatchingEngine::PollId MatchingEngine::Poll(const std::string& namespace_id,
                                             const std::string& task_queue, TaskKind kind,
                                             absl::Time deadline, const std::string& identity,
-                                            PollCallback done, bool queries_only) {
+                                            PollCallback done, bool queries_only,
+                                            const std::string& worker_key) {
   std::optional<TaskQueueTask> ready;
   std::optional<Load> load;
   bool answer_now = true;  // with a task, or with nothing while shutting down
@@ -164,8 +166,8 @@ MatchingEngine::PollId MatchingEngine::Poll(const std::string& namespace_id,
     Queue& q = QueueLocked(key);
     q.pollers[identity] = now;
     auto query = queries_only ? FindQueryLocked(q) : q.tasks.end();
-    if (releasing_) {
-      // Shutting down: answered below with nothing.
+    if (releasing_ || (!worker_key.empty() && ShutDownLocked(namespace_id, worker_key, now))) {
+      // Shutting down (the server or this worker): answered below with nothing.
     } else if (!queries_only && !q.tasks.empty()) {
       ready = TakeOldestLocked(q);
       load = StartLoadLocked(key, q, /*polling=*/true, now);
@@ -176,9 +178,10 @@ MatchingEngine::PollId MatchingEngine::Poll(const std::string& namespace_id,
       TimerThread::Id timer = timers_.Schedule(deadline, [this, id] {
         if (PollCallback expired = TakeWaiter(id)) expired(std::nullopt);
       });
-      q.waiters.push_back(Waiter{id, std::move(done), timer, queries_only});
+      q.waiters.push_back(Waiter{id, std::move(done), timer, queries_only, worker_key});
       PendingPolls(kind).Increment();
       waiting_[id] = key;
+      if (!worker_key.empty()) worker_polls_[{namespace_id, worker_key}].insert(id);
       answer_now = false;
       load = StartLoadLocked(key, q, /*polling=*/true, now);
       if (!load) return id;
@@ -221,6 +224,7 @@ size_t MatchingEngine::ForgetQueues(const QueuePredicate& forget) {
       for (Waiter& w : it->second.waiters) {
         timers_.Cancel(w.timer);
         waiting_.erase(w.id);
+        UntrackLocked(namespace_id, w);
         released.push_back(std::move(w.done));
         PendingPolls(kind).Increment(-1);
       }
@@ -246,6 +250,7 @@ void MatchingEngine::ReleasePolls() {
       q.waiters.clear();
     }
     waiting_.clear();
+    worker_polls_.clear();
   }
   for (PollCallback& done : released) done(std::nullopt);
 }
@@ -256,6 +261,10 @@ void MatchingEngine::CancelPoll(PollId id) {
 
 MatchingEngine::PollCallback MatchingEngine::TakeWaiter(PollId id) {
   std::lock_guard lock(mu_);
+  return TakeWaiterLocked(id);
+}
+
+MatchingEngine::PollCallback MatchingEngine::TakeWaiterLocked(PollId id) {
   auto it = waiting_.find(id);
   if (it == waiting_.end()) return nullptr;
   const TaskKind kind = std::get<2>(it->second);
@@ -266,6 +275,7 @@ MatchingEngine::PollCallback MatchingEngine::TakeWaiter(PollId id) {
   for (auto w = waiters.begin(); w != waiters.end(); ++w) {
     if (w->id == id) {
       timers_.Cancel(w->timer);
+      UntrackLocked(std::get<0>(queue->first), *w);
       PollCallback done = std::move(w->done);
       waiters.erase(w);
       PendingPolls(kind).Increment(-1);
@@ -273,6 +283,55 @@ MatchingEngine::PollCallback MatchingEngine::TakeWaiter(PollId id) {
     }
   }
   return nullptr;
+}
+
+void MatchingEngine::UntrackLocked(const std::string& namespace_id, const Waiter& w) {
+  if (w.worker_key.empty()) return;
+  auto it = worker_polls_.find({namespace_id, w.worker_key});
+  if (it == worker_polls_.end()) return;
+  it->second.erase(w.id);
+  if (it->second.empty()) worker_polls_.erase(it);
+}
+
+bool MatchingEngine::ShutDownLocked(const std::string& namespace_id,
+                                    const std::string& worker_key, absl::Time now) {
+  while (!shut_down_order_.empty() &&
+         shut_down_order_.front().first + kShutDownWorkerMemory <= now) {
+    auto [when, key] = shut_down_order_.front();
+    shut_down_order_.pop_front();
+    auto it = shut_down_.find(key);
+    if (it != shut_down_.end() && it->second == when) shut_down_.erase(it);  // not renewed
+  }
+  return shut_down_.contains({namespace_id, worker_key});
+}
+
+size_t MatchingEngine::ReleaseWorkerPolls(const std::string& namespace_id,
+                                          const std::string& worker_key) {
+  if (worker_key.empty()) return 0;
+  std::vector<PollCallback> released;
+  {
+    std::lock_guard lock(mu_);
+    const absl::Time now = clock_.Now();
+    const WorkerKey key{namespace_id, worker_key};
+    ShutDownLocked(namespace_id, worker_key, now);  // drops what has expired
+    shut_down_[key] = now;
+    shut_down_order_.emplace_back(now, key);
+    while (shut_down_order_.size() > kShutDownWorkersKept) {
+      auto [when, oldest] = shut_down_order_.front();
+      shut_down_order_.pop_front();
+      auto it = shut_down_.find(oldest);
+      if (it != shut_down_.end() && it->second == when) shut_down_.erase(it);
+    }
+    auto polls = worker_polls_.find(key);
+    if (polls != worker_polls_.end()) {
+      const std::set<PollId> ids = polls->second;  // TakeWaiterLocked erases from it
+      for (PollId id : ids) {
+        if (PollCallback done = TakeWaiterLocked(id)) released.push_back(std::move(done));
+      }
+    }
+  }
+  for (PollCallback& done : released) done(std::nullopt);
+  return released.size();
 }
 
 std::vector<PollerInfo> MatchingEngine::Pollers(const std::string& namespace_id,

@@ -29,6 +29,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <tuple>
 #include <unordered_set>
@@ -79,9 +80,11 @@ class MatchingEngine {
   // Waits for a task on (namespace, queue, kind) until `deadline`. `done` runs exactly once.
   // `queries_only` (a poll on a standby namespace, reference/replication.md §4.3): the poll
   // takes only legacy query tasks (KIND_QUERY); the queue's other tasks stay for later polls.
+  // `worker_key`: the worker instance polling (PollXTaskQueueRequest.worker_instance_key), so
+  // that ReleaseWorkerPolls can end its polls; a key released lately gets nothing at once.
   PollId Poll(const std::string& namespace_id, const std::string& task_queue, TaskKind kind,
               absl::Time deadline, const std::string& identity, PollCallback done,
-              bool queries_only = false);
+              bool queries_only = false, const std::string& worker_key = {});
 
   // The poll's caller went away: `done` gets nothing (unless it already ran).
   void CancelPoll(PollId id);
@@ -89,6 +92,16 @@ class MatchingEngine {
   // Shutdown has begun: every waiting poll gets nothing now, and later polls at once, so
   // workers get their (empty) answers instead of waiting out the poll. Tasks stay stored.
   void ReleasePolls();
+
+  // A worker instance shuts down (ShutdownWorker, namespace capability
+  // worker_poll_complete_on_shutdown): its waiting polls get nothing now, and its polls
+  // during the next kShutDownWorkerMemory get nothing at once, so the worker stops without
+  // waiting out a poll, and no task is handed to a poll whose worker is gone (a poll either
+  // took its task before this, or takes none). Returns how many polls were ended.
+  size_t ReleaseWorkerPolls(const std::string& namespace_id, const std::string& worker_key);
+  // As Temporal's matching remembers them (shutdownWorkersCacheTTL and MaxSize).
+  static constexpr absl::Duration kShutDownWorkerMemory = absl::Seconds(30);
+  static constexpr size_t kShutDownWorkersKept = 10000;
 
   // Another host became the owner of some queues: drops the in-memory state of every queue
   // for which `forget(namespace_id, task_queue, kind)` is true. Their waiting polls get
@@ -123,6 +136,7 @@ class MatchingEngine {
     PollCallback done;
     TimerThread::Id timer;
     bool queries_only = false;
+    std::string worker_key;  // empty: the poller named none
   };
   struct Queue {
     uint64_t incarnation = 0;  // tells a load in flight that the queue was forgotten
@@ -167,6 +181,12 @@ class MatchingEngine {
   static void Deliver(std::vector<Handoff>& handoffs);
   // Removes waiter `id` and returns its callback (empty when it already completed).
   PollCallback TakeWaiter(PollId id);
+  PollCallback TakeWaiterLocked(PollId id);
+  // Forgets a waiter leaving its queue in the polls of its worker.
+  void UntrackLocked(const std::string& namespace_id, const Waiter& w);
+  // Whether (namespace, worker) shut down in the last kShutDownWorkerMemory.
+  bool ShutDownLocked(const std::string& namespace_id, const std::string& worker_key,
+                      absl::Time now);
   // Drops pollers not seen for kPollerMemory and the queues left with nothing.
   void SweepLocked(absl::Time now);
 
@@ -185,6 +205,11 @@ class MatchingEngine {
   std::map<Key, Queue> queues_;
   uint64_t next_incarnation_ = 1;
   std::map<PollId, Key> waiting_;  // open polls -> their queue
+  using WorkerKey = std::pair<std::string, std::string>;  // namespace id, worker instance key
+  std::map<WorkerKey, std::set<PollId>> worker_polls_;  // open polls that named their worker
+  // Workers shut down lately, oldest first (at most kShutDownWorkersKept).
+  std::deque<std::pair<absl::Time, WorkerKey>> shut_down_order_;
+  std::map<WorkerKey, absl::Time> shut_down_;
   PollId next_poll_id_ = 1;
   absl::Time last_sweep_ = absl::InfinitePast();
   bool releasing_ = false;

@@ -203,8 +203,17 @@ void CallRouter::ByQueue(rpc::Dispatcher& dispatcher, const char* method) {
           Request req;
           if (!ParseRequest(payload, &req)) return Target{};
           std::string namespace_id = NamespaceId(req.namespace_());
-          if (namespace_id.empty() || req.task_queue().name().empty()) return Target{};
-          return Target{Target::kQueue, 0, std::move(namespace_id), req.task_queue().name()};
+          // A sticky queue is served by the owner of its worker's normal queue, with the
+          // worker's other polls, where its ShutdownWorker (routed by the normal queue) ends
+          // them all.
+          const auto& queue = req.task_queue();
+          const std::string& name =
+              queue.kind() == temporal::api::enums::v1::TASK_QUEUE_KIND_STICKY &&
+                      !queue.normal_name().empty()
+                  ? queue.normal_name()
+                  : queue.name();
+          if (namespace_id.empty() || name.empty()) return Target{};
+          return Target{Target::kQueue, 0, std::move(namespace_id), name};
         });
 }
 
@@ -263,6 +272,15 @@ void CallRouter::Install(rpc::Dispatcher& d) {
   ByQueue<wf::PollWorkflowTaskQueueRequest>(d, "PollWorkflowTaskQueue");
   ByQueue<wf::PollActivityTaskQueueRequest>(d, "PollActivityTaskQueue");
   ByQueue<wf::DescribeTaskQueueRequest>(d, "DescribeTaskQueue");
+  // A worker's shutdown ends its polls, which wait on the owner of its queue.
+  Route(d, absl::StrCat(kWorkflowService, "ShutdownWorker"),
+        [this](const grpc::ByteBuffer& payload) {
+          wf::ShutdownWorkerRequest req;
+          if (!ParseRequest(payload, &req)) return Target{};
+          std::string namespace_id = NamespaceId(req.namespace_());
+          if (namespace_id.empty() || req.task_queue().empty()) return Target{};
+          return Target{Target::kQueue, 0, std::move(namespace_id), req.task_queue()};
+        });
 
   // Events another cluster forwards to apply again (replication): to the workflow's owner.
   Route(d, "tock.admin.v1.AdminService/ReapplyEvents", [this](const grpc::ByteBuffer& payload) {

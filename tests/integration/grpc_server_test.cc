@@ -1,6 +1,7 @@
 // The whole server over real gRPC on a free port: wire behaviour the SDKs depend on.
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -9,6 +10,7 @@
 #include "lib/common/status.h"
 #include "server-core/server.h"
 #include "temporal/api/errordetails/v1/message.pb.h"
+#include "tests/support/eventually.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/test_certificates.h"
 
@@ -64,6 +66,176 @@ TEST(GrpcServerTest, SystemInfoAdvertisesWhatTheSdkNeeds) {
   EXPECT_TRUE(info->capabilities().signal_and_query_header());
   EXPECT_FALSE(info->capabilities().build_id_based_versioning());
   EXPECT_FALSE(info->capabilities().eager_workflow_start());
+}
+
+// Every capability field, pinned: each is true exactly when Tock does what it names (the
+// comments next to them in workflow_handler.cc and namespace_engine.cc name the test of
+// each behaviour). A field flipped without its behaviour, or a new field, fails here.
+TEST(GrpcServerTest, CapabilitiesSayExactlyWhatTockDoes) {
+  auto server = StartOrDie({});
+  auto connection = Connect(*server);
+  auto info = connection->Call(&wf::WorkflowService::Stub::GetSystemInfo, connection->workflow(),
+                               wf::GetSystemInfoRequest());
+  ASSERT_TRUE(info.ok()) << info.status();
+  wf::GetSystemInfoResponse::Capabilities system;
+  system.set_signal_and_query_header(true);
+  system.set_internal_error_differentiation(true);
+  system.set_activity_failure_include_heartbeat(true);
+  system.set_supports_schedules(true);
+  system.set_encoded_failure_attributes(true);
+  system.set_upsert_memo(true);
+  system.set_sdk_metadata(true);
+  system.set_count_group_by_execution_status(true);
+  EXPECT_EQ(info->capabilities().DebugString(), system.DebugString());
+
+  wf::DescribeNamespaceRequest describe;
+  describe.set_namespace_("default");
+  auto ns = connection->Call(&wf::WorkflowService::Stub::DescribeNamespace,
+                             connection->workflow(), describe);
+  ASSERT_TRUE(ns.ok()) << ns.status();
+  temporal::api::namespace_::v1::NamespaceInfo::Capabilities namespace_caps;
+  namespace_caps.set_sync_update(true);
+  namespace_caps.set_async_update(true);
+  namespace_caps.set_worker_poll_complete_on_shutdown(true);
+  EXPECT_EQ(ns->namespace_info().capabilities().DebugString(), namespace_caps.DebugString());
+  EXPECT_TRUE(ns->namespace_info().supports_schedules());
+}
+
+// A poll in flight on a connection whose calls may last 30 s (the poll itself waits 29 s).
+template <typename Request, typename Response>
+struct PollInFlight {
+  absl::StatusOr<Response> answer = absl::UnknownError("not answered");
+  absl::Duration took;
+  std::thread thread;
+
+  PollInFlight(client::Connection& connection,
+               grpc::Status (wf::WorkflowService::Stub::*method)(grpc::ClientContext*,
+                                                                 const Request&, Response*),
+               Request request) {
+    thread = std::thread([this, &connection, method, request] {
+      const absl::Time start = absl::Now();
+      answer = connection.Call(method, connection.workflow(), request);
+      took = absl::Now() - start;
+    });
+  }
+  void Join() { thread.join(); }
+};
+
+std::unique_ptr<client::Connection> ConnectForPolls(const TockServer& server) {
+  client::ConnectionOptions options;
+  options.address = server.address();
+  options.timeout = absl::Seconds(30);
+  auto connection = client::Connection::Open(options);
+  EXPECT_TRUE(connection.ok());
+  return std::move(*connection);
+}
+
+// Whether `identity` polls `queue` (DescribeTaskQueue lists it once its poll arrived).
+bool Polling(client::Connection& connection, const std::string& queue,
+             temporal::api::enums::v1::TaskQueueType type, const std::string& identity) {
+  wf::DescribeTaskQueueRequest req;
+  req.set_namespace_("default");
+  req.mutable_task_queue()->set_name(queue);
+  req.set_task_queue_type(type);
+  auto out = connection.Call(&wf::WorkflowService::Stub::DescribeTaskQueue,
+                             connection.workflow(), req);
+  if (!out.ok()) return false;
+  for (const auto& p : out->pollers()) {
+    if (p.identity() == identity) return true;
+  }
+  return false;
+}
+
+// ShutdownWorker (namespace capability worker_poll_complete_on_shutdown): the worker's polls
+// waiting on its queue answer empty at once, not at their deadline; its polls that arrive
+// afterwards answer empty at once and take nothing; the task that comes next goes to
+// another worker, so none is lost.
+TEST(GrpcServerTest, ShutdownWorkerEndsTheWorkersPollsAndLosesNoTask) {
+  namespace enums = temporal::api::enums::v1;
+  auto server = StartOrDie({});
+  auto connection = ConnectForPolls(*server);
+  wf::PollWorkflowTaskQueueRequest workflow_poll;
+  workflow_poll.set_namespace_("default");
+  workflow_poll.mutable_task_queue()->set_name("closing");
+  workflow_poll.set_identity("leaving-worker");
+  workflow_poll.set_worker_instance_key("instance-1");
+  wf::PollActivityTaskQueueRequest activity_poll;
+  activity_poll.set_namespace_("default");
+  activity_poll.mutable_task_queue()->set_name("closing");
+  activity_poll.set_identity("leaving-worker");
+  activity_poll.set_worker_instance_key("instance-1");
+  PollInFlight workflow(*connection, &wf::WorkflowService::Stub::PollWorkflowTaskQueue,
+                        workflow_poll);
+  PollInFlight activity(*connection, &wf::WorkflowService::Stub::PollActivityTaskQueue,
+                        activity_poll);
+  ASSERT_TRUE(tock::testing::Eventually([&] {
+    return Polling(*connection, "closing", enums::TASK_QUEUE_TYPE_WORKFLOW, "leaving-worker") &&
+           Polling(*connection, "closing", enums::TASK_QUEUE_TYPE_ACTIVITY, "leaving-worker");
+  }));
+
+  wf::ShutdownWorkerRequest shutdown;
+  shutdown.set_namespace_("default");
+  shutdown.set_identity("leaving-worker");
+  shutdown.set_worker_instance_key("instance-1");
+  shutdown.set_task_queue("closing");
+  ASSERT_TRUE(connection->Call(&wf::WorkflowService::Stub::ShutdownWorker,
+                               connection->workflow(), shutdown).ok());
+  workflow.Join();
+  activity.Join();
+  ASSERT_TRUE(workflow.answer.ok()) << workflow.answer.status();
+  ASSERT_TRUE(activity.answer.ok()) << activity.answer.status();
+  EXPECT_TRUE(workflow.answer->task_token().empty());
+  EXPECT_TRUE(activity.answer->task_token().empty());
+  // Well before the polls' own deadline (29 s).
+  EXPECT_LT(workflow.took, absl::Seconds(10));
+  EXPECT_LT(activity.took, absl::Seconds(10));
+
+  wf::StartWorkflowExecutionRequest start;
+  start.set_namespace_("default");
+  start.set_workflow_id("after-shutdown");
+  start.mutable_workflow_type()->set_name("flow");
+  start.mutable_task_queue()->set_name("closing");
+  start.set_request_id("after-shutdown-1");
+  auto started = connection->Call(&wf::WorkflowService::Stub::StartWorkflowExecution,
+                                  connection->workflow(), start);
+  ASSERT_TRUE(started.ok()) << started.status();
+  // The worker that left polls again (a poll it had already sent): nothing, at once.
+  const absl::Time again = absl::Now();
+  auto late = connection->Call(&wf::WorkflowService::Stub::PollWorkflowTaskQueue,
+                               connection->workflow(), workflow_poll);
+  ASSERT_TRUE(late.ok()) << late.status();
+  EXPECT_TRUE(late->task_token().empty());
+  EXPECT_LT(absl::Now() - again, absl::Seconds(10));
+  // The task waits for the next worker.
+  wf::PollWorkflowTaskQueueRequest next = workflow_poll;
+  next.set_identity("next-worker");
+  next.set_worker_instance_key("instance-2");
+  auto taken = connection->Call(&wf::WorkflowService::Stub::PollWorkflowTaskQueue,
+                                connection->workflow(), next);
+  ASSERT_TRUE(taken.ok()) << taken.status();
+  EXPECT_FALSE(taken->task_token().empty());
+  EXPECT_EQ(taken->workflow_execution().run_id(), started->run_id());
+}
+
+// Stopping the server ends the polls waiting (with their empty answers) before it closes
+// the connections: workers stop polling without waiting out their polls.
+TEST(GrpcServerTest, StoppingTheServerEndsWaitingPollsPromptly) {
+  auto server = StartOrDie({});
+  auto connection = ConnectForPolls(*server);
+  wf::PollActivityTaskQueueRequest poll;
+  poll.set_namespace_("default");
+  poll.mutable_task_queue()->set_name("stopping");
+  poll.set_identity("staying-worker");
+  PollInFlight activity(*connection, &wf::WorkflowService::Stub::PollActivityTaskQueue, poll);
+  ASSERT_TRUE(tock::testing::Eventually([&] {
+    return Polling(*connection, "stopping", temporal::api::enums::v1::TASK_QUEUE_TYPE_ACTIVITY,
+                   "staying-worker");
+  }));
+  server->Shutdown();
+  activity.Join();
+  ASSERT_TRUE(activity.answer.ok()) << activity.answer.status();
+  EXPECT_TRUE(activity.answer->task_token().empty());
+  EXPECT_LT(activity.took, absl::Seconds(10));
 }
 
 TEST(GrpcServerTest, UnbuiltMethodsAnswerUnimplementedWithTheirName) {

@@ -8,10 +8,12 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <set>
 #include <thread>
+#include <vector>
 
 #include "lib/common/clock.h"
 #include "lib/common/log.h"
@@ -23,6 +25,7 @@
 #include "server-core/history/timer_queue.h"
 #include "server-core/matching/matching_engine.h"
 #include "server-core/persistence/persistence.h"
+#include "tests/support/eventually.h"
 
 namespace tock::server::history {
 namespace {
@@ -905,6 +908,362 @@ TEST(TimerQueueTest, ATimerOfAShardGivenUpIsDroppedAndFiredByItsNewOwner) {
   a.Stop();
   b.Stop();
   timer_thread.reset();
+}
+
+
+// Activity timeouts as Temporal normalises and enforces them (activity_timeouts.h, issue 34).
+class ActivityTimeoutFixture : public EngineFixture {
+ protected:
+  using Attributes = temporal::api::command::v1::ScheduleActivityTaskCommandAttributes;
+
+  static Attributes Activity(const std::string& id, absl::Duration s2c, absl::Duration s2s,
+                             absl::Duration stc) {
+    Attributes a;
+    a.set_activity_id(id);
+    a.mutable_activity_type()->set_name("act");
+    a.mutable_task_queue()->set_name("aq-" + id);
+    if (s2c > absl::ZeroDuration()) *a.mutable_schedule_to_close_timeout() = ToProtoDuration(s2c);
+    if (s2s > absl::ZeroDuration()) *a.mutable_schedule_to_start_timeout() = ToProtoDuration(s2s);
+    if (stc > absl::ZeroDuration()) *a.mutable_start_to_close_timeout() = ToProtoDuration(stc);
+    return a;
+  }
+
+  // Starts `workflow_id` and answers its first workflow task with the activities.
+  absl::StatusOr<std::string> StartWithActivities(wf::StartWorkflowExecutionRequest start,
+                                                  const std::vector<Attributes>& activities) {
+    auto started = engine_->StartWorkflow(ns_, start);
+    if (!started.ok()) return started.status();
+    auto task = PollWorkflowTask("q");
+    if (!task.ok()) return task.status();
+    wf::RespondWorkflowTaskCompletedRequest done;
+    done.set_task_token(task->task_token());
+    for (const Attributes& a : activities) {
+      auto* cmd = done.add_commands();
+      cmd->set_command_type(enums::COMMAND_TYPE_SCHEDULE_ACTIVITY_TASK);
+      *cmd->mutable_schedule_activity_task_command_attributes() = a;
+    }
+    if (auto s = engine_->RespondWorkflowTaskCompleted(ns_, done); !s.ok()) return s.status();
+    return started->run_id();
+  }
+
+  std::map<std::string, temporal::api::history::v1::ActivityTaskScheduledEventAttributes>
+  Scheduled(const std::string& run_id) {
+    std::map<std::string, temporal::api::history::v1::ActivityTaskScheduledEventAttributes> out;
+    for (const HistoryEvent& e : History(run_id)) {
+      if (e.event_type() != enums::EVENT_TYPE_ACTIVITY_TASK_SCHEDULED) continue;
+      out[e.activity_task_scheduled_event_attributes().activity_id()] =
+          e.activity_task_scheduled_event_attributes();
+    }
+    return out;
+  }
+
+  // The stored activity timeout timer of `type` of the workflow's run, if any.
+  std::optional<persistence::TimerTaskRow> StoredTimeout(const std::string& workflow_id,
+                                                         enums::TimeoutType type) {
+    auto rows = persistence_->executions().LoadTimers(shards_->ShardFor(ns_.id, workflow_id),
+                                                      persistence::TimerCursor{},
+                                                      absl::InfiniteFuture(), 1000);
+    EXPECT_TRUE(rows.ok()) << rows.status();
+    if (!rows.ok()) return std::nullopt;
+    for (const auto& row : *rows) {
+      if (row.task.workflow_id() == workflow_id &&
+          row.task.kind() == tock::persistence::v1::TimerTask::KIND_ACTIVITY_TIMEOUT &&
+          row.task.timeout_type() == type) {
+        return row;
+      }
+    }
+    return std::nullopt;
+  }
+
+  // Takes the activity task of `queue` (waits at most kWait) and starts it.
+  absl::StatusOr<wf::PollActivityTaskQueueResponse> PollActivity(const std::string& queue) {
+    std::mutex mu;
+    std::condition_variable cv;
+    std::optional<persistence::TaskQueueTask> got;
+    bool done = false;
+    matching_->Poll(ns_.id, queue, persistence::TaskKind::kActivity, clock_.Now() + absl::Hours(1),
+                    "test-worker", [&](std::optional<persistence::TaskQueueTask> task) {
+                      std::lock_guard lock(mu);
+                      got = std::move(task);
+                      done = true;
+                      cv.notify_all();
+                    });
+    std::unique_lock lock(mu);
+    if (!cv.wait_for(lock, absl::ToChronoNanoseconds(kWait), [&] { return done; }) || !got) {
+      return absl::DeadlineExceededError("no activity task");
+    }
+    return engine_->RecordActivityTaskStarted(ns_, *got, "test-worker");
+  }
+};
+
+// Only a schedule-to-close timeout: schedule-to-start and start-to-close take its value (and
+// the stored event shows them), and nobody polling the queue, the activity times out
+// SCHEDULE_TO_START: both deadlines come due together, and Temporal reports that one. The
+// schedule-to-close timer is fired first here, so its firing must report it too.
+TEST_F(ActivityTimeoutFixture, AnActivityNobodyPicksUpTimesOutScheduleToStart) {
+  auto run = StartWithActivities(
+      StartRequest("unpicked"),
+      {Activity("idle", absl::Seconds(10), absl::ZeroDuration(), absl::ZeroDuration())});
+  ASSERT_TRUE(run.ok()) << run.status();
+  const auto scheduled = Scheduled(*run).at("idle");
+  EXPECT_EQ(FromProtoDuration(scheduled.schedule_to_close_timeout()), absl::Seconds(10));
+  EXPECT_EQ(FromProtoDuration(scheduled.schedule_to_start_timeout()), absl::Seconds(10));
+  EXPECT_EQ(FromProtoDuration(scheduled.start_to_close_timeout()), absl::Seconds(10));
+  EXPECT_EQ(FromProtoDuration(scheduled.heartbeat_timeout()), absl::ZeroDuration());
+
+  std::optional<persistence::TimerTaskRow> to_start =
+      StoredTimeout("unpicked", enums::TIMEOUT_TYPE_SCHEDULE_TO_START);
+  std::optional<persistence::TimerTaskRow> to_close =
+      StoredTimeout("unpicked", enums::TIMEOUT_TYPE_SCHEDULE_TO_CLOSE);
+  ASSERT_TRUE(to_start.has_value()) << "no schedule-to-start timer was armed";
+  ASSERT_TRUE(to_close.has_value());
+  EXPECT_EQ(to_start->fire_time, to_close->fire_time);
+  EXPECT_GE(to_start->fire_time, kStart + absl::Seconds(10));
+
+  clock_.Advance(absl::Seconds(10) + absl::Milliseconds(1));
+  ASSERT_TRUE(engine_->FireTimer(*to_close).ok());  // the queue may fire either one as well
+  engine_->WakeTimers();
+  std::optional<HistoryEvent> timed_out =
+      WaitForEvent(*run, enums::EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT);
+  ASSERT_TRUE(timed_out.has_value());
+  const auto& attrs = timed_out->activity_task_timed_out_event_attributes();
+  EXPECT_EQ(attrs.failure().timeout_failure_info().timeout_type(),
+            enums::TIMEOUT_TYPE_SCHEDULE_TO_START);
+  EXPECT_EQ(attrs.failure().message(), "activity ScheduleToStart timeout");
+  EXPECT_EQ(attrs.retry_state(), enums::RETRY_STATE_TIMEOUT);
+  EXPECT_EQ(attrs.started_event_id(), 0);
+  int timeouts = 0;
+  for (const HistoryEvent& e : History(*run)) {
+    timeouts += e.event_type() == enums::EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT;
+    EXPECT_NE(e.event_type(), enums::EVENT_TYPE_ACTIVITY_TASK_STARTED);
+  }
+  EXPECT_EQ(timeouts, 1);
+}
+
+// A worker took the activity: its schedule-to-start timer is retired, and one fired anyway
+// (a copy still stored, or one racing the start) changes nothing; the activity completes.
+TEST_F(ActivityTimeoutFixture, APickedUpActivityIsNotTimedOutByScheduleToStart) {
+  auto run = StartWithActivities(
+      StartRequest("picked"),
+      {Activity("busy", absl::Hours(1), absl::Seconds(1), absl::Hours(1))});
+  ASSERT_TRUE(run.ok()) << run.status();
+  std::optional<persistence::TimerTaskRow> to_start =
+      StoredTimeout("picked", enums::TIMEOUT_TYPE_SCHEDULE_TO_START);
+  ASSERT_TRUE(to_start.has_value()) << "no schedule-to-start timer was armed";
+  auto activity = PollActivity("aq-busy");
+  ASSERT_TRUE(activity.ok()) << activity.status();
+  EXPECT_FALSE(StoredTimeout("picked", enums::TIMEOUT_TYPE_SCHEDULE_TO_START).has_value());
+
+  clock_.Advance(absl::Seconds(2));
+  ASSERT_TRUE(engine_->FireTimer(*to_start).ok());  // synchronous: its effect is committed
+  for (const HistoryEvent& e : History(*run)) {
+    ASSERT_NE(e.event_type(), enums::EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT);
+  }
+  temporal::api::common::v1::Payloads result;
+  ASSERT_TRUE(
+      engine_->RespondActivityTaskCompleted(ns_, activity->task_token(), result, "w").ok());
+  EXPECT_TRUE(WaitForEvent(*run, enums::EVENT_TYPE_ACTIVITY_TASK_COMPLETED).has_value());
+}
+
+// Temporal's normalisation, as the stored events show it: schedule-to-start and
+// start-to-close capped at schedule-to-close; without schedule-to-close, the run timeout
+// (0: none) for it and for schedule-to-start unless that was set; everything capped at the
+// run timeout; heartbeat at start-to-close; neither timeout set is refused.
+TEST_F(ActivityTimeoutFixture, TimeoutsAreNormalisedAsTemporalDoes) {
+  Attributes heartbeat = Activity("hb", absl::ZeroDuration(), absl::ZeroDuration(),
+                                  absl::Seconds(5));
+  *heartbeat.mutable_heartbeat_timeout() = ToProtoDuration(absl::Seconds(30));
+  auto run = StartWithActivities(
+      StartRequest("normalised"),
+      {Activity("capped", absl::Seconds(10), absl::Seconds(30), absl::Seconds(20)),
+       Activity("stc-only", absl::ZeroDuration(), absl::ZeroDuration(), absl::Seconds(5)),
+       Activity("stc-s2s", absl::ZeroDuration(), absl::Seconds(3), absl::Seconds(5)), heartbeat});
+  ASSERT_TRUE(run.ok()) << run.status();
+  auto scheduled = Scheduled(*run);
+  auto timeouts = [&](const std::string& id) {
+    const auto& a = scheduled.at(id);
+    return std::vector<absl::Duration>{
+        FromProtoDuration(a.schedule_to_close_timeout()),
+        FromProtoDuration(a.schedule_to_start_timeout()),
+        FromProtoDuration(a.start_to_close_timeout()), FromProtoDuration(a.heartbeat_timeout())};
+  };
+  const absl::Duration zero = absl::ZeroDuration();
+  EXPECT_EQ(timeouts("capped"),
+            (std::vector{absl::Seconds(10), absl::Seconds(10), absl::Seconds(10), zero}));
+  EXPECT_EQ(timeouts("stc-only"), (std::vector{zero, zero, absl::Seconds(5), zero}));
+  EXPECT_EQ(timeouts("stc-s2s"), (std::vector{zero, absl::Seconds(3), absl::Seconds(5), zero}));
+  EXPECT_EQ(timeouts("hb"), (std::vector{zero, zero, absl::Seconds(5), absl::Seconds(5)}));
+
+  wf::StartWorkflowExecutionRequest bounded = StartRequest("bounded");
+  *bounded.mutable_workflow_run_timeout() = ToProtoDuration(absl::Minutes(1));
+  run = StartWithActivities(
+      bounded, {Activity("long", absl::ZeroDuration(), absl::ZeroDuration(), absl::Minutes(2))});
+  ASSERT_TRUE(run.ok()) << run.status();
+  scheduled = Scheduled(*run);
+  EXPECT_EQ(timeouts("long"),
+            (std::vector{absl::Minutes(1), absl::Minutes(1), absl::Minutes(1), zero}));
+
+  run = StartWithActivities(StartRequest("untimed"), {Activity("none", zero, absl::Seconds(1), zero)});
+  EXPECT_EQ(run.status().code(), absl::StatusCode::kInvalidArgument) << run.status();
+  EXPECT_EQ(run.status().message(),
+            "a valid StartToCloseTimeout or ScheduleToCloseTimeout must be set on the activity. "
+            "ActivityId=none ActivityType=act");
+}
+
+
+// What GetSystemInfo's capabilities promise, done (workflow_handler.cc names these tests).
+class CapabilityFixture : public ActivityTimeoutFixture {
+ protected:
+  // Takes the next task of (queue, kind) from matching, unstarted (waits at most kWait).
+  std::optional<persistence::TaskQueueTask> TakeTask(const std::string& queue,
+                                                     persistence::TaskKind kind) {
+    std::mutex mu;
+    std::condition_variable cv;
+    std::optional<persistence::TaskQueueTask> got;
+    bool done = false;
+    matching_->Poll(ns_.id, queue, kind, clock_.Now() + absl::Hours(1), "test-worker",
+                    [&](std::optional<persistence::TaskQueueTask> task) {
+                      std::lock_guard lock(mu);
+                      got = std::move(task);
+                      done = true;
+                      cv.notify_all();
+                    });
+    std::unique_lock lock(mu);
+    cv.wait_for(lock, absl::ToChronoNanoseconds(kWait), [&] { return done; });
+    return got;
+  }
+
+  static temporal::api::common::v1::Payload Payload(const std::string& data) {
+    temporal::api::common::v1::Payload p;
+    (*p.mutable_metadata())["encoding"] = "binary/plain";
+    p.set_data(data);
+    return p;
+  }
+};
+
+// signal_and_query_header: a signal's header is stored in its event, and a query's header
+// reaches the worker with the query.
+TEST_F(CapabilityFixture, SignalAndQueryHeadersReachTheWorkflow) {
+  auto run = StartWithActivities(StartRequest("headers"), {});
+  ASSERT_TRUE(run.ok()) << run.status();
+
+  wf::QueryWorkflowRequest query;
+  query.mutable_execution()->set_workflow_id("headers");
+  query.mutable_query()->set_query_type("state");
+  (*query.mutable_query()->mutable_header()->mutable_fields())["trace"] = Payload("query-header");
+  auto answered = std::make_shared<std::atomic<bool>>(false);
+  engine_->QueryWorkflow(ns_, query, clock_.Now() + absl::Hours(1),
+                         [answered](absl::StatusOr<wf::QueryWorkflowResponse>) { *answered = true; });
+  std::optional<persistence::TaskQueueTask> task = TakeTask("q", persistence::TaskKind::kWorkflow);
+  ASSERT_TRUE(task.has_value());
+  auto query_task = engine_->StartQueryTask(ns_, *task);
+  ASSERT_TRUE(query_task.ok()) << query_task.status();
+  EXPECT_EQ(query_task->query().header().fields().at("trace").data(), "query-header");
+  wf::RespondQueryTaskCompletedRequest answer;
+  answer.set_task_token(query_task->task_token());
+  answer.set_completed_type(enums::QUERY_RESULT_TYPE_ANSWERED);
+  ASSERT_TRUE(engine_->RespondQueryTaskCompleted(ns_, answer).ok());
+  EXPECT_TRUE(tock::testing::Eventually([&] { return answered->load(); }, kWait));
+
+  wf::SignalWorkflowExecutionRequest signal;
+  signal.mutable_workflow_execution()->set_workflow_id("headers");
+  signal.set_signal_name("poke");
+  (*signal.mutable_header()->mutable_fields())["trace"] = Payload("signal-header");
+  ASSERT_TRUE(engine_->SignalWorkflow(ns_, signal).ok());
+  std::optional<HistoryEvent> signaled =
+      WaitForEvent(*run, enums::EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED);
+  ASSERT_TRUE(signaled.has_value());
+  EXPECT_EQ(signaled->workflow_execution_signaled_event_attributes().header().fields().at("trace").data(),
+            "signal-header");
+}
+
+// activity_failure_include_heartbeat: the details a failed attempt reports with its failure
+// are the next attempt's heartbeat details.
+TEST_F(CapabilityFixture, AFailedAttemptsHeartbeatDetailsReachTheNextAttempt) {
+  Attributes retried = Activity("retried", absl::ZeroDuration(), absl::ZeroDuration(), absl::Hours(1));
+  *retried.mutable_retry_policy()->mutable_initial_interval() = ToProtoDuration(absl::Seconds(1));
+  auto run = StartWithActivities(StartRequest("heartbeat-details"), {retried});
+  ASSERT_TRUE(run.ok()) << run.status();
+  auto first = PollActivity("aq-retried");
+  ASSERT_TRUE(first.ok()) << first.status();
+  wf::RespondActivityTaskFailedRequest failed;
+  failed.set_task_token(first->task_token());
+  failed.mutable_failure()->set_message("try again");
+  failed.mutable_failure()->mutable_application_failure_info()->set_type("Flaky");
+  *failed.mutable_last_heartbeat_details()->add_payloads() = Payload("progress-7");
+  ASSERT_TRUE(engine_->RespondActivityTaskFailed(ns_, failed).ok());
+
+  clock_.Advance(absl::Seconds(2));
+  engine_->WakeTimers();
+  auto second = PollActivity("aq-retried");
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_EQ(second->attempt(), 2);
+  ASSERT_EQ(second->heartbeat_details().payloads_size(), 1);
+  EXPECT_EQ(second->heartbeat_details().payloads(0).data(), "progress-7");
+}
+
+// encoded_failure_attributes: a failure whose message and stack trace the SDK encoded is
+// stored and passed on as sent.
+TEST_F(CapabilityFixture, EncodedFailureAttributesArePassedOnUnchanged) {
+  auto run = StartWithActivities(
+      StartRequest("encoded"),
+      {Activity("encoded", absl::ZeroDuration(), absl::ZeroDuration(), absl::Hours(1))});
+  ASSERT_TRUE(run.ok()) << run.status();
+  auto activity = PollActivity("aq-encoded");
+  ASSERT_TRUE(activity.ok()) << activity.status();
+  wf::RespondActivityTaskFailedRequest failed;
+  failed.set_task_token(activity->task_token());
+  failed.mutable_failure()->set_message("Encoded failure");
+  *failed.mutable_failure()->mutable_encoded_attributes() = Payload("{\"message\":\"secret\"}");
+  failed.mutable_failure()->mutable_application_failure_info()->set_non_retryable(true);
+  ASSERT_TRUE(engine_->RespondActivityTaskFailed(ns_, failed).ok());
+  std::optional<HistoryEvent> event = WaitForEvent(*run, enums::EVENT_TYPE_ACTIVITY_TASK_FAILED);
+  ASSERT_TRUE(event.has_value());
+  EXPECT_EQ(event->activity_task_failed_event_attributes().failure().SerializeAsString(),
+            failed.failure().SerializeAsString());
+}
+
+// upsert_memo: ModifyWorkflowProperties upserts the memo (event and described run).
+TEST_F(CapabilityFixture, AWorkflowUpsertsItsMemo) {
+  auto started = engine_->StartWorkflow(ns_, StartRequest("memo"));
+  ASSERT_TRUE(started.ok()) << started.status();
+  auto task = PollWorkflowTask("q");
+  ASSERT_TRUE(task.ok()) << task.status();
+  wf::RespondWorkflowTaskCompletedRequest done;
+  done.set_task_token(task->task_token());
+  auto* cmd = done.add_commands();
+  cmd->set_command_type(enums::COMMAND_TYPE_MODIFY_WORKFLOW_PROPERTIES);
+  (*cmd->mutable_modify_workflow_properties_command_attributes()
+        ->mutable_upserted_memo()
+        ->mutable_fields())["stage"] = Payload("shipped");
+  ASSERT_TRUE(engine_->RespondWorkflowTaskCompleted(ns_, done).ok());
+  EXPECT_TRUE(WaitForEvent(started->run_id(), enums::EVENT_TYPE_WORKFLOW_PROPERTIES_MODIFIED)
+                  .has_value());
+  wf::DescribeWorkflowExecutionRequest describe;
+  describe.mutable_execution()->set_workflow_id("memo");
+  auto described = engine_->DescribeWorkflow(ns_, describe);
+  ASSERT_TRUE(described.ok()) << described.status();
+  EXPECT_EQ(described->workflow_execution_info().memo().fields().at("stage").data(), "shipped");
+}
+
+// sdk_metadata: the SDK's metadata of a completion (the flags its replays depend on) is
+// recorded in the WorkflowTaskCompleted event.
+TEST_F(CapabilityFixture, TheSdkMetadataOfACompletionIsRecorded) {
+  auto started = engine_->StartWorkflow(ns_, StartRequest("flags"));
+  ASSERT_TRUE(started.ok()) << started.status();
+  auto task = PollWorkflowTask("q");
+  ASSERT_TRUE(task.ok()) << task.status();
+  wf::RespondWorkflowTaskCompletedRequest done;
+  done.set_task_token(task->task_token());
+  done.mutable_sdk_metadata()->add_lang_used_flags(1);
+  done.mutable_sdk_metadata()->add_lang_used_flags(3);
+  done.mutable_sdk_metadata()->set_sdk_name("temporal-typescript");
+  ASSERT_TRUE(engine_->RespondWorkflowTaskCompleted(ns_, done).ok());
+  std::optional<HistoryEvent> completed =
+      WaitForEvent(started->run_id(), enums::EVENT_TYPE_WORKFLOW_TASK_COMPLETED);
+  ASSERT_TRUE(completed.has_value());
+  EXPECT_EQ(completed->workflow_task_completed_event_attributes().sdk_metadata().SerializeAsString(),
+            done.sdk_metadata().SerializeAsString());
 }
 
 }  // namespace

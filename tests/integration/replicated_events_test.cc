@@ -727,7 +727,7 @@ TEST_F(ReplicatedEventsTest, EveryWayARunEndsRebuildsToTheStoredState) {
 }
 
 // A run left open: the rebuild queues what is pending as the active side did (the activity's
-// task and its timeout, the user timer at the same expiry, the workflow task, the run's
+// task and its timeouts, the user timer at the same expiry, the workflow task, the run's
 // timeout) and nothing for what is over.
 TEST_F(ReplicatedEventsTest, AnOpenRunsRebuildQueuesWhatIsPending) {
   wf::StartWorkflowExecutionRequest start;
@@ -769,17 +769,26 @@ TEST_F(ReplicatedEventsTest, AnOpenRunsRebuildQueuesWhatIsPending) {
   EXPECT_EQ(tasks[persistence::TaskKind::kWorkflow].run_id(), run);
 
   std::map<TimerTask::Kind, persistence::TimerTaskRow> timers;
-  for (const auto& t : rebuilt->timers) timers[t.task.kind()] = t;
-  EXPECT_EQ(rebuilt->timers.size(), 3u);
+  std::map<int32_t, persistence::TimerTaskRow> activity_timeouts;  // by timeout type
+  for (const auto& t : rebuilt->timers) {
+    timers[t.task.kind()] = t;
+    if (t.task.kind() == TimerTask::KIND_ACTIVITY_TIMEOUT) activity_timeouts[t.task.timeout_type()] = t;
+  }
+  EXPECT_EQ(rebuilt->timers.size(), 4u);
   ASSERT_TRUE(timers.contains(TimerTask::KIND_USER_TIMER));
   EXPECT_EQ(absl::ToUnixMillis(timers[TimerTask::KIND_USER_TIMER].fire_time),
             stored.timers().at("pt").timer().fire_time_ms());
   EXPECT_EQ(timers[TimerTask::KIND_USER_TIMER].task.timer_id(), "pt");
-  ASSERT_TRUE(timers.contains(TimerTask::KIND_ACTIVITY_TIMEOUT));
-  EXPECT_EQ(timers[TimerTask::KIND_ACTIVITY_TIMEOUT].task.timeout_type(),
-            enums::TIMEOUT_TYPE_SCHEDULE_TO_CLOSE);
-  EXPECT_EQ(absl::ToUnixMillis(timers[TimerTask::KIND_ACTIVITY_TIMEOUT].fire_time),
+  // Schedule-to-start (normalised to the schedule-to-close value) and schedule-to-close,
+  // as the stored activity holds them.
+  ASSERT_EQ(activity_timeouts.size(), 2u);
+  ASSERT_TRUE(activity_timeouts.contains(enums::TIMEOUT_TYPE_SCHEDULE_TO_START));
+  ASSERT_TRUE(activity_timeouts.contains(enums::TIMEOUT_TYPE_SCHEDULE_TO_CLOSE));
+  ASSERT_EQ(stored.activities().at(activity_id).timers_size(), 2);
+  EXPECT_EQ(absl::ToUnixMillis(activity_timeouts[enums::TIMEOUT_TYPE_SCHEDULE_TO_START].fire_time),
             stored.activities().at(activity_id).timers(0).fire_time_ms());
+  EXPECT_EQ(absl::ToUnixMillis(activity_timeouts[enums::TIMEOUT_TYPE_SCHEDULE_TO_CLOSE].fire_time),
+            stored.activities().at(activity_id).timers(1).fire_time_ms());
   ASSERT_TRUE(timers.contains(TimerTask::KIND_WORKFLOW_EXECUTION_TIMEOUT));
   // (Timer rows are stored in whole milliseconds, rounded up.)
   const absl::Time expires = FromProtoTime(stored.execution().workflow_execution_expiration_time());

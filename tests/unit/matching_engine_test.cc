@@ -412,5 +412,42 @@ TEST_F(MatchingPagingTest, AnOrdinaryPollBehindAQueriesOnlyOneGetsTheTask) {
   EXPECT_TRUE(standby_answered);
 }
 
+
+// ShutdownWorker (ReleaseWorkerPolls, namespace capability worker_poll_complete_on_shutdown):
+// the worker's waiting polls get nothing at once, and so do its polls for the next
+// kShutDownWorkerMemory; other workers' polls are untouched, and the next task goes to one
+// of them: none is handed to the worker that left.
+TEST_F(MatchingPagingTest, AWorkerShutDownGetsNothingAndTheNextTaskGoesToAnother) {
+  Make(8);
+  std::vector<std::string> answers;  // "<poller>:<task id or none>", in order
+  auto poll = [&](const std::string& who, const std::string& worker, TaskKind kind) {
+    engine_->Poll("ns", "q", kind, clock_.Now() + absl::Hours(1), who,
+                  [this, &answers, who](std::optional<TaskQueueTask> t) {
+                    answers.push_back(who + ":" + (t ? std::to_string(t->task_id) : "none"));
+                    if (t) store_.Consume(t->task_id);  // started, as the frontend does
+                  },
+                  /*queries_only=*/false, worker);
+  };
+  poll("leaving-workflows", "instance-1", kWf);
+  poll("leaving-activities", "instance-1", TaskKind::kActivity);
+  poll("staying", "instance-2", kWf);
+  EXPECT_EQ(engine_->ReleaseWorkerPolls("other-ns", "instance-1"), 0u);
+  EXPECT_TRUE(answers.empty());
+
+  EXPECT_EQ(engine_->ReleaseWorkerPolls("ns", "instance-1"), 2u);
+  EXPECT_EQ(answers, (std::vector<std::string>{"leaving-workflows:none", "leaving-activities:none"}));
+  poll("leaving-late", "instance-1", kWf);
+  EXPECT_EQ(answers.back(), "leaving-late:none");
+  engine_->AddTask(store_.Commit());
+  EXPECT_EQ(answers.back(), "staying:1");
+
+  // Forgotten after a while: a worker process reusing the key (it should not) polls again.
+  clock_.Advance(MatchingEngine::kShutDownWorkerMemory);
+  poll("restarted", "instance-1", kWf);
+  EXPECT_EQ(answers.size(), 4u);
+  engine_->AddTask(store_.Commit());
+  EXPECT_EQ(answers.back(), "restarted:2");
+}
+
 }  // namespace
 }  // namespace tock::server::matching
