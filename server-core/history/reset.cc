@@ -118,17 +118,17 @@ absl::Status CheckPointInHistory(const MutableStateRecord& base, int64_t point) 
 // The base run's events [1, end), all of them: a history with fewer (deleted meanwhile by
 // retention or the archiver, or cut short by a defect) is DATA_LOSS, never indexed past.
 absl::StatusOr<std::vector<HistoryEvent>> ReadBaseEvents(persistence::ExecutionStore& store,
-                                                        const MutableStateRecord& base,
-                                                        int64_t end) {
+                                                         const MutableStateRecord& base,
+                                                         int64_t end) {
   const std::string& run_id = base.execution().run_id();
   absl::StatusOr<std::vector<HistoryEvent>> events = store.ReadEvents(run_id, 1, end, INT32_MAX);
   if (!events.ok()) return events.status();
   for (int64_t id = 1; id < end; ++id) {
     const size_t index = static_cast<size_t>(id - 1);
     if (index >= events->size() || (*events)[index].event_id() != id) {
-      return absl::DataLossError(absl::StrCat(
-          "The history of run ", run_id, " is missing event ", id, " of the ", end - 1,
-          " the reset needs (deleted meanwhile?); the run cannot be reset."));
+      return absl::DataLossError(
+          absl::StrCat("The history of run ", run_id, " is missing event ", id, " of the ", end - 1,
+                       " the reset needs (deleted meanwhile?); the run cannot be reset."));
     }
   }
   return events;
@@ -139,10 +139,10 @@ absl::Status CheckPointEndsWorkflowTask(const std::vector<HistoryEvent>& events,
   const HistoryEvent& last = events[point - 2];  // the last event kept
   if (last.event_type() != enums::EVENT_TYPE_WORKFLOW_TASK_SCHEDULED &&
       last.event_type() != enums::EVENT_TYPE_WORKFLOW_TASK_STARTED) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "Can only reset workflow to event ID in range [WorkflowTaskScheduled +1, "
-        "WorkflowTaskStarted + 1]: ",
-        point));
+    return absl::InvalidArgumentError(
+        absl::StrCat("Can only reset workflow to event ID in range [WorkflowTaskScheduled +1, "
+                     "WorkflowTaskStarted + 1]: ",
+                     point));
   }
   return absl::OkStatus();
 }
@@ -198,10 +198,9 @@ void ApplyKeptEvent(const HistoryEvent& e, RunTransaction& next, KeptHistory& ke
           .set_accepted_event_id(e.event_id());
       break;
     case enums::EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED:
-      (*next.state().mutable_updates())[e.workflow_execution_update_completed_event_attributes()
-                                            .meta()
-                                            .update_id()]
-          .set_completed_event_id(e.event_id());
+      (*next.state().mutable_updates())
+          [e.workflow_execution_update_completed_event_attributes().meta().update_id()]
+              .set_completed_event_id(e.event_id());
       break;
     case enums::EVENT_TYPE_WORKFLOW_TASK_SCHEDULED:
       kept.scheduled_task = e.event_id();
@@ -235,8 +234,8 @@ void ApplyKeptEvent(const HistoryEvent& e, RunTransaction& next, KeptHistory& ke
 
 // Copies the events before the point into the new run. INVALID_ARGUMENT when a child or a
 // request to another workflow is still pending at the point.
-absl::StatusOr<KeptHistory> CopyKeptEvents(const std::vector<HistoryEvent>& events,
-                                           int64_t point, RunTransaction& next) {
+absl::StatusOr<KeptHistory> CopyKeptEvents(const std::vector<HistoryEvent>& events, int64_t point,
+                                           RunTransaction& next) {
   KeptHistory kept;
   for (int64_t i = 0; i < point - 1; ++i) {
     next.AppendCopy(events[i]);
@@ -311,9 +310,8 @@ void ArmTimers(const KeptHistory& kept, RunTransaction& next) {
 
 // The workflow task of the point fails with RESET_WORKFLOW (started first if it was only
 // scheduled), naming both runs and the version of the last event kept.
-void FailPointWorkflowTask(KeptHistory& kept, const std::string& base_run_id,
-                           int64_t fork_version, const std::string& reason,
-                           RunTransaction& next) {
+void FailPointWorkflowTask(KeptHistory& kept, const std::string& base_run_id, int64_t fork_version,
+                           const std::string& reason, RunTransaction& next) {
   if (kept.started_task == 0) {
     HistoryEvent& started = next.Append(enums::EVENT_TYPE_WORKFLOW_TASK_STARTED);
     auto* attrs = started.mutable_workflow_task_started_event_attributes();
@@ -365,8 +363,7 @@ void ReapplyAfterPoint(const std::vector<HistoryEvent>& events, int64_t point,
       HistoryEvent& signal = next.Append(enums::EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED);
       *signal.mutable_workflow_execution_signaled_event_attributes() =
           e.workflow_execution_signaled_event_attributes();
-    } else if (updates &&
-               e.event_type() == enums::EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED) {
+    } else if (updates && e.event_type() == enums::EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED) {
       HistoryEvent& admitted = next.Append(enums::EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ADMITTED);
       auto* attrs = admitted.mutable_workflow_execution_update_admitted_event_attributes();
       *attrs->mutable_request() =
@@ -386,9 +383,11 @@ struct ResetSource {
 
 // Checks the reset and builds the new run from the base run's history; writes nothing.
 // Only the events it needs are read: up to the point, and the rest only to reapply.
-absl::StatusOr<std::unique_ptr<RunTransaction>> BuildResetRun(
-    const ResetSource& source, persistence::ExecutionStore& store, ShardController& shards,
-    absl::Time now, int64_t namespace_version) {
+absl::StatusOr<std::unique_ptr<RunTransaction>> BuildResetRun(const ResetSource& source,
+                                                              persistence::ExecutionStore& store,
+                                                              ShardController& shards,
+                                                              absl::Time now,
+                                                              int64_t namespace_version) {
   const wf::ResetWorkflowExecutionRequest& req = source.req;
   const int64_t point = req.workflow_task_finish_event_id();
   if (absl::Status s = CheckPointInHistory(source.base, point); !s.ok()) return s;
@@ -461,23 +460,24 @@ absl::StatusOr<wf::ResetWorkflowExecutionResponse> HistoryEngine::ResetWorkflow(
   const std::string new_run_id = NewUuid();
   // The commit is the current run's change (Mutate locks it: a running current run is ended
   // with all of Mutate's care), carrying the new run and, for an older base, its record.
-  absl::Status s = Mutate(ns, {ns.id, workflow_id, current->run_id}, [&](RunTransaction& tx) -> absl::Status {
-    const MutableStateRecord& base = older_base ? *older_base : tx.state();
-    absl::StatusOr<std::unique_ptr<RunTransaction>> next = BuildResetRun(
-        {req, base, new_run_id, request_id}, store_, shards_, tx.now(), ns.failover_version);
-    if (!next.ok()) return next.status();
-    if (tx.IsOpen()) tx.Terminate(req.reason(), {}, kHistoryServiceIdentity);
-    if (older_base) {
-      auto recorded = std::make_unique<RunTransaction>(*older_base, tx.now(),
-                                                       ns.failover_version, shards_);
-      recorded->state().mutable_execution()->set_reset_run_id(new_run_id);
-      tx.SetCompanionRun(std::move(recorded));
-    } else {
-      tx.state().mutable_execution()->set_reset_run_id(new_run_id);
-    }
-    tx.SetFollowingRun(std::move(*next));
-    return absl::OkStatus();
-  });
+  absl::Status s =
+      Mutate(ns, {ns.id, workflow_id, current->run_id}, [&](RunTransaction& tx) -> absl::Status {
+        const MutableStateRecord& base = older_base ? *older_base : tx.state();
+        absl::StatusOr<std::unique_ptr<RunTransaction>> next = BuildResetRun(
+            {req, base, new_run_id, request_id}, store_, shards_, tx.now(), ns.failover_version);
+        if (!next.ok()) return next.status();
+        if (tx.IsOpen()) tx.Terminate(req.reason(), {}, kHistoryServiceIdentity);
+        if (older_base) {
+          auto recorded =
+              std::make_unique<RunTransaction>(*older_base, tx.now(), ns.failover_version, shards_);
+          recorded->state().mutable_execution()->set_reset_run_id(new_run_id);
+          tx.SetCompanionRun(std::move(recorded));
+        } else {
+          tx.state().mutable_execution()->set_reset_run_id(new_run_id);
+        }
+        tx.SetFollowingRun(std::move(*next));
+        return absl::OkStatus();
+      });
   if (!s.ok()) return s;
   out.set_run_id(new_run_id);
   return out;

@@ -7,6 +7,7 @@
 // - a base run whose stored history lacks events the reset needs answers DATA_LOSS (nothing
 //   written), never reads past what the store returned.
 #include <gtest/gtest.h>
+#include <stdlib.h>
 
 #include <condition_variable>
 #include <filesystem>
@@ -15,8 +16,6 @@
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <stdlib.h>
 
 #include "absl/strings/str_cat.h"
 #include "lib/common/clock.h"
@@ -40,8 +39,7 @@ class ResetTest : public ::testing::Test {
  protected:
   void SetUp() override {
     clock_.Set(absl::FromUnixSeconds(1'800'000'000));
-    std::string pattern =
-        (std::filesystem::temp_directory_path() / "tock-reset-XXXXXX").string();
+    std::string pattern = (std::filesystem::temp_directory_path() / "tock-reset-XXXXXX").string();
     ASSERT_NE(mkdtemp(pattern.data()), nullptr);
     dir_ = pattern;
     Open();
@@ -94,9 +92,8 @@ class ResetTest : public ::testing::Test {
     std::condition_variable cv;
     std::optional<persistence::TaskQueueTask> got;
     bool done = false;
-    matching_->Poll(ns_.id, queue, persistence::TaskKind::kWorkflow,
-                    clock_.Now() + absl::Hours(1), "test-worker",
-                    [&](std::optional<persistence::TaskQueueTask> task) {
+    matching_->Poll(ns_.id, queue, persistence::TaskKind::kWorkflow, clock_.Now() + absl::Hours(1),
+                    "test-worker", [&](std::optional<persistence::TaskQueueTask> task) {
                       std::lock_guard lock(mu);
                       got = std::move(task);
                       done = true;
@@ -283,8 +280,8 @@ TEST_F(ResetTest, AResetRetriedWithItsRequestIdAnswersTheFirstResetsRun) {
 // P1-7: events the reset would copy are gone from the store: DATA_LOSS, nothing written.
 TEST_F(ResetTest, AHistoryShorterThanItsRunSaysIsDataLossNotACrash) {
   const std::string run = StartWithTaskStarted("short");
-  EditDatabase(absl::StrCat("DELETE FROM history_events WHERE run_id = '", run,
-                            "' AND event_id >= 2"));
+  EditDatabase(
+      absl::StrCat("DELETE FROM history_events WHERE run_id = '", run, "' AND event_id >= 2"));
   auto reset = engine_->ResetWorkflow(ns_, ResetRequest("short", run, 3, "r"));
   EXPECT_EQ(reset.status().code(), absl::StatusCode::kDataLoss) << reset.status();
   EXPECT_NE(reset.status().message().find("is missing event 2"), std::string::npos)
