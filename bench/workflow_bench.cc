@@ -2,8 +2,10 @@
 // file: a trivial worker speaking the API directly runs N one-activity workflows
 // (start -> workflow task -> activity -> workflow task -> complete) and reports workflows/s,
 // state transitions/s and p50/p99 start-to-close latency, next to a raw SQLite loop making
-// the same number of durable commits (WAL, synchronous=NORMAL, as tock-server). History
-// fetches are measured by history_bench.
+// the same number of durable commits (WAL, and the server's synchronous setting). It does
+// so for both settings of persistence.sqlite.synchronous, full (tock-server's default: a
+// commit answered survives power loss) and normal (a crash of the process only), unless
+// --synchronous names one. History fetches are measured by history_bench.
 //
 // With --postgres ADMIN_URL it measures four ways in one run (issue 11): the server on SQLite
 // against the raw SQLite loop; one host, and N hosts sharing the shards (--hosts, default 3),
@@ -13,6 +15,7 @@
 //
 // Usage: workflow_bench TOCK_SERVER [workflows] [pollers per kind] [--archive |
 //        --observability | --faults RATE] [--rounds N] [--postgres ADMIN_URL [--hosts N]]
+//        [--synchronous full|normal|both]
 //   --observability: alternates rounds of a server with logging at info and metrics on
 //   (--log-level info --metrics-port 0) and one with both off, and prints the ratio;
 //   --faults RATE: alternates rounds with RATE of persistence calls failing
@@ -59,11 +62,13 @@ using Clock = std::chrono::steady_clock;
 using tock::bench::Percentile;
 using Stub = wf::WorkflowService::Stub;
 
-double RawSqliteCommits(const std::string& path, int commits) {
+// `synchronous`: "full" or "normal", as the server's --sqlite-synchronous.
+double RawSqliteCommits(const std::string& path, int commits, const std::string& synchronous) {
   sqlite3* db = nullptr;
   sqlite3_open(path.c_str(), &db);
-  sqlite3_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; "
-                   "CREATE TABLE t(id INTEGER PRIMARY KEY, data BLOB)", nullptr, nullptr, nullptr);
+  const std::string setup = "PRAGMA journal_mode=WAL; PRAGMA synchronous=" + synchronous +
+                            "; CREATE TABLE t(id INTEGER PRIMARY KEY, data BLOB)";
+  sqlite3_exec(db, setup.c_str(), nullptr, nullptr, nullptr);
   sqlite3_stmt* insert = nullptr;
   sqlite3_prepare_v2(db, "INSERT INTO t(data) VALUES (?)", -1, &insert, nullptr);
   std::string blob(400, 'x');  // about one mutable state
@@ -368,7 +373,7 @@ int FourWay(const std::string& binary, int workflows, int pollers, const std::st
     sqlite.Add(RunRound(binary, workflows, pollers, false, {}), workflows);
     char dir_template[] = "/tmp/tock-bench-raw-XXXXXX";
     const std::string dir = mkdtemp(dir_template);
-    raw_sqlite.push_back(transitions / RawSqliteCommits(dir + "/raw.db", transitions));
+    raw_sqlite.push_back(transitions / RawSqliteCommits(dir + "/raw.db", transitions, "full"));
     std::filesystem::remove_all(dir);
     null_calls.push_back(NullCallsPerSecond(binary, pollers, transitions));
     one.Add(RunRound(binary, workflows, pollers, false, {}, admin, 1), workflows);
@@ -394,7 +399,7 @@ int FourWay(const std::string& binary, int workflows, int pollers, const std::st
   row("tock-server, embedded SQLite", sqlite);
   row("tock-server, 1 host, PostgreSQL", one);
   row("tock-server, " + std::to_string(hosts) + " hosts, PostgreSQL", many);
-  std::printf("%-32s %9s %14.0f   (WAL, synchronous=NORMAL, one connection)\n",
+  std::printf("%-32s %9s %14.0f   (WAL, synchronous=FULL as the server, one connection)\n",
               "raw SQLite commits", "", Median(raw_sqlite));
   std::printf("%-32s %9s %14.0f   (BEGIN; INSERT; COMMIT, %d connections)\n",
               "raw PostgreSQL commits", "", Median(raw_postgres), kConnections);
@@ -410,65 +415,24 @@ int FourWay(const std::string& binary, int workflows, int pollers, const std::st
               hosts, Median(many.workflows_per_s) / Median(one.workflows_per_s));
   return sqlite.all_completed && one.all_completed && many.all_completed ? 0 : 1;
 }
-}  // namespace
 
-int main(int argc, char** argv) {
-  // As tock-server does (its main.cc): Abseil's deadlock detection, on in Debian's build,
-  // would cost the driver's gRPC calls time that is not the server's.
-  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
-  if (argc < 2) {
-    std::cerr << "usage: workflow_bench TOCK_SERVER [workflows] [pollers per kind] "
-                 "[--archive | --observability | --faults RATE] [--rounds N] "
-                 "[--postgres ADMIN_URL [--hosts N]]\n"
-                 "  --postgres: four ways in one run: the server on SQLite against a raw SQLite\n"
-                 "  loop; one host and N hosts (default 3) on fresh databases of that PostgreSQL\n"
-                 "  server against a raw loop of one-row commits over 16 connections on it\n"
-                 "  --archive: the server archives to a directory (--archival-dir); also reports\n"
-                 "  how long the archiver takes to archive every closed run's visibility record\n"
-                 "  --observability: ratio of logging at info + metrics on to both off\n"
-                 "  --faults RATE: ratio with RATE of persistence calls failing to none\n";
-    return 2;
-  }
-  const std::string binary = argv[1];
-  const int workflows = argc > 2 ? std::stoi(argv[2]) : 2000;
-  const int pollers = argc > 3 ? std::stoi(argv[3]) : 8;  // per kind (workflow, activity)
-  bool archive = false, observability = false;
-  std::string fault_rate, postgres_admin;
-  int rounds = 3, hosts = 3;
-  bool rounds_given = false;
-  for (int i = 4; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--archive") archive = true;
-    if (a == "--observability") observability = true;
-    if (a == "--faults" && i + 1 < argc) fault_rate = argv[++i];
-    if (a == "--rounds" && i + 1 < argc) rounds = std::stoi(argv[++i]);
-    if (a == "--postgres" && i + 1 < argc) postgres_admin = argv[++i];
-    if (a == "--hosts" && i + 1 < argc) hosts = std::stoi(argv[++i]);
-    rounds_given |= a == "--rounds";
-  }
-  if (observability) {
-    return Compare(binary, workflows, pollers, rounds, "logging off, metrics off",
-                   {"--log-level", "off"}, "logging info, metrics on",
-                   {"--log-level", "info", "--metrics-port", "0"});
-  }
-  if (!fault_rate.empty()) {
-    const std::string name = "persistence faults " + fault_rate;
-    return Compare(binary, workflows, pollers, rounds, "no persistence faults", {}, name.c_str(),
-                   {"--persistence-fault-rate", fault_rate, "--persistence-fault-seed", "7"});
-  }
-
+// One round with the server's persistence.sqlite.synchronous at `mode` (full or normal),
+// against the raw SQLite loop in the same mode; prints the figures under the mode's name.
+// True when every workflow completed.
+bool ReportOneMode(const std::string& binary, int workflows, int pollers, bool archive,
+                   const std::string& mode) {
   // Durable state changes per workflow: start, workflow task started, completed, activity
   // started, completed, workflow task started, completed.
   const int transitions = workflows * 7;
-  if (!postgres_admin.empty()) {
-    return FourWay(binary, workflows, pollers, postgres_admin, hosts, rounds_given ? rounds : 1);
-  }
-  Round round = RunRound(binary, workflows, pollers, archive, {});
+  Round round = RunRound(binary, workflows, pollers, archive, {"--sqlite-synchronous", mode});
   char dir_template[] = "/tmp/tock-bench-raw-XXXXXX";
   const std::string dir = mkdtemp(dir_template);
-  double raw = RawSqliteCommits(dir + "/raw.db", transitions);
+  double raw = RawSqliteCommits(dir + "/raw.db", transitions, mode);
   std::filesystem::remove_all(dir);
 
+  std::printf("== persistence.sqlite.synchronous: %s (%s)\n", mode.c_str(),
+              mode == "full" ? "each commit answered survives power loss; the default"
+                             : "survives a crash of the process only");
   std::printf("workflows completed               %d of %d in %.2f s\n", round.completed, workflows,
               round.seconds);
   std::printf("workflows/s                       %.0f   (target >= 1000)\n", round.rate());
@@ -489,5 +453,72 @@ int main(int argc, char** argv) {
                 workflows, round.archived_seconds, workflows / round.archived_seconds,
                 round.archived_seconds - round.seconds);
   }
-  return round.completed == workflows ? 0 : 1;
+  return round.completed == workflows;
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  // As tock-server does (its main.cc): Abseil's deadlock detection, on in Debian's build,
+  // would cost the driver's gRPC calls time that is not the server's.
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+  if (argc < 2) {
+    std::cerr << "usage: workflow_bench TOCK_SERVER [workflows] [pollers per kind] "
+                 "[--archive | --observability | --faults RATE] [--rounds N] "
+                 "[--postgres ADMIN_URL [--hosts N]] [--synchronous full|normal|both]\n"
+                 "  --postgres: four ways in one run: the server on SQLite against a raw SQLite\n"
+                 "  loop; one host and N hosts (default 3) on fresh databases of that PostgreSQL\n"
+                 "  server against a raw loop of one-row commits over 16 connections on it\n"
+                 "  --archive: the server archives to a directory (--archival-dir); also reports\n"
+                 "  how long the archiver takes to archive every closed run's visibility record\n"
+                 "  --observability: ratio of logging at info + metrics on to both off\n"
+                 "  --faults RATE: ratio with RATE of persistence calls failing to none\n"
+                 "  --synchronous: the server's persistence.sqlite.synchronous in the default run\n"
+                 "  (full: power-safe, tock-server's default; normal: process-crash-safe); both\n"
+                 "  (the default) reports each against a raw SQLite loop in the same mode\n";
+    return 2;
+  }
+  const std::string binary = argv[1];
+  const int workflows = argc > 2 ? std::stoi(argv[2]) : 2000;
+  const int pollers = argc > 3 ? std::stoi(argv[3]) : 8;  // per kind (workflow, activity)
+  bool archive = false, observability = false;
+  std::string fault_rate, postgres_admin;
+  int rounds = 3, hosts = 3;
+  bool rounds_given = false;
+  std::string synchronous = "both";  // the default run reports both settings
+  for (int i = 4; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--archive") archive = true;
+    if (a == "--observability") observability = true;
+    if (a == "--faults" && i + 1 < argc) fault_rate = argv[++i];
+    if (a == "--rounds" && i + 1 < argc) rounds = std::stoi(argv[++i]);
+    if (a == "--postgres" && i + 1 < argc) postgres_admin = argv[++i];
+    if (a == "--hosts" && i + 1 < argc) hosts = std::stoi(argv[++i]);
+    if (a == "--synchronous" && i + 1 < argc) synchronous = argv[++i];
+    rounds_given |= a == "--rounds";
+  }
+  if (synchronous != "full" && synchronous != "normal" && synchronous != "both") {
+    std::cerr << "workflow_bench: --synchronous must be full, normal or both\n";
+    return 2;
+  }
+  if (observability) {
+    return Compare(binary, workflows, pollers, rounds, "logging off, metrics off",
+                   {"--log-level", "off"}, "logging info, metrics on",
+                   {"--log-level", "info", "--metrics-port", "0"});
+  }
+  if (!fault_rate.empty()) {
+    const std::string name = "persistence faults " + fault_rate;
+    return Compare(binary, workflows, pollers, rounds, "no persistence faults", {}, name.c_str(),
+                   {"--persistence-fault-rate", fault_rate, "--persistence-fault-seed", "7"});
+  }
+
+  if (!postgres_admin.empty()) {
+    return FourWay(binary, workflows, pollers, postgres_admin, hosts, rounds_given ? rounds : 1);
+  }
+  bool all = true;
+  for (const std::string& mode : std::vector<std::string>{"full", "normal"}) {
+    if (synchronous == "both" || synchronous == mode) {
+      all &= ReportOneMode(binary, workflows, pollers, archive, mode);
+    }
+  }
+  return all ? 0 : 1;
 }

@@ -629,6 +629,7 @@ class TockServerImpl : public TockServer {
     return absl::StrCat("Tock server ", kTockVersion, " listening on ", address(), "\n",
                         "  database:   ", facts_.persistence_engine, " ",
                         facts_.persistence_location, "\n",
+                        "  durability: ", persistence_->durability(), "\n",
                         "  cluster:    ", cluster_.current_cluster_name, " of ", clusters,
                         "; ", facts_.history_shard_count, " history shards\n",
                         "  namespaces: ", absl::StrJoin(registered_names_, ", "), "\n",

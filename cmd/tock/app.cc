@@ -1,5 +1,11 @@
 #include "cmd/tock/app.h"
 
+#include <algorithm>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+
 #include "cmd/tock/commands/activity.h"
 #include "cmd/tock/commands/archival.h"
 #include "cmd/tock/commands/batch.h"
@@ -40,15 +46,129 @@ std::string CommandPath(const CLI::App& app) {
   }
 }
 
+// The deepest command the parse reached.
+const CLI::App& ChosenCommand(const CLI::App& app) {
+  const CLI::App* at = &app;
+  for (std::vector<CLI::App*> chosen = at->get_subcommands(); !chosen.empty();
+       chosen = at->get_subcommands()) {
+    at = chosen.front();
+  }
+  return *at;
+}
+
+// Optimal string alignment distance: Levenshtein's, with a swap of two neighbours as one
+// edit ("lsit" is one from "list").
+size_t EditDistance(const std::string& a, const std::string& b) {
+  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
+  for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) {
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+      }
+    }
+  }
+  return d[a.size()][b.size()];
+}
+
+// The candidate closest to `word`: within two edits, or else sharing its first four letters
+// ("worker" -> "workflow"); "" when none is that close. Ties go to the first listed.
+std::string ClosestName(const std::string& word, const std::vector<std::string>& candidates) {
+  constexpr size_t kMaxEdits = 2;
+  constexpr size_t kSharedPrefix = 4;
+  std::string best;
+  size_t best_score = kMaxEdits + 2;
+  for (const std::string& candidate : candidates) {
+    size_t score = EditDistance(absl::AsciiStrToLower(word), absl::AsciiStrToLower(candidate));
+    if (score > kMaxEdits) {
+      const bool shares_prefix = word.size() >= kSharedPrefix && candidate.size() >= kSharedPrefix &&
+                                 absl::EqualsIgnoreCase(word.substr(0, kSharedPrefix),
+                                                        candidate.substr(0, kSharedPrefix));
+      score = shares_prefix ? kMaxEdits + 1 : kMaxEdits + 2;
+    }
+    if (score < best_score) {
+      best_score = score;
+      best = candidate;
+    }
+  }
+  return best;
+}
+
+// The commands and flags a word could have meant at `at`: its subcommands, or its flags and
+// those of the commands above it (global flags are taken anywhere).
+std::vector<std::string> Subcommands(const CLI::App& at) {
+  std::vector<std::string> names;
+  for (const CLI::App* sub : at.get_subcommands([](const CLI::App*) { return true; })) {
+    if (!sub->get_name().empty() && !sub->get_group().empty()) names.push_back(sub->get_name());
+  }
+  return names;
+}
+
+std::vector<std::string> Flags(const CLI::App& at) {
+  std::vector<std::string> names;
+  for (const CLI::App* app = &at; app != nullptr; app = app->get_parent()) {
+    for (const CLI::Option* option : app->get_options()) {
+      if (option->get_group().empty()) continue;  // hidden
+      for (const std::string& name : option->get_lnames()) names.push_back("--" + name);
+      for (const std::string& name : option->get_snames()) names.push_back("-" + name);
+    }
+  }
+  return names;
+}
+
+// A word from the command line, quoted and bounded for a message.
+std::string Quoted(const std::string& word) {
+  constexpr size_t kShown = 40;
+  return absl::StrCat("\"", word.size() > kShown ? word.substr(0, kShown) + "..." : word, "\"");
+}
+
+// What the parse did not understand, said as such: the first word left over, named as an
+// unknown command (with the closest one when there is one: `tock wrkflow` -> "workflow"),
+// an unknown flag or an unexpected argument of the command reached. Exit 2; kExitOk when
+// nothing was left over.
+int ReportUnknownWords(const CLI::App& app, CommandContext& ctx) {
+  const std::vector<std::string> left = app.remaining(/*recurse=*/true);
+  if (left.empty()) return kExitOk;
+  const std::string word = left.front();
+  const CLI::App& at = ChosenCommand(app);
+  const std::string path = CommandPath(app);
+  std::string message;
+  std::string closest;
+  if (absl::StartsWith(word, "-") && word.size() > 1) {
+    const std::string flag = word.substr(0, word.find('='));
+    message = absl::StrCat("unknown flag ", Quoted(flag), " for \"", path, "\"");
+    closest = ClosestName(flag, Flags(at));
+  } else if (std::vector<std::string> commands = Subcommands(at); !commands.empty()) {
+    message = absl::StrCat("unknown command ", Quoted(word), " for \"", path, "\"");
+    closest = ClosestName(word, commands);
+  } else {
+    message = absl::StrCat("unexpected argument ", Quoted(word), " for \"", path, "\"");
+  }
+  if (!closest.empty()) absl::StrAppend(&message, "; did you mean \"", closest, "\"?");
+  ctx.err << "error: " << message << "\n"
+          << "Run '" << path << " --help' for usage.\n";
+  return kExitUsage;
+}
+
 int RunParsed(CLI::App& app, CommandContext& ctx,
               const std::function<void()>& parse) {
   ctx.action = nullptr;
   try {
     parse();
   } catch (const CLI::CallForHelp&) {
+    // `tock worker --help` is no request for tock's help: "worker" is not understood.
+    if (int code = ReportUnknownWords(app, ctx); code != kExitOk) return code;
     // help() delegates to the chosen subcommand: `tock namespace register --help`.
     ctx.out << app.help();
     return kExitOk;
+  } catch (const CLI::ExtrasError&) {
+    if (int code = ReportUnknownWords(app, ctx); code != kExitOk) return code;
+    ctx.err << "error: unexpected arguments\n"
+            << "Run '" << CommandPath(app) << " --help' for usage.\n";
+    return kExitUsage;
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e, ctx.out, ctx.err);  // --version, --help-all
     ctx.err << "error: " << e.what() << "\n"

@@ -13,6 +13,7 @@
 #include "lib/common/log.h"
 #include "lib/common/message_size.h"
 #include "server-core/config/yaml_fields.h"
+#include "server-core/persistence/sqlite/sqlite_persistence.h"
 #include "server-core/security/authz_internode.h"
 #include "server-core/timers/callback_address_policy.h"
 #include "server-core/timers/callback_signature.h"
@@ -203,6 +204,11 @@ absl::Status ServerConfig::Validate() const {
     return FieldError("persistence.postgres.url",
                       "is set but persistence.engine is sqlite; set engine: postgres to use it");
   }
+  // Checked here too (OpenPersistence refuses it as well), so a typo fails before the start.
+  if (absl::Status s = persistence::ParseSqliteSynchronous(persistence.sqlite_synchronous).status();
+      !s.ok()) {
+    return FieldError("persistence.sqlite.synchronous", std::string(s.message()));
+  }
   if (persistence.postgres_max_connections < 1 || persistence.postgres_max_connections > 10000) {
     return FieldError("persistence.postgres.max_connections",
                       absl::StrCat("must be between 1 and 10000; got ",
@@ -326,9 +332,12 @@ absl::StatusOr<ServerConfig> ParseServerConfig(const std::string& yaml_text) {
     TOCK_CONFIG_RETURN_IF_ERROR(
         Read(persistence["engine"], "persistence.engine", "a string", &config.persistence.engine));
     if (const YAML::Node sqlite = persistence["sqlite"]) {
-      TOCK_CONFIG_RETURN_IF_ERROR(CheckKeys(sqlite, "persistence.sqlite", {"path"}));
+      TOCK_CONFIG_RETURN_IF_ERROR(
+          CheckKeys(sqlite, "persistence.sqlite", {"path", "synchronous"}));
       TOCK_CONFIG_RETURN_IF_ERROR(Read(sqlite["path"], "persistence.sqlite.path", "a string",
                                        &config.persistence.sqlite_path));
+      TOCK_CONFIG_RETURN_IF_ERROR(Read(sqlite["synchronous"], "persistence.sqlite.synchronous",
+                                       "full or normal", &config.persistence.sqlite_synchronous));
     }
     if (const YAML::Node postgres = persistence["postgres"]) {
       TOCK_CONFIG_RETURN_IF_ERROR(

@@ -22,6 +22,7 @@ class AssembledPersistence final : public Persistence {
   std::string engine() const override { return facts_.engine; }
   std::string location() const override { return facts_.location; }
   bool shared_by_hosts() const override { return facts_.shared_by_hosts; }
+  std::string durability() const override { return facts_.durability; }
 
  private:
   std::shared_ptr<void> db_;

@@ -24,11 +24,13 @@ struct Stores {
 };
 
 // What describes a backend: its engine name, the location banners show (never a password),
-// and whether several hosts may share it (Persistence::shared_by_hosts).
+// whether several hosts may share it (Persistence::shared_by_hosts), and what an
+// acknowledged change survives (Persistence::durability).
 struct BackendFacts {
   std::string engine;
   std::string location;
   bool shared_by_hosts = false;
+  std::string durability;
 };
 
 // `db` is destroyed after every store (they use it).

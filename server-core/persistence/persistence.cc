@@ -7,7 +7,15 @@
 namespace tock::persistence {
 
 absl::StatusOr<std::unique_ptr<Persistence>> OpenPersistence(const PersistenceConfig& config) {
-  if (config.engine == "sqlite") return OpenSqlitePersistence(config.sqlite_path);
+  if (config.engine == "sqlite") {
+    absl::StatusOr<SqliteDb::Synchronous> synchronous =
+        ParseSqliteSynchronous(config.sqlite_synchronous);
+    if (!synchronous.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("persistence.sqlite.synchronous ",
+                                                     synchronous.status().message()));
+    }
+    return OpenSqlitePersistence(config.sqlite_path, *synchronous);
+  }
   if (config.engine == "postgres") {
     if (config.postgres_url.empty()) {
       return absl::InvalidArgumentError(

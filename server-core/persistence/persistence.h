@@ -32,6 +32,10 @@ struct PersistenceConfig {
   std::string engine = "sqlite";
   // SQLite database file; empty or ":memory:" for an in-memory database.
   std::string sqlite_path;
+  // `persistence.sqlite.synchronous` for a database file: "full" (the default: a commit is
+  // on the disk before it is answered, and survives power loss) or "normal" (it survives a
+  // crash of the process only; no fsync per commit). See SqliteDb::Synchronous.
+  std::string sqlite_synchronous = "full";
   // PostgreSQL: libpq's URL, postgresql://USER[:PASSWORD]@HOST[:PORT]/DB (a password is
   // better kept in ~/.pgpass or PGPASSWORD than in the URL), and the size of the pool.
   std::string postgres_url;
@@ -59,6 +63,9 @@ class Persistence {
   // Whether several tock-server hosts may run on this database at once (they then share its
   // shards by membership); false when it belongs to one process (SQLite).
   virtual bool shared_by_hosts() const = 0;
+  // What an acknowledged change survives, for the banner: "full (survives power loss)",
+  // "normal (...)" or "none (in memory ...)" for SQLite, read from the database itself.
+  virtual std::string durability() const = 0;
 };
 
 // Opens (creating when needed) the database and applies pending schema migrations.

@@ -234,6 +234,53 @@ TEST_F(CliTest, UsageErrorsAreExitTwo) {
   ExpectError({"namespace", "describe", "d"}, kExitNotFound, "Namespace d is not found.");
 }
 
+// What was not understood is named, with the closest command or flag when there is one,
+// exit 2, nothing on stdout: also with --help (`tock worker --help` printed tock's help, 0).
+TEST_F(CliTest, UnknownCommandsAndFlagsAreNamedWithTheClosest) {
+  struct Case {
+    std::vector<std::string> args;
+    std::string first_line;
+    std::string usage;
+  };
+  const std::vector<Case> cases = {
+      {{"wrkflow", "list"}, "unknown command \"wrkflow\" for \"tock\"; did you mean \"workflow\"?",
+       "tock"},
+      {{"worker", "--help"}, "unknown command \"worker\" for \"tock\"; did you mean \"workflow\"?",
+       "tock"},
+      {{"workflow", "lsit"},
+       "unknown command \"lsit\" for \"tock workflow\"; did you mean \"list\"?", "tock workflow"},
+      {{"workflow", "lsit", "--help"},
+       "unknown command \"lsit\" for \"tock workflow\"; did you mean \"list\"?", "tock workflow"},
+      {{"namspace", "list"},
+       "unknown command \"namspace\" for \"tock\"; did you mean \"namespace\"?", "tock"},
+      {{"zzzz"}, "unknown command \"zzzz\" for \"tock\"", "tock"},
+      {{"namespace", "list", "--include-delted"},
+       "unknown flag \"--include-delted\" for \"tock namespace list\"; did you mean "
+       "\"--include-deleted\"?",
+       "tock namespace list"},
+      {{"--adress", "x:1", "namespace", "list"},
+       "unknown flag \"--adress\" for \"tock namespace list\"; did you mean \"--address\"?",
+       "tock namespace list"},
+      {{"namespace", "register", "a", "b"},
+       "unexpected argument \"b\" for \"tock namespace register\"", "tock namespace register"},
+      {{std::string(500, 'q')},
+       "unknown command \"" + std::string(40, 'q') + "...\" for \"tock\"", "tock"},
+  };
+  for (const Case& c : cases) {
+    std::vector<std::string> argv = {TOCK_CLI_BIN};
+    argv.insert(argv.end(), c.args.begin(), c.args.end());
+    ProcessResult r = RunProcess(argv);
+    EXPECT_EQ(r.exit_code, kExitUsage) << Describe(c.args, r);
+    EXPECT_EQ(r.err, "error: " + c.first_line + "\nRun '" + c.usage + " --help' for usage.\n")
+        << Describe(c.args, r);
+    EXPECT_EQ(r.out, "") << Describe(c.args, r);
+  }
+  // A command that exists still answers --help.
+  ProcessResult help = RunProcess({TOCK_CLI_BIN, "workflow", "list", "--help"});
+  EXPECT_EQ(help.exit_code, kExitOk) << help.err;
+  EXPECT_NE(help.out.find("--query"), std::string::npos) << help.out;
+}
+
 TEST_F(CliTest, ListStreamsAndFiltersDeleted) {
   StartServer();
   for (const char* name : {"alpha", "beta", "gamma"}) ASSERT_NO_FATAL_FAILURE(Register({name}));

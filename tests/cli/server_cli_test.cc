@@ -3,6 +3,8 @@
 #include <signal.h>
 
 #include <regex>
+#include <set>
+#include <sstream>
 
 #include "tests/cli/cli_fixture.h"
 
@@ -174,6 +176,103 @@ TEST_F(CliTest, StartDevServesTheSameApi) {
   EXPECT_EQ(At(json::parse(r.out, nullptr, false), "/namespaceInfo/name"), "orders");
   EXPECT_NE(dev.banner().find("database:"), std::string::npos) << dev.banner();
   EXPECT_EQ(dev.Stop(), 0) << dev.stderr_text();
+}
+
+// Durability is a stated choice (review P1-9): a database file is power-safe unless told
+// otherwise, and the banner says which is in force.
+TEST_F(CliTest, BannerStatesTheDurabilityInForce) {
+  StartServer();
+  EXPECT_NE(server_->banner().find("\n  durability: full (survives power loss)\n"),
+            std::string::npos)
+      << server_->banner();
+  ASSERT_EQ(server_->Stop(), 0) << server_->stderr_text();
+
+  StartServer({"--sqlite-synchronous", "normal"});
+  EXPECT_NE(server_->banner().find("\n  durability: normal (survives a crash of the process, "
+                                   "not power loss"),
+            std::string::npos)
+      << server_->banner();
+  ASSERT_EQ(server_->Stop(), 0) << server_->stderr_text();
+
+  StartServer({"--config",
+               dir_.Write("normal.yaml", "persistence: {sqlite: {synchronous: normal}}\n")});
+  EXPECT_NE(server_->banner().find("  durability: normal"), std::string::npos)
+      << server_->banner();
+}
+
+TEST_F(CliTest, BadSynchronousValueIsRefused) {
+  ProcessResult flag = RunProcess({TOCK_SERVER_BIN, "--port", "0", "--sqlite-synchronous", "off"},
+                                  {}, "", std::chrono::seconds(15));
+  EXPECT_EQ(flag.exit_code, kExitUsage) << flag.err;
+  EXPECT_NE(flag.err.find("--sqlite-synchronous"), std::string::npos) << flag.err;
+  EXPECT_EQ(flag.out.find("listening on"), std::string::npos) << flag.out;
+
+  ProcessResult config = RunProcess(
+      {TOCK_SERVER_BIN, "--port", "0", "--config",
+       dir_.Write("bad.yaml", "persistence: {sqlite: {synchronous: fast}}\n")},
+      {}, "", std::chrono::seconds(15));
+  EXPECT_EQ(config.exit_code, kExitUsage) << config.err;
+  EXPECT_NE(config.err.find("persistence.sqlite.synchronous: must be full"), std::string::npos)
+      << config.err;
+}
+
+// start-dev takes tock-server's flags (--http-port was refused), and keeps a development
+// database file fast: synchronous normal unless told otherwise.
+TEST_F(CliTest, StartDevTakesTheServerFlags) {
+  ServerProcess dev(TOCK_CLI_BIN);
+  ASSERT_TRUE(dev.Start({"server", "start-dev", "--http-port", "0", "--db-file",
+                         dir_.File("dev.db"), "--namespace", "a", "--namespace", "b"}))
+      << dev.error();
+  EXPECT_NE(dev.banner().find("  timers:     http://127.0.0.1:"), std::string::npos)
+      << dev.banner();
+  EXPECT_NE(dev.banner().find("  durability: normal"), std::string::npos) << dev.banner();
+  // A repeated flag is handed over whole.
+  EXPECT_TRUE(std::regex_search(dev.banner(), std::regex(R"(namespaces: [^\n]*\ba\b)")))
+      << dev.banner();
+  EXPECT_TRUE(std::regex_search(dev.banner(), std::regex(R"(namespaces: [^\n]*\bb\b)")))
+      << dev.banner();
+  EXPECT_EQ(dev.Stop(), 0) << dev.stderr_text();
+
+  ASSERT_TRUE(dev.Start({"server", "start-dev", "--db-file", dir_.File("full.db"),
+                         "--sqlite-synchronous", "full", "--enable-time-skipping"}))
+      << dev.error();
+  EXPECT_NE(dev.banner().find("  durability: full"), std::string::npos) << dev.banner();
+  ProcessResult advanced =
+      RunProcess({TOCK_CLI_BIN, "--address", dev.address(), "server", "advance-time", "1h"});
+  EXPECT_EQ(advanced.exit_code, kExitOk) << advanced.err;
+  EXPECT_EQ(dev.Stop(), 0) << dev.stderr_text();
+}
+
+// The flags' names in a CLI11 --help text.
+std::set<std::string> FlagNames(const std::string& help) {
+  std::set<std::string> names;
+  const std::regex flag(R"((^|[ ,])(--[a-z][a-z0-9-]*))");
+  std::istringstream lines(help.substr(help.find("Options:")));
+  for (std::string line; std::getline(lines, line);) {
+    // An option line starts with two spaces and its name; its description is indented more.
+    if (line.rfind("  -", 0) != 0) continue;
+    const std::string names_part = line.substr(0, line.find("  ", 2));
+    for (auto it = std::sregex_iterator(names_part.begin(), names_part.end(), flag);
+         it != std::sregex_iterator(); ++it) {
+      names.insert((*it)[2]);
+    }
+  }
+  return names;
+}
+
+// One list of flags (cmd/tock-server/server_flags.h): start-dev shows exactly tock-server's.
+TEST_F(CliTest, StartDevTakesEveryFlagOfTockServer) {
+  ProcessResult server = RunProcess({TOCK_SERVER_BIN, "--help"});
+  ProcessResult dev = RunProcess({TOCK_CLI_BIN, "server", "start-dev", "--help"});
+  ASSERT_EQ(server.exit_code, kExitOk) << server.err;
+  ASSERT_EQ(dev.exit_code, kExitOk) << dev.err;
+  const std::set<std::string> server_flags = FlagNames(server.out);
+  EXPECT_GT(server_flags.size(), 20u) << server.out;
+  for (const char* expected : {"--http-port", "--tls-cert-file", "--config", "--db-file",
+                               "--sqlite-synchronous", "--metrics-port"}) {
+    EXPECT_EQ(server_flags.count(expected), 1u) << expected << "\n" << server.out;
+  }
+  EXPECT_EQ(FlagNames(dev.out), server_flags) << dev.out;
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "cmd/tock-server/server_flags.h"
 #include "lib/common/duration.h"
 #include "lib/common/proto_json.h"
 #include "lib/common/proto_time.h"
@@ -21,19 +22,6 @@
 
 namespace tock::cli {
 namespace {
-
-struct StartDevFlags {
-  int port = 7233;
-  std::string ip = "127.0.0.1";
-  std::string db_file;
-  std::vector<std::string> namespaces;
-  std::string config;
-  bool time_skipping = false;
-  std::string archival_dir;
-  std::optional<int> metrics_port;
-  std::string log_level;
-  std::string log_format;
-};
 
 // The tock-server binary start-dev runs: the one installed (or built) beside this `tock`, else
 // the first on PATH. `tock` does not carry the server itself, so that its every start stays
@@ -59,27 +47,28 @@ absl::StatusOr<std::string> FindServerBinary() {
       ") nor on PATH; install it with tock (cmake --install puts both in bin/)"));
 }
 
+// The arguments of tock-server for `tock server start-dev` given these flags: the ones given,
+// as given (one list: cmd/tock-server/server_flags.h), and the defaults of a development
+// server where neither the flags nor a configuration file choose.
+std::vector<std::string> StartDevArguments(const server::ServerFlags& flags,
+                                           const std::vector<CLI::Option*>& options) {
+  std::vector<std::string> args = {"--as-tock-start-dev"};
+  std::vector<std::string> given = server::GivenFlagsAsArguments(options);
+  args.insert(args.end(), given.begin(), given.end());
+  // A development database file need not survive power loss: no fsync per commit.
+  if (flags.config_path.empty() && !flags.sqlite_synchronous && !flags.postgres_url) {
+    args.insert(args.end(), {"--sqlite-synchronous", "normal"});
+  }
+  return args;
+}
+
 // Replaces this process with tock-server (same pid, so signals reach the server directly),
 // which prints what start-dev always printed (--as-tock-start-dev). Returns only on failure.
-absl::Status StartDev(const StartDevFlags& flags, bool port_given, bool ip_given) {
+absl::Status StartDev(const std::vector<std::string>& server_args) {
   absl::StatusOr<std::string> binary = FindServerBinary();
   if (!binary.ok()) return binary.status();
-  std::vector<std::string> args = {*binary, "--as-tock-start-dev"};
-  if (!flags.config.empty()) args.insert(args.end(), {"--config", flags.config});
-  // Without a configuration the flags' defaults apply; with one, only the flags given.
-  if (port_given || flags.config.empty()) {
-    args.insert(args.end(), {"--port", std::to_string(flags.port)});
-  }
-  if (ip_given || flags.config.empty()) args.insert(args.end(), {"--ip", flags.ip});
-  if (!flags.db_file.empty()) args.insert(args.end(), {"--db-file", flags.db_file});
-  for (const std::string& name : flags.namespaces) args.insert(args.end(), {"--namespace", name});
-  if (flags.time_skipping) args.push_back("--enable-time-skipping");
-  if (!flags.archival_dir.empty()) args.insert(args.end(), {"--archival-dir", flags.archival_dir});
-  if (flags.metrics_port) {
-    args.insert(args.end(), {"--metrics-port", std::to_string(*flags.metrics_port)});
-  }
-  if (!flags.log_level.empty()) args.insert(args.end(), {"--log-level", flags.log_level});
-  if (!flags.log_format.empty()) args.insert(args.end(), {"--log-format", flags.log_format});
+  std::vector<std::string> args = {*binary};
+  args.insert(args.end(), server_args.begin(), server_args.end());
   std::vector<char*> argv;
   for (std::string& arg : args) argv.push_back(arg.data());
   argv.push_back(nullptr);
@@ -87,6 +76,29 @@ absl::Status StartDev(const StartDevFlags& flags, bool port_given, bool ip_given
   std::cerr.flush();
   execv(argv[0], argv.data());
   return absl::InternalError(absl::StrCat("cannot run ", *binary, ": ", std::strerror(errno)));
+}
+
+void AddStartDev(CLI::App& group, CommandContext& ctx) {
+  auto flags = std::make_shared<server::ServerFlags>();
+  CLI::App* cmd = group.add_subcommand(
+      "start-dev", "Start a development server (tock-server; embedded SQLite in memory unless "
+                   "told otherwise)");
+  // Every flag of tock-server, from its one list.
+  auto options = std::make_shared<std::vector<CLI::Option*>>(server::AddServerFlags(*cmd, *flags));
+  cmd->footer(
+      "Takes every flag of tock-server(8). Without --config or --sqlite-synchronous, a\n"
+      "database file is written with synchronous normal: it survives a crash of the server,\n"
+      "not power loss (tock-server's default is full).\n"
+      "\n"
+      "Examples:\n"
+      "  tock server start-dev\n"
+      "  tock server start-dev --metrics-port 9090 --log-level debug\n"
+      "  tock server start-dev --db-file tock.db --port 7233 --namespace orders\n"
+      "  tock server start-dev --http-port 8080   # the timer service over HTTP/JSON too\n"
+      "  tock server start-dev --archival-dir ./archive --enable-time-skipping\n");
+  cmd->callback([&ctx, flags, options] {
+    ctx.action = [flags, options]() { return StartDev(StartDevArguments(*flags, *options)); };
+  });
 }
 
 // `tock server advance-time 25h`: the dev server's time skipping (AdminService.AdvanceTime).
@@ -131,37 +143,7 @@ void AddAdvanceTime(CLI::App& group, CommandContext& ctx) {
 void AddServerCommands(CLI::App& app, CommandContext& ctx) {
   CLI::App* group = app.add_subcommand("server", "Run the Tock server");
   group->require_subcommand(1);
-  auto flags = std::make_shared<StartDevFlags>();
-  CLI::App* cmd = group->add_subcommand(
-      "start-dev", "Start a development server (tock-server, embedded SQLite)");
-  auto* port = cmd->add_option("--port", flags->port, "Port (0: any free port)");
-  auto* ip = cmd->add_option("--ip", flags->ip, "Address to listen on");
-  cmd->add_option("--db-file", flags->db_file, "SQLite file to keep data in (default: memory)");
-  cmd->add_option("--namespace", flags->namespaces, "Namespace to register at start (repeatable)");
-  cmd->add_option("--config", flags->config, "tock-server YAML configuration")
-      ->check(CLI::ExistingFile);
-  cmd->add_flag("--enable-time-skipping", flags->time_skipping,
-                "Allow `tock server advance-time` (development and tests only)");
-  cmd->add_option("--archival-dir", flags->archival_dir,
-                  "Archive histories and visibility records under this directory; new "
-                  "namespaces archive by default");
-  cmd->add_option("--metrics-port", flags->metrics_port,
-                  "Serve Prometheus metrics at http://127.0.0.1:PORT/metrics (0: any free port)");
-  cmd->add_option("--log-level", flags->log_level, "debug, info (default), warn, error or off")
-      ->check(CLI::IsMember({"debug", "info", "warn", "warning", "error", "off"}));
-  cmd->add_option("--log-format", flags->log_format, "text (default) or json (to stderr)")
-      ->check(CLI::IsMember({"text", "json"}));
-  cmd->footer(
-      "Examples:\n"
-      "  tock server start-dev\n"
-      "  tock server start-dev --metrics-port 9090 --log-level debug\n"
-      "  tock server start-dev --db-file tock.db --port 7233 --namespace orders\n"
-      "  tock server start-dev --archival-dir ./archive --enable-time-skipping\n");
-  cmd->callback([&ctx, flags, port, ip] {
-    ctx.action = [flags, port, ip]() {
-      return StartDev(*flags, port->count() > 0, ip->count() > 0);
-    };
-  });
+  AddStartDev(*group, ctx);
   AddAdvanceTime(*group, ctx);
 }
 

@@ -579,7 +579,9 @@ std::string ServerManPage(const std::string& server_help, const ManOptions& opti
       << Bold("tock")
       << "(1) operates it. Everything is stored in an embedded SQLite database "
          "(in memory unless a file is given), or in a PostgreSQL database that several "
-         "tock\\-server hosts may share; an acknowledged change survives a crash. It "
+         "tock\\-server hosts may share. On a database file an acknowledged change survives "
+         "power loss (persistence.sqlite.synchronous: full, the default; normal: a crash of "
+         "the process only); the banner's durability line says which is in force. It "
          "loads its configuration file, applies the options over it, registers the configured "
          "namespaces that are missing (and "
       << Code("default")
@@ -603,6 +605,7 @@ std::string ServerManPage(const std::string& server_help, const ManOptions& opti
           "persistence:",
           "  engine: sqlite",
           "  sqlite: {path: tock.db}              # empty: in memory (at most 2 GiB)",
+          "  # sqlite: {path: tock.db, synchronous: normal}   # full (default): power-safe",
           "# or: engine: postgres",
           "#     postgres: {url: \"postgresql://tock@db.example.com:5432/tock\", max_connections: 20}",
           "history: {shards: 4}                   # fixed when the database is created",

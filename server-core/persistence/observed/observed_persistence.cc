@@ -633,6 +633,7 @@ class ObservedPersistence : public Persistence {
   std::string engine() const override { return inner_->engine(); }
   std::string location() const override { return inner_->location(); }
   bool shared_by_hosts() const override { return inner_->shared_by_hosts(); }
+  std::string durability() const override { return inner_->durability(); }
 
  private:
   std::unique_ptr<Persistence> inner_;

@@ -20,7 +20,10 @@ absl::StatusOr<std::unique_ptr<Persistence>> OpenPostgresPersistence(const std::
                 NewPostgresScheduleStore(db),     NewPostgresReplicationStore(db),
                 NewPostgresTimerStore(db)};
   // postgresql://USER@HOST:PORT/DB: never the password.
-  BackendFacts facts{"postgres", db.location(), /*shared_by_hosts=*/true};
+  // Each COMMIT waits as the server's synchronous_commit says (on by default: flushed).
+  BackendFacts facts{"postgres", db.location(), /*shared_by_hosts=*/true,
+                     "the PostgreSQL server's (synchronous_commit; on by default: survives "
+                     "power loss)"};
   return AssemblePersistence(std::shared_ptr<PgPool>(std::move(*pool)), std::move(stores),
                              std::move(facts));
 }

@@ -76,11 +76,26 @@ class SqliteDb {
   // The in-memory database's most: memdb keeps it in one block, and SQLite refuses to
   // allocate 2 GiB or more at once. Beyond it writes fail with UNAVAILABLE saying so.
   static constexpr int64_t kInMemoryLimitBytes = 0x7fff0000;
-  // Opens `path` ("" or ":memory:" for an in-memory database): WAL and a 5 s busy timeout
-  // for files, foreign keys on. UNAVAILABLE naming the path when it cannot be opened.
+  // How durable a commit to a database file is (`persistence.sqlite.synchronous`), both in
+  // WAL mode. kFull: every COMMIT syncs the write-ahead log before it returns, so a change
+  // answered survives power loss or an OS crash. kNormal: the log is synced only at
+  // checkpoints, so a change answered survives a crash of the process (kill -9), but the
+  // last ones may be lost with the machine; each commit costs no fsync. An in-memory
+  // database keeps nothing past its process either way.
+  enum class Synchronous { kFull, kNormal };
+  // Opens `path` ("" or ":memory:" for an in-memory database): WAL with `synchronous` and a
+  // 5 s busy timeout for files, foreign keys on. UNAVAILABLE naming the path when it cannot
+  // be opened.
   static absl::StatusOr<std::unique_ptr<SqliteDb>> Open(
-      const std::string& path, int64_t in_memory_limit_bytes = kInMemoryLimitBytes);
+      const std::string& path, int64_t in_memory_limit_bytes = kInMemoryLimitBytes,
+      Synchronous synchronous = Synchronous::kFull);
   ~SqliteDb();
+
+  // Whether this is the in-memory database (memdb), and SQLite's `PRAGMA synchronous` as in
+  // force on the connection (0 OFF, 1 NORMAL, 2 FULL, 3 EXTRA), read back rather than
+  // remembered, so the banner states what SQLite does. Under mutex() once shared.
+  bool in_memory() const;
+  absl::StatusOr<int> SynchronousInForce();
 
   std::mutex& mutex() { return mu_; }
   const std::string& location() const { return location_; }
