@@ -162,8 +162,11 @@ class TockServerImpl : public TockServer {
     absl::StatusOr<int> port = acceptor_->Listen(config_.ip, config_.port);
     if (!port.ok()) return port.status();
     bound_port_ = *port;
-    shards_ = std::make_unique<history::ShardController>(persistence_->executions(), *shards,
-                                                         advertise_address());
+    // The shard rows name this process (address#host id), not only its address: another
+    // process advertising the same address never passes for this one (shard_controller.h).
+    shards_ = std::make_unique<history::ShardController>(
+        persistence_->executions(), *shards, advertise_address(),
+        history::ShardController::kMaxBlockSize, host_id_);
     // One process on an embedded database owns every shard; hosts sharing a database own
     // what the ring of the alive ones gives them (StartMembership, once the engines exist).
     const bool shared_database = persistence_->shared_by_hosts();
@@ -389,7 +392,7 @@ class TockServerImpl : public TockServer {
     mc.heartbeat = config_.membership.heartbeat;
     mc.cutoff = config_.membership.cutoff;
     membership_ = std::make_unique<membership::MembershipMonitor>(
-        persistence_->membership(), mc, NewUuid(), advertise_address(), RealClock().Now(), RealClock(),
+        persistence_->membership(), mc, host_id_, advertise_address(), RealClock().Now(), RealClock(),
         logger_);
     if (shared_database) {
       shards_->SetOnLost([this](int32_t) { membership_->HandAgainAtNextHeartbeat(); });
@@ -565,8 +568,9 @@ class TockServerImpl : public TockServer {
             m->set_alive(alive);
             int32_t owned = 0;
             // A restarted host has a new row at the same address: the shards count for the
-            // live one only.
-            for (const persistence::ShardRecord& r : *shards) owned += alive && r.owner == h.address;
+            // process that owns them (the rows name its host id).
+            const std::string owner = history::ShardOwner(h.address, h.host_id);
+            for (const persistence::ShardRecord& r : *shards) owned += alive && r.owner == owner;
             m->set_shards_owned(owned);
           }
           return out;
@@ -581,7 +585,7 @@ class TockServerImpl : public TockServer {
           for (const persistence::ShardRecord& r : *shards) {
             pb::ShardOwnership* s = out.add_shards();
             s->set_shard_id(r.shard_id);
-            s->set_owner(r.owner);
+            s->set_owner(std::string(history::ShardOwnerAddress(r.owner)));  // where it is reached
             s->set_range_id(r.range_id);
             *s->mutable_claimed() = ToProtoTime(r.claimed);
           }
@@ -755,6 +759,8 @@ class TockServerImpl : public TockServer {
   std::unique_ptr<security::Authorizer> authorizer_;  // null: no authorization
   std::unique_ptr<worker::RetentionScanner> retention_;
   std::unique_ptr<archiver::ArchiveRegistry> archives_;
+  // This process: its membership row and the owner its shard rows name. New at every start.
+  const std::string host_id_ = NewUuid();
   std::unique_ptr<worker::Archiver> archiver_;
   std::unique_ptr<frontend::BatchOperations> batches_;
   std::unique_ptr<scheduler::Schedules> schedules_;

@@ -6,6 +6,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "lib/common/hashing.h"
+#include "lib/common/ids.h"
 
 namespace tock::server::history {
 
@@ -30,11 +31,21 @@ bool IsNotOwnedHere(absl::StatusCode code, absl::string_view message) {
          absl::StrContains(message, " is not owned by this host; ");
 }
 
+std::string ShardOwner(absl::string_view address, absl::string_view process_id) {
+  return absl::StrCat(address, "#", process_id);
+}
+
+absl::string_view ShardOwnerAddress(absl::string_view owner) {
+  const size_t hash = owner.rfind('#');  // no address (HOST:PORT) has a '#'
+  return hash == absl::string_view::npos ? owner : owner.substr(0, hash);
+}
+
 ShardController::ShardController(persistence::ExecutionStore& store, int32_t shard_count,
-                                 std::string owner, int64_t block_size)
+                                 std::string address, int64_t block_size,
+                                 std::string process_id)
     : store_(store),
       shard_count_(shard_count),
-      owner_(std::move(owner)),
+      owner_(ShardOwner(address, process_id.empty() ? NewUuid() : process_id)),
       block_size_(std::clamp<int64_t>(block_size, 1, kMaxBlockSize)) {
   for (int32_t id = 1; id <= shard_count_; ++id) shards_.push_back(std::make_unique<Shard>());
 }

@@ -29,6 +29,14 @@
 // (the history engine) hears of every shard taken and given up, to load or drop its timers
 // and cached runs.
 //
+// The owner a shard row names is this process, not its address: ShardOwner(address,
+// process id), the process id new at every start (the server's membership host id). The
+// renewal's compare-and-swap accepts R + 1 under the same owner as a retry of its own (a
+// reply lost after the renewal landed); were the owner the address, a second process
+// advertising the same address (a restarted pod reusing a service name, a misconfigured
+// advertise_address) that took the shard R -> R + 1 would pass for that retry, and both
+// would write under R + 1. Routing uses the address only (ShardOwnerAddress).
+//
 // Thread safety: safe from any thread; SetOwned and AcquireAll calls are serialised, and the
 // listener is called from them, never under a lock of this class that readers take.
 #pragma once
@@ -58,6 +66,12 @@ absl::Status NotOwnedHere(absl::string_view what);
 absl::Status ShardNotOwnedHere(int32_t shard_id);  // "history shard N ..."
 bool IsNotOwnedHere(absl::StatusCode code, absl::string_view message);
 
+// The owner a shard row names: "ADDRESS#PROCESS_ID", unique per process start.
+std::string ShardOwner(absl::string_view address, absl::string_view process_id);
+// The address part of a shard row's owner: what routing and `tock cluster shards` show.
+// A row written before owners carried a process id is all address.
+absl::string_view ShardOwnerAddress(absl::string_view owner);
+
 class ShardListener {
  public:
   virtual ~ShardListener() = default;
@@ -76,10 +90,12 @@ class ShardController {
   static constexpr int kRangeBits = 20;
   static constexpr int64_t kMaxBlockSize = int64_t{1} << kRangeBits;
 
-  // `block_size` (clamped to [1, kMaxBlockSize]): how many task ids a range hands out
-  // before it is renewed; tests make it small.
-  ShardController(persistence::ExecutionStore& store, int32_t shard_count, std::string owner,
-                  int64_t block_size = kMaxBlockSize);
+  // `address`: where this host is reached. The shard rows name ShardOwner(address,
+  // `process_id`); an empty process id is replaced by a new random one, so two controllers
+  // (processes) are never the same owner. `block_size` (clamped to [1, kMaxBlockSize]): how
+  // many task ids a range hands out before it is renewed; tests make it small.
+  ShardController(persistence::ExecutionStore& store, int32_t shard_count, std::string address,
+                  int64_t block_size = kMaxBlockSize, std::string process_id = "");
 
   class RangeHold;
 
@@ -101,6 +117,8 @@ class ShardController {
   void SetListener(ShardListener* listener);
 
   int32_t shard_count() const { return shard_count_; }
+  // What this controller's shard rows name as their owner (ShardOwner).
+  const std::string& owner() const { return owner_; }
   int32_t ShardFor(const std::string& namespace_id, const std::string& workflow_id) const {
     return ShardForWorkflow(namespace_id, workflow_id, shard_count_);
   }

@@ -153,14 +153,17 @@ class ExecutionStore {
  public:
   virtual ~ExecutionStore() = default;
 
-  // Takes shard `shard_id`: increments and returns its range id (creating the row).
+  // Takes shard `shard_id`: increments and returns its range id (creating the row). `owner`
+  // names one process start (history::ShardOwner: address#process id), never an address
+  // alone: RenewShardRange's retry rule relies on no other process writing the same owner.
   virtual absl::StatusOr<int64_t> AcquireShard(int32_t shard_id, const std::string& owner) = 0;
 
   // Renews the range of shard `shard_id` that `owner` holds with `range_id` (its block of task
   // ids is used up): the stored range id becomes range_id + 1 if the shard's row is still
   // (range_id, owner), a compare-and-swap that, like AcquireShard, waits for the Writes in
   // flight that hold the row. OK too when the row already is (range_id + 1, owner): a retry
-  // of a renewal whose answer was lost (the owner names one host, so no other host wrote it).
+  // of a renewal whose answer was lost (the owner names one process start, so no other
+  // process wrote it).
   // FAILED_PRECONDITION ("shard N is owned by another server") otherwise, changing nothing:
   // the shard was taken by another owner.
   virtual absl::Status RenewShardRange(int32_t shard_id, int64_t range_id,

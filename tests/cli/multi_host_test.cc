@@ -69,7 +69,8 @@ class MultiHostTest : public ::testing::Test {
     auto rows = Db().membership().ListShards();
     EXPECT_TRUE(rows.ok()) << rows.status();
     if (rows.ok()) {
-      for (const auto& r : *rows) owners[r.shard_id] = r.owner;
+      // The owner's address: the rows name address#process id (history::ShardOwner).
+      for (const auto& r : *rows) owners[r.shard_id] = r.owner.substr(0, r.owner.rfind('#'));
     }
     return owners;
   }

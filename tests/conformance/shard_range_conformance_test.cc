@@ -1,12 +1,14 @@
 // ExecutionStore::RenewShardRange on every backend: the owner's compare-and-swap of its
 // shard's range id from R to R + 1 (its task-id block is used up). It fences the owner's
 // older writes out like an acquisition, is idempotent for a retry by the same owner, and
-// changes nothing when another owner took the shard.
+// changes nothing when another owner took the shard, a second process at the same address
+// included.
 #include <gtest/gtest.h>
 
 #include <latch>
 #include <thread>
 
+#include "server-core/history/shard_controller.h"
 #include "server-core/persistence/execution_store.h"
 #include "tests/conformance/execution_fixture.h"
 
@@ -110,6 +112,36 @@ TEST_P(ShardRangeTest, ARenewalRacingASteal) {
       EXPECT_EQ(*stolen, *mine + 1) << "stolen first, the renewal refused";
     }
   }
+}
+
+// Two processes that advertise one address (a restarted pod reusing its service name, a
+// misconfigured advertise_address): each is its own owner (ShardController names its process
+// in the rows), so once the new one took the shard, the stale one's renewal, and its retry,
+// cannot pass for a retry of its own, and it gives the shard up.
+TEST_P(ShardRangeTest, TwoProcessesOfOneAddressAreTwoOwners) {
+  ASSERT_NO_FATAL_FAILURE(CreateRun("wf", "run"));
+  constexpr char kAddress[] = "10.0.0.5:7233";
+  server::history::ShardController stale(store(), 1, kAddress, /*block_size=*/2);
+  ASSERT_TRUE(stale.AcquireAll().ok());
+  const int64_t old_range = stale.RangeId(1);
+  server::history::ShardController fresh(store(), 1, kAddress, /*block_size=*/2);
+  ASSERT_TRUE(fresh.AcquireAll().ok());
+  ASSERT_EQ(fresh.RangeId(1), old_range + 1);
+  EXPECT_NE(stale.owner(), fresh.owner());
+  EXPECT_EQ(server::history::ShardOwnerAddress(stale.owner()), kAddress);
+
+  // The stale process's renewal of its range, then the same call again (a retry).
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    absl::Status renewed = store().RenewShardRange(1, old_range, stale.owner());
+    EXPECT_EQ(renewed.code(), Code::kFailedPrecondition) << "attempt " << attempt << ": " << renewed;
+  }
+  // Through the controller: its block used up, the renewal finds the shard taken.
+  EXPECT_NE(stale.NextTaskId(1), server::history::ShardController::kNotOwned);
+  EXPECT_NE(stale.NextTaskId(1), server::history::ShardController::kNotOwned);
+  EXPECT_EQ(stale.NextTaskId(1), server::history::ShardController::kNotOwned);
+  EXPECT_FALSE(stale.Owns(1));
+  EXPECT_EQ(WriteWith(old_range + 1, 2).code(), Code::kOk) << "the new process's range moved";
+  EXPECT_EQ(fresh.RangeId(1), old_range + 1);
 }
 
 TOCK_INSTANTIATE_ON_EVERY_BACKEND(ShardRangeTest);

@@ -118,7 +118,9 @@ TEST_F(ShardOwnershipTest, HostsApplyingOneRingOwnEveryShardOnce) {
   auto rows = p_->membership().ListShards();
   ASSERT_TRUE(rows.ok());
   ASSERT_EQ(rows->size(), 64u);
-  for (const auto& row : *rows) EXPECT_EQ(row.owner, ring.OwnerOfShard(row.shard_id));
+  for (const auto& row : *rows) {
+    EXPECT_EQ(ShardOwnerAddress(row.owner), ring.OwnerOfShard(row.shard_id));
+  }
 }
 
 }  // namespace

@@ -156,7 +156,8 @@ class PgExecutionStore : public ExecutionStore, private CommitBatchWriter {
     return r->Int(0, 0);
   }
 
-  // Setting range_id + 1 (not incrementing) under both conditions makes a retry idempotent.
+  // Setting range_id + 1 (not incrementing) under both conditions makes a retry idempotent;
+  // (R + 1, owner) is this process's own renewal because the owner names one process start.
   // The UPDATE takes the row's exclusive lock, so it waits for the Writes holding the row
   // FOR SHARE (this host drained its own first: ShardController) and re-checks its condition
   // on the row a concurrent AcquireShard committed.

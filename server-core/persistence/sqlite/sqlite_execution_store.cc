@@ -54,7 +54,8 @@ class SqliteExecutionStore : public ExecutionStore, private CommitBatchWriter {
     return range_id;
   }
 
-  // Setting range_id + 1 (not incrementing) under both conditions makes a retry idempotent.
+  // Setting range_id + 1 (not incrementing) under both conditions makes a retry idempotent;
+  // (R + 1, owner) is this process's own renewal because the owner names one process start.
   // One statement: the database's single writer makes it atomic against AcquireShard.
   absl::Status RenewShardRange(int32_t shard_id, int64_t range_id,
                                const std::string& owner) override {
