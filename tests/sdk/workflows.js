@@ -75,6 +75,18 @@ export async function heartbeatTimeout() {
   }
 }
 
+// An activity with only a schedule-to-close timeout on a queue no worker polls: Temporal
+// gives it the same schedule-to-start timeout, and reports that one when both expire.
+export async function unpickedActivity(taskQueue) {
+  const unpicked = proxyActivities({ scheduleToCloseTimeout: '2 seconds', taskQueue });
+  try {
+    await unpicked.greet('nobody');
+    return 'completed';
+  } catch (err) {
+    return `${err.name}: ${err.cause?.name} ${err.cause?.timeoutType}`;
+  }
+}
+
 export async function failing(message) {
   throw ApplicationFailure.nonRetryable(message, 'TockTestFailure');
 }

@@ -202,6 +202,15 @@ test('a heartbeat timeout reaches the workflow as a TimeoutFailure (workflow cac
   }
 });
 
+test('an activity nobody picks up with only a schedule-to-close timeout times out SCHEDULE_TO_START', DEADLINE, async () => {
+  const workflowId = uniqueName('unpicked');
+  const result = await withWorker({}, (taskQueue) =>
+    client.workflow.execute('unpickedActivity', { taskQueue, workflowId, args: [uniqueName('nobody')] }),
+  );
+  assert.equal(result, 'ActivityFailure: TimeoutFailure SCHEDULE_TO_START');
+  await replays(workflowId);
+});
+
 test('a failing workflow fails its result with the application failure (workflow cache on and off)', DEADLINE, async () => {
   for (const maxCachedWorkflows of [undefined, 0]) {
     const workflowId = uniqueName('failing');
