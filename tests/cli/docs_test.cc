@@ -8,7 +8,8 @@
 //   one `tock-server --help` lists, and the table lists every one;
 // - every YAML block (the configuration reference of docs/server.md) is accepted by the
 //   server's configuration loader, which refuses unknown keys, and every key the loader
-//   accepts is in one of them (the reference is complete).
+//   accepts is in one of them (the reference is complete);
+// - every Debian package scripts/setup.sh installs has its row in README.md's Dependencies.
 // (man_test.cc checks the man pages the same way against the binaries.)
 #include <algorithm>
 #include <filesystem>
@@ -319,6 +320,37 @@ TEST(DocsTest, TheFlagTableShowsEveryServerFlag) {
     if (flag == "--help" || flag == "--version" || pending.count(flag) > 0) continue;
     EXPECT_TRUE(table.count(flag) > 0)
         << flag << " is a tock-server flag but not in the flag table of docs/server.md";
+  }
+}
+
+TEST(DocsTest, TheReadmeSaysWhatEveryDebianPackageIsFor) {
+  // scripts/setup.sh's `packages=( ... )`: what the two commands of the README install.
+  const std::string setup = ReadSource("scripts/setup.sh");
+  const size_t begin = setup.find("packages=(");
+  ASSERT_NE(begin, std::string::npos);
+  const size_t end = setup.find(')', begin);
+  std::set<std::string> installed;
+  std::istringstream words(setup.substr(begin + 10, end - begin - 10));
+  for (std::string word; words >> word;) installed.insert(word);
+  ASSERT_GE(installed.size(), 20u);
+  // The first cell of each row of README.md's Dependencies table: `a`, `b`.
+  const std::string readme = ReadSource("README.md");
+  const size_t table = readme.find("## Dependencies");
+  ASSERT_NE(table, std::string::npos);
+  std::set<std::string> described;
+  std::istringstream lines(readme.substr(table));
+  const std::regex name("`([a-z0-9.+-]+)`");
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("| `", 0) != 0) continue;
+    const std::string cell = line.substr(0, line.find('|', 1));
+    for (std::sregex_iterator it(cell.begin(), cell.end(), name), e; it != e; ++it) {
+      described.insert((*it)[1]);
+    }
+  }
+  for (const std::string& package : installed) {
+    EXPECT_TRUE(described.count(package) > 0)
+        << package << " is installed by scripts/setup.sh but README.md's Dependencies table "
+        << "does not say what it is for";
   }
 }
 
