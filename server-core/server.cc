@@ -185,7 +185,7 @@ class TockServerImpl : public TockServer {
         [this](const std::string& namespace_id) { return namespaces_->ArchivesById(namespace_id); });
     history_->SetSearchAttributeSchemas(*namespaces_);
     namespace_activity_ = std::make_unique<replication::NamespaceActivity>(
-        persistence_->namespaces(), *namespaces_);
+        persistence_->namespaces(), *namespaces_, RealClock());  // its cache ages in real time
     history_->SetNamespaceActivity(
         [this](const std::string& namespace_id) { return namespace_activity_->Of(namespace_id); });
     history_->SetOwnsVersion([this](int64_t version) {

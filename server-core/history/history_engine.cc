@@ -481,13 +481,63 @@ absl::Status HistoryEngine::WriteCommit(persistence::Commit& commit, bool replic
   if (!ambiguous) return s;
   const MutableStateRecord& written = commit.runs.front().state;
   const auto& exec = written.execution();
-  for (int probe = 0; probe < 3; ++probe) {
-    absl::StatusOr<MutableStateRecord> stored =
-        store_.GetRun(exec.namespace_id(), exec.workflow_id(), exec.run_id());
-    if (stored.ok()) return stored->db_version() >= written.db_version() ? absl::OkStatus() : s;
-    if (stored.status().code() == absl::StatusCode::kNotFound) return s;  // a new run: not written
+  switch (ReadBack(exec.namespace_id(), exec.workflow_id(), exec.run_id(), written.db_version())) {
+    case WriteOutcome::kLanded:
+      return absl::OkStatus();
+    case WriteOutcome::kNotWritten:
+      return s;
+    case WriteOutcome::kUnknown:
+      break;
   }
-  return s;  // unknown: the caller sees the error and retries; a restart publishes the rest
+  // Unknown (the database is still failing): the caller sees the error and retries, and
+  // what the commit may have stored is found later, off this caller and its run's lock.
+  ResolveLostWriteLater(commit);
+  return s;
+}
+
+HistoryEngine::WriteOutcome HistoryEngine::ReadBack(const std::string& namespace_id,
+                                                    const std::string& workflow_id,
+                                                    const std::string& run_id,
+                                                    int64_t written_db_version) {
+  absl::StatusOr<MutableStateRecord> stored = store_.GetRun(namespace_id, workflow_id, run_id);
+  if (stored.ok()) {
+    return stored->db_version() >= written_db_version ? WriteOutcome::kLanded
+                                                      : WriteOutcome::kNotWritten;
+  }
+  // A new run that is not stored was not written.
+  if (stored.status().code() == absl::StatusCode::kNotFound) return WriteOutcome::kNotWritten;
+  return WriteOutcome::kUnknown;
+}
+
+void HistoryEngine::ResolveLostWriteLater(const persistence::Commit& commit) {
+  const int32_t shard = commit.shard_id;
+  const MutableStateRecord& written = commit.runs.front().state;
+  const int64_t db_version = written.db_version();
+  TimerQueue::Ids ids{written.execution().namespace_id(), written.execution().workflow_id(),
+                      written.execution().run_id()};
+  auto read_backs = std::make_shared<int>(0);  // failed ones; the job runs one at a time
+  timer_queue_->RunWithRetries(
+      [this, shard, db_version, ids, read_backs]() -> absl::Status {
+        if (!shards_.Owns(shard)) return absl::OkStatus();  // its new owner loads it all
+        switch (ReadBack(ids.namespace_id, ids.workflow_id, ids.run_id, db_version)) {
+          case WriteOutcome::kNotWritten:
+            return absl::OkStatus();
+          case WriteOutcome::kUnknown:
+            if (++*read_backs < kReadBacksBeforeReload) {
+              return absl::UnavailableError("the run could not be read back");
+            }
+            break;  // still unknown: the reload finds whatever the commit stored
+          case WriteOutcome::kLanded:
+            break;
+        }
+        return ReloadShard(shard);
+      },
+      "read-back of a write whose answer was lost", ids, absl::Seconds(1));
+}
+
+absl::Status HistoryEngine::ReloadShard(int32_t shard_id) {
+  if (absl::Status s = timer_queue_->Reread(shard_id); !s.ok()) return s;
+  return ProcessStoredTransferTasks({shard_id});
 }
 
 absl::Status HistoryEngine::CheckActive(const persistence::Commit& commit) {
@@ -505,6 +555,7 @@ absl::Status HistoryEngine::CheckActive(const persistence::Commit& commit) {
     if (histories.histories_size() > 0) {
       for (const auto& item : histories.histories(histories.current_version_history_index()).items()) {
         if (item.version() > run.events.front().version()) stale = true;
+    if (activity.unknown) return NamespaceStateUnknown(run.state.execution().namespace_id());
       }
     }
     if (!activity.active || stale) {
@@ -518,6 +569,7 @@ absl::Status HistoryEngine::CheckActive(const persistence::Commit& commit) {
   }
   // A change of a pending activity with no event (a poll that starts it, a heartbeat) on a
   // cluster that is no longer active: its SyncActivity task would carry an old version.
+    if (activity.unknown) return NamespaceStateUnknown(row.task.namespace_id());
   for (const persistence::ReplicationTaskRow& row : commit.new_replication_tasks) {
     const NamespaceActivity activity = activity_of_(row.task.namespace_id());
     if (!activity.active || row.task.version() < activity.failover_version) {

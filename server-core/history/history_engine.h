@@ -82,7 +82,14 @@ class HistoryEngine : public ShardListener, public AnyShard {
     // Replication state HANDOVER here: a graceful failover waits for the other cluster to
     // acknowledge every replication task, so no write may add one (kNamespaceHandoverMessage).
     bool handover = false;
+    // The namespace's state could not be read (a store error). Then `active` is false: its
+    // timers and follow-up work wait (parked) and its writes are refused with
+    // NamespaceStateUnknown (UNAVAILABLE, retried) until the state is known, never done as
+    // if active (which on a standby would write events under the active cluster's version).
+    bool unknown = false;
   };
+  // UNAVAILABLE: whether `namespace_id` is active here could not be read; retry.
+  static absl::Status NamespaceStateUnknown(const std::string& namespace_id);
   using ActivityOf = std::function<NamespaceActivity(const std::string& namespace_id)>;
   void SetNamespaceActivity(ActivityOf activity) { activity_of_ = std::move(activity); }
   // Whether a failover version is this cluster's (version % increment == its initial
@@ -161,6 +168,11 @@ class HistoryEngine : public ShardListener, public AnyShard {
   void OnShardReleased(int32_t shard_id) override;
   // The clock was moved (time skipping): timers now due fire without waiting.
   void WakeTimers();
+  // Timers and transfer tasks waiting for their namespace to be active here (ParkIfStandby).
+  size_t parked() const;
+  // How many later read-backs of a write whose answer was lost may fail before its shard is
+  // reloaded anyway (ResolveLostWriteLater).
+  static constexpr int kReadBacksBeforeReload = 3;
   // Stops firing timers and retrying background work; waits for what is running. Call
   // before the TimerThread goes. Idempotent.
   void StopBackground();
@@ -328,6 +340,18 @@ class HistoryEngine : public ShardListener, public AnyShard {
   // of a run that lost a version conflict, which is this cluster's own write).
   absl::Status WriteCommit(persistence::Commit& commit, bool replicated = false,
                            bool check_active = true);
+  // A write whose answer was lost (an ambiguous store error): whether it landed, read back.
+  enum class WriteOutcome { kLanded, kNotWritten, kUnknown };
+  WriteOutcome ReadBack(const std::string& namespace_id, const std::string& workflow_id,
+                        const std::string& run_id, int64_t written_db_version);
+  // The read-back of such a write failed: read back again later, backing off (1 s, 2 s,
+  // 4 s on the timer queue), and once it landed, or is still unknown after
+  // kReadBacksBeforeReload tries, reload the shard (ReloadShard): the timers and transfer
+  // tasks the commit stored are then armed and run without a restart.
+  void ResolveLostWriteLater(const persistence::Commit& commit);
+  // The shard's timers read again from the store and its stored transfer tasks processed,
+  // as when a shard is taken (what a commit stored without being published).
+  absl::Status ReloadShard(int32_t shard_id);
   absl::StatusOr<std::string> ResolveRunId(const std::string& namespace_id,
                                            const std::string& workflow_id,
                                            const std::string& run_id);
@@ -551,7 +575,7 @@ class HistoryEngine : public ShardListener, public AnyShard {
   // Timers and transfer tasks of namespaces that are standby here: kept (their rows stay
   // stored) until the namespace becomes active here, then run (Temporal's failover of a
   // namespace's queues). Checked every second while any is parked.
-  std::mutex parked_mu_;
+  mutable std::mutex parked_mu_;
   std::vector<persistence::TimerTaskRow> parked_timers_;      // guarded by parked_mu_
   std::vector<persistence::TaskQueueTask> parked_transfers_;  // guarded by parked_mu_
   bool parked_check_scheduled_ = false;                      // guarded by parked_mu_

@@ -36,6 +36,12 @@ void TakeTasks(RunTransaction& tx, persistence::Commit& commit) {
 
 }  // namespace
 
+absl::Status HistoryEngine::NamespaceStateUnknown(const std::string& namespace_id) {
+  return absl::UnavailableError(absl::StrCat(
+      "whether namespace ", namespace_id.substr(0, 64),
+      " is active on this cluster could not be read from the store; retry"));
+}
+
 bool HistoryEngine::ParkIfStandby(const std::string& namespace_id,
                                   const persistence::TimerTaskRow* timer,
                                   const persistence::TaskQueueTask* transfer) {
@@ -48,6 +54,11 @@ bool HistoryEngine::ParkIfStandby(const std::string& namespace_id,
     timers_.Schedule(clock_.Now() + kParkedCheckInterval, [this] { CheckParked(); });
   }
   return true;
+}
+
+size_t HistoryEngine::parked() const {
+  std::lock_guard lock(parked_mu_);
+  return parked_timers_.size() + parked_transfers_.size();
 }
 
 void HistoryEngine::CheckParked() {
@@ -501,6 +512,7 @@ absl::Status HistoryEngine::Reapply(const std::string& namespace_id,
                                     const std::vector<HistoryEvent>& events) {
   const NamespaceActivity activity =
       activity_of_ ? activity_of_(namespace_id) : NamespaceActivity{};
+  if (activity.unknown) return NamespaceStateUnknown(namespace_id);
   if (activity.active) return ReapplyHere(activity, namespace_id, workflow_id, events);
   if (!forward_reapply_) {
     logger_.Warn("replication: events of a losing branch are not applied again (the namespace "
@@ -533,6 +545,7 @@ absl::Status HistoryEngine::ReapplyEvents(const std::string& namespace_id,
   if (workflow_id.empty()) return absl::InvalidArgumentError("WorkflowId is not set on request.");
   const NamespaceActivity activity =
       activity_of_ ? activity_of_(namespace_id) : NamespaceActivity{};
+  if (activity.unknown) return NamespaceStateUnknown(namespace_id);
   if (!activity.active) {
     return NamespaceNotActiveError(activity.name, activity.active_cluster,
                                    activity.current_cluster);

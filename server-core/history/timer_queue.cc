@@ -74,6 +74,19 @@ void TimerQueue::Activate(int32_t shard) {
   }
 }
 
+absl::Status TimerQueue::Reread(int32_t shard) {
+  if (shard < 1 || shard > shard_count_) return absl::OkStatus();
+  {
+    std::lock_guard load_lock(load_mu_);
+    ShardWindow& w = windows_[static_cast<size_t>(shard - 1)];
+    if (!w.active) return absl::OkStatus();  // given up: its new owner loads the rows
+    w.covered = {};
+    generations_[static_cast<size_t>(shard - 1)]++;
+    if (!started_) return absl::OkStatus();  // Start loads it
+  }
+  return LoadShard(shard, Horizon());
+}
+
 void TimerQueue::Deactivate(int32_t shard) {
   if (shard < 1 || shard > shard_count_) return;
   std::lock_guard load_lock(load_mu_);

@@ -75,6 +75,11 @@ class TimerQueue {
   void Deactivate(int32_t shard);
   // A timer row was committed.
   void Add(const persistence::TimerTaskRow& row);
+  // Rows of `shard` may have been committed without Add (a write whose answer was lost):
+  // its window is read again from the store, as for a shard just taken, if this host still
+  // has the shard. Timers armed before are dropped when due (an older generation) and armed
+  // again by the read, so none fires twice from memory. A failed read is the loader's.
+  absl::Status Reread(int32_t shard);
   // The clock moved (time skipping): loads what is now due, at once.
   void Wake();
   // No new firings; waits for those running. Idempotent.

@@ -3,7 +3,7 @@
 namespace tock::server::replication {
 
 history::HistoryEngine::NamespaceActivity NamespaceActivity::Of(const std::string& namespace_id) {
-  const absl::Time now = absl::Now();
+  const absl::Time now = clock_.Now();
   {
     std::lock_guard lock(mu_);
     auto it = cache_.find(namespace_id);
@@ -11,6 +11,11 @@ history::HistoryEngine::NamespaceActivity NamespaceActivity::Of(const std::strin
   }
   history::HistoryEngine::NamespaceActivity activity;
   absl::StatusOr<persistence::NamespaceVersion> ns = store_.GetNamespaceById(namespace_id);
+  if (!ns.ok() && !absl::IsNotFound(ns.status())) {
+    activity.active = false;  // fail closed, and read again next time (header)
+    activity.unknown = true;
+    return activity;
+  }
   if (ns.ok() && ns->record.is_global_namespace()) {
     const auto cluster = engine_.cluster();
     activity.failover_version = ns->record.failover_version();
