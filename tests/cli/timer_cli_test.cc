@@ -190,6 +190,24 @@ TEST_F(TimerCliTest, ARestrictedCallbackAddressIsRefusedWithTheConfigKey) {
   EXPECT_NE(r.err.find("timers.callbacks.allow"), std::string::npos) << r.err;
 }
 
+// `tock server start-dev` is for a developer's machine: its callbacks may reach loopback
+// without any config (a receiver on localhost), while private addresses stay refused.
+TEST_F(TimerCliTest, StartDevLetsCallbacksReachLoopback) {
+  ServerProcess dev(TOCK_CLI_BIN);
+  ASSERT_TRUE(dev.Start({"server", "start-dev"})) << dev.error();
+  auto tock = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {TOCK_CLI_BIN, "--address", dev.address()});
+    return RunProcess(args, {}, "", std::chrono::seconds(30));
+  };
+  ProcessResult r = tock({"timer", "create", "t-dev", "--in", "0s", "--callback-url", receiver_.Url("/dev")});
+  ASSERT_EQ(r.exit_code, kExitOk) << r.err;
+  EXPECT_TRUE(receiver_.WaitFor("t-dev", 1, absl::Seconds(30)));
+  r = tock({"timer", "create", "t-private", "--in", "1h", "--callback-url", "http://10.0.0.1/cb"});
+  EXPECT_EQ(r.exit_code, kExitUsage) << r.err;
+  EXPECT_NE(r.err.find("is a private address"), std::string::npos) << r.err;
+  dev.Stop();
+}
+
 TEST_F(TimerCliTest, FiresToSucceededAndFourHundredToFailed) {
   receiver_.Script("t-gone", {CallbackAnswer::Status(410, R"({"error":"order cancelled"})")});
   TockJson({"timer", "create", "t-ok", "--in", "1s", "--callback-url", receiver_.Url("/hooks"),
