@@ -95,7 +95,8 @@ tock::admin::v1::NamespaceVersion ToApiVersion(const persistence::NamespaceVersi
 // What every namespace of this server supports (shown by DescribeNamespace, not stored).
 // Every field, each true exactly when Tock does what it names: core SDK workers act on them
 // (reference/api_2026.md §1.1). Next to each, the test of the behaviour; the whole set is
-// pinned by grpc_server_test.cc GrpcServerTest.CapabilitiesSayExactlyWhatTockDoes.
+// pinned by grpc_server_test.cc GrpcServerTest.CapabilitiesSayExactlyWhatTockDoes, and
+// what the false ones name is checked absent by FalseCapabilitiesNameWhatTockDoesNotServe.
 static void SetCapabilities(temporal::api::namespace_::v1::NamespaceInfo& info) {
   info.set_supports_schedules(true);
   auto* caps = info.mutable_capabilities();

@@ -13,7 +13,8 @@ wf::GetSystemInfoResponse SystemInfo() {
   out.set_server_version(kTockVersion);
   // Every field, each true exactly when Tock does what it names (SDKs change what they send
   // and how they retry by them). Next to each, the test of the behaviour; the whole set is
-  // pinned by grpc_server_test.cc GrpcServerTest.CapabilitiesSayExactlyWhatTockDoes.
+  // pinned by grpc_server_test.cc GrpcServerTest.CapabilitiesSayExactlyWhatTockDoes, and
+  // what the false ones name is checked absent by FalseCapabilitiesNameWhatTockDoesNotServe.
   auto* caps = out.mutable_capabilities();
   // Signal headers reach the event, query headers the worker: history_engine_test.cc
   // CapabilityFixture.SignalAndQueryHeadersReachTheWorkflow.

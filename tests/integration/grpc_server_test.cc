@@ -101,6 +101,58 @@ TEST(GrpcServerTest, CapabilitiesSayExactlyWhatTockDoes) {
   EXPECT_TRUE(ns->namespace_info().supports_schedules());
 }
 
+// The capabilities left false name what Tock does not do: their RPCs are not served, and
+// a start asking for eager execution gets its first workflow task through a poll.
+TEST(GrpcServerTest, FalseCapabilitiesNameWhatTockDoesNotServe) {
+  auto server = StartOrDie({});
+  auto connection = Connect(*server);
+  auto expect_unimplemented = [](const absl::Status& s, const std::string& capability) {
+    EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented) << capability << ": " << s;
+  };
+  wf::RecordWorkerHeartbeatRequest heartbeat;
+  heartbeat.set_namespace_("default");
+  expect_unimplemented(connection->Call(&wf::WorkflowService::Stub::RecordWorkerHeartbeat,
+                                        connection->workflow(), heartbeat).status(),
+                       "worker_heartbeats");
+  wf::PauseWorkflowExecutionRequest pause;
+  pause.set_namespace_("default");
+  pause.set_workflow_id("any");
+  expect_unimplemented(connection->Call(&wf::WorkflowService::Stub::PauseWorkflowExecution,
+                                        connection->workflow(), pause).status(),
+                       "workflow_pause");
+  wf::StartActivityExecutionRequest activity;
+  activity.set_namespace_("default");
+  activity.set_activity_id("any");
+  expect_unimplemented(connection->Call(&wf::WorkflowService::Stub::StartActivityExecution,
+                                        connection->workflow(), activity).status(),
+                       "standalone_activities");
+  wf::PollNexusTaskQueueRequest nexus;
+  nexus.set_namespace_("default");
+  nexus.mutable_task_queue()->set_name("any");
+  expect_unimplemented(connection->Call(&wf::WorkflowService::Stub::PollNexusTaskQueue,
+                                        connection->workflow(), nexus).status(),
+                       "nexus");
+
+  wf::StartWorkflowExecutionRequest start;
+  start.set_namespace_("default");
+  start.set_workflow_id("eager");
+  start.mutable_workflow_type()->set_name("flow");
+  start.mutable_task_queue()->set_name("eager-q");
+  start.set_request_id("eager-1");
+  start.set_request_eager_execution(true);
+  auto started = connection->Call(&wf::WorkflowService::Stub::StartWorkflowExecution,
+                                  connection->workflow(), start);
+  ASSERT_TRUE(started.ok()) << started.status();
+  EXPECT_FALSE(started->has_eager_workflow_task()) << "eager_workflow_start";
+  wf::PollWorkflowTaskQueueRequest poll;
+  poll.set_namespace_("default");
+  poll.mutable_task_queue()->set_name("eager-q");
+  auto task = connection->Call(&wf::WorkflowService::Stub::PollWorkflowTaskQueue,
+                               connection->workflow(), poll);
+  ASSERT_TRUE(task.ok()) << task.status();
+  EXPECT_EQ(task->workflow_execution().run_id(), started->run_id());
+}
+
 // A poll in flight on a connection whose calls may last 30 s (the poll itself waits 29 s).
 template <typename Request, typename Response>
 struct PollInFlight {
@@ -468,9 +520,8 @@ TEST(ServerConfigTest, AuthorizationOnASharedDatabaseNeedsInternodeTls) {
                   .ok());
   EXPECT_TRUE(validate(authz).ok());
   EXPECT_TRUE(validate(postgres).ok());
-  EXPECT_EQ(
-      validate(postgres + "authorization: {jwks: j, plaintext_host_calls: maybe}\n").message(),
-      "config authorization.plaintext_host_calls: must be true or false");
+  EXPECT_EQ(validate(postgres + "authorization: {jwks: j, plaintext_host_calls: maybe}\n").message(),
+            "config authorization.plaintext_host_calls: must be true or false");
   // With tls.internode (and the frontend's TLS, which goes with it).
   TempDir dir;
   tock::testing::TestCertificates certs(dir.file(""));
