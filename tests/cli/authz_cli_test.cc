@@ -361,7 +361,8 @@ TEST_F(AuthzCliTest, AnUnsetAudienceIsWarnedAboutAtStart) {
       << unset.stderr_text();
   const std::string log = unset.stderr_text();
   const size_t at = log.find(warning);
-  const std::string line = log.substr(log.rfind('\n', at) + 1, log.find('\n', at) - log.rfind('\n', at));
+  const size_t begin = log.rfind('\n', at) + 1;  // 0 when it is the first line
+  const std::string line = log.substr(begin, log.find('\n', at) - begin);
   EXPECT_TRUE(absl::StrContains(absl::AsciiStrToLower(line), "warn")) << line;
 }
 
@@ -519,14 +520,14 @@ TEST_F(AuthzCliTest, ATokenOfAnotherNamespaceIsRefusedAndChangesNothing) {
     refused.emplace_back("heartbeat", stub->RecordActivityTaskHeartbeat(&ctx, req, &out));
   }
   for (const auto& [what, s] : refused) {
-    EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << what << ": " << s.error_message();
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT)
+        << what << ": " << s.error_message();
     EXPECT_EQ(s.error_message(), kMismatch) << what;
   }
   // other's activity is still open, not heartbeated, and its history holds no answer.
-  json described = json::parse(
-      TockWith(other_writer, {"-n", "other", "workflow", "describe", "--workflow-id", "victim", "-o",
-                              "json"}).out,
-      nullptr, false);
+  const ProcessResult describe = TockWith(
+      other_writer, {"-n", "other", "workflow", "describe", "--workflow-id", "victim", "-o", "json"});
+  json described = json::parse(describe.out, nullptr, false);
   ASSERT_FALSE(described.is_discarded());
   ASSERT_EQ(At(described, "/pendingActivities").size(), 1u) << described.dump();
   EXPECT_EQ(At(described, "/pendingActivities/0/activityId"), "act-1");

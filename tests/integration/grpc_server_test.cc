@@ -520,8 +520,9 @@ TEST(ServerConfigTest, AuthorizationOnASharedDatabaseNeedsInternodeTls) {
                   .ok());
   EXPECT_TRUE(validate(authz).ok());
   EXPECT_TRUE(validate(postgres).ok());
-  EXPECT_EQ(validate(postgres + "authorization: {jwks: j, plaintext_host_calls: maybe}\n").message(),
-            "config authorization.plaintext_host_calls: must be true or false");
+  EXPECT_EQ(
+      validate(postgres + "authorization: {jwks: j, plaintext_host_calls: maybe}\n").message(),
+      "config authorization.plaintext_host_calls: must be true or false");
   // With tls.internode (and the frontend's TLS, which goes with it).
   TempDir dir;
   tock::testing::TestCertificates certs(dir.file(""));

@@ -584,7 +584,8 @@ TEST_F(EngineFixture, ATokenOfAnotherNamespaceIsRefusedBeforeAnythingChanges) {
                   });
   {
     std::unique_lock lock(mu);
-    ASSERT_TRUE(cv.wait_for(lock, absl::ToChronoNanoseconds(kWait), [&] { return got.has_value(); }));
+    ASSERT_TRUE(
+        cv.wait_for(lock, absl::ToChronoNanoseconds(kWait), [&] { return got.has_value(); }));
   }
   auto activity = engine_->RecordActivityTaskStarted(ns_, *got, "test-worker");
   ASSERT_TRUE(activity.ok()) << activity.status();
