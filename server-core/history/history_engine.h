@@ -168,6 +168,10 @@ class HistoryEngine : public ShardListener, public AnyShard {
   void OnShardReleased(int32_t shard_id) override;
   // The clock was moved (time skipping): timers now due fire without waiting.
   void WakeTimers();
+  // For tests on a ManualClock (after WakeTimers): returns once every timer and retried
+  // task due by the clock's now has been run, so that "not fired yet" can be checked
+  // without sleeping (TimerQueue::WaitForDueForTest).
+  void WaitForDueTimersForTest() { timer_queue_->WaitForDueForTest(); }
   // Timers and transfer tasks waiting for their namespace to be active here (ParkIfStandby).
   size_t parked() const;
   // How many later read-backs of a write whose answer was lost may fail before its shard is

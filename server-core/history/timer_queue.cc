@@ -217,10 +217,16 @@ void TimerQueue::Schedule(Job job) {
   const absl::Time due = job.due;
   timers_.Schedule(due, [this, job = std::move(job)]() mutable {
     // On the timer thread: only hand over. A full executor makes the job wait a little here
-    // (a timer's row is stored; nothing is lost by waiting).
+    // (a timer's row is stored; nothing is lost by waiting). Counted before the hand-over,
+    // so that WaitForDueForTest cannot see the executor idle while the job is on its way.
+    {
+      std::lock_guard lock(mu_);
+      ++executing_;
+    }
     if (executor_.Run([this, job]() mutable { Execute(std::move(job)); })) return;
     {
       std::lock_guard lock(mu_);
+      --executing_;
       if (stopping_) return;
     }
     job.due = clock_.Now() + kExecutorFullDelay;
@@ -229,6 +235,34 @@ void TimerQueue::Schedule(Job job) {
 }
 
 void TimerQueue::Execute(Job job) {
+  RunJob(std::move(job));  // a retry is scheduled before the job counts as done
+  std::lock_guard lock(mu_);
+  --executing_;
+  cv_.notify_all();
+}
+
+void TimerQueue::WaitForDueForTest() {
+  // The timer thread runs callbacks in due order, equal times in the order scheduled: once
+  // a marker due now has run, every job due by now has been handed to the executor.
+  std::mutex marker_mu;
+  std::condition_variable marker_cv;
+  bool marker_ran = false;
+  timers_.Schedule(clock_.Now(), [&] {
+    std::lock_guard lock(marker_mu);
+    marker_ran = true;
+    marker_cv.notify_all();
+  });
+  timers_.Wake();
+  {
+    std::unique_lock lock(marker_mu);
+    marker_cv.wait(lock, [&] { return marker_ran; });
+  }
+  // And then finished there.
+  std::unique_lock lock(mu_);
+  cv_.wait(lock, [this] { return executing_ == 0 || stopping_; });
+}
+
+void TimerQueue::RunJob(Job job) {
   {
     std::lock_guard lock(mu_);
     if (stopping_) return;

@@ -84,6 +84,12 @@ class TimerQueue {
   void Wake();
   // No new firings; waits for those running. Idempotent.
   void Stop();
+  // For tests on a ManualClock: returns once every job due at or before the clock's now
+  // (when called) has run (fired, dropped, or failed and put back for its retry). So a
+  // check that a timer has NOT fired yet, made after it, fails when the queue is wrong and
+  // never passes only because the machine was slow. Call Wake() first if the clock moved
+  // beyond the loaded window. Not from a callback of the TimerThread or a job.
+  void WaitForDueForTest();
 
   // Other background work of the history service that must be retried until it is done
   // (a transfer task: start a child, tell a parent): runs `work` on the executor, and
@@ -129,7 +135,9 @@ class TimerQueue {
   // `generation`: the shard's, read under load_mu_ where the row was found to be ours.
   void Arm(const persistence::TimerTaskRow& row, uint64_t generation);
   void Schedule(Job job);
+  // Runs the job (RunJob), then counts it out of executing_.
   void Execute(Job job);
+  void RunJob(Job job);
 
   persistence::ExecutionStore& store_;
   const int32_t shard_count_;
@@ -153,6 +161,8 @@ class TimerQueue {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   size_t armed_ = 0;
+  // Jobs handed to the executor and not finished: WaitForDueForTest waits for none (cv_).
+  size_t executing_ = 0;
   bool stopping_ = false;
   bool woken_ = false;
   std::thread loader_;

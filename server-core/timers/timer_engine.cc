@@ -251,12 +251,14 @@ void TimerEngine::FirerLoop() {
   std::unique_lock lock(mu_);
   while (!stopping_) {
     if (queue_.empty()) {
+      ++stats_.idle_looks;
       cv_.wait_for(lock, Chrono(kMaxSleep));
       continue;
     }
     const absl::Time now = clock_.Now();
     const absl::Time first = queue_.begin()->first;
     if (first > now) {  // never before its time
+      ++stats_.idle_looks;
       cv_.wait_for(lock, Chrono(first - now));
       continue;
     }

@@ -133,7 +133,7 @@ TEST_F(EngineFixture, ATimerNeverFiresBeforeItsStartedEventTimePlusItsDuration) 
   // the timer fire here.
   clock_.Advance(absl::Seconds(1) - absl::Microseconds(200));
   engine_->WakeTimers();
-  absl::SleepFor(absl::Milliseconds(300));
+  engine_->WaitForDueTimersForTest();  // whatever is due by now has been run
   for (const HistoryEvent& e : History(started->run_id())) {
     ASSERT_NE(e.event_type(), enums::EVENT_TYPE_TIMER_FIRED) << "fired before its time";
   }
@@ -723,7 +723,7 @@ TEST(MatchingSweepTest, IdleQueuesAreForgotten) {
   EXPECT_EQ(matching.QueueCount(), 100u);
   clock.Advance(absl::Seconds(2));
   timer_thread.Wake();
-  for (int i = 0; i < 500 && answered < 100; ++i) absl::SleepFor(absl::Milliseconds(2));
+  ASSERT_TRUE(tock::testing::Eventually([&] { return answered.load() >= 100; }));
   ASSERT_EQ(answered.load(), 100) << "every poll got its empty answer at its deadline";
   // Past the pollers' memory, the next poll sweeps: only its own queue is left.
   clock.Advance(matching::MatchingEngine::kPollerMemory + absl::Seconds(1));
@@ -845,9 +845,7 @@ TEST(TimerQueueTest, RetriesAFailingTimerWithBackoff) {
   for (int i = 0; i < 12 && calls < 4; ++i) {
     clock.Advance(absl::Seconds(1));
     queue.Wake();
-    const absl::Time until = absl::Now() + absl::Milliseconds(200);
-    const int before = calls;
-    while (absl::Now() < until && calls == before) absl::SleepFor(absl::Milliseconds(2));
+    queue.WaitForDueForTest();  // each attempt due by now has been made
   }
   ASSERT_EQ(calls.load(), 4);
   queue.Stop();
@@ -897,13 +895,15 @@ TEST(TimerQueueTest, ATimerOfAShardGivenUpIsDroppedAndFiredByItsNewOwner) {
   clock.Advance(absl::Seconds(2));
   a.Wake();
   b.Wake();
-  for (int i = 0; i < 100 && a.armed() > 0; ++i) absl::SleepFor(absl::Milliseconds(5));
+  // Everything due by now has been run by both queues: the checks below see what they did.
+  a.WaitForDueForTest();
+  b.WaitForDueForTest();
   EXPECT_EQ(a.armed(), 0u) << "dropped from memory";
   EXPECT_EQ(fired_a.load(), 0);
   EXPECT_EQ(fired_b.load(), 0) << "not b's yet";
 
   b.Activate(1);
-  for (int i = 0; i < 200 && fired_b.load() == 0; ++i) absl::SleepFor(absl::Milliseconds(5));
+  b.WaitForDueForTest();
   EXPECT_EQ(fired_b.load(), 1);
   EXPECT_EQ(fired_a.load(), 0);
   a.Stop();

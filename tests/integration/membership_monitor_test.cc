@@ -1,12 +1,16 @@
 // The membership monitor over a real (in-memory SQLite) membership table: the ring follows
 // the alive rows, errors never shrink the view, a host that cannot heartbeat counts itself
 // out, and a graceful stop removes the row. Faults come from a store wrapper that fails on
-// demand; time for the monitor's own bookkeeping from a manual clock.
+// demand; time for the monitor's own bookkeeping from a manual clock, and the database's
+// clock (by which heartbeats age) moved by hand through the same wrapper, so that a row
+// goes stale when a test says so, never because the machine was slow.
 #include "server-core/membership/monitor.h"
 
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <map>
+#include <mutex>
 #include <thread>
 
 #include "server-core/persistence/persistence.h"
@@ -20,11 +24,24 @@ class FailingMembershipStore : public persistence::MembershipStore {
   absl::Status Heartbeat(const std::string& host_id, const std::string& address,
                          absl::Time session_start) override {
     if (fail_heartbeat) return absl::UnavailableError("injected: database down");
-    return inner_.Heartbeat(host_id, address, session_start);
+    absl::Status s = inner_.Heartbeat(host_id, address, session_start);
+    std::lock_guard lock(mu_);
+    if (s.ok()) beat_at_[host_id] = database_ahead_;
+    return s;
   }
   absl::StatusOr<std::vector<persistence::HostRecord>> ListHosts(absl::Duration forget) override {
     if (fail_list) return absl::UnavailableError("injected: read failed");
-    return inner_.ListHosts(forget);
+    absl::StatusOr<std::vector<persistence::HostRecord>> rows = inner_.ListHosts(forget);
+    if (!rows.ok()) return rows;
+    std::lock_guard lock(mu_);
+    for (persistence::HostRecord& h : *rows) h.heartbeat_age += database_ahead_ - beat_at_[h.host_id];
+    return rows;
+  }
+  // The database's clock moves `d` on (a fake for time): every row heartbeating before is
+  // that much older when listed; a heartbeat through this store makes its row fresh again.
+  void AdvanceDatabaseClock(absl::Duration d) {
+    std::lock_guard lock(mu_);
+    database_ahead_ += d;
   }
   absl::Status Leave(const std::string& host_id) override { return inner_.Leave(host_id); }
   absl::StatusOr<std::vector<persistence::ShardRecord>> ListShards() override {
@@ -35,6 +52,9 @@ class FailingMembershipStore : public persistence::MembershipStore {
 
  private:
   persistence::MembershipStore& inner_;
+  std::mutex mu_;
+  absl::Duration database_ahead_;                   // of the real database's clock
+  std::map<std::string, absl::Duration> beat_at_;  // database_ahead_ at each host's heartbeat
 };
 
 class MembershipMonitorTest : public ::testing::Test {
@@ -62,7 +82,7 @@ class MembershipMonitorTest : public ::testing::Test {
   static MembershipConfig Config() {
     MembershipConfig c;
     c.heartbeat = absl::Hours(1);  // the tests tick by hand
-    c.cutoff = absl::Milliseconds(300);
+    c.cutoff = absl::Seconds(30);  // rows go stale by AdvanceDatabaseClock, not by waiting
     c.refresh = absl::Minutes(1);
     return c;
   }
@@ -96,7 +116,7 @@ TEST_F(MembershipMonitorTest, AStartWithoutTheDatabaseFails) {
 TEST_F(MembershipMonitorTest, TheRingFollowsOtherHostsJoiningAndGoingStale) {
   auto m = Monitor(Config());
   ASSERT_TRUE(m->Start(Record()).ok());
-  ASSERT_TRUE(persistence_->membership().Heartbeat("other-id", "127.0.0.1:7002", clock_.Now()).ok());
+  ASSERT_TRUE(store_->Heartbeat("other-id", "127.0.0.1:7002", clock_.Now()).ok());
   ASSERT_TRUE(m->Tick().ok());
   EXPECT_EQ(handed_, 2);
   EXPECT_EQ(last_->hosts(), (Hosts{"127.0.0.1:7001", "127.0.0.1:7002"}));
@@ -105,8 +125,13 @@ TEST_F(MembershipMonitorTest, TheRingFollowsOtherHostsJoiningAndGoingStale) {
   ASSERT_TRUE(m->Tick().ok());
   EXPECT_EQ(handed_, 2);
 
-  // The other host stops heartbeating; after the cutoff (database time) it is out.
-  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  // The other host stops heartbeating; short of the cutoff (database time) it is still in.
+  store_->AdvanceDatabaseClock(absl::Seconds(20));
+  ASSERT_TRUE(m->Tick().ok());
+  EXPECT_EQ(handed_, 2);
+  EXPECT_EQ(m->ring()->hosts().size(), 2u) << "stale only after the cutoff";
+  // Past the cutoff it is out.
+  store_->AdvanceDatabaseClock(absl::Seconds(11));
   ASSERT_TRUE(m->Tick().ok());
   EXPECT_EQ(handed_, 3);
   EXPECT_EQ(last_->hosts(), Hosts{"127.0.0.1:7001"});
@@ -118,12 +143,12 @@ TEST_F(MembershipMonitorTest, TheRingFollowsOtherHostsJoiningAndGoingStale) {
 TEST_F(MembershipMonitorTest, AFailedReadKeepsTheLastViewInsteadOfStandingAlone) {
   auto m = Monitor(Config());
   ASSERT_TRUE(m->Start(Record()).ok());
-  ASSERT_TRUE(persistence_->membership().Heartbeat("other-id", "127.0.0.1:7002", clock_.Now()).ok());
+  ASSERT_TRUE(store_->Heartbeat("other-id", "127.0.0.1:7002", clock_.Now()).ok());
   ASSERT_TRUE(m->Tick().ok());
   ASSERT_EQ(last_->hosts().size(), 2u);
 
   store_->fail_list = true;
-  std::this_thread::sleep_for(std::chrono::milliseconds(400));  // the other row is stale now
+  store_->AdvanceDatabaseClock(absl::Seconds(31));  // the other row is stale now
   EXPECT_FALSE(m->Tick().ok());
   EXPECT_EQ(handed_, 2);
   EXPECT_EQ(m->ring()->hosts().size(), 2u) << "an error must not make this host take every shard";
@@ -135,11 +160,11 @@ TEST_F(MembershipMonitorTest, AHostThatCannotHeartbeatPastTheCutoffCountsItselfO
   ASSERT_TRUE(m->Start(Record()).ok());
   store_->fail_heartbeat = true;
   // Within the cutoff: the view stays.
-  clock_.Advance(absl::Milliseconds(200));
+  clock_.Advance(absl::Seconds(20));
   EXPECT_FALSE(m->Tick().ok());
   EXPECT_EQ(m->ring()->hosts(), Hosts{"127.0.0.1:7001"});
   // Past it: the others have taken its shards; it gives up its own.
-  clock_.Advance(absl::Milliseconds(200));
+  clock_.Advance(absl::Seconds(20));
   EXPECT_FALSE(m->Tick().ok());
   EXPECT_TRUE(last_->hosts().empty());
   EXPECT_EQ(m->ring()->OwnerOfShard(1), "");
