@@ -130,10 +130,12 @@ std::string Quoted(const std::string& word) {
 // an unknown flag or an unexpected argument of the command reached. Exit 2; kExitOk when
 // nothing was left over.
 int ReportUnknownWords(const CLI::App& app, CommandContext& ctx) {
+  const CLI::App& at = ChosenCommand(app);
+  // `tock __complete WORDS...` takes every word as data.
+  if (at.get_allow_extras()) return kExitOk;
   const std::vector<std::string> left = app.remaining(/*recurse=*/true);
   if (left.empty()) return kExitOk;
   const std::string word = left.front();
-  const CLI::App& at = ChosenCommand(app);
   const std::string path = CommandPath(app);
   std::string message;
   std::string closest;
