@@ -305,7 +305,7 @@ TEST_F(TlsCliTest, BadTlsSettingsStopTheStartNamingTheKey) {
   }
 }
 
-// The --tls-* flags of tock-server mirror `tls:` (cmd/tock-server/tls_flags.h): mutual TLS
+// The --tls-* flags of tock-server mirror `tls:` (cmd/tock-server/server_flags.h): mutual TLS
 // from flags alone (the right client in, none without a certificate, the server's own
 // calls through the internode flags), a flag overriding its key in the config file, and the
 // YAML's checks, naming the key the flag sets.
