@@ -25,6 +25,20 @@ bool PrintableName(const std::string& name) {
 
 }  // namespace
 
+absl::Status CheckShardCounts(int32_t remote, int32_t local) {
+  if (remote == local) return absl::OkStatus();
+  const int32_t larger = std::max(remote, local);
+  const int32_t smaller = std::min(remote, local);
+  if (smaller <= 0 || larger % smaller != 0) {  // Temporal's refusal, word for word
+    return absl::InvalidArgumentError(
+        "Remote cluster shard number and local cluster shard number are not multiples.");
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "the remote cluster has ", remote, " history shards and this cluster has ", local,
+      "; Tock replicates only between clusters with the same number of history shards "
+      "(history.shards, fixed when a cluster's database is created)"));
+}
+
 ClusterRegistry::ClusterRegistry(admin::ClusterMetadata configured, std::string cluster_id,
                                  int32_t history_shard_count,
                                  persistence::ReplicationStore& store,
@@ -110,11 +124,9 @@ absl::Status ClusterRegistry::ValidateRemote(const RemoteDescription& remote,
   if (remote.history_shard_count <= 0) {
     return InvalidConfig("Remote cluster HistoryShardCount must be positive");
   }
-  const int32_t larger = std::max(remote.history_shard_count, history_shard_count_);
-  const int32_t smaller = std::min(remote.history_shard_count, history_shard_count_);
-  if (larger % smaller != 0) {
-    return InvalidConfig(
-        "Remote cluster shard number and local cluster shard number are not multiples.");
+  if (absl::Status s = CheckShardCounts(remote.history_shard_count, history_shard_count_);
+      !s.ok()) {
+    return InvalidConfig(s.message());
   }
   if (!remote.global_namespace_enabled) {
     return InvalidConfig("Cannot add remote cluster as global namespace is not supported");

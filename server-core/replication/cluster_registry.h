@@ -42,6 +42,15 @@ struct RemoteDescription {
   bool global_namespace_enabled = false;
 };
 
+// OK when a remote cluster's history shard count equals this cluster's; otherwise
+// INVALID_ARGUMENT saying why. Temporal accepts counts that are multiples and folds one
+// cluster's shards onto the other's, but with fewer remote shards each remote shard holds
+// the workflows of several local shards, which hosts sharing a database own apart: the
+// tasks of all but one would wait on a host that does not own them and end in the DLQ.
+// So Tock replicates 1:1 only (reference/replication.md §6.1), and says so: counts that are
+// not multiples get Temporal's message, multiples a Tock one naming both counts.
+absl::Status CheckShardCounts(int32_t remote, int32_t local);
+
 // Asks the frontend at `address` about its cluster; the error says why it could not.
 using DescribeRemote = std::function<absl::StatusOr<RemoteDescription>(const std::string& address)>;
 

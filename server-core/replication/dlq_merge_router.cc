@@ -56,6 +56,9 @@ void DlqMergeRouter::Install(rpc::Dispatcher& dispatcher) {
         return (*local)(ctx, payload, std::move(respond));
       }
       if (peers_.FromPeer(ctx)) {
+        if (sel.shard_id() > 0 && LocalShard(sel.shard_id()) == 0) {
+          return respond(ToGrpcStatus(SourceShardNotHere(sel.shard_id())), nullptr);
+        }
         if (sel.shard_id() > 0 && !owns_(LocalShard(sel.shard_id()))) {
           return respond(ToGrpcStatus(history::ShardNotOwnedHere(LocalShard(sel.shard_id()))),
                          nullptr);
@@ -98,9 +101,17 @@ void DlqMergeRouter::Install(rpc::Dispatcher& dispatcher) {
   });
 }
 
+absl::Status DlqMergeRouter::SourceShardNotHere(int32_t source_shard) const {
+  return absl::FailedPreconditionError(absl::StrCat(
+      "source shard ", source_shard, " is not a history shard of this cluster (1..",
+      shard_count_, "); Tock replicates only between clusters with the same number of "
+      "history shards"));
+}
+
 absl::StatusOr<adm::MergeDLQMessagesResponse> DlqMergeRouter::MergeOnOwner(
     const adm::MergeDLQMessagesRequest& part, absl::Time deadline) {
   const int32_t local_shard = LocalShard(part.selection().shard_id());
+  if (local_shard == 0) return SourceShardNotHere(part.selection().shard_id());
   absl::Duration backoff = routing::kFirstBackoff;
   absl::Status last;
   // Bounded by the deadline: every attempt waits at least the backoff first or ends.

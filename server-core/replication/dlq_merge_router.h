@@ -39,10 +39,14 @@ class DlqMergeRouter {
   void Install(rpc::Dispatcher& dispatcher);
 
   // The local shard whose owner pulls (and merges) a remote's `source_shard`: the same
-  // mapping as HistoryReplicator's pull.
+  // shard, as HistoryReplicator's pull, since a remote's shard count equals this cluster's
+  // (CheckShardCounts). 0 for a shard this cluster does not have (a remote stored with
+  // another count): such a part is refused (SourceShardNotHere), never merged on a host
+  // that would find its workflows' shards owned elsewhere.
   int32_t LocalShard(int32_t source_shard) const {
-    return (source_shard - 1) % shard_count_ + 1;
+    return source_shard >= 1 && source_shard <= shard_count_ ? source_shard : 0;
   }
+  absl::Status SourceShardNotHere(int32_t source_shard) const;
 
  private:
   // One source shard's part, merged by its owner.

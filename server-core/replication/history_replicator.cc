@@ -333,15 +333,22 @@ absl::Status HistoryReplicator::Pull(const persistence::RemoteClusterRecord& rem
     faults_->Refresh();
     if (faults_->paused()) return absl::OkStatus();
   }
+  // A remote stored with another shard count (by a version that accepted multiples) is not
+  // pulled: its shards would hold workflows of local shards other hosts own, whose tasks
+  // would end in the DLQ (CheckShardCounts).
+  if (absl::Status counts = CheckShardCounts(remote.history_shard_count(), shards_.count);
+      !counts.ok()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(counts.message(), "; nothing is pulled from it (tock cluster remove it)"));
+  }
   adm::GetReplicationMessagesRequest req;
   req.set_cluster_name(clusters_.current_cluster_name());
   {
     std::lock_guard lock(mu_);
     for (int32_t s = 1; s <= remote.history_shard_count(); ++s) {
-      // The remote's shard s holds the workflows of local shard s when the counts are equal
-      // (the same hash of the same namespace id and workflow id); with counts that are
-      // multiples, of the local shard it folds onto.
-      if (!shards_.owns((s - 1) % shards_.count + 1)) continue;
+      // The remote's shard s holds the workflows of local shard s (the same hash of the same
+      // namespace id and workflow id over the same count).
+      if (!shards_.owns(s)) continue;
       const int64_t cursor = progress_[{remote.name(), s}].last_retrieved;
       adm::ReplicationToken* token = req.add_tokens();
       token->set_shard_id(s);

@@ -6,7 +6,8 @@
 // names from the history when it is sent, and stores what the remote acknowledged;
 // RawHistory answers a remote that missed events (a gap) with the events it asks for.
 // Receiver: every kPullInterval, for each connected remote, the host pulls the remote's
-// shards that map to the local shards it owns and hands each task to `apply` (the history
+// shards it owns (the counts are equal, CheckShardCounts; a remote stored with another
+// count is not pulled, its error says why) and hands each task to `apply` (the history
 // engine's replicated apply), in order per shard; while a shard has more (a backlog), the
 // next pull follows at once. A task that fails stops its shard's
 // cursor there: it is tried again at the next pull (the ack sent to the source is the last

@@ -375,11 +375,13 @@ class RemoteClusterTest : public CliTest {
  protected:
   // A server that is cluster `name` (its only cluster) with `initial_version`, listening on a
   // port chosen first so that its configured rpc_address is its real address.
-  // `extra`: more flags.
+  // `extra`: more flags; `shards`: its history shard count.
   std::unique_ptr<ServerProcess> StartCluster(const std::string& name, int initial_version,
-                                              const std::vector<std::string>& extra = {}) {
+                                              const std::vector<std::string>& extra = {},
+                                              int shards = 4) {
     const std::string port = std::to_string(ClosedLocalPort());
-    const std::string yaml = ConfigYaml(name, initial_version, "127.0.0.1:" + port);
+    const std::string yaml = ConfigYaml(name, initial_version, "127.0.0.1:" + port) +
+                             "history:\n  shards: " + std::to_string(shards) + "\n";
     auto server = std::make_unique<ServerProcess>(TOCK_SERVER_BIN, "listening on (\\S+)");
     std::vector<std::string> args = {"--config", dir_.Write(name + ".yaml", yaml), "--db-file",
                                      dir_.File(name + ".db"), "--port", port};
@@ -448,6 +450,33 @@ TEST_F(RemoteClusterTest, UpsertOfAnUnreachableFrontendIsUnavailable) {
   ExpectErrorStartingWith(Upsert(nobody), kExitUnavailable,
                           "error: Unable connect to remote cluster " + nobody + " with error: ");
   EXPECT_EQ(TockJson({"cluster", "list"}).size(), 1u);
+}
+
+// Tock replicates only between clusters with equal shard counts: a remote with another
+// count is refused at upsert, with Temporal's words when the counts are not multiples and
+// Tock's (both counts, the key) when they are; nothing is stored.
+TEST_F(RemoteClusterTest, UpsertOfARemoteWithAnotherShardCountIsRefused) {
+  server_ = StartCluster("a", 1, {}, /*shards=*/8);
+  ASSERT_NE(server_, nullptr);
+  const std::string prefix = "Unable connect to remote cluster with invalid config: ";
+  for (const int shards : {4, 16}) {
+    SCOPED_TRACE(shards);
+    std::unique_ptr<ServerProcess> other =
+        StartCluster("b" + std::to_string(shards), 2, {}, shards);
+    ASSERT_NE(other, nullptr);
+    ExpectError(Upsert(other->address()), kExitUsage,
+                prefix + "the remote cluster has " + std::to_string(shards) +
+                    " history shards and this cluster has 8; Tock replicates only between "
+                    "clusters with the same number of history shards (history.shards, fixed "
+                    "when a cluster's database is created).");
+  }
+  std::unique_ptr<ServerProcess> six = StartCluster("c", 3, {}, 6);
+  ASSERT_NE(six, nullptr);
+  // Temporal's inner message ends in a period, and so does its wrapper.
+  ExpectError(Upsert(six->address()), kExitUsage,
+              prefix + "Remote cluster shard number and local cluster shard number are not "
+                       "multiples..");
+  EXPECT_EQ(TockJson({"cluster", "list"}).size(), 1u) << "a refused remote was stored";
 }
 
 TEST_F(RemoteClusterTest, UpsertListAndRemoveBetweenTwoServers) {

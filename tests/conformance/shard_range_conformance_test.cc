@@ -133,7 +133,8 @@ TEST_P(ShardRangeTest, TwoProcessesOfOneAddressAreTwoOwners) {
   // The stale process's renewal of its range, then the same call again (a retry).
   for (int attempt = 0; attempt < 2; ++attempt) {
     absl::Status renewed = store().RenewShardRange(1, old_range, stale.owner());
-    EXPECT_EQ(renewed.code(), Code::kFailedPrecondition) << "attempt " << attempt << ": " << renewed;
+    EXPECT_EQ(renewed.code(), Code::kFailedPrecondition)
+        << "attempt " << attempt << ": " << renewed;
   }
   // Through the controller: its block used up, the renewal finds the shard taken.
   EXPECT_NE(stale.NextTaskId(1), server::history::ShardController::kNotOwned);

@@ -227,7 +227,9 @@ TEST_P(LostCommitAnswerTest, ItsTimerFiresAndItsChildStartsWithoutARestart) {
   // Only the clock moves the read-backs on (1 s, then backing off): a second at a time,
   // until the timer fired and the child started. Within a minute of clock time; without the
   // read-back the timer was behind the loaded window for good and the child never started.
-  auto child_started = [&] { return persistence_->executions().GetCurrentRun(ns_.id, "child").ok(); };
+  auto child_started = [&] {
+    return persistence_->executions().GetCurrentRun(ns_.id, "child").ok();
+  };
   bool both = false;
   for (int second = 0; second < 60 && !both; ++second) {
     clock_.Advance(absl::Seconds(1));

@@ -52,7 +52,8 @@ class FailingLookups : public persistence::NamespaceStore {
       const std::string& operation) override {
     return inner_.CreateNamespace(record, now, operation);
   }
-  absl::StatusOr<persistence::NamespaceVersion> GetNamespaceByName(const std::string& name) override {
+  absl::StatusOr<persistence::NamespaceVersion> GetNamespaceByName(
+      const std::string& name) override {
     return inner_.GetNamespaceByName(name);
   }
   absl::StatusOr<persistence::NamespaceVersion> GetNamespaceAsOf(const std::string& name,
@@ -93,7 +94,8 @@ class StandbyLookupErrorTest : public ::testing::Test {
     m.failover_version_increment = 10;
     m.clusters["a"] = {true, 1, "127.0.0.1:1"};  // never called
     m.clusters["b"] = {true, 2, "127.0.0.1:2"};
-    namespaces_ = std::make_unique<frontend::NamespaceEngine>(persistence_->namespaces(), m, clock_);
+    namespaces_ =
+        std::make_unique<frontend::NamespaceEngine>(persistence_->namespaces(), m, clock_);
     wf::RegisterNamespaceRequest reg;
     reg.set_namespace_(kName);
     reg.set_is_global_namespace(true);
@@ -240,7 +242,8 @@ TEST_F(StandbyLookupErrorTest, ALookupErrorParksStandbyWorkAndWritesNothing) {
   lookups_->failing = false;
   const int lookups_now = lookups_->lookups.load();
   AdvanceAndWake(absl::Seconds(2));
-  ASSERT_TRUE(tock::testing::Eventually([&] { return lookups_->lookups.load() > lookups_now; }, kWait));
+  ASSERT_TRUE(
+      tock::testing::Eventually([&] { return lookups_->lookups.load() > lookups_now; }, kWait));
   EXPECT_EQ(engine_->parked(), 1u);
 
   // Failed back to b: the timer fires here once, as this cluster's, at the new version.
