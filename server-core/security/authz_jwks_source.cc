@@ -121,10 +121,12 @@ absl::Status JwksSource::Load() {
   absl::StatusOr<Jwks> keys = text.ok() ? ParseJwks(*text, source_) : text.status();
   std::lock_guard lock(mu_);
   last_load_ = absl::Now();
-  if (!keys.ok()) return keys.status();
-  keys_ = std::make_shared<const Jwks>(std::move(*keys));
-  generation_.fetch_add(1, std::memory_order_acq_rel);
-  return absl::OkStatus();
+  if (keys.ok()) {
+    keys_ = std::make_shared<const Jwks>(std::move(*keys));
+    generation_.fetch_add(1, std::memory_order_acq_rel);
+  }
+  reads_.fetch_add(1, std::memory_order_acq_rel);  // after the keys taken, if they were
+  return keys.status();
 }
 
 void JwksSource::Run() {

@@ -42,6 +42,9 @@ class JwksSource {
   std::shared_ptr<const Jwks> Current() const;
   // Counts each set of keys taken (1 after Start): verified tokens are cached per set.
   uint64_t generation() const { return generation_.load(std::memory_order_acquire); }
+  // Counts each read of the file or URL finished, whether it failed or not: tests wait on
+  // it to check that a bad read changed nothing, without sleeping.
+  uint64_t reads() const { return reads_.load(std::memory_order_acquire); }
   // An early read (a token named an unknown kid); at most one per kMinRefreshGap.
   void RequestRefresh();
 
@@ -58,6 +61,7 @@ class JwksSource {
   std::condition_variable wake_;
   std::shared_ptr<const Jwks> keys_;
   std::atomic<uint64_t> generation_{0};
+  std::atomic<uint64_t> reads_{0};
   bool stop_ = false;
   bool early_ = false;
   absl::Time last_load_ = absl::InfinitePast();

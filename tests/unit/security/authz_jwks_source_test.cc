@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "lib/common/log.h"
 #include "server-core/security/authz_jwks_source.h"
+#include "tests/support/eventually.h"
 #include "tests/support/process.h"
 #include "tests/support/test_jwt.h"
 
@@ -114,10 +115,14 @@ TEST(JwksSourceTest, ReadsAFileAgainEveryRefresh) {
   }
   EXPECT_EQ((*source)->Current()->keys.count("b"), 1u);
   EXPECT_EQ((*source)->Current()->keys.count("a"), 0u);
-  // A file that goes bad keeps the keys held.
+  // A file that goes bad keeps the keys held. The read under way may have begun before the
+  // write (and take the good file again); the one after it reads the bad file.
   dir.Write("jwks.json", "{");
+  const uint64_t reads = (*source)->reads();
+  ASSERT_TRUE(tock::testing::Eventually([&] { return (*source)->reads() >= reads + 1; }));
   const uint64_t generation = (*source)->generation();
-  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  const uint64_t bad_from = (*source)->reads() + 1;
+  ASSERT_TRUE(tock::testing::Eventually([&] { return (*source)->reads() >= bad_from; }));
   EXPECT_EQ((*source)->generation(), generation);
   EXPECT_EQ((*source)->Current()->keys.count("b"), 1u);
   EXPECT_EQ(ReadJwksText(dir.File("missing.json")).status().message(),
