@@ -211,14 +211,18 @@ class TockServerImpl : public TockServer {
       });
     }
     if (absl::Status s = history_->Recover(); !s.ok()) return s;
+    // Both workers handle the runs of the shards this host owns (all of them with one host).
+    const worker::OwnsRun owns_run = [this](const std::string& ns, const std::string& wf) {
+      return shards_->Owns(shards_->ShardFor(ns, wf));
+    };
     retention_ = std::make_unique<worker::RetentionScanner>(
-        *namespaces_, persistence_->visibility(), *history_, clock_);
+        *namespaces_, persistence_->visibility(), *history_, clock_, owns_run);
     retention_->Start(logger_, *server_metrics_);
     archives_ = std::make_unique<archiver::ArchiveRegistry>(SetupOf(config_.archival.history),
                                                            SetupOf(config_.archival.visibility));
     archiver_ = std::make_unique<worker::Archiver>(*namespaces_, persistence_->archival_queue(),
                                                    persistence_->executions(), *history_,
-                                                   *archives_, clock_);
+                                                   *archives_, clock_, owns_run);
     archiver_->SetAfterHistoryUpload(config_.fault_points.after_history_upload);
     archiver_->Start(logger_, *server_metrics_);
     RegisterAdvanceTime();

@@ -95,18 +95,28 @@ void HistoryEngine::ProcessTransferTask(const persistence::TaskQueueTask& task) 
 absl::Status HistoryEngine::ProcessStoredTransferTasks(const std::set<int32_t>& shards) {
   if (shards.empty()) return absl::OkStatus();
   constexpr int32_t kTransferPage = 1000;
-  for (int64_t after = 0;;) {
-    absl::StatusOr<std::vector<persistence::TaskQueueTask>> tasks =
-        store_.LoadTransferTasks(after, kTransferPage);
-    if (!tasks.ok()) return tasks.status();
-    for (const auto& task : *tasks) {
-      if (shards.contains(shards_.ShardFor(task.task.namespace_id(), task.task.workflow_id()))) {
-        ProcessTransferTask(task);
+  // The rows stored under `stored_shard`, page by page; each of a shard in `shards` is run.
+  auto process = [&](int32_t stored_shard) -> absl::Status {
+    for (int64_t after = 0;;) {
+      absl::StatusOr<std::vector<persistence::TaskQueueTask>> tasks =
+          store_.LoadTransferTasks(stored_shard, after, kTransferPage);
+      if (!tasks.ok()) return tasks.status();
+      for (const auto& task : *tasks) {
+        if (shards.contains(shards_.ShardFor(task.task.namespace_id(), task.task.workflow_id()))) {
+          ProcessTransferTask(task);
+        }
       }
+      if (tasks->size() < static_cast<size_t>(kTransferPage)) return absl::OkStatus();
+      after = tasks->back().task_id;
     }
-    if (tasks->size() < static_cast<size_t>(kTransferPage)) return absl::OkStatus();
-    after = tasks->back().task_id;
+  };
+  // Each shard's own rows (the index serves them: no scan of other shards' rows), then the
+  // rows written before transfer rows carried their shard (an upgraded database; none once
+  // they are consumed), whose shard is computed here.
+  for (int32_t shard : shards) {
+    if (absl::Status s = process(shard); !s.ok()) return s;
   }
+  return process(persistence::ExecutionStore::kUnshardedTransferTasks);
 }
 
 absl::Status HistoryEngine::ProcessTransferTaskOnce(const persistence::TaskQueueTask& task) {

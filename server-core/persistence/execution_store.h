@@ -208,8 +208,12 @@ class ExecutionStore {
       int64_t next_event_id, int32_t limit) = 0;
 
   // Removes a run: its state, events, visibility record, and the current-run pointer when it
-  // points at this run. Tasks and timers left behind find no run and are dropped.
-  virtual absl::Status DeleteRun(const std::string& namespace_id, const std::string& workflow_id,
+  // points at this run. Tasks and timers left behind find no run and are dropped. Fenced like
+  // Write by the range id of the run's shard `shard_id`: FAILED_PRECONDITION ("shard N is
+  // owned by another server"), deleting nothing, when the shard's range id is not `range_id`
+  // (another host took the shard: only its owner, under its run lock, deletes its runs).
+  virtual absl::Status DeleteRun(int32_t shard_id, int64_t range_id,
+                                 const std::string& namespace_id, const std::string& workflow_id,
                                  const std::string& run_id) = 0;
 
   // The same events as ReadEvents, as their stored (serialized) bytes, unparsed, handed to
@@ -231,9 +235,14 @@ class ExecutionStore {
   virtual absl::StatusOr<std::vector<TaskQueueTask>> LoadQueueTasks(
       const std::string& namespace_id, const std::string& task_queue, TaskKind kind,
       int32_t limit) = 0;
-  // The pending kTransfer tasks (the history service's own work) with ids after
-  // `after_task_id`, oldest first, at most `limit`.
-  virtual absl::StatusOr<std::vector<TaskQueueTask>> LoadTransferTasks(int64_t after_task_id,
+  // The pending kTransfer tasks (the history service's own work) of shard `shard_id` (the
+  // Commit's that wrote them) with ids after `after_task_id`, oldest first, at most `limit`:
+  // a host taking a shard reads only that shard's rows (index (kind, shard_id, task_id)).
+  // kUnshardedTransferTasks reads the rows written before transfer rows carried their shard
+  // (schema migration 16 on SQLite, 17 on PostgreSQL), whose shard only the engine can compute.
+  static constexpr int32_t kUnshardedTransferTasks = 0;
+  virtual absl::StatusOr<std::vector<TaskQueueTask>> LoadTransferTasks(int32_t shard_id,
+                                                                       int64_t after_task_id,
                                                                        int32_t limit) = 0;
   // Timers of a shard due before `until` and after `after` (by fire time, then task id),
   // earliest first, at most `limit`: the timer queue pages through them with `after`.

@@ -183,6 +183,13 @@ struct VisibilityPage {
   std::string next_page_token;  // empty on the last page
 };
 
+// A position in ListClosedBefore's order: after the run `run_id` closed at `close_ms` (Unix
+// milliseconds, as stored). The default is before every run.
+struct ClosedRunCursor {
+  int64_t close_ms = INT64_MIN;
+  std::string run_id;
+};
+
 class VisibilityStore {
  public:
   virtual ~VisibilityStore() = default;
@@ -201,9 +208,12 @@ class VisibilityStore {
   // For retention: the closed runs of `namespace_id` whose close time is before
   // `closed_before` (compared in milliseconds), leaving out runs queued for archival and not
   // yet deleted by the archiver (ArchivalQueueStore: the archiver deletes those itself).
-  // Oldest close first, then run id; at most `limit`.
+  // Oldest close first, then run id; only those after `after` in that order (a reader that
+  // leaves some runs, such as the retention scanner a host's other shards' runs, pages with
+  // it); at most `limit`.
   virtual absl::StatusOr<std::vector<temporal::api::workflow::v1::WorkflowExecutionInfo>>
-  ListClosedBefore(const std::string& namespace_id, absl::Time closed_before, int32_t limit) = 0;
+  ListClosedBefore(const std::string& namespace_id, absl::Time closed_before,
+                   const ClosedRunCursor& after, int32_t limit) = 0;
 };
 
 }  // namespace tock::persistence

@@ -36,7 +36,7 @@ struct Archiver::Namespace {
 
 Archiver::Archiver(frontend::NamespaceEngine& namespaces, persistence::ArchivalQueueStore& queue,
                    persistence::ExecutionStore& executions, history::HistoryEngine& history,
-                   archiver::ArchiveRegistry& archives, Clock& clock,
+                   archiver::ArchiveRegistry& archives, Clock& clock, OwnsRun owns_run,
                    absl::Duration poll_interval)
     : namespaces_(namespaces),
       queue_(queue),
@@ -44,6 +44,7 @@ Archiver::Archiver(frontend::NamespaceEngine& namespaces, persistence::ArchivalQ
       history_(history),
       archives_(archives),
       clock_(clock),
+      owns_run_(std::move(owns_run)),
       poll_interval_(poll_interval) {}
 
 void Archiver::Start(Logger& logger, const ServerMetrics& metrics) {
@@ -192,6 +193,9 @@ absl::Status Archiver::DeleteRun(const Namespace& ns, ArchivalQueueRow& row) {
   req.mutable_workflow_execution()->set_workflow_id(row.workflow_id);
   req.mutable_workflow_execution()->set_run_id(row.run_id);
   absl::Status s = history_.DeleteWorkflow({ns.id, ns.name, ns.failover_version}, req);
+  // The shard moved away meanwhile (the delete was fenced): no failure of the run's, its new
+  // owner deletes it.
+  if (history::IsNotOwnedHere(s.code(), s.message())) return s;
   if (!s.ok() && s.code() != absl::StatusCode::kNotFound) {
     RecordFailure(row, s);
     return s;
@@ -239,6 +243,13 @@ int64_t Archiver::ForEachInParallel(std::vector<ArchivalQueueRow>& rows,
   return total;
 }
 
+std::vector<ArchivalQueueRow> Archiver::Owned(std::vector<ArchivalQueueRow> rows) const {
+  std::erase_if(rows, [&](const ArchivalQueueRow& row) {
+    return !owns_run_(row.namespace_id, row.workflow_id);
+  });
+  return rows;
+}
+
 absl::StatusOr<int64_t> Archiver::PassLocked() {
   const absl::Time now = clock_.Now();
   int64_t done = 0;
@@ -251,11 +262,15 @@ absl::StatusOr<int64_t> Archiver::PassLocked() {
 
   // Visibility records of closed runs, a batch at a time, its runs in parallel. A failed row
   // gets a later next attempt, so the next batch moves on.
+  // Rows of shards other hosts own are left to them: a batch with none of this host's ends
+  // the loop (the same query would return it again).
   for (int round = 0; round < 1000; ++round) {
-    absl::StatusOr<std::vector<ArchivalQueueRow>> rows = queue_.VisibilityDue(now, kBatch);
-    if (!rows.ok()) return rows.status();
-    for (const ArchivalQueueRow& row : *rows) namespace_of(row.namespace_id);  // before the threads
-    done += ForEachInParallel(*rows, [&](ArchivalQueueRow& row) -> int64_t {
+    absl::StatusOr<std::vector<ArchivalQueueRow>> all = queue_.VisibilityDue(now, kBatch);
+    if (!all.ok()) return all.status();
+    std::vector<ArchivalQueueRow> rows = Owned(*all);
+    if (rows.empty()) break;
+    for (const ArchivalQueueRow& row : rows) namespace_of(row.namespace_id);  // before the threads
+    done += ForEachInParallel(rows, [&](ArchivalQueueRow& row) -> int64_t {
       const absl::StatusOr<Namespace>& ns = known.at(row.namespace_id);
       if (!ns.ok()) {
         RecordFailure(row, ns.status());
@@ -263,7 +278,7 @@ absl::StatusOr<int64_t> Archiver::PassLocked() {
       }
       return ArchiveVisibility(*ns, row).ok() ? 1 : 0;
     });
-    if (rows->size() < static_cast<size_t>(kBatch)) break;
+    if (all->size() < static_cast<size_t>(kBatch)) break;
   }
 
   // Runs whose retention has passed: archive the history, then delete.
@@ -273,10 +288,11 @@ absl::StatusOr<int64_t> Archiver::PassLocked() {
     const absl::StatusOr<Namespace>& ns = namespace_of(id);
     if (!ns.ok()) continue;  // retried at the next pass
     for (int round = 0; round < 1000; ++round) {
-      absl::StatusOr<std::vector<ArchivalQueueRow>> rows =
+      absl::StatusOr<std::vector<ArchivalQueueRow>> all =
           queue_.RetentionDue(id, now - ns->retention, now, kBatch);
-      if (!rows.ok()) return rows.status();
-      const int64_t progress = ForEachInParallel(*rows, [&](ArchivalQueueRow& row) -> int64_t {
+      if (!all.ok()) return all.status();
+      std::vector<ArchivalQueueRow> rows = Owned(*all);
+      const int64_t progress = ForEachInParallel(rows, [&](ArchivalQueueRow& row) -> int64_t {
         if (row.visibility == ArchivalStep::kPending) return 0;  // its record first
         int64_t steps = 0;
         if (row.history == ArchivalStep::kPending) {
@@ -287,7 +303,7 @@ absl::StatusOr<int64_t> Archiver::PassLocked() {
         return steps;
       });
       done += progress;
-      if (rows->size() < static_cast<size_t>(kBatch) || progress == 0) break;
+      if (all->size() < static_cast<size_t>(kBatch) || progress == 0) break;
     }
   }
   return done;

@@ -12,8 +12,10 @@
 // before its history archive is confirmed.
 //
 // Passes run on a thread of their own every `poll_interval` of real time and when woken
-// (a run closed, the clock was advanced); the runs of a batch are archived 8 at a time. Thread safety: all methods are safe from any
-// thread; passes and triggers never overlap.
+// (a run closed, the clock was advanced); the runs of a batch are archived 8 at a time. A host
+// passes over the runs of the history shards it owns only (`owns_run`, owned_runs.h), so each
+// run is uploaded and deleted by its shard's owner alone; with one host, all of them. Thread
+// safety: all methods are safe from any thread; passes and triggers never overlap.
 #pragma once
 
 #include <condition_variable>
@@ -33,6 +35,7 @@
 #include "server-core/persistence/archival_queue_store.h"
 #include "server-core/persistence/execution_store.h"
 #include "server-core/observability/server_metrics.h"
+#include "server-core/worker/owned_runs.h"
 #include "server-core/worker/periodic_thread.h"
 #include "tock/admin/v1/service.pb.h"
 
@@ -42,7 +45,7 @@ class Archiver {
  public:
   Archiver(frontend::NamespaceEngine& namespaces, persistence::ArchivalQueueStore& queue,
            persistence::ExecutionStore& executions, history::HistoryEngine& history,
-           archiver::ArchiveRegistry& archives, Clock& clock,
+           archiver::ArchiveRegistry& archives, Clock& clock, OwnsRun owns_run,
            absl::Duration poll_interval = absl::Seconds(1));
 
   // A test's fault point (ServerConfig::FaultPoints::after_history_upload); set before Start.
@@ -68,6 +71,9 @@ class Archiver {
   absl::StatusOr<Namespace> LoadNamespace(const std::string& id_or_empty,
                                           const std::string& name_or_empty);
   absl::StatusOr<int64_t> PassLocked();  // requires pass_mu_
+  // The rows of runs whose shard this host owns.
+  std::vector<persistence::ArchivalQueueRow> Owned(
+      std::vector<persistence::ArchivalQueueRow> rows) const;
   // Runs `step` on every row on the step threads and waits for all; the sum of what they
   // return. Rows are independent runs, and the stores are safe from many threads.
   int64_t ForEachInParallel(std::vector<persistence::ArchivalQueueRow>& rows,
@@ -86,6 +92,7 @@ class Archiver {
   history::HistoryEngine& history_;
   archiver::ArchiveRegistry& archives_;
   Clock& clock_;
+  const OwnsRun owns_run_;
   const absl::Duration poll_interval_;
 
   std::mutex pass_mu_;

@@ -7,6 +7,8 @@
 // (every `interval`, and at once after the clock is advanced in a time-skipping dev server)
 // finds what is left. Runs queued for archival (their namespace archived when they closed)
 // are left to the archiver (archiver.h), which deletes them after archiving their history.
+// A host scans only the runs of the history shards it owns (`owns_run`, owned_runs.h): with
+// one host, all of them.
 //
 // Thread safety: ScanNow may be called from any thread; scans never overlap.
 #pragma once
@@ -23,6 +25,7 @@
 #include "server-core/history/history_engine.h"
 #include "server-core/persistence/visibility_store.h"
 #include "server-core/observability/server_metrics.h"
+#include "server-core/worker/owned_runs.h"
 #include "server-core/worker/periodic_thread.h"
 
 namespace tock::server::worker {
@@ -30,7 +33,7 @@ namespace tock::server::worker {
 class RetentionScanner {
  public:
   RetentionScanner(frontend::NamespaceEngine& namespaces, persistence::VisibilityStore& visibility,
-                   history::HistoryEngine& history, Clock& clock,
+                   history::HistoryEngine& history, Clock& clock, OwnsRun owns_run,
                    absl::Duration interval = absl::Minutes(1));
 
   // Starts the periodic scans on a thread of their own (the first after `interval` of real
@@ -47,11 +50,14 @@ class RetentionScanner {
 
  private:
   absl::StatusOr<int64_t> ScanLocked();  // requires scan_mu_
+  // Deletes the runs of `ns` closed before `cutoff` that this host owns; how many.
+  absl::StatusOr<int64_t> ScanNamespace(const history::NamespaceRef& ns, absl::Time cutoff);
 
   frontend::NamespaceEngine& namespaces_;
   persistence::VisibilityStore& visibility_;
   history::HistoryEngine& history_;
   Clock& clock_;
+  const OwnsRun owns_run_;
   const absl::Duration interval_;
   std::mutex scan_mu_;
   const ServerMetrics* metrics_ = &kNoServerMetrics;

@@ -139,7 +139,7 @@ TEST_P(ExecutionQueuesTest, TransferTasksAreOnlyThoseOfHistoryPagedAfterAnId) {
   std::vector<int64_t> transfer;
   for (int i = 0; i < 7; i += 2) transfer.push_back(c.new_tasks[i].task_id);
 
-  absl::StatusOr<std::vector<TaskQueueTask>> all = store().LoadTransferTasks(0, 100);
+  absl::StatusOr<std::vector<TaskQueueTask>> all = store().LoadTransferTasks(1, 0, 100);
   EXPECT_EQ(IdsOf(all), transfer);
   ASSERT_TRUE(all.ok());
   for (const TaskQueueTask& t : *all) EXPECT_EQ(t.kind, TaskKind::kTransfer);
@@ -148,14 +148,44 @@ TEST_P(ExecutionQueuesTest, TransferTasksAreOnlyThoseOfHistoryPagedAfterAnId) {
   std::vector<int64_t> paged;
   int64_t after = 0;
   for (int pages = 0; pages < 10; ++pages) {
-    std::vector<int64_t> page = IdsOf(store().LoadTransferTasks(after, 3));
+    std::vector<int64_t> page = IdsOf(store().LoadTransferTasks(1, after, 3));
     ASSERT_LE(page.size(), 3u);
     if (page.empty()) break;
     paged.insert(paged.end(), page.begin(), page.end());
     after = page.back();
   }
   EXPECT_EQ(paged, transfer);
-  EXPECT_TRUE(IdsOf(store().LoadTransferTasks(transfer.back(), 100)).empty());
+  EXPECT_TRUE(IdsOf(store().LoadTransferTasks(1, transfer.back(), 100)).empty());
+}
+
+// Review P3-2: a host taking a shard reads that shard's transfer rows only, not the table.
+TEST_P(ExecutionQueuesTest, TransferTasksAreLoadedPerShard) {
+  absl::StatusOr<int64_t> range_2 = store().AcquireShard(2, "test-owner");
+  ASSERT_TRUE(range_2.ok()) << range_2.status();
+  std::vector<int64_t> of[3];
+  for (int i = 0; i < 6; ++i) {
+    Commit c = NewCommit();
+    const int32_t shard = i % 3 == 0 ? 2 : 1;
+    c.shard_id = shard;
+    c.range_id = shard == 2 ? *range_2 : range_id_;
+    c.new_tasks = {Task("", absl::StrCat("run-", i), i, TaskKind::kTransfer),
+                   Task("q", absl::StrCat("run-", i), i, TaskKind::kWorkflow)};
+    ASSERT_TRUE(store().Write(c).ok());
+    of[shard].push_back(c.new_tasks[0].task_id);
+  }
+  ASSERT_EQ(of[1].size(), 4u);
+  ASSERT_EQ(of[2].size(), 2u);
+
+  EXPECT_EQ(IdsOf(store().LoadTransferTasks(1, 0, 100)), of[1]);
+  EXPECT_EQ(IdsOf(store().LoadTransferTasks(2, 0, 100)), of[2]);
+  EXPECT_EQ(IdsOf(store().LoadTransferTasks(1, of[1][0], 2)),
+            (std::vector<int64_t>{of[1][1], of[1][2]}))
+      << "paged after an id within the shard";
+  EXPECT_EQ(IdsOf(store().LoadTransferTasks(2, of[2][0], 100)), (std::vector<int64_t>{of[2][1]}));
+  EXPECT_TRUE(IdsOf(store().LoadTransferTasks(3, 0, 100)).empty());
+  EXPECT_TRUE(IdsOf(store().LoadTransferTasks(ExecutionStore::kUnshardedTransferTasks, 0, 100))
+                  .empty())
+      << "every row written since the shard column exists carries its shard";
 }
 
 TEST_P(ExecutionQueuesTest, TimerIdsAreKeptWhenSetAndAssignedWhenZero) {

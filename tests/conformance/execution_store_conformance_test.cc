@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "server-core/persistence/execution_store.h"
 #include "server-core/persistence/visibility_store.h"
@@ -369,6 +370,29 @@ TEST_P(ExecutionStoreTest, GetRunReturnsTheStoredStateAndNotFoundOtherwise) {
       << "written without kCreate: no pointer";
 }
 
+// Review P3-3: a host that lost the run's shard deletes nothing, like a fenced-out Write.
+TEST_P(ExecutionStoreTest, DeleteRunIsFencedByTheRangeIdOfTheRunsShard) {
+  ASSERT_NO_FATAL_FAILURE(CreateRun("wf", "run-1"));
+  absl::StatusOr<int64_t> stolen = store().AcquireShard(1, "thief");
+  ASSERT_TRUE(stolen.ok()) << stolen.status();
+
+  absl::Status stale = store().DeleteRun(1, range_id_, "ns", "wf", "run-1");
+  EXPECT_EQ(stale.code(), Code::kFailedPrecondition) << stale;
+  EXPECT_TRUE(absl::StrContains(stale.message(), "shard 1 is owned by another server")) << stale;
+  EXPECT_EQ(StoredVersion("wf", "run-1"), 1) << "the stale owner deleted nothing";
+  EXPECT_EQ(EventIds("run-1"), (std::vector<int64_t>{1, 2, 3}));
+  EXPECT_EQ(VisibilityCount("run-1"), 1);
+  EXPECT_EQ(store().GetCurrentRun("ns", "wf")->run_id, "run-1");
+  EXPECT_EQ(store().DeleteRun(2, range_id_, "ns", "wf", "run-1").code(),
+            Code::kFailedPrecondition)
+      << "a shard never taken has no range id to match";
+
+  ASSERT_TRUE(store().DeleteRun(1, *stolen, "ns", "wf", "run-1").ok());
+  EXPECT_EQ(StoredVersion("wf", "run-1"), std::nullopt) << "the new owner deletes";
+  EXPECT_TRUE(EventIds("run-1").empty());
+  EXPECT_EQ(VisibilityCount("run-1"), 0);
+}
+
 TEST_P(ExecutionStoreTest, DeleteRunRemovesStateEventsVisibilityAndItsPointer) {
   ASSERT_NO_FATAL_FAILURE(CreateRun("wf", "run-1"));
   RunWrite close = RunChange("wf", "run-1", 2, kCompleted);
@@ -382,7 +406,7 @@ TEST_P(ExecutionStoreTest, DeleteRunRemovesStateEventsVisibilityAndItsPointer) {
   ASSERT_TRUE(WriteRuns({next}).ok());
 
   // The old run: the pointer is another run's and stays.
-  ASSERT_TRUE(store().DeleteRun("ns", "wf", "run-1").ok());
+  ASSERT_TRUE(store().DeleteRun(1, range_id_, "ns", "wf", "run-1").ok());
   EXPECT_EQ(StoredVersion("wf", "run-1"), std::nullopt);
   EXPECT_TRUE(EventIds("run-1").empty());
   EXPECT_EQ(VisibilityCount("run-1"), 0);
@@ -390,12 +414,13 @@ TEST_P(ExecutionStoreTest, DeleteRunRemovesStateEventsVisibilityAndItsPointer) {
   EXPECT_EQ(EventIds("run-2"), (std::vector<int64_t>{1, 2}));
   EXPECT_EQ(VisibilityCount("run-2"), 1);
 
-  ASSERT_TRUE(store().DeleteRun("ns", "wf", "run-2").ok());
+  ASSERT_TRUE(store().DeleteRun(1, range_id_, "ns", "wf", "run-2").ok());
   EXPECT_EQ(StoredVersion("wf", "run-2"), std::nullopt);
   EXPECT_TRUE(EventIds("run-2").empty());
   EXPECT_EQ(VisibilityCount("run-2"), 0);
   EXPECT_EQ(store().GetCurrentRun("ns", "wf").status().code(), Code::kNotFound);
-  EXPECT_TRUE(store().DeleteRun("ns", "wf", "run-2").ok()) << "deleting twice is harmless";
+  EXPECT_TRUE(store().DeleteRun(1, range_id_, "ns", "wf", "run-2").ok())
+      << "deleting twice is harmless";
 
   // The workflow id is free again.
   ASSERT_NO_FATAL_FAILURE(CreateRun("wf", "run-3"));

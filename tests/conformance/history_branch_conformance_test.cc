@@ -128,7 +128,7 @@ TEST_P(HistoryBranchTest, AFailedRunCheckWritesNoBranchAndDeletionRemovesThemAll
   fork.branch_forks.push_back({"b1", 3});
   ASSERT_TRUE(WriteRuns({fork}).ok());
   ASSERT_EQ(Branch("b1").size(), 3u);
-  ASSERT_TRUE(store().DeleteRun("ns", "wf", "run").ok());
+  ASSERT_TRUE(store().DeleteRun(1, range_id_, "ns", "wf", "run").ok());
   EXPECT_TRUE(Branch("b1").empty());
   EXPECT_TRUE(Current().empty());
 }

@@ -360,17 +360,29 @@ TEST_P(VisibilityStoreTest, ClosedBeforeLeavesOutOpenRunsAndRunsQueuedForArchiva
   std::sort(want.begin(), want.end(), [](const Record& a, const Record& b) {
     return *a.close_ms != *b.close_ms ? *a.close_ms < *b.close_ms : a.run_id < b.run_id;
   });
-  auto due = p_->visibility().ListClosedBefore("ns", cutoff, 1000);
+  auto due = p_->visibility().ListClosedBefore("ns", cutoff, {}, 1000);
   ASSERT_TRUE(due.ok()) << due.status();
   ASSERT_EQ(due->size(), want.size());
   for (size_t i = 0; i < want.size(); ++i)
     EXPECT_EQ((*due)[i].execution().run_id(), want[i].run_id);
-  auto first_three = p_->visibility().ListClosedBefore("ns", cutoff, 3);
+  auto first_three = p_->visibility().ListClosedBefore("ns", cutoff, {}, 3);
   ASSERT_TRUE(first_three.ok());
   ASSERT_EQ(first_three->size(), 3u);
   EXPECT_EQ((*first_three)[2].execution().run_id(), want[2].run_id);
+  // Paged after (close, run id): the next three, then the rest.
+  ClosedRunCursor after{*want[2].close_ms, want[2].run_id};
+  auto next = p_->visibility().ListClosedBefore("ns", cutoff, after, 3);
+  ASSERT_TRUE(next.ok()) << next.status();
+  ASSERT_EQ(next->size(), std::min<size_t>(3, want.size() - 3));
+  for (size_t i = 0; i < next->size(); ++i)
+    EXPECT_EQ((*next)[i].execution().run_id(), want[3 + i].run_id);
+  after = {*want.back().close_ms, want.back().run_id};
+  auto none = p_->visibility().ListClosedBefore("ns", cutoff, after, 10);
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->empty());
   // Strictly before: a run closed exactly at the cutoff stays.
-  auto at = p_->visibility().ListClosedBefore("ns", absl::FromUnixMillis(*want[0].close_ms), 10);
+  auto at =
+      p_->visibility().ListClosedBefore("ns", absl::FromUnixMillis(*want[0].close_ms), {}, 10);
   ASSERT_TRUE(at.ok());
   EXPECT_TRUE(at->empty());
 }

@@ -58,9 +58,9 @@ class LosingRenewalReplies : public persistence::ExecutionStore {
       int64_t next_event_id, int32_t limit) override {
     return inner_.ReadBranchEvents(run_id, branch_token, first_event_id, next_event_id, limit);
   }
-  absl::Status DeleteRun(const std::string& namespace_id, const std::string& workflow_id,
-                         const std::string& run_id) override {
-    return inner_.DeleteRun(namespace_id, workflow_id, run_id);
+  absl::Status DeleteRun(int32_t shard_id, int64_t range_id, const std::string& namespace_id,
+                         const std::string& workflow_id, const std::string& run_id) override {
+    return inner_.DeleteRun(shard_id, range_id, namespace_id, workflow_id, run_id);
   }
   absl::StatusOr<int64_t> VisitEventBytes(
       const std::string& run_id, int64_t first_event_id, int64_t next_event_id, int32_t limit,
@@ -76,8 +76,8 @@ class LosingRenewalReplies : public persistence::ExecutionStore {
     return inner_.LoadQueueTasks(namespace_id, task_queue, kind, limit);
   }
   absl::StatusOr<std::vector<persistence::TaskQueueTask>> LoadTransferTasks(
-      int64_t after_task_id, int32_t limit) override {
-    return inner_.LoadTransferTasks(after_task_id, limit);
+      int32_t shard_id, int64_t after_task_id, int32_t limit) override {
+    return inner_.LoadTransferTasks(shard_id, after_task_id, limit);
   }
   absl::StatusOr<std::vector<persistence::TimerTaskRow>> LoadTimers(
       int32_t shard_id, const persistence::TimerCursor& after, absl::Time until,

@@ -204,9 +204,11 @@ class ObservedExecutionStore : public ExecutionStore {
       return inner_.ReadBranchEvents(run_id, branch_token, first_event_id, next_event_id, limit);
     });
   }
-  absl::Status DeleteRun(const std::string& namespace_id, const std::string& workflow_id,
-                         const std::string& run_id) override {
-    return o_.Run(delete_, [&] { return inner_.DeleteRun(namespace_id, workflow_id, run_id); });
+  absl::Status DeleteRun(int32_t shard_id, int64_t range_id, const std::string& namespace_id,
+                         const std::string& workflow_id, const std::string& run_id) override {
+    return o_.Run(delete_, [&] {
+      return inner_.DeleteRun(shard_id, range_id, namespace_id, workflow_id, run_id);
+    });
   }
   absl::StatusOr<int64_t> VisitEventBytes(
       const std::string& run_id, int64_t first_event_id, int64_t next_event_id, int32_t limit,
@@ -224,9 +226,11 @@ class ObservedExecutionStore : public ExecutionStore {
     return o_.Run(queue_tasks_,
                   [&] { return inner_.LoadQueueTasks(namespace_id, task_queue, kind, limit); });
   }
-  absl::StatusOr<std::vector<TaskQueueTask>> LoadTransferTasks(int64_t after_task_id,
+  absl::StatusOr<std::vector<TaskQueueTask>> LoadTransferTasks(int32_t shard_id,
+                                                               int64_t after_task_id,
                                                                int32_t limit) override {
-    return o_.Run(transfer_tasks_, [&] { return inner_.LoadTransferTasks(after_task_id, limit); });
+    return o_.Run(transfer_tasks_,
+                  [&] { return inner_.LoadTransferTasks(shard_id, after_task_id, limit); });
   }
   absl::StatusOr<std::vector<TimerTaskRow>> LoadTimers(int32_t shard_id, const TimerCursor& after,
                                                        absl::Time until, int32_t limit) override {
@@ -265,9 +269,11 @@ class ObservedVisibilityStore : public VisibilityStore {
                   [&] { return inner_.CountByStatus(namespace_id, predicate); });
   }
   absl::StatusOr<std::vector<temporal::api::workflow::v1::WorkflowExecutionInfo>> ListClosedBefore(
-      const std::string& namespace_id, absl::Time closed_before, int32_t limit) override {
-    return o_.Run(closed_,
-                  [&] { return inner_.ListClosedBefore(namespace_id, closed_before, limit); });
+      const std::string& namespace_id, absl::Time closed_before, const ClosedRunCursor& after,
+      int32_t limit) override {
+    return o_.Run(closed_, [&] {
+      return inner_.ListClosedBefore(namespace_id, closed_before, after, limit);
+    });
   }
 
  private:

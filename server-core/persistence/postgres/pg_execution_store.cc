@@ -263,19 +263,30 @@ class PgExecutionStore : public ExecutionStore, private CommitBatchWriter {
     return events;
   }
 
-  // One statement (data-modifying CTEs run together, atomically), so one round trip.
-  absl::Status DeleteRun(const std::string& namespace_id, const std::string& workflow_id,
-                         const std::string& run_id) override {
-    return pool_
-        .Query(
-            "WITH e AS (DELETE FROM executions WHERE namespace_id = $1 AND workflow_id = $2 AND "
-            "run_id = $3), c AS (DELETE FROM current_executions WHERE namespace_id = $1 AND "
-            "workflow_id = $2 AND run_id = $3), v AS (DELETE FROM visibility WHERE "
-            "namespace_id = $1 AND run_id = $3 AND workflow_id = $2), b AS (DELETE FROM "
-            "history_branch_events WHERE run_id = $3) "
-            "DELETE FROM history_events WHERE run_id = $3",
-            {PgParam::Text(namespace_id), PgParam::Text(workflow_id), PgParam::Text(run_id)})
-        .status();
+  // One statement (data-modifying CTEs run together, atomically), so one round trip. The
+  // fence is the shard's row FOR SHARE, as a Write's (Batch::RangeId): a steal waits for the
+  // delete, and a delete after a steal finds the new range id and deletes nothing.
+  absl::Status DeleteRun(int32_t shard_id, int64_t range_id, const std::string& namespace_id,
+                         const std::string& workflow_id, const std::string& run_id) override {
+    absl::StatusOr<PgResult> r = pool_.Query(
+        "WITH f AS (SELECT 1 FROM shards WHERE shard_id = $4 AND range_id = $5 FOR SHARE), "
+        "e AS (DELETE FROM executions WHERE namespace_id = $1 AND workflow_id = $2 AND "
+        "run_id = $3 AND EXISTS (SELECT 1 FROM f)), c AS (DELETE FROM current_executions "
+        "WHERE namespace_id = $1 AND workflow_id = $2 AND run_id = $3 AND EXISTS (SELECT 1 "
+        "FROM f)), v AS (DELETE FROM visibility WHERE namespace_id = $1 AND run_id = $3 AND "
+        "workflow_id = $2 AND EXISTS (SELECT 1 FROM f)), b AS (DELETE FROM "
+        "history_branch_events WHERE run_id = $3 AND EXISTS (SELECT 1 FROM f)), h AS (DELETE "
+        "FROM history_events WHERE run_id = $3 AND EXISTS (SELECT 1 FROM f)) "
+        "SELECT count(*) FROM f",
+        {PgParam::Text(namespace_id), PgParam::Text(workflow_id), PgParam::Text(run_id),
+         PgParam::Int(shard_id), PgParam::Int(range_id)});
+    if (!r.ok()) return r.status();
+    if (r->Int(0, 0) == 0) {
+      return ShardOwnedElsewhere(shard_id,
+                                 absl::StrCat("range id ", range_id, " is no longer ours"),
+                                 "the run was not deleted");
+    }
+    return absl::OkStatus();
   }
 
   absl::StatusOr<std::vector<TaskQueueTask>> LoadTaskQueueTasks() override {
@@ -295,15 +306,22 @@ class PgExecutionStore : public ExecutionStore, private CommitBatchWriter {
          PgParam::Int(static_cast<int>(kind)), PgParam::Int(limit)}));
   }
 
-  // `kind = 3` is written out (kTransfer), not bound, so that the planner can use the
-  // partial index task_queue_tasks_transfer whatever plan it caches.
-  absl::StatusOr<std::vector<TaskQueueTask>> LoadTransferTasks(int64_t after_task_id,
+  // One shard's rows through the index task_queue_tasks_transfer (kind, shard_id, task_id)
+  // (migration 17), in order; kUnshardedTransferTasks: the rows from before it (NULL shard).
+  absl::StatusOr<std::vector<TaskQueueTask>> LoadTransferTasks(int32_t shard_id,
+                                                               int64_t after_task_id,
                                                                int32_t limit) override {
     static_assert(static_cast<int>(TaskKind::kTransfer) == 3);
+    if (shard_id == kUnshardedTransferTasks) {
+      return ReadTasks(pool_.Query(
+          "SELECT task_id, namespace_id, task_queue, kind, data FROM task_queue_tasks "
+          "WHERE kind = 3 AND shard_id IS NULL AND task_id > $1 ORDER BY task_id LIMIT $2",
+          {PgParam::Int(after_task_id), PgParam::Int(limit)}));
+    }
     return ReadTasks(pool_.Query(
         "SELECT task_id, namespace_id, task_queue, kind, data FROM task_queue_tasks "
-        "WHERE kind = 3 AND task_id > $1 ORDER BY task_id LIMIT $2",
-        {PgParam::Int(after_task_id), PgParam::Int(limit)}));
+        "WHERE kind = 3 AND shard_id = $1 AND task_id > $2 ORDER BY task_id LIMIT $3",
+        {PgParam::Int(shard_id), PgParam::Int(after_task_id), PgParam::Int(limit)}));
   }
 
   // Rows of (task_id, namespace_id, task_queue, kind, data), in the query's order.
@@ -900,7 +918,7 @@ class PgExecutionStore : public ExecutionStore, private CommitBatchWriter {
   // sorted before they are handed back, which does not depend on RETURNING's order.
   void AddTasks(StatementBatch& batch, int item, absl::Span<const GroupItem> items) {
     std::vector<std::string_view> namespaces, queues;
-    std::vector<int64_t> kinds, offsets, lengths, done;
+    std::vector<int64_t> kinds, shards, offsets, lengths, done;
     std::string bytes;
     for (const GroupItem& each : items) {
       const Packed& packed = SerializedOf(each).tasks;
@@ -911,6 +929,7 @@ class PgExecutionStore : public ExecutionStore, private CommitBatchWriter {
         namespaces.push_back(t.namespace_id);
         queues.push_back(t.task_queue);
         kinds.push_back(static_cast<int64_t>(t.kind));
+        shards.push_back(each.commit->shard_id);  // a commit's tasks are of its run's shard
         offsets.push_back(base + packed.offsets[i]);
         lengths.push_back(packed.lengths[i]);
       }
@@ -926,15 +945,17 @@ class PgExecutionStore : public ExecutionStore, private CommitBatchWriter {
     const size_t count = kinds.size();
     batch.Add(
         "WITH done AS (DELETE FROM task_queue_tasks WHERE task_id = ANY($7::bigint[])) "
-        "INSERT INTO task_queue_tasks(namespace_id, task_queue, kind, data) "
-        "SELECT t.ns, t.queue, t.kind, substring($1 FROM t.off::int FOR t.len::int) "
-        "FROM unnest($2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::bigint[]) "
-        "WITH ORDINALITY AS t(ns, queue, kind, off, len, n) ORDER BY t.n RETURNING task_id",
+        "INSERT INTO task_queue_tasks(namespace_id, task_queue, kind, data, shard_id) "
+        "SELECT t.ns, t.queue, t.kind, substring($1 FROM t.off::int FOR t.len::int), t.shard "
+        "FROM unnest($2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::bigint[], "
+        "$8::bigint[]) WITH ORDINALITY AS t(ns, queue, kind, off, len, shard, n) ORDER BY t.n "
+        "RETURNING task_id",
         {PgParam::Bytes(batch.Keep(std::move(bytes))),
          PgParam::Text(batch.Keep(TextArray(namespaces))),
          PgParam::Text(batch.Keep(TextArray(queues))), PgParam::Text(batch.Keep(IntArray(kinds))),
          PgParam::Text(batch.Keep(IntArray(offsets))),
-         PgParam::Text(batch.Keep(IntArray(lengths))), PgParam::Text(batch.Keep(IntArray(done)))},
+         PgParam::Text(batch.Keep(IntArray(lengths))), PgParam::Text(batch.Keep(IntArray(done))),
+         PgParam::Text(batch.Keep(IntArray(shards)))},
         item, [items, count](absl::StatusOr<PgResult>& ins, int&) -> absl::Status {
           if (!ins.ok()) return ins.status();
           if (ins->rows() != static_cast<int>(count)) {

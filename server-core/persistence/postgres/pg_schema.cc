@@ -296,6 +296,14 @@ CREATE INDEX timers_state ON timers(namespace_id, listed_state, timer_id);
 COMMENT ON COLUMN timers.listed_state IS
   'The state the timers_state index lists the timer under: its state, but FIRING (2) as PENDING (1)';
 )sql"},
+      {17, "task-queue tasks carry their history shard: a host taking a shard reads its own transfer tasks",
+       R"sql(
+ALTER TABLE task_queue_tasks ADD COLUMN shard_id INTEGER;
+DROP INDEX task_queue_tasks_transfer;
+CREATE INDEX task_queue_tasks_transfer ON task_queue_tasks(kind, shard_id, task_id);
+COMMENT ON COLUMN task_queue_tasks.shard_id IS
+  'The history shard of the commit that wrote the task; NULL for tasks written before schema version 17 (their shard, a hash of namespace and workflow id modulo the shard count, is computed by the server when it reads them)';
+)sql"},
   };
   return migrations;
 }

@@ -295,14 +295,17 @@ class PgVisibilityStore : public VisibilityStore {
   }
 
   absl::StatusOr<std::vector<temporal::api::workflow::v1::WorkflowExecutionInfo>> ListClosedBefore(
-      const std::string& namespace_id, absl::Time closed_before, int32_t limit) override {
+      const std::string& namespace_id, absl::Time closed_before, const ClosedRunCursor& after,
+      int32_t limit) override {
     absl::StatusOr<PgResult> r = pool_.Query(
         "SELECT info FROM visibility v WHERE v.namespace_id = $1 AND v.close_ms IS NOT NULL AND "
-        "v.close_ms < $2 AND NOT EXISTS (SELECT 1 FROM archival_queue a WHERE "
-        "a.namespace_id = v.namespace_id AND a.run_id = v.run_id AND a.run_deleted = 0) "
+        "v.close_ms < $2 AND (v.close_ms, v.run_id) > ($4::bigint, $5::text) AND NOT EXISTS "
+        "(SELECT 1 FROM archival_queue a WHERE a.namespace_id = v.namespace_id AND "
+        "a.run_id = v.run_id AND a.run_deleted = 0) "
         "ORDER BY v.close_ms ASC, v.run_id ASC LIMIT $3",
         {PgParam::Text(namespace_id), PgParam::Int(absl::ToUnixMillis(closed_before)),
-         PgParam::Int(std::max(limit, 0))});
+         PgParam::Int(std::max(limit, 0)), PgParam::Int(after.close_ms),
+         PgParam::Text(after.run_id)});
     if (!r.ok())
       return absl::Status(r.status().code(),
                           absl::StrCat("visibility store: ", r.status().message()));

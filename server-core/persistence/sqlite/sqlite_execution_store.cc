@@ -150,11 +150,25 @@ class SqliteExecutionStore : public ExecutionStore, private CommitBatchWriter {
     return events;
   }
 
-  absl::Status DeleteRun(const std::string& namespace_id, const std::string& workflow_id,
-                         const std::string& run_id) override {
+  // Fenced inside the transaction, as a Write's group (Batch::RangeId): SQLite's write lock
+  // keeps the range id from changing until COMMIT.
+  absl::Status DeleteRun(int32_t shard_id, int64_t range_id, const std::string& namespace_id,
+                         const std::string& workflow_id, const std::string& run_id) override {
     std::lock_guard lock(db_.mutex());
     Transaction tx(db_);
     RETURN_IF_ERROR(tx.Begin());
+    {
+      ASSIGN_STMT(fence, db_.Prepare("SELECT range_id FROM shards WHERE shard_id = ?"));
+      auto row = fence.Bind(1, int64_t{shard_id}).Step();
+      if (!row.ok()) return row.status();
+      const int64_t stored = *row ? fence.Int(0) : -1;
+      fence.Reset();
+      if (stored != range_id) {
+        return ShardOwnedElsewhere(shard_id,
+                                   absl::StrCat("range id ", range_id, " is no longer ours"),
+                                   "the run was not deleted");
+      }
+    }
     const char* statements[] = {
         "DELETE FROM executions WHERE namespace_id = ?1 AND workflow_id = ?2 AND run_id = ?3",
         "DELETE FROM current_executions WHERE namespace_id = ?1 AND workflow_id = ?2 AND run_id = ?3",
@@ -191,16 +205,21 @@ class SqliteExecutionStore : public ExecutionStore, private CommitBatchWriter {
     return ReadTasks(q);
   }
 
-  // `kind = 3` is written out (kTransfer), not bound: SQLite uses the partial index
-  // task_queue_tasks_transfer only for a literal that matches its WHERE.
-  absl::StatusOr<std::vector<TaskQueueTask>> LoadTransferTasks(int64_t after_task_id,
+  // One shard's rows through the index task_queue_tasks_transfer (kind, shard_id, task_id)
+  // (migration 16), in order; kUnshardedTransferTasks: the rows from before it (NULL shard).
+  absl::StatusOr<std::vector<TaskQueueTask>> LoadTransferTasks(int32_t shard_id,
+                                                               int64_t after_task_id,
                                                                int32_t limit) override {
     static_assert(static_cast<int>(TaskKind::kTransfer) == 3);
     std::lock_guard lock(db_.mutex());
-    ASSIGN_STMT(q, db_.Prepare(
-        "SELECT task_id, namespace_id, task_queue, kind, data FROM task_queue_tasks "
-        "WHERE kind = 3 AND task_id > ? ORDER BY task_id LIMIT ?"));
-    q.Bind(1, after_task_id).Bind(2, int64_t{limit});
+    const bool unsharded = shard_id == kUnshardedTransferTasks;
+    ASSIGN_STMT(q, db_.Prepare(unsharded
+        ? "SELECT task_id, namespace_id, task_queue, kind, data FROM task_queue_tasks "
+          "WHERE kind = 3 AND shard_id IS NULL AND task_id > ?2 ORDER BY task_id LIMIT ?3"
+        : "SELECT task_id, namespace_id, task_queue, kind, data FROM task_queue_tasks "
+          "WHERE kind = 3 AND shard_id = ?1 AND task_id > ?2 ORDER BY task_id LIMIT ?3"));
+    if (!unsharded) q.Bind(1, int64_t{shard_id});
+    q.Bind(2, after_task_id).Bind(3, int64_t{limit});
     return ReadTasks(q);
   }
 
@@ -328,11 +347,14 @@ class SqliteExecutionStore : public ExecutionStore, private CommitBatchWriter {
     for (size_t i = 0; i < commit.new_tasks.size(); ++i) {
       TaskQueueTask& task = commit.new_tasks[i];
       ASSIGN_STMT(ins, db_.Prepare(
-          "INSERT INTO task_queue_tasks(namespace_id, task_queue, kind, data) VALUES (?,?,?,?)"));
+          "INSERT INTO task_queue_tasks(namespace_id, task_queue, kind, data, shard_id) "
+          "VALUES (?,?,?,?,?)"));
+      // A commit's tasks are of its run's shard (LoadTransferTasks reads them by it).
       RETURN_IF_ERROR(ins.Bind(1, task.namespace_id)
                           .Bind(2, task.task_queue)
                           .Bind(3, int64_t{static_cast<int>(task.kind)})
                           .BindBlobView(4, blobs.tasks[i])
+                          .Bind(5, int64_t{commit.shard_id})
                           .Run());
       task.task_id = db_.LastInsertRowId();
     }

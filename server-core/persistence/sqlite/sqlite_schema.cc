@@ -239,6 +239,15 @@ UPDATE timers SET listed_state = CASE state WHEN 2 THEN 1 ELSE state END;
 DROP INDEX timers_state;
 CREATE INDEX timers_state ON timers(namespace_id, listed_state, timer_id);
 )sql"},
+      {16, "task-queue tasks carry their history shard: a host taking a shard reads its own transfer tasks",
+       R"sql(
+-- The shard of the Commit that wrote the row. Rows written before are left NULL: their shard
+-- is a hash of namespace and workflow id modulo the configured shard count, which SQL cannot
+-- compute; the engine reads them apart (LoadTransferTasks(kUnshardedTransferTasks, ...)).
+ALTER TABLE task_queue_tasks ADD COLUMN shard_id INTEGER;
+DROP INDEX task_queue_tasks_transfer;
+CREATE INDEX task_queue_tasks_transfer ON task_queue_tasks(kind, shard_id, task_id);
+)sql"},
   };
   return migrations;
 }

@@ -355,15 +355,18 @@ class SqliteVisibilityStore : public VisibilityStore {
   }
 
   absl::StatusOr<std::vector<temporal::api::workflow::v1::WorkflowExecutionInfo>> ListClosedBefore(
-      const std::string& namespace_id, absl::Time closed_before, int32_t limit) override {
+      const std::string& namespace_id, absl::Time closed_before, const ClosedRunCursor& after,
+      int32_t limit) override {
     std::lock_guard lock(db_.mutex());
     ASSIGN_STMT(
         q, db_.Prepare(
                "SELECT info FROM visibility WHERE namespace_id = ? AND close_ms IS NOT NULL AND "
-               "close_ms < ? AND NOT EXISTS (SELECT 1 FROM archival_queue a WHERE a.namespace_id = "
-               "visibility.namespace_id AND a.run_id = visibility.run_id AND a.run_deleted = 0) "
+               "close_ms < ? AND (close_ms, run_id) > (?, ?) AND NOT EXISTS (SELECT 1 FROM "
+               "archival_queue a WHERE a.namespace_id = visibility.namespace_id AND a.run_id = "
+               "visibility.run_id AND a.run_deleted = 0) "
                "ORDER BY close_ms ASC, run_id ASC LIMIT ?"));
-    q.Bind(1, namespace_id).Bind(2, absl::ToUnixMillis(closed_before)).Bind(3, int64_t{limit});
+    q.Bind(1, namespace_id).Bind(2, absl::ToUnixMillis(closed_before)).Bind(3, after.close_ms);
+    q.Bind(4, after.run_id).Bind(5, int64_t{limit});
     std::vector<temporal::api::workflow::v1::WorkflowExecutionInfo> runs;
     absl::Status read = q.ForEachRow([&] {
       return runs.emplace_back().ParseFromString(q.Blob(0))
