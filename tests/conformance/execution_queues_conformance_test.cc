@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "server-core/persistence/execution_store.h"
 #include "tests/conformance/execution_fixture.h"
@@ -319,6 +320,41 @@ TEST_P(ExecutionQueuesTest, TaskAndTimerIdsOfConcurrentCommitsAreUnique) {
 }
 
 TOCK_INSTANTIATE_ON_EVERY_BACKEND(ExecutionQueuesTest);
+
+// A database upgraded to transfer rows with shards: the rows stored before keep no shard (SQL
+// cannot compute it) and are read apart, so the host taking shards still finds them.
+class TransferShardUpgradeTest : public BackendTest {};
+
+TEST_P(TransferShardUpgradeTest, RowsStoredBeforeTheUpgradeAreReadAsUnsharded) {
+  if (!Durable()) GTEST_SKIP() << "an in-memory database cannot be prepared beforehand";
+  MigrateAllButNewest(1);
+  TaskQueueTask old = Task("", "run-old", 7, TaskKind::kTransfer);
+  const std::string hex = absl::BytesToHexString(old.task.SerializeAsString());
+  RunRaw(absl::StrCat(
+      "INSERT INTO task_queue_tasks(namespace_id, task_queue, kind, data) VALUES ('ns', '', 3, ",
+      IsPostgres() ? absl::StrCat("'\\x", hex, "'::bytea") : absl::StrCat("X'", hex, "'"), ")"));
+
+  std::unique_ptr<Persistence> p = Open();
+  ASSERT_NE(p, nullptr);
+  absl::StatusOr<int64_t> range = p->executions().AcquireShard(1, "test-owner");
+  ASSERT_TRUE(range.ok()) << range.status();
+  Commit c;
+  c.shard_id = 1;
+  c.range_id = *range;
+  c.new_tasks = {Task("", "run-new", 8, TaskKind::kTransfer)};
+  ASSERT_TRUE(p->executions().Write(c).ok());
+
+  absl::StatusOr<std::vector<TaskQueueTask>> unsharded =
+      p->executions().LoadTransferTasks(ExecutionStore::kUnshardedTransferTasks, 0, 100);
+  ASSERT_TRUE(unsharded.ok()) << unsharded.status();
+  ASSERT_EQ(unsharded->size(), 1u);
+  EXPECT_EQ((*unsharded)[0].task.SerializeAsString(), old.task.SerializeAsString());
+  EXPECT_EQ(IdsOf(p->executions().LoadTransferTasks(1, 0, 100)),
+            (std::vector<int64_t>{c.new_tasks[0].task_id}))
+      << "shard 1 reads its own row only";
+}
+
+TOCK_INSTANTIATE_ON_EVERY_BACKEND(TransferShardUpgradeTest);
 
 }  // namespace
 }  // namespace tock::persistence::conformance
