@@ -1,6 +1,7 @@
 // Review P3-3: the retention scanner runs on every host, each over the runs of the history
 // shards it owns, and a run is deleted by its shard's owner only, fenced by the shard's range:
-// two hosts (shard controllers and history engines) on one SQLite database, a manual clock.
+// two hosts (shard controllers and history engines) on one database (a SQLite file, or a
+// database of the run's throwaway PostgreSQL server), a manual clock.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -18,6 +19,7 @@
 #include "server-core/matching/matching_engine.h"
 #include "server-core/persistence/persistence.h"
 #include "server-core/worker/retention_scanner.h"
+#include "tests/support/postgres_server.h"
 #include "tests/support/process.h"
 
 namespace tock::server::worker {
@@ -59,11 +61,19 @@ struct Host {
   std::unique_ptr<RetentionScanner> scanner;
 };
 
-class WorkerOwnershipTest : public ::testing::Test {
+// The parameter: whether the database is PostgreSQL (else SQLite).
+class WorkerOwnershipTest : public ::testing::TestWithParam<bool> {
  protected:
   void SetUp() override {
     persistence::PersistenceConfig config;
-    config.sqlite_path = dir_.File("tock.db");
+    if (GetParam()) {
+      ASSERT_TRUE(db_.Create(TOCK_POSTGRES_FIXTURE_FILE, "tock_workers")) << db_.error();
+      config.engine = "postgres";
+      config.postgres_url = db_.url();
+      config.postgres_max_connections = 4;
+    } else {
+      config.sqlite_path = dir_.File("tock.db");
+    }
     auto opened = persistence::OpenPersistence(config);
     ASSERT_TRUE(opened.ok()) << opened.status();
     p_ = std::move(*opened);
@@ -117,6 +127,7 @@ class WorkerOwnershipTest : public ::testing::Test {
     return p_->executions().GetCurrentRun(ns_.id, workflow_id).ok();
   }
 
+  tock::testing::FreshPostgresDatabase db_;  // first: dropped after everything that uses it
   tock::testing::TempDir dir_;
   ManualClock clock_;
   std::unique_ptr<persistence::Persistence> p_;
@@ -125,7 +136,7 @@ class WorkerOwnershipTest : public ::testing::Test {
   std::unique_ptr<Host> a_, b_;
 };
 
-TEST_F(WorkerOwnershipTest, EachHostsScannerDeletesOnlyTheRunsOfItsShards) {
+TEST_P(WorkerOwnershipTest, EachHostsScannerDeletesOnlyTheRunsOfItsShards) {
   std::map<Host*, std::vector<std::string>> runs = CloseRuns(12);
   ASSERT_FALSE(runs[a_.get()].empty());
   ASSERT_FALSE(runs[b_.get()].empty());
@@ -143,7 +154,7 @@ TEST_F(WorkerOwnershipTest, EachHostsScannerDeletesOnlyTheRunsOfItsShards) {
   for (const std::string& id : runs[b_.get()]) EXPECT_FALSE(Exists(id)) << id;
 }
 
-TEST_F(WorkerOwnershipTest, ADeleteByAHostThatLostTheShardIsRefusedByTheFence) {
+TEST_P(WorkerOwnershipTest, ADeleteByAHostThatLostTheShardIsRefusedByTheFence) {
   std::map<Host*, std::vector<std::string>> runs = CloseRuns(12);
   ASSERT_FALSE(runs[a_.get()].empty());
   clock_.Advance(absl::Hours(25));
@@ -170,6 +181,11 @@ TEST_F(WorkerOwnershipTest, ADeleteByAHostThatLostTheShardIsRefusedByTheFence) {
   EXPECT_EQ(*deleted, 12);
   for (const std::string& each : runs[a_.get()]) EXPECT_FALSE(Exists(each)) << each;
 }
+
+INSTANTIATE_TEST_SUITE_P(Backends, WorkerOwnershipTest, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return info.param ? "Postgres" : "Sqlite";
+                         });
 
 }  // namespace
 }  // namespace tock::server::worker
