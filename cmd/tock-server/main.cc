@@ -71,7 +71,8 @@ void DescribeApp(CLI::App& app) {
 }
 
 void AddHiddenFlags(CLI::App& app, HiddenFlags& hidden) {
-  // Testing only, hence hidden: make this share of store calls fail (see the README).
+  // Testing only, hence hidden: make this share of store calls fail (docs/server.md, the
+  // "Testing only" block of its configuration reference).
   app.add_option("--persistence-fault-rate", hidden.fault_rate)->group("");
   app.add_option("--persistence-fault-seed", hidden.fault_seed)->group("");
   app.add_flag("--as-tock-start-dev", as_start_dev)->group("");

@@ -11,7 +11,6 @@
 //   accepts is in one of them (the reference is complete);
 // - every Debian package scripts/setup.sh installs has its row in README.md's Dependencies.
 // (man_test.cc checks the man pages the same way against the binaries.)
-#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -313,11 +312,8 @@ TEST(DocsTest, TheFlagTableShowsEveryServerFlag) {
     std::smatch m;
     if (std::regex_search(line, m, row)) table.insert(m[1]);
   }
-  // Flags whose text is being written with the change that adds them (issue 34): each is
-  // removed from here when the table shows it.
-  const std::set<std::string> pending = {"--sqlite-synchronous"};
   for (const std::string& flag : LongFlags(help.out)) {
-    if (flag == "--help" || flag == "--version" || pending.count(flag) > 0) continue;
+    if (flag == "--help" || flag == "--version") continue;
     EXPECT_TRUE(table.count(flag) > 0)
         << flag << " is a tock-server flag but not in the flag table of docs/server.md";
   }
@@ -404,15 +400,8 @@ TEST(DocsTest, TheConfigurationReferenceShowsEveryKey) {
   for (const CodeBlock& block : CodeBlocks({"docs/server.md", ReadSource("docs/server.md")})) {
     if (block.language == "yaml") DocumentKeys(YAML::Load(block.text), "", shown);
   }
-  // Keys whose text is being written with the change that adds them (issue 34): each is
-  // removed from here when docs/server.md shows it.
-  const std::set<std::string> pending = {"persistence.sqlite.synchronous", "timers.callbacks",
-                                         "authorization.plaintext_host_calls"};
   for (const std::string& key : loader) {
-    const bool is_pending = std::any_of(pending.begin(), pending.end(), [&](const std::string& p) {
-      return key == p || key.rfind(p + ".", 0) == 0;
-    });
-    EXPECT_TRUE(shown.count(key) > 0 || is_pending)
+    EXPECT_TRUE(shown.count(key) > 0)
         << key << " is accepted by the configuration loader but not shown in the configuration "
         << "reference of docs/server.md";
   }

@@ -159,8 +159,8 @@ absl::StatusOr<std::unique_ptr<SqliteDb>> SqliteDb::Open(const std::string& path
   // connection), read through a bounded page cache, rather than `:memory:`, whose pages all
   // live in the page cache: every commit truncates that cache, and after a B-tree rebalance
   // the truncation scans the whole cache's hash table, so a commit's cost grew with the
-  // database (README, *SQLite's in-memory commits*). The buffer grows on mappings of its own
-  // (sqlite_allocator.h), so its doublings copy nothing and keep nothing.
+  // database (docs/architecture.md, *Memory grows with what is in use*). The buffer grows on
+  // mappings of its own (sqlite_allocator.h), so its doublings copy nothing and keep nothing.
   InstallSqliteAllocator();
   if (in_memory) flags |= SQLITE_OPEN_URI;
   int rc = sqlite3_open_v2(in_memory ? kMemdbUri : path.c_str(), &raw, flags, nullptr);
