@@ -18,6 +18,7 @@
 #include "server-core/history/shard_controller.h"
 #include "server-core/matching/matching_engine.h"
 #include "server-core/persistence/persistence.h"
+#include "server-core/worker/archiver.h"
 #include "server-core/worker/retention_scanner.h"
 #include "tests/support/postgres_server.h"
 #include "tests/support/process.h"
@@ -32,10 +33,11 @@ using history::ShardController;
 
 constexpr int32_t kShards = 4;
 
-// One host: its shard controller, matching, history engine and retention scanner.
+// One host: its shard controller, matching, history engine, retention scanner and archiver.
 struct Host {
-  Host(persistence::Persistence& p, frontend::NamespaceEngine& namespaces, ManualClock& clock,
-       const std::string& name, std::vector<int32_t> owned) {
+  Host(persistence::Persistence& p, frontend::NamespaceEngine& namespaces,
+       archiver::ArchiveRegistry& archives, ManualClock& clock, const std::string& name,
+       std::vector<int32_t> owned) {
     shards = std::make_unique<ShardController>(p.executions(), kShards, name);
     EXPECT_TRUE(shards->SetOwned(owned).ok());
     timer_thread = std::make_unique<TimerThread>(clock);
@@ -44,11 +46,16 @@ struct Host {
                                              *timer_thread, NullLogger());
     EXPECT_TRUE(engine->Recover().ok());
     ShardController* s = shards.get();
-    scanner = std::make_unique<RetentionScanner>(
-        namespaces, p.visibility(), *engine, clock,
-        [s](const std::string& ns, const std::string& wf) { return s->Owns(s->ShardFor(ns, wf)); });
+    const OwnsRun owns_run = [s](const std::string& ns, const std::string& wf) {
+      return s->Owns(s->ShardFor(ns, wf));
+    };
+    scanner = std::make_unique<RetentionScanner>(namespaces, p.visibility(), *engine, clock,
+                                                 owns_run);
+    archiver = std::make_unique<Archiver>(namespaces, p.archival_queue(), p.executions(), *engine,
+                                          archives, clock, owns_run);
   }
   ~Host() {
+    archiver.reset();
     scanner.reset();
     engine->StopBackground();
     timer_thread.reset();
@@ -59,6 +66,7 @@ struct Host {
   std::unique_ptr<matching::MatchingEngine> matching;
   std::unique_ptr<HistoryEngine> engine;
   std::unique_ptr<RetentionScanner> scanner;
+  std::unique_ptr<Archiver> archiver;  // never started: passes are run by the test
 };
 
 // The parameter: whether the database is PostgreSQL (else SQLite).
@@ -89,8 +97,10 @@ class WorkerOwnershipTest : public ::testing::TestWithParam<bool> {
     auto described = namespaces_->Describe(describe);
     ASSERT_TRUE(described.ok()) << described.status();
     ns_ = {described->namespace_info().id(), "ns", described->failover_version()};
-    a_ = std::make_unique<Host>(*p_, *namespaces_, clock_, "127.0.0.1:7001", std::vector{1, 2});
-    b_ = std::make_unique<Host>(*p_, *namespaces_, clock_, "127.0.0.1:7002", std::vector{3, 4});
+    a_ = std::make_unique<Host>(*p_, *namespaces_, archives_, clock_, "127.0.0.1:7001",
+                                std::vector{1, 2});
+    b_ = std::make_unique<Host>(*p_, *namespaces_, archives_, clock_, "127.0.0.1:7002",
+                                std::vector{3, 4});
   }
   void TearDown() override {
     a_.reset();
@@ -132,6 +142,7 @@ class WorkerOwnershipTest : public ::testing::TestWithParam<bool> {
   ManualClock clock_;
   std::unique_ptr<persistence::Persistence> p_;
   std::unique_ptr<frontend::NamespaceEngine> namespaces_;
+  archiver::ArchiveRegistry archives_{{}, {}};  // the cluster archives nothing: steps skip
   NamespaceRef ns_;
   std::unique_ptr<Host> a_, b_;
 };
@@ -180,6 +191,55 @@ TEST_P(WorkerOwnershipTest, ADeleteByAHostThatLostTheShardIsRefusedByTheFence) {
   ASSERT_TRUE(deleted.ok()) << deleted.status();
   EXPECT_EQ(*deleted, 12);
   for (const std::string& each : runs[a_.get()]) EXPECT_FALSE(Exists(each)) << each;
+}
+
+// The archiver too: each host moves the queued runs of its own shards only (N hosts used to
+// upload every run N times and all delete it).
+TEST_P(WorkerOwnershipTest, EachHostsArchiverHandlesOnlyTheRunsOfItsShards) {
+  std::map<Host*, std::vector<std::string>> runs = CloseRuns(12);
+  ASSERT_FALSE(runs[a_.get()].empty());
+  ASSERT_FALSE(runs[b_.get()].empty());
+  std::map<std::string, std::string> run_ids;  // by workflow id
+  for (const auto& [host, ids] : runs) {
+    for (const std::string& id : ids) {
+      absl::StatusOr<persistence::CurrentRun> current =
+          p_->executions().GetCurrentRun(ns_.id, id);
+      ASSERT_TRUE(current.ok()) << current.status();
+      run_ids[id] = current->run_id;
+      persistence::ArchivalQueueRow row;
+      row.namespace_id = ns_.id;
+      row.workflow_id = id;
+      row.run_id = current->run_id;
+      row.close_time = clock_.Now();
+      ASSERT_TRUE(p_->archival_queue().Put(row).ok());
+    }
+  }
+  auto step_of = [&](const std::string& id) {
+    auto row = p_->archival_queue().Get(ns_.id, run_ids[id]);
+    EXPECT_TRUE(row.ok() && row->has_value());
+    return row.ok() && row->has_value() ? (*row)->visibility : persistence::ArchivalStep::kPending;
+  };
+
+  absl::StatusOr<int64_t> steps = a_->archiver->RunOnce();
+  ASSERT_TRUE(steps.ok()) << steps.status();
+  EXPECT_EQ(*steps, static_cast<int64_t>(runs[a_.get()].size()));
+  for (const std::string& id : runs[a_.get()]) {
+    EXPECT_EQ(step_of(id), persistence::ArchivalStep::kSkipped) << id;
+  }
+  for (const std::string& id : runs[b_.get()]) {
+    EXPECT_EQ(step_of(id), persistence::ArchivalStep::kPending) << id << " is B's";
+  }
+
+  clock_.Advance(absl::Hours(25));
+  ASSERT_TRUE(a_->archiver->RunOnce().ok());
+  for (const std::string& id : runs[a_.get()]) EXPECT_FALSE(Exists(id)) << id;
+  for (const std::string& id : runs[b_.get()]) EXPECT_TRUE(Exists(id)) << id << " is B's";
+
+  ASSERT_TRUE(b_->archiver->RunOnce().ok());
+  for (const std::string& id : runs[b_.get()]) {
+    EXPECT_EQ(step_of(id), persistence::ArchivalStep::kSkipped) << id;
+    EXPECT_FALSE(Exists(id)) << id;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, WorkerOwnershipTest, ::testing::Bool(),
