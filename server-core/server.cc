@@ -27,6 +27,7 @@
 #include "server-core/history/history_engine.h"
 #include "server-core/history/shard_controller.h"
 #include "server-core/membership/monitor.h"
+#include "server-core/membership/ring_applier.h"
 #include "server-core/replication/cluster_registry.h"
 #include "server-core/replication/dlq_merge_router.h"
 #include "server-core/replication/history_replicator.h"
@@ -401,26 +402,41 @@ class TockServerImpl : public TockServer {
     if (shared_database) {
       shards_->SetOnLost([this](int32_t) { membership_->HandAgainAtNextHeartbeat(); });
     }
-    return membership_->Start([this, shared_database](std::shared_ptr<const membership::HashRing> ring) {
-      if (!shared_database) return;
-      placement_->SetRing(ring);
-      // Queues that moved to another host leave memory here (their polls are answered empty
-      // and come back through the new owner, which reads the queues from the database).
-      matching_->ForgetQueues([this](const std::string& namespace_id, const std::string& queue,
-                                     persistence::TaskKind) {
-        return placement_->QueueOwner(namespace_id, queue).has_value();
-      });
-      const std::vector<int32_t> mine = ring->ShardsOf(advertise_address(), shards_->shard_count());
-      if (absl::Status s = shards_->SetOwned(mine); !s.ok()) {
-        // Calls for the shards not taken are answered "not owned" until then: retry soon.
-        logger_.Warn("taking history shards failed; retried at the next heartbeat",
-                     {{"error", s.ToString()}});
-        membership_->HandAgainAtNextHeartbeat();
-      }
-      logger_.Info("history shards owned",
-                   {{"count", absl::StrCat(shards_->OwnedShards().size())},
-                    {"hosts", absl::StrCat(ring->hosts().size())}});
+    // Rings after the first are applied on a thread of their own (membership/ring_applier.h):
+    // taking shards can be slow, and the heartbeat thread must keep heartbeating meanwhile.
+    ring_applier_ = std::make_unique<membership::RingApplier>(
+        [this, shared_database](std::shared_ptr<const membership::HashRing> ring) {
+          ApplyRing(std::move(ring), shared_database);
+        });
+    return membership_->Start(
+        [this, shared_database, first = true](std::shared_ptr<const membership::HashRing> ring) mutable {
+          if (!first) return ring_applier_->Offer(std::move(ring));
+          first = false;  // the first ring is applied before the first call is served
+          ApplyRing(std::move(ring), shared_database);
+        });
+  }
+
+  // Acts on the alive hosts' ring: routing follows it, queues that moved leave memory, and
+  // this host takes the shards the ring gives it and releases the others.
+  void ApplyRing(std::shared_ptr<const membership::HashRing> ring, bool shared_database) {
+    if (!shared_database) return;
+    placement_->SetRing(ring);
+    // Queues that moved to another host leave memory here (their polls are answered empty
+    // and come back through the new owner, which reads the queues from the database).
+    matching_->ForgetQueues([this](const std::string& namespace_id, const std::string& queue,
+                                   persistence::TaskKind) {
+      return placement_->QueueOwner(namespace_id, queue).has_value();
     });
+    const std::vector<int32_t> mine = ring->ShardsOf(advertise_address(), shards_->shard_count());
+    if (absl::Status s = shards_->SetOwned(mine); !s.ok()) {
+      // Calls for the shards not taken are answered "not owned" until then: retry soon.
+      logger_.Warn("taking history shards failed; retried at the next heartbeat",
+                   {{"error", s.ToString()}});
+      membership_->HandAgainAtNextHeartbeat();
+    }
+    logger_.Info("history shards owned",
+                 {{"count", absl::StrCat(shards_->OwnedShards().size())},
+                  {"hosts", absl::StrCat(ring->hosts().size())}});
   }
 
   // The timer service (issue 14): its timers are rows of the history shards, written through
@@ -676,6 +692,7 @@ class TockServerImpl : public TockServer {
     if (acceptor_) acceptor_->Stop();  // no new connections
     // Leaving the membership first lets the other hosts take this one's shards at once.
     if (membership_) membership_->Stop();
+    ring_applier_.reset();  // after the apply in progress, if any: it uses the shards
     // Calls in flight get a second to finish; then gRPC cancels what is left and drops the
     // connections, including idle ones whose clients keep them open after GOAWAY (gRPC's
     // shutdown otherwise waits for every connection to close).
@@ -746,8 +763,11 @@ class TockServerImpl : public TockServer {
   std::unique_ptr<replication::HistoryReplicator> history_replicator_;
   std::unique_ptr<replication::DlqMergeRouter> dlq_merge_router_;  // hosts sharing a database
   std::unique_ptr<replication::NamespaceActivity> namespace_activity_;
+  // This process: its membership row and the owner its shard rows name. New at every start.
+  const std::string host_id_ = NewUuid();
   std::unique_ptr<history::ShardController> shards_;
   std::unique_ptr<membership::MembershipMonitor> membership_;  // on a shared database only
+  std::unique_ptr<membership::RingApplier> ring_applier_;      // with membership_
   std::unique_ptr<TimerThread> timer_thread_;
   std::unique_ptr<matching::MatchingEngine> matching_;
   std::unique_ptr<history::HistoryEngine> history_;
@@ -763,8 +783,6 @@ class TockServerImpl : public TockServer {
   std::unique_ptr<security::Authorizer> authorizer_;  // null: no authorization
   std::unique_ptr<worker::RetentionScanner> retention_;
   std::unique_ptr<archiver::ArchiveRegistry> archives_;
-  // This process: its membership row and the owner its shard rows name. New at every start.
-  const std::string host_id_ = NewUuid();
   std::unique_ptr<worker::Archiver> archiver_;
   std::unique_ptr<frontend::BatchOperations> batches_;
   std::unique_ptr<scheduler::Schedules> schedules_;

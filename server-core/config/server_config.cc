@@ -75,13 +75,12 @@ absl::Status ParseLimits(const YAML::Node& node, history::Limits& limits) {
   return absl::OkStatus();
 }
 
-
 // `timers:`: the HTTP/JSON API's endpoint and the callbacks' allow-list and secrets.
 absl::Status ParseTimers(const YAML::Node& node, ServerConfig& config) {
   TOCK_CONFIG_RETURN_IF_ERROR(CheckKeys(node, "timers", {"http", "callbacks"}));
   if (const YAML::Node http = node["http"]) {
     TOCK_CONFIG_RETURN_IF_ERROR(CheckKeys(http, "timers.http", {"ip", "port"}));
-    MetricsEndpointConfig endpoint;
+    HttpEndpointConfig endpoint;
     TOCK_CONFIG_RETURN_IF_ERROR(Read(http["ip"], "timers.http.ip", "a string", &endpoint.ip));
     TOCK_CONFIG_RETURN_IF_ERROR(
         Read(http["port"], "timers.http.port", "an integer", &endpoint.port));
@@ -360,7 +359,7 @@ absl::StatusOr<ServerConfig> ParseServerConfig(const std::string& yaml_text) {
   }
   if (const YAML::Node metrics = root["metrics"]) {
     TOCK_CONFIG_RETURN_IF_ERROR(CheckKeys(metrics, "metrics", {"ip", "port"}));
-    MetricsEndpointConfig endpoint;
+    HttpEndpointConfig endpoint;
     TOCK_CONFIG_RETURN_IF_ERROR(Read(metrics["ip"], "metrics.ip", "a string", &endpoint.ip));
     TOCK_CONFIG_RETURN_IF_ERROR(
         Read(metrics["port"], "metrics.port", "an integer", &endpoint.port));

@@ -76,8 +76,9 @@ namespace tock::server {
 // The cluster name of a server configured without cluster metadata.
 inline constexpr char kDefaultClusterName[] = "active";
 
-// Where `GET /metrics` is served.
-struct MetricsEndpointConfig {
+// An HTTP listener's address: where `GET /metrics` is served (`metrics:`), and the timer
+// service's HTTP/JSON API (`timers.http:`).
+struct HttpEndpointConfig {
   std::string ip = "127.0.0.1";
   int port = 0;  // 0: a free port (the banner shows it)
 };
@@ -111,10 +112,10 @@ struct ServerConfig {
   // `authorization`: unset, every caller may make every call (the default, and start-dev).
   std::optional<security::AuthorizationConfig> authorization;
   // Unset: metrics are off (no registry, no HTTP endpoint).
-  std::optional<MetricsEndpointConfig> metrics;
+  std::optional<HttpEndpointConfig> metrics;
   // Where the timer service's HTTP/JSON API is served (`timers.http`, `--http-port`); the
   // same shape as the metrics endpoint. Unset: gRPC only.
-  std::optional<MetricsEndpointConfig> timer_http;
+  std::optional<HttpEndpointConfig> timer_http;
   // `timers.callbacks`: the restricted addresses timer callbacks may reach (`allow`; checked
   // by Validate) and the secrets they are signed with per namespace (`signing_secrets`).
   struct TimerCallbacks {

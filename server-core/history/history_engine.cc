@@ -26,8 +26,6 @@ constexpr char kCommitThenFail[] = "tock/commit-then-fail";
 constexpr char kNothingToWrite[] = "tock/nothing-to-write";
 constexpr absl::Duration kDefaultWorkflowTaskTimeout = absl::Seconds(10);
 constexpr absl::Duration kMaxWorkflowTaskTimeout = absl::Seconds(120);
-constexpr absl::Duration kHistoryLongPoll = absl::Seconds(20);
-constexpr int32_t kDefaultHistoryPageSize = 1000;
 // The run cache's bounds. A run not cached costs one read of its row at its next use, so
 // the cache only has to hold the runs being worked on, not every open one: 10,000 idle runs
 // took 30 MB when each stayed cached. A freshly started run is charged about 2.4 KB, so
@@ -64,8 +62,6 @@ absl::Status ValidateId(const std::string& value, absl::string_view field) {
 
 bool HasPayload(const absl::Status& s) { return s.GetPayload(kCommitThenFail).has_value(); }
 
-// Whether the shard controller refused one of the commit's ids (kNotOwned: the shard's block
-// was used up and its range could not be renewed). Such a commit is never written.
 // One replication task per run whose new events belong to a global namespace (a version
 // above 0; a local namespace's events carry 0), in the commit's order of runs: a
 // continue-as-new's old run, then the new one (reference/replication.md §3.1).
@@ -90,6 +86,8 @@ void AddReplicationTasks(persistence::Commit& commit) {
   }
 }
 
+// Whether the shard controller refused one of the commit's ids (kNotOwned: the shard's block
+// was used up and its range could not be renewed). Such a commit is never written.
 bool HoldsRefusedTaskId(const persistence::Commit& commit) {
   for (const persistence::RunWrite& run : commit.runs) {
     for (const HistoryEvent& e : run.events) {
@@ -555,9 +553,9 @@ absl::Status HistoryEngine::CheckActive(const persistence::Commit& commit) {
     if (histories.histories_size() > 0) {
       for (const auto& item : histories.histories(histories.current_version_history_index()).items()) {
         if (item.version() > run.events.front().version()) stale = true;
-    if (activity.unknown) return NamespaceStateUnknown(run.state.execution().namespace_id());
       }
     }
+    if (activity.unknown) return NamespaceStateUnknown(run.state.execution().namespace_id());
     if (!activity.active || stale) {
       return NamespaceNotActiveError(activity.name, activity.active_cluster,
                                      activity.current_cluster);
@@ -569,9 +567,9 @@ absl::Status HistoryEngine::CheckActive(const persistence::Commit& commit) {
   }
   // A change of a pending activity with no event (a poll that starts it, a heartbeat) on a
   // cluster that is no longer active: its SyncActivity task would carry an old version.
-    if (activity.unknown) return NamespaceStateUnknown(row.task.namespace_id());
   for (const persistence::ReplicationTaskRow& row : commit.new_replication_tasks) {
     const NamespaceActivity activity = activity_of_(row.task.namespace_id());
+    if (activity.unknown) return NamespaceStateUnknown(row.task.namespace_id());
     if (!activity.active || row.task.version() < activity.failover_version) {
       return NamespaceNotActiveError(activity.name, activity.active_cluster,
                                      activity.current_cluster);
