@@ -6,6 +6,7 @@
 #include "lib/common/status.h"
 #include "server-core/history/failover_workflow_task.h"
 #include "server-core/history/history_engine.h"
+#include "server-core/history/reapply_parts.h"
 #include "server-core/history/replicated_events.h"
 #include "server-core/history/version_histories.h"
 
@@ -15,8 +16,6 @@ namespace {
 namespace enums = temporal::api::enums::v1;
 
 constexpr absl::Duration kParkedCheckInterval = absl::Seconds(1);
-// Events a ReapplyEvents call carries at most (a forward sends more in several calls).
-constexpr size_t kMaxReapplyEvents = 1000;
 
 
 const google::protobuf::RepeatedPtrField<VersionHistoryItem>& CurrentItemsOf(
@@ -521,10 +520,7 @@ absl::Status HistoryEngine::Reapply(const std::string& namespace_id,
     return absl::OkStatus();
   }
   // `events` are reappliable ones (ApplyReplicatedLocked chose them).
-  for (size_t i = 0; i < events.size(); i += kMaxReapplyEvents) {
-    const std::vector<HistoryEvent> part(
-        events.begin() + static_cast<std::ptrdiff_t>(i),
-        events.begin() + static_cast<std::ptrdiff_t>(std::min(i + kMaxReapplyEvents, events.size())));
+  for (const std::vector<HistoryEvent>& part : ReapplyParts(events)) {
     absl::Status s = forward_reapply_(activity.active_cluster, namespace_id, workflow_id, part);
     if (!s.ok()) {
       return absl::Status(s.code(), absl::StrCat("forwarding ", part.size(),

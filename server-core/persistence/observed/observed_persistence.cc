@@ -453,10 +453,8 @@ class ObservedTimerStore : public TimerStore {
     absl::Status s = o_.Run(write_, [&]() -> absl::Status {
       out = inner_.Write(writes);
       for (const absl::Status& each : out) {
-        if (!each.ok() && each.code() != absl::StatusCode::kAborted &&
-            each.code() != absl::StatusCode::kFailedPrecondition) {
-          return each;  // the transaction's error
-        }
+        // A refusal of one timer is marked; anything else is the transaction's error.
+        if (!each.ok() && TimerWriteRefusalOf(each) == TimerWriteRefusal::kNone) return each;
       }
       return absl::OkStatus();
     });
