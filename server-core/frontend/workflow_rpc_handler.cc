@@ -142,12 +142,9 @@ void AddNamespaced(rpc::Dispatcher& dispatcher, NamespaceEngine& namespaces, con
       });
 }
 
-}  // namespace
-
-void RegisterWorkflowRpcHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& namespaces,
-                                 history::HistoryEngine& history,
-                                 matching::MatchingEngine& matching, Clock& clock,
-                                 archiver::ArchiveRegistry* archives) {
+// Starting runs.
+void RegisterStartHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& namespaces,
+                           history::HistoryEngine& history) {
   AddNamespaced<wf::StartWorkflowExecutionRequest, wf::StartWorkflowExecutionResponse>(
       dispatcher, namespaces, "StartWorkflowExecution", false, NamespaceAccess::kWrite,
       [&](const history::NamespaceRef& ns, const wf::StartWorkflowExecutionRequest& req) {
@@ -160,7 +157,12 @@ void RegisterWorkflowRpcHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& n
       [&](const history::NamespaceRef& ns, const wf::SignalWithStartWorkflowExecutionRequest& req) {
         return history.SignalWithStartWorkflow(ns, req);
       });
+}
 
+// The workers' long polls for workflow and activity tasks.
+void RegisterPollHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& namespaces,
+                          history::HistoryEngine& history, matching::MatchingEngine& matching,
+                          Clock& clock) {
   dispatcher.AddAsync<wf::PollWorkflowTaskQueueRequest, wf::PollWorkflowTaskQueueResponse>(
       Method("PollWorkflowTaskQueue"),
       [&](const wf::PollWorkflowTaskQueueRequest& req, const rpc::CallContext& ctx,
@@ -209,7 +211,11 @@ void RegisterWorkflowRpcHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& n
         poll->SetWorker(req.worker_instance_key());
         poll->Run(ctx.cancellation);
       });
+}
 
+// What workers answer to the tasks they took (by task token).
+void RegisterTaskResponseHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& namespaces,
+                                  history::HistoryEngine& history) {
   AddNamespaced<wf::RespondWorkflowTaskCompletedRequest, wf::RespondWorkflowTaskCompletedResponse>(
       dispatcher, namespaces, "RespondWorkflowTaskCompleted", true, NamespaceAccess::kWrite,
       [&](const history::NamespaceRef& ns, const wf::RespondWorkflowTaskCompletedRequest& req) {
@@ -252,6 +258,16 @@ void RegisterWorkflowRpcHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& n
       [&](const history::NamespaceRef& ns, const wf::RecordActivityTaskHeartbeatRequest& req) {
         return history.RecordActivityTaskHeartbeat(ns, req.task_token(), req.details());
       });
+  AddNamespaced<wf::RespondQueryTaskCompletedRequest, wf::RespondQueryTaskCompletedResponse>(
+      dispatcher, namespaces, "RespondQueryTaskCompleted", true, NamespaceAccess::kRead,
+      [&](const history::NamespaceRef& ns, const wf::RespondQueryTaskCompletedRequest& req) {
+        return history.RespondQueryTaskCompleted(ns, req);
+      });
+}
+
+// Changes to a run named by its workflow id (and run id).
+void RegisterRunChangeHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& namespaces,
+                               history::HistoryEngine& history) {
   AddNamespaced<wf::SignalWorkflowExecutionRequest, wf::SignalWorkflowExecutionResponse>(
       dispatcher, namespaces, "SignalWorkflowExecution", true, NamespaceAccess::kWrite,
       [&](const history::NamespaceRef& ns, const wf::SignalWorkflowExecutionRequest& req) {
@@ -273,6 +289,16 @@ void RegisterWorkflowRpcHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& n
       [&](const history::NamespaceRef& ns, const wf::ResetWorkflowExecutionRequest& req) {
         return history.ResetWorkflow(ns, req);
       });
+  AddNamespaced<wf::DeleteWorkflowExecutionRequest, wf::DeleteWorkflowExecutionResponse>(
+      dispatcher, namespaces, "DeleteWorkflowExecution", true, NamespaceAccess::kWrite,
+      [&](const history::NamespaceRef& ns, const wf::DeleteWorkflowExecutionRequest& req) {
+        return history.DeleteWorkflow(ns, req);
+      });
+}
+
+// Reads of a run and the calls that wait on it: describe, history, queries and updates.
+void RegisterRunReadHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& namespaces,
+                             history::HistoryEngine& history, archiver::ArchiveRegistry* archives) {
   AddNamespaced<wf::DescribeWorkflowExecutionRequest, wf::DescribeWorkflowExecutionResponse>(
       dispatcher, namespaces, "DescribeWorkflowExecution", true, NamespaceAccess::kRead,
       [&](const history::NamespaceRef& ns, const wf::DescribeWorkflowExecutionRequest& req) {
@@ -350,16 +376,6 @@ void RegisterWorkflowRpcHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& n
         if (!ns.ok()) return respond(ns.status());
         history.ExecuteMultiOperation(Ref(*ns), req, ctx.deadline, respond);
       });
-  AddNamespaced<wf::RespondQueryTaskCompletedRequest, wf::RespondQueryTaskCompletedResponse>(
-      dispatcher, namespaces, "RespondQueryTaskCompleted", true, NamespaceAccess::kRead,
-      [&](const history::NamespaceRef& ns, const wf::RespondQueryTaskCompletedRequest& req) {
-        return history.RespondQueryTaskCompleted(ns, req);
-      });
-  AddNamespaced<wf::DeleteWorkflowExecutionRequest, wf::DeleteWorkflowExecutionResponse>(
-      dispatcher, namespaces, "DeleteWorkflowExecution", true, NamespaceAccess::kWrite,
-      [&](const history::NamespaceRef& ns, const wf::DeleteWorkflowExecutionRequest& req) {
-        return history.DeleteWorkflow(ns, req);
-      });
   AddNamespaced<wf::GetWorkflowExecutionHistoryReverseRequest,
                 wf::GetWorkflowExecutionHistoryReverseResponse>(
       dispatcher, namespaces, "GetWorkflowExecutionHistoryReverse", true, NamespaceAccess::kRead,
@@ -367,8 +383,12 @@ void RegisterWorkflowRpcHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& n
           const wf::GetWorkflowExecutionHistoryReverseRequest& req) {
         return history.GetWorkflowHistoryReverse(ns, req);
       });
-  // The *ById variants (async activity completion) find the activity's token, then take the
-  // token path.
+}
+
+// The *ById variants (async activity completion) find the activity's token, then take the
+// token path.
+void RegisterActivityByIdHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& namespaces,
+                                  history::HistoryEngine& history) {
   AddNamespaced<wf::RespondActivityTaskCompletedByIdRequest,
                 wf::RespondActivityTaskCompletedByIdResponse>(
       dispatcher, namespaces, "RespondActivityTaskCompletedById", true, NamespaceAccess::kWrite,
@@ -429,6 +449,11 @@ void RegisterWorkflowRpcHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& n
         out.set_cancel_requested(beat->cancel_requested());
         return out;
       });
+}
+
+// The workers themselves: shutdown, sticky queues, the pollers of a queue.
+void RegisterWorkerHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& namespaces,
+                            matching::MatchingEngine& matching) {
   // The worker's waiting polls answer empty now (namespace capability
   // worker_poll_complete_on_shutdown); the router sends the call to the owner of
   // `task_queue`, where the worker's polls wait. Workflow tasks never go to sticky queues
@@ -458,6 +483,21 @@ void RegisterWorkflowRpcHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& n
         }
         return out;
       });
+}
+
+}  // namespace
+
+void RegisterWorkflowRpcHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& namespaces,
+                                 history::HistoryEngine& history,
+                                 matching::MatchingEngine& matching, Clock& clock,
+                                 archiver::ArchiveRegistry* archives) {
+  RegisterStartHandlers(dispatcher, namespaces, history);
+  RegisterPollHandlers(dispatcher, namespaces, history, matching, clock);
+  RegisterTaskResponseHandlers(dispatcher, namespaces, history);
+  RegisterRunChangeHandlers(dispatcher, namespaces, history);
+  RegisterRunReadHandlers(dispatcher, namespaces, history, archives);
+  RegisterActivityByIdHandlers(dispatcher, namespaces, history);
+  RegisterWorkerHandlers(dispatcher, namespaces, matching);
 }
 
 }  // namespace tock::server::frontend
