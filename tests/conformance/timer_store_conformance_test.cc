@@ -365,11 +365,11 @@ TEST_P(TimerStoreTest, ListsTellFiringFromPending) {
   EXPECT_EQ(f0->record.state(), tock::timer::v1::TIMER_STATE_PENDING);
 }
 
-// Timers stored before the state index listed FIRING with PENDING (the newest migration)
-// are listed under their own state after the upgrade.
+// Timers stored before the state index listed FIRING with PENDING (the migration before the
+// newest, transfer rows' shard) are listed under their own state after the upgrade.
 TEST_P(TimerStoreTest, AnUpgradeListsStoredTimersUnderTheirState) {
   if (!Durable()) GTEST_SKIP() << "an in-memory database cannot be prepared beforehand";
-  MigrateAllButNewest(1);
+  MigrateAllButNewest(2);
   std::string rows;
   for (TimerState state : {tock::timer::v1::TIMER_STATE_PENDING, tock::timer::v1::TIMER_STATE_FIRING,
                            tock::timer::v1::TIMER_STATE_SUCCEEDED}) {
