@@ -22,12 +22,14 @@
 #include "server-core/rpc/dispatcher.h"
 #include "tests/support/dispatcher_server.h"
 #include "tests/support/eventually.h"
+#include "tests/support/forwarding_stores.h"
 
 namespace tock::server::frontend {
 namespace {
 
 namespace enums = temporal::api::enums::v1;
 using tock::testing::Eventually;
+using tock::testing::FailingNamespaceStore;
 
 // A frontend that answers every TerminateWorkflowExecution with OK and counts them.
 class CountingFrontend {
@@ -51,61 +53,13 @@ class CountingFrontend {
   tock::testing::DispatcherServer server_;
 };
 
-// The namespace store, whose reads by id fail UNAVAILABLE while `fail_reads_by_id` is set
-// (the database briefly unreachable), counting those reads.
-class FaultyNamespaceStore : public persistence::NamespaceStore {
- public:
-  explicit FaultyNamespaceStore(persistence::NamespaceStore& inner) : inner_(inner) {}
-
-  std::atomic<bool> fail_reads_by_id{false};
-  std::atomic<int> failed_reads_by_id{0};
-
-  absl::StatusOr<persistence::NamespaceVersion> GetNamespaceById(const std::string& id) override {
-    if (fail_reads_by_id) {
-      ++failed_reads_by_id;
-      return absl::UnavailableError("the database is unavailable (injected)");
-    }
-    return inner_.GetNamespaceById(id);
-  }
-  absl::StatusOr<persistence::NamespaceVersion> CreateNamespace(
-      const persistence::NamespaceRecord& record, absl::Time now,
-      const std::string& operation) override {
-    return inner_.CreateNamespace(record, now, operation);
-  }
-  absl::StatusOr<persistence::NamespaceVersion> GetNamespaceByName(
-      const std::string& name) override {
-    return inner_.GetNamespaceByName(name);
-  }
-  absl::StatusOr<persistence::NamespaceVersion> GetNamespaceAsOf(const std::string& name,
-                                                                absl::Time as_of) override {
-    return inner_.GetNamespaceAsOf(name, as_of);
-  }
-  absl::StatusOr<persistence::NamespaceVersion> AppendNamespaceVersion(
-      const persistence::NamespaceRecord& record, int64_t expected_version,
-      const std::string& operation, absl::Time now) override {
-    return inner_.AppendNamespaceVersion(record, expected_version, operation, now);
-  }
-  absl::StatusOr<persistence::NamespacePage> ListNamespaces(int32_t page_size,
-                                                            const std::string& page_token,
-                                                            bool include_deleted) override {
-    return inner_.ListNamespaces(page_size, page_token, include_deleted);
-  }
-  absl::StatusOr<std::vector<persistence::NamespaceVersion>> GetNamespaceHistory(
-      const std::string& name) override {
-    return inner_.GetNamespaceHistory(name);
-  }
-
- private:
-  persistence::NamespaceStore& inner_;
-};
-
 class BatchOperationsTest : public ::testing::Test {
  protected:
   void SetUp() override {
     auto opened = persistence::OpenPersistence({});
     ASSERT_TRUE(opened.ok()) << opened.status();
     persistence_ = std::move(*opened);
-    namespace_store_ = std::make_unique<FaultyNamespaceStore>(persistence_->namespaces());
+    namespace_store_ = std::make_unique<FailingNamespaceStore>(persistence_->namespaces());
     namespaces_ = std::make_unique<NamespaceEngine>(
         *namespace_store_, admin::ClusterMetadata::SingleCluster("active", "127.0.0.1:7233"),
         clock_);
@@ -189,7 +143,7 @@ class BatchOperationsTest : public ::testing::Test {
   ManualClock clock_;
   CountingFrontend frontend_;
   std::unique_ptr<persistence::Persistence> persistence_;
-  std::unique_ptr<FaultyNamespaceStore> namespace_store_;
+  std::unique_ptr<FailingNamespaceStore> namespace_store_;
   std::unique_ptr<NamespaceEngine> namespaces_;
   std::string namespace_id_;
   std::unique_ptr<BatchOperations> batches_;

@@ -25,6 +25,7 @@
 #include "server-core/history/timer_queue.h"
 #include "server-core/matching/matching_engine.h"
 #include "server-core/persistence/persistence.h"
+#include "tests/integration/engine_fixture.h"
 #include "tests/support/eventually.h"
 
 namespace tock::server::history {
@@ -37,53 +38,9 @@ using temporal::api::history::v1::HistoryEvent;
 const absl::Time kStart = absl::FromUnixMicros(1'800'000'000'000'300);
 constexpr absl::Duration kWait = absl::Seconds(10);  // bound on every wait in these tests
 
-class EngineFixture : public ::testing::Test {
+class EngineFixture : public HistoryEngineTest {
  protected:
-  void SetUp() override {
-    clock_.Set(kStart);
-    auto p = persistence::OpenPersistence({});
-    ASSERT_TRUE(p.ok()) << p.status();
-    persistence_ = std::move(*p);
-    shards_ = std::make_unique<ShardController>(persistence_->executions(), 4, "test");
-    ASSERT_TRUE(shards_->AcquireAll().ok());
-    timer_thread_ = std::make_unique<TimerThread>(clock_);
-    matching_ = std::make_unique<matching::MatchingEngine>(clock_, *timer_thread_);
-    engine_ = std::make_unique<HistoryEngine>(persistence_->executions(), *shards_, *matching_,
-                                              clock_, *timer_thread_, NullLogger());
-    ASSERT_TRUE(engine_->Recover().ok());
-  }
-  void TearDown() override {
-    engine_->StopBackground();
-    timer_thread_.reset();
-    engine_.reset();
-  }
-
-  // Takes the next workflow task of `queue` and starts it (waits at most kWait).
-  absl::StatusOr<wf::PollWorkflowTaskQueueResponse> PollWorkflowTask(const std::string& queue) {
-    std::mutex mu;
-    std::condition_variable cv;
-    std::optional<persistence::TaskQueueTask> got;
-    bool done = false;
-    matching_->Poll(ns_.id, queue, persistence::TaskKind::kWorkflow,
-                    clock_.Now() + absl::Hours(1), "test-worker",
-                    [&](std::optional<persistence::TaskQueueTask> task) {
-                      std::lock_guard lock(mu);
-                      got = std::move(task);
-                      done = true;
-                      cv.notify_all();
-                    });
-    std::unique_lock lock(mu);
-    if (!cv.wait_for(lock, absl::ToChronoNanoseconds(kWait), [&] { return done; }) || !got) {
-      return absl::DeadlineExceededError("no workflow task");
-    }
-    return engine_->RecordWorkflowTaskStarted(ns_, *got, "test-worker");
-  }
-
-  std::vector<HistoryEvent> History(const std::string& run_id) {
-    auto events = persistence_->executions().ReadEvents(run_id, 1, 100000, 100000);
-    EXPECT_TRUE(events.ok()) << events.status();
-    return events.ok() ? *events : std::vector<HistoryEvent>{};
-  }
+  EngineFixture() : HistoryEngineTest(kStart) {}
 
   // Waits (bounded) until the run's history has an event of `type`.
   std::optional<HistoryEvent> WaitForEvent(const std::string& run_id, enums::EventType type) {
@@ -96,23 +53,6 @@ class EngineFixture : public ::testing::Test {
     }
     return std::nullopt;
   }
-
-  wf::StartWorkflowExecutionRequest StartRequest(const std::string& id) {
-    wf::StartWorkflowExecutionRequest req;
-    req.set_workflow_id(id);
-    req.mutable_workflow_type()->set_name("flow");
-    req.mutable_task_queue()->set_name("q");
-    req.set_request_id("req-" + id);
-    return req;
-  }
-
-  ManualClock clock_;
-  std::unique_ptr<persistence::Persistence> persistence_;
-  std::unique_ptr<ShardController> shards_;
-  std::unique_ptr<TimerThread> timer_thread_;
-  std::unique_ptr<matching::MatchingEngine> matching_;
-  std::unique_ptr<HistoryEngine> engine_;
-  NamespaceRef ns_{"ns-id", "ns", 0};
 };
 
 TEST_F(EngineFixture, ATimerNeverFiresBeforeItsStartedEventTimePlusItsDuration) {
@@ -978,21 +918,9 @@ class ActivityTimeoutFixture : public EngineFixture {
 
   // Takes the activity task of `queue` (waits at most kWait) and starts it.
   absl::StatusOr<wf::PollActivityTaskQueueResponse> PollActivity(const std::string& queue) {
-    std::mutex mu;
-    std::condition_variable cv;
-    std::optional<persistence::TaskQueueTask> got;
-    bool done = false;
-    matching_->Poll(ns_.id, queue, persistence::TaskKind::kActivity, clock_.Now() + absl::Hours(1),
-                    "test-worker", [&](std::optional<persistence::TaskQueueTask> task) {
-                      std::lock_guard lock(mu);
-                      got = std::move(task);
-                      done = true;
-                      cv.notify_all();
-                    });
-    std::unique_lock lock(mu);
-    if (!cv.wait_for(lock, absl::ToChronoNanoseconds(kWait), [&] { return done; }) || !got) {
-      return absl::DeadlineExceededError("no activity task");
-    }
+    std::optional<persistence::TaskQueueTask> got =
+        TakeTask(queue, persistence::TaskKind::kActivity, kWait);
+    if (!got) return absl::DeadlineExceededError("no activity task");
     return engine_->RecordActivityTaskStarted(ns_, *got, "test-worker");
   }
 };
@@ -1115,25 +1043,6 @@ TEST_F(ActivityTimeoutFixture, TimeoutsAreNormalisedAsTemporalDoes) {
 // What GetSystemInfo's capabilities promise, done (workflow_handler.cc names these tests).
 class CapabilityFixture : public ActivityTimeoutFixture {
  protected:
-  // Takes the next task of (queue, kind) from matching, unstarted (waits at most kWait).
-  std::optional<persistence::TaskQueueTask> TakeTask(const std::string& queue,
-                                                     persistence::TaskKind kind) {
-    std::mutex mu;
-    std::condition_variable cv;
-    std::optional<persistence::TaskQueueTask> got;
-    bool done = false;
-    matching_->Poll(ns_.id, queue, kind, clock_.Now() + absl::Hours(1), "test-worker",
-                    [&](std::optional<persistence::TaskQueueTask> task) {
-                      std::lock_guard lock(mu);
-                      got = std::move(task);
-                      done = true;
-                      cv.notify_all();
-                    });
-    std::unique_lock lock(mu);
-    cv.wait_for(lock, absl::ToChronoNanoseconds(kWait), [&] { return done; });
-    return got;
-  }
-
   static temporal::api::common::v1::Payload Payload(const std::string& data) {
     temporal::api::common::v1::Payload p;
     (*p.mutable_metadata())["encoding"] = "binary/plain";

@@ -7,26 +7,17 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <condition_variable>
-#include <mutex>
-#include <optional>
 
-#include "lib/common/clock.h"
-#include "lib/common/log.h"
-#include "lib/common/proto_time.h"
-#include "lib/common/timer_thread.h"
 #include "server-core/history/history_engine.h"
-#include "server-core/history/shard_controller.h"
-#include "server-core/matching/matching_engine.h"
-#include "server-core/persistence/persistence.h"
+#include "tests/integration/engine_fixture.h"
 #include "tests/support/eventually.h"
+#include "tests/support/forwarding_stores.h"
 
 namespace tock::server::history {
 namespace {
 
 namespace enums = temporal::api::enums::v1;
 using temporal::api::command::v1::Command;
-using temporal::api::history::v1::HistoryEvent;
 
 const absl::Time kStart = absl::FromUnixMicros(1'800'000'000'000'000);
 constexpr absl::Duration kWait = absl::Seconds(10);  // bound on every wait in these tests
@@ -34,9 +25,9 @@ constexpr absl::Duration kWait = absl::Seconds(10);  // bound on every wait in t
 // Forwards to a store, except that it loses the answers of the next `lost_answers` writes
 // (each is made, then answered DEADLINE_EXCEEDED) and fails the next `failed_reads` reads of
 // a run (UNAVAILABLE, nothing read).
-class LosingStore : public persistence::ExecutionStore {
+class LosingStore : public tock::testing::ForwardingExecutionStore {
  public:
-  explicit LosingStore(persistence::ExecutionStore& inner) : inner_(inner) {}
+  using ForwardingExecutionStore::ForwardingExecutionStore;
   std::atomic<int> lost_answers{0};
   std::atomic<int> failed_reads{0};
 
@@ -54,55 +45,6 @@ class LosingStore : public persistence::ExecutionStore {
     return inner_.GetRun(namespace_id, workflow_id, run_id);
   }
 
-  absl::StatusOr<int64_t> AcquireShard(int32_t shard_id, const std::string& owner) override {
-    return inner_.AcquireShard(shard_id, owner);
-  }
-  absl::Status RenewShardRange(int32_t shard_id, int64_t range_id,
-                               const std::string& owner) override {
-    return inner_.RenewShardRange(shard_id, range_id, owner);
-  }
-  absl::StatusOr<persistence::CurrentRun> GetCurrentRun(const std::string& namespace_id,
-                                                        const std::string& workflow_id) override {
-    return inner_.GetCurrentRun(namespace_id, workflow_id);
-  }
-  absl::StatusOr<std::vector<persistence::HistoryEvent>> ReadEvents(const std::string& run_id,
-                                                                    int64_t first_event_id,
-                                                                    int64_t next_event_id,
-                                                                    int32_t limit) override {
-    return inner_.ReadEvents(run_id, first_event_id, next_event_id, limit);
-  }
-  absl::StatusOr<std::vector<persistence::HistoryEvent>> ReadBranchEvents(
-      const std::string& run_id, const std::string& branch_token, int64_t first_event_id,
-      int64_t next_event_id, int32_t limit) override {
-    return inner_.ReadBranchEvents(run_id, branch_token, first_event_id, next_event_id, limit);
-  }
-  absl::Status DeleteRun(int32_t shard_id, int64_t range_id, const std::string& namespace_id,
-                         const std::string& workflow_id, const std::string& run_id) override {
-    return inner_.DeleteRun(shard_id, range_id, namespace_id, workflow_id, run_id);
-  }
-  absl::StatusOr<int64_t> VisitEventBytes(
-      const std::string& run_id, int64_t first_event_id, int64_t next_event_id, int32_t limit,
-      absl::FunctionRef<void(std::string_view)> visit) override {
-    return inner_.VisitEventBytes(run_id, first_event_id, next_event_id, limit, visit);
-  }
-  absl::StatusOr<std::vector<persistence::TaskQueueTask>> LoadTaskQueueTasks() override {
-    return inner_.LoadTaskQueueTasks();
-  }
-  absl::StatusOr<std::vector<persistence::TaskQueueTask>> LoadQueueTasks(
-      const std::string& namespace_id, const std::string& task_queue, persistence::TaskKind kind,
-      int32_t limit) override {
-    return inner_.LoadQueueTasks(namespace_id, task_queue, kind, limit);
-  }
-  absl::StatusOr<std::vector<persistence::TaskQueueTask>> LoadTransferTasks(
-      int32_t shard_id, int64_t after_task_id, int32_t limit) override {
-    return inner_.LoadTransferTasks(shard_id, after_task_id, limit);
-  }
-  absl::StatusOr<std::vector<persistence::TimerTaskRow>> LoadTimers(
-      int32_t shard_id, const persistence::TimerCursor& after, absl::Time until,
-      int32_t limit) override {
-    return inner_.LoadTimers(shard_id, after, until, limit);
-  }
-
  private:
   static bool TakeOne(std::atomic<int>& count) {
     int n = count.load();
@@ -110,72 +52,21 @@ class LosingStore : public persistence::ExecutionStore {
     }
     return n > 0;
   }
-  persistence::ExecutionStore& inner_;
 };
 
 // `failed_reads`: how many read-backs fail after the commit, the first one (at once, by the
 // caller) included. 2: a later read-back finds the commit stored. 1 +
 // kReadBacksBeforeReload: it is never found, and the shard is reloaded anyway.
-class LostCommitAnswerTest : public ::testing::TestWithParam<int> {
+class LostCommitAnswerTest : public HistoryEngineTest,
+                             public ::testing::WithParamInterface<int> {
  protected:
+  LostCommitAnswerTest() : HistoryEngineTest(kStart, "worker") {}
   void SetUp() override {
-    clock_.Set(kStart);
-    auto p = persistence::OpenPersistence({});
-    ASSERT_TRUE(p.ok()) << p.status();
-    persistence_ = std::move(*p);
+    ASSERT_NO_FATAL_FAILURE(OpenStore());
     store_ = std::make_unique<LosingStore>(persistence_->executions());
-    shards_ = std::make_unique<ShardController>(*store_, 4, "test");
-    ASSERT_TRUE(shards_->AcquireAll().ok());
-    timer_thread_ = std::make_unique<TimerThread>(clock_);
-    matching_ = std::make_unique<matching::MatchingEngine>(clock_, *timer_thread_);
-    engine_ = std::make_unique<HistoryEngine>(*store_, *shards_, *matching_, clock_,
-                                              *timer_thread_, NullLogger());
-    ASSERT_TRUE(engine_->Recover().ok());
-  }
-  void TearDown() override {
-    engine_->StopBackground();
-    timer_thread_.reset();
-    engine_.reset();
+    ASSERT_NO_FATAL_FAILURE(StartEngine(*store_));
   }
 
-  absl::StatusOr<wf::PollWorkflowTaskQueueResponse> PollWorkflowTask() {
-    std::mutex mu;
-    std::condition_variable cv;
-    std::optional<persistence::TaskQueueTask> got;
-    bool done = false;
-    matching_->Poll(ns_.id, "q", persistence::TaskKind::kWorkflow, clock_.Now() + absl::Hours(1),
-                    "worker", [&](std::optional<persistence::TaskQueueTask> task) {
-                      std::lock_guard lock(mu);
-                      got = std::move(task);
-                      done = true;
-                      cv.notify_all();
-                    });
-    std::unique_lock lock(mu);
-    if (!cv.wait_for(lock, absl::ToChronoNanoseconds(kWait), [&] { return done; }) || !got) {
-      return absl::DeadlineExceededError("no workflow task");
-    }
-    return engine_->RecordWorkflowTaskStarted(ns_, *got, "worker");
-  }
-
-  std::vector<HistoryEvent> History(const std::string& run_id) {
-    auto events = persistence_->executions().ReadEvents(run_id, 1, 100000, 100000);
-    EXPECT_TRUE(events.ok()) << events.status();
-    return events.ok() ? *events : std::vector<HistoryEvent>{};
-  }
-  int Count(const std::string& run_id, enums::EventType type) {
-    int n = 0;
-    for (const HistoryEvent& e : History(run_id)) n += e.event_type() == type;
-    return n;
-  }
-
-  static Command StartTimer(absl::Duration d) {
-    Command c;
-    c.set_command_type(enums::COMMAND_TYPE_START_TIMER);
-    c.mutable_start_timer_command_attributes()->set_timer_id("t1");
-    *c.mutable_start_timer_command_attributes()->mutable_start_to_fire_timeout() =
-        ToProtoDuration(d);
-    return c;
-  }
   static Command StartChild(const std::string& workflow_id) {
     Command c;
     c.set_command_type(enums::COMMAND_TYPE_START_CHILD_WORKFLOW_EXECUTION);
@@ -187,23 +78,11 @@ class LostCommitAnswerTest : public ::testing::TestWithParam<int> {
     return c;
   }
 
-  ManualClock clock_;
-  std::unique_ptr<persistence::Persistence> persistence_;
   std::unique_ptr<LosingStore> store_;
-  std::unique_ptr<ShardController> shards_;
-  std::unique_ptr<TimerThread> timer_thread_;
-  std::unique_ptr<matching::MatchingEngine> matching_;
-  std::unique_ptr<HistoryEngine> engine_;
-  NamespaceRef ns_{"ns-id", "ns", 0};
 };
 
 TEST_P(LostCommitAnswerTest, ItsTimerFiresAndItsChildStartsWithoutARestart) {
-  wf::StartWorkflowExecutionRequest start;
-  start.set_workflow_id("parent");
-  start.mutable_workflow_type()->set_name("flow");
-  start.mutable_task_queue()->set_name("q");
-  start.set_request_id("req-parent");
-  auto started = engine_->StartWorkflow(ns_, start);
+  auto started = engine_->StartWorkflow(ns_, StartRequest("parent"));
   ASSERT_TRUE(started.ok()) << started.status();
   auto task = PollWorkflowTask();
   ASSERT_TRUE(task.ok()) << task.status();
@@ -212,12 +91,8 @@ TEST_P(LostCommitAnswerTest, ItsTimerFiresAndItsChildStartsWithoutARestart) {
   // are the read-backs.
   store_->lost_answers = 1;
   store_->failed_reads = GetParam();
-  wf::RespondWorkflowTaskCompletedRequest done;
-  done.set_task_token(task->task_token());
-  done.set_identity("worker");
-  *done.add_commands() = StartTimer(absl::Seconds(1));
-  *done.add_commands() = StartChild("child");
-  absl::Status answered = engine_->RespondWorkflowTaskCompleted(ns_, done).status();
+  absl::Status answered = CompleteWorkflowTask(
+      task->task_token(), {StartTimer(absl::Seconds(1)), StartChild("child")});
   EXPECT_EQ(answered.code(), absl::StatusCode::kDeadlineExceeded) << answered;
   ASSERT_EQ(store_->lost_answers.load(), 0);
   ASSERT_EQ(Count(started->run_id(), enums::EVENT_TYPE_TIMER_STARTED), 1) << "the commit landed";

@@ -22,6 +22,7 @@
 #include "server-core/history/shard_controller.h"
 #include "server-core/matching/matching_engine.h"
 #include "server-core/persistence/persistence.h"
+#include "tests/integration/engine_fixture.h"
 
 namespace tock::server::history {
 namespace {
@@ -126,51 +127,15 @@ struct Answer {
   }
 };
 
-class ReplicatedEventsTest : public ::testing::Test {
+class ReplicatedEventsTest : public HistoryEngineTest {
  protected:
-  void SetUp() override {
-    clock_.Set(kStart);
-    auto p = persistence::OpenPersistence({});
-    ASSERT_TRUE(p.ok()) << p.status();
-    persistence_ = std::move(*p);
-    shards_ = std::make_unique<ShardController>(persistence_->executions(), 4, "test");
-    ASSERT_TRUE(shards_->AcquireAll().ok());
-    timer_thread_ = std::make_unique<TimerThread>(clock_);
-    matching_ = std::make_unique<matching::MatchingEngine>(clock_, *timer_thread_);
-    engine_ = std::make_unique<HistoryEngine>(persistence_->executions(), *shards_, *matching_,
-                                              clock_, *timer_thread_, NullLogger());
-    ASSERT_TRUE(engine_->Recover().ok());
-  }
-  void TearDown() override {
-    engine_->StopBackground();
-    timer_thread_.reset();
-    engine_.reset();
-  }
-
-  std::optional<persistence::TaskQueueTask> PollTask(const std::string& queue,
-                                                     persistence::TaskKind kind) {
-    std::mutex mu;
-    std::condition_variable cv;
-    std::optional<persistence::TaskQueueTask> got;
-    bool done = false;
-    matching_->Poll(ns_.id, queue, kind, clock_.Now() + absl::Hours(1), "test-worker",
-                    [&](std::optional<persistence::TaskQueueTask> task) {
-                      std::lock_guard lock(mu);
-                      got = std::move(task);
-                      done = true;
-                      cv.notify_all();
-                    });
-    std::unique_lock lock(mu);
-    if (!cv.wait_for(lock, absl::ToChronoNanoseconds(kWait), [&] { return done; }))
-      return std::nullopt;
-    return got;
-  }
+  ReplicatedEventsTest() : HistoryEngineTest(kStart) {}
 
   // The next workflow task of `queue`, started (stale tasks are skipped).
   absl::StatusOr<wf::PollWorkflowTaskQueueResponse> PollWorkflowTask(const std::string& queue) {
     for (int i = 0; i < 10; ++i) {
       std::optional<persistence::TaskQueueTask> task =
-          PollTask(queue, persistence::TaskKind::kWorkflow);
+          TakeTask(queue, persistence::TaskKind::kWorkflow);
       if (!task) return absl::DeadlineExceededError("no workflow task on " + queue);
       auto started = engine_->RecordWorkflowTaskStarted(ns_, *task, "test-worker");
       if (started.status().code() != absl::StatusCode::kNotFound) return started;
@@ -181,7 +146,7 @@ class ReplicatedEventsTest : public ::testing::Test {
   absl::StatusOr<wf::PollActivityTaskQueueResponse> PollActivityTask(const std::string& queue) {
     for (int i = 0; i < 10; ++i) {
       std::optional<persistence::TaskQueueTask> task =
-          PollTask(queue, persistence::TaskKind::kActivity);
+          TakeTask(queue, persistence::TaskKind::kActivity);
       if (!task) return absl::DeadlineExceededError("no activity task on " + queue);
       auto started = engine_->RecordActivityTaskStarted(ns_, *task, "activity-worker");
       if (started.status().code() != absl::StatusCode::kNotFound) return started;
@@ -190,23 +155,7 @@ class ReplicatedEventsTest : public ::testing::Test {
   }
 
   absl::Status Complete(const std::string& token, const std::vector<Command>& commands) {
-    wf::RespondWorkflowTaskCompletedRequest done;
-    done.set_task_token(token);
-    done.set_identity("test-worker");
-    for (const Command& c : commands) *done.add_commands() = c;
-    return engine_->RespondWorkflowTaskCompleted(ns_, done).status();
-  }
-
-  std::vector<HistoryEvent> History(const std::string& run_id) {
-    auto events = persistence_->executions().ReadEvents(run_id, 1, 100000, 100000);
-    EXPECT_TRUE(events.ok()) << events.status();
-    return events.ok() ? *events : std::vector<HistoryEvent>{};
-  }
-
-  int Count(const std::string& run_id, enums::EventType type) {
-    int n = 0;
-    for (const HistoryEvent& e : History(run_id)) n += e.event_type() == type;
-    return n;
+    return CompleteWorkflowTask(token, commands);
   }
 
   // Waits (bounded) until the run's history has `n` events of `type`.
@@ -395,14 +344,6 @@ class ReplicatedEventsTest : public ::testing::Test {
     }
     return 0;
   }
-
-  ManualClock clock_;
-  std::unique_ptr<persistence::Persistence> persistence_;
-  std::unique_ptr<ShardController> shards_;
-  std::unique_ptr<TimerThread> timer_thread_;
-  std::unique_ptr<matching::MatchingEngine> matching_;
-  std::unique_ptr<HistoryEngine> engine_;
-  NamespaceRef ns_{"ns-id", "ns", 0};
 };
 
 // The worker's messages that accept update `request` and complete it, placed by commands.

@@ -9,23 +9,17 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
-#include <condition_variable>
 #include <filesystem>
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "lib/common/clock.h"
-#include "lib/common/log.h"
-#include "lib/common/timer_thread.h"
 #include "server-core/history/history_engine.h"
-#include "server-core/history/shard_controller.h"
-#include "server-core/matching/matching_engine.h"
 #include "server-core/persistence/persistence.h"
 #include "server-core/persistence/sqlite/sqlite_db.h"
+#include "tests/integration/engine_fixture.h"
 
 namespace tock::server::history {
 namespace {
@@ -35,10 +29,11 @@ using temporal::api::history::v1::HistoryEvent;
 
 constexpr absl::Duration kWait = absl::Seconds(10);  // bound on every wait in these tests
 
-class ResetTest : public ::testing::Test {
+class ResetTest : public HistoryEngineTest {
  protected:
+  ResetTest() : HistoryEngineTest(absl::FromUnixSeconds(1'800'000'000)) {}
   void SetUp() override {
-    clock_.Set(absl::FromUnixSeconds(1'800'000'000));
+    clock_.Set(start_);
     std::string pattern = (std::filesystem::temp_directory_path() / "tock-reset-XXXXXX").string();
     ASSERT_NE(mkdtemp(pattern.data()), nullptr);
     dir_ = pattern;
@@ -51,26 +46,17 @@ class ResetTest : public ::testing::Test {
 
   std::string DbPath() const { return (std::filesystem::path(dir_) / "tock.db").string(); }
 
+  // The server on the database file (the clock keeps its time: EditDatabase reopens it).
   void Open() {
     persistence::PersistenceConfig config;
     config.sqlite_path = DbPath();
     auto p = persistence::OpenPersistence(config);
     ASSERT_TRUE(p.ok()) << p.status();
     persistence_ = std::move(*p);
-    shards_ = std::make_unique<ShardController>(persistence_->executions(), 4, "test");
-    ASSERT_TRUE(shards_->AcquireAll().ok());
-    timer_thread_ = std::make_unique<TimerThread>(clock_);
-    matching_ = std::make_unique<matching::MatchingEngine>(clock_, *timer_thread_);
-    engine_ = std::make_unique<HistoryEngine>(persistence_->executions(), *shards_, *matching_,
-                                              clock_, *timer_thread_, NullLogger());
-    ASSERT_TRUE(engine_->Recover().ok());
+    ASSERT_NO_FATAL_FAILURE(StartEngine(persistence_->executions()));
   }
   void Close() {
-    if (engine_) engine_->StopBackground();
-    timer_thread_.reset();
-    engine_.reset();
-    matching_.reset();
-    shards_.reset();
+    StopEngine();
     persistence_.reset();
   }
   // Stops the server, runs `sql` on its database file (what another host's retention or
@@ -84,26 +70,6 @@ class ResetTest : public ::testing::Test {
       ASSERT_TRUE((*db)->Exec(sql).ok());
     }
     Open();
-  }
-
-  // Takes the next workflow task of `queue` and starts it (waits at most kWait).
-  absl::StatusOr<wf::PollWorkflowTaskQueueResponse> PollWorkflowTask(const std::string& queue) {
-    std::mutex mu;
-    std::condition_variable cv;
-    std::optional<persistence::TaskQueueTask> got;
-    bool done = false;
-    matching_->Poll(ns_.id, queue, persistence::TaskKind::kWorkflow, clock_.Now() + absl::Hours(1),
-                    "test-worker", [&](std::optional<persistence::TaskQueueTask> task) {
-                      std::lock_guard lock(mu);
-                      got = std::move(task);
-                      done = true;
-                      cv.notify_all();
-                    });
-    std::unique_lock lock(mu);
-    if (!cv.wait_for(lock, absl::ToChronoNanoseconds(kWait), [&] { return done; }) || !got) {
-      return absl::DeadlineExceededError("no workflow task");
-    }
-    return engine_->RecordWorkflowTaskStarted(ns_, *got, "test-worker");
   }
 
   // Starts workflow `id` on queue "q-<id>" and starts its first workflow task: the history
@@ -134,11 +100,6 @@ class ResetTest : public ::testing::Test {
     return req;
   }
 
-  std::vector<HistoryEvent> History(const std::string& run_id) {
-    auto events = persistence_->executions().ReadEvents(run_id, 1, 100000, 100000);
-    EXPECT_TRUE(events.ok()) << events.status();
-    return events.ok() ? *events : std::vector<HistoryEvent>{};
-  }
   bool HasEvent(const std::string& run_id, enums::EventType type) {
     for (const HistoryEvent& e : History(run_id)) {
       if (e.event_type() == type) return true;
@@ -167,13 +128,6 @@ class ResetTest : public ::testing::Test {
   }
 
   std::string dir_;
-  ManualClock clock_;
-  std::unique_ptr<persistence::Persistence> persistence_;
-  std::unique_ptr<ShardController> shards_;
-  std::unique_ptr<TimerThread> timer_thread_;
-  std::unique_ptr<matching::MatchingEngine> matching_;
-  std::unique_ptr<HistoryEngine> engine_;
-  NamespaceRef ns_{"ns-id", "ns", 0};
 };
 
 // P1-1: the checks of a reset of an older run come before its commit, which also ends the

@@ -27,6 +27,7 @@
 #include "server-core/history/version_histories.h"
 #include "server-core/replication/history_replicator.h"
 #include "server-core/replication/sync_activity_task.h"
+#include "tests/integration/engine_fixture.h"
 
 namespace tock::server::history {
 
@@ -187,24 +188,8 @@ class TwoClusterEngines : public ::testing::Test {
   std::optional<persistence::TaskQueueTask> PollTask(Cluster& c, const std::string& queue,
                                                      persistence::TaskKind kind,
                                                      absl::Duration wait = kWait) {
-    std::mutex mu;
-    std::condition_variable cv;
-    std::optional<persistence::TaskQueueTask> got;
-    bool done = false;
-    c.matching->Poll(kNamespaceId, queue, kind, clock_.Now() + absl::Hours(1), "worker-" + c.name,
-                     [&](std::optional<persistence::TaskQueueTask> task) {
-                       std::lock_guard lock(mu);
-                       got = std::move(task);
-                       done = true;
-                       cv.notify_all();
-                     });
-    std::unique_lock lock(mu);
-    if (!cv.wait_for(lock, absl::ToChronoNanoseconds(wait), [&] { return done; })) {
-      // The poll stays registered; a later task would go to it and be lost: these tests
-      // expect a task each time they poll.
-      return std::nullopt;
-    }
-    return got;
+    return TakeTaskFrom(*c.matching, kNamespaceId, queue, kind, clock_.Now() + absl::Hours(1),
+                        "worker-" + c.name, wait);
   }
 
   absl::StatusOr<wf::PollWorkflowTaskQueueResponse> PollWorkflowTask(Cluster& c) {

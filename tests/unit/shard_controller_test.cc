@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "server-core/history/shard_controller.h"
 #include "server-core/persistence/persistence.h"
+#include "tests/support/forwarding_stores.h"
 
 namespace tock::server::history {
 namespace {
@@ -28,14 +29,11 @@ class RecordingListener : public ShardListener {
 
 // Forwards to a store, except that the first `lost_renewal_replies` renewals are made and
 // then answered DEADLINE_EXCEEDED (a reply lost on the way back).
-class LosingRenewalReplies : public persistence::ExecutionStore {
+class LosingRenewalReplies : public tock::testing::ForwardingExecutionStore {
  public:
-  explicit LosingRenewalReplies(persistence::ExecutionStore& inner) : inner_(inner) {}
+  using ForwardingExecutionStore::ForwardingExecutionStore;
   int lost_renewal_replies = 0;
 
-  absl::StatusOr<int64_t> AcquireShard(int32_t shard_id, const std::string& owner) override {
-    return inner_.AcquireShard(shard_id, owner);
-  }
   absl::Status RenewShardRange(int32_t shard_id, int64_t range_id,
                                const std::string& owner) override {
     absl::Status s = inner_.RenewShardRange(shard_id, range_id, owner);
@@ -43,50 +41,6 @@ class LosingRenewalReplies : public persistence::ExecutionStore {
     --lost_renewal_replies;
     return absl::DeadlineExceededError("the reply was lost");
   }
-  absl::Status Write(persistence::Commit& commit) override { return inner_.Write(commit); }
-  absl::StatusOr<persistence::MutableStateRecord> GetRun(const std::string& namespace_id,
-                                                         const std::string& workflow_id,
-                                                         const std::string& run_id) override {
-    return inner_.GetRun(namespace_id, workflow_id, run_id);
-  }
-  absl::StatusOr<persistence::CurrentRun> GetCurrentRun(const std::string& namespace_id,
-                                                        const std::string& workflow_id) override {
-    return inner_.GetCurrentRun(namespace_id, workflow_id);
-  }
-  absl::StatusOr<std::vector<persistence::HistoryEvent>> ReadBranchEvents(
-      const std::string& run_id, const std::string& branch_token, int64_t first_event_id,
-      int64_t next_event_id, int32_t limit) override {
-    return inner_.ReadBranchEvents(run_id, branch_token, first_event_id, next_event_id, limit);
-  }
-  absl::Status DeleteRun(int32_t shard_id, int64_t range_id, const std::string& namespace_id,
-                         const std::string& workflow_id, const std::string& run_id) override {
-    return inner_.DeleteRun(shard_id, range_id, namespace_id, workflow_id, run_id);
-  }
-  absl::StatusOr<int64_t> VisitEventBytes(
-      const std::string& run_id, int64_t first_event_id, int64_t next_event_id, int32_t limit,
-      absl::FunctionRef<void(std::string_view)> visit) override {
-    return inner_.VisitEventBytes(run_id, first_event_id, next_event_id, limit, visit);
-  }
-  absl::StatusOr<std::vector<persistence::TaskQueueTask>> LoadTaskQueueTasks() override {
-    return inner_.LoadTaskQueueTasks();
-  }
-  absl::StatusOr<std::vector<persistence::TaskQueueTask>> LoadQueueTasks(
-      const std::string& namespace_id, const std::string& task_queue, persistence::TaskKind kind,
-      int32_t limit) override {
-    return inner_.LoadQueueTasks(namespace_id, task_queue, kind, limit);
-  }
-  absl::StatusOr<std::vector<persistence::TaskQueueTask>> LoadTransferTasks(
-      int32_t shard_id, int64_t after_task_id, int32_t limit) override {
-    return inner_.LoadTransferTasks(shard_id, after_task_id, limit);
-  }
-  absl::StatusOr<std::vector<persistence::TimerTaskRow>> LoadTimers(
-      int32_t shard_id, const persistence::TimerCursor& after, absl::Time until,
-      int32_t limit) override {
-    return inner_.LoadTimers(shard_id, after, until, limit);
-  }
-
- private:
-  persistence::ExecutionStore& inner_;
 };
 
 class ShardRangeRenewalTest : public ::testing::Test {
