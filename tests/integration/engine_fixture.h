@@ -84,8 +84,8 @@ class HistoryEngineTest : public ::testing::Test {
     ASSERT_TRUE(shards_->AcquireAll().ok());
     timer_thread_ = std::make_unique<TimerThread>(clock_);
     matching_ = std::make_unique<matching::MatchingEngine>(clock_, *timer_thread_);
-    engine_ = std::make_unique<HistoryEngine>(store, *shards_, *matching_, clock_,
-                                              *timer_thread_, NullLogger());
+    engine_ = std::make_unique<HistoryEngine>(store, *shards_, *matching_, clock_, *timer_thread_,
+                                              NullLogger());
     if (configure) configure(*engine_);
     ASSERT_TRUE(engine_->Recover().ok());
   }

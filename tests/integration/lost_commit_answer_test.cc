@@ -57,8 +57,7 @@ class LosingStore : public tock::testing::ForwardingExecutionStore {
 // `failed_reads`: how many read-backs fail after the commit, the first one (at once, by the
 // caller) included. 2: a later read-back finds the commit stored. 1 +
 // kReadBacksBeforeReload: it is never found, and the shard is reloaded anyway.
-class LostCommitAnswerTest : public HistoryEngineTest,
-                             public ::testing::WithParamInterface<int> {
+class LostCommitAnswerTest : public HistoryEngineTest, public ::testing::WithParamInterface<int> {
  protected:
   LostCommitAnswerTest() : HistoryEngineTest(kStart, "worker") {}
   void SetUp() override {
@@ -91,8 +90,8 @@ TEST_P(LostCommitAnswerTest, ItsTimerFiresAndItsChildStartsWithoutARestart) {
   // are the read-backs.
   store_->lost_answers = 1;
   store_->failed_reads = GetParam();
-  absl::Status answered = CompleteWorkflowTask(
-      task->task_token(), {StartTimer(absl::Seconds(1)), StartChild("child")});
+  absl::Status answered =
+      CompleteWorkflowTask(task->task_token(), {StartTimer(absl::Seconds(1)), StartChild("child")});
   EXPECT_EQ(answered.code(), absl::StatusCode::kDeadlineExceeded) << answered;
   ASSERT_EQ(store_->lost_answers.load(), 0);
   ASSERT_EQ(Count(started->run_id(), enums::EVENT_TYPE_TIMER_STARTED), 1) << "the commit landed";

@@ -58,11 +58,10 @@ class StandbyLookupErrorTest : public HistoryEngineTest {
 
     lookups_ = std::make_unique<FailingNamespaceStore>(persistence_->namespaces());
     activity_ = std::make_unique<replication::NamespaceActivity>(*lookups_, *namespaces_, clock_);
-    ASSERT_NO_FATAL_FAILURE(
-        StartEngine(persistence_->executions(), [this](HistoryEngine& engine) {
-          engine.SetNamespaceActivity(
-              [this](const std::string& namespace_id) { return activity_->Of(namespace_id); });
-        }));
+    ASSERT_NO_FATAL_FAILURE(StartEngine(persistence_->executions(), [this](HistoryEngine& engine) {
+      engine.SetNamespaceActivity(
+          [this](const std::string& namespace_id) { return activity_->Of(namespace_id); });
+    }));
   }
 
   // Makes `cluster` the namespace's active cluster (a forced failover); its new version.
@@ -123,8 +122,7 @@ TEST_F(StandbyLookupErrorTest, ALookupErrorParksStandbyWorkAndWritesNothing) {
   EXPECT_EQ(signalled.code(), absl::StatusCode::kUnavailable) << signalled;
   EXPECT_NE(signalled.message().find("could not be read"), std::string::npos) << signalled;
   EXPECT_EQ(Events(started->run_id(), enums::EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED).size(), 0u);
-  EXPECT_GT(lookups_->reads_by_id.load(), lookups_before)
-      << "the error was answered from a cache";
+  EXPECT_GT(lookups_->reads_by_id.load(), lookups_before) << "the error was answered from a cache";
 
   // The timer comes due: it is parked (the engine's own count says so once FireTimer has
   // returned), and fires nothing.
@@ -138,8 +136,8 @@ TEST_F(StandbyLookupErrorTest, ALookupErrorParksStandbyWorkAndWritesNothing) {
   lookups_->fail_reads_by_id = false;
   const int lookups_now = lookups_->reads_by_id.load();
   AdvanceAndWake(absl::Seconds(2));
-  ASSERT_TRUE(tock::testing::Eventually(
-      [&] { return lookups_->reads_by_id.load() > lookups_now; }, kWait));
+  ASSERT_TRUE(
+      tock::testing::Eventually([&] { return lookups_->reads_by_id.load() > lookups_now; }, kWait));
   EXPECT_EQ(engine_->parked(), 1u);
 
   // Failed back to b: the timer fires here once, as this cluster's, at the new version.

@@ -130,7 +130,7 @@ class FailingNamespaceStore : public ForwardingNamespaceStore {
   using ForwardingNamespaceStore::ForwardingNamespaceStore;
 
   std::atomic<bool> fail_reads_by_id{false};
-  std::atomic<int> reads_by_id{0};         // failed or not
+  std::atomic<int> reads_by_id{0};  // failed or not
   std::atomic<int> failed_reads_by_id{0};
 
   absl::StatusOr<persistence::NamespaceVersion> GetNamespaceById(const std::string& id) override {
