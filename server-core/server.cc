@@ -13,21 +13,22 @@
 #include "lib/common/proto_time.h"
 #include "lib/common/time_format.h"
 #include "lib/common/timer_thread.h"
+#include "server-core/archiver/archive_registry.h"
+#include "server-core/frontend/archived_reads.h"
 #include "server-core/frontend/batch_operations.h"
 #include "server-core/frontend/dc_redirection.h"
-#include "server-core/frontend/handover_gate.h"
-#include "server-core/scheduler/schedules.h"
-#include "server-core/security/authz_interceptor.h"
-#include "server-core/security/rate_limit_interceptor.h"
 #include "server-core/frontend/handlers.h"
-#include "server-core/frontend/namespace_engine.h"
-#include "server-core/http/http_server.h"
-#include "server-core/observability/server_metrics.h"
-#include "server-core/persistence/observed/observed_persistence.h"
+#include "server-core/frontend/handover_gate.h"
 #include "server-core/history/history_engine.h"
 #include "server-core/history/shard_controller.h"
+#include "server-core/http/http_server.h"
+#include "server-core/matching/matching_engine.h"
 #include "server-core/membership/monitor.h"
 #include "server-core/membership/ring_applier.h"
+#include "server-core/namespaces/namespace_engine.h"
+#include "server-core/observability/server_metrics.h"
+#include "server-core/persistence/observed/observed_persistence.h"
+#include "server-core/persistence/persistence.h"
 #include "server-core/replication/cluster_registry.h"
 #include "server-core/replication/dlq_merge_router.h"
 #include "server-core/replication/history_replicator.h"
@@ -37,22 +38,21 @@
 #include "server-core/replication/remote_frontends.h"
 #include "server-core/replication/replication_handlers.h"
 #include "server-core/routing/call_router.h"
+#include "server-core/routing/host_service.h"
+#include "server-core/routing/peer_credential.h"
+#include "server-core/routing/routed_history.h"
+#include "server-core/rpc/acceptor.h"
+#include "server-core/rpc/dialer.h"
+#include "server-core/rpc/dispatcher.h"
+#include "server-core/rpc/tls_credentials.h"
+#include "server-core/scheduler/schedules.h"
+#include "server-core/security/authz_interceptor.h"
+#include "server-core/security/rate_limit_interceptor.h"
 #include "server-core/timers/http_api.h"
 #include "server-core/timers/lazy_callback_sender.h"
 #include "server-core/timers/timer_engine.h"
 #include "server-core/timers/timer_handlers.h"
 #include "server-core/timers/timer_service.h"
-#include "server-core/routing/host_service.h"
-#include "server-core/routing/peer_credential.h"
-#include "server-core/routing/routed_history.h"
-#include "server-core/matching/matching_engine.h"
-#include "server-core/persistence/persistence.h"
-#include "server-core/rpc/acceptor.h"
-#include "server-core/rpc/dialer.h"
-#include "server-core/rpc/tls_credentials.h"
-#include "server-core/rpc/dispatcher.h"
-#include "server-core/archiver/archive_registry.h"
-#include "server-core/frontend/archived_reads.h"
 #include "server-core/worker/archiver.h"
 #include "server-core/worker/retention_scanner.h"
 #include "tock/admin/v1/service.pb.h"
@@ -60,8 +60,8 @@
 namespace tock::server {
 namespace {
 
-frontend::ArchivalPolicy PolicyOf(const ArchivalKindConfig& kind) {
-  frontend::ArchivalPolicy policy;
+namespaces::ArchivalPolicy PolicyOf(const ArchivalKindConfig& kind) {
+  namespaces::ArchivalPolicy policy;
   policy.cluster_enabled = kind.Enabled();
   policy.default_state = kind.default_state == "enabled"
                              ? temporal::api::enums::v1::ARCHIVAL_STATE_ENABLED
@@ -71,7 +71,7 @@ frontend::ArchivalPolicy PolicyOf(const ArchivalKindConfig& kind) {
   return policy;
 }
 
-frontend::NamespaceArchivalPolicy ArchivalPolicyOf(const ArchivalConfig& config) {
+namespaces::NamespaceArchivalPolicy ArchivalPolicyOf(const ArchivalConfig& config) {
   return {PolicyOf(config.history), PolicyOf(config.visibility)};
 }
 
@@ -133,8 +133,8 @@ class TockServerImpl : public TockServer {
     facts_.persistence_location = persistence_->location();
     facts_.start_time = clock_.Now();
 
-    namespaces_ = std::make_unique<frontend::NamespaceEngine>(persistence_->namespaces(),
-                                                              cluster_, clock_);
+    namespaces_ =
+        std::make_unique<namespaces::NamespaceEngine>(persistence_->namespaces(), cluster_, clock_);
     namespaces_->SetArchivalPolicy(ArchivalPolicyOf(config_.archival));
     // Every channel to another server (hosts, clusters, this one's own frontend) is made
     // here: TLS with tls.internode.
@@ -750,7 +750,7 @@ class TockServerImpl : public TockServer {
   admin::ClusterMetadata cluster_;
   frontend::ServerFacts facts_;
   std::unique_ptr<persistence::Persistence> persistence_;
-  std::unique_ptr<frontend::NamespaceEngine> namespaces_;
+  std::unique_ptr<namespaces::NamespaceEngine> namespaces_;
   // Multi-cluster replication (server-core/replication): the known clusters, the calls to
   // remote ones, and namespace replication with them.
   std::unique_ptr<rpc::Dialer> dialer_;  // declared first: used by everything below

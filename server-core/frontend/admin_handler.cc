@@ -10,7 +10,8 @@ constexpr char kService[] = "tock.admin.v1.AdminService/";
 
 }  // namespace
 
-void RegisterAdminServiceHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& namespaces,
+void RegisterAdminServiceHandlers(rpc::Dispatcher& dispatcher,
+                                  namespaces::NamespaceEngine& namespaces,
                                   const ServerFacts& facts) {
   dispatcher.AddUnary<adm::DescribeClusterRequest, adm::DescribeClusterResponse>(
       std::string(kService) + "DescribeCluster",

@@ -9,7 +9,7 @@ namespace {
 
 constexpr int32_t kMaxArchivedPageSize = 10000;  // frontend.visibilityArchivalQueryMaxPageSize
 
-absl::StatusOr<wf::DescribeNamespaceResponse> Describe(NamespaceEngine& namespaces,
+absl::StatusOr<wf::DescribeNamespaceResponse> Describe(namespaces::NamespaceEngine& namespaces,
                                                        const std::string& name) {
   wf::DescribeNamespaceRequest d;
   d.set_namespace_(name);
@@ -25,7 +25,7 @@ bool ShouldReadArchivedHistory(const archiver::ArchiveRegistry& archives,
 }
 
 absl::StatusOr<wf::GetWorkflowExecutionHistoryResponse> ReadArchivedHistory(
-    NamespaceEngine& namespaces, archiver::ArchiveRegistry& archives,
+    namespaces::NamespaceEngine& namespaces, archiver::ArchiveRegistry& archives,
     const wf::GetWorkflowExecutionHistoryRequest& req) {
   absl::StatusOr<wf::DescribeNamespaceResponse> ns = Describe(namespaces, req.namespace_());
   if (!ns.ok()) return ns.status();
@@ -60,7 +60,7 @@ absl::StatusOr<wf::GetWorkflowExecutionHistoryResponse> ReadArchivedHistory(
 namespace {
 
 absl::StatusOr<wf::ListArchivedWorkflowExecutionsResponse> ListArchived(
-    NamespaceEngine& namespaces, archiver::ArchiveRegistry& archives, Clock& clock,
+    namespaces::NamespaceEngine& namespaces, archiver::ArchiveRegistry& archives, Clock& clock,
     const wf::ListArchivedWorkflowExecutionsRequest& req) {
   int32_t page_size = req.page_size() <= 0 ? kMaxArchivedPageSize : req.page_size();
   if (page_size > kMaxArchivedPageSize) {
@@ -95,7 +95,8 @@ absl::StatusOr<wf::ListArchivedWorkflowExecutionsResponse> ListArchived(
 
 }  // namespace
 
-void RegisterArchivedVisibilityHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& namespaces,
+void RegisterArchivedVisibilityHandlers(rpc::Dispatcher& dispatcher,
+                                        namespaces::NamespaceEngine& namespaces,
                                         archiver::ArchiveRegistry& archives, Clock& clock) {
   dispatcher.AddAsync<wf::ListArchivedWorkflowExecutionsRequest,
                       wf::ListArchivedWorkflowExecutionsResponse>(

@@ -6,11 +6,13 @@
 #include "absl/status/statusor.h"
 #include "lib/common/clock.h"
 #include "server-core/archiver/archive_registry.h"
-#include "server-core/frontend/namespace_engine.h"
+#include "server-core/namespaces/namespace_engine.h"
 #include "server-core/rpc/dispatcher.h"
 #include "temporal/api/workflowservice/v1/request_response.pb.h"
 
 namespace tock::server::frontend {
+
+namespace wf = temporal::api::workflowservice::v1;
 
 // Whether a history read that found no run should try the archive: the request names a
 // run, does not skip archival, and the cluster reads archived histories.
@@ -21,10 +23,11 @@ bool ShouldReadArchivedHistory(const archiver::ArchiveRegistry& archives,
 // not found, may have passed retention period." when the namespace has no history URI;
 // NOT_FOUND when the archive has no such run.
 absl::StatusOr<wf::GetWorkflowExecutionHistoryResponse> ReadArchivedHistory(
-    NamespaceEngine& namespaces, archiver::ArchiveRegistry& archives,
+    namespaces::NamespaceEngine& namespaces, archiver::ArchiveRegistry& archives,
     const wf::GetWorkflowExecutionHistoryRequest& req);
 
-void RegisterArchivedVisibilityHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& namespaces,
+void RegisterArchivedVisibilityHandlers(rpc::Dispatcher& dispatcher,
+                                        namespaces::NamespaceEngine& namespaces,
                                         archiver::ArchiveRegistry& archives, Clock& clock);
 
 }  // namespace tock::server::frontend

@@ -135,7 +135,8 @@ struct BatchOperations::Page {
 
 BatchOperations::BatchOperations(persistence::BatchStore& store,
                                  persistence::VisibilityStore& visibility,
-                                 NamespaceEngine& namespaces, Clock& clock, Logger& logger,
+                                 namespaces::NamespaceEngine& namespaces, Clock& clock,
+                                 Logger& logger,
                                  std::function<bool(const std::string&, const std::string&)> owns)
     : store_(store),
       visibility_(visibility),
@@ -699,8 +700,8 @@ absl::Status BatchOperations::StartBatch(const wf::StartBatchOperationRequest& r
   if (!(req.max_operations_per_second() >= 0)) {
     return absl::InvalidArgumentError("MaxOperationsPerSecond must not be negative.");
   }
-  absl::StatusOr<NamespaceEngine::Resolved> ns =
-      namespaces_.Resolve(req.namespace_(), false, NamespaceAccess::kWrite);
+  absl::StatusOr<namespaces::NamespaceEngine::Resolved> ns =
+      namespaces_.Resolve(req.namespace_(), false, namespaces::NamespaceAccess::kWrite);
   if (!ns.ok()) return ns.status();
 
   int64_t total = req.executions_size();
@@ -756,8 +757,8 @@ absl::StatusOr<BatchOperationRecord> BatchOperations::Find(const std::string& na
 absl::StatusOr<wf::DescribeBatchOperationResponse> BatchOperations::Describe(
     const wf::DescribeBatchOperationRequest& req) {
   if (req.job_id().empty()) return absl::InvalidArgumentError("JobId is not set on request.");
-  absl::StatusOr<NamespaceEngine::Resolved> ns =
-      namespaces_.Resolve(req.namespace_(), true, NamespaceAccess::kRead);
+  absl::StatusOr<namespaces::NamespaceEngine::Resolved> ns =
+      namespaces_.Resolve(req.namespace_(), true, namespaces::NamespaceAccess::kRead);
   if (!ns.ok()) return ns.status();
   absl::StatusOr<BatchOperationRecord> r = Find(ns->id, req.job_id());
   if (!r.ok()) return r.status();
@@ -778,8 +779,8 @@ absl::StatusOr<wf::DescribeBatchOperationResponse> BatchOperations::Describe(
 
 absl::StatusOr<wf::ListBatchOperationsResponse> BatchOperations::List(
     const wf::ListBatchOperationsRequest& req) {
-  absl::StatusOr<NamespaceEngine::Resolved> ns =
-      namespaces_.Resolve(req.namespace_(), true, NamespaceAccess::kRead);
+  absl::StatusOr<namespaces::NamespaceEngine::Resolved> ns =
+      namespaces_.Resolve(req.namespace_(), true, namespaces::NamespaceAccess::kRead);
   if (!ns.ok()) return ns.status();
   int64_t offset = 0;
   if (!req.next_page_token().empty() &&
@@ -810,8 +811,8 @@ absl::Status BatchOperations::StopBatch(const wf::StopBatchOperationRequest& req
   if (req.job_id().empty()) return absl::InvalidArgumentError("JobId is not set on request.");
   if (req.namespace_().empty()) return absl::InvalidArgumentError("Namespace is not set on request.");
   if (req.reason().empty()) return absl::InvalidArgumentError("Reason is not set on request.");
-  absl::StatusOr<NamespaceEngine::Resolved> ns =
-      namespaces_.Resolve(req.namespace_(), false, NamespaceAccess::kWrite);
+  absl::StatusOr<namespaces::NamespaceEngine::Resolved> ns =
+      namespaces_.Resolve(req.namespace_(), false, namespaces::NamespaceAccess::kWrite);
   if (!ns.ok()) return ns.status();
   if (absl::Status s = WriteStop(ns->id, req); !s.ok()) return s;
   // Then the answer waits for this host's runner to let its operations in flight end (bounded

@@ -49,7 +49,7 @@
 #include "lib/common/blocking_pool.h"
 #include "lib/common/clock.h"
 #include "lib/common/log.h"
-#include "server-core/frontend/namespace_engine.h"
+#include "server-core/namespaces/namespace_engine.h"
 #include "server-core/persistence/batch_store.h"
 #include "server-core/persistence/visibility_store.h"
 #include "server-core/rpc/dialer.h"
@@ -57,6 +57,8 @@
 #include "temporal/api/workflowservice/v1/service.grpc.pb.h"
 
 namespace tock::server::frontend {
+
+namespace wf = temporal::api::workflowservice::v1;
 
 class BatchOperations {
  public:
@@ -69,7 +71,7 @@ class BatchOperations {
 
   // `owns(namespace_id, job_id)`: whether this host runs that batch (with one host: always).
   BatchOperations(persistence::BatchStore& store, persistence::VisibilityStore& visibility,
-                  NamespaceEngine& namespaces, Clock& clock, Logger& logger,
+                  namespaces::NamespaceEngine& namespaces, Clock& clock, Logger& logger,
                   std::function<bool(const std::string&, const std::string&)> owns);
   ~BatchOperations();
 
@@ -138,7 +140,7 @@ class BatchOperations {
 
   persistence::BatchStore& store_;
   persistence::VisibilityStore& visibility_;
-  NamespaceEngine& namespaces_;
+  namespaces::NamespaceEngine& namespaces_;
   Clock& clock_;  // start and close times
   Logger& logger_;
   std::function<bool(const std::string&, const std::string&)> owns_;

@@ -183,9 +183,10 @@ void DcRedirection::Install(rpc::Dispatcher& dispatcher) {
           return (*local)(ctx, payload, std::move(respond));
         }
         const std::string name = RequestNamespace(*prototype, *field, payload);
-        absl::StatusOr<NamespaceEngine::Resolved> ns =
-            name.empty() ? absl::StatusOr<NamespaceEngine::Resolved>(absl::NotFoundError(""))
-                         : namespaces_.Resolve(name, true, NamespaceAccess::kRead);
+        absl::StatusOr<namespaces::NamespaceEngine::Resolved> ns =
+            name.empty()
+                ? absl::StatusOr<namespaces::NamespaceEngine::Resolved>(absl::NotFoundError(""))
+                : namespaces_.Resolve(name, true, namespaces::NamespaceAccess::kRead);
         // Unknown, invalid, local or active here: the handler answers.
         if (!ns.ok() || !ns->is_global || ns->active_here) {
           return (*local)(ctx, payload, std::move(respond));

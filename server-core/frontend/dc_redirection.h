@@ -33,7 +33,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "server-core/frontend/namespace_engine.h"
+#include "server-core/namespaces/namespace_engine.h"
 #include "server-core/rpc/dialer.h"
 #include "server-core/rpc/dispatcher.h"
 
@@ -59,7 +59,8 @@ class DcRedirection {
  public:
   // Calls to other clusters go through `dialer` (TLS with tls.internode), which must
   // outlive this.
-  DcRedirection(DcRedirectionPolicy policy, NamespaceEngine& namespaces, const rpc::Dialer& dialer)
+  DcRedirection(DcRedirectionPolicy policy, namespaces::NamespaceEngine& namespaces,
+                const rpc::Dialer& dialer)
       : policy_(policy), namespaces_(namespaces), dialer_(dialer) {}
 
   // Wraps the registered methods the policy forwards (nothing for kNoop). Call after every
@@ -75,7 +76,7 @@ class DcRedirection {
   std::string AddressOf(const std::string& cluster) const;
 
   const DcRedirectionPolicy policy_;
-  NamespaceEngine& namespaces_;
+  namespaces::NamespaceEngine& namespaces_;
   const rpc::Dialer& dialer_;
   std::vector<std::string> wrapped_;
   std::mutex mu_;

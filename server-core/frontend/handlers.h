@@ -7,11 +7,14 @@
 
 #include "absl/time/time.h"
 #include "lib/common/clock.h"
-#include "server-core/frontend/namespace_engine.h"
+#include "server-core/namespaces/namespace_engine.h"
 #include "server-core/persistence/visibility_store.h"
 #include "server-core/rpc/dispatcher.h"
 
 namespace tock::server::frontend {
+
+namespace wf = temporal::api::workflowservice::v1;
+namespace op = temporal::api::operatorservice::v1;
 
 // Facts about the running server that GetClusterInfo, ListClusters and DescribeCluster report.
 struct ServerFacts {
@@ -22,10 +25,12 @@ struct ServerFacts {
   absl::Time start_time;
 };
 
-void RegisterWorkflowServiceHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& namespaces,
+void RegisterWorkflowServiceHandlers(rpc::Dispatcher& dispatcher,
+                                     namespaces::NamespaceEngine& namespaces,
                                      const ServerFacts& facts);
 // Search attributes and namespace deletion (the remote-cluster calls: server-core/replication).
-void RegisterOperatorServiceHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& namespaces);
+void RegisterOperatorServiceHandlers(rpc::Dispatcher& dispatcher,
+                                     namespaces::NamespaceEngine& namespaces);
 }  // namespace tock::server::frontend
 
 namespace tock::server::history {
@@ -41,20 +46,24 @@ class ArchiveRegistry;
 namespace tock::server::frontend {
 
 // Start, polls, task responses, signal/cancel/terminate/describe/history.
-void RegisterWorkflowRpcHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& namespaces,
+void RegisterWorkflowRpcHandlers(rpc::Dispatcher& dispatcher,
+                                 namespaces::NamespaceEngine& namespaces,
                                  history::HistoryEngine& history,
                                  matching::MatchingEngine& matching, Clock& clock,
                                  archiver::ArchiveRegistry* archives = nullptr);
 
 // List/Count of workflow executions over the visibility store.
-void RegisterVisibilityHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& namespaces,
+void RegisterVisibilityHandlers(rpc::Dispatcher& dispatcher,
+                                namespaces::NamespaceEngine& namespaces,
                                 persistence::VisibilityStore& store);
 
-void RegisterAdminServiceHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& namespaces,
+void RegisterAdminServiceHandlers(rpc::Dispatcher& dispatcher,
+                                  namespaces::NamespaceEngine& namespaces,
                                   const ServerFacts& facts);
 
 // AdminService.DescribeMutableState (mutable_state_handler.cc): namespace resolved as a read.
-void RegisterMutableStateHandler(rpc::Dispatcher& dispatcher, NamespaceEngine& namespaces,
+void RegisterMutableStateHandler(rpc::Dispatcher& dispatcher,
+                                 namespaces::NamespaceEngine& namespaces,
                                  history::HistoryEngine& history);
 
 }  // namespace tock::server::frontend

@@ -42,7 +42,7 @@ struct HandoverGate::Waiter {
   absl::Time until;
 };
 
-HandoverGate::HandoverGate(NamespaceEngine& namespaces, Clock& clock)
+HandoverGate::HandoverGate(namespaces::NamespaceEngine& namespaces, Clock& clock)
     : namespaces_(namespaces), clock_(clock), timers_(clock) {}
 
 HandoverGate::~HandoverGate() { Release(); }
@@ -68,8 +68,8 @@ void HandoverGate::Check(uint64_t id) {
     if (it == waiting_.end()) return;  // released
     w = it->second;
   }
-  absl::StatusOr<NamespaceEngine::Resolved> ns =
-      namespaces_.Resolve(w->name, true, NamespaceAccess::kRead);
+  absl::StatusOr<namespaces::NamespaceEngine::Resolved> ns =
+      namespaces_.Resolve(w->name, true, namespaces::NamespaceAccess::kRead);
   const bool still = ns.ok() && ns->handover;
   const absl::Time now = clock_.Now();
   const bool cancelled = w->ctx->cancellation != nullptr && w->ctx->cancellation->cancelled();
@@ -105,9 +105,10 @@ void HandoverGate::Install(rpc::Dispatcher& dispatcher) {
                                              const grpc::ByteBuffer& payload,
                                              rpc::RawResponder respond) {
         const std::string name = RequestNamespace(*prototype, *field, payload);
-        absl::StatusOr<NamespaceEngine::Resolved> ns =
-            name.empty() ? absl::StatusOr<NamespaceEngine::Resolved>(absl::NotFoundError(""))
-                         : namespaces_.Resolve(name, true, NamespaceAccess::kRead);
+        absl::StatusOr<namespaces::NamespaceEngine::Resolved> ns =
+            name.empty()
+                ? absl::StatusOr<namespaces::NamespaceEngine::Resolved>(absl::NotFoundError(""))
+                : namespaces_.Resolve(name, true, namespaces::NamespaceAccess::kRead);
         // Unknown, invalid or not in handover: the handler answers (as it would anyway).
         if (!ns.ok() || !ns->handover) return (*local)(ctx, payload, std::move(respond));
         const absl::Time now = clock_.Now();

@@ -24,8 +24,8 @@
 
 #include "lib/common/clock.h"
 #include "lib/common/timer_thread.h"
-#include "server-core/frontend/namespace_engine.h"
 #include "server-core/history/history_engine.h"
+#include "server-core/namespaces/namespace_engine.h"
 #include "server-core/rpc/dispatcher.h"
 
 namespace tock::server::frontend {
@@ -46,7 +46,7 @@ class HandoverGate {
   // How often a waiting call looks at the namespace again.
   static constexpr absl::Duration kCheckInterval = absl::Milliseconds(50);
 
-  HandoverGate(NamespaceEngine& namespaces, Clock& clock);
+  HandoverGate(namespaces::NamespaceEngine& namespaces, Clock& clock);
   ~HandoverGate();  // Release()s
 
   // Wraps every namespaced WorkflowService method registered but the allowed ones.
@@ -59,7 +59,7 @@ class HandoverGate {
   struct Waiter;
   void Check(uint64_t id);
 
-  NamespaceEngine& namespaces_;
+  namespaces::NamespaceEngine& namespaces_;
   Clock& clock_;
   std::mutex mu_;
   bool released_ = false;                                 // guarded by mu_

@@ -6,16 +6,16 @@
 
 namespace tock::server::frontend {
 
-void RegisterMutableStateHandler(rpc::Dispatcher& dispatcher, NamespaceEngine& namespaces,
+void RegisterMutableStateHandler(rpc::Dispatcher& dispatcher,
+                                 namespaces::NamespaceEngine& namespaces,
                                  history::HistoryEngine& history) {
   namespace adm = tock::admin::v1;
   dispatcher.AddUnary<adm::DescribeMutableStateRequest, adm::DescribeMutableStateResponse>(
       "tock.admin.v1.AdminService/DescribeMutableState",
-      [&namespaces, &history](const adm::DescribeMutableStateRequest& req,
-                              const rpc::CallContext&)
+      [&namespaces, &history](const adm::DescribeMutableStateRequest& req, const rpc::CallContext&)
           -> absl::StatusOr<adm::DescribeMutableStateResponse> {
-        absl::StatusOr<NamespaceEngine::Resolved> ns =
-            namespaces.Resolve(req.namespace_(), true, NamespaceAccess::kRead);
+        absl::StatusOr<namespaces::NamespaceEngine::Resolved> ns =
+            namespaces.Resolve(req.namespace_(), true, namespaces::NamespaceAccess::kRead);
         if (!ns.ok()) return ns.status();
         return history.DescribeMutableState(
             history::NamespaceRef{ns->id, ns->name, ns->failover_version}, req);

@@ -7,7 +7,8 @@ constexpr char kService[] = "temporal.api.operatorservice.v1.OperatorService/";
 
 }  // namespace
 
-void RegisterOperatorServiceHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& namespaces) {
+void RegisterOperatorServiceHandlers(rpc::Dispatcher& dispatcher,
+                                     namespaces::NamespaceEngine& namespaces) {
   dispatcher.AddUnary<op::AddSearchAttributesRequest, op::AddSearchAttributesResponse>(
       std::string(kService) + "AddSearchAttributes",
       [&namespaces](const auto& req, const rpc::CallContext&) {

@@ -103,13 +103,14 @@ void AddListMethod(rpc::Dispatcher& dispatcher, const char* name,
 
 }  // namespace
 
-void RegisterVisibilityHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& namespaces,
+void RegisterVisibilityHandlers(rpc::Dispatcher& dispatcher,
+                                namespaces::NamespaceEngine& namespaces,
                                 persistence::VisibilityStore& store) {
   AddListMethod<wf::ListWorkflowExecutionsRequest>(
       dispatcher, "ListWorkflowExecutions",
       [&](const wf::ListWorkflowExecutionsRequest& req)
           -> absl::StatusOr<persistence::VisibilityPage> {
-        auto ns = namespaces.Resolve(req.namespace_(), true, NamespaceAccess::kRead);
+        auto ns = namespaces.Resolve(req.namespace_(), true, namespaces::NamespaceAccess::kRead);
         if (!ns.ok()) return ns.status();
         if (absl::Status s = CheckPageSize(req.page_size()); !s.ok()) return s;
         auto filter = visibility::CompileQuery(req.query(), *ns->search_attributes);
@@ -124,7 +125,7 @@ void RegisterVisibilityHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& na
       Method("CountWorkflowExecutions"),
       [&](const wf::CountWorkflowExecutionsRequest& req,
           const rpc::CallContext&) -> absl::StatusOr<wf::CountWorkflowExecutionsResponse> {
-        auto ns = namespaces.Resolve(req.namespace_(), true, NamespaceAccess::kRead);
+        auto ns = namespaces.Resolve(req.namespace_(), true, namespaces::NamespaceAccess::kRead);
         if (!ns.ok()) return ns.status();
         auto filter = visibility::CompileQuery(req.query(), *ns->search_attributes);
         if (!filter.ok()) return filter.status();
@@ -166,7 +167,7 @@ void RegisterVisibilityHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& na
       dispatcher, "ListOpenWorkflowExecutions",
       [&](const wf::ListOpenWorkflowExecutionsRequest& req)
           -> absl::StatusOr<persistence::VisibilityPage> {
-        auto ns = namespaces.Resolve(req.namespace_(), true, NamespaceAccess::kRead);
+        auto ns = namespaces.Resolve(req.namespace_(), true, namespaces::NamespaceAccess::kRead);
         if (!ns.ok()) return ns.status();
         if (absl::Status s = CheckPageSize(req.maximum_page_size()); !s.ok()) return s;
         return store.List(ns->id, LegacyFilter(req, true), req.maximum_page_size(),
@@ -176,7 +177,7 @@ void RegisterVisibilityHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& na
       dispatcher, "ListClosedWorkflowExecutions",
       [&](const wf::ListClosedWorkflowExecutionsRequest& req)
           -> absl::StatusOr<persistence::VisibilityPage> {
-        auto ns = namespaces.Resolve(req.namespace_(), true, NamespaceAccess::kRead);
+        auto ns = namespaces.Resolve(req.namespace_(), true, namespaces::NamespaceAccess::kRead);
         if (!ns.ok()) return ns.status();
         persistence::VisibilityFilter filter = LegacyFilter(req, false);
         if (req.has_status_filter()) {

@@ -57,7 +57,8 @@ wf::GetSystemInfoResponse SystemInfo() {
 
 }  // namespace
 
-void RegisterWorkflowServiceHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& namespaces,
+void RegisterWorkflowServiceHandlers(rpc::Dispatcher& dispatcher,
+                                     namespaces::NamespaceEngine& namespaces,
                                      const ServerFacts& facts) {
   dispatcher.AddUnary<wf::GetSystemInfoRequest, wf::GetSystemInfoResponse>(
       Method("GetSystemInfo"),

@@ -116,7 +116,7 @@ class LongPoll : public std::enable_shared_from_this<LongPoll<Response>> {
   bool again_ = false;    // and must poll once more when its Poll returns
 };
 
-history::NamespaceRef Ref(const NamespaceEngine::Resolved& r) {
+history::NamespaceRef Ref(const namespaces::NamespaceEngine::Resolved& r) {
   return history::NamespaceRef{r.id, r.name, r.failover_version};
 }
 
@@ -124,13 +124,14 @@ history::NamespaceRef Ref(const NamespaceEngine::Resolved& r) {
 // invalid state, not active for a kWrite method), then calls `fn(ns, request)`, which returns the
 // response, or only a status for methods whose response is empty.
 template <typename Request, typename Response, typename Fn>
-void AddNamespaced(rpc::Dispatcher& dispatcher, NamespaceEngine& namespaces, const char* name,
-                   bool allow_deprecated, NamespaceAccess access, Fn fn) {
+void AddNamespaced(rpc::Dispatcher& dispatcher, namespaces::NamespaceEngine& namespaces,
+                   const char* name, bool allow_deprecated, namespaces::NamespaceAccess access,
+                   Fn fn) {
   dispatcher.AddUnary<Request, Response>(
       Method(name),
       [&namespaces, allow_deprecated, access, fn](
           const Request& req, const rpc::CallContext&) -> absl::StatusOr<Response> {
-        absl::StatusOr<NamespaceEngine::Resolved> ns =
+        absl::StatusOr<namespaces::NamespaceEngine::Resolved> ns =
             namespaces.Resolve(req.namespace_(), allow_deprecated, access);
         if (!ns.ok()) return ns.status();
         if constexpr (std::is_same_v<decltype(fn(Ref(*ns), req)), absl::Status>) {
@@ -143,32 +144,33 @@ void AddNamespaced(rpc::Dispatcher& dispatcher, NamespaceEngine& namespaces, con
 }
 
 // Starting runs.
-void RegisterStartHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& namespaces,
+void RegisterStartHandlers(rpc::Dispatcher& dispatcher, namespaces::NamespaceEngine& namespaces,
                            history::HistoryEngine& history) {
   AddNamespaced<wf::StartWorkflowExecutionRequest, wf::StartWorkflowExecutionResponse>(
-      dispatcher, namespaces, "StartWorkflowExecution", false, NamespaceAccess::kWrite,
+      dispatcher, namespaces, "StartWorkflowExecution", false, namespaces::NamespaceAccess::kWrite,
       [&](const history::NamespaceRef& ns, const wf::StartWorkflowExecutionRequest& req) {
         return history.StartWorkflow(ns, req);
       });
 
   AddNamespaced<wf::SignalWithStartWorkflowExecutionRequest,
                 wf::SignalWithStartWorkflowExecutionResponse>(
-      dispatcher, namespaces, "SignalWithStartWorkflowExecution", false, NamespaceAccess::kWrite,
+      dispatcher, namespaces, "SignalWithStartWorkflowExecution", false,
+      namespaces::NamespaceAccess::kWrite,
       [&](const history::NamespaceRef& ns, const wf::SignalWithStartWorkflowExecutionRequest& req) {
         return history.SignalWithStartWorkflow(ns, req);
       });
 }
 
 // The workers' long polls for workflow and activity tasks.
-void RegisterPollHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& namespaces,
+void RegisterPollHandlers(rpc::Dispatcher& dispatcher, namespaces::NamespaceEngine& namespaces,
                           history::HistoryEngine& history, matching::MatchingEngine& matching,
                           Clock& clock) {
   dispatcher.AddAsync<wf::PollWorkflowTaskQueueRequest, wf::PollWorkflowTaskQueueResponse>(
       Method("PollWorkflowTaskQueue"),
       [&](const wf::PollWorkflowTaskQueueRequest& req, const rpc::CallContext& ctx,
           rpc::Responder<wf::PollWorkflowTaskQueueResponse> respond) {
-        absl::StatusOr<NamespaceEngine::Resolved> ns =
-            namespaces.Resolve(req.namespace_(), true, NamespaceAccess::kRead);
+        absl::StatusOr<namespaces::NamespaceEngine::Resolved> ns =
+            namespaces.Resolve(req.namespace_(), true, namespaces::NamespaceAccess::kRead);
         if (!ns.ok()) return respond(ns.status());
         if (req.task_queue().name().empty()) {
           return respond(absl::InvalidArgumentError("TaskQueue is not set on request."));
@@ -193,8 +195,8 @@ void RegisterPollHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& namespac
       Method("PollActivityTaskQueue"),
       [&](const wf::PollActivityTaskQueueRequest& req, const rpc::CallContext& ctx,
           rpc::Responder<wf::PollActivityTaskQueueResponse> respond) {
-        absl::StatusOr<NamespaceEngine::Resolved> ns =
-            namespaces.Resolve(req.namespace_(), true, NamespaceAccess::kRead);
+        absl::StatusOr<namespaces::NamespaceEngine::Resolved> ns =
+            namespaces.Resolve(req.namespace_(), true, namespaces::NamespaceAccess::kRead);
         if (!ns.ok()) return respond(ns.status());
         if (req.task_queue().name().empty()) {
           return respond(absl::InvalidArgumentError("TaskQueue is not set on request."));
@@ -214,20 +216,24 @@ void RegisterPollHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& namespac
 }
 
 // What workers answer to the tasks they took (by task token).
-void RegisterTaskResponseHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& namespaces,
+void RegisterTaskResponseHandlers(rpc::Dispatcher& dispatcher,
+                                  namespaces::NamespaceEngine& namespaces,
                                   history::HistoryEngine& history) {
   AddNamespaced<wf::RespondWorkflowTaskCompletedRequest, wf::RespondWorkflowTaskCompletedResponse>(
-      dispatcher, namespaces, "RespondWorkflowTaskCompleted", true, NamespaceAccess::kWrite,
+      dispatcher, namespaces, "RespondWorkflowTaskCompleted", true,
+      namespaces::NamespaceAccess::kWrite,
       [&](const history::NamespaceRef& ns, const wf::RespondWorkflowTaskCompletedRequest& req) {
         return history.RespondWorkflowTaskCompleted(ns, req);
       });
   AddNamespaced<wf::RespondWorkflowTaskFailedRequest, wf::RespondWorkflowTaskFailedResponse>(
-      dispatcher, namespaces, "RespondWorkflowTaskFailed", true, NamespaceAccess::kWrite,
+      dispatcher, namespaces, "RespondWorkflowTaskFailed", true,
+      namespaces::NamespaceAccess::kWrite,
       [&](const history::NamespaceRef& ns, const wf::RespondWorkflowTaskFailedRequest& req) {
         return history.RespondWorkflowTaskFailed(ns, req);
       });
   AddNamespaced<wf::RespondActivityTaskCompletedRequest, wf::RespondActivityTaskCompletedResponse>(
-      dispatcher, namespaces, "RespondActivityTaskCompleted", true, NamespaceAccess::kWrite,
+      dispatcher, namespaces, "RespondActivityTaskCompleted", true,
+      namespaces::NamespaceAccess::kWrite,
       [&](const history::NamespaceRef& ns, const wf::RespondActivityTaskCompletedRequest& req)
           -> absl::StatusOr<wf::RespondActivityTaskCompletedResponse> {
         if (absl::Status s = history.RespondActivityTaskCompleted(ns, req.task_token(),
@@ -238,12 +244,14 @@ void RegisterTaskResponseHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& 
         return wf::RespondActivityTaskCompletedResponse();
       });
   AddNamespaced<wf::RespondActivityTaskFailedRequest, wf::RespondActivityTaskFailedResponse>(
-      dispatcher, namespaces, "RespondActivityTaskFailed", true, NamespaceAccess::kWrite,
+      dispatcher, namespaces, "RespondActivityTaskFailed", true,
+      namespaces::NamespaceAccess::kWrite,
       [&](const history::NamespaceRef& ns, const wf::RespondActivityTaskFailedRequest& req) {
         return history.RespondActivityTaskFailed(ns, req);
       });
   AddNamespaced<wf::RespondActivityTaskCanceledRequest, wf::RespondActivityTaskCanceledResponse>(
-      dispatcher, namespaces, "RespondActivityTaskCanceled", true, NamespaceAccess::kWrite,
+      dispatcher, namespaces, "RespondActivityTaskCanceled", true,
+      namespaces::NamespaceAccess::kWrite,
       [&](const history::NamespaceRef& ns, const wf::RespondActivityTaskCanceledRequest& req)
           -> absl::StatusOr<wf::RespondActivityTaskCanceledResponse> {
         if (absl::Status s = history.RespondActivityTaskCanceled(ns, req.task_token(),
@@ -254,53 +262,56 @@ void RegisterTaskResponseHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& 
         return wf::RespondActivityTaskCanceledResponse();
       });
   AddNamespaced<wf::RecordActivityTaskHeartbeatRequest, wf::RecordActivityTaskHeartbeatResponse>(
-      dispatcher, namespaces, "RecordActivityTaskHeartbeat", true, NamespaceAccess::kWrite,
+      dispatcher, namespaces, "RecordActivityTaskHeartbeat", true,
+      namespaces::NamespaceAccess::kWrite,
       [&](const history::NamespaceRef& ns, const wf::RecordActivityTaskHeartbeatRequest& req) {
         return history.RecordActivityTaskHeartbeat(ns, req.task_token(), req.details());
       });
   AddNamespaced<wf::RespondQueryTaskCompletedRequest, wf::RespondQueryTaskCompletedResponse>(
-      dispatcher, namespaces, "RespondQueryTaskCompleted", true, NamespaceAccess::kRead,
+      dispatcher, namespaces, "RespondQueryTaskCompleted", true, namespaces::NamespaceAccess::kRead,
       [&](const history::NamespaceRef& ns, const wf::RespondQueryTaskCompletedRequest& req) {
         return history.RespondQueryTaskCompleted(ns, req);
       });
 }
 
 // Changes to a run named by its workflow id (and run id).
-void RegisterRunChangeHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& namespaces,
+void RegisterRunChangeHandlers(rpc::Dispatcher& dispatcher, namespaces::NamespaceEngine& namespaces,
                                history::HistoryEngine& history) {
   AddNamespaced<wf::SignalWorkflowExecutionRequest, wf::SignalWorkflowExecutionResponse>(
-      dispatcher, namespaces, "SignalWorkflowExecution", true, NamespaceAccess::kWrite,
+      dispatcher, namespaces, "SignalWorkflowExecution", true, namespaces::NamespaceAccess::kWrite,
       [&](const history::NamespaceRef& ns, const wf::SignalWorkflowExecutionRequest& req) {
         return history.SignalWorkflow(ns, req);
       });
   AddNamespaced<wf::RequestCancelWorkflowExecutionRequest,
                 wf::RequestCancelWorkflowExecutionResponse>(
-      dispatcher, namespaces, "RequestCancelWorkflowExecution", true, NamespaceAccess::kWrite,
+      dispatcher, namespaces, "RequestCancelWorkflowExecution", true,
+      namespaces::NamespaceAccess::kWrite,
       [&](const history::NamespaceRef& ns, const wf::RequestCancelWorkflowExecutionRequest& req) {
         return history.RequestCancelWorkflow(ns, req);
       });
   AddNamespaced<wf::TerminateWorkflowExecutionRequest, wf::TerminateWorkflowExecutionResponse>(
-      dispatcher, namespaces, "TerminateWorkflowExecution", true, NamespaceAccess::kWrite,
+      dispatcher, namespaces, "TerminateWorkflowExecution", true,
+      namespaces::NamespaceAccess::kWrite,
       [&](const history::NamespaceRef& ns, const wf::TerminateWorkflowExecutionRequest& req) {
         return history.TerminateWorkflow(ns, req);
       });
   AddNamespaced<wf::ResetWorkflowExecutionRequest, wf::ResetWorkflowExecutionResponse>(
-      dispatcher, namespaces, "ResetWorkflowExecution", false, NamespaceAccess::kWrite,
+      dispatcher, namespaces, "ResetWorkflowExecution", false, namespaces::NamespaceAccess::kWrite,
       [&](const history::NamespaceRef& ns, const wf::ResetWorkflowExecutionRequest& req) {
         return history.ResetWorkflow(ns, req);
       });
   AddNamespaced<wf::DeleteWorkflowExecutionRequest, wf::DeleteWorkflowExecutionResponse>(
-      dispatcher, namespaces, "DeleteWorkflowExecution", true, NamespaceAccess::kWrite,
+      dispatcher, namespaces, "DeleteWorkflowExecution", true, namespaces::NamespaceAccess::kWrite,
       [&](const history::NamespaceRef& ns, const wf::DeleteWorkflowExecutionRequest& req) {
         return history.DeleteWorkflow(ns, req);
       });
 }
 
 // Reads of a run and the calls that wait on it: describe, history, queries and updates.
-void RegisterRunReadHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& namespaces,
+void RegisterRunReadHandlers(rpc::Dispatcher& dispatcher, namespaces::NamespaceEngine& namespaces,
                              history::HistoryEngine& history, archiver::ArchiveRegistry* archives) {
   AddNamespaced<wf::DescribeWorkflowExecutionRequest, wf::DescribeWorkflowExecutionResponse>(
-      dispatcher, namespaces, "DescribeWorkflowExecution", true, NamespaceAccess::kRead,
+      dispatcher, namespaces, "DescribeWorkflowExecution", true, namespaces::NamespaceAccess::kRead,
       [&](const history::NamespaceRef& ns, const wf::DescribeWorkflowExecutionRequest& req) {
         return history.DescribeWorkflow(ns, req);
       });
@@ -308,8 +319,8 @@ void RegisterRunReadHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& names
       Method("GetWorkflowExecutionHistory"),
       [&, archives](const wf::GetWorkflowExecutionHistoryRequest& req, const rpc::CallContext& ctx,
                     std::function<void(absl::StatusOr<WireBytes>)> respond) {
-        absl::StatusOr<NamespaceEngine::Resolved> ns =
-            namespaces.Resolve(req.namespace_(), true, NamespaceAccess::kRead);
+        absl::StatusOr<namespaces::NamespaceEngine::Resolved> ns =
+            namespaces.Resolve(req.namespace_(), true, namespaces::NamespaceAccess::kRead);
         if (!ns.ok()) return respond(ns.status());
         // A waiting caller that goes away is answered (the dispatcher ignores the later
         // answer of the wait itself).
@@ -340,8 +351,8 @@ void RegisterRunReadHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& names
   dispatcher.AddAsync<wf::QueryWorkflowRequest, wf::QueryWorkflowResponse>(
       Method("QueryWorkflow"), [&](const wf::QueryWorkflowRequest& req, const rpc::CallContext& ctx,
                                    rpc::Responder<wf::QueryWorkflowResponse> respond) {
-        absl::StatusOr<NamespaceEngine::Resolved> ns =
-            namespaces.Resolve(req.namespace_(), true, NamespaceAccess::kRead);
+        absl::StatusOr<namespaces::NamespaceEngine::Resolved> ns =
+            namespaces.Resolve(req.namespace_(), true, namespaces::NamespaceAccess::kRead);
         if (!ns.ok()) return respond(ns.status());
         ctx.cancellation->OnCancel(
             [respond] { respond(absl::CancelledError("the caller cancelled the query")); });
@@ -352,8 +363,8 @@ void RegisterRunReadHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& names
       Method("UpdateWorkflowExecution"),
       [&](const wf::UpdateWorkflowExecutionRequest& req, const rpc::CallContext& ctx,
           rpc::Responder<wf::UpdateWorkflowExecutionResponse> respond) {
-        absl::StatusOr<NamespaceEngine::Resolved> ns =
-            namespaces.Resolve(req.namespace_(), true, NamespaceAccess::kWrite);
+        absl::StatusOr<namespaces::NamespaceEngine::Resolved> ns =
+            namespaces.Resolve(req.namespace_(), true, namespaces::NamespaceAccess::kWrite);
         if (!ns.ok()) return respond(ns.status());
         history.UpdateWorkflow(Ref(*ns), req, ctx.deadline, respond);
       });
@@ -362,8 +373,8 @@ void RegisterRunReadHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& names
           Method("PollWorkflowExecutionUpdate"),
           [&](const wf::PollWorkflowExecutionUpdateRequest& req, const rpc::CallContext& ctx,
               rpc::Responder<wf::PollWorkflowExecutionUpdateResponse> respond) {
-            absl::StatusOr<NamespaceEngine::Resolved> ns =
-                namespaces.Resolve(req.namespace_(), true, NamespaceAccess::kRead);
+            absl::StatusOr<namespaces::NamespaceEngine::Resolved> ns =
+                namespaces.Resolve(req.namespace_(), true, namespaces::NamespaceAccess::kRead);
             if (!ns.ok()) return respond(ns.status());
             history.PollWorkflowUpdate(Ref(*ns), req, ctx.deadline, respond);
           });
@@ -371,14 +382,15 @@ void RegisterRunReadHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& names
       Method("ExecuteMultiOperation"),
       [&](const wf::ExecuteMultiOperationRequest& req, const rpc::CallContext& ctx,
           rpc::Responder<wf::ExecuteMultiOperationResponse> respond) {
-        absl::StatusOr<NamespaceEngine::Resolved> ns =
-            namespaces.Resolve(req.namespace_(), true, NamespaceAccess::kWrite);
+        absl::StatusOr<namespaces::NamespaceEngine::Resolved> ns =
+            namespaces.Resolve(req.namespace_(), true, namespaces::NamespaceAccess::kWrite);
         if (!ns.ok()) return respond(ns.status());
         history.ExecuteMultiOperation(Ref(*ns), req, ctx.deadline, respond);
       });
   AddNamespaced<wf::GetWorkflowExecutionHistoryReverseRequest,
                 wf::GetWorkflowExecutionHistoryReverseResponse>(
-      dispatcher, namespaces, "GetWorkflowExecutionHistoryReverse", true, NamespaceAccess::kRead,
+      dispatcher, namespaces, "GetWorkflowExecutionHistoryReverse", true,
+      namespaces::NamespaceAccess::kRead,
       [&](const history::NamespaceRef& ns,
           const wf::GetWorkflowExecutionHistoryReverseRequest& req) {
         return history.GetWorkflowHistoryReverse(ns, req);
@@ -387,11 +399,13 @@ void RegisterRunReadHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& names
 
 // The *ById variants (async activity completion) find the activity's token, then take the
 // token path.
-void RegisterActivityByIdHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& namespaces,
+void RegisterActivityByIdHandlers(rpc::Dispatcher& dispatcher,
+                                  namespaces::NamespaceEngine& namespaces,
                                   history::HistoryEngine& history) {
   AddNamespaced<wf::RespondActivityTaskCompletedByIdRequest,
                 wf::RespondActivityTaskCompletedByIdResponse>(
-      dispatcher, namespaces, "RespondActivityTaskCompletedById", true, NamespaceAccess::kWrite,
+      dispatcher, namespaces, "RespondActivityTaskCompletedById", true,
+      namespaces::NamespaceAccess::kWrite,
       [&](const history::NamespaceRef& ns, const wf::RespondActivityTaskCompletedByIdRequest& req)
           -> absl::StatusOr<wf::RespondActivityTaskCompletedByIdResponse> {
         auto token =
@@ -406,7 +420,8 @@ void RegisterActivityByIdHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& 
       });
   AddNamespaced<wf::RespondActivityTaskFailedByIdRequest,
                 wf::RespondActivityTaskFailedByIdResponse>(
-      dispatcher, namespaces, "RespondActivityTaskFailedById", true, NamespaceAccess::kWrite,
+      dispatcher, namespaces, "RespondActivityTaskFailedById", true,
+      namespaces::NamespaceAccess::kWrite,
       [&](const history::NamespaceRef& ns, const wf::RespondActivityTaskFailedByIdRequest& req)
           -> absl::StatusOr<wf::RespondActivityTaskFailedByIdResponse> {
         auto token =
@@ -422,7 +437,8 @@ void RegisterActivityByIdHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& 
       });
   AddNamespaced<wf::RespondActivityTaskCanceledByIdRequest,
                 wf::RespondActivityTaskCanceledByIdResponse>(
-      dispatcher, namespaces, "RespondActivityTaskCanceledById", true, NamespaceAccess::kWrite,
+      dispatcher, namespaces, "RespondActivityTaskCanceledById", true,
+      namespaces::NamespaceAccess::kWrite,
       [&](const history::NamespaceRef& ns, const wf::RespondActivityTaskCanceledByIdRequest& req)
           -> absl::StatusOr<wf::RespondActivityTaskCanceledByIdResponse> {
         auto token =
@@ -437,7 +453,8 @@ void RegisterActivityByIdHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& 
       });
   AddNamespaced<wf::RecordActivityTaskHeartbeatByIdRequest,
                 wf::RecordActivityTaskHeartbeatByIdResponse>(
-      dispatcher, namespaces, "RecordActivityTaskHeartbeatById", true, NamespaceAccess::kWrite,
+      dispatcher, namespaces, "RecordActivityTaskHeartbeatById", true,
+      namespaces::NamespaceAccess::kWrite,
       [&](const history::NamespaceRef& ns, const wf::RecordActivityTaskHeartbeatByIdRequest& req)
           -> absl::StatusOr<wf::RecordActivityTaskHeartbeatByIdResponse> {
         auto token =
@@ -452,14 +469,14 @@ void RegisterActivityByIdHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& 
 }
 
 // The workers themselves: shutdown, sticky queues, the pollers of a queue.
-void RegisterWorkerHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& namespaces,
+void RegisterWorkerHandlers(rpc::Dispatcher& dispatcher, namespaces::NamespaceEngine& namespaces,
                             matching::MatchingEngine& matching) {
   // The worker's waiting polls answer empty now (namespace capability
   // worker_poll_complete_on_shutdown); the router sends the call to the owner of
   // `task_queue`, where the worker's polls wait. Workflow tasks never go to sticky queues
   // here, so there is nothing to move.
   AddNamespaced<wf::ShutdownWorkerRequest, wf::ShutdownWorkerResponse>(
-      dispatcher, namespaces, "ShutdownWorker", true, NamespaceAccess::kRead,
+      dispatcher, namespaces, "ShutdownWorker", true, namespaces::NamespaceAccess::kRead,
       [&](const history::NamespaceRef& ns, const wf::ShutdownWorkerRequest& req) {
         matching.ReleaseWorkerPolls(ns.id, req.worker_instance_key());
         return absl::OkStatus();
@@ -469,7 +486,7 @@ void RegisterWorkerHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& namesp
         return absl::StatusOr<wf::ResetStickyTaskQueueResponse>(wf::ResetStickyTaskQueueResponse());
       });
   AddNamespaced<wf::DescribeTaskQueueRequest, wf::DescribeTaskQueueResponse>(
-      dispatcher, namespaces, "DescribeTaskQueue", true, NamespaceAccess::kRead,
+      dispatcher, namespaces, "DescribeTaskQueue", true, namespaces::NamespaceAccess::kRead,
       [&](const history::NamespaceRef& ns, const wf::DescribeTaskQueueRequest& req)
           -> absl::StatusOr<wf::DescribeTaskQueueResponse> {
         auto kind = req.task_queue_type() == enums::TASK_QUEUE_TYPE_ACTIVITY
@@ -487,7 +504,8 @@ void RegisterWorkerHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& namesp
 
 }  // namespace
 
-void RegisterWorkflowRpcHandlers(rpc::Dispatcher& dispatcher, NamespaceEngine& namespaces,
+void RegisterWorkflowRpcHandlers(rpc::Dispatcher& dispatcher,
+                                 namespaces::NamespaceEngine& namespaces,
                                  history::HistoryEngine& history,
                                  matching::MatchingEngine& matching, Clock& clock,
                                  archiver::ArchiveRegistry* archives) {

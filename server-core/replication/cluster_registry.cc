@@ -40,10 +40,9 @@ absl::Status CheckShardCounts(int32_t remote, int32_t local) {
 }
 
 ClusterRegistry::ClusterRegistry(admin::ClusterMetadata configured, std::string cluster_id,
-                                 int32_t history_shard_count,
-                                 persistence::ReplicationStore& store,
+                                 int32_t history_shard_count, persistence::ReplicationStore& store,
                                  persistence::NamespaceStore& namespaces,
-                                 frontend::NamespaceEngine& engine, DescribeRemote describe)
+                                 namespaces::NamespaceEngine& engine, DescribeRemote describe)
     : configured_(std::move(configured)),
       cluster_id_(std::move(cluster_id)),
       history_shard_count_(history_shard_count),

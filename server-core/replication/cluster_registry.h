@@ -21,7 +21,7 @@
 #include "absl/time/time.h"
 #include "lib/admin/cluster_metadata.h"
 #include "lib/common/log.h"
-#include "server-core/frontend/namespace_engine.h"
+#include "server-core/namespaces/namespace_engine.h"
 #include "server-core/persistence/namespace_store.h"
 #include "server-core/persistence/replication_store.h"
 #include "server-core/worker/periodic_thread.h"
@@ -61,7 +61,7 @@ class ClusterRegistry {
   // `configured` is validated (ClusterMetadata::Validate); `cluster_id` is this cluster's.
   ClusterRegistry(admin::ClusterMetadata configured, std::string cluster_id,
                   int32_t history_shard_count, persistence::ReplicationStore& store,
-                  persistence::NamespaceStore& namespaces, frontend::NamespaceEngine& engine,
+                  persistence::NamespaceStore& namespaces, namespaces::NamespaceEngine& engine,
                   DescribeRemote describe);
 
   // Reads the stored remotes and hands the merged set to the namespace engine. At start,
@@ -99,7 +99,7 @@ class ClusterRegistry {
   const int32_t history_shard_count_;
   persistence::ReplicationStore& store_;
   persistence::NamespaceStore& namespaces_;
-  frontend::NamespaceEngine& engine_;
+  namespaces::NamespaceEngine& engine_;
   const DescribeRemote describe_;
   mutable std::mutex mu_;
   std::vector<persistence::StoredRemoteCluster> remotes_;  // guarded by mu_

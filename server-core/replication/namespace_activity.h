@@ -12,8 +12,8 @@
 
 #include "absl/time/time.h"
 #include "lib/common/clock.h"
-#include "server-core/frontend/namespace_engine.h"
 #include "server-core/history/history_engine.h"
+#include "server-core/namespaces/namespace_engine.h"
 #include "server-core/persistence/namespace_store.h"
 
 namespace tock::server::replication {
@@ -22,7 +22,7 @@ class NamespaceActivity {
  public:
   static constexpr absl::Duration kLifetime = absl::Milliseconds(500);
 
-  NamespaceActivity(persistence::NamespaceStore& store, frontend::NamespaceEngine& engine,
+  NamespaceActivity(persistence::NamespaceStore& store, namespaces::NamespaceEngine& engine,
                     Clock& clock)
       : store_(store), engine_(engine), clock_(clock) {}
 
@@ -36,7 +36,7 @@ class NamespaceActivity {
 
  private:
   persistence::NamespaceStore& store_;
-  frontend::NamespaceEngine& engine_;
+  namespaces::NamespaceEngine& engine_;
   Clock& clock_;
   std::mutex mu_;
   struct Cached {

@@ -15,9 +15,13 @@ namespace adm = tock::admin::v1;
 
 NamespaceReplicator::NamespaceReplicator(ClusterRegistry& clusters,
                                          persistence::ReplicationStore& store,
-                                         frontend::NamespaceEngine& namespaces,
+                                         namespaces::NamespaceEngine& namespaces,
                                          RemoteFrontends& remotes, Logger& logger)
-    : clusters_(clusters), store_(store), namespaces_(namespaces), remotes_(remotes), logger_(logger) {}
+    : clusters_(clusters),
+      store_(store),
+      namespaces_(namespaces),
+      remotes_(remotes),
+      logger_(logger) {}
 
 NamespaceReplicator::~NamespaceReplicator() { thread_.reset(); }
 

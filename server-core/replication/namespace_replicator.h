@@ -24,7 +24,7 @@
 #include "absl/time/time.h"
 #include "lib/common/clock.h"
 #include "lib/common/log.h"
-#include "server-core/frontend/namespace_engine.h"
+#include "server-core/namespaces/namespace_engine.h"
 #include "server-core/persistence/replication_store.h"
 #include "server-core/replication/cluster_registry.h"
 #include "server-core/replication/remote_frontends.h"
@@ -44,7 +44,7 @@ class NamespaceReplicator {
   static constexpr absl::Duration kPullInterval = absl::Seconds(1);
 
   NamespaceReplicator(ClusterRegistry& clusters, persistence::ReplicationStore& store,
-                      frontend::NamespaceEngine& namespaces, RemoteFrontends& remotes,
+                      namespaces::NamespaceEngine& namespaces, RemoteFrontends& remotes,
                       Logger& logger);
   ~NamespaceReplicator();
 
@@ -87,7 +87,7 @@ class NamespaceReplicator {
 
   ClusterRegistry& clusters_;
   persistence::ReplicationStore& store_;
-  frontend::NamespaceEngine& namespaces_;
+  namespaces::NamespaceEngine& namespaces_;
   RemoteFrontends& remotes_;
   Logger& logger_;
   mutable std::mutex mu_;

@@ -104,7 +104,7 @@ class CallRouter::Call : public std::enable_shared_from_this<Call> {
 };
 
 CallRouter::CallRouter(Placement& placement, Peers& peers, history::ShardController& shards,
-                       frontend::NamespaceEngine& namespaces, Clock& clock, TimerThread& timers)
+                       namespaces::NamespaceEngine& namespaces, Clock& clock, TimerThread& timers)
     : placement_(placement),
       peers_(peers),
       shards_(shards),
@@ -137,8 +137,8 @@ bool CallRouter::OwnedHere(const Target& target) const {
 }
 
 std::string CallRouter::NamespaceId(const std::string& name) {
-  absl::StatusOr<frontend::NamespaceEngine::Resolved> ns =
-      namespaces_.Resolve(name, true, frontend::NamespaceAccess::kRead);
+  absl::StatusOr<namespaces::NamespaceEngine::Resolved> ns =
+      namespaces_.Resolve(name, true, namespaces::NamespaceAccess::kRead);
   return ns.ok() ? ns->id : std::string();
 }
 

@@ -19,8 +19,8 @@
 #include "lib/common/blocking_pool.h"
 #include "lib/common/clock.h"
 #include "lib/common/timer_thread.h"
-#include "server-core/frontend/namespace_engine.h"
 #include "server-core/history/shard_controller.h"
+#include "server-core/namespaces/namespace_engine.h"
 #include "server-core/routing/peers.h"
 #include "server-core/routing/placement.h"
 #include "server-core/rpc/dispatcher.h"
@@ -32,7 +32,7 @@ class CallRouter {
   static constexpr absl::Duration kRetryBudget = absl::Seconds(30);
 
   CallRouter(Placement& placement, Peers& peers, history::ShardController& shards,
-             frontend::NamespaceEngine& namespaces, Clock& clock, TimerThread& timers);
+             namespaces::NamespaceEngine& namespaces, Clock& clock, TimerThread& timers);
   ~CallRouter();
   // Shutdown: calls waiting for a retry are answered UNAVAILABLE. Call before the timer
   // thread goes. Idempotent.
@@ -77,7 +77,7 @@ class CallRouter {
   Placement& placement_;
   Peers& peers_;
   history::ShardController& shards_;
-  frontend::NamespaceEngine& namespaces_;
+  namespaces::NamespaceEngine& namespaces_;
   Clock& clock_;
   TimerThread& timers_;
   // Retries run here, not on the timer thread (a local attempt may write to the database).

@@ -153,10 +153,14 @@ void BufferDue(ScheduleRecord& r, absl::Time now) {
 
 }  // namespace
 
-Schedules::Schedules(persistence::ScheduleStore& store, frontend::NamespaceEngine& namespaces,
+Schedules::Schedules(persistence::ScheduleStore& store, namespaces::NamespaceEngine& namespaces,
                      Clock& clock, Logger& logger,
                      std::function<bool(const std::string&, const std::string&)> owns)
-    : store_(store), namespaces_(namespaces), clock_(clock), logger_(logger), owns_(std::move(owns)) {}
+    : store_(store),
+      namespaces_(namespaces),
+      clock_(clock),
+      logger_(logger),
+      owns_(std::move(owns)) {}
 
 Schedules::~Schedules() { Shutdown(); }
 
@@ -776,8 +780,8 @@ absl::StatusOr<wf::CreateScheduleResponse> Schedules::Create(const wf::CreateSch
     return s;
   }
   if (absl::Status s = CheckId(req.request_id(), "RequestId", kMaxIdBytes); !s.ok()) return s;
-  absl::StatusOr<frontend::NamespaceEngine::Resolved> ns =
-      namespaces_.Resolve(req.namespace_(), false, frontend::NamespaceAccess::kWrite);
+  absl::StatusOr<namespaces::NamespaceEngine::Resolved> ns =
+      namespaces_.Resolve(req.namespace_(), false, namespaces::NamespaceAccess::kWrite);
   if (!ns.ok()) return ns.status();
   ScheduleRecord r;
   r.set_namespace_id(ns->id);
@@ -825,8 +829,8 @@ absl::StatusOr<wf::CreateScheduleResponse> Schedules::Create(const wf::CreateSch
 
 absl::StatusOr<wf::DescribeScheduleResponse> Schedules::Describe(const wf::DescribeScheduleRequest& req) {
   if (absl::Status s = CheckId(req.schedule_id(), "ScheduleId", kMaxIdBytes); !s.ok()) return s;
-  absl::StatusOr<frontend::NamespaceEngine::Resolved> ns =
-      namespaces_.Resolve(req.namespace_(), true, frontend::NamespaceAccess::kRead);
+  absl::StatusOr<namespaces::NamespaceEngine::Resolved> ns =
+      namespaces_.Resolve(req.namespace_(), true, namespaces::NamespaceAccess::kRead);
   if (!ns.ok()) return ns.status();
   absl::StatusOr<StoredSchedule> s = Find(ns->id, req.schedule_id());
   if (!s.ok()) return s.status();
@@ -837,8 +841,8 @@ absl::StatusOr<wf::DescribeScheduleResponse> Schedules::Describe(const wf::Descr
 absl::StatusOr<wf::UpdateScheduleResponse> Schedules::Update(const wf::UpdateScheduleRequest& req) {
   if (absl::Status s = CheckId(req.schedule_id(), "ScheduleId", kMaxIdBytes); !s.ok()) return s;
   if (req.request_id().size() > kMaxIdBytes) return absl::InvalidArgumentError("RequestId length exceeds limit.");
-  absl::StatusOr<frontend::NamespaceEngine::Resolved> ns =
-      namespaces_.Resolve(req.namespace_(), false, frontend::NamespaceAccess::kWrite);
+  absl::StatusOr<namespaces::NamespaceEngine::Resolved> ns =
+      namespaces_.Resolve(req.namespace_(), false, namespaces::NamespaceAccess::kWrite);
   if (!ns.ok()) return ns.status();
   temporal::api::schedule::v1::Schedule schedule = req.schedule();
   if (absl::Status s = CheckAction(schedule.action(), *ns->search_attributes); !s.ok()) return s;
@@ -874,8 +878,8 @@ absl::StatusOr<wf::PatchScheduleResponse> Schedules::Patch(const wf::PatchSchedu
   if (absl::Status s = CheckId(req.schedule_id(), "ScheduleId", kMaxIdBytes); !s.ok()) return s;
   if (req.request_id().size() > kMaxIdBytes) return absl::InvalidArgumentError("RequestId length exceeds limit.");
   if (absl::Status s = CheckPatch(req.patch()); !s.ok()) return s;
-  absl::StatusOr<frontend::NamespaceEngine::Resolved> ns =
-      namespaces_.Resolve(req.namespace_(), false, frontend::NamespaceAccess::kWrite);
+  absl::StatusOr<namespaces::NamespaceEngine::Resolved> ns =
+      namespaces_.Resolve(req.namespace_(), false, namespaces::NamespaceAccess::kWrite);
   if (!ns.ok()) return ns.status();
   wf::PatchScheduleRequest patch = req;
   if (patch.patch().has_trigger_immediately() && !patch.patch().trigger_immediately().has_scheduled_time()) {
@@ -889,8 +893,8 @@ absl::StatusOr<wf::PatchScheduleResponse> Schedules::Patch(const wf::PatchSchedu
 }
 
 absl::StatusOr<wf::ListSchedulesResponse> Schedules::List(const wf::ListSchedulesRequest& req) {
-  absl::StatusOr<frontend::NamespaceEngine::Resolved> ns =
-      namespaces_.Resolve(req.namespace_(), true, frontend::NamespaceAccess::kRead);
+  absl::StatusOr<namespaces::NamespaceEngine::Resolved> ns =
+      namespaces_.Resolve(req.namespace_(), true, namespaces::NamespaceAccess::kRead);
   if (!ns.ok()) return ns.status();
   absl::StatusOr<ScheduleQuery> query = ParseScheduleQuery(req.query());
   if (!query.ok()) return query.status();
@@ -919,8 +923,8 @@ absl::StatusOr<wf::ListSchedulesResponse> Schedules::List(const wf::ListSchedule
 
 absl::StatusOr<wf::DeleteScheduleResponse> Schedules::Delete(const wf::DeleteScheduleRequest& req) {
   if (absl::Status s = CheckId(req.schedule_id(), "ScheduleId", kMaxIdBytes); !s.ok()) return s;
-  absl::StatusOr<frontend::NamespaceEngine::Resolved> ns =
-      namespaces_.Resolve(req.namespace_(), true, frontend::NamespaceAccess::kWrite);
+  absl::StatusOr<namespaces::NamespaceEngine::Resolved> ns =
+      namespaces_.Resolve(req.namespace_(), true, namespaces::NamespaceAccess::kWrite);
   if (!ns.ok()) return ns.status();
   absl::Status s = store_.Delete(ns->id, req.schedule_id());
   if (s.code() == absl::StatusCode::kNotFound) return NotFound();
@@ -939,8 +943,8 @@ absl::StatusOr<wf::ListScheduleMatchingTimesResponse> Schedules::MatchingTimes(
   if (!req.has_start_time() || !req.has_end_time()) {
     return absl::InvalidArgumentError("missing or invalid query");
   }
-  absl::StatusOr<frontend::NamespaceEngine::Resolved> ns =
-      namespaces_.Resolve(req.namespace_(), true, frontend::NamespaceAccess::kRead);
+  absl::StatusOr<namespaces::NamespaceEngine::Resolved> ns =
+      namespaces_.Resolve(req.namespace_(), true, namespaces::NamespaceAccess::kRead);
   if (!ns.ok()) return ns.status();
   absl::StatusOr<StoredSchedule> s = Find(ns->id, req.schedule_id());
   if (!s.ok()) return s.status();

@@ -38,7 +38,7 @@
 #include "absl/status/statusor.h"
 #include "lib/common/clock.h"
 #include "lib/common/log.h"
-#include "server-core/frontend/namespace_engine.h"
+#include "server-core/namespaces/namespace_engine.h"
 #include "server-core/persistence/schedule_store.h"
 #include "server-core/rpc/dialer.h"
 #include "server-core/rpc/dispatcher.h"
@@ -55,8 +55,9 @@ class Schedules {
   static constexpr absl::Duration kScanInterval = absl::Seconds(5);
 
   // `owns(namespace_id, schedule_id)`: whether this host runs that schedule (one host: always).
-  Schedules(persistence::ScheduleStore& store, frontend::NamespaceEngine& namespaces, Clock& clock,
-            Logger& logger, std::function<bool(const std::string&, const std::string&)> owns);
+  Schedules(persistence::ScheduleStore& store, namespaces::NamespaceEngine& namespaces,
+            Clock& clock, Logger& logger,
+            std::function<bool(const std::string&, const std::string&)> owns);
   ~Schedules();
 
   // Starts the runner, calling the frontend at `frontend_address` through `dialer` (as other
@@ -147,7 +148,7 @@ class Schedules {
                                      const ScheduleRecord& recorded);
 
   persistence::ScheduleStore& store_;
-  frontend::NamespaceEngine& namespaces_;
+  namespaces::NamespaceEngine& namespaces_;
   Clock& clock_;
   Logger& logger_;
   std::function<bool(const std::string&, const std::string&)> owns_;

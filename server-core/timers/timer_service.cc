@@ -178,12 +178,12 @@ absl::Status TimerService::NotFound(const std::string& namespace_name,
 }
 
 TimerService::TimerService(persistence::TimerStore& store, history::ShardController& shards,
-                           frontend::NamespaceEngine& namespaces, Clock& clock)
+                           namespaces::NamespaceEngine& namespaces, Clock& clock)
     : store_(store), shards_(shards), namespaces_(namespaces), clock_(clock) {}
 
 int32_t TimerService::ShardOf(const std::string& namespace_name, const std::string& timer_id) {
-  absl::StatusOr<frontend::NamespaceEngine::Resolved> ns =
-      namespaces_.Resolve(namespace_name, true, frontend::NamespaceAccess::kRead);
+  absl::StatusOr<namespaces::NamespaceEngine::Resolved> ns =
+      namespaces_.Resolve(namespace_name, true, namespaces::NamespaceAccess::kRead);
   if (!ns.ok() || timer_id.empty()) return 0;
   return TimerShard(ns->id, timer_id, shards_.shard_count());
 }
@@ -191,7 +191,7 @@ int32_t TimerService::ShardOf(const std::string& namespace_name, const std::stri
 absl::StatusOr<TimerService::Target> TimerService::Resolve(const std::string& namespace_name,
                                                            const std::string& timer_id,
                                                            FieldNaming naming, bool for_create,
-                                                           frontend::NamespaceAccess access) {
+                                                           namespaces::NamespaceAccess access) {
   if (namespace_name.empty()) return absl::InvalidArgumentError("namespace is required");
   if (namespace_name.size() > 255) {
     return absl::InvalidArgumentError(
@@ -202,8 +202,8 @@ absl::StatusOr<TimerService::Target> TimerService::Resolve(const std::string& na
       !s.ok()) {
     return s;
   }
-  absl::StatusOr<frontend::NamespaceEngine::Resolved> ns =
-      namespaces_.Resolve(namespace_name, /*allow_deprecated=*/access == frontend::NamespaceAccess::kRead, access);
+  absl::StatusOr<namespaces::NamespaceEngine::Resolved> ns = namespaces_.Resolve(
+      namespace_name, /*allow_deprecated=*/access == namespaces::NamespaceAccess::kRead, access);
   if (!ns.ok()) return ns.status();
   return Target{ns->id, ns->name, TimerShard(ns->id, timer_id, shards_.shard_count())};
 }
@@ -288,7 +288,7 @@ absl::StatusOr<tv1::CreateTimerResponse> TimerService::Create(
   }
   if (absl::Status s = ValidateRetryPolicy(req.retry_policy(), naming); !s.ok()) return s;
   absl::StatusOr<Target> target =
-      Resolve(req.namespace_(), req.id(), naming, true, frontend::NamespaceAccess::kWrite);
+      Resolve(req.namespace_(), req.id(), naming, true, namespaces::NamespaceAccess::kWrite);
   if (!target.ok()) return target.status();
 
   tv1::Timer wanted;
@@ -331,7 +331,7 @@ absl::StatusOr<tv1::CreateTimerResponse> TimerService::Create(
 absl::StatusOr<tv1::GetTimerResponse> TimerService::Get(const tv1::GetTimerRequest& req,
                                                         FieldNaming naming) {
   absl::StatusOr<Target> target =
-      Resolve(req.namespace_(), req.id(), naming, false, frontend::NamespaceAccess::kRead);
+      Resolve(req.namespace_(), req.id(), naming, false, namespaces::NamespaceAccess::kRead);
   if (!target.ok()) return target.status();
   absl::StatusOr<StoredTimer> stored = store_.Get(target->namespace_id, req.id());
   if (!stored.ok()) {
@@ -387,7 +387,7 @@ absl::StatusOr<tv1::UpdateTimerResponse> TimerService::Update(const tv1::UpdateT
     if (absl::Status s = ValidateRetryPolicy(req.retry_policy(), naming); !s.ok()) return s;
   }
   absl::StatusOr<Target> target =
-      Resolve(req.namespace_(), req.id(), naming, false, frontend::NamespaceAccess::kWrite);
+      Resolve(req.namespace_(), req.id(), naming, false, namespaces::NamespaceAccess::kWrite);
   if (!target.ok()) return target.status();
   absl::StatusOr<StoredTimer> written = ReadChangeWrite(
       *target, req.id(), [&](const StoredTimer* stored, StoredTimer& next) -> absl::StatusOr<bool> {
@@ -419,7 +419,7 @@ absl::StatusOr<tv1::UpdateTimerResponse> TimerService::Update(const tv1::UpdateT
 absl::StatusOr<tv1::DeleteTimerResponse> TimerService::Delete(const tv1::DeleteTimerRequest& req,
                                                               FieldNaming naming) {
   absl::StatusOr<Target> target =
-      Resolve(req.namespace_(), req.id(), naming, false, frontend::NamespaceAccess::kWrite);
+      Resolve(req.namespace_(), req.id(), naming, false, namespaces::NamespaceAccess::kWrite);
   if (!target.ok()) return target.status();
   absl::StatusOr<StoredTimer> written = ReadChangeWrite(
       *target, req.id(), [&](const StoredTimer* stored, StoredTimer& next) -> absl::StatusOr<bool> {
@@ -459,8 +459,8 @@ absl::StatusOr<tv1::ListTimersResponse> TimerService::List(const tv1::ListTimers
     return absl::InvalidArgumentError(
         absl::StrCat(F(naming, "state", "state"), " must be a TimerState (0 to 5), got ", req.state()));
   }
-  absl::StatusOr<frontend::NamespaceEngine::Resolved> ns =
-      namespaces_.Resolve(req.namespace_(), true, frontend::NamespaceAccess::kRead);
+  absl::StatusOr<namespaces::NamespaceEngine::Resolved> ns =
+      namespaces_.Resolve(req.namespace_(), true, namespaces::NamespaceAccess::kRead);
   if (!ns.ok()) return ns.status();
   const int32_t limit = req.page_size() == 0 ? kDefaultListPageSize : req.page_size();
   // One more than the page: whether another page follows without an empty last page.

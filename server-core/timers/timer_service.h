@@ -30,8 +30,8 @@
 
 #include "absl/status/statusor.h"
 #include "lib/common/clock.h"
-#include "server-core/frontend/namespace_engine.h"
 #include "server-core/history/shard_controller.h"
+#include "server-core/namespaces/namespace_engine.h"
 #include "server-core/persistence/timer_store.h"
 #include "server-core/timers/callback_address_policy.h"
 #include "server-core/timers/retry_policy.h"
@@ -60,7 +60,7 @@ int32_t TimerShard(const std::string& namespace_id, const std::string& timer_id,
 class TimerService {
  public:
   TimerService(persistence::TimerStore& store, history::ShardController& shards,
-               frontend::NamespaceEngine& namespaces, Clock& clock);
+               namespaces::NamespaceEngine& namespaces, Clock& clock);
 
   // Told of every timer this service wrote (after the write committed): the engine arms it
   // when it is due soon. Set once, before the first call.
@@ -101,7 +101,7 @@ class TimerService {
   // The namespace and id checked and resolved.
   absl::StatusOr<Target> Resolve(const std::string& namespace_name, const std::string& timer_id,
                                  FieldNaming naming, bool for_create,
-                                 frontend::NamespaceAccess access);
+                                 namespaces::NamespaceAccess access);
   // Reads the stored timer, lets `change` decide the new one (or answer without writing),
   // writes it fenced with the shard's range id held, and tries again when another write
   // came in between (a bounded number of times).
@@ -113,7 +113,7 @@ class TimerService {
 
   persistence::TimerStore& store_;
   history::ShardController& shards_;
-  frontend::NamespaceEngine& namespaces_;
+  namespaces::NamespaceEngine& namespaces_;
   Clock& clock_;
   std::function<void(const persistence::StoredTimer&)> on_written_;
   TimerRetention* retention_ = nullptr;

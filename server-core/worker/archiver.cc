@@ -34,7 +34,7 @@ struct Archiver::Namespace {
   enums::ArchivalState visibility_state = enums::ARCHIVAL_STATE_DISABLED;
 };
 
-Archiver::Archiver(frontend::NamespaceEngine& namespaces, persistence::ArchivalQueueStore& queue,
+Archiver::Archiver(namespaces::NamespaceEngine& namespaces, persistence::ArchivalQueueStore& queue,
                    persistence::ExecutionStore& executions, history::HistoryEngine& history,
                    archiver::ArchiveRegistry& archives, Clock& clock, OwnsRun owns_run,
                    absl::Duration poll_interval)

@@ -22,19 +22,19 @@
 #include <cstdint>
 #include <functional>
 #include <mutex>
-#include <vector>
 #include <optional>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "lib/common/blocking_pool.h"
 #include "lib/common/clock.h"
 #include "server-core/archiver/archive_registry.h"
-#include "server-core/frontend/namespace_engine.h"
 #include "server-core/history/history_engine.h"
+#include "server-core/namespaces/namespace_engine.h"
+#include "server-core/observability/server_metrics.h"
 #include "server-core/persistence/archival_queue_store.h"
 #include "server-core/persistence/execution_store.h"
-#include "server-core/observability/server_metrics.h"
 #include "server-core/worker/owned_runs.h"
 #include "server-core/worker/periodic_thread.h"
 #include "tock/admin/v1/service.pb.h"
@@ -43,7 +43,7 @@ namespace tock::server::worker {
 
 class Archiver {
  public:
-  Archiver(frontend::NamespaceEngine& namespaces, persistence::ArchivalQueueStore& queue,
+  Archiver(namespaces::NamespaceEngine& namespaces, persistence::ArchivalQueueStore& queue,
            persistence::ExecutionStore& executions, history::HistoryEngine& history,
            archiver::ArchiveRegistry& archives, Clock& clock, OwnsRun owns_run,
            absl::Duration poll_interval = absl::Seconds(1));
@@ -86,7 +86,7 @@ class Archiver {
   void RecordFailure(persistence::ArchivalQueueRow& row, const absl::Status& error);
   absl::Status Save(persistence::ArchivalQueueRow& row);
 
-  frontend::NamespaceEngine& namespaces_;
+  namespaces::NamespaceEngine& namespaces_;
   persistence::ArchivalQueueStore& queue_;
   persistence::ExecutionStore& executions_;
   history::HistoryEngine& history_;

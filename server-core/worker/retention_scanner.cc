@@ -7,10 +7,10 @@ namespace tock::server::worker {
 
 namespace wf = temporal::api::workflowservice::v1;
 
-RetentionScanner::RetentionScanner(frontend::NamespaceEngine& namespaces,
+RetentionScanner::RetentionScanner(namespaces::NamespaceEngine& namespaces,
                                    persistence::VisibilityStore& visibility,
-                                   history::HistoryEngine& history, Clock& clock,
-                                   OwnsRun owns_run, absl::Duration interval)
+                                   history::HistoryEngine& history, Clock& clock, OwnsRun owns_run,
+                                   absl::Duration interval)
     : namespaces_(namespaces),
       visibility_(visibility),
       history_(history),

@@ -21,10 +21,10 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "lib/common/clock.h"
-#include "server-core/frontend/namespace_engine.h"
 #include "server-core/history/history_engine.h"
-#include "server-core/persistence/visibility_store.h"
+#include "server-core/namespaces/namespace_engine.h"
 #include "server-core/observability/server_metrics.h"
+#include "server-core/persistence/visibility_store.h"
 #include "server-core/worker/owned_runs.h"
 #include "server-core/worker/periodic_thread.h"
 
@@ -32,9 +32,9 @@ namespace tock::server::worker {
 
 class RetentionScanner {
  public:
-  RetentionScanner(frontend::NamespaceEngine& namespaces, persistence::VisibilityStore& visibility,
-                   history::HistoryEngine& history, Clock& clock, OwnsRun owns_run,
-                   absl::Duration interval = absl::Minutes(1));
+  RetentionScanner(namespaces::NamespaceEngine& namespaces,
+                   persistence::VisibilityStore& visibility, history::HistoryEngine& history,
+                   Clock& clock, OwnsRun owns_run, absl::Duration interval = absl::Minutes(1));
 
   // Starts the periodic scans on a thread of their own (the first after `interval` of real
   // time), so that a long scan never delays the durable timers.
@@ -53,7 +53,7 @@ class RetentionScanner {
   // Deletes the runs of `ns` closed before `cutoff` that this host owns; how many.
   absl::StatusOr<int64_t> ScanNamespace(const history::NamespaceRef& ns, absl::Time cutoff);
 
-  frontend::NamespaceEngine& namespaces_;
+  namespaces::NamespaceEngine& namespaces_;
   persistence::VisibilityStore& visibility_;
   history::HistoryEngine& history_;
   Clock& clock_;

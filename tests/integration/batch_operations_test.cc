@@ -28,6 +28,7 @@ namespace tock::server::frontend {
 namespace {
 
 namespace enums = temporal::api::enums::v1;
+namespace op = temporal::api::operatorservice::v1;
 using tock::testing::Eventually;
 using tock::testing::FailingNamespaceStore;
 
@@ -60,13 +61,13 @@ class BatchOperationsTest : public ::testing::Test {
     ASSERT_TRUE(opened.ok()) << opened.status();
     persistence_ = std::move(*opened);
     namespace_store_ = std::make_unique<FailingNamespaceStore>(persistence_->namespaces());
-    namespaces_ = std::make_unique<NamespaceEngine>(
+    namespaces_ = std::make_unique<namespaces::NamespaceEngine>(
         *namespace_store_, admin::ClusterMetadata::SingleCluster("active", "127.0.0.1:7233"),
         clock_);
     wf::RegisterNamespaceRequest ns;
     ns.set_namespace_("orders");
     ASSERT_TRUE(namespaces_->Register(ns).ok());
-    auto resolved = namespaces_->Resolve("orders", false, NamespaceAccess::kRead);
+    auto resolved = namespaces_->Resolve("orders", false, namespaces::NamespaceAccess::kRead);
     ASSERT_TRUE(resolved.ok()) << resolved.status();
     namespace_id_ = resolved->id;
     // The first ownership check (StartBatch's or the scan's) after `on_owns` is set runs it.
@@ -144,7 +145,7 @@ class BatchOperationsTest : public ::testing::Test {
   CountingFrontend frontend_;
   std::unique_ptr<persistence::Persistence> persistence_;
   std::unique_ptr<FailingNamespaceStore> namespace_store_;
-  std::unique_ptr<NamespaceEngine> namespaces_;
+  std::unique_ptr<namespaces::NamespaceEngine> namespaces_;
   std::string namespace_id_;
   std::unique_ptr<BatchOperations> batches_;
   std::mutex on_owns_mu_;

@@ -1,6 +1,6 @@
 // The namespace rules of SPEC §1–§2 through the engine, on an in-memory database and a
 // manual clock.
-#include "server-core/frontend/namespace_engine.h"
+#include "server-core/namespaces/namespace_engine.h"
 
 #include <gtest/gtest.h>
 
@@ -9,13 +9,13 @@
 
 #include "absl/strings/match.h"
 #include "lib/common/proto_time.h"
-#include "lib/common/time_format.h"
 #include "lib/common/status.h"
+#include "lib/common/time_format.h"
 #include "server-core/persistence/persistence.h"
-#include "tests/support/fixtures.h"
 #include "temporal/api/errordetails/v1/message.pb.h"
+#include "tests/support/fixtures.h"
 
-namespace tock::server::frontend {
+namespace tock::server::namespaces {
 namespace {
 
 using temporal::api::enums::v1::NAMESPACE_STATE_DELETED;
@@ -335,9 +335,9 @@ TEST_F(NamespaceEngineTest, EveryChangeIsAVersionAndAsOfReadsThePast) {
 }
 
 }  // namespace
-}  // namespace tock::server::frontend
+}  // namespace tock::server::namespaces
 
-namespace tock::server::frontend {
+namespace tock::server::namespaces {
 namespace {
 
 namespace enums = temporal::api::enums::v1;
@@ -530,4 +530,4 @@ TEST_F(NamespaceReplicationTest, MalformedTasksAndNameCollisionsAreInvalidArgume
 }
 
 }  // namespace
-}  // namespace tock::server::frontend
+}  // namespace tock::server::namespaces

@@ -67,13 +67,13 @@ class ScheduleRunnerTest : public ::testing::Test {
     auto opened = persistence::OpenPersistence({});
     ASSERT_TRUE(opened.ok()) << opened.status();
     persistence_ = std::move(*opened);
-    namespaces_ = std::make_unique<frontend::NamespaceEngine>(
+    namespaces_ = std::make_unique<namespaces::NamespaceEngine>(
         persistence_->namespaces(),
         admin::ClusterMetadata::SingleCluster("active", "127.0.0.1:7233"), clock_);
     wf::RegisterNamespaceRequest ns;
     ns.set_namespace_("orders");
     ASSERT_TRUE(namespaces_->Register(ns).ok());
-    auto resolved = namespaces_->Resolve("orders", false, frontend::NamespaceAccess::kRead);
+    auto resolved = namespaces_->Resolve("orders", false, namespaces::NamespaceAccess::kRead);
     ASSERT_TRUE(resolved.ok()) << resolved.status();
     namespace_id_ = resolved->id;
     schedules_ = std::make_unique<Schedules>(persistence_->schedules(), *namespaces_, clock_,
@@ -122,7 +122,7 @@ class ScheduleRunnerTest : public ::testing::Test {
   ManualClock clock_;
   ScriptedFrontend frontend_;
   std::unique_ptr<persistence::Persistence> persistence_;
-  std::unique_ptr<frontend::NamespaceEngine> namespaces_;
+  std::unique_ptr<namespaces::NamespaceEngine> namespaces_;
   std::unique_ptr<Schedules> schedules_;
   std::string namespace_id_;
   int triggers_ = 0;

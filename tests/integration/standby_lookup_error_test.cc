@@ -41,7 +41,7 @@ class StandbyLookupErrorTest : public HistoryEngineTest {
     m.clusters["a"] = {true, 1, "127.0.0.1:1"};  // never called
     m.clusters["b"] = {true, 2, "127.0.0.1:2"};
     namespaces_ =
-        std::make_unique<frontend::NamespaceEngine>(persistence_->namespaces(), m, clock_);
+        std::make_unique<namespaces::NamespaceEngine>(persistence_->namespaces(), m, clock_);
     wf::RegisterNamespaceRequest reg;
     reg.set_namespace_(kName);
     reg.set_is_global_namespace(true);
@@ -88,7 +88,7 @@ class StandbyLookupErrorTest : public HistoryEngineTest {
     engine_->WakeTimers();
   }
 
-  std::unique_ptr<frontend::NamespaceEngine> namespaces_;
+  std::unique_ptr<namespaces::NamespaceEngine> namespaces_;
   std::unique_ptr<FailingNamespaceStore> lookups_;
   std::unique_ptr<replication::NamespaceActivity> activity_;
 };

@@ -10,11 +10,13 @@
 //  - a stale owner (its range id taken by another controller) writes and sends nothing;
 //  - a store error on an attempt's record (whether or not the write landed) loses nothing:
 //    the timer is read again from the store and sent.
-#include <algorithm>
-#include <atomic>
+#include "server-core/timers/timer_engine.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <map>
@@ -26,10 +28,9 @@
 #include "lib/common/proto_time.h"
 #include "lib/common/time_format.h"
 #include "nlohmann/json.hpp"
-#include "server-core/frontend/namespace_engine.h"
 #include "server-core/history/shard_controller.h"
+#include "server-core/namespaces/namespace_engine.h"
 #include "server-core/persistence/persistence.h"
-#include "server-core/timers/timer_engine.h"
 #include "server-core/timers/timer_service.h"
 #include "tests/support/eventually.h"
 
@@ -219,9 +220,9 @@ class TimerEngineTest : public ::testing::Test {
     auto opened = persistence::OpenPersistence({});
     ASSERT_TRUE(opened.ok()) << opened.status();
     persistence_ = std::move(*opened);
-    namespaces_ = std::make_unique<frontend::NamespaceEngine>(
-        persistence_->namespaces(), admin::ClusterMetadata::SingleCluster("active", "127.0.0.1:7233"),
-        clock_);
+    namespaces_ = std::make_unique<namespaces::NamespaceEngine>(
+        persistence_->namespaces(),
+        admin::ClusterMetadata::SingleCluster("active", "127.0.0.1:7233"), clock_);
     ASSERT_TRUE(namespaces_->EnsureRegistered("default").ok());
     shards_ = std::make_unique<history::ShardController>(persistence_->executions(), kShards, "host-a");
     faulty_ = std::make_unique<FaultyTimerStore>(persistence_->timers());
@@ -307,7 +308,7 @@ class TimerEngineTest : public ::testing::Test {
 
   ManualClock clock_{absl::FromUnixSeconds(1'800'000'000)};
   std::unique_ptr<persistence::Persistence> persistence_;
-  std::unique_ptr<frontend::NamespaceEngine> namespaces_;
+  std::unique_ptr<namespaces::NamespaceEngine> namespaces_;
   std::unique_ptr<history::ShardController> shards_;
   std::unique_ptr<FaultyTimerStore> faulty_;  // the engine's store
   std::unique_ptr<ScriptedSender> sender_;

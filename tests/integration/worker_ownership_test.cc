@@ -10,13 +10,13 @@
 #include <vector>
 
 #include "lib/common/clock.h"
-#include "lib/common/proto_time.h"
 #include "lib/common/log.h"
+#include "lib/common/proto_time.h"
 #include "lib/common/timer_thread.h"
-#include "server-core/frontend/namespace_engine.h"
 #include "server-core/history/history_engine.h"
 #include "server-core/history/shard_controller.h"
 #include "server-core/matching/matching_engine.h"
+#include "server-core/namespaces/namespace_engine.h"
 #include "server-core/persistence/persistence.h"
 #include "server-core/worker/archiver.h"
 #include "server-core/worker/retention_scanner.h"
@@ -35,7 +35,7 @@ constexpr int32_t kShards = 4;
 
 // One host: its shard controller, matching, history engine, retention scanner and archiver.
 struct Host {
-  Host(persistence::Persistence& p, frontend::NamespaceEngine& namespaces,
+  Host(persistence::Persistence& p, namespaces::NamespaceEngine& namespaces,
        archiver::ArchiveRegistry& archives, ManualClock& clock, const std::string& name,
        std::vector<int32_t> owned) {
     shards = std::make_unique<ShardController>(p.executions(), kShards, name);
@@ -85,7 +85,7 @@ class WorkerOwnershipTest : public ::testing::TestWithParam<bool> {
     auto opened = persistence::OpenPersistence(config);
     ASSERT_TRUE(opened.ok()) << opened.status();
     p_ = std::move(*opened);
-    namespaces_ = std::make_unique<frontend::NamespaceEngine>(
+    namespaces_ = std::make_unique<namespaces::NamespaceEngine>(
         p_->namespaces(), admin::ClusterMetadata::SingleCluster("active", "127.0.0.1:7233"),
         clock_);
     wf::RegisterNamespaceRequest reg;
@@ -141,7 +141,7 @@ class WorkerOwnershipTest : public ::testing::TestWithParam<bool> {
   tock::testing::TempDir dir_;
   ManualClock clock_;
   std::unique_ptr<persistence::Persistence> p_;
-  std::unique_ptr<frontend::NamespaceEngine> namespaces_;
+  std::unique_ptr<namespaces::NamespaceEngine> namespaces_;
   archiver::ArchiveRegistry archives_{{}, {}};  // the cluster archives nothing: steps skip
   NamespaceRef ns_;
   std::unique_ptr<Host> a_, b_;

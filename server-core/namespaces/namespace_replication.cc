@@ -4,11 +4,11 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
-#include "server-core/frontend/namespace_engine.h"
-#include "server-core/frontend/namespace_name.h"
+#include "server-core/namespaces/namespace_engine.h"
+#include "server-core/namespaces/namespace_name.h"
 #include "server-core/persistence/replication_store.h"
 
-namespace tock::server::frontend {
+namespace tock::server::namespaces {
 namespace {
 
 using temporal::api::enums::v1::NAMESPACE_STATE_DEPRECATED;
@@ -29,7 +29,6 @@ absl::Status ValidateIncoming(const persistence::NamespaceRecord& r) {
 absl::Status Collision() {
   return absl::InvalidArgumentError("namespace replication encountered name / UUID collision");
 }
-
 
 }  // namespace
 
@@ -93,8 +92,8 @@ absl::StatusOr<bool> NamespaceEngine::ApplyReplicated(const persistence::Namespa
     if (appended.ok()) return true;
     if (!absl::IsAborted(appended.status())) return appended.status();
   }
-  return absl::AbortedError(absl::StrCat("namespace ", name,
-                                         " kept changing while a replicated change was applied"));
+  return absl::AbortedError(
+      absl::StrCat("namespace ", name, " kept changing while a replicated change was applied"));
 }
 
-}  // namespace tock::server::frontend
+}  // namespace tock::server::namespaces

@@ -7,11 +7,11 @@
 #include <cctype>
 
 #include "absl/strings/str_cat.h"
-#include "server-core/frontend/namespace_engine.h"
-#include "server-core/frontend/namespace_name.h"
+#include "server-core/namespaces/namespace_engine.h"
+#include "server-core/namespaces/namespace_name.h"
 #include "server-core/persistence/read_retry.h"
 
-namespace tock::server::frontend {
+namespace tock::server::namespaces {
 namespace {
 
 namespace enums = temporal::api::enums::v1;
@@ -25,10 +25,11 @@ absl::Status CheckName(const std::string& name) {
             (std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_');
   for (const char c : name) ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
   if (ok) return absl::OkStatus();
-  const std::string shown = name.size() <= kMaxNameBytes ? name : name.substr(0, kMaxNameBytes) + "...";
-  return absl::InvalidArgumentError(absl::StrCat(
-      "Search attribute name ", shown, " is invalid: use 1 to ", kMaxNameBytes,
-      " letters, digits and underscores, starting with a letter or underscore."));
+  const std::string shown =
+      name.size() <= kMaxNameBytes ? name : name.substr(0, kMaxNameBytes) + "...";
+  return absl::InvalidArgumentError(
+      absl::StrCat("Search attribute name ", shown, " is invalid: use 1 to ", kMaxNameBytes,
+                   " letters, digits and underscores, starting with a letter or underscore."));
 }
 
 absl::Status NamespaceNotSet() {
@@ -42,8 +43,8 @@ absl::Status NamespaceEngine::ChangeSearchAttributes(
     const std::function<absl::Status(persistence::NamespaceRecord&)>& change) {
   if (absl::Status s = ValidateNamespaceName(namespace_name); !s.ok()) return s;
   for (int attempt = 0;; ++attempt) {
-    absl::StatusOr<persistence::NamespaceVersion> current = persistence::ReadWithRetries(
-        [&] { return store_.GetNamespaceByName(namespace_name); });
+    absl::StatusOr<persistence::NamespaceVersion> current =
+        persistence::ReadWithRetries([&] { return store_.GetNamespaceByName(namespace_name); });
     if (!current.ok()) return current.status();
     persistence::NamespaceRecord record = current->record;
     auto& aliases = *record.mutable_config()->mutable_custom_search_attribute_aliases();
@@ -217,4 +218,4 @@ NamespaceEngine::SchemaForNamespaceId(const std::string& namespace_id) {
   return schema;
 }
 
-}  // namespace tock::server::frontend
+}  // namespace tock::server::namespaces

@@ -1,6 +1,4 @@
-#include "server-core/frontend/namespace_engine.h"
-
-#include "lib/archival/archival_uri.h"
+#include "server-core/namespaces/namespace_engine.h"
 
 #include <algorithm>
 #include <optional>
@@ -8,21 +6,22 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "lib/admin/retention.h"
+#include "lib/archival/archival_uri.h"
 #include "lib/common/ids.h"
 #include "lib/common/proto_time.h"
 #include "lib/common/status.h"
 #include "lib/common/time_format.h"
-#include "server-core/frontend/namespace_name.h"
+#include "server-core/namespaces/namespace_name.h"
 #include "server-core/persistence/read_retry.h"
 
-namespace tock::server::frontend {
+namespace tock::server::namespaces {
 namespace {
 
-using temporal::api::enums::v1::NamespaceState;
 using temporal::api::enums::v1::NAMESPACE_STATE_DELETED;
 using temporal::api::enums::v1::NAMESPACE_STATE_DEPRECATED;
 using temporal::api::enums::v1::NAMESPACE_STATE_REGISTERED;
 using temporal::api::enums::v1::NAMESPACE_STATE_UNSPECIFIED;
+using temporal::api::enums::v1::NamespaceState;
 using temporal::api::enums::v1::REPLICATION_STATE_HANDOVER;
 using temporal::api::enums::v1::REPLICATION_STATE_UNSPECIFIED;
 
@@ -46,10 +45,10 @@ absl::Status ValidateReplicationStateUpdate(
     const temporal::api::replication::v1::NamespaceReplicationConfig& update) {
   const NamespaceState state = existing.info().state();
   if (state != NAMESPACE_STATE_REGISTERED) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "update ReplicationState is only supported when namespace is in "
-        "NAMESPACE_STATE_REGISTERED state, current state: ",
-        temporal::api::enums::v1::NamespaceState_Name(state)));
+    return absl::InvalidArgumentError(
+        absl::StrCat("update ReplicationState is only supported when namespace is in "
+                     "NAMESPACE_STATE_REGISTERED state, current state: ",
+                     temporal::api::enums::v1::NamespaceState_Name(state)));
   }
   if (update.state() == REPLICATION_STATE_HANDOVER) {
     if (!existing.is_global_namespace()) {
@@ -105,7 +104,7 @@ static void SetCapabilities(temporal::api::namespace_::v1::NamespaceInfo& info) 
   // tests/sdk/updates.test.mjs, history_engine_test.cc EngineFixture.*Update*.
   caps->set_sync_update(true);
   caps->set_async_update(true);
-  caps->set_worker_heartbeats(false);  // RecordWorkerHeartbeat is not served
+  caps->set_worker_heartbeats(false);                   // RecordWorkerHeartbeat is not served
   caps->set_reported_problems_search_attribute(false);  // no TemporalReportedProblems
   caps->set_workflow_pause(false);         // Pause/UnpauseWorkflowExecution are not served
   caps->set_standalone_activities(false);  // *ActivityExecution are not served
@@ -146,9 +145,11 @@ absl::Status NamespaceEngine::ValidateReplication(
     auto it = cluster->clusters.find(name);
     return it != cluster->clusters.end() && it->second.enabled;
   };
-  if (!known(active)) return absl::InvalidArgumentError(absl::StrCat("Invalid cluster name: ", active));
+  if (!known(active))
+    return absl::InvalidArgumentError(absl::StrCat("Invalid cluster name: ", active));
   for (const std::string& name : clusters) {
-    if (!known(name)) return absl::InvalidArgumentError(absl::StrCat("Invalid cluster name: ", name));
+    if (!known(name))
+      return absl::InvalidArgumentError(absl::StrCat("Invalid cluster name: ", name));
   }
   if (is_global) {
     if (std::find(clusters.begin(), clusters.end(), active) == clusters.end()) {
@@ -212,7 +213,8 @@ absl::StatusOr<wf::RegisterNamespaceResponse> NamespaceEngine::Register(
   if (is_global && !cluster->enable_global_namespace) {
     return absl::InvalidArgumentError("Cannot register global namespace when not enabled");
   }
-  if (is_global && !cluster->IsMasterCluster()) return absl::InvalidArgumentError(kNotMasterMessage);
+  if (is_global && !cluster->IsMasterCluster())
+    return absl::InvalidArgumentError(kNotMasterMessage);
 
   std::optional<absl::Duration> requested;
   if (req.has_workflow_execution_retention_period()) {
@@ -223,8 +225,8 @@ absl::StatusOr<wf::RegisterNamespaceResponse> NamespaceEngine::Register(
 
   if (store_.GetNamespaceByName(req.namespace_()).ok()) return tock::NamespaceAlreadyExistsError();
 
-  const std::string active = req.active_cluster_name().empty() ? cluster->current_cluster_name
-                                                               : req.active_cluster_name();
+  const std::string active =
+      req.active_cluster_name().empty() ? cluster->current_cluster_name : req.active_cluster_name();
   google::protobuf::RepeatedPtrField<std::string> clusters;
   for (const auto& c : req.clusters()) clusters.Add()->assign(c.cluster_name());
   if (clusters.empty()) clusters.Add()->assign(active);
@@ -283,8 +285,8 @@ absl::StatusOr<wf::DescribeNamespaceResponse> NamespaceEngine::Describe(
     current = persistence::ReadWithRetries([&] { return store_.GetNamespaceById(req.id()); });
   } else {
     if (absl::Status s = ValidateNamespaceName(req.namespace_()); !s.ok()) return s;
-    current = persistence::ReadWithRetries(
-        [&] { return store_.GetNamespaceByName(req.namespace_()); });
+    current =
+        persistence::ReadWithRetries([&] { return store_.GetNamespaceByName(req.namespace_()); });
   }
   if (!current.ok()) return current.status();
   return ToDescribeResponse(current->record);
@@ -292,9 +294,8 @@ absl::StatusOr<wf::DescribeNamespaceResponse> NamespaceEngine::Describe(
 
 absl::StatusOr<wf::ListNamespacesResponse> NamespaceEngine::List(
     const wf::ListNamespacesRequest& req) {
-  absl::StatusOr<persistence::NamespacePage> page =
-      store_.ListNamespaces(req.page_size(), req.next_page_token(),
-                            req.namespace_filter().include_deleted());
+  absl::StatusOr<persistence::NamespacePage> page = store_.ListNamespaces(
+      req.page_size(), req.next_page_token(), req.namespace_filter().include_deleted());
   if (!page.ok()) return page.status();
   wf::ListNamespacesResponse out;
   for (const auto& v : page->namespaces) *out.add_namespaces() = ToDescribeResponse(v.record);
@@ -318,7 +319,8 @@ absl::StatusOr<wf::UpdateNamespaceResponse> NamespaceEngine::UpdateOnce(
     const wf::UpdateNamespaceRequest& req) {
   const std::shared_ptr<const admin::ClusterMetadata> cluster = this->cluster();
   if (absl::Status s = ValidateNamespaceName(req.namespace_()); !s.ok()) return s;
-  absl::StatusOr<persistence::NamespaceVersion> current = store_.GetNamespaceByName(req.namespace_());
+  absl::StatusOr<persistence::NamespaceVersion> current =
+      store_.GetNamespaceByName(req.namespace_());
   if (!current.ok()) return current.status();
 
   persistence::NamespaceRecord record = current->record;
@@ -398,8 +400,7 @@ absl::StatusOr<wf::UpdateNamespaceResponse> NamespaceEngine::UpdateOnce(
         configuration_changed = true;
       }
     }
-    if (update.state() != REPLICATION_STATE_UNSPECIFIED &&
-        update.state() != replication->state()) {
+    if (update.state() != REPLICATION_STATE_UNSPECIFIED && update.state() != replication->state()) {
       if (absl::Status s = ValidateReplicationStateUpdate(current->record, update); !s.ok()) {
         return s;
       }
@@ -501,7 +502,8 @@ absl::StatusOr<op::DeleteNamespaceResponse> NamespaceEngine::Delete(
     const op::DeleteNamespaceRequest& req) {
   std::string name = req.namespace_();
   if (name.empty() && !req.namespace_id().empty()) {
-    absl::StatusOr<persistence::NamespaceVersion> by_id = store_.GetNamespaceById(req.namespace_id());
+    absl::StatusOr<persistence::NamespaceVersion> by_id =
+        store_.GetNamespaceById(req.namespace_id());
     if (!by_id.ok()) return by_id.status();
     name = by_id->record.info().name();
   }
@@ -605,8 +607,8 @@ absl::StatusOr<NamespaceEngine::Resolved> NamespaceEngine::Resolve(const std::st
   const auto state = current->record.info().state();
   if (state != NAMESPACE_STATE_REGISTERED &&
       !(allow_deprecated && state == NAMESPACE_STATE_DEPRECATED)) {
-    return NamespaceInvalidStateError(
-        name, state, allow_deprecated ? "Registered, Deprecated" : "Registered");
+    return NamespaceInvalidStateError(name, state,
+                                      allow_deprecated ? "Registered, Deprecated" : "Registered");
   }
   const bool is_global = current->record.is_global_namespace();
   const bool active_here = !is_global || cluster->IsActiveFor(current->record.failover_version());
@@ -636,4 +638,4 @@ absl::Status NamespaceEngine::EnsureRegistered(const std::string& name) {
   return absl::OkStatus();
 }
 
-}  // namespace tock::server::frontend
+}  // namespace tock::server::namespaces

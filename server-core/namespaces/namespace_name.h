@@ -1,13 +1,12 @@
 // The checks on a namespace name shared by every namespace RPC.
 #pragma once
 
-#include "lib/common/status.h"
-
 #include <string>
 
 #include "absl/status/status.h"
+#include "lib/common/status.h"
 
-namespace tock::server::frontend {
+namespace tock::server::namespaces {
 
 inline constexpr size_t kMaxNamespaceLength = kMaxNamespaceNameLength;
 
@@ -15,4 +14,4 @@ inline constexpr size_t kMaxNamespaceLength = kMaxNamespaceNameLength;
 // limit."; whitespace or control characters: an INVALID_ARGUMENT naming the character.
 absl::Status ValidateNamespaceName(const std::string& name);
 
-}  // namespace tock::server::frontend
+}  // namespace tock::server::namespaces

@@ -9,8 +9,6 @@
 
 #include <functional>
 #include <memory>
-#include "server-core/visibility/search_attributes.h"
-
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -21,11 +19,12 @@
 #include "lib/admin/cluster_metadata.h"
 #include "lib/common/clock.h"
 #include "server-core/persistence/namespace_store.h"
+#include "server-core/visibility/search_attributes.h"
 #include "temporal/api/operatorservice/v1/request_response.pb.h"
 #include "temporal/api/workflowservice/v1/request_response.pb.h"
 #include "tock/admin/v1/service.pb.h"
 
-namespace tock::server::frontend {
+namespace tock::server::namespaces {
 
 namespace wf = temporal::api::workflowservice::v1;
 namespace op = temporal::api::operatorservice::v1;
@@ -172,9 +171,9 @@ class NamespaceEngine : public visibility::SearchAttributeSchemas {
                                    const google::protobuf::RepeatedPtrField<std::string>& clusters,
                                    bool is_global) const;
   // Appends `record` as the next version after `current`; the operation names the change.
-  absl::StatusOr<persistence::NamespaceVersion> Append(
-      const persistence::NamespaceVersion& current, persistence::NamespaceRecord record,
-      const std::string& operation);
+  absl::StatusOr<persistence::NamespaceVersion> Append(const persistence::NamespaceVersion& current,
+                                                       persistence::NamespaceRecord record,
+                                                       const std::string& operation);
   // One attempt of Update: ABORTED when another change was stored in between.
   absl::StatusOr<wf::UpdateNamespaceResponse> UpdateOnce(const wf::UpdateNamespaceRequest& req);
   absl::StatusOr<persistence::NamespaceVersion> SetState(const std::string& name, int state,
@@ -220,4 +219,4 @@ class NamespaceEngine : public visibility::SearchAttributeSchemas {
 // The API view of a stored namespace version.
 wf::DescribeNamespaceResponse ToDescribeResponse(const persistence::NamespaceRecord& record);
 
-}  // namespace tock::server::frontend
+}  // namespace tock::server::namespaces

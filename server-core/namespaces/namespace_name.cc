@@ -1,8 +1,8 @@
-#include "server-core/frontend/namespace_name.h"
+#include "server-core/namespaces/namespace_name.h"
 
 #include "absl/strings/str_format.h"
 
-namespace tock::server::frontend {
+namespace tock::server::namespaces {
 
 absl::Status ValidateNamespaceName(const std::string& name) {
   if (name.empty()) return absl::InvalidArgumentError("Namespace not set on request.");
@@ -21,4 +21,4 @@ absl::Status ValidateNamespaceName(const std::string& name) {
   return absl::OkStatus();
 }
 
-}  // namespace tock::server::frontend
+}  // namespace tock::server::namespaces
