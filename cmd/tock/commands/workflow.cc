@@ -132,272 +132,272 @@ void AddStack(CLI::App& group, CommandContext& ctx) {
   });
 }
 
-}  // namespace
-
-void AddWorkflowCommands(CLI::App& app, CommandContext& ctx) {
-  CLI::App* group = app.add_subcommand("workflow", "Start, inspect and control workflows");
-  group->alias("wf");
-  group->require_subcommand(1);
-  group->footer(
+// `workflow start`: starts a run and prints its ids.
+void AddStart(CLI::App& group, CommandContext& ctx) {
+  auto f = std::make_shared<StartFlags>();
+  CLI::App* cmd = group.add_subcommand("start", "Start a workflow and print its ids");
+  AddStartOptions(cmd, *f);
+  cmd->footer(
       "Examples:\n"
-      "  tock workflow start --type order --task-queue orders --input '{\"id\": 7}'\n"
-      "  tock workflow show --workflow-id order-7\n"
-      "  tock workflow list --query \"ExecutionStatus = 'Running'\"\n");
+      "  tock workflow start --type order --task-queue orders --id order-7 --input 7\n"
+      "  tock workflow start --type order --task-queue orders --search-attribute CustomerId=c-42\n"
+      "  tock workflow start --type report --task-queue nightly --id nightly --cron \"0 2 * * *\"\n");
+  cmd->callback([&ctx, f] {
+    ctx.action = [&ctx, f]() -> absl::Status {
+      const admin::StartWorkflowOptions* o = &f->options;
+      f->options.namespace_name = ctx.options.namespace_name;
+      // Bad input is reported before connecting.
+      auto req = MakeStartWorkflowRequest(*f);
+      if (!req.ok()) return req.status();
+      auto c = ctx.connection();
+      if (!c.ok()) return c.status();
+      auto started = StartWorkflow(**c, *req);
+      if (!started.ok()) return started.status();
+      auto printer = ctx.printer();
+      if (!printer.ok()) return printer.status();
+      printer->Object({{"workflowId", started->workflow_id}, {"runId", started->run_id}},
+                      {{"Workflow id", started->workflow_id}, {"Run id", started->run_id},
+                       {"Type", o->workflow_type}, {"Task queue", o->task_queue},
+                       {"Namespace", o->namespace_name}});
+      return absl::OkStatus();
+    };
+  });
+}
 
-  {
-    auto f = std::make_shared<StartFlags>();
-    CLI::App* cmd = group->add_subcommand("start", "Start a workflow and print its ids");
-    AddStartOptions(cmd, *f);
-    cmd->footer(
-        "Examples:\n"
-        "  tock workflow start --type order --task-queue orders --id order-7 --input 7\n"
-        "  tock workflow start --type order --task-queue orders --search-attribute CustomerId=c-42\n"
-        "  tock workflow start --type report --task-queue nightly --id nightly --cron \"0 2 * * *\"\n");
-    cmd->callback([&ctx, f] {
-      ctx.action = [&ctx, f]() -> absl::Status {
-        const admin::StartWorkflowOptions* o = &f->options;
-        f->options.namespace_name = ctx.options.namespace_name;
-        // Bad input is reported before connecting.
-        auto req = MakeStartWorkflowRequest(*f);
-        if (!req.ok()) return req.status();
-        auto c = ctx.connection();
-        if (!c.ok()) return c.status();
-        auto started = StartWorkflow(**c, *req);
-        if (!started.ok()) return started.status();
-        auto printer = ctx.printer();
-        if (!printer.ok()) return printer.status();
-        printer->Object({{"workflowId", started->workflow_id}, {"runId", started->run_id}},
-                        {{"Workflow id", started->workflow_id}, {"Run id", started->run_id},
-                         {"Type", o->workflow_type}, {"Task queue", o->task_queue},
-                         {"Namespace", o->namespace_name}});
-        return absl::OkStatus();
-      };
-    });
-  }
-  {
-    auto f = std::make_shared<StartFlags>();
-    auto timeout = std::make_shared<std::string>();
-    CLI::App* cmd = group->add_subcommand("execute", "Start a workflow and wait for its result");
-    AddStartOptions(cmd, *f);
-    cmd->add_option("--wait", *timeout, "Give up waiting after this long (default: no limit)");
-    cmd->footer("Example:\n  tock workflow execute --type greet --task-queue hello --input '\"Tock\"'\n");
-    cmd->callback([&ctx, f, timeout] {
-      ctx.action = [&ctx, f, timeout]() -> absl::Status {
-        const admin::StartWorkflowOptions* o = &f->options;
-        f->options.namespace_name = ctx.options.namespace_name;
-        absl::Duration wait = absl::ZeroDuration();
-        if (!timeout->empty()) {
-          auto d = ParseHumanDuration(*timeout, BareNumberUnit::kSeconds);
-          if (!d.ok()) return d.status();
-          wait = *d;
-        }
-        auto req = MakeStartWorkflowRequest(*f);
-        if (!req.ok()) return req.status();
-        auto c = ctx.connection();
-        if (!c.ok()) return c.status();
-        auto started = StartWorkflow(**c, *req);
-        if (!started.ok()) return started.status();
-        auto close = admin::WaitForResult(**c, o->namespace_name, started->workflow_id,
-                                          started->run_id, wait);
-        if (!close.ok()) return close.status();
-        return PrintOutcome(ctx, started->workflow_id, *close);
-      };
-    });
-  }
-  {
-    auto t = std::make_shared<Target>();
-    CLI::App* cmd = group->add_subcommand("result", "Wait for a workflow's result");
-    AddTarget(cmd, *t);
-    cmd->footer("Example:\n  tock workflow result --workflow-id order-7 -o json | jq .result\n");
-    cmd->callback([&ctx, t] {
-      ctx.action = [&ctx, t]() -> absl::Status {
-        auto c = ctx.connection();
-        if (!c.ok()) return c.status();
-        auto close = admin::WaitForResult(**c, ctx.options.namespace_name, t->workflow_id,
-                                          t->run_id, absl::ZeroDuration());
-        if (!close.ok()) return close.status();
-        return PrintOutcome(ctx, t->workflow_id, *close);
-      };
-    });
-  }
-  {
-    auto t = std::make_shared<Target>();
-    CLI::App* cmd = group->add_subcommand("describe", "Show a workflow run: status, timing, pending work");
-    AddTarget(cmd, *t);
-    cmd->footer("Example:\n  tock workflow describe --workflow-id order-7\n");
-    cmd->callback([&ctx, t] {
-      ctx.action = [&ctx, t]() -> absl::Status {
-        auto c = ctx.connection();
-        if (!c.ok()) return c.status();
-        auto d = admin::DescribeWorkflow(**c, ctx.options.namespace_name, t->workflow_id, t->run_id);
-        bool archived = false;
-        if (d.status().code() == absl::StatusCode::kNotFound) {
-          // A run deleted after its retention: its archived record, when there is one.
-          auto found = admin::FindArchivedRun(**c, ctx.options.namespace_name, t->workflow_id,
-                                              t->run_id);
-          if (found.ok()) {
-            d = temporal::api::workflowservice::v1::DescribeWorkflowExecutionResponse();
-            *d->mutable_workflow_execution_info() = *found;
-            archived = true;
-          }
-        }
+// `workflow execute`: starts a run and waits for its outcome.
+void AddExecute(CLI::App& group, CommandContext& ctx) {
+  auto f = std::make_shared<StartFlags>();
+  auto timeout = std::make_shared<std::string>();
+  CLI::App* cmd = group.add_subcommand("execute", "Start a workflow and wait for its result");
+  AddStartOptions(cmd, *f);
+  cmd->add_option("--wait", *timeout, "Give up waiting after this long (default: no limit)");
+  cmd->footer("Example:\n  tock workflow execute --type greet --task-queue hello --input '\"Tock\"'\n");
+  cmd->callback([&ctx, f, timeout] {
+    ctx.action = [&ctx, f, timeout]() -> absl::Status {
+      const admin::StartWorkflowOptions* o = &f->options;
+      f->options.namespace_name = ctx.options.namespace_name;
+      absl::Duration wait = absl::ZeroDuration();
+      if (!timeout->empty()) {
+        auto d = ParseHumanDuration(*timeout, BareNumberUnit::kSeconds);
         if (!d.ok()) return d.status();
-        const auto& info = d->workflow_execution_info();
-        CardRows card = {
-            {"Workflow id", info.execution().workflow_id()},
-            {"Run id", info.execution().run_id()},
-            {"Type", info.type().name()},
-            {"Status", Status(info.status())},
-            {"Task queue", info.task_queue()},
-            {"Start time", Time(info.start_time())},
-            {"Close time", Time(info.close_time())},
-            {"History length", std::to_string(info.history_length())},
-            {"Pending activities", std::to_string(d->pending_activities_size())},
-            {"Pending children", std::to_string(d->pending_children_size())},
-        };
-        if (info.search_attributes().indexed_fields_size() > 0) {
-          card.emplace_back("Search attributes", SearchAttributesText(info.search_attributes()));
-        }
-        for (const auto& a : d->pending_activities()) {
-          card.emplace_back(absl::StrCat("Activity ", a.activity_id()),
-                            absl::StrCat(a.activity_type().name(), ", attempt ", a.attempt(),
-                                         a.has_last_failure() ? ", last failure: " : "",
-                                         a.last_failure().message()));
-        }
-        nlohmann::json json = Decoded(*d);
-        if (archived) {
-          card.emplace_back("Archived", "yes: deleted after its retention; `tock workflow show` "
-                                        "reads its history from the archive");
-          json["archived"] = true;
-        }
-        auto printer = ctx.printer();
-        if (!printer.ok()) return printer.status();
-        printer->Object(json, card);
-        return absl::OkStatus();
-      };
-    });
-  }
-  {
-    auto t = std::make_shared<Target>();
-    auto follow = std::make_shared<bool>(false);
-    CLI::App* cmd = group->add_subcommand(
-        "show", "Show a run's history (-o json gives the History the SDK replayer accepts)");
-    AddTarget(cmd, *t);
-    cmd->add_flag("-f,--follow", *follow, "Keep printing new events until the run closes");
-    cmd->footer(
-        "Examples:\n"
-        "  tock workflow show --workflow-id order-7\n"
-        "  tock workflow show --workflow-id order-7 -o json > history.json   # for the replayer\n");
-    cmd->callback([&ctx, t, follow] {
-      ctx.action = [&ctx, t, follow]() -> absl::Status {
-        auto c = ctx.connection();
-        if (!c.ok()) return c.status();
-        auto printer = ctx.printer();
-        if (!printer.ok()) return printer.status();
-        if (printer->format() == OutputFormat::kJson) {
-          // The History message itself, payloads untouched, so replayers read it back.
-          temporal::api::history::v1::History history;
-          absl::Status s = admin::ReadHistory(**c, ctx.options.namespace_name, t->workflow_id,
-                                              t->run_id, *follow, [&](const HistoryEvent& e) {
-                                                *history.add_events() = e;
-                                                return absl::OkStatus();
-                                              });
-          if (!s.ok()) return s;
-          ctx.out << ProtoToJson(history).dump(2) << "\n";
-          return absl::OkStatus();
-        }
-        // Ctrl-C ends a follow cleanly (the list is closed), also inside the REPL, whose
-        // own watcher is already active.
-        std::optional<InterruptWatcher> watcher;
-        if (*follow && !InterruptWatcher::active()) watcher.emplace([&ctx] { ctx.Interrupt(); });
-        printer->BeginList({"ID", "TIME", "TYPE", "DETAILS"});
-        absl::Status s = admin::ReadHistory(
-            **c, ctx.options.namespace_name, t->workflow_id, t->run_id, *follow,
-            [&](const HistoryEvent& e) {
-              printer->Row(Decoded(e), EventRow(e));
-              if (*follow && printer->format() == OutputFormat::kTable) printer->EndList();
-              ctx.out << std::flush;
-              return absl::OkStatus();
-            },
-            [&ctx] { return ctx.interrupted(); });
-        if (s.code() == absl::StatusCode::kCancelled && ctx.interrupted()) s = absl::OkStatus();
-        if (!s.ok() && printer->rows_seen() == 0) return s;
-        printer->EndList();
-        return s;
-      };
-    });
-  }
-  {
-    struct Flags {
-      Target target;
-      std::string name;
-      std::vector<std::string> inputs;
+        wait = *d;
+      }
+      auto req = MakeStartWorkflowRequest(*f);
+      if (!req.ok()) return req.status();
+      auto c = ctx.connection();
+      if (!c.ok()) return c.status();
+      auto started = StartWorkflow(**c, *req);
+      if (!started.ok()) return started.status();
+      auto close = admin::WaitForResult(**c, o->namespace_name, started->workflow_id,
+                                        started->run_id, wait);
+      if (!close.ok()) return close.status();
+      return PrintOutcome(ctx, started->workflow_id, *close);
     };
-    auto f = std::make_shared<Flags>();
-    CLI::App* cmd = group->add_subcommand("signal", "Send a signal to a workflow");
-    AddTarget(cmd, f->target);
-    cmd->add_option("--name", f->name, "Signal name")->required();
-    cmd->add_option("-i,--input", f->inputs, "An argument as JSON (repeatable)");
-    cmd->footer("Example:\n  tock workflow signal --workflow-id order-7 --name approve --input true\n");
-    cmd->callback([&ctx, f] {
-      ctx.action = [&ctx, f]() -> absl::Status {
-        auto c = ctx.connection();
-        if (!c.ok()) return c.status();
-        absl::Status s = admin::SignalWorkflow(**c, ctx.options.namespace_name, f->target.workflow_id,
-                                               f->target.run_id, f->name, f->inputs);
+  });
+}
+
+// `workflow result`: waits for an existing run's outcome.
+void AddResult(CLI::App& group, CommandContext& ctx) {
+  auto t = std::make_shared<Target>();
+  CLI::App* cmd = group.add_subcommand("result", "Wait for a workflow's result");
+  AddTarget(cmd, *t);
+  cmd->footer("Example:\n  tock workflow result --workflow-id order-7 -o json | jq .result\n");
+  cmd->callback([&ctx, t] {
+    ctx.action = [&ctx, t]() -> absl::Status {
+      auto c = ctx.connection();
+      if (!c.ok()) return c.status();
+      auto close = admin::WaitForResult(**c, ctx.options.namespace_name, t->workflow_id,
+                                        t->run_id, absl::ZeroDuration());
+      if (!close.ok()) return close.status();
+      return PrintOutcome(ctx, t->workflow_id, *close);
+    };
+  });
+}
+
+// `workflow describe`: a run's card, falling back to its archived record.
+void AddDescribe(CLI::App& group, CommandContext& ctx) {
+  auto t = std::make_shared<Target>();
+  CLI::App* cmd = group.add_subcommand("describe", "Show a workflow run: status, timing, pending work");
+  AddTarget(cmd, *t);
+  cmd->footer("Example:\n  tock workflow describe --workflow-id order-7\n");
+  cmd->callback([&ctx, t] {
+    ctx.action = [&ctx, t]() -> absl::Status {
+      auto c = ctx.connection();
+      if (!c.ok()) return c.status();
+      auto d = admin::DescribeWorkflow(**c, ctx.options.namespace_name, t->workflow_id, t->run_id);
+      bool archived = false;
+      if (d.status().code() == absl::StatusCode::kNotFound) {
+        // A run deleted after its retention: its archived record, when there is one.
+        auto found = admin::FindArchivedRun(**c, ctx.options.namespace_name, t->workflow_id,
+                                            t->run_id);
+        if (found.ok()) {
+          d = temporal::api::workflowservice::v1::DescribeWorkflowExecutionResponse();
+          *d->mutable_workflow_execution_info() = *found;
+          archived = true;
+        }
+      }
+      if (!d.ok()) return d.status();
+      const auto& info = d->workflow_execution_info();
+      CardRows card = {
+          {"Workflow id", info.execution().workflow_id()},
+          {"Run id", info.execution().run_id()},
+          {"Type", info.type().name()},
+          {"Status", Status(info.status())},
+          {"Task queue", info.task_queue()},
+          {"Start time", Time(info.start_time())},
+          {"Close time", Time(info.close_time())},
+          {"History length", std::to_string(info.history_length())},
+          {"Pending activities", std::to_string(d->pending_activities_size())},
+          {"Pending children", std::to_string(d->pending_children_size())},
+      };
+      if (info.search_attributes().indexed_fields_size() > 0) {
+        card.emplace_back("Search attributes", SearchAttributesText(info.search_attributes()));
+      }
+      for (const auto& a : d->pending_activities()) {
+        card.emplace_back(absl::StrCat("Activity ", a.activity_id()),
+                          absl::StrCat(a.activity_type().name(), ", attempt ", a.attempt(),
+                                       a.has_last_failure() ? ", last failure: " : "",
+                                       a.last_failure().message()));
+      }
+      nlohmann::json json = Decoded(*d);
+      if (archived) {
+        card.emplace_back("Archived", "yes: deleted after its retention; `tock workflow show` "
+                                      "reads its history from the archive");
+        json["archived"] = true;
+      }
+      auto printer = ctx.printer();
+      if (!printer.ok()) return printer.status();
+      printer->Object(json, card);
+      return absl::OkStatus();
+    };
+  });
+}
+
+// `workflow show`: a run's history as a table, or the replayable History (-o json).
+void AddShow(CLI::App& group, CommandContext& ctx) {
+  auto t = std::make_shared<Target>();
+  auto follow = std::make_shared<bool>(false);
+  CLI::App* cmd = group.add_subcommand(
+      "show", "Show a run's history (-o json gives the History the SDK replayer accepts)");
+  AddTarget(cmd, *t);
+  cmd->add_flag("-f,--follow", *follow, "Keep printing new events until the run closes");
+  cmd->footer(
+      "Examples:\n"
+      "  tock workflow show --workflow-id order-7\n"
+      "  tock workflow show --workflow-id order-7 -o json > history.json   # for the replayer\n");
+  cmd->callback([&ctx, t, follow] {
+    ctx.action = [&ctx, t, follow]() -> absl::Status {
+      auto c = ctx.connection();
+      if (!c.ok()) return c.status();
+      auto printer = ctx.printer();
+      if (!printer.ok()) return printer.status();
+      if (printer->format() == OutputFormat::kJson) {
+        // The History message itself, payloads untouched, so replayers read it back.
+        temporal::api::history::v1::History history;
+        absl::Status s = admin::ReadHistory(**c, ctx.options.namespace_name, t->workflow_id,
+                                            t->run_id, *follow, [&](const HistoryEvent& e) {
+                                              *history.add_events() = e;
+                                              return absl::OkStatus();
+                                            });
         if (!s.ok()) return s;
-        auto printer = ctx.printer();
-        if (!printer.ok()) return printer.status();
-        printer->Object({{"workflowId", f->target.workflow_id}, {"signal", f->name}},
-                        {{"Signaled", absl::StrCat(f->target.workflow_id, " with ", f->name)}});
+        ctx.out << ProtoToJson(history).dump(2) << "\n";
         return absl::OkStatus();
-      };
-    });
-  }
-  {
-    struct Flags {
-      Target target;
-      std::string type;
-      std::vector<std::string> inputs;
+      }
+      // Ctrl-C ends a follow cleanly (the list is closed), also inside the REPL, whose
+      // own watcher is already active.
+      std::optional<InterruptWatcher> watcher;
+      if (*follow && !InterruptWatcher::active()) watcher.emplace([&ctx] { ctx.Interrupt(); });
+      printer->BeginList({"ID", "TIME", "TYPE", "DETAILS"});
+      absl::Status s = admin::ReadHistory(
+          **c, ctx.options.namespace_name, t->workflow_id, t->run_id, *follow,
+          [&](const HistoryEvent& e) {
+            printer->Row(Decoded(e), EventRow(e));
+            if (*follow && printer->format() == OutputFormat::kTable) printer->EndList();
+            ctx.out << std::flush;
+            return absl::OkStatus();
+          },
+          [&ctx] { return ctx.interrupted(); });
+      if (s.code() == absl::StatusCode::kCancelled && ctx.interrupted()) s = absl::OkStatus();
+      if (!s.ok() && printer->rows_seen() == 0) return s;
+      printer->EndList();
+      return s;
     };
-    auto f = std::make_shared<Flags>();
-    CLI::App* cmd = group->add_subcommand("query", "Ask a running or closed workflow a query");
-    AddTarget(cmd, f->target);
-    cmd->add_option("--type,--name", f->type, "Query type")->required();
-    cmd->add_option("-i,--input", f->inputs, "An argument as JSON (repeatable)");
-    cmd->footer("Example:\n  tock workflow query --workflow-id order-7 --type status\n");
-    cmd->callback([&ctx, f] {
-      ctx.action = [&ctx, f]() -> absl::Status {
-        auto c = ctx.connection();
-        if (!c.ok()) return c.status();
-        auto r = admin::QueryWorkflow(**c, ctx.options.namespace_name, f->target.workflow_id,
-                                      f->target.run_id, f->type, f->inputs);
-        if (!r.ok()) return r.status();
-        if (r->has_query_rejected()) {
-          return absl::FailedPreconditionError(absl::StrCat(
-              "the query was rejected: the workflow is ", Status(r->query_rejected().status())));
-        }
-        const auto& payloads = r->query_result().payloads();
-        nlohmann::json result = payloads.empty() ? nlohmann::json() : admin::DecodePayload(payloads[0]);
-        auto printer = ctx.printer();
-        if (!printer.ok()) return printer.status();
-        printer->Object({{"workflowId", f->target.workflow_id}, {"result", result}},
-                        {{"Result", result.dump()}});
-        return absl::OkStatus();
-      };
-    });
-  }
-  AddStack(*group, ctx);
-  AddWorkflowResetCommand(*group, ctx);
-  AddWorkflowUpdateCommand(*group, ctx);
-  AddWorkflowDescribeStateCommand(*group, ctx);
+  });
+}
+
+// `workflow signal`: sends a signal to a run.
+void AddSignal(CLI::App& group, CommandContext& ctx) {
+  struct Flags {
+    Target target;
+    std::string name;
+    std::vector<std::string> inputs;
+  };
+  auto f = std::make_shared<Flags>();
+  CLI::App* cmd = group.add_subcommand("signal", "Send a signal to a workflow");
+  AddTarget(cmd, f->target);
+  cmd->add_option("--name", f->name, "Signal name")->required();
+  cmd->add_option("-i,--input", f->inputs, "An argument as JSON (repeatable)");
+  cmd->footer("Example:\n  tock workflow signal --workflow-id order-7 --name approve --input true\n");
+  cmd->callback([&ctx, f] {
+    ctx.action = [&ctx, f]() -> absl::Status {
+      auto c = ctx.connection();
+      if (!c.ok()) return c.status();
+      absl::Status s = admin::SignalWorkflow(**c, ctx.options.namespace_name, f->target.workflow_id,
+                                             f->target.run_id, f->name, f->inputs);
+      if (!s.ok()) return s;
+      auto printer = ctx.printer();
+      if (!printer.ok()) return printer.status();
+      printer->Object({{"workflowId", f->target.workflow_id}, {"signal", f->name}},
+                      {{"Signaled", absl::StrCat(f->target.workflow_id, " with ", f->name)}});
+      return absl::OkStatus();
+    };
+  });
+}
+
+// `workflow query`: asks a run a query and prints the answer.
+void AddQuery(CLI::App& group, CommandContext& ctx) {
+  struct Flags {
+    Target target;
+    std::string type;
+    std::vector<std::string> inputs;
+  };
+  auto f = std::make_shared<Flags>();
+  CLI::App* cmd = group.add_subcommand("query", "Ask a running or closed workflow a query");
+  AddTarget(cmd, f->target);
+  cmd->add_option("--type,--name", f->type, "Query type")->required();
+  cmd->add_option("-i,--input", f->inputs, "An argument as JSON (repeatable)");
+  cmd->footer("Example:\n  tock workflow query --workflow-id order-7 --type status\n");
+  cmd->callback([&ctx, f] {
+    ctx.action = [&ctx, f]() -> absl::Status {
+      auto c = ctx.connection();
+      if (!c.ok()) return c.status();
+      auto r = admin::QueryWorkflow(**c, ctx.options.namespace_name, f->target.workflow_id,
+                                    f->target.run_id, f->type, f->inputs);
+      if (!r.ok()) return r.status();
+      if (r->has_query_rejected()) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "the query was rejected: the workflow is ", Status(r->query_rejected().status())));
+      }
+      const auto& payloads = r->query_result().payloads();
+      nlohmann::json result = payloads.empty() ? nlohmann::json() : admin::DecodePayload(payloads[0]);
+      auto printer = ctx.printer();
+      if (!printer.ok()) return printer.status();
+      printer->Object({{"workflowId", f->target.workflow_id}, {"result", result}},
+                      {{"Result", result.dump()}});
+      return absl::OkStatus();
+    };
+  });
+}
+
+// `workflow cancel` and `workflow terminate`: the same flags, different calls.
+void AddCancelAndTerminate(CLI::App& group, CommandContext& ctx) {
   for (const bool terminate : {false, true}) {
     struct Flags {
       Target target;
       std::string reason;
     };
     auto f = std::make_shared<Flags>();
-    CLI::App* cmd = group->add_subcommand(
+    CLI::App* cmd = group.add_subcommand(
         terminate ? "terminate" : "cancel",
         terminate ? "Terminate a workflow now (its code gets no say)"
                   : "Ask a workflow to cancel (its code decides how)");
@@ -424,105 +424,140 @@ void AddWorkflowCommands(CLI::App& app, CommandContext& ctx) {
       };
     });
   }
-  {
-    struct Flags {
-      Target target;
-      bool yes = false;
-    };
-    auto f = std::make_shared<Flags>();
-    CLI::App* cmd = group->add_subcommand(
-        "delete", "Delete a run and its history (a running one is terminated first)");
-    AddTarget(cmd, f->target);
-    cmd->add_flag("-y,--yes", f->yes, "Do not ask for confirmation");
-    cmd->footer("Example:\n  tock workflow delete --workflow-id order-7 --yes\n");
-    cmd->callback([&ctx, f] {
-      ctx.action = [&ctx, f]() -> absl::Status {
-        if (!f->yes) {
-          if (!ctx.stdin_is_terminal) {
-            return absl::InvalidArgumentError(absl::StrCat(
-                "refusing to delete workflow ", f->target.workflow_id,
-                " without confirmation: pass --yes (standard input is not a terminal)"));
-          }
-          ctx.err << "Delete workflow " << f->target.workflow_id << " and its history? [y/N] "
-                  << std::flush;
-          std::string answer;
-          std::getline(ctx.in, answer);
-          if (answer != "y" && answer != "Y" && answer != "yes") {
-            return absl::CancelledError("not deleted");
-          }
+}
+
+// `workflow delete`: deletes a run after a confirmation (or --yes).
+void AddDelete(CLI::App& group, CommandContext& ctx) {
+  struct Flags {
+    Target target;
+    bool yes = false;
+  };
+  auto f = std::make_shared<Flags>();
+  CLI::App* cmd = group.add_subcommand(
+      "delete", "Delete a run and its history (a running one is terminated first)");
+  AddTarget(cmd, f->target);
+  cmd->add_flag("-y,--yes", f->yes, "Do not ask for confirmation");
+  cmd->footer("Example:\n  tock workflow delete --workflow-id order-7 --yes\n");
+  cmd->callback([&ctx, f] {
+    ctx.action = [&ctx, f]() -> absl::Status {
+      if (!f->yes) {
+        if (!ctx.stdin_is_terminal) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "refusing to delete workflow ", f->target.workflow_id,
+              " without confirmation: pass --yes (standard input is not a terminal)"));
         }
-        auto c = ctx.connection();
-        if (!c.ok()) return c.status();
-        absl::Status s = admin::DeleteWorkflow(**c, ctx.options.namespace_name,
-                                               f->target.workflow_id, f->target.run_id);
-        if (!s.ok()) return s;
-        auto printer = ctx.printer();
-        if (!printer.ok()) return printer.status();
-        printer->Object({{"workflowId", f->target.workflow_id}, {"result", "deleted"}},
-                        {{"Workflow id", f->target.workflow_id}, {"Result", "deleted"}});
-        return absl::OkStatus();
-      };
-    });
-  }
-  {
-    struct Flags {
-      std::string query;
-      int64_t limit = 0;
-      bool archived = false;
+        ctx.err << "Delete workflow " << f->target.workflow_id << " and its history? [y/N] "
+                << std::flush;
+        std::string answer;
+        std::getline(ctx.in, answer);
+        if (answer != "y" && answer != "Y" && answer != "yes") {
+          return absl::CancelledError("not deleted");
+        }
+      }
+      auto c = ctx.connection();
+      if (!c.ok()) return c.status();
+      absl::Status s = admin::DeleteWorkflow(**c, ctx.options.namespace_name,
+                                             f->target.workflow_id, f->target.run_id);
+      if (!s.ok()) return s;
+      auto printer = ctx.printer();
+      if (!printer.ok()) return printer.status();
+      printer->Object({{"workflowId", f->target.workflow_id}, {"result", "deleted"}},
+                      {{"Workflow id", f->target.workflow_id}, {"Result", "deleted"}});
+      return absl::OkStatus();
     };
-    auto f = std::make_shared<Flags>();
-    CLI::App* cmd = group->add_subcommand("list", "List workflow runs, newest first (streams)");
-    cmd->add_option("--query", f->query,
-                    "Visibility query, e.g. \"WorkflowType = 'order' AND ExecutionStatus = 'Failed'\"");
-    cmd->add_option("--limit", f->limit, "At most this many runs (default: all)");
-    cmd->add_flag("--archived", f->archived,
-                  "List archived runs (ListArchivedWorkflowExecutions; the query language is the "
-                  "archive's: WorkflowId, WorkflowType, ExecutionStatus, CloseTime, ...)");
-    cmd->footer(
-        "Examples:\n"
-        "  tock workflow list --query \"ExecutionStatus = 'Running'\" --limit 20\n"
-        "  tock workflow list -o jsonl | jq -r .execution.workflowId\n"
-        "  tock workflow list --archived --query \"WorkflowType = 'order' AND ExecutionStatus = 'Failed'\"\n");
-    cmd->callback([&ctx, f] {
-      ctx.action = [&ctx, f]() -> absl::Status {
-        auto c = ctx.connection();
-        if (!c.ok()) return c.status();
-        auto printer = ctx.printer();
-        if (!printer.ok()) return printer.status();
-        printer->BeginList(ExecutionColumns());
-        auto row = [&](const temporal::api::workflow::v1::WorkflowExecutionInfo& e) {
-          printer->Row(Decoded(e), ExecutionRow(e));
-          return absl::OkStatus();
-        };
-        absl::Status s =
-            f->archived
-                ? admin::ListArchivedWorkflows(**c, ctx.options.namespace_name, f->query, f->limit, row)
-                : admin::ListWorkflows(**c, ctx.options.namespace_name, f->query, f->limit, row);
-        if (!s.ok() && printer->rows_seen() == 0) return s;
-        printer->EndList();
-        printer->EmptyNote("No workflows.");
-        return s;
-      };
-    });
-  }
-  {
-    auto query = std::make_shared<std::string>();
-    CLI::App* cmd = group->add_subcommand("count", "Count workflow runs matching a query");
-    cmd->add_option("--query", *query, "Visibility query (default: every run)");
-    cmd->footer("Example:\n  tock workflow count --query \"ExecutionStatus = 'Running'\"\n");
-    cmd->callback([&ctx, query] {
-      ctx.action = [&ctx, query]() -> absl::Status {
-        auto c = ctx.connection();
-        if (!c.ok()) return c.status();
-        auto n = admin::CountWorkflows(**c, ctx.options.namespace_name, *query);
-        if (!n.ok()) return n.status();
-        auto printer = ctx.printer();
-        if (!printer.ok()) return printer.status();
-        printer->Object({{"count", *n}}, {{"Count", std::to_string(*n)}});
+  });
+}
+
+// `workflow list`: streams runs (or archived runs) matching a query.
+void AddList(CLI::App& group, CommandContext& ctx) {
+  struct Flags {
+    std::string query;
+    int64_t limit = 0;
+    bool archived = false;
+  };
+  auto f = std::make_shared<Flags>();
+  CLI::App* cmd = group.add_subcommand("list", "List workflow runs, newest first (streams)");
+  cmd->add_option("--query", f->query,
+                  "Visibility query, e.g. \"WorkflowType = 'order' AND ExecutionStatus = 'Failed'\"");
+  cmd->add_option("--limit", f->limit, "At most this many runs (default: all)");
+  cmd->add_flag("--archived", f->archived,
+                "List archived runs (ListArchivedWorkflowExecutions; the query language is the "
+                "archive's: WorkflowId, WorkflowType, ExecutionStatus, CloseTime, ...)");
+  cmd->footer(
+      "Examples:\n"
+      "  tock workflow list --query \"ExecutionStatus = 'Running'\" --limit 20\n"
+      "  tock workflow list -o jsonl | jq -r .execution.workflowId\n"
+      "  tock workflow list --archived --query \"WorkflowType = 'order' AND ExecutionStatus = 'Failed'\"\n");
+  cmd->callback([&ctx, f] {
+    ctx.action = [&ctx, f]() -> absl::Status {
+      auto c = ctx.connection();
+      if (!c.ok()) return c.status();
+      auto printer = ctx.printer();
+      if (!printer.ok()) return printer.status();
+      printer->BeginList(ExecutionColumns());
+      auto row = [&](const temporal::api::workflow::v1::WorkflowExecutionInfo& e) {
+        printer->Row(Decoded(e), ExecutionRow(e));
         return absl::OkStatus();
       };
-    });
-  }
+      absl::Status s =
+          f->archived
+              ? admin::ListArchivedWorkflows(**c, ctx.options.namespace_name, f->query, f->limit, row)
+              : admin::ListWorkflows(**c, ctx.options.namespace_name, f->query, f->limit, row);
+      if (!s.ok() && printer->rows_seen() == 0) return s;
+      printer->EndList();
+      printer->EmptyNote("No workflows.");
+      return s;
+    };
+  });
+}
+
+// `workflow count`: the number of runs matching a query.
+void AddCount(CLI::App& group, CommandContext& ctx) {
+  auto query = std::make_shared<std::string>();
+  CLI::App* cmd = group.add_subcommand("count", "Count workflow runs matching a query");
+  cmd->add_option("--query", *query, "Visibility query (default: every run)");
+  cmd->footer("Example:\n  tock workflow count --query \"ExecutionStatus = 'Running'\"\n");
+  cmd->callback([&ctx, query] {
+    ctx.action = [&ctx, query]() -> absl::Status {
+      auto c = ctx.connection();
+      if (!c.ok()) return c.status();
+      auto n = admin::CountWorkflows(**c, ctx.options.namespace_name, *query);
+      if (!n.ok()) return n.status();
+      auto printer = ctx.printer();
+      if (!printer.ok()) return printer.status();
+      printer->Object({{"count", *n}}, {{"Count", std::to_string(*n)}});
+      return absl::OkStatus();
+    };
+  });
+}
+
+}  // namespace
+
+void AddWorkflowCommands(CLI::App& app, CommandContext& ctx) {
+  CLI::App* group = app.add_subcommand("workflow", "Start, inspect and control workflows");
+  group->alias("wf");
+  group->require_subcommand(1);
+  group->footer(
+      "Examples:\n"
+      "  tock workflow start --type order --task-queue orders --input '{\"id\": 7}'\n"
+      "  tock workflow show --workflow-id order-7\n"
+      "  tock workflow list --query \"ExecutionStatus = 'Running'\"\n");
+
+  AddStart(*group, ctx);
+  AddExecute(*group, ctx);
+  AddResult(*group, ctx);
+  AddDescribe(*group, ctx);
+  AddShow(*group, ctx);
+  AddSignal(*group, ctx);
+  AddQuery(*group, ctx);
+  AddStack(*group, ctx);
+  AddWorkflowResetCommand(*group, ctx);
+  AddWorkflowUpdateCommand(*group, ctx);
+  AddWorkflowDescribeStateCommand(*group, ctx);
+  AddCancelAndTerminate(*group, ctx);
+  AddDelete(*group, ctx);
+  AddList(*group, ctx);
+  AddCount(*group, ctx);
 }
 
 void AddTaskQueueCommands(CLI::App& app, CommandContext& ctx) {
