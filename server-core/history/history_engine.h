@@ -460,6 +460,12 @@ class HistoryEngine : public ShardListener, public AnyShard {
                              int64_t completed_event_id, bool* needs_workflow_task,
                              std::map<std::string, const temporal::api::protocol::v1::Message*>& messages,
                              UpdateEffects& effects);
+  // ContinueAsNewWorkflowExecution: the next run (what the command leaves empty is inherited)
+  // and WorkflowExecutionContinuedAsNew, which closes this one. A member because it builds
+  // the run with BuildNewRun.
+  void ContinueAsNew(RunTransaction& tx, const NamespaceRef& ns,
+                     const temporal::api::command::v1::Command& command, const std::string& identity,
+                     int64_t completed_id);
 
   void NotifyHistoryWaiters(const std::string& run_id);
   absl::StatusOr<wf::StartWorkflowExecutionResponse> StartWorkflowWithParent(

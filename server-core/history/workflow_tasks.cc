@@ -68,6 +68,238 @@ absl::Status NormalizeScheduleActivity(
   return absl::OkStatus();
 }
 
+
+// One function per command (or family) of RespondWorkflowTaskCompleted; ApplyCommands
+// dispatches to them in the commands' order. Each validates before it appends anything.
+
+// ScheduleActivityTask: ActivityTaskScheduled, the activity's state, its timeouts, and its
+// task.
+absl::Status ScheduleActivity(RunTransaction& tx, const Command& command, int64_t completed_id) {
+  auto a = command.schedule_activity_task_command_attributes();
+  if (a.activity_id().empty() || a.activity_type().name().empty()) {
+    return absl::InvalidArgumentError("ScheduleActivityTask needs an activity id and type");
+  }
+  if (absl::Status s = NormalizeScheduleActivity(
+          a, FromProtoDuration(tx.execution().workflow_run_timeout()));
+      !s.ok()) {
+    return s;
+  }
+  for (const auto& [id, existing] : tx.state().activities()) {
+    if (existing.activity_id() == a.activity_id()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("activity id ", a.activity_id(), " is already in use"));
+    }
+  }
+  const std::string queue =
+      a.task_queue().name().empty() ? tx.execution().task_queue() : a.task_queue().name();
+  HistoryEvent& e = tx.Append(enums::EVENT_TYPE_ACTIVITY_TASK_SCHEDULED);
+  auto* ev = e.mutable_activity_task_scheduled_event_attributes();
+  ev->set_activity_id(a.activity_id());
+  *ev->mutable_activity_type() = a.activity_type();
+  ev->mutable_task_queue()->set_name(queue);
+  ev->mutable_task_queue()->set_kind(enums::TASK_QUEUE_KIND_NORMAL);
+  *ev->mutable_header() = a.header();
+  *ev->mutable_input() = a.input();
+  *ev->mutable_schedule_to_close_timeout() = a.schedule_to_close_timeout();
+  *ev->mutable_schedule_to_start_timeout() = a.schedule_to_start_timeout();
+  *ev->mutable_start_to_close_timeout() = a.start_to_close_timeout();
+  *ev->mutable_heartbeat_timeout() = a.heartbeat_timeout();
+  ev->set_workflow_task_completed_event_id(completed_id);
+  *ev->mutable_retry_policy() = a.retry_policy();
+  if (a.has_priority()) *ev->mutable_priority() = a.priority();
+
+  ActivityInfo info;
+  info.set_scheduled_event_id(e.event_id());
+  info.set_activity_id(a.activity_id());
+  info.set_activity_type(a.activity_type().name());
+  info.set_task_queue(queue);
+  *info.mutable_scheduled_time() = ToProtoTime(tx.now());
+  *info.mutable_current_attempt_scheduled_time() = ToProtoTime(tx.now());
+  info.set_attempt(1);
+  info.set_stamp(1);
+  *info.mutable_schedule_to_start_timeout() = a.schedule_to_start_timeout();
+  *info.mutable_schedule_to_close_timeout() = a.schedule_to_close_timeout();
+  *info.mutable_start_to_close_timeout() = a.start_to_close_timeout();
+  *info.mutable_heartbeat_timeout() = a.heartbeat_timeout();
+  *info.mutable_retry_policy() = a.retry_policy();
+  ArmUnstartedActivityTimeouts(tx, info);
+  tx.DispatchActivity(info);
+  (*tx.state().mutable_activities())[e.event_id()] = std::move(info);
+  return absl::OkStatus();
+}
+
+// RequestCancelActivityTask: ActivityTaskCancelRequested, and ActivityTaskCanceled at once
+// when no worker has started the activity (which needs a new workflow task).
+absl::Status RequestCancelActivity(RunTransaction& tx, const Command& command, int64_t completed_id,
+                                   const std::string& identity, bool* needs_workflow_task) {
+  int64_t scheduled = command.request_cancel_activity_task_command_attributes().scheduled_event_id();
+  auto* activities = tx.state().mutable_activities();
+  auto it = activities->find(scheduled);
+  if (it == activities->end()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("RequestCancelActivityTask: no pending activity scheduled at event ", scheduled));
+  }
+  HistoryEvent& e = tx.Append(enums::EVENT_TYPE_ACTIVITY_TASK_CANCEL_REQUESTED);
+  e.mutable_activity_task_cancel_requested_event_attributes()->set_scheduled_event_id(scheduled);
+  e.mutable_activity_task_cancel_requested_event_attributes()->set_workflow_task_completed_event_id(completed_id);
+  if (!it->second.has_started_time()) {
+    // Never picked up: cancelled at once, and the workflow hears about it.
+    HistoryEvent& c = tx.Append(enums::EVENT_TYPE_ACTIVITY_TASK_CANCELED);
+    auto* ca = c.mutable_activity_task_canceled_event_attributes();
+    ca->set_scheduled_event_id(scheduled);
+    ca->set_latest_cancel_requested_event_id(e.event_id());
+    ca->set_identity(identity);
+    for (const auto& key : it->second.timers()) tx.RetireTimer(key);
+    activities->erase(it);
+    *needs_workflow_task = true;
+  } else {
+    it->second.set_cancel_requested(true);
+    it->second.set_cancel_requested_event_id(e.event_id());
+  }
+  return absl::OkStatus();
+}
+
+// StartTimer: TimerStarted, the timer's state and its user-timer task.
+absl::Status StartTimer(RunTransaction& tx, const Command& command, int64_t completed_id) {
+  const auto& a = command.start_timer_command_attributes();
+  if (a.timer_id().empty()) return absl::InvalidArgumentError("StartTimer needs a timer id");
+  if (tx.state().timers().contains(a.timer_id())) {
+    return absl::InvalidArgumentError(absl::StrCat("timer id ", a.timer_id(), " is already in use"));
+  }
+  HistoryEvent& e = tx.Append(enums::EVENT_TYPE_TIMER_STARTED);
+  auto* ev = e.mutable_timer_started_event_attributes();
+  ev->set_timer_id(a.timer_id());
+  *ev->mutable_start_to_fire_timeout() = a.start_to_fire_timeout();
+  ev->set_workflow_task_completed_event_id(completed_id);
+  tock::persistence::v1::TimerInfo timer;
+  timer.set_timer_id(a.timer_id());
+  timer.set_started_event_id(e.event_id());
+  absl::Time fire = tx.now() + FromProtoDuration(a.start_to_fire_timeout());
+  *timer.mutable_expiry_time() = ToProtoTime(fire);
+  TimerTask task;
+  task.set_kind(TimerTask::KIND_USER_TIMER);
+  task.set_timer_id(a.timer_id());
+  task.set_event_id(e.event_id());
+  *timer.mutable_timer() = tx.AddTimer(fire, task);
+  (*tx.state().mutable_timers())[a.timer_id()] = std::move(timer);
+  return absl::OkStatus();
+}
+
+// CancelTimer: TimerCanceled, and the pending timer and its task go.
+absl::Status CancelTimer(RunTransaction& tx, const Command& command, int64_t completed_id,
+                         const std::string& identity) {
+  const std::string& id = command.cancel_timer_command_attributes().timer_id();
+  auto* timers = tx.state().mutable_timers();
+  auto it = timers->find(id);
+  if (it == timers->end()) {
+    return absl::InvalidArgumentError(absl::StrCat("CancelTimer: no pending timer ", id));
+  }
+  HistoryEvent& e = tx.Append(enums::EVENT_TYPE_TIMER_CANCELED);
+  auto* ev = e.mutable_timer_canceled_event_attributes();
+  ev->set_timer_id(id);
+  ev->set_started_event_id(it->second.started_event_id());
+  ev->set_workflow_task_completed_event_id(completed_id);
+  ev->set_identity(identity);
+  tx.RetireTimer(it->second.timer());
+  timers->erase(it);
+  return absl::OkStatus();
+}
+
+// CompleteWorkflowExecution: WorkflowExecutionCompleted closes the run; `cron_run` (if any)
+// is the cron schedule's next run, started in this same transaction.
+void CompleteWorkflow(RunTransaction& tx, const temporal::api::common::v1::Payloads& result,
+                      int64_t completed_id, std::unique_ptr<RunTransaction> cron_run) {
+  HistoryEvent& e = tx.Append(enums::EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED);
+  auto* ev = e.mutable_workflow_execution_completed_event_attributes();
+  *ev->mutable_result() = result;
+  ev->set_workflow_task_completed_event_id(completed_id);
+  if (cron_run) {
+    ev->set_new_execution_run_id(cron_run->execution().run_id());
+    tx.state().mutable_execution()->set_new_execution_run_id(cron_run->execution().run_id());
+  }
+  tx.Close(enums::WORKFLOW_EXECUTION_STATUS_COMPLETED);
+  if (cron_run) tx.SetFollowingRun(std::move(cron_run));
+}
+
+// FailWorkflowExecution: WorkflowExecutionFailed closes the run; `next_run` (if any) is the
+// retry or the cron schedule's next run.
+void FailWorkflow(RunTransaction& tx, const temporal::api::failure::v1::Failure& failure,
+                  enums::RetryState retry_state, int64_t completed_id,
+                  std::unique_ptr<RunTransaction> next_run) {
+  HistoryEvent& e = tx.Append(enums::EVENT_TYPE_WORKFLOW_EXECUTION_FAILED);
+  auto* ev = e.mutable_workflow_execution_failed_event_attributes();
+  *ev->mutable_failure() = failure;
+  ev->set_retry_state(retry_state);
+  ev->set_workflow_task_completed_event_id(completed_id);
+  if (next_run) {
+    ev->set_new_execution_run_id(next_run->execution().run_id());
+    tx.state().mutable_execution()->set_new_execution_run_id(next_run->execution().run_id());
+  }
+  tx.Close(enums::WORKFLOW_EXECUTION_STATUS_FAILED);
+  if (next_run) tx.SetFollowingRun(std::move(next_run));
+}
+
+// CancelWorkflowExecution: WorkflowExecutionCanceled closes the run.
+void CancelWorkflow(RunTransaction& tx, const Command& command, int64_t completed_id) {
+  HistoryEvent& e = tx.Append(enums::EVENT_TYPE_WORKFLOW_EXECUTION_CANCELED);
+  auto* ev = e.mutable_workflow_execution_canceled_event_attributes();
+  *ev->mutable_details() = command.cancel_workflow_execution_command_attributes().details();
+  ev->set_workflow_task_completed_event_id(completed_id);
+  tx.Close(enums::WORKFLOW_EXECUTION_STATUS_CANCELED);
+}
+
+// RecordMarker: MarkerRecorded, nothing else.
+void RecordMarker(RunTransaction& tx, const Command& command, int64_t completed_id) {
+  const auto& a = command.record_marker_command_attributes();
+  HistoryEvent& e = tx.Append(enums::EVENT_TYPE_MARKER_RECORDED);
+  auto* ev = e.mutable_marker_recorded_event_attributes();
+  ev->set_marker_name(a.marker_name());
+  *ev->mutable_details() = a.details();
+  *ev->mutable_header() = a.header();
+  if (a.has_failure()) *ev->mutable_failure() = a.failure();
+  ev->set_workflow_task_completed_event_id(completed_id);
+}
+
+// UpsertWorkflowSearchAttributes: the event, and the run's search attributes (visibility).
+void UpsertSearchAttributes(RunTransaction& tx, const Command& command, int64_t completed_id) {
+  const auto& attrs = command.upsert_workflow_search_attributes_command_attributes().search_attributes();
+  HistoryEvent& e = tx.Append(enums::EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES);
+  auto* ev = e.mutable_upsert_workflow_search_attributes_event_attributes();
+  *ev->mutable_search_attributes() = attrs;
+  ev->set_workflow_task_completed_event_id(completed_id);
+  auto* fields = tx.state().mutable_execution()->mutable_search_attributes()->mutable_indexed_fields();
+  for (const auto& [k, v] : attrs.indexed_fields()) (*fields)[k] = v;
+  tx.VisibilityChanged();
+}
+
+// ModifyWorkflowProperties: WorkflowPropertiesModified, and the run's memo (visibility).
+void ModifyWorkflowProperties(RunTransaction& tx, const Command& command, int64_t completed_id) {
+  const auto& memo = command.modify_workflow_properties_command_attributes().upserted_memo();
+  HistoryEvent& e = tx.Append(enums::EVENT_TYPE_WORKFLOW_PROPERTIES_MODIFIED);
+  auto* ev = e.mutable_workflow_properties_modified_event_attributes();
+  *ev->mutable_upserted_memo() = memo;
+  ev->set_workflow_task_completed_event_id(completed_id);
+  auto* fields = tx.state().mutable_execution()->mutable_memo()->mutable_fields();
+  for (const auto& [k, v] : memo.fields()) (*fields)[k] = v;
+  tx.VisibilityChanged();
+}
+
+// ProtocolMessage: the message the command names, taken out of `messages` (which keeps the
+// rest for after the commands).
+absl::StatusOr<const temporal::api::protocol::v1::Message*> TakeProtocolMessage(
+    const Command& command,
+    std::map<std::string, const temporal::api::protocol::v1::Message*>& messages) {
+  const std::string& id = command.protocol_message_command_attributes().message_id();
+  auto it = messages.find(id);
+  if (it == messages.end()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("ProtocolMessageCommand referenced absent message ID ", id));
+  }
+  const temporal::api::protocol::v1::Message* message = it->second;
+  messages.erase(it);
+  return message;
+}
+
 }  // namespace
 
 absl::StatusOr<wf::RespondWorkflowTaskCompletedResponse> HistoryEngine::RespondWorkflowTaskCompleted(
@@ -194,143 +426,26 @@ absl::Status HistoryEngine::ApplyCommands(RunTransaction& tx, const NamespaceRef
       return absl::InvalidArgumentError(
           "a command follows the command that closed the workflow; close commands must be last");
     }
+    absl::Status applied = absl::OkStatus();
     switch (command.command_type()) {
-      case enums::COMMAND_TYPE_SCHEDULE_ACTIVITY_TASK: {
-        auto a = command.schedule_activity_task_command_attributes();
-        if (a.activity_id().empty() || a.activity_type().name().empty()) {
-          return absl::InvalidArgumentError("ScheduleActivityTask needs an activity id and type");
-        }
-        if (absl::Status s = NormalizeScheduleActivity(
-                a, FromProtoDuration(tx.execution().workflow_run_timeout()));
-            !s.ok()) {
-          return s;
-        }
-        for (const auto& [id, existing] : tx.state().activities()) {
-          if (existing.activity_id() == a.activity_id()) {
-            return absl::InvalidArgumentError(
-                absl::StrCat("activity id ", a.activity_id(), " is already in use"));
-          }
-        }
-        const std::string queue =
-            a.task_queue().name().empty() ? tx.execution().task_queue() : a.task_queue().name();
-        HistoryEvent& e = tx.Append(enums::EVENT_TYPE_ACTIVITY_TASK_SCHEDULED);
-        auto* ev = e.mutable_activity_task_scheduled_event_attributes();
-        ev->set_activity_id(a.activity_id());
-        *ev->mutable_activity_type() = a.activity_type();
-        ev->mutable_task_queue()->set_name(queue);
-        ev->mutable_task_queue()->set_kind(enums::TASK_QUEUE_KIND_NORMAL);
-        *ev->mutable_header() = a.header();
-        *ev->mutable_input() = a.input();
-        *ev->mutable_schedule_to_close_timeout() = a.schedule_to_close_timeout();
-        *ev->mutable_schedule_to_start_timeout() = a.schedule_to_start_timeout();
-        *ev->mutable_start_to_close_timeout() = a.start_to_close_timeout();
-        *ev->mutable_heartbeat_timeout() = a.heartbeat_timeout();
-        ev->set_workflow_task_completed_event_id(completed_id);
-        *ev->mutable_retry_policy() = a.retry_policy();
-        if (a.has_priority()) *ev->mutable_priority() = a.priority();
-
-        ActivityInfo info;
-        info.set_scheduled_event_id(e.event_id());
-        info.set_activity_id(a.activity_id());
-        info.set_activity_type(a.activity_type().name());
-        info.set_task_queue(queue);
-        *info.mutable_scheduled_time() = ToProtoTime(tx.now());
-        *info.mutable_current_attempt_scheduled_time() = ToProtoTime(tx.now());
-        info.set_attempt(1);
-        info.set_stamp(1);
-        *info.mutable_schedule_to_start_timeout() = a.schedule_to_start_timeout();
-        *info.mutable_schedule_to_close_timeout() = a.schedule_to_close_timeout();
-        *info.mutable_start_to_close_timeout() = a.start_to_close_timeout();
-        *info.mutable_heartbeat_timeout() = a.heartbeat_timeout();
-        *info.mutable_retry_policy() = a.retry_policy();
-        ArmUnstartedActivityTimeouts(tx, info);
-        tx.DispatchActivity(info);
-        (*tx.state().mutable_activities())[e.event_id()] = std::move(info);
+      case enums::COMMAND_TYPE_SCHEDULE_ACTIVITY_TASK:
+        applied = ScheduleActivity(tx, command, completed_id);
         break;
-      }
-      case enums::COMMAND_TYPE_REQUEST_CANCEL_ACTIVITY_TASK: {
-        int64_t scheduled = command.request_cancel_activity_task_command_attributes().scheduled_event_id();
-        auto* activities = tx.state().mutable_activities();
-        auto it = activities->find(scheduled);
-        if (it == activities->end()) {
-          return absl::InvalidArgumentError(
-              absl::StrCat("RequestCancelActivityTask: no pending activity scheduled at event ", scheduled));
-        }
-        HistoryEvent& e = tx.Append(enums::EVENT_TYPE_ACTIVITY_TASK_CANCEL_REQUESTED);
-        e.mutable_activity_task_cancel_requested_event_attributes()->set_scheduled_event_id(scheduled);
-        e.mutable_activity_task_cancel_requested_event_attributes()->set_workflow_task_completed_event_id(completed_id);
-        if (!it->second.has_started_time()) {
-          // Never picked up: cancelled at once, and the workflow hears about it.
-          HistoryEvent& c = tx.Append(enums::EVENT_TYPE_ACTIVITY_TASK_CANCELED);
-          auto* ca = c.mutable_activity_task_canceled_event_attributes();
-          ca->set_scheduled_event_id(scheduled);
-          ca->set_latest_cancel_requested_event_id(e.event_id());
-          ca->set_identity(req.identity());
-          for (const auto& key : it->second.timers()) tx.RetireTimer(key);
-          activities->erase(it);
-          *needs_workflow_task = true;
-        } else {
-          it->second.set_cancel_requested(true);
-          it->second.set_cancel_requested_event_id(e.event_id());
-        }
+      case enums::COMMAND_TYPE_REQUEST_CANCEL_ACTIVITY_TASK:
+        applied = RequestCancelActivity(tx, command, completed_id, req.identity(), needs_workflow_task);
         break;
-      }
-      case enums::COMMAND_TYPE_START_TIMER: {
-        const auto& a = command.start_timer_command_attributes();
-        if (a.timer_id().empty()) return absl::InvalidArgumentError("StartTimer needs a timer id");
-        if (tx.state().timers().contains(a.timer_id())) {
-          return absl::InvalidArgumentError(absl::StrCat("timer id ", a.timer_id(), " is already in use"));
-        }
-        HistoryEvent& e = tx.Append(enums::EVENT_TYPE_TIMER_STARTED);
-        auto* ev = e.mutable_timer_started_event_attributes();
-        ev->set_timer_id(a.timer_id());
-        *ev->mutable_start_to_fire_timeout() = a.start_to_fire_timeout();
-        ev->set_workflow_task_completed_event_id(completed_id);
-        tock::persistence::v1::TimerInfo timer;
-        timer.set_timer_id(a.timer_id());
-        timer.set_started_event_id(e.event_id());
-        absl::Time fire = tx.now() + FromProtoDuration(a.start_to_fire_timeout());
-        *timer.mutable_expiry_time() = ToProtoTime(fire);
-        TimerTask task;
-        task.set_kind(TimerTask::KIND_USER_TIMER);
-        task.set_timer_id(a.timer_id());
-        task.set_event_id(e.event_id());
-        *timer.mutable_timer() = tx.AddTimer(fire, task);
-        (*tx.state().mutable_timers())[a.timer_id()] = std::move(timer);
+      case enums::COMMAND_TYPE_START_TIMER:
+        applied = StartTimer(tx, command, completed_id);
         break;
-      }
-      case enums::COMMAND_TYPE_CANCEL_TIMER: {
-        const std::string& id = command.cancel_timer_command_attributes().timer_id();
-        auto* timers = tx.state().mutable_timers();
-        auto it = timers->find(id);
-        if (it == timers->end()) {
-          return absl::InvalidArgumentError(absl::StrCat("CancelTimer: no pending timer ", id));
-        }
-        HistoryEvent& e = tx.Append(enums::EVENT_TYPE_TIMER_CANCELED);
-        auto* ev = e.mutable_timer_canceled_event_attributes();
-        ev->set_timer_id(id);
-        ev->set_started_event_id(it->second.started_event_id());
-        ev->set_workflow_task_completed_event_id(completed_id);
-        ev->set_identity(req.identity());
-        tx.RetireTimer(it->second.timer());
-        timers->erase(it);
+      case enums::COMMAND_TYPE_CANCEL_TIMER:
+        applied = CancelTimer(tx, command, completed_id, req.identity());
         break;
-      }
       case enums::COMMAND_TYPE_COMPLETE_WORKFLOW_EXECUTION: {
         const auto& result = command.complete_workflow_execution_command_attributes().result();
         // A cron schedule goes on with its next run, started in this same transaction.
         absl::StatusOr<std::unique_ptr<RunTransaction>> cron = NextCronRun(tx, ns, &result, nullptr);
         if (!cron.ok()) return cron.status();
-        HistoryEvent& e = tx.Append(enums::EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED);
-        auto* ev = e.mutable_workflow_execution_completed_event_attributes();
-        *ev->mutable_result() = result;
-        ev->set_workflow_task_completed_event_id(completed_id);
-        if (*cron) {
-          ev->set_new_execution_run_id((*cron)->execution().run_id());
-          tx.state().mutable_execution()->set_new_execution_run_id((*cron)->execution().run_id());
-        }
-        tx.Close(enums::WORKFLOW_EXECUTION_STATUS_COMPLETED);
-        if (*cron) tx.SetFollowingRun(std::move(*cron));
+        CompleteWorkflow(tx, result, completed_id, std::move(*cron));
         break;
       }
       case enums::COMMAND_TYPE_FAIL_WORKFLOW_EXECUTION: {
@@ -339,138 +454,36 @@ absl::Status HistoryEngine::ApplyCommands(RunTransaction& tx, const NamespaceRef
         absl::StatusOr<std::unique_ptr<RunTransaction>> next_or =
             NextRunAfterFailure(tx, ns, failure, &retry_state);
         if (!next_or.ok()) return next_or.status();
-        std::unique_ptr<RunTransaction> next_run = std::move(*next_or);
-        HistoryEvent& e = tx.Append(enums::EVENT_TYPE_WORKFLOW_EXECUTION_FAILED);
-        auto* ev = e.mutable_workflow_execution_failed_event_attributes();
-        *ev->mutable_failure() = failure;
-        ev->set_retry_state(retry_state);
-        ev->set_workflow_task_completed_event_id(completed_id);
-        if (next_run) {
-          ev->set_new_execution_run_id(next_run->execution().run_id());
-          tx.state().mutable_execution()->set_new_execution_run_id(next_run->execution().run_id());
-        }
-        tx.Close(enums::WORKFLOW_EXECUTION_STATUS_FAILED);
-        if (next_run) tx.SetFollowingRun(std::move(next_run));
+        FailWorkflow(tx, failure, retry_state, completed_id, std::move(*next_or));
         break;
       }
-      case enums::COMMAND_TYPE_CANCEL_WORKFLOW_EXECUTION: {
-        HistoryEvent& e = tx.Append(enums::EVENT_TYPE_WORKFLOW_EXECUTION_CANCELED);
-        auto* ev = e.mutable_workflow_execution_canceled_event_attributes();
-        *ev->mutable_details() = command.cancel_workflow_execution_command_attributes().details();
-        ev->set_workflow_task_completed_event_id(completed_id);
-        tx.Close(enums::WORKFLOW_EXECUTION_STATUS_CANCELED);
+      case enums::COMMAND_TYPE_CANCEL_WORKFLOW_EXECUTION:
+        CancelWorkflow(tx, command, completed_id);
         break;
-      }
-      case enums::COMMAND_TYPE_RECORD_MARKER: {
-        const auto& a = command.record_marker_command_attributes();
-        HistoryEvent& e = tx.Append(enums::EVENT_TYPE_MARKER_RECORDED);
-        auto* ev = e.mutable_marker_recorded_event_attributes();
-        ev->set_marker_name(a.marker_name());
-        *ev->mutable_details() = a.details();
-        *ev->mutable_header() = a.header();
-        if (a.has_failure()) *ev->mutable_failure() = a.failure();
-        ev->set_workflow_task_completed_event_id(completed_id);
+      case enums::COMMAND_TYPE_RECORD_MARKER:
+        RecordMarker(tx, command, completed_id);
         break;
-      }
-      case enums::COMMAND_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES: {
-        const auto& attrs = command.upsert_workflow_search_attributes_command_attributes().search_attributes();
-        HistoryEvent& e = tx.Append(enums::EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES);
-        auto* ev = e.mutable_upsert_workflow_search_attributes_event_attributes();
-        *ev->mutable_search_attributes() = attrs;
-        ev->set_workflow_task_completed_event_id(completed_id);
-        auto* fields = tx.state().mutable_execution()->mutable_search_attributes()->mutable_indexed_fields();
-        for (const auto& [k, v] : attrs.indexed_fields()) (*fields)[k] = v;
-        tx.VisibilityChanged();
+      case enums::COMMAND_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES:
+        UpsertSearchAttributes(tx, command, completed_id);
         break;
-      }
-      case enums::COMMAND_TYPE_MODIFY_WORKFLOW_PROPERTIES: {
-        const auto& memo = command.modify_workflow_properties_command_attributes().upserted_memo();
-        HistoryEvent& e = tx.Append(enums::EVENT_TYPE_WORKFLOW_PROPERTIES_MODIFIED);
-        auto* ev = e.mutable_workflow_properties_modified_event_attributes();
-        *ev->mutable_upserted_memo() = memo;
-        ev->set_workflow_task_completed_event_id(completed_id);
-        auto* fields = tx.state().mutable_execution()->mutable_memo()->mutable_fields();
-        for (const auto& [k, v] : memo.fields()) (*fields)[k] = v;
-        tx.VisibilityChanged();
+      case enums::COMMAND_TYPE_MODIFY_WORKFLOW_PROPERTIES:
+        ModifyWorkflowProperties(tx, command, completed_id);
         break;
-      }
-      case enums::COMMAND_TYPE_CONTINUE_AS_NEW_WORKFLOW_EXECUTION: {
-        const auto& a = command.continue_as_new_workflow_execution_command_attributes();
-        const auto& exec = tx.execution();
-        // What the command leaves empty is inherited from this run.
-        NewRun next;
-        next.workflow_id = exec.workflow_id();
-        next.workflow_type = a.workflow_type();
-        if (next.workflow_type.name().empty()) next.workflow_type.set_name(exec.workflow_type());
-        next.task_queue = a.task_queue().name().empty() ? exec.task_queue() : a.task_queue().name();
-        next.input = a.input();
-        next.execution_timeout = FromProtoDuration(exec.workflow_execution_timeout());
-        next.run_timeout = FromProtoDuration(a.workflow_run_timeout()) > absl::ZeroDuration()
-                               ? FromProtoDuration(a.workflow_run_timeout())
-                               : FromProtoDuration(exec.workflow_run_timeout());
-        next.task_timeout = FromProtoDuration(a.workflow_task_timeout()) > absl::ZeroDuration()
-                                ? FromProtoDuration(a.workflow_task_timeout())
-                                : FromProtoDuration(exec.default_workflow_task_timeout());
-        next.identity = req.identity();
-        next.header = a.header();
-        next.memo = a.has_memo() ? a.memo() : exec.memo();
-        next.search_attributes = a.has_search_attributes() ? a.search_attributes() : exec.search_attributes();
-        if (a.has_retry_policy()) next.retry_policy = a.retry_policy();
-        next.cron_schedule = a.cron_schedule();
-        next.first_execution_run_id = exec.first_execution_run_id();
-        next.continued_execution_run_id = exec.run_id();
-        next.initiator = a.initiator() == enums::CONTINUE_AS_NEW_INITIATOR_UNSPECIFIED
-                             ? enums::CONTINUE_AS_NEW_INITIATOR_WORKFLOW
-                             : a.initiator();
-        if (exec.has_parent()) next.parent = exec.parent();
-        next.first_task_backoff = FromProtoDuration(a.backoff_start_interval());
-        if (exec.has_workflow_execution_expiration_time()) {
-          next.execution_expiration = FromProtoTime(exec.workflow_execution_expiration_time());
-        }
-        if (a.has_last_completion_result()) next.last_completion_result = a.last_completion_result();
-        if (a.has_failure()) next.continued_failure = a.failure();
-        std::unique_ptr<RunTransaction> following = BuildNewRun(ns, next, tx.now());
-        const std::string new_run_id = following->execution().run_id();
-
-        HistoryEvent& e = tx.Append(enums::EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW);
-        auto* ev = e.mutable_workflow_execution_continued_as_new_event_attributes();
-        ev->set_new_execution_run_id(new_run_id);
-        *ev->mutable_workflow_type() = next.workflow_type;
-        ev->mutable_task_queue()->set_name(next.task_queue);
-        ev->mutable_task_queue()->set_kind(enums::TASK_QUEUE_KIND_NORMAL);
-        *ev->mutable_input() = a.input();
-        *ev->mutable_workflow_run_timeout() = ToProtoDuration(next.run_timeout);
-        *ev->mutable_workflow_task_timeout() = ToProtoDuration(next.task_timeout);
-        ev->set_workflow_task_completed_event_id(completed_id);
-        *ev->mutable_backoff_start_interval() = a.backoff_start_interval();
-        ev->set_initiator(next.initiator);
-        if (a.has_failure()) *ev->mutable_failure() = a.failure();
-        if (a.has_last_completion_result()) *ev->mutable_last_completion_result() = a.last_completion_result();
-        *ev->mutable_header() = a.header();
-        *ev->mutable_memo() = next.memo;
-        *ev->mutable_search_attributes() = next.search_attributes;
-        tx.state().mutable_execution()->set_new_execution_run_id(new_run_id);
-        tx.Close(enums::WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW);
-        tx.SetFollowingRun(std::move(following));
+      case enums::COMMAND_TYPE_CONTINUE_AS_NEW_WORKFLOW_EXECUTION:
+        ContinueAsNew(tx, ns, command, req.identity(), completed_id);
         break;
-      }
       case enums::COMMAND_TYPE_SIGNAL_EXTERNAL_WORKFLOW_EXECUTION:
       case enums::COMMAND_TYPE_REQUEST_CANCEL_EXTERNAL_WORKFLOW_EXECUTION:
-        if (absl::Status s = ApplyExternalCommand(tx, ns, command, completed_id); !s.ok()) return s;
+        applied = ApplyExternalCommand(tx, ns, command, completed_id);
         break;
       case enums::COMMAND_TYPE_START_CHILD_WORKFLOW_EXECUTION:
-        if (absl::Status s = ApplyStartChildCommand(tx, ns, command, completed_id); !s.ok()) return s;
+        applied = ApplyStartChildCommand(tx, ns, command, completed_id);
         break;
       case enums::COMMAND_TYPE_PROTOCOL_MESSAGE: {
-        const std::string& id = command.protocol_message_command_attributes().message_id();
-        auto it = messages.find(id);
-        if (it == messages.end()) {
-          return absl::InvalidArgumentError(
-              absl::StrCat("ProtocolMessageCommand referenced absent message ID ", id));
-        }
-        const temporal::api::protocol::v1::Message* message = it->second;
-        messages.erase(it);
-        if (absl::Status s = ApplyUpdateMessage(tx, *message, effects); !s.ok()) return s;
+        absl::StatusOr<const temporal::api::protocol::v1::Message*> message =
+            TakeProtocolMessage(command, messages);
+        if (!message.ok()) return message.status();
+        applied = ApplyUpdateMessage(tx, **message, effects);
         break;
       }
       default:
@@ -478,8 +491,70 @@ absl::Status HistoryEngine::ApplyCommands(RunTransaction& tx, const NamespaceRef
             "command ", enums::CommandType_Name(command.command_type()),
             " is not supported by this server yet"));
     }
+    if (!applied.ok()) return applied;
   }
   return absl::OkStatus();
+}
+
+void HistoryEngine::ContinueAsNew(RunTransaction& tx, const NamespaceRef& ns, const Command& command,
+                                  const std::string& identity, int64_t completed_id) {
+  const auto& a = command.continue_as_new_workflow_execution_command_attributes();
+  const auto& exec = tx.execution();
+  // What the command leaves empty is inherited from this run.
+  NewRun next;
+  next.workflow_id = exec.workflow_id();
+  next.workflow_type = a.workflow_type();
+  if (next.workflow_type.name().empty()) next.workflow_type.set_name(exec.workflow_type());
+  next.task_queue = a.task_queue().name().empty() ? exec.task_queue() : a.task_queue().name();
+  next.input = a.input();
+  next.execution_timeout = FromProtoDuration(exec.workflow_execution_timeout());
+  next.run_timeout = FromProtoDuration(a.workflow_run_timeout()) > absl::ZeroDuration()
+                         ? FromProtoDuration(a.workflow_run_timeout())
+                         : FromProtoDuration(exec.workflow_run_timeout());
+  next.task_timeout = FromProtoDuration(a.workflow_task_timeout()) > absl::ZeroDuration()
+                          ? FromProtoDuration(a.workflow_task_timeout())
+                          : FromProtoDuration(exec.default_workflow_task_timeout());
+  next.identity = identity;
+  next.header = a.header();
+  next.memo = a.has_memo() ? a.memo() : exec.memo();
+  next.search_attributes = a.has_search_attributes() ? a.search_attributes() : exec.search_attributes();
+  if (a.has_retry_policy()) next.retry_policy = a.retry_policy();
+  next.cron_schedule = a.cron_schedule();
+  next.first_execution_run_id = exec.first_execution_run_id();
+  next.continued_execution_run_id = exec.run_id();
+  next.initiator = a.initiator() == enums::CONTINUE_AS_NEW_INITIATOR_UNSPECIFIED
+                       ? enums::CONTINUE_AS_NEW_INITIATOR_WORKFLOW
+                       : a.initiator();
+  if (exec.has_parent()) next.parent = exec.parent();
+  next.first_task_backoff = FromProtoDuration(a.backoff_start_interval());
+  if (exec.has_workflow_execution_expiration_time()) {
+    next.execution_expiration = FromProtoTime(exec.workflow_execution_expiration_time());
+  }
+  if (a.has_last_completion_result()) next.last_completion_result = a.last_completion_result();
+  if (a.has_failure()) next.continued_failure = a.failure();
+  std::unique_ptr<RunTransaction> following = BuildNewRun(ns, next, tx.now());
+  const std::string new_run_id = following->execution().run_id();
+
+  HistoryEvent& e = tx.Append(enums::EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW);
+  auto* ev = e.mutable_workflow_execution_continued_as_new_event_attributes();
+  ev->set_new_execution_run_id(new_run_id);
+  *ev->mutable_workflow_type() = next.workflow_type;
+  ev->mutable_task_queue()->set_name(next.task_queue);
+  ev->mutable_task_queue()->set_kind(enums::TASK_QUEUE_KIND_NORMAL);
+  *ev->mutable_input() = a.input();
+  *ev->mutable_workflow_run_timeout() = ToProtoDuration(next.run_timeout);
+  *ev->mutable_workflow_task_timeout() = ToProtoDuration(next.task_timeout);
+  ev->set_workflow_task_completed_event_id(completed_id);
+  *ev->mutable_backoff_start_interval() = a.backoff_start_interval();
+  ev->set_initiator(next.initiator);
+  if (a.has_failure()) *ev->mutable_failure() = a.failure();
+  if (a.has_last_completion_result()) *ev->mutable_last_completion_result() = a.last_completion_result();
+  *ev->mutable_header() = a.header();
+  *ev->mutable_memo() = next.memo;
+  *ev->mutable_search_attributes() = next.search_attributes;
+  tx.state().mutable_execution()->set_new_execution_run_id(new_run_id);
+  tx.Close(enums::WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW);
+  tx.SetFollowingRun(std::move(following));
 }
 
 absl::Status HistoryEngine::RespondWorkflowTaskFailed(const NamespaceRef& ns,
