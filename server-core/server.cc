@@ -91,23 +91,67 @@ class TockServerImpl : public TockServer {
         metrics_(&env.metrics),
         clock_(env.clock) {}
 
+  // The steps of a start, in the order the parts depend on one another: the port is bound
+  // before the shards are owned (under this host's address), every handler is registered
+  // before the wrappers around them, and connections are accepted only once gRPC serves and
+  // the first ring's shards are owned.
   absl::Status Init() {
     if (absl::Status s = config_.Validate(); !s.ok()) return s;
     InitObservability();
+    if (absl::Status s = OpenPersistence(); !s.ok()) return s;
+    if (absl::Status s = InitClusterIdentity(); !s.ok()) return s;
+    if (absl::Status s = InitNamespacesAndClusters(); !s.ok()) return s;
+    if (absl::Status s = BindPortAndOwnShards(); !s.ok()) return s;
+    if (absl::Status s = BuildEngines(); !s.ok()) return s;
+    StartWorkers();
+    RegisterFrontendHandlers();
+    BuildReplication();
+    RegisterAdminBatchAndScheduleHandlers();
+    InitTimers();
+    RouteCallsToOwners();
+    if (absl::Status s = InstallCallWrappers(); !s.ok()) return s;
+    if (absl::Status s = StartHttp(); !s.ok()) return s;
+    if (absl::Status s = StartTimerHttp(); !s.ok()) return s;
+    if (absl::Status s = StartGrpc(); !s.ok()) return s;
+    if (absl::Status s = StartMembership(shared_database_); !s.ok()) return s;
+    if (timer_engine_) timer_engine_->Start();  // fires the due timers of the shards owned
+    acceptor_->Start(handoff_.get(), config_.max_connections);
+    StartReplication();
+    StartOwnCalls();
+    // Injected faults start now that the start itself can no longer be failed by them.
+    if (faults_) faults_->Arm();
+    logger_.Info("tock-server started",
+                 {{"address", address()},
+                  {"database", absl::StrCat(facts_.persistence_engine, " ",
+                                            facts_.persistence_location)},
+                  {"metrics", http_ ? MetricsUrl() : "off"}});
+    return absl::OkStatus();
+  }
+
+  // Opens the configured database (observed: metrics and injected faults) and records its
+  // shard count, which the first host to start writes.
+  absl::Status OpenPersistence() {
     absl::StatusOr<std::unique_ptr<persistence::Persistence>> opened =
         persistence::OpenPersistence(config_.persistence);
     if (!opened.ok()) return opened.status();
     persistence_ = persistence::ObservePersistence(std::move(*opened), *metrics_, faults_.get());
+    shared_database_ = persistence_->shared_by_hosts();
     // A shared database is remote: calls wait on its round trips, and must not hold gRPC's
     // few callback threads meanwhile (Dispatcher::RunHandlersOnThreads). Enough threads for
     // the calls of every pooled connection plus as many waiting to join a group commit.
-    if (persistence_->shared_by_hosts()) {
+    if (shared_database_) {
       dispatcher_.RunHandlersOnThreads(std::max(32, 2 * config_.persistence.postgres_max_connections));
     }
     absl::StatusOr<int32_t> shards =
         persistence_->cluster_metadata().InitHistoryShardCount(config_.history_shards);
     if (!shards.ok()) return shards.status();
+    facts_.history_shard_count = *shards;
+    return absl::OkStatus();
+  }
 
+  // The cluster's name, id and host secret, as the database holds them (the first host to
+  // start writes each), and the facts GetSystemInfo and the banner report.
+  absl::Status InitClusterIdentity() {
     cluster_ = config_.EffectiveClusterMetadata();
     if (absl::Status s = persistence_->cluster_metadata().InitClusterName(
             cluster_.current_cluster_name);
@@ -128,11 +172,15 @@ class TockServerImpl : public TockServer {
         routing::PeerCredential::FromSecret(std::move(*secret));
     if (!credential.ok()) return credential.status();
     peer_credential_ = std::make_unique<routing::PeerCredential>(std::move(*credential));
-    facts_.history_shard_count = *shards;
     facts_.persistence_engine = persistence_->engine();
     facts_.persistence_location = persistence_->location();
     facts_.start_time = clock_.Now();
+    return absl::OkStatus();
+  }
 
+  // The namespace engine, the channels to other servers, the known clusters, and the
+  // namespaces this server registers at start ("default" and the configured ones).
+  absl::Status InitNamespacesAndClusters() {
     namespaces_ =
         std::make_unique<namespaces::NamespaceEngine>(persistence_->namespaces(), cluster_, clock_);
     namespaces_->SetArchivalPolicy(ArchivalPolicyOf(config_.archival));
@@ -141,7 +189,7 @@ class TockServerImpl : public TockServer {
     dialer_ = std::make_unique<rpc::Dialer>(config_.tls.internode, config_.tls.reload_interval);
     remote_frontends_ = std::make_unique<replication::RemoteFrontends>(*dialer_);
     clusters_ = std::make_unique<replication::ClusterRegistry>(
-        cluster_, facts_.cluster_id, *shards, persistence_->replication(),
+        cluster_, facts_.cluster_id, facts_.history_shard_count, persistence_->replication(),
         persistence_->namespaces(), *namespaces_,
         [this](const std::string& address) { return remote_frontends_->Describe(address); });
     if (absl::Status s = clusters_->Refresh(); !s.ok()) return s;
@@ -156,7 +204,11 @@ class TockServerImpl : public TockServer {
       }
     }
     registered_names_ = names;
+    return absl::OkStatus();
+  }
 
+  // Binds the port, then makes the shard controller that names this host's address.
+  absl::Status BindPortAndOwnShards() {
     // The port is bound first (connections wait in its backlog until the acceptor starts),
     // so that the shards are owned under this host's reachable address.
     acceptor_ = std::make_unique<rpc::Acceptor>(logger_);
@@ -166,14 +218,19 @@ class TockServerImpl : public TockServer {
     // The shard rows name this process (address#host id), not only its address: another
     // process advertising the same address never passes for this one (shard_controller.h).
     shards_ = std::make_unique<history::ShardController>(
-        persistence_->executions(), *shards, advertise_address(),
+        persistence_->executions(), facts_.history_shard_count, advertise_address(),
         history::ShardController::kMaxBlockSize, host_id_);
     // One process on an embedded database owns every shard; hosts sharing a database own
     // what the ring of the alive ones gives them (StartMembership, once the engines exist).
-    const bool shared_database = persistence_->shared_by_hosts();
-    if (!shared_database) {
+    if (!shared_database_) {
       if (absl::Status s = shards_->AcquireAll(); !s.ok()) return s;
     }
+    return absl::OkStatus();
+  }
+
+  // The matching and history engines (with the routing to other hosts on a shared
+  // database), then the recovery of the owned shards' runs.
+  absl::Status BuildEngines() {
     timer_thread_ = std::make_unique<TimerThread>(clock_);
     matching_ = std::make_unique<matching::MatchingEngine>(clock_, *timer_thread_);
     matching_->SetMetrics(*server_metrics_);
@@ -196,13 +253,14 @@ class TockServerImpl : public TockServer {
       return own != cluster->clusters.end() && increment > 0 &&
              version % increment == own->second.initial_failover_version % increment;
     });
-    if (shared_database) {
+    if (shared_database_) {
       // Other hosts change namespaces too: what this one resolved is read again after a
       // while (Temporal's namespace cache refreshes every 10 s).
       namespaces_->SetCacheLifetime(absl::Seconds(10));
       // Hosts sharing the database: the engine's work on runs and queues of other hosts goes
       // to them.
-      placement_ = std::make_unique<routing::Placement>(advertise_address(), *shards);
+      placement_ = std::make_unique<routing::Placement>(advertise_address(),
+                                                        facts_.history_shard_count);
       peers_ = std::make_unique<routing::Peers>(*dialer_, *peer_credential_);
       routed_history_ = std::make_unique<routing::RoutedHistory>(
           *history_, *shards_, *matching_, *placement_, *peers_, clock_, *timer_thread_, logger_);
@@ -211,7 +269,11 @@ class TockServerImpl : public TockServer {
         routed->AddTask(std::move(task));
       });
     }
-    if (absl::Status s = history_->Recover(); !s.ok()) return s;
+    return history_->Recover();
+  }
+
+  // The retention scanner and the archiver, started, and the admin calls that drive them.
+  void StartWorkers() {
     // Both workers handle the runs of the shards this host owns (all of them with one host).
     const worker::OwnsRun owns_run = [this](const std::string& ns, const std::string& wf) {
       return shards_->Owns(shards_->ShardFor(ns, wf));
@@ -229,20 +291,30 @@ class TockServerImpl : public TockServer {
     RegisterAdvanceTime();
     RegisterArchival();
     RegisterMembership();
+  }
 
+  // WorkflowService and OperatorService: runs, task queues, visibility (archived too).
+  void RegisterFrontendHandlers() {
     frontend::RegisterWorkflowServiceHandlers(dispatcher_, *namespaces_, facts_);
     frontend::RegisterWorkflowRpcHandlers(dispatcher_, *namespaces_, *history_, *matching_, clock_,
                                           archives_.get());
     frontend::RegisterArchivedVisibilityHandlers(dispatcher_, *namespaces_, *archives_, clock_);
     frontend::RegisterVisibilityHandlers(dispatcher_, *namespaces_, persistence_->visibility());
     frontend::RegisterOperatorServiceHandlers(dispatcher_, *namespaces_);
+  }
+
+  // Namespace and history replication with other clusters and their calls (started by
+  // StartReplication once the server serves), the DLQ merge routing and the reapply of
+  // events to the active cluster.
+  void BuildReplication() {
+    const int32_t shards = facts_.history_shard_count;
     namespace_replicator_ = std::make_unique<replication::NamespaceReplicator>(
         *clusters_, persistence_->replication(), *namespaces_, *remote_frontends_, logger_);
     history_replicator_ = std::make_unique<replication::HistoryReplicator>(
         *clusters_, persistence_->replication(), persistence_->executions(),
         persistence_->namespaces(), *remote_frontends_,
         replication::HistoryReplicator::Shards{
-            *shards, [this](int32_t shard) { return shards_->Owns(shard); }},
+            shards, [this](int32_t shard) { return shards_->Owns(shard); }},
         logger_);
     if (!config_.replication_faults_file.empty()) {
       replication_faults_ = std::make_unique<replication::ReplicationFaults>(
@@ -254,16 +326,20 @@ class TockServerImpl : public TockServer {
     }
     replication::RegisterReplicationHandlers(dispatcher_, *clusters_, *namespace_replicator_,
                                              *history_replicator_, persistence_->replication(),
-                                             *shards);
-    if (shared_database) {
+                                             shards);
+    if (shared_database_) {
       // A history DLQ merge runs on the host that owns each source shard's local shard.
       dlq_merge_router_ = std::make_unique<replication::DlqMergeRouter>(
           *history_replicator_, persistence_->replication(), *placement_, *peers_,
-          [this](int32_t shard) { return shards_->Owns(shard); }, *shards);
+          [this](int32_t shard) { return shards_->Owns(shard); }, shards);
       dlq_merge_router_->Install(dispatcher_);
     }
     history_->SetReapplyForwarder(replication::ForwardReapplyTo(*clusters_, *remote_frontends_));
     replication::RegisterReapplyEventsHandler(dispatcher_, *history_);
+  }
+
+  // AdminService, and the batch operations and schedules (started by StartOwnCalls).
+  void RegisterAdminBatchAndScheduleHandlers() {
     frontend::RegisterAdminServiceHandlers(dispatcher_, *namespaces_, facts_);
     frontend::RegisterMutableStateHandler(dispatcher_, *namespaces_, *history_);
     // A batch runs on the host that owns its shard (all of them with one host).
@@ -280,15 +356,23 @@ class TockServerImpl : public TockServer {
           return shards_->Owns(shards_->ShardFor(namespace_id, schedule_id));
         });
     scheduler::RegisterScheduleHandlers(dispatcher_, *schedules_);
-    InitTimers();
-    if (shared_database) {
-      // Any host accepts any call: those about a run or a task queue go to its owner.
-      routing::RegisterHostService(dispatcher_, *history_, *matching_, *placement_);
-      call_router_ = std::make_unique<routing::CallRouter>(*placement_, *peers_, *shards_,
-                                                           *namespaces_, clock_, *timer_thread_);
-      call_router_->Install(dispatcher_);
-      timers::RouteTimerCalls(*call_router_, dispatcher_, *timer_service_);
-    }
+  }
+
+  // On a shared database, the host-to-host calls and the routing of calls to their owner.
+  void RouteCallsToOwners() {
+    if (!shared_database_) return;
+    // Any host accepts any call: those about a run or a task queue go to its owner.
+    routing::RegisterHostService(dispatcher_, *history_, *matching_, *placement_);
+    call_router_ = std::make_unique<routing::CallRouter>(*placement_, *peers_, *shards_,
+                                                         *namespaces_, clock_, *timer_thread_);
+    call_router_->Install(dispatcher_);
+    timers::RouteTimerCalls(*call_router_, dispatcher_, *timer_service_);
+  }
+
+  // The dispatcher's wrappers, each installed around those before it: a call meets them in
+  // the reverse order (authorization first, then rate limits, redirection, the handover
+  // gate and the routing).
+  absl::Status InstallCallWrappers() {
     // A namespace in handover holds its calls here, on this host, before they are routed.
     handover_gate_ = std::make_unique<frontend::HandoverGate>(*namespaces_, clock_);
     handover_gate_->Install(dispatcher_);
@@ -317,10 +401,12 @@ class TockServerImpl : public TockServer {
         return s;
       }
     }
+    return absl::OkStatus();
+  }
 
-    if (absl::Status s = StartHttp(); !s.ok()) return s;
-    if (absl::Status s = StartTimerHttp(); !s.ok()) return s;
-
+  // The gRPC server, serving the dispatcher on the connections the acceptor hands it (the
+  // acceptor itself starts later, after the membership).
+  absl::Status StartGrpc() {
     grpc::ServerBuilder builder;
     // The SDKs ping every 30 s, also without calls (reference/sdk_protocol.md §1.1); gRPC's
     // defaults would answer with GOAWAY "too_many_pings".
@@ -345,9 +431,11 @@ class TockServerImpl : public TockServer {
         rpc::FrontendCredentials(config_.tls.frontend, config_.tls.reload_interval));
     server_ = builder.BuildAndStart();
     if (server_ == nullptr) return absl::InternalError("the gRPC server could not be started");
-    if (absl::Status s = StartMembership(shared_database); !s.ok()) return s;
-    if (timer_engine_) timer_engine_->Start();  // fires the due timers of the shards owned
-    acceptor_->Start(handoff_.get(), config_.max_connections);
+    return absl::OkStatus();
+  }
+
+  // Once the server serves: this cluster's own address, and the pulls from remote clusters.
+  void StartReplication() {
     // A server without cluster metadata, or whose own rpc_address has port 0, is reached at
     // the address it bound.
     if (std::string& own = cluster_.clusters[cluster_.current_cluster_name].rpc_address;
@@ -371,21 +459,16 @@ class TockServerImpl : public TockServer {
                                       const std::vector<persistence::HistoryEvent>& events) {
       return history_->ApplyReplicated(namespace_id, workflow_id, run_id, items, events);
     });
-    // Batches and schedules call this server's frontend like a client. Their calls are marked
-    // as the server's own: routed and rate limited, not authorized again
-    // (routing/peer_credential.h).
+  }
+
+  // Batches and schedules call this server's frontend like a client. Their calls are marked
+  // as the server's own: routed and rate limited, not authorized again
+  // (routing/peer_credential.h).
+  void StartOwnCalls() {
     own_calls_dialer_ =
         std::make_unique<rpc::Dialer>(peer_credential_->OwnCallsDialer(*dialer_));
     batches_->Start(own_frontend_address(), *own_calls_dialer_);
     schedules_->Start(own_frontend_address(), *own_calls_dialer_);
-    // Injected faults start now that the start itself can no longer be failed by them.
-    if (faults_) faults_->Arm();
-    logger_.Info("tock-server started",
-                 {{"address", address()},
-                  {"database", absl::StrCat(facts_.persistence_engine, " ",
-                                            facts_.persistence_location)},
-                  {"metrics", http_ ? MetricsUrl() : "off"}});
-    return absl::OkStatus();
   }
 
   // Joins the hosts of the database: heartbeats (so `tock cluster members` lists this host)
@@ -750,6 +833,7 @@ class TockServerImpl : public TockServer {
   admin::ClusterMetadata cluster_;
   frontend::ServerFacts facts_;
   std::unique_ptr<persistence::Persistence> persistence_;
+  bool shared_database_ = false;  // persistence_->shared_by_hosts(), read once at start
   std::unique_ptr<namespaces::NamespaceEngine> namespaces_;
   // Multi-cluster replication (server-core/replication): the known clusters, the calls to
   // remote ones, and namespace replication with them.
