@@ -364,12 +364,11 @@ absl::Status CloseRun(RunTransaction& tx, const HistoryEvent& e,
   return absl::OkStatus();
 }
 
-absl::Status ApplyOne(RunTransaction& tx, const HistoryEvent& e) {
+// Workflow task scheduled, started, completed, failed and timed out.
+// Returns nothing when `e` is of another family.
+std::optional<absl::Status> ApplyWorkflowTaskEvent(RunTransaction& tx, const HistoryEvent& e) {
   auto& state = tx.state();
   switch (e.event_type()) {
-    case enums::EVENT_TYPE_WORKFLOW_EXECUTION_STARTED:
-      return ApplyStarted(tx, e);
-
     // Workflow tasks (RunTransaction::ScheduleWorkflowTask, RecordWorkflowTaskStarted,
     // RespondWorkflowTaskCompleted/Failed, the workflow task timeout).
     case enums::EVENT_TYPE_WORKFLOW_TASK_SCHEDULED: {
@@ -445,7 +444,15 @@ absl::Status ApplyOne(RunTransaction& tx, const HistoryEvent& e) {
       EndWorkflowTask(tx);
       return absl::OkStatus();
     }
+    default:
+      return std::nullopt;
+  }
+}
 
+// Activities, user timers and markers.
+// Returns nothing when `e` is of another family.
+std::optional<absl::Status> ApplyActivityOrTimerEvent(RunTransaction& tx, const HistoryEvent& e) {
+  switch (e.event_type()) {
     // Activities (workflow_tasks.cc, activity_tasks.cc, timers.cc).
     case enums::EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
       return ScheduleActivity(tx, e);
@@ -471,7 +478,16 @@ absl::Status ApplyOne(RunTransaction& tx, const HistoryEvent& e) {
 
     case enums::EVENT_TYPE_MARKER_RECORDED:
       return absl::OkStatus();
+    default:
+      return std::nullopt;
+  }
+}
 
+// Signals, cancel requests, search attributes and memo.
+// Returns nothing when `e` is of another family.
+std::optional<absl::Status> ApplyExternalInputEvent(RunTransaction& tx, const HistoryEvent& e) {
+  auto& state = tx.state();
+  switch (e.event_type()) {
     // From outside (client_ops.cc) and the workflow's own properties (workflow_tasks.cc).
     case enums::EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED: {
       // Remembered as the active side did (client_ops.cc), for a retry after a failover.
@@ -493,7 +509,17 @@ absl::Status ApplyOne(RunTransaction& tx, const HistoryEvent& e) {
                   e.workflow_properties_modified_event_attributes().upserted_memo().fields());
       tx.VisibilityChanged();
       return absl::OkStatus();
+    default:
+      return std::nullopt;
+  }
+}
 
+// Child workflows and requests to other workflows.
+// Returns nothing when `e` is of another family.
+std::optional<absl::Status> ApplyChildOrExternalRequestEvent(RunTransaction& tx,
+                                                             const HistoryEvent& e) {
+  auto& state = tx.state();
+  switch (e.event_type()) {
     // Child workflows (child_workflows.cc).
     case enums::EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED:
       return InitiateChild(tx, e);
@@ -545,7 +571,16 @@ absl::Status ApplyOne(RunTransaction& tx, const HistoryEvent& e) {
                              e.request_cancel_external_workflow_execution_failed_event_attributes()
                                  .initiated_event_id(),
                              true);
+    default:
+      return std::nullopt;
+  }
+}
 
+// Workflow updates.
+// Returns nothing when `e` is of another family.
+std::optional<absl::Status> ApplyUpdateEvent(RunTransaction& tx, const HistoryEvent& e) {
+  auto& state = tx.state();
+  switch (e.event_type()) {
     // Updates (updates.cc): admitted ones live in memory only; accepted and completed ones
     // are in the state.
     case enums::EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ADMITTED:
@@ -570,6 +605,17 @@ absl::Status ApplyOne(RunTransaction& tx, const HistoryEvent& e) {
       it->second.set_completed_event_id(e.event_id());
       return absl::OkStatus();
     }
+    default:
+      return std::nullopt;
+  }
+}
+
+// The run's start and end.
+// Returns nothing when `e` is of another family.
+std::optional<absl::Status> ApplyRunLifecycleEvent(RunTransaction& tx, const HistoryEvent& e) {
+  switch (e.event_type()) {
+    case enums::EVENT_TYPE_WORKFLOW_EXECUTION_STARTED:
+      return ApplyStarted(tx, e);
 
     // The run's end.
     case enums::EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED:
@@ -591,10 +637,17 @@ absl::Status ApplyOne(RunTransaction& tx, const HistoryEvent& e) {
       if (next.empty()) return Refuse(e, "has no new run id");
       return CloseRun(tx, e, enums::WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW, next);
     }
-
     default:
-      return Refuse(e, "is not of a type this server applies");
+      return std::nullopt;
   }
+}
+
+absl::Status ApplyOne(RunTransaction& tx, const HistoryEvent& e) {
+  for (auto apply : {ApplyRunLifecycleEvent, ApplyWorkflowTaskEvent, ApplyActivityOrTimerEvent,
+                     ApplyExternalInputEvent, ApplyChildOrExternalRequestEvent, ApplyUpdateEvent}) {
+    if (std::optional<absl::Status> s = apply(tx, e); s.has_value()) return *std::move(s);
+  }
+  return Refuse(e, "is not of a type this server applies");
 }
 
 }  // namespace
