@@ -182,6 +182,191 @@ bool HappensAfter(int64_t version, int64_t task_id, int64_t other_version, int64
   return task_id > other_task_id;
 }
 
+// The run's state: the cached copy, else the stored one; none if the run is new here.
+absl::StatusOr<std::optional<MutableStateRecord>> LoadRunState(
+    persistence::ExecutionStore& store, const MutableStateRecord* cached,
+    const std::string& namespace_id, const std::string& workflow_id, const std::string& run_id) {
+  std::optional<MutableStateRecord> state;
+  if (cached != nullptr) {
+    state = *cached;
+  } else {
+    absl::StatusOr<MutableStateRecord> loaded = store.GetRun(namespace_id, workflow_id, run_id);
+    if (loaded.ok()) {
+      state = std::move(*loaded);
+    } else if (!absl::IsNotFound(loaded.status())) {
+      return loaded.status();
+    }
+  }
+  return state;
+}
+
+// The branch of `histories` that `branch` shares the most events with (the current one on a
+// tie), or -1 if none; `lca` receives where they part.
+int ChooseBranch(const tock::persistence::v1::VersionHistories& histories,
+                 const std::vector<VersionHistoryItem>& branch, VersionHistoryItem& lca) {
+  const int current_index = histories.current_version_history_index();
+  int best = -1;
+  for (int i = 0; i < histories.histories_size(); ++i) {
+    std::optional<VersionHistoryItem> common =
+        LowestCommonAncestor(ToItems(histories.histories(i).items()), branch);
+    if (!common.has_value()) continue;
+    if (best < 0 || common->event_id() > lca.event_id() ||
+        (common->event_id() == lca.event_id() && i == current_index)) {
+      best = i;
+      lca = *common;
+    }
+  }
+  return best;
+}
+
+// The events from `next` on: those the chosen branch does not hold yet.
+std::vector<HistoryEvent> EventsFrom(const std::vector<HistoryEvent>& events, int64_t next) {
+  std::vector<HistoryEvent> fresh;
+  for (const HistoryEvent& e : events) {
+    if (e.event_id() >= next) fresh.push_back(e);
+  }
+  return fresh;
+}
+
+// The events continue a branch that loses to the current one: they are kept on it; the run's
+// state stays as it is, and what the workflow received from outside on it is applied again.
+void WriteLosingBranch(ShardController& shards, Clock& clock, MutableStateRecord& state, int best,
+                       bool extends, bool on_stored, const std::string& token,
+                       const VersionItems& target, const VersionHistoryItem& lca,
+                       const std::vector<HistoryEvent>& fresh, persistence::Commit& commit,
+                       std::vector<HistoryEvent>& reapply) {
+  const auto& histories = state.version_histories();
+  persistence::BranchAppend append{token, fresh};
+  RunTransaction tx(std::move(state), clock.Now(), -1, shards);
+  auto* histories_out = tx.state().mutable_version_histories();
+  if (extends) {
+    histories_out->mutable_histories(best)->mutable_items()->Assign(target.begin(),
+                                                                    target.end());
+  } else {
+    auto* added = histories_out->add_histories();
+    added->set_branch_token(token);
+    added->mutable_items()->Assign(target.begin(), target.end());
+  }
+  commit.shard_id = tx.shard_id();
+  persistence::RunWrite write = tx.TakeRunWrite(persistence::CurrentRunChange::kNone);
+  if (!extends) {
+    write.branch_forks.push_back(
+        {token, lca.event_id(), on_stored ? histories.histories(best).branch_token() : ""});
+  }
+  write.branch_appends.push_back(std::move(append));
+  commit.runs.push_back(std::move(write));
+  AddReappliable(fresh, reapply);
+}
+
+// §3.5 steps 4-6: the events leave the current branch. `best` is the branch they share the
+// most with, `lca` where they part; the losing or winning branch is written into `commit`.
+absl::Status ApplyOnOtherBranch(persistence::ExecutionStore& store, ShardController& shards,
+                                Clock& clock, Logger& logger, const std::string& namespace_id,
+                                const std::string& workflow_id, const std::string& run_id,
+                                const std::vector<VersionHistoryItem>& branch,
+                                MutableStateRecord& state, int best, const VersionHistoryItem& lca,
+                                int64_t next, const std::vector<HistoryEvent>& fresh,
+                                persistence::Commit& commit, std::vector<HistoryEvent>& reapply) {
+  const auto& histories = state.version_histories();
+  const int current_index = histories.current_version_history_index();
+  const VersionItems local = ToItems(histories.histories(best).items());
+  const VersionItems current_branch = ToItems(histories.histories(current_index).items());
+  const bool extends = EndsAt(local, lca);
+  // Another branch (§3.5 steps 4-6): a stored one continued, or a new fork after `lca`
+  // (of the current branch or of a stored one: a third history of the run).
+  const bool on_stored = best != current_index;
+  VersionItems target = TruncatedTo(local, next - 1);
+  for (const VersionHistoryItem& item : branch) {
+    if (item.event_id() < next) continue;
+    if (!target.empty() && target.back().version() == item.version()) {
+      target.back().set_event_id(item.event_id());
+    } else {
+      target.push_back(item);
+    }
+  }
+  const int64_t target_version = LastVersion(target);
+  const int64_t current_version = LastVersion(current_branch);
+  if (target_version == current_version) {
+    return absl::InvalidArgumentError(
+        "ConflictResolver encountered replication task version == current branch last "
+        "write version");
+  }
+  tock::persistence::v1::VersionHistories updated = histories;
+  std::string token = extends ? histories.histories(best).branch_token()
+                              : NewBranchToken(histories);
+  if (target_version < current_version) {
+    // The branch loses: its events are kept on it; the run's state stays as it is, and
+    // what the workflow received from outside on it is applied again to the run.
+    WriteLosingBranch(shards, clock, state, best, extends, on_stored, token, target, lca, fresh,
+                      commit, reapply);
+  } else {
+    // The branch wins: it becomes the current one and the run's state is rebuilt from
+    // its whole history (§3.5 step 5); the old current branch is kept under a token.
+    const int64_t common = on_stored
+                               ? LowestCommonAncestor(current_branch, local)->event_id()
+                               : lca.event_id();
+    std::vector<HistoryEvent> history;
+    absl::StatusOr<std::vector<HistoryEvent>> prefix =
+        store.ReadEvents(run_id, 1, common + 1, static_cast<int32_t>(common));
+    if (!prefix.ok()) return prefix.status();
+    history = std::move(*prefix);
+    if (on_stored) {
+      absl::StatusOr<std::vector<HistoryEvent>> stored = store.ReadBranchEvents(
+          run_id, histories.histories(best).branch_token(), common + 1, next,
+          static_cast<int32_t>(next - common));
+      if (!stored.ok()) return stored.status();
+      for (HistoryEvent& e : *stored) history.push_back(std::move(e));
+    }
+    // Written to the history: what the promoted stored branch does not bring (a fork of
+    // a stored branch brings nothing: its part after `common` is written again).
+    const size_t first_written = extends ? history.size() : static_cast<size_t>(common);
+    for (const HistoryEvent& e : fresh) history.push_back(e);
+    if (static_cast<int64_t>(history.size()) != LastEventId(target)) {
+      return absl::DataLossError(absl::StrCat("the stored branches of run ", run_id,
+                                              " miss events; the run cannot be rebuilt"));
+    }
+    std::string retire_as = histories.histories(current_index).branch_token();
+    if (retire_as.empty()) {
+      retire_as = NewBranchToken(updated);
+      updated.mutable_histories(current_index)->set_branch_token(retire_as);
+    }
+    if (!extends) {
+      token = NewBranchToken(updated);
+      auto* added = updated.add_histories();
+      added->set_branch_token(token);
+      best = updated.histories_size() - 1;
+    }
+    updated.mutable_histories(best)->mutable_items()->Assign(target.begin(), target.end());
+    updated.set_current_version_history_index(best);
+
+    MutableStateRecord rebuilt;
+    rebuilt.mutable_execution()->set_namespace_id(namespace_id);
+    rebuilt.mutable_execution()->set_workflow_id(workflow_id);
+    rebuilt.mutable_execution()->set_run_id(run_id);
+    rebuilt.set_db_version(state.db_version());
+    const bool zombie = state.execution().zombie();
+    RunTransaction tx(std::move(rebuilt), clock.Now(), -1, shards);
+    if (absl::Status s = ApplyReplicatedEvents(tx, history); !s.ok()) return s;
+    tx.state().mutable_execution()->set_zombie(zombie);
+    *tx.state().mutable_version_histories() = updated;
+    tx.VisibilityChanged();
+    commit.shard_id = tx.shard_id();
+    persistence::RunWrite write = tx.TakeRunWrite(persistence::CurrentRunChange::kNone);
+    write.events.erase(write.events.begin(),  // replayed, not written: stored already
+                       write.events.begin() + static_cast<std::ptrdiff_t>(first_written));
+    // The promoted branch's stored events move to the history; `fresh` follows them.
+    write.branch_switch = persistence::BranchSwitch{retire_as, common, extends ? token : ""};
+    commit.runs.push_back(std::move(write));
+    TakeTasks(tx, commit);
+    logger.Info("replication: a newer branch of a run became its current one",
+                 {{"workflow_id", workflow_id}, {"run_id", run_id},
+                  {"fork_event_id", absl::StrCat(common)},
+                  {"version", absl::StrCat(target_version)},
+                  {"previous_version", absl::StrCat(current_version)}});
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<HistoryEngine::ReplicatedOutcome> HistoryEngine::ApplyReplicatedLocked(
@@ -191,17 +376,10 @@ absl::StatusOr<HistoryEngine::ReplicatedOutcome> HistoryEngine::ApplyReplicatedL
   persistence::Commit commit;
   std::shared_ptr<RunEntry> entry = Entry(run_id);
   std::unique_lock lock(entry->mu);
-  std::optional<MutableStateRecord> state;
-  if (const MutableStateRecord* cached = Cached(*entry)) {
-    state = *cached;
-  } else {
-    absl::StatusOr<MutableStateRecord> loaded = store_.GetRun(namespace_id, workflow_id, run_id);
-    if (loaded.ok()) {
-      state = std::move(*loaded);
-    } else if (!absl::IsNotFound(loaded.status())) {
-      return loaded.status();
-    }
-  }
+  absl::StatusOr<std::optional<MutableStateRecord>> loaded =
+      LoadRunState(store_, Cached(*entry), namespace_id, workflow_id, run_id);
+  if (!loaded.ok()) return loaded.status();
+  std::optional<MutableStateRecord> state = std::move(*loaded);
 
   if (!state.has_value()) {
     // A run new here (§3.5 step 1): its history must start with it.
@@ -255,31 +433,17 @@ absl::StatusOr<HistoryEngine::ReplicatedOutcome> HistoryEngine::ApplyReplicatedL
     // Which of the run's branches these events continue or leave (§3.5 step 4).
     const auto& histories = state->version_histories();
     const int current_index = histories.current_version_history_index();
-    int best = -1;
     VersionHistoryItem lca;
-    for (int i = 0; i < histories.histories_size(); ++i) {
-      std::optional<VersionHistoryItem> common =
-          LowestCommonAncestor(ToItems(histories.histories(i).items()), branch);
-      if (!common.has_value()) continue;
-      if (best < 0 || common->event_id() > lca.event_id() ||
-          (common->event_id() == lca.event_id() && i == current_index)) {
-        best = i;
-        lca = *common;
-      }
-    }
+    int best = ChooseBranch(histories, branch, lca);
     if (best < 0) {
       return absl::FailedPreconditionError(absl::StrCat(
           "the history of run ", run_id, " shares no event with the replicated one"));
     }
     const VersionItems local = ToItems(histories.histories(best).items());
-    const VersionItems current_branch = ToItems(histories.histories(current_index).items());
     const bool extends = EndsAt(local, lca);
     // The events after what the chosen branch already holds.
     const int64_t next = extends ? LastEventId(local) + 1 : lca.event_id() + 1;
-    std::vector<HistoryEvent> fresh;
-    for (const HistoryEvent& e : events) {
-      if (e.event_id() >= next) fresh.push_back(e);
-    }
+    const std::vector<HistoryEvent> fresh = EventsFrom(events, next);
     const bool lost = best != current_index || state->execution().zombie();
     if (fresh.empty()) {
       // All here already. On a losing branch or a zombie, what they received from outside
@@ -303,115 +467,11 @@ absl::StatusOr<HistoryEngine::ReplicatedOutcome> HistoryEngine::ApplyReplicatedL
       commit.runs.push_back(tx.TakeRunWrite(persistence::CurrentRunChange::kNone));
       TakeTasks(tx, commit);
     } else {
-      // Another branch (§3.5 steps 4-6): a stored one continued, or a new fork after `lca`
-      // (of the current branch or of a stored one: a third history of the run).
-      const bool on_stored = best != current_index;
-      VersionItems target = TruncatedTo(local, next - 1);
-      for (const VersionHistoryItem& item : branch) {
-        if (item.event_id() < next) continue;
-        if (!target.empty() && target.back().version() == item.version()) {
-          target.back().set_event_id(item.event_id());
-        } else {
-          target.push_back(item);
-        }
-      }
-      const int64_t target_version = LastVersion(target);
-      const int64_t current_version = LastVersion(current_branch);
-      if (target_version == current_version) {
-        return absl::InvalidArgumentError(
-            "ConflictResolver encountered replication task version == current branch last "
-            "write version");
-      }
-      tock::persistence::v1::VersionHistories updated = histories;
-      std::string token = extends ? histories.histories(best).branch_token()
-                                  : NewBranchToken(histories);
-      if (target_version < current_version) {
-        // The branch loses: its events are kept on it; the run's state stays as it is, and
-        // what the workflow received from outside on it is applied again to the run.
-        persistence::BranchAppend append{token, fresh};
-        RunTransaction tx(std::move(*state), clock_.Now(), -1, shards_);
-        auto* histories_out = tx.state().mutable_version_histories();
-        if (extends) {
-          histories_out->mutable_histories(best)->mutable_items()->Assign(target.begin(),
-                                                                          target.end());
-        } else {
-          auto* added = histories_out->add_histories();
-          added->set_branch_token(token);
-          added->mutable_items()->Assign(target.begin(), target.end());
-        }
-        commit.shard_id = tx.shard_id();
-        persistence::RunWrite write = tx.TakeRunWrite(persistence::CurrentRunChange::kNone);
-        if (!extends) {
-          write.branch_forks.push_back(
-              {token, lca.event_id(), on_stored ? histories.histories(best).branch_token() : ""});
-        }
-        write.branch_appends.push_back(std::move(append));
-        commit.runs.push_back(std::move(write));
-        AddReappliable(fresh, outcome.reapply);
-      } else {
-        // The branch wins: it becomes the current one and the run's state is rebuilt from
-        // its whole history (§3.5 step 5); the old current branch is kept under a token.
-        const int64_t common = on_stored
-                                   ? LowestCommonAncestor(current_branch, local)->event_id()
-                                   : lca.event_id();
-        std::vector<HistoryEvent> history;
-        absl::StatusOr<std::vector<HistoryEvent>> prefix =
-            store_.ReadEvents(run_id, 1, common + 1, static_cast<int32_t>(common));
-        if (!prefix.ok()) return prefix.status();
-        history = std::move(*prefix);
-        if (on_stored) {
-          absl::StatusOr<std::vector<HistoryEvent>> stored = store_.ReadBranchEvents(
-              run_id, histories.histories(best).branch_token(), common + 1, next,
-              static_cast<int32_t>(next - common));
-          if (!stored.ok()) return stored.status();
-          for (HistoryEvent& e : *stored) history.push_back(std::move(e));
-        }
-        // Written to the history: what the promoted stored branch does not bring (a fork of
-        // a stored branch brings nothing: its part after `common` is written again).
-        const size_t first_written = extends ? history.size() : static_cast<size_t>(common);
-        for (const HistoryEvent& e : fresh) history.push_back(e);
-        if (static_cast<int64_t>(history.size()) != LastEventId(target)) {
-          return absl::DataLossError(absl::StrCat("the stored branches of run ", run_id,
-                                                  " miss events; the run cannot be rebuilt"));
-        }
-        std::string retire_as = histories.histories(current_index).branch_token();
-        if (retire_as.empty()) {
-          retire_as = NewBranchToken(updated);
-          updated.mutable_histories(current_index)->set_branch_token(retire_as);
-        }
-        if (!extends) {
-          token = NewBranchToken(updated);
-          auto* added = updated.add_histories();
-          added->set_branch_token(token);
-          best = updated.histories_size() - 1;
-        }
-        updated.mutable_histories(best)->mutable_items()->Assign(target.begin(), target.end());
-        updated.set_current_version_history_index(best);
-
-        MutableStateRecord rebuilt;
-        rebuilt.mutable_execution()->set_namespace_id(namespace_id);
-        rebuilt.mutable_execution()->set_workflow_id(workflow_id);
-        rebuilt.mutable_execution()->set_run_id(run_id);
-        rebuilt.set_db_version(state->db_version());
-        const bool zombie = state->execution().zombie();
-        RunTransaction tx(std::move(rebuilt), clock_.Now(), -1, shards_);
-        if (absl::Status s = ApplyReplicatedEvents(tx, history); !s.ok()) return s;
-        tx.state().mutable_execution()->set_zombie(zombie);
-        *tx.state().mutable_version_histories() = updated;
-        tx.VisibilityChanged();
-        commit.shard_id = tx.shard_id();
-        persistence::RunWrite write = tx.TakeRunWrite(persistence::CurrentRunChange::kNone);
-        write.events.erase(write.events.begin(),  // replayed, not written: stored already
-                           write.events.begin() + static_cast<std::ptrdiff_t>(first_written));
-        // The promoted branch's stored events move to the history; `fresh` follows them.
-        write.branch_switch = persistence::BranchSwitch{retire_as, common, extends ? token : ""};
-        commit.runs.push_back(std::move(write));
-        TakeTasks(tx, commit);
-        logger_.Info("replication: a newer branch of a run became its current one",
-                     {{"workflow_id", workflow_id}, {"run_id", run_id},
-                      {"fork_event_id", absl::StrCat(common)},
-                      {"version", absl::StrCat(target_version)},
-                      {"previous_version", absl::StrCat(current_version)}});
+      if (absl::Status s = ApplyOnOtherBranch(store_, shards_, clock_, logger_, namespace_id,
+                                              workflow_id, run_id, branch, *state, best, lca,
+                                              next, fresh, commit, outcome.reapply);
+          !s.ok()) {
+        return s;
       }
     }
   }
