@@ -7,6 +7,7 @@
 #include <regex>
 
 #include "tests/cli/cli_fixture.h"
+#include "tests/cli/help_text.h"
 
 namespace tock::testing {
 namespace {
@@ -44,21 +45,6 @@ std::vector<std::string> Subcommands(const std::string& help) {
     if (inside && line.rfind("  ", 0) == 0 && line[2] != ' ') {
       std::string name = line.substr(2, line.find_first_of(", ", 2) - 2);
       out.push_back(name);
-    }
-  }
-  return out;
-}
-
-// Long flags ("--retention") in a CLI11 help text.
-std::vector<std::string> LongFlags(const std::string& help) {
-  std::vector<std::string> out;
-  std::regex flag("(^|[ ,])(--[a-z][a-z0-9-]*)");
-  std::istringstream in(help);
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind("  -", 0) != 0) continue;
-    std::string spec = line.substr(0, line.find("  ", 2));
-    for (std::sregex_iterator it(spec.begin(), spec.end(), flag), end; it != end; ++it) {
-      out.push_back((*it)[2]);
     }
   }
   return out;
