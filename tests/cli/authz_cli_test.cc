@@ -406,6 +406,23 @@ void Prepare(grpc::ClientContext& ctx, const std::string& token) {
   ctx.AddMetadata("authorization", "Bearer " + token);
 }
 
+// Calls `method` as the holder of `token`, naming namespace `ns` and carrying `task_token`,
+// with `req`'s other fields as given.
+template <typename Request, typename Response>
+grpc::Status CallWithTaskToken(
+    wf::WorkflowService::Stub& stub,
+    grpc::Status (wf::WorkflowService::Stub::*method)(grpc::ClientContext*, const Request&,
+                                                       Response*),
+    const std::string& token, const std::string& ns, const std::string& task_token,
+    Request req = {}) {
+  grpc::ClientContext ctx;
+  Prepare(ctx, token);
+  req.set_namespace_(ns);
+  req.set_task_token(task_token);
+  Response out;
+  return (stub.*method)(&ctx, req, &out);
+}
+
 }  // namespace tokens
 
 // Task tokens are not signed: a caller with write on "default" builds nothing, it simply
@@ -440,13 +457,9 @@ TEST_F(AuthzCliTest, ATokenOfAnotherNamespaceIsRefusedAndChangesNothing) {
   const std::string default_writer = Token({"default:write"});
   const std::string kMismatch = "Operation requested with a token from a different namespace.";
   {
-    grpc::ClientContext ctx;
-    tokens::Prepare(ctx, default_writer);
-    wf::RespondWorkflowTaskFailedRequest failed;
-    failed.set_namespace_("default");
-    failed.set_task_token(workflow_token);
-    wf::RespondWorkflowTaskFailedResponse out;
-    const grpc::Status s = stub->RespondWorkflowTaskFailed(&ctx, failed, &out);
+    const grpc::Status s =
+        tokens::CallWithTaskToken(*stub, &wf::WorkflowService::Stub::RespondWorkflowTaskFailed,
+                                  default_writer, "default", workflow_token);
     EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << s.error_message();
     EXPECT_EQ(s.error_message(), kMismatch);
   }
@@ -481,44 +494,21 @@ TEST_F(AuthzCliTest, ATokenOfAnotherNamespaceIsRefusedAndChangesNothing) {
   }
   // Each token call, by a writer of default naming default, with other's token.
   std::vector<std::pair<std::string, grpc::Status>> refused;
-  {
-    grpc::ClientContext ctx;
-    tokens::Prepare(ctx, default_writer);
-    wf::RespondActivityTaskCompletedRequest req;
-    req.set_namespace_("default");
-    req.set_task_token(activity_token);
-    wf::RespondActivityTaskCompletedResponse out;
-    refused.emplace_back("completed", stub->RespondActivityTaskCompleted(&ctx, req, &out));
-  }
-  {
-    grpc::ClientContext ctx;
-    tokens::Prepare(ctx, default_writer);
-    wf::RespondActivityTaskFailedRequest req;
-    req.set_namespace_("default");
-    req.set_task_token(activity_token);
-    req.mutable_failure()->set_message("forged");
-    wf::RespondActivityTaskFailedResponse out;
-    refused.emplace_back("failed", stub->RespondActivityTaskFailed(&ctx, req, &out));
-  }
-  {
-    grpc::ClientContext ctx;
-    tokens::Prepare(ctx, default_writer);
-    wf::RespondActivityTaskCanceledRequest req;
-    req.set_namespace_("default");
-    req.set_task_token(activity_token);
-    wf::RespondActivityTaskCanceledResponse out;
-    refused.emplace_back("canceled", stub->RespondActivityTaskCanceled(&ctx, req, &out));
-  }
-  {
-    grpc::ClientContext ctx;
-    tokens::Prepare(ctx, default_writer);
-    wf::RecordActivityTaskHeartbeatRequest req;
-    req.set_namespace_("default");
-    req.set_task_token(activity_token);
-    req.mutable_details()->add_payloads()->set_data("forged");
-    wf::RecordActivityTaskHeartbeatResponse out;
-    refused.emplace_back("heartbeat", stub->RecordActivityTaskHeartbeat(&ctx, req, &out));
-  }
+  using Stub = wf::WorkflowService::Stub;
+  const auto forged = [&](auto method, auto req) {
+    return tokens::CallWithTaskToken(*stub, method, default_writer, "default", activity_token,
+                                     std::move(req));
+  };
+  refused.emplace_back("completed", forged(&Stub::RespondActivityTaskCompleted,
+                                           wf::RespondActivityTaskCompletedRequest()));
+  wf::RespondActivityTaskFailedRequest failed;
+  failed.mutable_failure()->set_message("forged");
+  refused.emplace_back("failed", forged(&Stub::RespondActivityTaskFailed, failed));
+  refused.emplace_back("canceled", forged(&Stub::RespondActivityTaskCanceled,
+                                          wf::RespondActivityTaskCanceledRequest()));
+  wf::RecordActivityTaskHeartbeatRequest heartbeat;
+  heartbeat.mutable_details()->add_payloads()->set_data("forged");
+  refused.emplace_back("heartbeat", forged(&Stub::RecordActivityTaskHeartbeat, heartbeat));
   for (const auto& [what, s] : refused) {
     EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT)
         << what << ": " << s.error_message();
