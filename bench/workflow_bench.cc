@@ -62,8 +62,12 @@ using Clock = std::chrono::steady_clock;
 using tock::bench::Percentile;
 using Stub = wf::WorkflowService::Stub;
 
-// `synchronous`: "full" or "normal", as the server's --sqlite-synchronous.
-double RawSqliteCommits(const std::string& path, int commits, const std::string& synchronous) {
+// Seconds for `commits` one-row commits to a fresh database file in a temporary directory
+// (removed after). `synchronous`: "full" or "normal", as the server's --sqlite-synchronous.
+double RawSqliteCommits(int commits, const std::string& synchronous) {
+  char dir_template[] = "/tmp/tock-bench-raw-XXXXXX";
+  const std::string dir = mkdtemp(dir_template);
+  const std::string path = dir + "/raw.db";
   sqlite3* db = nullptr;
   sqlite3_open(path.c_str(), &db);
   const std::string setup = "PRAGMA journal_mode=WAL; PRAGMA synchronous=" + synchronous +
@@ -83,6 +87,7 @@ double RawSqliteCommits(const std::string& path, int commits, const std::string&
   double seconds = std::chrono::duration<double>(Clock::now() - start).count();
   sqlite3_finalize(insert);
   sqlite3_close(db);
+  std::filesystem::remove_all(dir);
   return seconds;
 }
 
@@ -371,10 +376,7 @@ int FourWay(const std::string& binary, int workflows, int pollers, const std::st
   std::vector<double> raw_sqlite, raw_postgres, null_calls;  // commits/s, calls/s
   for (int r = 0; r < rounds; ++r) {
     sqlite.Add(RunRound(binary, workflows, pollers, false, {}), workflows);
-    char dir_template[] = "/tmp/tock-bench-raw-XXXXXX";
-    const std::string dir = mkdtemp(dir_template);
-    raw_sqlite.push_back(transitions / RawSqliteCommits(dir + "/raw.db", transitions, "full"));
-    std::filesystem::remove_all(dir);
+    raw_sqlite.push_back(transitions / RawSqliteCommits(transitions, "full"));
     null_calls.push_back(NullCallsPerSecond(binary, pollers, transitions));
     one.Add(RunRound(binary, workflows, pollers, false, {}, admin, 1), workflows);
     many.Add(RunRound(binary, workflows, pollers, false, {}, admin, hosts), workflows);
@@ -425,10 +427,7 @@ bool ReportOneMode(const std::string& binary, int workflows, int pollers, bool a
   // started, completed, workflow task started, completed.
   const int transitions = workflows * 7;
   Round round = RunRound(binary, workflows, pollers, archive, {"--sqlite-synchronous", mode});
-  char dir_template[] = "/tmp/tock-bench-raw-XXXXXX";
-  const std::string dir = mkdtemp(dir_template);
-  double raw = RawSqliteCommits(dir + "/raw.db", transitions, mode);
-  std::filesystem::remove_all(dir);
+  const double raw = RawSqliteCommits(transitions, mode);
 
   std::printf("== persistence.sqlite.synchronous: %s (%s)\n", mode.c_str(),
               mode == "full" ? "each commit answered survives power loss; the default"
