@@ -4,9 +4,9 @@
 
 #include <regex>
 #include <set>
-#include <sstream>
 
 #include "tests/cli/cli_fixture.h"
+#include "tests/cli/help_text.h"
 
 namespace tock::testing {
 namespace {
@@ -245,19 +245,8 @@ TEST_F(CliTest, StartDevTakesTheServerFlags) {
 
 // The flags' names in a CLI11 --help text.
 std::set<std::string> FlagNames(const std::string& help) {
-  std::set<std::string> names;
-  const std::regex flag(R"((^|[ ,])(--[a-z][a-z0-9-]*))");
-  std::istringstream lines(help.substr(help.find("Options:")));
-  for (std::string line; std::getline(lines, line);) {
-    // An option line starts with two spaces and its name; its description is indented more.
-    if (line.rfind("  -", 0) != 0) continue;
-    const std::string names_part = line.substr(0, line.find("  ", 2));
-    for (auto it = std::sregex_iterator(names_part.begin(), names_part.end(), flag);
-         it != std::sregex_iterator(); ++it) {
-      names.insert((*it)[2]);
-    }
-  }
-  return names;
+  const std::vector<std::string> listed = LongFlags(help);
+  return {listed.begin(), listed.end()};
 }
 
 // One list of flags (cmd/tock-server/server_flags.h): start-dev shows exactly tock-server's.
