@@ -107,6 +107,28 @@ void ArmUnstartedActivityTimeouts(RunTransaction& tx, ActivityInfo& a) {
   }
 }
 
+void AddScheduledActivity(RunTransaction& tx, int64_t scheduled_id,
+                          const temporal::api::history::v1::ActivityTaskScheduledEventAttributes& a,
+                          const std::string& queue, absl::Time scheduled) {
+  ActivityInfo info;
+  info.set_scheduled_event_id(scheduled_id);
+  info.set_activity_id(a.activity_id());
+  info.set_activity_type(a.activity_type().name());
+  info.set_task_queue(queue);
+  *info.mutable_scheduled_time() = ToProtoTime(scheduled);
+  *info.mutable_current_attempt_scheduled_time() = ToProtoTime(scheduled);
+  info.set_attempt(1);
+  info.set_stamp(1);
+  *info.mutable_schedule_to_start_timeout() = a.schedule_to_start_timeout();
+  *info.mutable_schedule_to_close_timeout() = a.schedule_to_close_timeout();
+  *info.mutable_start_to_close_timeout() = a.start_to_close_timeout();
+  *info.mutable_heartbeat_timeout() = a.heartbeat_timeout();
+  *info.mutable_retry_policy() = a.retry_policy();
+  ArmUnstartedActivityTimeouts(tx, info);
+  tx.DispatchActivity(info);
+  (*tx.state().mutable_activities())[scheduled_id] = std::move(info);
+}
+
 enums::TimeoutType MissedActivityDeadline(const ActivityInfo& a, enums::TimeoutType fired,
                                           int64_t timer_stamp) {
   const bool waiting = !a.has_started_time();

@@ -12,6 +12,7 @@
 #include "server-core/history/run_transaction.h"
 #include "temporal/api/command/v1/message.pb.h"
 #include "temporal/api/enums/v1/workflow.pb.h"
+#include "temporal/api/history/v1/message.pb.h"
 #include "tock/persistence/v1/execution.pb.h"
 
 namespace tock::server::history {
@@ -34,6 +35,14 @@ absl::Status NormalizeActivityTimeouts(
 // attempt so a later attempt ignores it, and schedule-to-close from the first schedule.
 // A zero timeout arms nothing.
 void ArmUnstartedActivityTimeouts(RunTransaction& tx, tock::persistence::v1::ActivityInfo& a);
+
+// The pending activity of ActivityTaskScheduled `scheduled_id` (attributes `a`): its first
+// attempt, scheduled at `scheduled` on `queue`, with its unstarted deadlines armed
+// (ArmUnstartedActivityTimeouts), dispatched to matching and stored in the run's state. The
+// active side's command, a replicated event and a reset's rebuilt run all schedule it so.
+void AddScheduledActivity(RunTransaction& tx, int64_t scheduled_id,
+                          const temporal::api::history::v1::ActivityTaskScheduledEventAttributes& a,
+                          const std::string& queue, absl::Time scheduled);
 
 // The timeout an activity reports when its timer of type `fired` comes due, or
 // TIMEOUT_TYPE_UNSPECIFIED when the timer is stale (a schedule-to-start timer of an attempt

@@ -178,24 +178,11 @@ absl::Status CloseActivity(RunTransaction& tx, const HistoryEvent& e) {
 // The ScheduleActivityTask command (workflow_tasks.cc).
 absl::Status ScheduleActivity(RunTransaction& tx, const HistoryEvent& e) {
   const auto& a = e.activity_task_scheduled_event_attributes();
-  ActivityInfo info;
-  info.set_scheduled_event_id(e.event_id());
-  info.set_activity_id(a.activity_id());
-  info.set_activity_type(a.activity_type().name());
-  info.set_task_queue(a.task_queue().name().empty() ? tx.execution().task_queue()
-                                                    : a.task_queue().name());
-  *info.mutable_scheduled_time() = e.event_time();
-  *info.mutable_current_attempt_scheduled_time() = e.event_time();
-  info.set_attempt(1);
-  info.set_stamp(1);
-  *info.mutable_schedule_to_start_timeout() = a.schedule_to_start_timeout();
-  *info.mutable_schedule_to_close_timeout() = a.schedule_to_close_timeout();
-  *info.mutable_start_to_close_timeout() = a.start_to_close_timeout();
-  *info.mutable_heartbeat_timeout() = a.heartbeat_timeout();
-  *info.mutable_retry_policy() = a.retry_policy();
-  ArmUnstartedActivityTimeouts(tx, info);  // from the event's time, as the active one did
-  tx.DispatchActivity(info);
-  (*tx.state().mutable_activities())[e.event_id()] = std::move(info);
+  // From the event's time, as the active one did.
+  AddScheduledActivity(tx, e.event_id(), a,
+                       a.task_queue().name().empty() ? tx.execution().task_queue()
+                                                     : a.task_queue().name(),
+                       FromProtoTime(e.event_time()));
   return absl::OkStatus();
 }
 

@@ -41,7 +41,6 @@ namespace tock::server::history {
 namespace {
 
 namespace enums = temporal::api::enums::v1;
-using tock::persistence::v1::ActivityInfo;
 using tock::persistence::v1::TimerTask;
 
 // Whether events of `kind` after the point are applied again to the new run (Temporal's
@@ -255,23 +254,7 @@ void RescheduleActivities(const KeptHistory& kept, RunTransaction& next) {
   for (const auto& [scheduled_id, event] : kept.activities) {
     if (kept.started.contains(scheduled_id)) continue;
     const auto& a = event->activity_task_scheduled_event_attributes();
-    ActivityInfo info;
-    info.set_scheduled_event_id(scheduled_id);
-    info.set_activity_id(a.activity_id());
-    info.set_activity_type(a.activity_type().name());
-    info.set_task_queue(a.task_queue().name());
-    *info.mutable_scheduled_time() = ToProtoTime(next.now());
-    *info.mutable_current_attempt_scheduled_time() = ToProtoTime(next.now());
-    info.set_attempt(1);
-    info.set_stamp(1);
-    *info.mutable_schedule_to_start_timeout() = a.schedule_to_start_timeout();
-    *info.mutable_schedule_to_close_timeout() = a.schedule_to_close_timeout();
-    *info.mutable_start_to_close_timeout() = a.start_to_close_timeout();
-    *info.mutable_heartbeat_timeout() = a.heartbeat_timeout();
-    *info.mutable_retry_policy() = a.retry_policy();
-    ArmUnstartedActivityTimeouts(next, info);
-    next.DispatchActivity(info);
-    (*next.state().mutable_activities())[scheduled_id] = std::move(info);
+    AddScheduledActivity(next, scheduled_id, a, a.task_queue().name(), next.now());
   }
 }
 

@@ -108,23 +108,7 @@ absl::Status ScheduleActivity(RunTransaction& tx, const Command& command, int64_
   *ev->mutable_retry_policy() = a.retry_policy();
   if (a.has_priority()) *ev->mutable_priority() = a.priority();
 
-  ActivityInfo info;
-  info.set_scheduled_event_id(e.event_id());
-  info.set_activity_id(a.activity_id());
-  info.set_activity_type(a.activity_type().name());
-  info.set_task_queue(queue);
-  *info.mutable_scheduled_time() = ToProtoTime(tx.now());
-  *info.mutable_current_attempt_scheduled_time() = ToProtoTime(tx.now());
-  info.set_attempt(1);
-  info.set_stamp(1);
-  *info.mutable_schedule_to_start_timeout() = a.schedule_to_start_timeout();
-  *info.mutable_schedule_to_close_timeout() = a.schedule_to_close_timeout();
-  *info.mutable_start_to_close_timeout() = a.start_to_close_timeout();
-  *info.mutable_heartbeat_timeout() = a.heartbeat_timeout();
-  *info.mutable_retry_policy() = a.retry_policy();
-  ArmUnstartedActivityTimeouts(tx, info);
-  tx.DispatchActivity(info);
-  (*tx.state().mutable_activities())[e.event_id()] = std::move(info);
+  AddScheduledActivity(tx, e.event_id(), *ev, queue, tx.now());
   return absl::OkStatus();
 }
 
