@@ -32,8 +32,7 @@ void RingApplier::Loop() {
   while (true) {
     wake_.wait(lock, [this] { return stopping_ || pending_ != nullptr; });
     if (stopping_) return;
-    std::shared_ptr<const HashRing> ring = std::move(pending_);
-    pending_ = nullptr;
+    std::shared_ptr<const HashRing> ring = std::exchange(pending_, nullptr);
     lock.unlock();
     apply_(std::move(ring));
     lock.lock();
