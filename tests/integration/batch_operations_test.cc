@@ -23,6 +23,7 @@
 #include "tests/support/dispatcher_server.h"
 #include "tests/support/eventually.h"
 #include "tests/support/forwarding_stores.h"
+#include "tests/support/namespace_fixture.h"
 
 namespace tock::server::frontend {
 namespace {
@@ -61,15 +62,10 @@ class BatchOperationsTest : public ::testing::Test {
     ASSERT_TRUE(opened.ok()) << opened.status();
     persistence_ = std::move(*opened);
     namespace_store_ = std::make_unique<FailingNamespaceStore>(persistence_->namespaces());
-    namespaces_ = std::make_unique<namespaces::NamespaceEngine>(
-        *namespace_store_, admin::ClusterMetadata::SingleCluster("active", "127.0.0.1:7233"),
-        clock_);
-    wf::RegisterNamespaceRequest ns;
-    ns.set_namespace_("orders");
-    ASSERT_TRUE(namespaces_->Register(ns).ok());
-    auto resolved = namespaces_->Resolve("orders", false, namespaces::NamespaceAccess::kRead);
-    ASSERT_TRUE(resolved.ok()) << resolved.status();
-    namespace_id_ = resolved->id;
+    namespaces_ = tock::testing::SingleClusterNamespaces(*namespace_store_, clock_);
+    absl::StatusOr<std::string> id = tock::testing::RegisterNamespace(*namespaces_, "orders");
+    ASSERT_TRUE(id.ok()) << id.status();
+    namespace_id_ = *id;
     // The first ownership check (StartBatch's or the scan's) after `on_owns` is set runs it.
     batches_ = std::make_unique<BatchOperations>(
         persistence_->batches(), persistence_->visibility(), *namespaces_, clock_, NullLogger(),

@@ -20,6 +20,7 @@
 #include "server-core/rpc/dialer.h"
 #include "tests/support/dispatcher_server.h"
 #include "tests/support/eventually.h"
+#include "tests/support/namespace_fixture.h"
 
 namespace tock::server::scheduler {
 namespace {
@@ -67,15 +68,10 @@ class ScheduleRunnerTest : public ::testing::Test {
     auto opened = persistence::OpenPersistence({});
     ASSERT_TRUE(opened.ok()) << opened.status();
     persistence_ = std::move(*opened);
-    namespaces_ = std::make_unique<namespaces::NamespaceEngine>(
-        persistence_->namespaces(),
-        admin::ClusterMetadata::SingleCluster("active", "127.0.0.1:7233"), clock_);
-    wf::RegisterNamespaceRequest ns;
-    ns.set_namespace_("orders");
-    ASSERT_TRUE(namespaces_->Register(ns).ok());
-    auto resolved = namespaces_->Resolve("orders", false, namespaces::NamespaceAccess::kRead);
-    ASSERT_TRUE(resolved.ok()) << resolved.status();
-    namespace_id_ = resolved->id;
+    namespaces_ = tock::testing::SingleClusterNamespaces(persistence_->namespaces(), clock_);
+    absl::StatusOr<std::string> id = tock::testing::RegisterNamespace(*namespaces_, "orders");
+    ASSERT_TRUE(id.ok()) << id.status();
+    namespace_id_ = *id;
     schedules_ = std::make_unique<Schedules>(persistence_->schedules(), *namespaces_, clock_,
                                              NullLogger(),
                                              [](const std::string&, const std::string&) {
