@@ -75,16 +75,22 @@ absl::Status ParseLimits(const YAML::Node& node, history::Limits& limits) {
   return absl::OkStatus();
 }
 
+// An `ip`/`port` mapping (metrics:, timers.http:); sets `out` only when it reads cleanly.
+absl::Status ReadHttpEndpoint(const YAML::Node& node, const std::string& path,
+                              std::optional<HttpEndpointConfig>& out) {
+  TOCK_CONFIG_RETURN_IF_ERROR(CheckKeys(node, path, {"ip", "port"}));
+  HttpEndpointConfig endpoint;
+  TOCK_CONFIG_RETURN_IF_ERROR(Read(node["ip"], path + ".ip", "a string", &endpoint.ip));
+  TOCK_CONFIG_RETURN_IF_ERROR(Read(node["port"], path + ".port", "an integer", &endpoint.port));
+  out = endpoint;
+  return absl::OkStatus();
+}
+
 // `timers:`: the HTTP/JSON API's endpoint and the callbacks' allow-list and secrets.
 absl::Status ParseTimers(const YAML::Node& node, ServerConfig& config) {
   TOCK_CONFIG_RETURN_IF_ERROR(CheckKeys(node, "timers", {"http", "callbacks"}));
   if (const YAML::Node http = node["http"]) {
-    TOCK_CONFIG_RETURN_IF_ERROR(CheckKeys(http, "timers.http", {"ip", "port"}));
-    HttpEndpointConfig endpoint;
-    TOCK_CONFIG_RETURN_IF_ERROR(Read(http["ip"], "timers.http.ip", "a string", &endpoint.ip));
-    TOCK_CONFIG_RETURN_IF_ERROR(
-        Read(http["port"], "timers.http.port", "an integer", &endpoint.port));
-    config.timer_http = endpoint;
+    TOCK_CONFIG_RETURN_IF_ERROR(ReadHttpEndpoint(http, "timers.http", config.timer_http));
   }
   if (const YAML::Node callbacks = node["callbacks"]) {
     TOCK_CONFIG_RETURN_IF_ERROR(
@@ -358,12 +364,7 @@ absl::StatusOr<ServerConfig> ParseServerConfig(const std::string& yaml_text) {
     }
   }
   if (const YAML::Node metrics = root["metrics"]) {
-    TOCK_CONFIG_RETURN_IF_ERROR(CheckKeys(metrics, "metrics", {"ip", "port"}));
-    HttpEndpointConfig endpoint;
-    TOCK_CONFIG_RETURN_IF_ERROR(Read(metrics["ip"], "metrics.ip", "a string", &endpoint.ip));
-    TOCK_CONFIG_RETURN_IF_ERROR(
-        Read(metrics["port"], "metrics.port", "an integer", &endpoint.port));
-    config.metrics = endpoint;
+    TOCK_CONFIG_RETURN_IF_ERROR(ReadHttpEndpoint(metrics, "metrics", config.metrics));
   }
   if (const YAML::Node timers = root["timers"]) {
     TOCK_CONFIG_RETURN_IF_ERROR(ParseTimers(timers, config));
