@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -23,13 +24,7 @@ std::string HexHmac(std::string_view secret, std::string_view t, std::string_vie
   unsigned int len = 0;
   HMAC(EVP_sha256(), secret.data(), static_cast<int>(secret.size()),
        reinterpret_cast<const unsigned char*>(message.data()), message.size(), mac, &len);
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string hex(2 * len, '0');
-  for (unsigned int i = 0; i < len; ++i) {
-    hex[2 * i] = kDigits[mac[i] >> 4];
-    hex[2 * i + 1] = kDigits[mac[i] & 15];
-  }
-  return hex;
+  return absl::BytesToHexString(absl::string_view(reinterpret_cast<const char*>(mac), len));
 }
 
 }  // namespace
