@@ -83,6 +83,18 @@ class RateLimitTest : public CliTest {
     return s;
   }
 
+  // `method` of `stub` with `req`, given 10 s.
+  template <typename Stub, typename Request, typename Response>
+  static absl::Status Call(Stub& stub,
+                           grpc::Status (Stub::*method)(grpc::ClientContext*, const Request&,
+                                                        Response*),
+                           const Request& req) {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    Response resp;
+    return FromGrpcStatus((stub.*method)(&ctx, req, &resp));
+  }
+
   // The first refusal of `call` within `n` tries (OK when there was none).
   template <typename Call>
   absl::Status FirstRefusal(int n, Call call) {
@@ -195,29 +207,27 @@ TEST_F(RateLimitTest, HostLimitCountsEveryNamespace) {
 TEST_F(RateLimitTest, TimerOperatorAndAdminCallsAreLimitedToo) {
   StartLimited(kConfig);
   auto timers = tock::timer::v1::TimerService::NewStub(channel_);
+  tock::timer::v1::ListTimersRequest list_timers;
+  list_timers.set_namespace_("orders");
   ExpectRpsLimit(FirstRefusal(60,
                               [&] {
-                                grpc::ClientContext ctx;
-                                ctx.set_deadline(std::chrono::system_clock::now() +
-                                                 std::chrono::seconds(10));
-                                tock::timer::v1::ListTimersRequest req;
-                                req.set_namespace_("orders");
-                                tock::timer::v1::ListTimersResponse resp;
-                                return FromGrpcStatus(timers->ListTimers(&ctx, req, &resp));
+                                return Call(*timers,
+                                            &tock::timer::v1::TimerService::Stub::ListTimers,
+                                            list_timers);
                               }),
                  enums::RESOURCE_EXHAUSTED_SCOPE_NAMESPACE,
                  "namespace rate limit exceeded: namespace \"orders\" is limited to 5 requests "
                  "per second on this host (limits.namespace_rps_overrides)");
   auto operators = temporal::api::operatorservice::v1::OperatorService::NewStub(channel_);
+  temporal::api::operatorservice::v1::ListSearchAttributesRequest list_attributes;
+  list_attributes.set_namespace_("orders");
   ExpectRpsLimit(
       FirstRefusal(60,
                    [&] {
-                     grpc::ClientContext ctx;
-                     ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
-                     temporal::api::operatorservice::v1::ListSearchAttributesRequest req;
-                     req.set_namespace_("orders");
-                     temporal::api::operatorservice::v1::ListSearchAttributesResponse resp;
-                     return FromGrpcStatus(operators->ListSearchAttributes(&ctx, req, &resp));
+                     return Call(*operators,
+                                 &temporal::api::operatorservice::v1::OperatorService::Stub::
+                                     ListSearchAttributes,
+                                 list_attributes);
                    }),
       enums::RESOURCE_EXHAUSTED_SCOPE_NAMESPACE,
       "namespace rate limit exceeded: namespace \"orders\" is limited to 5 requests per second "
@@ -236,12 +246,9 @@ TEST_F(RateLimitTest, AdminCallsCountAgainstTheHost) {
   auto admin = tock::admin::v1::AdminService::NewStub(channel_);
   ExpectRpsLimit(FirstRefusal(60,
                               [&] {
-                                grpc::ClientContext ctx;
-                                ctx.set_deadline(std::chrono::system_clock::now() +
-                                                 std::chrono::seconds(10));
-                                tock::admin::v1::DescribeClusterRequest req;
-                                tock::admin::v1::DescribeClusterResponse resp;
-                                return FromGrpcStatus(admin->DescribeCluster(&ctx, req, &resp));
+                                return Call(*admin,
+                                            &tock::admin::v1::AdminService::Stub::DescribeCluster,
+                                            tock::admin::v1::DescribeClusterRequest());
                               }),
                  enums::RESOURCE_EXHAUSTED_SCOPE_SYSTEM,
                  "service rate limit exceeded: this host is limited to 3 requests per second "
