@@ -2,7 +2,7 @@
 // in memory unless a test opens another), a ShardController owning all 4 shards, a
 // TimerThread, the MatchingEngine and the HistoryEngine, all on a ManualClock; and the
 // helpers these tests share (taking a task from matching, starting a workflow task, the
-// stored history). A test with its own wiring (a store wrapper that injects faults, a
+// stored history, waiting for an event of it). A test with its own wiring (a store wrapper that injects faults, a
 // database file, namespace activity) overrides SetUp and calls OpenStore and StartEngine.
 #pragma once
 
@@ -160,6 +160,20 @@ class HistoryEngineTest : public ::testing::Test {
     int n = 0;
     for (const auto& e : History(run_id)) n += e.event_type() == type;
     return n;
+  }
+  // The first event of `type` in the run's stored history, waiting (bounded by kTaskWait)
+  // for it to be written: follow-up work of a commit (a child's start, a timer's firing)
+  // happens after the call that made it returned.
+  std::optional<temporal::api::history::v1::HistoryEvent> WaitForEvent(
+      const std::string& run_id, temporal::api::enums::v1::EventType type) {
+    const absl::Time until = absl::Now() + kTaskWait;
+    while (absl::Now() < until) {
+      for (const auto& e : History(run_id)) {
+        if (e.event_type() == type) return e;
+      }
+      absl::SleepFor(absl::Milliseconds(5));
+    }
+    return std::nullopt;
   }
 
   const absl::Time start_;

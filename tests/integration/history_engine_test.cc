@@ -41,18 +41,6 @@ constexpr absl::Duration kWait = absl::Seconds(10);  // bound on every wait in t
 class EngineFixture : public HistoryEngineTest {
  protected:
   EngineFixture() : HistoryEngineTest(kStart) {}
-
-  // Waits (bounded) until the run's history has an event of `type`.
-  std::optional<HistoryEvent> WaitForEvent(const std::string& run_id, enums::EventType type) {
-    const absl::Time until = absl::Now() + kWait;
-    while (absl::Now() < until) {
-      for (const HistoryEvent& e : History(run_id)) {
-        if (e.event_type() == type) return e;
-      }
-      absl::SleepFor(absl::Milliseconds(5));
-    }
-    return std::nullopt;
-  }
 };
 
 TEST_F(EngineFixture, ATimerNeverFiresBeforeItsStartedEventTimePlusItsDuration) {

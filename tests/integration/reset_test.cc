@@ -27,8 +27,6 @@ namespace {
 namespace enums = temporal::api::enums::v1;
 using temporal::api::history::v1::HistoryEvent;
 
-constexpr absl::Duration kWait = absl::Seconds(10);  // bound on every wait in these tests
-
 class ResetTest : public HistoryEngineTest {
  protected:
   ResetTest() : HistoryEngineTest(absl::FromUnixSeconds(1'800'000'000)) {}
@@ -103,15 +101,6 @@ class ResetTest : public HistoryEngineTest {
   bool HasEvent(const std::string& run_id, enums::EventType type) {
     for (const HistoryEvent& e : History(run_id)) {
       if (e.event_type() == type) return true;
-    }
-    return false;
-  }
-  // Waits (bounded) until the run's history has an event of `type`: the child's start is
-  // follow-up work of the commit that initiated it.
-  bool WaitForEvent(const std::string& run_id, enums::EventType type) {
-    for (const absl::Time until = absl::Now() + kWait; absl::Now() < until;) {
-      if (HasEvent(run_id, type)) return true;
-      absl::SleepFor(absl::Milliseconds(5));
     }
     return false;
   }
