@@ -157,17 +157,11 @@ class SqliteExecutionStore : public ExecutionStore, private CommitBatchWriter {
     std::lock_guard lock(db_.mutex());
     Transaction tx(db_);
     RETURN_IF_ERROR(tx.Begin());
-    {
-      ASSIGN_STMT(fence, db_.Prepare("SELECT range_id FROM shards WHERE shard_id = ?"));
-      auto row = fence.Bind(1, int64_t{shard_id}).Step();
-      if (!row.ok()) return row.status();
-      const int64_t stored = *row ? fence.Int(0) : -1;
-      fence.Reset();
-      if (stored != range_id) {
-        return ShardOwnedElsewhere(shard_id,
-                                   absl::StrCat("range id ", range_id, " is no longer ours"),
-                                   "the run was not deleted");
-      }
+    absl::StatusOr<int64_t> stored = StoredRangeId(shard_id);
+    if (!stored.ok()) return stored.status();
+    if (*stored != range_id) {
+      return ShardOwnedElsewhere(shard_id, absl::StrCat("range id ", range_id, " is no longer ours"),
+                                 "the run was not deleted");
     }
     const char* statements[] = {
         "DELETE FROM executions WHERE namespace_id = ?1 AND workflow_id = ?2 AND run_id = ?3",
@@ -248,6 +242,17 @@ class SqliteExecutionStore : public ExecutionStore, private CommitBatchWriter {
   }
 
  private:
+  // The shard's stored range id, -1 when it has no row: the fence of a transaction (a group
+  // commit's, DeleteRun's), read under db_.mutex() after BEGIN IMMEDIATE.
+  absl::StatusOr<int64_t> StoredRangeId(int32_t shard_id) {
+    ASSIGN_STMT(fence, db_.Prepare("SELECT range_id FROM shards WHERE shard_id = ?"));
+    auto row = fence.Bind(1, int64_t{shard_id}).Step();
+    if (!row.ok()) return row.status();
+    const int64_t stored = *row ? fence.Int(0) : -1;
+    fence.Reset();
+    return stored;
+  }
+
   // Rows of (task_id, namespace_id, task_queue, kind, data), in the statement's order.
   static absl::StatusOr<std::vector<TaskQueueTask>> ReadTasks(Statement& q) {
     std::vector<TaskQueueTask> out;
@@ -298,12 +303,7 @@ class SqliteExecutionStore : public ExecutionStore, private CommitBatchWriter {
     absl::Status Open() { return tx_.Begin(); }
 
     absl::StatusOr<int64_t> RangeId(int32_t shard_id) override {
-      ASSIGN_STMT(fence, store_.db_.Prepare("SELECT range_id FROM shards WHERE shard_id = ?"));
-      auto row = fence.Bind(1, int64_t{shard_id}).Step();
-      if (!row.ok()) return row.status();
-      const int64_t stored = *row ? fence.Int(0) : -1;
-      fence.Reset();
-      return stored;
+      return store_.StoredRangeId(shard_id);
     }
 
     absl::Status Write(absl::Span<const GroupItem> items, int& failed) override {
