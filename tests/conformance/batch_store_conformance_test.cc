@@ -3,6 +3,7 @@
 // outlive a reopen.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <latch>
 #include <string>
 #include <thread>
@@ -30,6 +31,22 @@ BatchOperationRecord Record(const std::string& ns, const std::string& job, int64
   r.mutable_start_time()->set_seconds(start_s);
   r.set_total_operation_count(10);
   return r;
+}
+
+// call(i) for every i below n, each on a thread of its own, all released at once (on
+// PostgreSQL each on a connection of its own); what each returned.
+std::vector<absl::Status> AllAtOnce(int n, const std::function<absl::Status(int)>& call) {
+  std::vector<absl::Status> out(n);
+  std::latch ready(n);
+  std::vector<std::jthread> threads;
+  for (int i = 0; i < n; ++i) {
+    threads.emplace_back([&, i] {
+      ready.arrive_and_wait();
+      out[i] = call(i);
+    });
+  }
+  threads.clear();  // joins them
+  return out;
 }
 
 class BatchStoreTest : public BackendTest {};
@@ -82,17 +99,8 @@ TEST_P(BatchStoreTest, ANamespaceHasOneRunningBatchEvenUnderConcurrentCreates) {
   ASSERT_NE(p, nullptr);
   BatchStore& store = p->batches();
   constexpr int kCallers = 8;
-  std::vector<absl::Status> created(kCallers);
-  {
-    std::latch ready(kCallers);
-    std::vector<std::jthread> callers;
-    for (int i = 0; i < kCallers; ++i) {
-      callers.emplace_back([&, i] {
-        ready.arrive_and_wait();  // all at once, each on a connection of its own (PostgreSQL)
-        created[i] = store.Create(Record("ns", absl::StrCat("job-", i), 100 + i));
-      });
-    }
-  }
+  std::vector<absl::Status> created = AllAtOnce(
+      kCallers, [&](int i) { return store.Create(Record("ns", absl::StrCat("job-", i), 100 + i)); });
   int ok = 0;
   std::string winner;
   for (int i = 0; i < kCallers; ++i) {
@@ -144,19 +152,10 @@ TEST_P(BatchStoreTest, AnUpdateIsACompareAndSwapOnTheRevision) {
 
   // Concurrent writers of one revision: exactly one is written.
   constexpr int kWriters = 6;
-  std::vector<absl::Status> written(kWriters);
-  {
-    std::latch ready(kWriters);
-    std::vector<std::jthread> writers;
-    for (int i = 0; i < kWriters; ++i) {
-      writers.emplace_back([&, i] {
-        BatchOperationRecord mine = *read;
-        mine.set_complete_operation_count(10 + i);
-        ready.arrive_and_wait();
-        written[i] = store.Update(mine);
-      });
-    }
-  }
+  std::vector<BatchOperationRecord> mine(kWriters, *read);
+  for (int i = 0; i < kWriters; ++i) mine[i].set_complete_operation_count(10 + i);
+  std::vector<absl::Status> written =
+      AllAtOnce(kWriters, [&](int i) { return store.Update(mine[i]); });
   int ok = 0, winner = -1;
   for (int i = 0; i < kWriters; ++i) {
     if (written[i].ok()) {
