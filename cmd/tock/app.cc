@@ -34,18 +34,6 @@ void ApplyTreeRules(CLI::App& app) {
   for (CLI::App* sub : subs) ApplyTreeRules(*sub);
 }
 
-// "tock namespace register": the deepest command the parse reached, for usage hints.
-std::string CommandPath(const CLI::App& app) {
-  std::string path = app.get_name().empty() ? "tock" : app.get_name();
-  const CLI::App* at = &app;
-  while (true) {
-    std::vector<CLI::App*> chosen = at->get_subcommands();
-    if (chosen.empty()) return path;
-    at = chosen.front();
-    path += " " + at->get_name();
-  }
-}
-
 // The deepest command the parse reached.
 const CLI::App& ChosenCommand(const CLI::App& app) {
   const CLI::App* at = &app;
@@ -54,6 +42,16 @@ const CLI::App& ChosenCommand(const CLI::App& app) {
     at = chosen.front();
   }
   return *at;
+}
+
+// "tock namespace register": the path of the deepest command the parse reached, for usage
+// hints.
+std::string CommandPath(const CLI::App& app) {
+  std::string path;
+  for (const CLI::App* at = &ChosenCommand(app); at != &app; at = at->get_parent()) {
+    path = " " + at->get_name() + path;
+  }
+  return (app.get_name().empty() ? "tock" : app.get_name()) + path;
 }
 
 // Optimal string alignment distance: Levenshtein's, with a swap of two neighbours as one
@@ -97,8 +95,7 @@ std::string ClosestName(const std::string& word, const std::vector<std::string>&
   return best;
 }
 
-// The commands and flags a word could have meant at `at`: its subcommands, or its flags and
-// those of the commands above it (global flags are taken anywhere).
+// The commands a word could have meant at `at`: its visible subcommands.
 std::vector<std::string> Subcommands(const CLI::App& at) {
   std::vector<std::string> names;
   for (const CLI::App* sub : at.get_subcommands([](const CLI::App*) { return true; })) {
@@ -107,6 +104,8 @@ std::vector<std::string> Subcommands(const CLI::App& at) {
   return names;
 }
 
+// The flags a word could have meant at `at`: its visible flags and those of the commands
+// above it (global flags are taken anywhere).
 std::vector<std::string> Flags(const CLI::App& at) {
   std::vector<std::string> names;
   for (const CLI::App* app = &at; app != nullptr; app = app->get_parent()) {
