@@ -33,6 +33,7 @@
 #include "server-core/persistence/persistence.h"
 #include "server-core/timers/timer_service.h"
 #include "tests/support/eventually.h"
+#include "tests/support/namespace_fixture.h"
 
 namespace tock::server::timers {
 namespace {
@@ -220,9 +221,7 @@ class TimerEngineTest : public ::testing::Test {
     auto opened = persistence::OpenPersistence({});
     ASSERT_TRUE(opened.ok()) << opened.status();
     persistence_ = std::move(*opened);
-    namespaces_ = std::make_unique<namespaces::NamespaceEngine>(
-        persistence_->namespaces(),
-        admin::ClusterMetadata::SingleCluster("active", "127.0.0.1:7233"), clock_);
+    namespaces_ = tock::testing::SingleClusterNamespaces(persistence_->namespaces(), clock_);
     ASSERT_TRUE(namespaces_->EnsureRegistered("default").ok());
     shards_ = std::make_unique<history::ShardController>(persistence_->executions(), kShards, "host-a");
     faulty_ = std::make_unique<FaultyTimerStore>(persistence_->timers());
