@@ -17,9 +17,8 @@ class TimerCliTest : public CliTest {
   void SetUp() override {
     ASSERT_TRUE(receiver_.Start().ok());
     // The receiver listens on 127.0.0.1, which callbacks reach only when allowed.
-    StartServer({"--config", dir_.Write("timers.yaml", kAllowLoopbackYaml)});
+    StartServer({"--config", dir_.Write("timers.yaml", kAllowLoopbackCallbacksYaml)});
   }
-  static constexpr char kAllowLoopbackYaml[] = "timers:\n  callbacks:\n    allow: [127.0.0.0/8]\n";
   // Polls `tock timer get` until the state is `state` (bounded).
   json WaitForState(const std::string& id, const std::string& state) {
     json timer;

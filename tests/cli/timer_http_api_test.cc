@@ -54,7 +54,7 @@ class TimerHttpApiTest : public CliTest {
     // The receiver listens on 127.0.0.1, which callbacks reach only when allowed.
     std::vector<std::string> flags = {
         "--http-port", "0", "--config",
-        dir_.Write("timers.yaml", "timers:\n  callbacks:\n    allow: [127.0.0.0/8]\n")};
+        dir_.Write("timers.yaml", kAllowLoopbackCallbacksYaml)};
     for (const std::string& f : ExtraServerFlags()) flags.push_back(f);
     StartServer(flags);
     std::smatch match;

@@ -62,9 +62,6 @@ absl::StatusOr<tv1::Timer> GetTimer(tv1::TimerService::Stub& stub, const std::st
   return resp.timer();
 }
 
-// The receivers listen on 127.0.0.1, which callbacks reach only when allowed.
-constexpr char kAllowLoopbackYaml[] = "timers:\n  callbacks:\n    allow: [127.0.0.0/8]\n";
-
 TEST(TimerServer, KillNineWithAThousandTimersDueAroundTheKill) {
   CallbackReceiver::Options ro;
   ro.threads = 64;
@@ -75,7 +72,7 @@ TEST(TimerServer, KillNineWithAThousandTimersDueAroundTheKill) {
   receiver.SetDefault(CallbackAnswer::Slow(absl::Milliseconds(20)));
   TempDir dir;
   const std::string db = dir.File("timers.db");
-  const std::string config = dir.Write("timers.yaml", kAllowLoopbackYaml);
+  const std::string config = dir.Write("timers.yaml", kAllowLoopbackCallbacksYaml);
   auto server = std::make_unique<ServerProcess>(TOCK_SERVER_BIN);
   ASSERT_TRUE(server->Start({"--db-file", db, "--config", config})) << server->error();
   auto stub = Stub(server->address());
@@ -159,7 +156,7 @@ TEST(TimerServer, CallbacksAreSignedWithTheNamespacesSecret) {
   TempDir dir;
   const std::string secret = "default-namespace-secret-42";
   const std::string config = dir.Write(
-      "signed.yaml", absl::StrCat(kAllowLoopbackYaml, "    signing_secrets:\n      default: \"",
+      "signed.yaml", absl::StrCat(kAllowLoopbackCallbacksYaml, "    signing_secrets:\n      default: \"",
                                   secret, "\"\n"));
   ServerProcess server(TOCK_SERVER_BIN);
   ASSERT_TRUE(server.Start({"--config", config})) << server.error();
@@ -210,7 +207,7 @@ TEST(TimerServer, AStaleOwnerWritesAndSendsNothing) {
                        // shard (the taker below is no member), takes it back: heartbeats
                        // far apart keep the server a stale owner for the whole test.
                        "membership:\n  heartbeat: 2m\n  cutoff: 5m\n"
-                       "history:\n  shards: 8\n" + kAllowLoopbackYaml);
+                       "history:\n  shards: 8\n" + kAllowLoopbackCallbacksYaml);
   CallbackReceiver receiver;
   ASSERT_TRUE(receiver.Start().ok());
   ServerProcess server(TOCK_SERVER_BIN);

@@ -23,6 +23,12 @@
 
 namespace tock::testing {
 
+// The server config that lets timer callbacks reach a receiver of this file: it listens on
+// 127.0.0.1, a loopback address callbacks reach only when timers.callbacks.allow has it. A
+// `timers:` section to which more `callbacks:` keys may be appended.
+inline constexpr char kAllowLoopbackCallbacksYaml[] =
+    "timers:\n  callbacks:\n    allow: [127.0.0.0/8]\n";
+
 struct CallbackAnswer {
   int status = 200;
   std::string body = R"({"ok":true})";
