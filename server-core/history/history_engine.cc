@@ -827,16 +827,23 @@ absl::StatusOr<wf::StartWorkflowExecutionResponse> HistoryEngine::StartLocked(
   commit.new_timers = std::move(tx.new_timers());
   MarkClosingRunsForArchival(commit, ns.id);
   IndexSearchAttributes(commit, ns.id);
-  if (absl::Status s = WriteCommit(commit); !s.ok()) return s;
-  CountClosedRuns(commit);
-  CacheCommitted(std::move(commit.runs.front().state), commit);
   if (update != nullptr) {
-    // Before the first workflow task is queued: no poller can take it without the update.
+    // Before the commit: once the first workflow task is stored, a poller can take it (the
+    // first poll of a queue reads the queue's stored tasks), and it must carry the update.
     std::lock_guard lock(updates_mu_);
     AdmittedUpdate& admitted = updates_[run_id].admitted[update->meta().update_id()];
     admitted.request = *update;
     admitted.seq = next_update_seq_++;
   }
+  if (absl::Status s = WriteCommit(commit); !s.ok()) {
+    if (update != nullptr) {
+      std::lock_guard lock(updates_mu_);
+      updates_.erase(run_id);  // the caller is told the start failed, update and all
+    }
+    return s;
+  }
+  CountClosedRuns(commit);
+  CacheCommitted(std::move(commit.runs.front().state), commit);
   Publish(commit, run_id);
   wf::StartWorkflowExecutionResponse out;
   out.set_run_id(run_id);
