@@ -32,7 +32,7 @@ namespace tock::server::frontend {
 
 // Temporal's ErrNamespaceHandover text.
 inline constexpr const char* kNamespaceHandoverMessage =
-    history::HistoryEngine::kNamespaceHandoverMessage;
+    history::kNamespaceHandoverMessage;
 
 // The WorkflowService methods (short names) that never wait (Temporal's
 // allowedMethodsDuringHandover).

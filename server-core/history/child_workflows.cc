@@ -74,7 +74,7 @@ absl::Status HistoryEngine::ApplyStartChildCommand(RunTransaction& tx, const Nam
 }
 
 void HistoryEngine::ProcessTransferTask(const persistence::TaskQueueTask& task) {
-  if (ParkIfStandby(task.task.namespace_id(), nullptr, &task)) return;
+  if (parking_.ParkIfStandby(task.task.namespace_id(), task)) return;
   absl::Status s = ProcessTransferTaskOnce(task);
   if (!s.ok() && s.code() != absl::StatusCode::kNotFound) {
     // The task's row is stored: retried with backoff until done, while this host owns the

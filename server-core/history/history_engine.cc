@@ -145,6 +145,10 @@ HistoryEngine::HistoryEngine(persistence::ExecutionStore& store, ShardController
           store, shards.shard_count(), timers, clock, logger,
           [this](const persistence::TimerTaskRow& row) { return FireTimer(row); })),
       task_sink_([this](persistence::TaskQueueTask task) { matching_.AddTask(std::move(task)); }),
+      replication_(store, shards, clock, logger, *this, *this),
+      parking_(
+          activity_of_, timers, clock, [this](const persistence::TimerTaskRow& row) { ArmTimer(row); },
+          [this](const persistence::TaskQueueTask& task) { ProcessTransferTask(task); }),
       runs_({.max_entries = kMaxCachedRuns, .max_bytes = kMaxCachedRunBytes}),
       id_locks_({.max_entries = kMaxIdLocks, .max_bytes = std::numeric_limits<size_t>::max()}) {}
 
@@ -436,6 +440,39 @@ absl::Status HistoryEngine::Mutate(const NamespaceRef& ns, const RunKey& key,
   Publish(commit, key.run_id);
   if (HasPayload(result)) result.ErasePayload(kCommitThenFail);
   return result;
+}
+
+absl::Status HistoryEngine::WriteReplicated(const RunKey& key, const ReplicatedBuild& build) {
+  persistence::Commit commit;
+  {
+    std::shared_ptr<RunEntry> entry = Entry(key.run_id);
+    std::lock_guard lock(entry->mu);
+    std::optional<MutableStateRecord> state;
+    if (const MutableStateRecord* cached = Cached(*entry)) {
+      state = *cached;
+    } else {
+      absl::StatusOr<MutableStateRecord> loaded =
+          store_.GetRun(key.namespace_id, key.workflow_id, key.run_id);
+      if (loaded.ok()) {
+        state = std::move(*loaded);
+      } else if (!absl::IsNotFound(loaded.status())) {
+        return loaded.status();
+      }
+    }
+    if (absl::Status s = build(state, commit); !s.ok()) return s;
+    if (commit.runs.empty()) return absl::OkStatus();
+    MarkClosingRunsForArchival(commit, key.namespace_id);
+    IndexSearchAttributes(commit, key.namespace_id);
+    if (absl::Status w = WriteCommit(commit, /*replicated=*/true); !w.ok()) {
+      Uncache(key.run_id, *entry);
+      return w;
+    }
+    CountClosedRuns(commit);
+    Cache(key.run_id, *entry, std::move(commit.runs.front().state), commit);
+  }
+  // Outside the run's lock: publishing hands tasks on, which may come back to this run.
+  Publish(commit, key.run_id);
+  return absl::OkStatus();
 }
 
 absl::Status HistoryEngine::WriteCommit(persistence::Commit& commit, bool replicated,

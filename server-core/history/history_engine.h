@@ -27,11 +27,15 @@
 #include "lib/common/timer_thread.h"
 #include "lib/common/wire_bytes.h"
 #include "server-core/history/any_shard.h"
+#include "server-core/history/mutation.h"
+#include "server-core/history/namespace_activity.h"
+#include "server-core/history/replication_applier.h"
 #include "server-core/history/request_limits.h"
 #include "server-core/visibility/search_attributes.h"
 #include "server-core/history/run_cache.h"
 #include "server-core/history/run_transaction.h"
 #include "server-core/history/shard_controller.h"
+#include "server-core/history/standby_parking.h"
 #include "server-core/history/timer_queue.h"
 #include "server-core/matching/matching_engine.h"
 #include "server-core/persistence/execution_store.h"
@@ -42,7 +46,7 @@
 namespace tock::server::history {
 
 // The engine is the AnyShard of the shards this host owns.
-class HistoryEngine : public ShardListener, public AnyShard {
+class HistoryEngine : public ShardListener, public AnyShard, private ReplicationApplier::Engine {
  public:
   // Whether runs of a namespace (by id) that close now are queued for the archiver; set once
   // at start. Without it nothing is queued.
@@ -63,62 +67,39 @@ class HistoryEngine : public ShardListener, public AnyShard {
   using TaskSink = std::function<void(persistence::TaskQueueTask)>;
   void SetTaskSink(TaskSink sink) { task_sink_ = std::move(sink); }
 
-  // Multi-cluster replication (replication_apply.cc).
+  // Multi-cluster replication (the ReplicationApplier, replication_applier.cc).
   //
   // Whether a namespace is active here and its failover version (what timers and the
   // engine's own follow-up work stamp their events with). Unset: every namespace is active,
   // at the version of each run's last event.
-  // Temporal's ErrNamespaceHandover (UNAVAILABLE): a write of a namespace in handover.
-  static constexpr char kNamespaceHandoverMessage[] =
-      "Namespace replication in REPLICATION_STATE_HANDOVER state.";
-  struct NamespaceActivity {
-    bool active = true;
-    int64_t failover_version = -1;  // -1: a local namespace (events keep the run's version)
-    // The clusters' failover version increment: versions equal modulo it are of one cluster
-    // (0: unknown).
-    int64_t version_increment = 0;
-    // For the NamespaceNotActive error of a write refused here.
-    std::string name, active_cluster, current_cluster;
-    // Replication state HANDOVER here: a graceful failover waits for the other cluster to
-    // acknowledge every replication task, so no write may add one (kNamespaceHandoverMessage).
-    bool handover = false;
-    // The namespace's state could not be read (a store error). Then `active` is false: its
-    // timers and follow-up work wait (parked) and its writes are refused with
-    // NamespaceStateUnknown (UNAVAILABLE, retried) until the state is known, never done as
-    // if active (which on a standby would write events under the active cluster's version).
-    bool unknown = false;
-  };
-  // UNAVAILABLE: whether `namespace_id` is active here could not be read; retry.
-  static absl::Status NamespaceStateUnknown(const std::string& namespace_id);
-  using ActivityOf = std::function<NamespaceActivity(const std::string& namespace_id)>;
+  using NamespaceActivity = history::NamespaceActivity;
+  using ActivityOf = history::ActivityOf;
   void SetNamespaceActivity(ActivityOf activity) { activity_of_ = std::move(activity); }
   // Whether a failover version is this cluster's (version % increment == its initial
   // version): conflict resolution terminates a losing run last written here, and turns one
   // last written elsewhere into a zombie (reference/replication.md §3.5 step 1).
-  void SetOwnsVersion(std::function<bool(int64_t version)> owns) { owns_version_ = std::move(owns); }
+  void SetOwnsVersion(std::function<bool(int64_t version)> owns) {
+    replication_.SetOwnsVersion(std::move(owns));
+  }
   // Where a standby sends what a losing branch received from outside (the active cluster's
   // AdminService.ReapplyEvents, reference/replication.md §3.5 step 6). Without one the
   // events are not applied again here (logged).
-  using ReapplyForwarder = std::function<absl::Status(
-      const std::string& active_cluster, const std::string& namespace_id,
-      const std::string& workflow_id, const std::vector<HistoryEvent>& events)>;
-  void SetReapplyForwarder(ReapplyForwarder forward) { forward_reapply_ = std::move(forward); }
+  using ReapplyForwarder = history::ReapplyForwarder;
+  void SetReapplyForwarder(ReapplyForwarder forward) {
+    replication_.SetReapplyForwarder(std::move(forward));
+  }
   // Applies again, to the workflow's current run, events that a losing branch of it received
   // from outside on another cluster (signals, cancel requests, terminations, updates), each
   // at most once: the receiving end of a forward. NamespaceNotActive when the namespace is
   // not active here.
   absl::Status ReapplyEvents(const std::string& namespace_id, const std::string& workflow_id,
-                             const std::vector<HistoryEvent>& events);
+                             const std::vector<HistoryEvent>& events) {
+    return replication_.ReapplyEvents(namespace_id, workflow_id, events);
+  }
 
-  // Events missing before a replicated batch: those strictly between the two points.
-  struct ReplicationGap {
-    int64_t after_event_id = 0;  // 0 (with version 0): from the first event
-    int64_t after_version = 0;
-    int64_t before_event_id = 0;
-    int64_t before_version = 0;
-  };
+  using ReplicationGap = history::ReplicationGap;
   // Applies events another cluster wrote to this cluster's copy of the run (Temporal's
-  // history replicator, reference/replication.md §3.5; replication_apply.cc):
+  // history replicator, reference/replication.md §3.5):
   // - a new run is created from its WorkflowExecutionStarted: as the current run, or as a
   //   zombie when the current run is newer; a running current run that is older is
   //   suppressed first (terminated "due to version conflict" when last written here, else
@@ -136,7 +117,9 @@ class HistoryEngine : public ShardListener, public AnyShard {
   absl::StatusOr<std::optional<ReplicationGap>> ApplyReplicated(
       const std::string& namespace_id, const std::string& workflow_id, const std::string& run_id,
       const std::vector<tock::persistence::v1::VersionHistoryItem>& items,
-      const std::vector<HistoryEvent>& events);
+      const std::vector<HistoryEvent>& events) {
+    return replication_.ApplyEvents(namespace_id, workflow_id, run_id, items, events);
+  }
   // Applies the state of a pending activity another cluster sent (a SyncActivity task,
   // replication_sync_activity.cc; Temporal's activity state replicator, reference/
   // replication.md §3.7): dropped (OK) when the run or the activity is not here, the run is
@@ -146,7 +129,10 @@ class HistoryEngine : public ShardListener, public AnyShard {
   absl::StatusOr<std::optional<ReplicationGap>> ApplySyncActivity(
       const std::string& namespace_id, const std::string& workflow_id, const std::string& run_id,
       const std::vector<tock::persistence::v1::VersionHistoryItem>& items, int64_t version,
-      const tock::persistence::v1::ActivityInfo& activity);
+      const tock::persistence::v1::ActivityInfo& activity) {
+    return replication_.ApplySyncActivity(namespace_id, workflow_id, run_id, items, version,
+                                          activity);
+  }
   // Where the custom search attributes of a namespace are found (set once at start; without
   // it only the predefined attributes are accepted).
   void SetSearchAttributeSchemas(visibility::SearchAttributeSchemas& schemas) {
@@ -172,8 +158,8 @@ class HistoryEngine : public ShardListener, public AnyShard {
   // task due by the clock's now has been run, so that "not fired yet" can be checked
   // without sleeping (TimerQueue::WaitForDueForTest).
   void WaitForDueTimersForTest() { timer_queue_->WaitForDueForTest(); }
-  // Timers and transfer tasks waiting for their namespace to be active here (ParkIfStandby).
-  size_t parked() const;
+  // Timers and transfer tasks waiting for their namespace to be active here (StandbyParking).
+  size_t parked() const { return parking_.size(); }
   // How many later read-backs of a write whose answer was lost may fail before its shard is
   // reloaded anyway (ResolveLostWriteLater).
   static constexpr int kReadBacksBeforeReload = 3;
@@ -308,10 +294,6 @@ class HistoryEngine : public ShardListener, public AnyShard {
     int32_t shard_id = 0;
     int64_t range_id = ShardController::kNotOwned;
   };
-  struct RunKey {
-    std::string namespace_id, workflow_id, run_id;
-  };
-  using Mutation = std::function<absl::Status(RunTransaction&)>;
   // The signal a signal-with-start puts in the new run's history.
   struct StartSignal {
     std::string name;
@@ -582,47 +564,23 @@ class HistoryEngine : public ShardListener, public AnyShard {
   AnyShard* any_shard_ = this;
   TaskSink task_sink_;
   ActivityOf activity_of_;
-  // Timers and transfer tasks of namespaces that are standby here: kept (their rows stay
-  // stored) until the namespace becomes active here, then run (Temporal's failover of a
-  // namespace's queues). Checked every second while any is parked.
-  mutable std::mutex parked_mu_;
-  std::vector<persistence::TimerTaskRow> parked_timers_;      // guarded by parked_mu_
-  std::vector<persistence::TaskQueueTask> parked_transfers_;  // guarded by parked_mu_
-  bool parked_check_scheduled_ = false;                      // guarded by parked_mu_
-  // Whether `namespace_id` is standby here; parks the timer or transfer task if so.
-  // ApplyReplicated's steps (replication_apply.cc).
-  struct ReplicatedOutcome {
-    std::optional<ReplicationGap> gap;
-    std::string suppress_run_id;          // a running current run to suppress, then retry
-    bool flush_buffered = false;          // the run has buffered events: flush, then retry
-    std::vector<HistoryEvent> reapply;    // events of a losing branch to apply again
-  };
-  absl::StatusOr<ReplicatedOutcome> ApplyReplicatedLocked(
-      const std::string& namespace_id, const std::string& workflow_id, const std::string& run_id,
-      const std::vector<tock::persistence::v1::VersionHistoryItem>& items,
-      const std::vector<HistoryEvent>& events);
-  absl::Status SuppressRun(const std::string& namespace_id, const std::string& workflow_id,
-                           const std::string& run_id, int64_t by_version);
-  // §3.5 step 3: the events buffered while this cluster's worker held a workflow task are
-  // written as this cluster's (at the run's last version, replicated) before another
-  // cluster's events are applied.
-  absl::Status FlushBufferedForReplication(const std::string& namespace_id,
-                                           const std::string& workflow_id,
-                                           const std::string& run_id);
-  // Applies `events` again here when the namespace is active, else forwards them.
-  absl::Status Reapply(const std::string& namespace_id, const std::string& workflow_id,
-                       const std::vector<HistoryEvent>& events);
-  absl::Status ReapplyHere(const NamespaceActivity& activity, const std::string& namespace_id,
-                           const std::string& workflow_id, const std::vector<HistoryEvent>& events);
-  // An update a losing branch admitted or accepted, admitted again on the current run.
-  absl::Status ReadmitUpdate(const NamespaceRef& ns, const std::string& workflow_id,
-                             const HistoryEvent& e, const std::string& request_id);
-  std::function<bool(int64_t)> owns_version_;
-  ReapplyForwarder forward_reapply_;
+  ReplicationApplier replication_;
+  // Timers and transfer tasks of namespaces standby here, until they are active here.
+  StandbyParking parking_;
 
-  bool ParkIfStandby(const std::string& namespace_id, const persistence::TimerTaskRow* timer,
-                     const persistence::TaskQueueTask* transfer);
-  void CheckParked();
+  // ReplicationApplier::Engine: what the applier needs of the engine.
+  absl::Status WriteReplicated(const RunKey& key, const ReplicatedBuild& build) override;
+  absl::Status WriteOwn(const NamespaceRef& ns, const RunKey& key, const Mutation& mutate) override {
+    return Mutate(ns, key, mutate);
+  }
+  absl::StatusOr<std::string> CurrentRunId(const std::string& namespace_id,
+                                           const std::string& workflow_id) override {
+    return ResolveRunId(namespace_id, workflow_id, "");
+  }
+  NamespaceActivity Activity(const std::string& namespace_id) override {
+    return activity_of_ ? activity_of_(namespace_id) : NamespaceActivity{};
+  }
+
   // WriteCommit's check that this cluster may write the commit's events (SPEC §2.2).
   absl::Status CheckActive(const persistence::Commit& commit);
   // Shards taken whose stored transfer tasks wait for their read (OnShardAcquired).
@@ -656,15 +614,6 @@ class HistoryEngine : public ShardListener, public AnyShard {
   // Marks the runs of `commit` that close for archival when their namespace archives.
   void MarkClosingRunsForArchival(persistence::Commit& commit, const std::string& namespace_id);
 };
-
-// The status a Mutation returns to commit its change and still fail the call.
-absl::Status CommitThenFail(absl::Status status);
-// The status a Mutation returns when it found nothing to change: nothing is written and the
-// call succeeds.
-absl::Status NothingToWrite();
-
-// The identity the history service records on events it writes itself (Temporal's).
-inline constexpr char kHistoryServiceIdentity[] = "history-service";
 
 }  // namespace tock::server::history
 

@@ -8,7 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "lib/common/proto_time.h"
 #include "lib/common/time_format.h"
-#include "server-core/history/history_engine.h"
+#include "server-core/history/replication_applier.h"
 
 namespace tock::server::history {
 namespace {
@@ -132,63 +132,55 @@ void RecreateTimers(RunTransaction& tx, ActivityInfo& a) {
 
 }  // namespace
 
-absl::StatusOr<std::optional<HistoryEngine::ReplicationGap>> HistoryEngine::ApplySyncActivity(
+absl::StatusOr<std::optional<ReplicationGap>> ReplicationApplier::ApplySyncActivity(
     const std::string& namespace_id, const std::string& workflow_id, const std::string& run_id,
     const std::vector<VersionHistoryItem>& items, int64_t version, const ActivityInfo& incoming) {
   if (items.empty()) return absl::InvalidArgumentError("the SyncActivity task has no version history");
-  persistence::Commit commit;
-  {
-    std::shared_ptr<RunEntry> entry = Entry(run_id);
-    std::lock_guard lock(entry->mu);
-    MutableStateRecord state;
-    if (const MutableStateRecord* cached = Cached(*entry)) {
-      state = *cached;
-    } else {
-      absl::StatusOr<MutableStateRecord> loaded = store_.GetRun(namespace_id, workflow_id, run_id);
-      // The run's start has not arrived yet, or the run is gone: its events bring the rest.
-      if (absl::IsNotFound(loaded.status())) return std::nullopt;
-      if (!loaded.ok()) return loaded.status();
-      state = std::move(*loaded);
-    }
-    const auto& histories = state.version_histories();
-    if (histories.histories_size() == 0) return std::nullopt;
-    const auto& local = histories.histories(histories.current_version_history_index()).items();
-    const std::optional<VersionHistoryItem> lca = LowestCommonAncestor(local, items);
-    const std::optional<VersionHistoryItem> local_last = LastItem(local);
-    const std::optional<VersionHistoryItem> incoming_last = LastItem(items);
-    if (!lca || !local_last) return std::nullopt;
-    if (SameItem(local_last, *lca) || SameItem(incoming_last, *lca)) {
-      // One history extends the other: the activity's scheduled event must be here.
-      if (incoming.scheduled_event_id() > lca->event_id()) {
-        return ReplicationGap{lca->event_id(), lca->version(), 0, 0};  // to the source's end
-      }
-    } else if (local_last->version() > incoming_last->version()) {
-      return std::nullopt;  // diverged, and this cluster's history wins
-    } else {
-      // Diverged, and the source's history wins: its events after the common point first.
-      return ReplicationGap{lca->event_id(), lca->version(), 0, 0};
-    }
-    if (state.execution().status() != enums::WORKFLOW_EXECUTION_STATUS_RUNNING) return std::nullopt;
-    auto it = state.mutable_activities()->find(incoming.scheduled_event_id());
-    if (it == state.mutable_activities()->end()) return std::nullopt;  // closed here already
-    if (!IncomingWins(it->second, version, incoming)) return std::nullopt;
+  std::optional<ReplicationGap> gap;
+  absl::Status written = engine_.WriteReplicated(
+      {namespace_id, workflow_id, run_id},
+      [&](std::optional<MutableStateRecord>& state, persistence::Commit& commit) {
+        // The run's start has not arrived yet, or the run is gone: its events bring the rest.
+        if (!state.has_value()) return absl::OkStatus();
+        const auto& histories = state->version_histories();
+        if (histories.histories_size() == 0) return absl::OkStatus();
+        const auto& local = histories.histories(histories.current_version_history_index()).items();
+        const std::optional<VersionHistoryItem> lca = LowestCommonAncestor(local, items);
+        const std::optional<VersionHistoryItem> local_last = LastItem(local);
+        const std::optional<VersionHistoryItem> incoming_last = LastItem(items);
+        if (!lca || !local_last) return absl::OkStatus();
+        if (SameItem(local_last, *lca) || SameItem(incoming_last, *lca)) {
+          // One history extends the other: the activity's scheduled event must be here.
+          if (incoming.scheduled_event_id() > lca->event_id()) {
+            gap = ReplicationGap{lca->event_id(), lca->version(), 0, 0};  // to the source's end
+            return absl::OkStatus();
+          }
+        } else if (local_last->version() > incoming_last->version()) {
+          return absl::OkStatus();  // diverged, and this cluster's history wins
+        } else {
+          // Diverged, and the source's history wins: its events after the common point first.
+          gap = ReplicationGap{lca->event_id(), lca->version(), 0, 0};
+          return absl::OkStatus();
+        }
+        if (state->execution().status() != enums::WORKFLOW_EXECUTION_STATUS_RUNNING) {
+          return absl::OkStatus();
+        }
+        auto it = state->mutable_activities()->find(incoming.scheduled_event_id());
+        if (it == state->mutable_activities()->end()) return absl::OkStatus();  // closed here
+        if (!IncomingWins(it->second, version, incoming)) return absl::OkStatus();
 
-    RunTransaction tx(std::move(state), clock_.Now(), -1, shards_);
-    ActivityInfo& a = (*tx.state().mutable_activities())[incoming.scheduled_event_id()];
-    CopyProgress(incoming, version, a);
-    RecreateTimers(tx, a);
-    commit.shard_id = tx.shard_id();
-    commit.runs.push_back(tx.TakeRunWrite(persistence::CurrentRunChange::kNone));
-    commit.new_timers = std::move(tx.new_timers());
-    commit.done_timers = std::move(tx.done_timers());
-    if (absl::Status w = WriteCommit(commit, /*replicated=*/true); !w.ok()) {
-      Uncache(run_id, *entry);
-      return w;
-    }
-    Cache(run_id, *entry, std::move(commit.runs.front().state), commit);
-  }
-  Publish(commit, run_id);
-  return std::nullopt;
+        RunTransaction tx(std::move(*state), clock_.Now(), -1, shards_);
+        ActivityInfo& a = (*tx.state().mutable_activities())[incoming.scheduled_event_id()];
+        CopyProgress(incoming, version, a);
+        RecreateTimers(tx, a);
+        commit.shard_id = tx.shard_id();
+        commit.runs.push_back(tx.TakeRunWrite(persistence::CurrentRunChange::kNone));
+        commit.new_timers = std::move(tx.new_timers());
+        commit.done_timers = std::move(tx.done_timers());
+        return absl::OkStatus();
+      });
+  if (!written.ok()) return written;
+  return gap;
 }
 
 }  // namespace tock::server::history

@@ -136,7 +136,7 @@ absl::Status HistoryEngine::TimeOutRun(RunTransaction& tx, NamespaceRef ns, bool
 absl::Status HistoryEngine::FireTimer(const persistence::TimerTaskRow& row) {
   const TimerTask& t = row.task;
   // On a standby cluster the active one fires it: its events arrive by replication.
-  if (ParkIfStandby(t.namespace_id(), &row, nullptr)) return absl::OkStatus();
+  if (parking_.ParkIfStandby(t.namespace_id(), row)) return absl::OkStatus();
   NamespaceRef ns;
   ns.id = t.namespace_id();
   // The namespace's version when replicated (a timer that fires after a failover writes
