@@ -315,6 +315,150 @@ absl::StatusOr<wf::UpdateNamespaceResponse> NamespaceEngine::Update(
   return result;
 }
 
+namespace {
+
+// What an update has changed so far in its copy of the record: it decides whether a new
+// version is stored and what that version is called.
+struct UpdateChange {
+  bool configuration = false;   // takes the next config version
+  bool active_cluster = false;  // a failover: takes the next failover version
+  std::string operation = "update";
+};
+
+// The info part of an update: description, owner email and data entries are set when given
+// and different; a state change must be an allowed transition, and none is allowed during a
+// handover.
+absl::Status ApplyInfoUpdate(const temporal::api::namespace_::v1::UpdateNamespaceInfo& update,
+                             persistence::NamespaceRecord& record, UpdateChange& change) {
+  auto* info = record.mutable_info();
+  if (!update.description().empty() && update.description() != info->description()) {
+    info->set_description(update.description());
+    change.configuration = true;
+  }
+  if (!update.owner_email().empty() && update.owner_email() != info->owner_email()) {
+    info->set_owner_email(update.owner_email());
+    change.configuration = true;
+  }
+  for (const auto& [key, value] : update.data()) {
+    auto it = info->data().find(key);
+    if (it == info->data().end() || it->second != value) {
+      (*info->mutable_data())[key] = value;
+      change.configuration = true;
+    }
+  }
+  if (update.state() != NAMESPACE_STATE_UNSPECIFIED && update.state() != info->state()) {
+    if (record.replication_config().state() == REPLICATION_STATE_HANDOVER) {
+      return absl::InvalidArgumentError(
+          "cannot update namespace state while its replication state in "
+          "REPLICATION_STATE_HANDOVER");
+    }
+    if (absl::Status s = ValidateStateTransition(info->state(), update.state()); !s.ok()) {
+      return s;
+    }
+    info->set_state(update.state());
+    change.operation = update.state() == NAMESPACE_STATE_DELETED ? "delete" : "deprecate";
+    change.configuration = true;
+  }
+  return absl::OkStatus();
+}
+
+// The config part of an update: the retention (validated) and, for each kind this cluster
+// archives, the archival setting its policy gives.
+absl::Status ApplyConfigUpdate(const temporal::api::namespace_::v1::NamespaceConfig& update,
+                               const NamespaceArchivalPolicy& archival,
+                               persistence::NamespaceRecord& record, UpdateChange& change) {
+  if (update.has_workflow_execution_retention_ttl()) {
+    absl::Duration retention = FromProtoDuration(update.workflow_execution_retention_ttl());
+    if (absl::Status s = admin::ValidateRetention(retention); !s.ok()) return s;
+    if (retention != FromProtoDuration(record.config().workflow_execution_retention_ttl())) {
+      *record.mutable_config()->mutable_workflow_execution_retention_ttl() =
+          ToProtoDuration(retention);
+      change.configuration = true;
+    }
+  }
+  for (bool history : {true, false}) {
+    const ArchivalPolicy& policy = history ? archival.history : archival.visibility;
+    if (!policy.cluster_enabled) continue;  // ignored, as Temporal does
+    const admin::ArchivalSetting current = ArchivalOf(record.config(), history);
+    const admin::ArchivalSetting asked = ArchivalOf(update, history);
+    absl::StatusOr<admin::ArchivalSetting> next = policy.Next(current, asked.state, asked.uri);
+    if (!next.ok()) return next.status();
+    if (*next == current) continue;
+    change.configuration = true;
+    SetArchivalOf(*record.mutable_config(), history, *next);
+  }
+  return absl::OkStatus();
+}
+
+// The replication part of an update: the cluster list (when its names differ), the
+// replication state (checked against the stored record, not the partly updated copy) and
+// the active cluster, whose change is a failover and sets the state back to NORMAL.
+absl::Status ApplyReplicationUpdate(
+    const temporal::api::replication::v1::NamespaceReplicationConfig& update,
+    const persistence::NamespaceRecord& stored, persistence::NamespaceRecord& record,
+    UpdateChange& change) {
+  auto* replication = record.mutable_replication_config();
+  if (!update.clusters().empty()) {
+    google::protobuf::RepeatedPtrField<temporal::api::replication::v1::ClusterReplicationConfig>
+        clusters = update.clusters();
+    auto names = [](const auto& list) {
+      std::vector<std::string> out;
+      for (const auto& c : list) out.push_back(c.cluster_name());
+      return out;
+    };
+    if (names(clusters) != names(replication->clusters())) {
+      *replication->mutable_clusters() = clusters;
+      change.configuration = true;
+    }
+  }
+  if (update.state() != REPLICATION_STATE_UNSPECIFIED && update.state() != replication->state()) {
+    if (absl::Status s = ValidateReplicationStateUpdate(stored, update); !s.ok()) return s;
+    replication->set_state(update.state());
+    change.configuration = true;
+  }
+  if (!update.active_cluster_name().empty() &&
+      update.active_cluster_name() != replication->active_cluster_name()) {
+    replication->set_active_cluster_name(update.active_cluster_name());
+    replication->set_state(temporal::api::enums::v1::REPLICATION_STATE_NORMAL);
+    change.active_cluster = true;
+  }
+  return absl::OkStatus();
+}
+
+// Readies the updated record to be stored as the next version and returns the operation
+// that names it: a promotion makes the namespace global; a promotion or a failover of a
+// global namespace takes the next failover version of its (new) active cluster; a
+// configuration change takes the next config version.
+std::string PrepareNextVersion(const admin::ClusterMetadata& cluster, bool needs_promotion,
+                               bool is_global, const UpdateChange& change,
+                               persistence::NamespaceRecord& record) {
+  std::string operation = change.operation;
+  if (needs_promotion) {
+    record.set_is_global_namespace(true);
+    operation = "promote";
+  }
+  if ((needs_promotion || change.active_cluster) && is_global) {
+    record.set_failover_version(cluster.NextFailoverVersion(
+        record.replication_config().active_cluster_name(), record.failover_version()));
+    if (change.active_cluster) operation = "failover";
+  }
+  if (change.configuration) record.set_config_version(record.config_version() + 1);
+  return operation;
+}
+
+wf::UpdateNamespaceResponse ToUpdateResponse(const persistence::NamespaceRecord& record) {
+  wf::UpdateNamespaceResponse out;
+  *out.mutable_namespace_info() = record.info();
+  SetCapabilities(*out.mutable_namespace_info());
+  *out.mutable_config() = record.config();
+  *out.mutable_replication_config() = record.replication_config();
+  out.set_failover_version(record.failover_version());
+  out.set_is_global_namespace(record.is_global_namespace());
+  return out;
+}
+
+}  // namespace
+
 absl::StatusOr<wf::UpdateNamespaceResponse> NamespaceEngine::UpdateOnce(
     const wf::UpdateNamespaceRequest& req) {
   const std::shared_ptr<const admin::ClusterMetadata> cluster = this->cluster();
@@ -323,142 +467,68 @@ absl::StatusOr<wf::UpdateNamespaceResponse> NamespaceEngine::UpdateOnce(
       store_.GetNamespaceByName(req.namespace_());
   if (!current.ok()) return current.status();
 
+  // Each part of the request is applied to a copy of the stored record; the first invalid
+  // part ends the update with nothing written.
   persistence::NamespaceRecord record = current->record;
   const bool needs_promotion = !record.is_global_namespace() && req.promote_namespace();
   const bool is_global = record.is_global_namespace() || req.promote_namespace();
-  bool configuration_changed = false;
-  bool active_cluster_changed = false;
-  std::string operation = "update";
-
+  UpdateChange change;
   if (req.has_update_info()) {
-    const auto& update = req.update_info();
-    auto* info = record.mutable_info();
-    if (!update.description().empty() && update.description() != info->description()) {
-      info->set_description(update.description());
-      configuration_changed = true;
-    }
-    if (!update.owner_email().empty() && update.owner_email() != info->owner_email()) {
-      info->set_owner_email(update.owner_email());
-      configuration_changed = true;
-    }
-    for (const auto& [key, value] : update.data()) {
-      auto it = info->data().find(key);
-      if (it == info->data().end() || it->second != value) {
-        (*info->mutable_data())[key] = value;
-        configuration_changed = true;
-      }
-    }
-    if (update.state() != NAMESPACE_STATE_UNSPECIFIED && update.state() != info->state()) {
-      if (record.replication_config().state() == REPLICATION_STATE_HANDOVER) {
-        return absl::InvalidArgumentError(
-            "cannot update namespace state while its replication state in "
-            "REPLICATION_STATE_HANDOVER");
-      }
-      if (absl::Status s = ValidateStateTransition(info->state(), update.state()); !s.ok()) {
-        return s;
-      }
-      info->set_state(update.state());
-      operation = update.state() == NAMESPACE_STATE_DELETED ? "delete" : "deprecate";
-      configuration_changed = true;
-    }
-  }
-  if (req.has_config() && req.config().has_workflow_execution_retention_ttl()) {
-    absl::Duration retention = FromProtoDuration(req.config().workflow_execution_retention_ttl());
-    if (absl::Status s = admin::ValidateRetention(retention); !s.ok()) return s;
-    if (retention != FromProtoDuration(record.config().workflow_execution_retention_ttl())) {
-      *record.mutable_config()->mutable_workflow_execution_retention_ttl() =
-          ToProtoDuration(retention);
-      configuration_changed = true;
-    }
+    if (absl::Status s = ApplyInfoUpdate(req.update_info(), record, change); !s.ok()) return s;
   }
   if (req.has_config()) {
-    for (bool history : {true, false}) {
-      const ArchivalPolicy& policy = history ? archival_.history : archival_.visibility;
-      if (!policy.cluster_enabled) continue;  // ignored, as Temporal does
-      const admin::ArchivalSetting current = ArchivalOf(record.config(), history);
-      const admin::ArchivalSetting asked = ArchivalOf(req.config(), history);
-      absl::StatusOr<admin::ArchivalSetting> next = policy.Next(current, asked.state, asked.uri);
-      if (!next.ok()) return next.status();
-      if (*next == current) continue;
-      configuration_changed = true;
-      SetArchivalOf(*record.mutable_config(), history, *next);
+    if (absl::Status s = ApplyConfigUpdate(req.config(), archival_, record, change); !s.ok()) {
+      return s;
     }
   }
-  auto* replication = record.mutable_replication_config();
   if (req.has_replication_config()) {
-    const auto& update = req.replication_config();
-    if (!update.clusters().empty()) {
-      google::protobuf::RepeatedPtrField<temporal::api::replication::v1::ClusterReplicationConfig>
-          clusters = update.clusters();
-      auto names = [](const auto& list) {
-        std::vector<std::string> out;
-        for (const auto& c : list) out.push_back(c.cluster_name());
-        return out;
-      };
-      if (names(clusters) != names(replication->clusters())) {
-        *replication->mutable_clusters() = clusters;
-        configuration_changed = true;
-      }
-    }
-    if (update.state() != REPLICATION_STATE_UNSPECIFIED && update.state() != replication->state()) {
-      if (absl::Status s = ValidateReplicationStateUpdate(current->record, update); !s.ok()) {
-        return s;
-      }
-      replication->set_state(update.state());
-      configuration_changed = true;
-    }
-    if (!update.active_cluster_name().empty() &&
-        update.active_cluster_name() != replication->active_cluster_name()) {
-      replication->set_active_cluster_name(update.active_cluster_name());
-      replication->set_state(temporal::api::enums::v1::REPLICATION_STATE_NORMAL);
-      active_cluster_changed = true;
+    if (absl::Status s =
+            ApplyReplicationUpdate(req.replication_config(), current->record, record, change);
+        !s.ok()) {
+      return s;
     }
   }
-
-  if (is_global && !cluster->enable_global_namespace) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "global namespace is not enabled on this cluster, cannot update global namespace or "
-        "promote local namespace: ",
-        req.namespace_()));
-  }
-  google::protobuf::RepeatedPtrField<std::string> cluster_names;
-  for (const auto& c : replication->clusters()) cluster_names.Add()->assign(c.cluster_name());
-  if (absl::Status s =
-          ValidateReplication(replication->active_cluster_name(), cluster_names, is_global);
+  if (absl::Status s = ValidateUpdated(req.namespace_(), *cluster, record.replication_config(),
+                                       is_global, change.configuration && change.active_cluster);
       !s.ok()) {
     return s;
   }
-  if (configuration_changed && active_cluster_changed && is_global) {
-    return absl::InvalidArgumentError(
-        "Cannot set active cluster to current cluster when other parameters are set.");
-  }
 
+  // Only a change or a promotion appends a version; otherwise the answer is the stored one.
   const persistence::NamespaceRecord* result = &current->record;
   absl::StatusOr<persistence::NamespaceVersion> appended;
-  if (configuration_changed || active_cluster_changed || needs_promotion) {
-    if (needs_promotion) {
-      record.set_is_global_namespace(true);
-      operation = "promote";
-    }
-    if ((needs_promotion || active_cluster_changed) && is_global) {
-      record.set_failover_version(cluster->NextFailoverVersion(replication->active_cluster_name(),
-                                                               record.failover_version()));
-      if (active_cluster_changed) operation = "failover";
-    }
-    if (configuration_changed) record.set_config_version(record.config_version() + 1);
+  if (change.configuration || change.active_cluster || needs_promotion) {
+    const std::string operation =
+        PrepareNextVersion(*cluster, needs_promotion, is_global, change, record);
     appended = Append(*current, std::move(record), operation);
     if (!appended.ok()) return appended.status();
     result = &appended->record;
   }
+  return ToUpdateResponse(*result);
+}
 
-  wf::UpdateNamespaceResponse out;
-  *out.mutable_namespace_info() = result->info();
-  SetCapabilities(*out.mutable_namespace_info());
-  *out.mutable_config() = result->config();
-  *out.mutable_replication_config() = result->replication_config();
-  out.set_failover_version(result->failover_version());
-  out.set_is_global_namespace(result->is_global_namespace());
-  return out;
+absl::Status NamespaceEngine::ValidateUpdated(
+    const std::string& namespace_name, const admin::ClusterMetadata& cluster,
+    const temporal::api::replication::v1::NamespaceReplicationConfig& replication, bool is_global,
+    bool failover_with_other_changes) const {
+  if (is_global && !cluster.enable_global_namespace) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "global namespace is not enabled on this cluster, cannot update global namespace or "
+        "promote local namespace: ",
+        namespace_name));
+  }
+  google::protobuf::RepeatedPtrField<std::string> cluster_names;
+  for (const auto& c : replication.clusters()) cluster_names.Add()->assign(c.cluster_name());
+  if (absl::Status s =
+          ValidateReplication(replication.active_cluster_name(), cluster_names, is_global);
+      !s.ok()) {
+    return s;
+  }
+  if (failover_with_other_changes && is_global) {
+    return absl::InvalidArgumentError(
+        "Cannot set active cluster to current cluster when other parameters are set.");
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<persistence::NamespaceVersion> NamespaceEngine::Append(

@@ -176,6 +176,13 @@ class NamespaceEngine : public visibility::SearchAttributeSchemas {
                                                        const std::string& operation);
   // One attempt of Update: ABORTED when another change was stored in between.
   absl::StatusOr<wf::UpdateNamespaceResponse> UpdateOnce(const wf::UpdateNamespaceRequest& req);
+  // Checks an updated record as a whole, after its parts: a global (or promoted) namespace
+  // needs global namespaces enabled here, its clusters must be valid for its kind, and a
+  // failover of a global namespace may not come with other changes.
+  absl::Status ValidateUpdated(
+      const std::string& namespace_name, const admin::ClusterMetadata& cluster,
+      const temporal::api::replication::v1::NamespaceReplicationConfig& replication, bool is_global,
+      bool failover_with_other_changes) const;
   absl::StatusOr<persistence::NamespaceVersion> SetState(const std::string& name, int state,
                                                          const std::string& operation);
 
