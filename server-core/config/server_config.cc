@@ -159,15 +159,27 @@ admin::ClusterMetadata ServerConfig::EffectiveClusterMetadata() const {
   return admin::ClusterMetadata::SingleCluster(kDefaultClusterName, absl::StrCat(ip, ":", port));
 }
 
-absl::Status ServerConfig::Validate() const {
-  if (port < 0 || port > 65535) {
-    return FieldError("listen.port", absl::StrCat("must be between 0 and 65535; got ", port));
+namespace {
+
+// The sections of ServerConfig::Validate.
+
+// `listen:`: where clients connect and how many connections are taken.
+absl::Status ValidateListen(const ServerConfig& config) {
+  if (config.port < 0 || config.port > 65535) {
+    return FieldError("listen.port",
+                      absl::StrCat("must be between 0 and 65535; got ", config.port));
   }
-  if (ip.empty()) return FieldError("listen.ip", "must not be empty");
-  if (max_connections < 1) {
+  if (config.ip.empty()) return FieldError("listen.ip", "must not be empty");
+  if (config.max_connections < 1) {
     return FieldError("listen.max_connections",
-                      absl::StrCat("must be at least 1; got ", max_connections));
+                      absl::StrCat("must be at least 1; got ", config.max_connections));
   }
+  return absl::OkStatus();
+}
+
+// `membership:` and the address other hosts of the membership reach this one at.
+absl::Status ValidateMembership(const ServerConfig& config) {
+  const ServerConfig::Membership& membership = config.membership;
   if (membership.heartbeat < absl::Milliseconds(100) || membership.heartbeat > absl::Minutes(5)) {
     return FieldError("membership.heartbeat",
                       absl::StrCat("must be between 100ms and 5m; got ",
@@ -175,21 +187,35 @@ absl::Status ServerConfig::Validate() const {
   }
   // A cutoff of under two heartbeats would call a host dead for one late heartbeat.
   if (membership.cutoff < 2 * membership.heartbeat || membership.cutoff > absl::Hours(1)) {
-    return FieldError("membership.cutoff",
-                      absl::StrCat("must be at least twice membership.heartbeat (",
-                                   FormatHumanDuration(2 * membership.heartbeat),
-                                   ") and at most 1h; got ",
-                                   FormatHumanDuration(membership.cutoff)));
+    return FieldError(
+        "membership.cutoff",
+        absl::StrCat("must be at least twice membership.heartbeat (",
+                     FormatHumanDuration(2 * membership.heartbeat), ") and at most 1h; got ",
+                     FormatHumanDuration(membership.cutoff)));
   }
+  const std::string& advertise_address = config.advertise_address;
   if (advertise_address.size() > 255 ||
       (!advertise_address.empty() && advertise_address.find(':') == std::string::npos)) {
-    return FieldError("listen.advertise_address",
-                      "must be HOST:PORT (at most 255 characters), where other hosts reach this one");
+    return FieldError(
+        "listen.advertise_address",
+        "must be HOST:PORT (at most 255 characters), where other hosts reach this one");
   }
-  if (history_shards < 1 || history_shards > 16384) {
+  return absl::OkStatus();
+}
+
+// `history.shards`.
+absl::Status ValidateHistoryShards(const ServerConfig& config) {
+  if (config.history_shards < 1 || config.history_shards > 16384) {
     return FieldError("history.shards",
-                      absl::StrCat("must be between 1 and 16384; got ", history_shards));
+                      absl::StrCat("must be between 1 and 16384; got ", config.history_shards));
   }
+  return absl::OkStatus();
+}
+
+// `persistence:`: the engine, its one database and its settings (fault injection is checked
+// by ValidateFaultInjection).
+absl::Status ValidatePersistence(const ServerConfig& config) {
+  const persistence::PersistenceConfig& persistence = config.persistence;
   if (persistence.engine != "sqlite" && persistence.engine != "postgres") {
     return FieldError("persistence.engine", absl::StrCat("unknown engine \"", persistence.engine,
                                                          "\"; allowed: sqlite, postgres"));
@@ -215,90 +241,139 @@ absl::Status ServerConfig::Validate() const {
     return FieldError("persistence.sqlite.synchronous", std::string(s.message()));
   }
   if (persistence.postgres_max_connections < 1 || persistence.postgres_max_connections > 10000) {
-    return FieldError("persistence.postgres.max_connections",
-                      absl::StrCat("must be between 1 and 10000; got ",
-                                   persistence.postgres_max_connections));
+    return FieldError(
+        "persistence.postgres.max_connections",
+        absl::StrCat("must be between 1 and 10000; got ", persistence.postgres_max_connections));
   }
-  if (metrics.has_value()) {
+  return absl::OkStatus();
+}
+
+// The HTTP listeners: `metrics:` and `timers.http:`.
+absl::Status ValidateHttpEndpoints(const ServerConfig& config) {
+  if (const std::optional<HttpEndpointConfig>& metrics = config.metrics; metrics.has_value()) {
     if (metrics->port < 0 || metrics->port > 65535) {
       return FieldError("metrics.port",
                         absl::StrCat("must be between 0 and 65535; got ", metrics->port));
     }
     if (metrics->ip.empty()) return FieldError("metrics.ip", "must not be empty");
   }
-  if (timer_http.has_value()) {
+  if (const std::optional<HttpEndpointConfig>& timer_http = config.timer_http;
+      timer_http.has_value()) {
     if (timer_http->port < 0 || timer_http->port > 65535) {
       return FieldError("timers.http.port",
                         absl::StrCat("must be between 0 and 65535; got ", timer_http->port));
     }
     if (timer_http->ip.empty()) return FieldError("timers.http.ip", "must not be empty");
     // The HTTP/JSON API checks no token: with authorization on it would be a way around it.
-    if (authorization.has_value()) {
+    if (config.authorization.has_value()) {
       return FieldError("timers.http",
                         "cannot be used with authorization: (the timer HTTP API has no "
                         "authorization of its own); use the gRPC TimerService, which the "
                         "authorizer covers, or leave out --http-port");
     }
   }
+  return absl::OkStatus();
+}
+
+// `limits:` as far as ParseLimits cannot check them alone.
+absl::Status ValidateLimits(const ServerConfig& config) {
   // A payload larger than a request may be could never be refused by its own limit.
-  for (const auto& [key, value] : {std::pair<const char*, int64_t>{"limits.blob_size_error",
-                                                                   limits.blob_size_error},
-                                   {"limits.memo_size_error", limits.memo_size_error}}) {
+  for (const auto& [key, value] :
+       {std::pair<const char*, int64_t>{"limits.blob_size_error", config.limits.blob_size_error},
+        {"limits.memo_size_error", config.limits.memo_size_error}}) {
     if (value >= kMaxRequestBytes) {
-      return FieldError(key, absl::StrCat("must be below ", kMaxRequestBytes,
-                                          " bytes, the largest request tock-server accepts; got ",
-                                          value));
+      return FieldError(
+          key, absl::StrCat("must be below ", kMaxRequestBytes,
+                            " bytes, the largest request tock-server accepts; got ", value));
     }
   }
-  if (absl::Status s = timers::CallbackAddressPolicy::Parse(timer_callbacks.allow).status();
+  return absl::OkStatus();
+}
+
+// `timers.callbacks:`: the allow-list and the signing secrets.
+absl::Status ValidateTimerCallbacks(const ServerConfig& config) {
+  if (absl::Status s = timers::CallbackAddressPolicy::Parse(config.timer_callbacks.allow).status();
       !s.ok()) {
     return s;  // names the key and the entry
   }
-  if (absl::Status s = timers::ValidateSigningSecrets(timer_callbacks.signing_secrets); !s.ok()) {
-    return s;
-  }
-  if (absl::Status s = ParseLogLevel(log.level).status(); !s.ok()) {
+  return timers::ValidateSigningSecrets(config.timer_callbacks.signing_secrets);
+}
+
+// `log:`.
+absl::Status ValidateLog(const ServerConfig& config) {
+  if (absl::Status s = ParseLogLevel(config.log.level).status(); !s.ok()) {
     return FieldError("log.level", std::string(s.message()));
   }
-  if (absl::Status s = ParseLogFormat(log.format).status(); !s.ok()) {
+  if (absl::Status s = ParseLogFormat(config.log.format).status(); !s.ok()) {
     return FieldError("log.format", std::string(s.message()));
   }
-  const persistence::FaultInjectionConfig& faults = persistence.fault_injection;
+  return absl::OkStatus();
+}
+
+// `persistence.fault_injection`.
+absl::Status ValidateFaultInjection(const ServerConfig& config) {
+  const persistence::FaultInjectionConfig& faults = config.persistence.fault_injection;
   if (!(faults.rate >= 0 && faults.rate <= 1)) {
     return FieldError("persistence.fault_injection.rate",
                       absl::StrCat("must be between 0 and 1; got ", faults.rate));
   }
-  if (!dc_redirection_policy.empty() && dc_redirection_policy != "noop" &&
-      dc_redirection_policy != "selected-apis-forwarding" &&
-      dc_redirection_policy != "all-apis-forwarding") {
+  return absl::OkStatus();
+}
+
+// The clusters: `dc_redirection_policy` and `cluster_metadata:`.
+absl::Status ValidateClusters(const ServerConfig& config) {
+  const std::string& policy = config.dc_redirection_policy;
+  if (!policy.empty() && policy != "noop" && policy != "selected-apis-forwarding" &&
+      policy != "all-apis-forwarding") {
     return FieldError("dc_redirection_policy",
                       absl::StrCat("must be noop, selected-apis-forwarding or "
                                    "all-apis-forwarding; got \"",
-                                   dc_redirection_policy, "\""));
+                                   policy, "\""));
   }
-  if (cluster_metadata.has_value()) {
-    if (absl::Status s = cluster_metadata->Validate(); !s.ok()) {
+  if (config.cluster_metadata.has_value()) {
+    if (absl::Status s = config.cluster_metadata->Validate(); !s.ok()) {
       return absl::InvalidArgumentError(absl::StrCat("config ", s.message()));
     }
   }
-  if (absl::Status s = tls.Validate(); !s.ok()) return s;
+  return absl::OkStatus();
+}
+
+// `tls:` and `authorization:`, and what authorization needs of tls.
+absl::Status ValidateSecurity(const ServerConfig& config) {
+  const std::optional<security::AuthorizationConfig>& authorization = config.authorization;
+  if (absl::Status s = config.tls.Validate(); !s.ok()) return s;
   // Calls from other clusters carry the internode certificate and no token: its subject must
   // be let in (security/authz_internode.h).
-  if (authorization.has_value() && tls.internode.has_value()) {
-    if (absl::Status s = security::CheckInternodeSubject(*authorization, *tls.internode); !s.ok()) {
+  if (authorization.has_value() && config.tls.internode.has_value()) {
+    if (absl::Status s = security::CheckInternodeSubject(*authorization, *config.tls.internode);
+        !s.ok()) {
       return s;
     }
   }
   // Hosts of a shared database call each other with its host secret, which skips
   // authorization: in clear, it would give whoever reads the network every permission.
-  if (authorization.has_value() && persistence.engine == "postgres" &&
-      !tls.internode.has_value() && !authorization->plaintext_host_calls) {
+  if (authorization.has_value() && config.persistence.engine == "postgres" &&
+      !config.tls.internode.has_value() && !authorization->plaintext_host_calls) {
     return FieldError(
         "tls.internode",
         "is required with authorization: on a shared database (persistence.engine: postgres): "
         "the hosts' calls to each other carry a secret that skips authorization. Add "
         "tls.internode (cert_file, key_file, ca_file) and tls.frontend, or, only where no one "
         "else can read the network between the hosts, authorization.plaintext_host_calls: true");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ServerConfig::Validate() const {
+  // One section after another, in a fixed order: with several mistakes, the one reported is
+  // always the first of this list.
+  for (absl::Status (*validate)(const ServerConfig&) :
+       {ValidateListen, ValidateMembership, ValidateHistoryShards, ValidatePersistence,
+        ValidateHttpEndpoints, ValidateLimits, ValidateTimerCallbacks, ValidateLog,
+        ValidateFaultInjection, ValidateClusters, ValidateSecurity}) {
+    TOCK_CONFIG_RETURN_IF_ERROR(validate(*this));
   }
   return archival.Validate();
 }
