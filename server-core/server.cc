@@ -638,11 +638,15 @@ class TockServerImpl : public TockServer {
           history_->WakeTimers();  // timers now due fire without waiting
           archiver_->Wake();      // so do archival steps (retention passed, retries due)
           if (schedules_) schedules_->Wake();  // and schedules' actions
-          if (timer_engine_) timer_engine_->Wake();  // and the timer service's callbacks
+          // The timer service's callbacks due fire before the answer, so that a test can
+          // check right after it that one not due has not fired (no sleep that proves nothing).
+          const bool timers_settled =
+              timer_engine_ != nullptr && timer_engine_->WaitForDue(absl::Seconds(10));
           if (!deleted.ok()) return deleted.status();
           tock::admin::v1::AdvanceTimeResponse out;
           *out.mutable_server_time() = ToProtoTime(clock_.Now());
           out.set_runs_deleted_by_retention(*deleted);
+          out.set_timers_settled(timers_settled);
           return out;
         });
   }

@@ -86,6 +86,7 @@ void TimerEngine::Stop() {
     stopping_ = true;
   }
   cv_.notify_all();
+  due_cv_.notify_all();
   {
     std::lock_guard lock(inbox_->mu);
     inbox_->closed = true;
@@ -102,6 +103,27 @@ void TimerEngine::Wake() {
     woken_ = true;
   }
   cv_.notify_all();
+}
+
+bool TimerEngine::WaitForDue(absl::Duration timeout) {
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::nanoseconds(absl::ToInt64Nanoseconds(timeout));
+  std::unique_lock lock(mu_);
+  if (!started_ || stopping_) return false;
+  // A pass under way may have read the clock before it moved: one begun after this call.
+  const uint64_t begun = load_passes_begun_;
+  woken_ = true;
+  cv_.notify_all();
+  if (!due_cv_.wait_until(lock, deadline, [&] { return stopping_ || last_clean_pass_ > begun; }) ||
+      stopping_) {
+    return false;
+  }
+  // What is due is in memory: the firer looks again, and finds nothing due once it fired all.
+  const uint64_t looks = stats_.idle_looks;
+  cv_.notify_all();
+  const bool looked =
+      due_cv_.wait_until(lock, deadline, [&] { return stopping_ || stats_.idle_looks > looks; });
+  return looked && !stopping_;
 }
 
 TimerEngine::Stats TimerEngine::stats() const {
@@ -183,13 +205,20 @@ void TimerEngine::DropShardLocked(int32_t shard) {
 void TimerEngine::LoaderLoop() {
   bool sender_prepared = false;
   for (;;) {
-    LoadAll();
+    uint64_t pass;
+    {
+      std::lock_guard lock(mu_);
+      pass = ++load_passes_begun_;
+    }
+    const bool clean = LoadAll();
     if (!sender_prepared && held() > 0) {  // before the first of them is due, most often
       sender_.Prepare();
       sender_prepared = true;
     }
     std::unique_lock lock(mu_);
     ++stats_.load_passes;
+    if (clean) last_clean_pass_ = pass;
+    due_cv_.notify_all();
     const auto until = std::chrono::steady_clock::now() +
                        std::chrono::nanoseconds(absl::ToInt64Nanoseconds(options_.load_interval));
     cv_.wait_until(lock, until, [&] { return stopping_ || woken_; });
@@ -198,12 +227,13 @@ void TimerEngine::LoaderLoop() {
   }
 }
 
-void TimerEngine::LoadAll() {
+bool TimerEngine::LoadAll() {
   const absl::Time horizon = clock_.Now() + options_.window;
+  bool clean = true;
   for (int32_t shard = 1; shard <= static_cast<int32_t>(windows_.size()); ++shard) {
     {
       std::lock_guard lock(mu_);
-      if (stopping_) return;
+      if (stopping_) return false;
     }
     std::lock_guard load(load_mu_);
     ShardWindow& w = windows_[shard - 1];
@@ -230,6 +260,7 @@ void TimerEngine::LoadAll() {
       if (!rows.ok()) {
         logger_.Warn("loading due timers failed; retried at the next pass",
                      {{"shard", absl::StrCat(shard)}, {"error", rows.status().ToString()}});
+        clean = false;
         break;
       }
       const bool last_page = static_cast<int32_t>(rows->size()) < options_.page;
@@ -244,6 +275,7 @@ void TimerEngine::LoadAll() {
       if (last_page) break;
     }
   }
+  return clean;
 }
 
 void TimerEngine::FirerLoop() {
@@ -252,6 +284,7 @@ void TimerEngine::FirerLoop() {
   while (!stopping_) {
     if (queue_.empty()) {
       ++stats_.idle_looks;
+      due_cv_.notify_all();
       cv_.wait_for(lock, Chrono(kMaxSleep));
       continue;
     }
@@ -259,6 +292,7 @@ void TimerEngine::FirerLoop() {
     const absl::Time first = queue_.begin()->first;
     if (first > now) {  // never before its time
       ++stats_.idle_looks;
+      due_cv_.notify_all();
       cv_.wait_for(lock, Chrono(first - now));
       continue;
     }

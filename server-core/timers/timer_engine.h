@@ -134,6 +134,13 @@ class TimerEngine {
   void OnWritten(const persistence::StoredTimer& timer);
   // The clock moved (time skipping): what is now due fires without waiting.
   void Wake();
+  // Time skipping and tests: wakes the engine and returns once every timer due by the
+  // clock's now (as it is at the call) has been looked at: a load pass begun after the call
+  // has ended without a store error (what is due is in memory), and then the firer has found
+  // nothing due (it recorded and sent, or removed, all that was). A check that a timer has
+  // NOT fired, made after this, so fails when the engine fires early, however slow the
+  // machine. False when `timeout` (real time) passed first or the engine is not running.
+  bool WaitForDue(absl::Duration timeout);
 
   Stats stats() const;
   // Timers held in memory (armed or in flight).
@@ -198,7 +205,8 @@ class TimerEngine {
   void FirerLoop();
   void WriterLoop();
   // One pass over the shards: ownership, then each owned shard's rows up to the horizon.
-  void LoadAll();
+  // False when a store error (or Stop) left a shard's due rows not read.
+  bool LoadAll();
   // Holds load_mu_ (and mu_ inside).
   void Consider(persistence::StoredTimer timer);
   // Under mu_: arms `timer` (replacing an older armed version), or only keeps it as the
@@ -265,6 +273,12 @@ class TimerEngine {
   bool stopping_ = false;
   bool woken_ = false;
   Stats stats_;
+  // WaitForDue's: the loader's passes begun (each reads the clock after it is counted), the
+  // last one that read every owned shard, and the signal that a pass ended or the firer
+  // found nothing due.
+  uint64_t load_passes_begun_ = 0;
+  uint64_t last_clean_pass_ = 0;
+  std::condition_variable due_cv_;
 
   std::shared_ptr<Inbox> inbox_ = std::make_shared<Inbox>();
   std::atomic<bool> started_{false};

@@ -328,10 +328,13 @@ class TimerTimeSkippingTest : public TimerHttpApiTest {
  protected:
   std::vector<std::string> ExtraServerFlags() const override { return {"--enable-time-skipping"}; }
 
-  // Moves the server's clock by `d` (whole milliseconds); its time after the move.
+  // Moves the server's clock by `d` (whole milliseconds); its time after the move. The server
+  // answers once its timer engine has looked at every timer due by then and recorded the
+  // attempts it made (timersSettled), so what has not fired by the answer was not due.
   absl::Time Advance(absl::Duration d) {
     const std::string ms = absl::StrCat(absl::ToInt64Milliseconds(d), "ms");
     json moved = TockJson({"server", "advance-time", ms});
+    EXPECT_TRUE(moved.value("timersSettled", false)) << moved.dump();
     absl::StatusOr<absl::Time> at = ParseTimestamp(moved.value("serverTime", ""), absl::Now());
     EXPECT_TRUE(at.ok()) << moved.dump();
     return at.ok() ? *at : absl::InfinitePast();
@@ -367,9 +370,11 @@ TEST_F(TimerTimeSkippingTest, RetryTimingFollowsThePolicyOnTheServersClock) {
   t["callbackTimeoutSeconds"] = 1;
   Call("create", t, 200);
 
-  // An hour less a second on the server's clock: not due yet, nothing sent.
+  // An hour less a second on the server's clock: not due yet, no attempt recorded (an
+  // attempt is recorded before its callback is sent), nothing sent.
   Advance(due - absl::Seconds(1) - start);
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  json before1 = Call("get", {{"namespace", "default"}, {"timerId", "t-retry"}}, 200);
+  EXPECT_EQ(before1.value("attempts", 0), 0) << "sent before its time: " << before1.dump();
   EXPECT_EQ(receiver_.ReceivedFor("t-retry").size(), 0u) << "sent before its time";
   Advance(absl::Seconds(1));
   json after1 = AfterAttempt("t-retry", 1);
@@ -384,7 +389,9 @@ TEST_F(TimerTimeSkippingTest, RetryTimingFollowsThePolicyOnTheServersClock) {
 
   absl::Time now = Advance(absl::Milliseconds(1));
   now = Advance(next1 - absl::Seconds(1) - now);
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  json before2 = Call("get", {{"namespace", "default"}, {"timerId", "t-retry"}}, 200);
+  EXPECT_EQ(before2.value("attempts", 0), 1)
+      << "retried before the backoff ran out: " << before2.dump();
   EXPECT_EQ(receiver_.ReceivedFor("t-retry").size(), 1u) << "retried before the backoff ran out";
   now = Advance(absl::Seconds(1));
   json after2 = AfterAttempt("t-retry", 2);
