@@ -285,32 +285,23 @@ void HistoryEngine::GetWorkflowHistory(const NamespaceRef& ns,
       if (!close_only) empty.set_next_page_token(req.next_page_token().empty() ? std::to_string(from) : req.next_page_token());
       return done(empty);
     }
-    // Wait for the next commit of this run, then answer afresh (bounded by `limit`).
-    auto once = std::make_shared<std::atomic<bool>>(false);
-    auto wait_id = std::make_shared<std::atomic<uint64_t>>(0);
-    // Runs after this call has returned: it answers through its own copy of done_bytes
-    // (`done` refers to this frame's parameter, gone by then).
-    auto retry = [this, ns, req, deadline, done_bytes, once, wait_id,
-                  run = *run_id](bool expired) {
-      if (once->exchange(true)) return;
-      if (expired) {
-        DropWait(run, wait_id->load());
-        // Nothing new in time: an empty page (the caller asks again from the same place).
-        wf::GetWorkflowExecutionHistoryResponse empty;
-        empty.mutable_history();
-        if (req.history_event_filter_type() != enums::HISTORY_EVENT_FILTER_TYPE_CLOSE_EVENT) {
-          empty.set_next_page_token(req.next_page_token().empty() ? "1" : req.next_page_token());
-        }
-        return done_bytes(WireBytes{empty.SerializeAsString()});
-      }
-      GetWorkflowHistory(ns, req, deadline, done_bytes);
-    };
-    *wait_id = WaitForCommit({ns.id, req.execution().workflow_id(), *run_id},
-                             [retry] { retry(false); });
-    timers_.Schedule(limit, [retry] { retry(true); });
-    // A commit between the read above and the registration would be missed: look again.
-    absl::StatusOr<MutableStateRecord> now = ReadRun({ns.id, req.execution().workflow_id(), *run_id});
-    if (now.ok() && now->next_event_id() != next_event_id) retry(false);
+    // Wait for the next commit of this run, then answer afresh (bounded by `limit`). Runs
+    // after this call has returned: it answers through its own copy of done_bytes (`done`
+    // refers to this frame's parameter, gone by then).
+    AfterNextCommit({ns.id, req.execution().workflow_id(), *run_id}, next_event_id, limit,
+                    [this, ns, req, deadline, done_bytes](bool expired) {
+                      if (!expired) return GetWorkflowHistory(ns, req, deadline, done_bytes);
+                      // Nothing new in time: an empty page (the caller asks again from the
+                      // same place).
+                      wf::GetWorkflowExecutionHistoryResponse empty;
+                      empty.mutable_history();
+                      if (req.history_event_filter_type() !=
+                          enums::HISTORY_EVENT_FILTER_TYPE_CLOSE_EVENT) {
+                        empty.set_next_page_token(
+                            req.next_page_token().empty() ? "1" : req.next_page_token());
+                      }
+                      done_bytes(WireBytes{empty.SerializeAsString()});
+                    });
     return;
   }
 

@@ -149,6 +149,8 @@ HistoryEngine::HistoryEngine(persistence::ExecutionStore& store, ShardController
       parking_(
           activity_of_, timers, clock, [this](const persistence::TimerTaskRow& row) { ArmTimer(row); },
           [this](const persistence::TaskQueueTask& task) { ProcessTransferTask(task); }),
+      queries_(*this, clock, timers),
+      reset_(*this, store, shards, limits_),
       runs_({.max_entries = kMaxCachedRuns, .max_bytes = kMaxCachedRunBytes}),
       id_locks_({.max_entries = kMaxIdLocks, .max_bytes = std::numeric_limits<size_t>::max()}) {}
 
@@ -205,16 +207,7 @@ void HistoryEngine::ReleaseWaiters() {
     history_waiters_.clear();
   }
   for (auto& w : wake) w();
-  std::vector<PendingQuery> queries;
-  {
-    std::lock_guard lock(queries_mu_);
-    for (auto& [id, q] : queries_) queries.push_back(std::move(q));
-    queries_.clear();
-  }
-  for (PendingQuery& q : queries) {
-    timers_.Cancel(q.timer);
-    q.done(absl::UnavailableError("the server is shutting down; query again"));
-  }
+  queries_.ReleaseAll();
 }
 
 absl::Status HistoryEngine::Recover() {
@@ -698,6 +691,66 @@ void HistoryEngine::Publish(persistence::Commit& commit, const std::string& run_
 }
 
 void HistoryEngine::ArmTimer(const persistence::TimerTaskRow& row) { timer_queue_->Add(row); }
+
+absl::StatusOr<MutableStateRecord> HistoryEngine::ReadRun(const RunKey& key) {
+  std::shared_ptr<RunEntry> entry = Entry(key.run_id);
+  std::lock_guard lock(entry->mu);
+  if (const MutableStateRecord* cached = Cached(*entry)) return *cached;
+  absl::StatusOr<MutableStateRecord> loaded =
+      store_.GetRun(key.namespace_id, key.workflow_id, key.run_id);
+  if (!loaded.ok() && loaded.status().code() == absl::StatusCode::kNotFound) {
+    return WithDetail(absl::NotFoundError(absl::StrCat("Workflow execution not found. WorkflowId: ",
+                                                       key.workflow_id, ", RunId: ", key.run_id, ".")),
+                      temporal::api::errordetails::v1::NotFoundFailure());
+  }
+  return loaded;
+}
+
+uint64_t HistoryEngine::WaitForCommit(const RunKey& key, std::function<void()> wake) {
+  const int32_t shard_id = shards_.ShardFor(key.namespace_id, key.workflow_id);
+  std::lock_guard lock(waiters_mu_);
+  uint64_t id = next_wait_id_++;
+  RunWaiters& waiters = history_waiters_[key.run_id];
+  waiters.shard_id = shard_id;
+  waiters.wakes.emplace(id, std::move(wake));
+  return id;
+}
+
+void HistoryEngine::DropWait(const std::string& run_id, uint64_t id) {
+  std::lock_guard lock(waiters_mu_);
+  auto it = history_waiters_.find(run_id);
+  if (it == history_waiters_.end()) return;
+  it->second.wakes.erase(id);
+  if (it->second.wakes.empty()) history_waiters_.erase(it);
+}
+
+void HistoryEngine::AfterNextCommit(const RunKey& key, int64_t seen_next_event_id,
+                                    absl::Time limit, std::function<void(bool expired)> then) {
+  auto once = std::make_shared<std::atomic<bool>>(false);
+  auto wait_id = std::make_shared<std::atomic<uint64_t>>(0);
+  auto call = [this, run_id = key.run_id, once, wait_id, then = std::move(then)](bool expired) {
+    if (once->exchange(true)) return;
+    DropWait(run_id, wait_id->load());
+    then(expired);
+  };
+  *wait_id = WaitForCommit(key, [call] { call(false); });
+  timers_.Schedule(limit, [call] { call(true); });
+  // A commit between the caller's read and the registration would be missed: look again.
+  absl::StatusOr<MutableStateRecord> now = ReadRun(key);
+  if (now.ok() && now->next_event_id() != seen_next_event_id) call(false);
+}
+
+void HistoryEngine::QueryWorkflow(const NamespaceRef& ns, const wf::QueryWorkflowRequest& req,
+                                  absl::Time deadline, QueryDispatcher::Done done) {
+  if (req.query().query_type().empty()) {
+    return done(absl::InvalidArgumentError("QueryType is not set on request."));
+  }
+  absl::StatusOr<std::string> run_id =
+      ResolveRunId(ns.id, req.execution().workflow_id(), req.execution().run_id());
+  if (!run_id.ok()) return done(run_id.status());
+  queries_.Query(ns, {ns.id, req.execution().workflow_id(), *run_id}, req, deadline,
+                 std::move(done));
+}
 
 void HistoryEngine::NotifyHistoryWaiters(const std::string& run_id) {
   std::vector<std::function<void()>> wake;

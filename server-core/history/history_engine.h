@@ -29,7 +29,9 @@
 #include "server-core/history/any_shard.h"
 #include "server-core/history/mutation.h"
 #include "server-core/history/namespace_activity.h"
+#include "server-core/history/queries.h"
 #include "server-core/history/replication_applier.h"
+#include "server-core/history/reset.h"
 #include "server-core/history/request_limits.h"
 #include "server-core/visibility/search_attributes.h"
 #include "server-core/history/run_cache.h"
@@ -46,7 +48,10 @@
 namespace tock::server::history {
 
 // The engine is the AnyShard of the shards this host owns.
-class HistoryEngine : public ShardListener, public AnyShard, private ReplicationApplier::Engine {
+class HistoryEngine : public ShardListener,
+                      public AnyShard,
+                      private ReplicationApplier::Engine,
+                      private QueryDispatcher::Engine {
  public:
   // Whether runs of a namespace (by id) that close now are queued for the archiver; set once
   // at start. Without it nothing is queued.
@@ -181,7 +186,9 @@ class HistoryEngine : public ShardListener, public AnyShard, private Replication
       const NamespaceRef& ns, const persistence::TaskQueueTask& task,
       const std::string& identity) override;
   absl::StatusOr<wf::PollWorkflowTaskQueueResponse> StartQueryTask(
-      const NamespaceRef& ns, const persistence::TaskQueueTask& task) override;
+      const NamespaceRef& ns, const persistence::TaskQueueTask& task) override {
+    return queries_.StartTask(ns, task);
+  }
   absl::StatusOr<wf::StartWorkflowExecutionResponse> StartChildWorkflow(
       const NamespaceRef& ns, const wf::StartWorkflowExecutionRequest& req,
       const tock::persistence::v1::ParentInfo& parent) override;
@@ -217,12 +224,11 @@ class HistoryEngine : public ShardListener, public AnyShard, private Replication
   absl::Status TerminateWorkflow(const NamespaceRef& ns,
                                  const wf::TerminateWorkflowExecutionRequest& req) override;
 
-  // ResetWorkflowExecution (reset.cc): a new run from the base run's history up to a
-  // workflow task, checked and built first, then written in one commit with the workflow's
-  // current run terminated if it runs. A retry with the request id of the reset that made
-  // the current run answers that run.
+  // ResetWorkflowExecution (the WorkflowReset, reset.h).
   absl::StatusOr<wf::ResetWorkflowExecutionResponse> ResetWorkflow(
-      const NamespaceRef& ns, const wf::ResetWorkflowExecutionRequest& req);
+      const NamespaceRef& ns, const wf::ResetWorkflowExecutionRequest& req) {
+    return reset_.Reset(ns, req);
+  }
 
   // Terminates the run if it is open, then removes it and its history (client_ops.cc).
   absl::Status DeleteWorkflow(const NamespaceRef& ns, const wf::DeleteWorkflowExecutionRequest& req);
@@ -251,12 +257,14 @@ class HistoryEngine : public ShardListener, public AnyShard, private Replication
   void GetWorkflowHistory(const NamespaceRef& ns, const wf::GetWorkflowExecutionHistoryRequest& req,
                           absl::Time deadline, std::function<void(absl::StatusOr<WireBytes>)> done);
 
-  // Queries (queries.cc; reference/sdk_protocol.md §4): answered by a worker through a
-  // legacy query task once the run has no workflow task in flight; at most 30 s.
+  // Queries (the QueryDispatcher, queries.h): answered by a worker through a legacy query
+  // task once the run has no workflow task in flight; at most 30 s.
   void QueryWorkflow(const NamespaceRef& ns, const wf::QueryWorkflowRequest& req, absl::Time deadline,
-                     std::function<void(absl::StatusOr<wf::QueryWorkflowResponse>)> done);
+                     QueryDispatcher::Done done);
   absl::Status RespondQueryTaskCompleted(const NamespaceRef& ns,
-                                         const wf::RespondQueryTaskCompletedRequest& req);
+                                         const wf::RespondQueryTaskCompletedRequest& req) {
+    return queries_.Complete(ns, req);
+  }
 
   // Workflow updates (updates.cc; Temporal's update protocol). An update is admitted in
   // memory, delivered to the worker as a protocol message with the run's next workflow task,
@@ -340,7 +348,7 @@ class HistoryEngine : public ShardListener, public AnyShard, private Replication
   absl::Status ReloadShard(int32_t shard_id);
   absl::StatusOr<std::string> ResolveRunId(const std::string& namespace_id,
                                            const std::string& workflow_id,
-                                           const std::string& run_id);
+                                           const std::string& run_id) override;
   // Loads the run under its lock, applies `mutate`, commits, then runs the post-commit
   // effects. `mutate` returning an error aborts (nothing written) unless it is
   // kCommitThenFail, which commits and then returns the error (UnhandledCommand).
@@ -427,7 +435,8 @@ class HistoryEngine : public ShardListener, public AnyShard, private Replication
                                               absl::Time now);
   void Publish(persistence::Commit& commit, const std::string& run_id);
   void ArmTimer(const persistence::TimerTaskRow& row);
-  absl::StatusOr<std::vector<persistence::HistoryEvent>> ReadHistory(const MutableStateRecord& s);
+  absl::StatusOr<std::vector<persistence::HistoryEvent>> ReadHistory(
+      const MutableStateRecord& s) override;
 
   // RespondWorkflowTaskCompleted's commands, in order (workflow_task_commands.cc).
   // What a workflow task completion does to updates: applied to the registry once committed.
@@ -473,20 +482,15 @@ class HistoryEngine : public ShardListener, public AnyShard, private Replication
   // when the run's shard is given up (its commits now happen on another host).
   uint64_t WaitForCommit(const RunKey& key, std::function<void()> wake);
   void DropWait(const std::string& run_id, uint64_t id);
+  // Calls `then(expired)` once: after the run's next commit (false), or at `limit` (true).
+  // `seen_next_event_id` is the run's next event id as the caller read it: a commit since
+  // then calls `then` at once.
+  void AfterNextCommit(const RunKey& key, int64_t seen_next_event_id, absl::Time limit,
+                       std::function<void(bool expired)> then) override;
   // The run's state as last committed (for reads).
-  absl::StatusOr<MutableStateRecord> ReadRun(const RunKey& key);
-
-  struct PendingQuery {
-    std::function<void(absl::StatusOr<wf::QueryWorkflowResponse>)> done;
-    temporal::api::query::v1::WorkflowQuery query;
-    RunKey key;
-    TimerThread::Id timer = 0;
-  };
-  void DispatchQuery(const NamespaceRef& ns, const RunKey& key, const wf::QueryWorkflowRequest& req,
-                     absl::Time deadline,
-                     std::function<void(absl::StatusOr<wf::QueryWorkflowResponse>)> done);
-  std::mutex queries_mu_;
-  std::unordered_map<std::string, PendingQuery> queries_;
+  absl::StatusOr<MutableStateRecord> ReadRun(const RunKey& key) override;
+  void QueueTask(persistence::TaskQueueTask task) override { task_sink_(std::move(task)); }
+  bool ShuttingDown() override { return releasing_waiters_.load(); }
 
   // Updates not yet accepted live here only (like Temporal's registry: a restart loses them
   // and the caller's retry admits them again); accepted ones are in the run's state.
@@ -505,7 +509,7 @@ class HistoryEngine : public ShardListener, public AnyShard, private Replication
   // change wrote nothing).
   std::optional<SpeculativeTask> TakeSpeculative(const std::string& run_id);
   void PutSpeculative(const std::string& run_id, SpeculativeTask task);
-  bool HasSpeculative(const std::string& run_id);
+  bool HasSpeculative(const std::string& run_id) override;
   // Under the run's lock, on a running run with no workflow task: a speculative task for the
   // updates admitted (kept by `tx`); returns the task for matching, to queue once decided.
   persistence::TaskQueueTask MakeSpeculative(RunTransaction& tx);
@@ -567,15 +571,14 @@ class HistoryEngine : public ShardListener, public AnyShard, private Replication
   ReplicationApplier replication_;
   // Timers and transfer tasks of namespaces standby here, until they are active here.
   StandbyParking parking_;
+  QueryDispatcher queries_;
+  WorkflowReset reset_;
 
   // ReplicationApplier::Engine: what the applier needs of the engine.
   absl::Status WriteReplicated(const RunKey& key, const ReplicatedBuild& build) override;
-  absl::Status WriteOwn(const NamespaceRef& ns, const RunKey& key, const Mutation& mutate) override {
+  absl::Status MutateRun(const NamespaceRef& ns, const RunKey& key,
+                         const Mutation& mutate) override {
     return Mutate(ns, key, mutate);
-  }
-  absl::StatusOr<std::string> CurrentRunId(const std::string& namespace_id,
-                                           const std::string& workflow_id) override {
-    return ResolveRunId(namespace_id, workflow_id, "");
   }
   NamespaceActivity Activity(const std::string& namespace_id) override {
     return activity_of_ ? activity_of_(namespace_id) : NamespaceActivity{};

@@ -1,11 +1,8 @@
-// Queries through legacy query tasks (reference/sdk_protocol.md §4, rules 1, 2, 4 and 6):
-// a query waits while the run has a workflow task scheduled or started, then goes to the
-// workflow's task queue as a query task (in memory only: a query is not durable) carrying
-// the full history; the worker answers with RespondQueryTaskCompleted.
+#include "server-core/history/queries.h"
+
 #include "absl/strings/str_cat.h"
 #include "lib/common/ids.h"
 #include "lib/common/status.h"
-#include "server-core/history/history_engine.h"
 #include "server-core/history/task_token.h"
 #include "temporal/api/errordetails/v1/message.pb.h"
 
@@ -14,6 +11,8 @@ namespace {
 
 namespace enums = temporal::api::enums::v1;
 constexpr absl::Duration kMaxQueryWait = absl::Seconds(30);
+constexpr char kNotAnswered[] =
+    "the query was not answered in time: is a worker polling the workflow's task queue?";
 
 bool Rejects(enums::QueryRejectCondition condition, enums::WorkflowExecutionStatus status) {
   if (status == enums::WORKFLOW_EXECUTION_STATUS_RUNNING) return false;
@@ -24,58 +23,18 @@ bool Rejects(enums::QueryRejectCondition condition, enums::WorkflowExecutionStat
 
 }  // namespace
 
-absl::StatusOr<MutableStateRecord> HistoryEngine::ReadRun(const RunKey& key) {
-  std::shared_ptr<RunEntry> entry = Entry(key.run_id);
-  std::lock_guard lock(entry->mu);
-  if (const MutableStateRecord* cached = Cached(*entry)) return *cached;
-  absl::StatusOr<MutableStateRecord> loaded =
-      store_.GetRun(key.namespace_id, key.workflow_id, key.run_id);
-  if (!loaded.ok() && loaded.status().code() == absl::StatusCode::kNotFound) {
-    return WithDetail(absl::NotFoundError(absl::StrCat("Workflow execution not found. WorkflowId: ",
-                                                       key.workflow_id, ", RunId: ", key.run_id, ".")),
-                      temporal::api::errordetails::v1::NotFoundFailure());
-  }
-  return loaded;
+void QueryDispatcher::Query(const NamespaceRef& ns, const RunKey& key,
+                            const wf::QueryWorkflowRequest& req, absl::Time deadline, Done done) {
+  Dispatch(ns, key, req, std::min(deadline, clock_.Now() + kMaxQueryWait), std::move(done));
 }
 
-uint64_t HistoryEngine::WaitForCommit(const RunKey& key, std::function<void()> wake) {
-  const int32_t shard_id = shards_.ShardFor(key.namespace_id, key.workflow_id);
-  std::lock_guard lock(waiters_mu_);
-  uint64_t id = next_wait_id_++;
-  RunWaiters& waiters = history_waiters_[key.run_id];
-  waiters.shard_id = shard_id;
-  waiters.wakes.emplace(id, std::move(wake));
-  return id;
-}
-
-void HistoryEngine::DropWait(const std::string& run_id, uint64_t id) {
-  std::lock_guard lock(waiters_mu_);
-  auto it = history_waiters_.find(run_id);
-  if (it == history_waiters_.end()) return;
-  it->second.wakes.erase(id);
-  if (it->second.wakes.empty()) history_waiters_.erase(it);
-}
-
-void HistoryEngine::QueryWorkflow(
-    const NamespaceRef& ns, const wf::QueryWorkflowRequest& req, absl::Time deadline,
-    std::function<void(absl::StatusOr<wf::QueryWorkflowResponse>)> done) {
-  if (req.query().query_type().empty()) {
-    return done(absl::InvalidArgumentError("QueryType is not set on request."));
-  }
-  absl::StatusOr<std::string> run_id =
-      ResolveRunId(ns.id, req.execution().workflow_id(), req.execution().run_id());
-  if (!run_id.ok()) return done(run_id.status());
-  DispatchQuery(ns, {ns.id, req.execution().workflow_id(), *run_id}, req,
-                std::min(deadline, clock_.Now() + kMaxQueryWait), std::move(done));
-}
-
-void HistoryEngine::DispatchQuery(
-    const NamespaceRef& ns, const RunKey& key, const wf::QueryWorkflowRequest& req,
-    absl::Time deadline, std::function<void(absl::StatusOr<wf::QueryWorkflowResponse>)> done) {
-  if (releasing_waiters_.load()) {
+void QueryDispatcher::Dispatch(const NamespaceRef& ns, const RunKey& key,
+                               const wf::QueryWorkflowRequest& req, absl::Time deadline,
+                               Done done) {
+  if (engine_.ShuttingDown()) {
     return done(absl::UnavailableError("the server is shutting down; query again"));
   }
-  absl::StatusOr<MutableStateRecord> state = ReadRun(key);
+  absl::StatusOr<MutableStateRecord> state = engine_.ReadRun(key);
   if (!state.ok()) return done(state.status());
   const auto status = state->execution().status();
   if (Rejects(req.query_reject_condition(), status)) {
@@ -83,71 +42,65 @@ void HistoryEngine::DispatchQuery(
     out.mutable_query_rejected()->set_status(status);
     return done(out);
   }
-  if (clock_.Now() >= deadline) {
-    return done(absl::DeadlineExceededError(
-        "the query was not answered in time: is a worker polling the workflow's task queue?"));
-  }
-  if (state->workflow_task().scheduled_event_id() != 0 || HasSpeculative(key.run_id) ||
+  if (clock_.Now() >= deadline) return done(absl::DeadlineExceededError(kNotAnswered));
+  if (state->workflow_task().scheduled_event_id() != 0 || engine_.HasSpeculative(key.run_id) ||
       state->last_completed_workflow_task_started_event_id() == 0) {
     // A workflow task is in flight (or none ever ran): ask again after the next commit.
-    auto once = std::make_shared<std::atomic<bool>>(false);
-    auto wait_id = std::make_shared<std::atomic<uint64_t>>(0);
-    auto again = [this, ns, key, req, deadline, done, once, wait_id] {
-      if (once->exchange(true)) return;
-      DropWait(key.run_id, wait_id->load());
-      DispatchQuery(ns, key, req, deadline, done);
-    };
-    *wait_id = WaitForCommit(key, again);
-    timers_.Schedule(deadline, again);
-    // A commit between the read above and the registration would be missed: look again.
-    absl::StatusOr<MutableStateRecord> now = ReadRun(key);
-    if (now.ok() && now->next_event_id() != state->next_event_id()) again();
+    engine_.AfterNextCommit(key, state->next_event_id(), deadline,
+                            [this, ns, key, req, deadline, done](bool) {
+                              Dispatch(ns, key, req, deadline, done);
+                            });
     return;
   }
+  SendTask(ns, key, *state, req, deadline, std::move(done));
+}
 
+void QueryDispatcher::SendTask(const NamespaceRef& ns, const RunKey& key,
+                               const MutableStateRecord& state,
+                               const wf::QueryWorkflowRequest& req, absl::Time deadline,
+                               Done done) {
   const std::string query_id = NewUuid();
   TimerThread::Id timer = timers_.Schedule(deadline, [this, query_id] {
-    std::function<void(absl::StatusOr<wf::QueryWorkflowResponse>)> expired;
+    Done expired;
     {
-      std::lock_guard lock(queries_mu_);
-      auto it = queries_.find(query_id);
-      if (it == queries_.end()) return;
+      std::lock_guard lock(mu_);
+      auto it = pending_.find(query_id);
+      if (it == pending_.end()) return;
       expired = std::move(it->second.done);
-      queries_.erase(it);
+      pending_.erase(it);
     }
-    expired(absl::DeadlineExceededError(
-        "the query was not answered in time: is a worker polling the workflow's task queue?"));
+    expired(absl::DeadlineExceededError(kNotAnswered));
   });
   {
-    std::lock_guard lock(queries_mu_);
-    queries_[query_id] = PendingQuery{std::move(done), req.query(), key, timer};
+    std::lock_guard lock(mu_);
+    pending_[query_id] = Pending{std::move(done), req.query(), key, timer};
   }
   persistence::TaskQueueTask task;
   task.namespace_id = ns.id;
-  task.task_queue = state->execution().task_queue();
+  task.task_queue = state.execution().task_queue();
   task.kind = persistence::TaskKind::kWorkflow;
   task.task.set_kind(tock::persistence::v1::TransferTask::KIND_QUERY);
   task.task.set_namespace_id(ns.id);
   task.task.set_workflow_id(key.workflow_id);
   task.task.set_run_id(key.run_id);
   task.task.set_query_id(query_id);
-  task_sink_(std::move(task));
+  engine_.QueueTask(std::move(task));
 }
 
-absl::StatusOr<wf::PollWorkflowTaskQueueResponse> HistoryEngine::StartQueryTask(
+absl::StatusOr<wf::PollWorkflowTaskQueueResponse> QueryDispatcher::StartTask(
     const NamespaceRef& ns, const persistence::TaskQueueTask& task) {
   temporal::api::query::v1::WorkflowQuery query;
   RunKey key;
   {
-    std::lock_guard lock(queries_mu_);
-    auto it = queries_.find(task.task.query_id());
-    if (it == queries_.end()) return absl::NotFoundError("Query not found.");
+    std::lock_guard lock(mu_);
+    auto it = pending_.find(task.task.query_id());
+    if (it == pending_.end()) return absl::NotFoundError("Query not found.");
     query = it->second.query;
     key = it->second.key;
   }
-  absl::StatusOr<MutableStateRecord> state = ReadRun(key);
+  absl::StatusOr<MutableStateRecord> state = engine_.ReadRun(key);
   if (!state.ok()) return state.status();
-  absl::StatusOr<std::vector<HistoryEvent>> events = ReadHistory(*state);
+  absl::StatusOr<std::vector<HistoryEvent>> events = engine_.ReadHistory(*state);
   if (!events.ok()) return events.status();
   const auto& exec = state->execution();
   TaskToken token;
@@ -170,19 +123,19 @@ absl::StatusOr<wf::PollWorkflowTaskQueueResponse> HistoryEngine::StartQueryTask(
   return out;
 }
 
-absl::Status HistoryEngine::RespondQueryTaskCompleted(
+absl::Status QueryDispatcher::Complete(
     const NamespaceRef& ns, const wf::RespondQueryTaskCompletedRequest& req) {
   absl::StatusOr<TaskToken> token = DecodeTaskTokenFor(req.task_token(), ns.id);
   if (!token.ok()) return token.status();
-  PendingQuery pending;
+  Pending pending;
   {
-    std::lock_guard lock(queries_mu_);
-    auto it = queries_.find(token->query_id());
-    if (token->query_id().empty() || it == queries_.end()) {
+    std::lock_guard lock(mu_);
+    auto it = pending_.find(token->query_id());
+    if (token->query_id().empty() || it == pending_.end()) {
       return absl::NotFoundError("Query not found.");
     }
     pending = std::move(it->second);
-    queries_.erase(it);
+    pending_.erase(it);
   }
   timers_.Cancel(pending.timer);
   if (req.completed_type() == enums::QUERY_RESULT_TYPE_ANSWERED) {
@@ -195,6 +148,19 @@ absl::Status HistoryEngine::RespondQueryTaskCompleted(
     pending.done(WithDetail(absl::InvalidArgumentError(req.error_message()), detail));
   }
   return absl::OkStatus();
+}
+
+void QueryDispatcher::ReleaseAll() {
+  std::vector<Pending> released;
+  {
+    std::lock_guard lock(mu_);
+    for (auto& [id, q] : pending_) released.push_back(std::move(q));
+    pending_.clear();
+  }
+  for (Pending& q : released) {
+    timers_.Cancel(q.timer);
+    q.done(absl::UnavailableError("the server is shutting down; query again"));
+  }
 }
 
 }  // namespace tock::server::history

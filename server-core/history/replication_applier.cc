@@ -430,7 +430,7 @@ absl::Status ReplicationApplier::FlushBuffered(const RunKey& key) {
   ns.id = key.namespace_id;
   ns.failover_version = *last_version;
   ns.conflict_resolution = true;
-  return engine_.WriteOwn(ns, key, [&](RunTransaction& tx) -> absl::Status {
+  return engine_.MutateRun(ns, key, [&](RunTransaction& tx) -> absl::Status {
     if (tx.state().buffered_events_size() == 0) return NothingToWrite();
     if (tx.WorkflowTaskStarted()) {
       FailWorkflowTaskForFailover(tx);
@@ -467,7 +467,7 @@ absl::Status ReplicationApplier::SuppressRun(const RunKey& key, int64_t by_versi
   auto* payload = details.add_payloads();
   (*payload->mutable_metadata())["encoding"] = "json/plain";
   payload->set_data(absl::StrCat("\"terminated by version: ", by_version, "\""));
-  absl::Status s = engine_.WriteOwn(ns, key, [&](RunTransaction& tx) {
+  absl::Status s = engine_.MutateRun(ns, key, [&](RunTransaction& tx) {
     if (tx.IsOpen()) {
       tx.Terminate("Terminate Workflow Due To Version Conflict.", details, kHistoryServiceIdentity);
     }
@@ -597,9 +597,9 @@ absl::Status ReplicationApplier::ReadmitUpdate(const NamespaceRef& ns,
           ? e.workflow_execution_update_admitted_event_attributes().request()
           : e.workflow_execution_update_accepted_event_attributes().accepted_request();
   const std::string& update_id = request.meta().update_id();
-  absl::StatusOr<std::string> run_id = engine_.CurrentRunId(ns.id, workflow_id);
+  absl::StatusOr<std::string> run_id = engine_.ResolveRunId(ns.id, workflow_id, "");
   if (!run_id.ok()) return run_id.status();
-  return engine_.WriteOwn(ns, {ns.id, workflow_id, *run_id}, [&](RunTransaction& tx) -> absl::Status {
+  return engine_.MutateRun(ns, {ns.id, workflow_id, *run_id}, [&](RunTransaction& tx) -> absl::Status {
     if (!tx.IsOpen()) return absl::NotFoundError("Workflow execution already completed.");
     // The winner has an update of that id already: Temporal does not reapply it.
     if (tx.state().updates().count(update_id) > 0) return absl::OkStatus();

@@ -2,9 +2,9 @@
 // (Temporal's history replicator and activity state replicator, reference/replication.md
 // §3.5, §3.7), and applies again what a losing branch received from outside (§3.5 step 6).
 //
-// The applier decides; the engine writes. It needs four things of the engine (Engine): a
-// replicated write under the run's lock, a write of this cluster's own, the workflow's
-// current run, and the namespace's activity; and this host's shards (AnyShard) for the
+// The applier decides; the engine writes. It needs of the engine (Engine) a replicated write
+// under the run's lock and the namespace's activity besides RunAccess (a write of this
+// cluster's own, the workflow's current run); and this host's shards (AnyShard) for the
 // signals, cancel requests and terminations it applies again.
 //
 // Thread safety: safe from any thread; a run's changes are serialised by the engine's lock.
@@ -44,9 +44,8 @@ using ReapplyForwarder = std::function<absl::Status(
 
 class ReplicationApplier {
  public:
-  class Engine {
+  class Engine : public virtual RunAccess {
    public:
-    virtual ~Engine() = default;
     // Under the run's lock, `build` gets the run's state as last committed (none when the
     // run is not here) and fills `commit`; nothing is written when it fails or leaves
     // commit.runs empty. The commit is written as another cluster's (not sent on again), the
@@ -54,11 +53,6 @@ class ReplicationApplier {
     using ReplicatedBuild = std::function<absl::Status(std::optional<MutableStateRecord>& state,
                                                        persistence::Commit& commit)>;
     virtual absl::Status WriteReplicated(const RunKey& key, const ReplicatedBuild& build) = 0;
-    // A change of this cluster's own (HistoryEngine::Mutate): sent on to the other clusters.
-    virtual absl::Status WriteOwn(const NamespaceRef& ns, const RunKey& key,
-                                  const Mutation& mutate) = 0;
-    virtual absl::StatusOr<std::string> CurrentRunId(const std::string& namespace_id,
-                                                     const std::string& workflow_id) = 0;
     virtual NamespaceActivity Activity(const std::string& namespace_id) = 0;
   };
 

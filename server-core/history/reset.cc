@@ -1,27 +1,5 @@
-// ResetWorkflowExecution, with Temporal's rules (service/history/api/resetworkflow,
-// ndc/workflow_resetter): a new run whose history is the base run's up to the workflow task
-// the reset point ends (the point is the event after its WorkflowTaskScheduled or
-// WorkflowTaskStarted), that task failed with cause RESET_WORKFLOW, the base run's signals
-// and accepted updates after the point reapplied (unless the reapply type says not; updates
-// as WorkflowExecutionUpdateAdmitted events), and a new workflow task. The new run becomes
-// the workflow's current run.
-//
-// Everything is checked and the new run built before anything is written, and then one
-// commit writes it all (Temporal's workflow_resetter persistToDB): the workflow's current
-// run terminated if it runs (the base run itself, or, when an older run is reset, the run
-// that is current now), the base run's record of the reset, and the new run. So a refused
-// reset, or a commit that fails, leaves the current run as it was.
-//
-// A reset is answered once per request id (Temporal's "dedup by requestID"): the new run is
-// started with the reset's request id, and a reset whose request id started the workflow's
-// current run answers that run and changes nothing (a retry of a reset that committed).
-//
-// The new run's state is rebuilt from the copied events: activities scheduled and not closed
-// by the point are scheduled again (attempt 1, from now), timers started and not fired or
-// cancelled fire when they would have (at once if that has passed), upserted search
-// attributes and memo are those of the point. A point with a child workflow, or a signal or
-// cancel request to another workflow, still pending is refused (as Temporal's resetter long
-// did): resetting to a later workflow task avoids them.
+#include "server-core/history/reset.h"
+
 #include <algorithm>
 #include <map>
 #include <memory>
@@ -35,7 +13,6 @@
 #include "lib/common/proto_time.h"
 #include "lib/common/time_format.h"
 #include "server-core/history/activity_timeouts.h"
-#include "server-core/history/history_engine.h"
 
 namespace tock::server::history {
 namespace {
@@ -402,11 +379,11 @@ absl::StatusOr<std::unique_ptr<RunTransaction>> BuildResetRun(const ResetSource&
 
 }  // namespace
 
-absl::StatusOr<wf::ResetWorkflowExecutionResponse> HistoryEngine::ResetWorkflow(
+absl::StatusOr<wf::ResetWorkflowExecutionResponse> WorkflowReset::Reset(
     const NamespaceRef& ns, const wf::ResetWorkflowExecutionRequest& req) {
   const std::string& workflow_id = req.workflow_execution().workflow_id();
   absl::StatusOr<std::string> base_run_id =
-      ResolveRunId(ns.id, workflow_id, req.workflow_execution().run_id());
+      runs_.ResolveRunId(ns.id, workflow_id, req.workflow_execution().run_id());
   if (!base_run_id.ok()) return base_run_id.status();
   if (req.reason().size() > limits_.max_id_length * 4) {
     return absl::InvalidArgumentError("Reason exceeds length limit.");
@@ -425,26 +402,46 @@ absl::StatusOr<wf::ResetWorkflowExecutionResponse> HistoryEngine::ResetWorkflow(
     out.set_run_id(current->run_id);
     return out;
   }
+  absl::StatusOr<std::optional<MutableStateRecord>> older_base =
+      ReadOlderBase(ns, workflow_id, *base_run_id, current->run_id);
+  if (!older_base.ok()) return older_base.status();
+  const std::string new_run_id = NewUuid();
+  if (absl::Status s = Commit(ns, req, current->run_id, *older_base, new_run_id, request_id);
+      !s.ok()) {
+    return s;
+  }
+  out.set_run_id(new_run_id);
+  return out;
+}
+
+absl::StatusOr<std::optional<MutableStateRecord>> WorkflowReset::ReadOlderBase(
+    const NamespaceRef& ns, const std::string& workflow_id, const std::string& base_run_id,
+    const std::string& current_run_id) {
+  if (base_run_id == current_run_id) return std::nullopt;
   // An older run than the current one: it is closed, so its state and history stay as read
   // here, and its write in the commit checks that it did not change.
-  std::optional<MutableStateRecord> older_base;
-  if (*base_run_id != current->run_id) {
-    absl::StatusOr<MutableStateRecord> base = ReadRun({ns.id, workflow_id, *base_run_id});
-    if (!base.ok()) return base.status();
-    if (base->execution().zombie() ||
-        base->execution().status() == enums::WORKFLOW_EXECUTION_STATUS_RUNNING) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "run ", *base_run_id, " of workflow ", workflow_id,
-          " is not the workflow's current run and has not closed; only a closed older run, or "
-          "the current run, can be reset"));
-    }
-    older_base = std::move(*base);
+  absl::StatusOr<MutableStateRecord> base = runs_.ReadRun({ns.id, workflow_id, base_run_id});
+  if (!base.ok()) return base.status();
+  if (base->execution().zombie() ||
+      base->execution().status() == enums::WORKFLOW_EXECUTION_STATUS_RUNNING) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "run ", base_run_id, " of workflow ", workflow_id,
+        " is not the workflow's current run and has not closed; only a closed older run, or "
+        "the current run, can be reset"));
   }
-  const std::string new_run_id = NewUuid();
-  // The commit is the current run's change (Mutate locks it: a running current run is ended
-  // with all of Mutate's care), carrying the new run and, for an older base, its record.
-  absl::Status s =
-      Mutate(ns, {ns.id, workflow_id, current->run_id}, [&](RunTransaction& tx) -> absl::Status {
+  return std::move(*base);
+}
+
+absl::Status WorkflowReset::Commit(const NamespaceRef& ns,
+                                   const wf::ResetWorkflowExecutionRequest& req,
+                                   const std::string& current_run_id,
+                                   const std::optional<MutableStateRecord>& older_base,
+                                   const std::string& new_run_id, const std::string& request_id) {
+  // The current run's change (MutateRun locks it: a running current run is ended with all of
+  // Mutate's care), carrying the new run and, for an older base, its record.
+  const std::string& workflow_id = req.workflow_execution().workflow_id();
+  return runs_.MutateRun(
+      ns, {ns.id, workflow_id, current_run_id}, [&](RunTransaction& tx) -> absl::Status {
         const MutableStateRecord& base = older_base ? *older_base : tx.state();
         absl::StatusOr<std::unique_ptr<RunTransaction>> next = BuildResetRun(
             {req, base, new_run_id, request_id}, store_, shards_, tx.now(), ns.failover_version);
@@ -461,9 +458,6 @@ absl::StatusOr<wf::ResetWorkflowExecutionResponse> HistoryEngine::ResetWorkflow(
         tx.SetFollowingRun(std::move(*next));
         return absl::OkStatus();
       });
-  if (!s.ok()) return s;
-  out.set_run_id(new_run_id);
-  return out;
 }
 
 }  // namespace tock::server::history
