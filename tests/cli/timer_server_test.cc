@@ -17,12 +17,14 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "lib/common/proto_time.h"
 #include "lib/common/time_format.h"
 #include "server-core/persistence/persistence.h"
 #include "server-core/timers/callback_signature.h"
 #include "tests/support/callback_receiver.h"
 #include "tests/support/postgres_server.h"
 #include "tests/support/process.h"
+#include "tock/admin/v1/service.grpc.pb.h"
 #include "tock/timer/v1/service.grpc.pb.h"
 
 namespace tock::testing {
@@ -48,6 +50,23 @@ grpc::Status CreateTimer(tv1::TimerService::Stub& stub, const std::string& id, a
   grpc::ClientContext ctx;
   ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
   return stub.CreateTimer(&ctx, req, &resp);
+}
+
+// AdminService.AdvanceTime by `d` on a server started with --enable-time-skipping: it answers
+// once the server's timer engine has looked at every timer due by its clock's new now
+// (timers_settled), each attempt it made recorded and handed to its sender. A check that
+// something was NOT done by then, made after it, needs no sleep.
+bool AdvanceAndSettleTimers(const std::string& address, absl::Duration d) {
+  auto admin = tock::admin::v1::AdminService::NewStub(
+      grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+  tock::admin::v1::AdvanceTimeRequest req;
+  *req.mutable_duration() = ToProtoDuration(d);
+  tock::admin::v1::AdvanceTimeResponse resp;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+  grpc::Status s = admin->AdvanceTime(&ctx, req, &resp);
+  EXPECT_TRUE(s.ok()) << s.error_message();
+  return s.ok() && resp.timers_settled();
 }
 
 absl::StatusOr<tv1::Timer> GetTimer(tv1::TimerService::Stub& stub, const std::string& id) {
@@ -211,7 +230,8 @@ TEST(TimerServer, AStaleOwnerWritesAndSendsNothing) {
   CallbackReceiver receiver;
   ASSERT_TRUE(receiver.Start().ok());
   ServerProcess server(TOCK_SERVER_BIN);
-  ASSERT_TRUE(server.Start({"--config", config})) << server.error();
+  // Time skipping for its AdvanceTime, which answers once the due timers were looked at.
+  ASSERT_TRUE(server.Start({"--config", config, "--enable-time-skipping"})) << server.error();
   auto stub = Stub(server.address());
 
   persistence::PersistenceConfig pc;
@@ -254,7 +274,10 @@ TEST(TimerServer, AStaleOwnerWritesAndSendsNothing) {
   // The timers of the shards kept fire (all are due at the same instant, so the server
   // reached the others' time too) ...
   ASSERT_TRUE(receiver.WaitForCount(on_kept.size(), absl::Seconds(60)));
-  absl::SleepFor(absl::Seconds(1));
+  // What the engine does in the next 10 s of its clock (a retry, a timer armed again) is done
+  // when the advance answers: an attempt on a taken shard would be recorded and handed to the
+  // sender by then. (Shard ownership keeps real time: the heartbeat is 2 m away.)
+  ASSERT_TRUE(AdvanceAndSettleTimers(server.address(), absl::Seconds(10)));
   for (const ReceivedCallback& r : receiver.Received()) {
     EXPECT_TRUE(on_kept.count(r.id)) << r.id << " was sent by a server that lost its shard";
     EXPECT_GE(r.arrived_at, at);
