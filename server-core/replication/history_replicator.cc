@@ -391,40 +391,110 @@ int HistoryReplicator::DlqBudget(const absl::Status& error, const std::string& n
   return kDlqAttempts;
 }
 
-absl::Status HistoryReplicator::ApplyShard(const persistence::RemoteClusterRecord& remote,
-                                           const adm::ReplicationMessages& shard) {
-  const std::pair<std::string, int32_t> key{remote.name(), shard.shard_id()};
+// What one pulled shard's tasks have done so far: ApplyShard's steps share it, and the last
+// one stores it in the shard's progress.
+struct HistoryReplicator::ShardPass {
+  ShardPass(const persistence::RemoteClusterRecord& remote, const adm::ReplicationMessages& shard)
+      : remote(remote),
+        shard(shard),
+        key(remote.name(), shard.shard_id()),
+        through(shard.last_retrieved_message_id()) {}
+
+  // Where the cursor may go when the tasks from order[i] on are left for the next pull: just
+  // before the lowest of them (in the source's order, order[i] itself).
+  int64_t BeforeRest(size_t i) const {
+    int64_t lowest = order[i]->task_id();
+    for (size_t j = i + 1; j < order.size(); ++j) lowest = std::min(lowest, order[j]->task_id());
+    return lowest - 1;
+  }
+  // The task the cursor waited on is done (applied or stored in the DLQ).
+  void Done(int64_t task_id) {
+    if (failing_task_id == task_id) failing_task_id = 0, failed_attempts = 0;
+  }
+
+  const persistence::RemoteClusterRecord& remote;
+  const adm::ReplicationMessages& shard;
+  const std::pair<std::string, int32_t> key;
+  // The task the cursor waits on, if any, and how many times it failed (ShardProgress).
   int64_t failing_task_id = 0;
   int failed_attempts = 0;
-  {
-    std::lock_guard lock(mu_);
-    const ShardProgress& p = progress_[key];
-    failing_task_id = p.failing_task_id;
-    failed_attempts = p.failed_attempts;
-  }
   // Where the cursor goes: past every task applied or stored in the DLQ.
-  std::optional<int64_t> through = shard.last_retrieved_message_id();
+  std::optional<int64_t> through;
   int64_t applied = 0;
   int64_t dlqd = 0;
   std::string error;
   absl::Status failed;
   // The workflows with tasks in this shard's DLQ (read once a pull: almost always none).
   std::set<std::pair<std::string, std::string>> in_dlq;
-  if (!shard.tasks().empty()) {
-    absl::StatusOr<std::vector<std::pair<std::string, std::string>>> listed =
-        replication_.ReplicationDlqWorkflows(remote.name(), shard.shard_id());
-    if (!listed.ok()) {
-      failed = listed.status();
-      error = absl::StrCat("reading the DLQ failed: ", listed.status().message());
-      through = std::nullopt;  // nothing was tried: the cursor stays
-    } else {
-      in_dlq.insert(listed->begin(), listed->end());
-    }
-  }
+  // The order the tasks are tried in (TaskOrder), and those applied, for the replay fault.
+  std::vector<const adm::HistoryReplicationTask*> order;
   std::vector<const adm::HistoryReplicationTask*> replayed;
-  const int limit = faults_ != nullptr ? faults_->tasks_per_pull() : 0;
-  // The order the tasks are tried in: the source's (task ids rising), unless the test-only
-  // reorder fault reverses it.
+};
+
+namespace {
+
+// The DLQ record of `task`, pulled from `source_cluster`'s shard `source_shard`, set aside
+// because of `why`.
+persistence::ReplicationDlqTask DlqRecord(const std::string& source_cluster, int32_t source_shard,
+                                          const adm::HistoryReplicationTask& task,
+                                          const std::string& why) {
+  persistence::ReplicationDlqTask dlq;
+  dlq.key = {source_cluster, source_shard, task.task_id()};
+  dlq.namespace_id = task.namespace_id();
+  dlq.workflow_id = task.workflow_id();
+  dlq.run_id = task.run_id();
+  if (task.has_sync_activity()) {
+    // What the source rebuilds the task from at a merge (Temporal's ReplicationTaskInfo).
+    dlq.kind = tock::persistence::v1::ReplicationTask::KIND_SYNC_ACTIVITY;
+    dlq.scheduled_event_id = task.sync_activity().activity().scheduled_event_id();
+    dlq.version = task.sync_activity().version();
+  } else if (!task.events().empty()) {
+    dlq.first_event_id = task.events(0).event_id();
+    dlq.next_event_id = task.events(task.events_size() - 1).event_id() + 1;
+    dlq.version = task.events(0).version();
+  }
+  dlq.last_error = why;
+  dlq.added = absl::Now();
+  return dlq;
+}
+
+}  // namespace
+
+absl::Status HistoryReplicator::ApplyShard(const persistence::RemoteClusterRecord& remote,
+                                           const adm::ReplicationMessages& shard) {
+  ShardPass pass(remote, shard);
+  LoadRetryState(pass);
+  ListWorkflowsInDlq(pass);
+  pass.order = TaskOrder(shard);
+  ApplyInOrder(pass);
+  if (faults_ != nullptr && faults_->replay()) ApplyAgain(pass);
+  RecordProgress(pass);
+  return pass.failed;
+}
+
+void HistoryReplicator::LoadRetryState(ShardPass& pass) {
+  std::lock_guard lock(mu_);
+  const ShardProgress& p = progress_[pass.key];
+  pass.failing_task_id = p.failing_task_id;
+  pass.failed_attempts = p.failed_attempts;
+}
+
+void HistoryReplicator::ListWorkflowsInDlq(ShardPass& pass) {
+  if (pass.shard.tasks().empty()) return;
+  absl::StatusOr<std::vector<std::pair<std::string, std::string>>> listed =
+      replication_.ReplicationDlqWorkflows(pass.remote.name(), pass.shard.shard_id());
+  if (!listed.ok()) {
+    pass.failed = listed.status();
+    pass.error = absl::StrCat("reading the DLQ failed: ", listed.status().message());
+    pass.through = std::nullopt;  // nothing was tried: the cursor stays
+    return;
+  }
+  pass.in_dlq.insert(listed->begin(), listed->end());
+}
+
+std::vector<const adm::HistoryReplicationTask*> HistoryReplicator::TaskOrder(
+    const adm::ReplicationMessages& shard) {
+  // The source's order (task ids rising), unless the test-only reorder fault reverses it.
   std::vector<const adm::HistoryReplicationTask*> order;
   order.reserve(shard.tasks_size());
   for (const adm::HistoryReplicationTask& task : shard.tasks()) order.push_back(&task);
@@ -432,103 +502,95 @@ absl::Status HistoryReplicator::ApplyShard(const persistence::RemoteClusterRecor
     std::reverse(order.begin(), order.end());
     faults_->CountReorder();
   }
-  // Where the cursor may go when the tasks from order[i] on are left for the next pull: just
-  // before the lowest of them (in the source's order, order[i] itself).
-  auto before_rest = [&](size_t i) {
-    int64_t lowest = order[i]->task_id();
-    for (size_t j = i + 1; j < order.size(); ++j) lowest = std::min(lowest, order[j]->task_id());
-    return lowest - 1;
-  };
-  for (size_t i = 0; i < order.size(); ++i) {
-    const adm::HistoryReplicationTask& task = *order[i];
-    if (!failed.ok()) break;
-    if (limit > 0 && applied + dlqd >= limit) {
-      through = before_rest(i);  // the rest comes again with the next pull
+  return order;
+}
+
+void HistoryReplicator::ApplyInOrder(ShardPass& pass) {
+  const int limit = faults_ != nullptr ? faults_->tasks_per_pull() : 0;
+  for (size_t i = 0; i < pass.order.size(); ++i) {
+    if (!pass.failed.ok()) break;
+    if (limit > 0 && pass.applied + pass.dlqd >= limit) {
+      pass.through = pass.BeforeRest(i);  // the rest comes again with the next pull
       break;
     }
-    if (faults_ != nullptr && faults_->TakeDrop(task.workflow_id())) continue;
-    const std::pair<std::string, std::string> workflow{task.namespace_id(), task.workflow_id()};
-    std::string why;
-    if (in_dlq.contains(workflow)) {
-      why = "an earlier task of this workflow is in the DLQ";
-    } else {
-      absl::Status s = ApplyTask(remote, task);
-      if (s.ok()) {
-        ++applied;
-        replayed.push_back(&task);
-        if (failing_task_id == task.task_id()) failing_task_id = 0, failed_attempts = 0;
-        continue;
-      }
-      const int attempts = (failing_task_id == task.task_id() ? failed_attempts : 0) + 1;
-      if (attempts < DlqBudget(s, task.namespace_id())) {
-        failing_task_id = task.task_id();
-        failed_attempts = attempts;
-        through = before_rest(i);
-        error = absl::StrCat("task ", task.task_id(), " of workflow ", task.workflow_id(),
-                             " (attempt ", attempts, "): ", s.message().substr(0, 500));
-        failed = s;
-        break;
-      }
-      why = std::string(s.message().substr(0, 2000));
-    }
-    // Set aside: the cursor moves past the task only once it is stored.
-    persistence::ReplicationDlqTask dlq;
-    dlq.key = {remote.name(), shard.shard_id(), task.task_id()};
-    dlq.namespace_id = task.namespace_id();
-    dlq.workflow_id = task.workflow_id();
-    dlq.run_id = task.run_id();
-    if (task.has_sync_activity()) {
-      // What the source rebuilds the task from at a merge (Temporal's ReplicationTaskInfo).
-      dlq.kind = tock::persistence::v1::ReplicationTask::KIND_SYNC_ACTIVITY;
-      dlq.scheduled_event_id = task.sync_activity().activity().scheduled_event_id();
-      dlq.version = task.sync_activity().version();
-    } else if (!task.events().empty()) {
-      dlq.first_event_id = task.events(0).event_id();
-      dlq.next_event_id = task.events(task.events_size() - 1).event_id() + 1;
-      dlq.version = task.events(0).version();
-    }
-    dlq.last_error = why;
-    dlq.added = absl::Now();
-    if (absl::Status put = replication_.PutReplicationDlqTask(dlq); !put.ok()) {
-      through = before_rest(i);
-      error = absl::StrCat("storing task ", task.task_id(), " in the DLQ failed: ", put.message());
-      failed = put;
-      break;
-    }
-    logger_.Warn("replication task set aside in the DLQ",
-                 {{"cluster", remote.name()},
-                  {"shard", absl::StrCat(shard.shard_id())},
-                  {"task_id", absl::StrCat(task.task_id())},
-                  {"workflow_id", task.workflow_id()},
-                  {"run_id", task.run_id()},
-                  {"error", why}});
-    in_dlq.insert(workflow);
-    ++dlqd;
-    if (failing_task_id == task.task_id()) failing_task_id = 0, failed_attempts = 0;
+    if (faults_ != nullptr && faults_->TakeDrop(pass.order[i]->workflow_id())) continue;
+    if (!ApplyOrSetAside(pass, i)) break;
   }
-  if (faults_ != nullptr && faults_->replay()) {
-    // Delivered twice: the second time must change nothing.
-    for (const adm::HistoryReplicationTask* task : replayed) {
-      faults_->CountReplay();
-      if (absl::Status s = ApplyTask(remote, *task); !s.ok()) {
-        error = absl::StrCat("replayed task ", task->task_id(), ": ", s.message());
-        if (failed.ok()) failed = s;
-      }
+}
+
+bool HistoryReplicator::ApplyOrSetAside(ShardPass& pass, size_t i) {
+  const adm::HistoryReplicationTask& task = *pass.order[i];
+  const std::pair<std::string, std::string> workflow{task.namespace_id(), task.workflow_id()};
+  std::string why;
+  if (pass.in_dlq.contains(workflow)) {
+    why = "an earlier task of this workflow is in the DLQ";
+  } else {
+    absl::Status s = ApplyTask(pass.remote, task);
+    if (s.ok()) {
+      ++pass.applied;
+      pass.replayed.push_back(&task);
+      pass.Done(task.task_id());
+      return true;
+    }
+    const int attempts = (pass.failing_task_id == task.task_id() ? pass.failed_attempts : 0) + 1;
+    if (attempts < DlqBudget(s, task.namespace_id())) {
+      pass.failing_task_id = task.task_id();
+      pass.failed_attempts = attempts;
+      pass.through = pass.BeforeRest(i);
+      pass.error = absl::StrCat("task ", task.task_id(), " of workflow ", task.workflow_id(),
+                                " (attempt ", attempts, "): ", s.message().substr(0, 500));
+      pass.failed = s;
+      return false;
+    }
+    why = std::string(s.message().substr(0, 2000));
+  }
+  // Set aside: the cursor moves past the task only once it is stored.
+  if (absl::Status put = replication_.PutReplicationDlqTask(
+          DlqRecord(pass.remote.name(), pass.shard.shard_id(), task, why));
+      !put.ok()) {
+    pass.through = pass.BeforeRest(i);
+    pass.error =
+        absl::StrCat("storing task ", task.task_id(), " in the DLQ failed: ", put.message());
+    pass.failed = put;
+    return false;
+  }
+  logger_.Warn("replication task set aside in the DLQ",
+               {{"cluster", pass.remote.name()},
+                {"shard", absl::StrCat(pass.shard.shard_id())},
+                {"task_id", absl::StrCat(task.task_id())},
+                {"workflow_id", task.workflow_id()},
+                {"run_id", task.run_id()},
+                {"error", why}});
+  pass.in_dlq.insert(workflow);
+  ++pass.dlqd;
+  pass.Done(task.task_id());
+  return true;
+}
+
+void HistoryReplicator::ApplyAgain(ShardPass& pass) {
+  // Delivered twice: the second time must change nothing.
+  for (const adm::HistoryReplicationTask* task : pass.replayed) {
+    faults_->CountReplay();
+    if (absl::Status s = ApplyTask(pass.remote, *task); !s.ok()) {
+      pass.error = absl::StrCat("replayed task ", task->task_id(), ": ", s.message());
+      if (pass.failed.ok()) pass.failed = s;
     }
   }
+}
+
+void HistoryReplicator::RecordProgress(const ShardPass& pass) {
   std::lock_guard lock(mu_);
-  ShardProgress& p = progress_[key];
+  ShardProgress& p = progress_[pass.key];
   // A task that failed before any was retrieved keeps the cursor where it was.
-  if (through.has_value() && (*through >= p.last_retrieved || p.last_retrieved < 0)) {
-    p.last_retrieved = *through;
+  if (pass.through.has_value() && (*pass.through >= p.last_retrieved || p.last_retrieved < 0)) {
+    p.last_retrieved = *pass.through;
   }
-  p.tasks_applied += applied;
-  p.tasks_dlqd += dlqd;
-  p.failing_task_id = failing_task_id;
-  p.failed_attempts = failed_attempts;
+  p.tasks_applied += pass.applied;
+  p.tasks_dlqd += pass.dlqd;
+  p.failing_task_id = pass.failing_task_id;
+  p.failed_attempts = pass.failed_attempts;
   p.last_pull = absl::Now();
-  p.last_error = error;
-  return failed;
+  p.last_error = pass.error;
 }
 
 adm::DLQReplicationTask DlqTaskProto(const persistence::ReplicationDlqTask& t) {

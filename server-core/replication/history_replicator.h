@@ -150,6 +150,24 @@ class HistoryReplicator {
   // Applies one pulled shard's tasks; updates its progress.
   absl::Status ApplyShard(const persistence::RemoteClusterRecord& remote,
                           const tock::admin::v1::ReplicationMessages& shard);
+  // ApplyShard's steps, in order. They share what the shard's pass has done so far.
+  struct ShardPass;
+  // The retry state of the task the shard's cursor waits on, from its progress.
+  void LoadRetryState(ShardPass& pass);
+  // The workflows with tasks in the shard's DLQ; when they cannot be read, nothing is tried.
+  void ListWorkflowsInDlq(ShardPass& pass);
+  // The order the shard's tasks are tried in.
+  std::vector<const tock::admin::v1::HistoryReplicationTask*> TaskOrder(
+      const tock::admin::v1::ReplicationMessages& shard);
+  // Tries the tasks in order until one stops the cursor (or the test-only limit is reached).
+  void ApplyInOrder(ShardPass& pass);
+  // Applies task order[i], or stores it in the DLQ (its workflow has a task there, or its
+  // retry budget is spent). False when the cursor stops before it (pass.failed says why).
+  bool ApplyOrSetAside(ShardPass& pass, size_t i);
+  // The test-only replay fault: the tasks applied are applied a second time.
+  void ApplyAgain(ShardPass& pass);
+  // Stores the cursor, the counts and the error in the shard's progress.
+  void RecordProgress(const ShardPass& pass);
   // How many attempts a task that failed with `error` gets before the DLQ.
   int DlqBudget(const absl::Status& error, const std::string& namespace_id);
   // What a merge has done so far.
