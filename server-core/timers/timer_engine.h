@@ -115,7 +115,8 @@ class TimerEngine {
     uint64_t retention_postponed = 0;
     uint64_t load_passes = 0;   // passes of the loader over the shards
     // Looks of the firer that found nothing due at the clock's now: everything due by then
-    // was fired or removed (tests wait on it to check that something did not happen yet).
+    // was fired or removed (WaitForDue waits for one, so that a test can check that
+    // something did not happen yet).
     uint64_t idle_looks = 0;
   };
 
