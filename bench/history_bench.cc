@@ -23,6 +23,7 @@
 #include <filesystem>
 #include <future>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -102,24 +103,19 @@ std::string NextPageToken(const std::string& bytes) {
   return "";
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+// The server binary from the command line, and the rounds (usage on stderr when it is wrong).
+std::optional<std::string> ParseArgs(int argc, char** argv) {
   if (argc < 2) {
     std::cerr << "usage: history_bench TOCK_SERVER [rounds]\n";
-    return 2;
+    return std::nullopt;
   }
   if (argc > 2) kRounds = std::stoi(argv[2]);
-  char dir_template[] = "/tmp/tock-bench-XXXXXX";
-  const std::string dir = mkdtemp(dir_template);
-  tock::bench::Server server = tock::bench::StartServer(argv[1], {"--db-file", dir + "/tock.db"});
-  if (server.pid == 0) {
-    std::cerr << "tock-server did not start\n";
-    return 1;
-  }
-  auto channel = tock::bench::OpenChannel(server.address);
-  auto stub = wf::WorkflowService::NewStub(channel);
-  grpc::GenericStub generic(channel);
+  return std::string(argv[1]);
+}
+
+// Starts the workflow "long-history" (no worker) and signals it until it has kEvents events,
+// from 8 callers.
+void WriteLongHistory(wf::WorkflowService::Stub& stub) {
   {
     wf::StartWorkflowExecutionRequest req;
     req.set_namespace_("default");
@@ -128,7 +124,7 @@ int main(int argc, char** argv) {
     req.mutable_task_queue()->set_name("nobody-polls");
     grpc::ClientContext ctx;
     wf::StartWorkflowExecutionResponse resp;
-    stub->StartWorkflowExecution(&ctx, req, &resp);
+    stub.StartWorkflowExecution(&ctx, req, &resp);
   }
   std::vector<std::thread> signallers;
   std::atomic<int> next_signal{0};
@@ -141,106 +137,168 @@ int main(int argc, char** argv) {
         req.set_signal_name("tick");
         grpc::ClientContext ctx;
         wf::SignalWorkflowExecutionResponse resp;
-        stub->SignalWorkflowExecution(&ctx, req, &resp);
+        stub.SignalWorkflowExecution(&ctx, req, &resp);
       }
     });
   }
   for (auto& t : signallers) t.join();
+}
 
+// fetch: every page through the generated stub, parsed. The events fetched.
+int FetchParsed(wf::WorkflowService::Stub& stub) {
+  int fetched = 0;
+  std::string token;
+  do {
+    grpc::ClientContext ctx;
+    wf::GetWorkflowExecutionHistoryResponse resp;
+    if (!stub.GetWorkflowExecutionHistory(&ctx, PageRequest(token), &resp).ok()) break;
+    fetched += resp.history().events_size();
+    token = resp.next_page_token();
+  } while (!token.empty());
+  return fetched;
+}
+
+// wire: every page as the bytes that arrived.
+std::vector<std::string> FetchWire(grpc::GenericStub& generic) {
+  std::vector<std::string> pages;
+  std::string token;
+  do {
+    pages.push_back(FetchPageBytes(generic, token));
+    token = NextPageToken(pages.back());
+  } while (!token.empty());
+  return pages;
+}
+
+void ParseOnHeap(const std::vector<std::string>& pages) {
+  for (const auto& p : pages) {
+    wf::GetWorkflowExecutionHistoryResponse resp;
+    resp.ParseFromString(p);
+  }
+}
+
+void ParseInArena(const std::vector<std::string>& pages) {
+  for (const auto& p : pages) {
+    google::protobuf::Arena arena;
+    auto* resp =
+        google::protobuf::Arena::CreateMessage<wf::GetWorkflowExecutionHistoryResponse>(&arena);
+    resp->ParseFromString(p);
+  }
+}
+
+// The times of each round of fetch, wire and parse (milliseconds), and what the last round got.
+struct FetchTimes {
   std::vector<double> fetch_ms, wire_ms, parse_ms, arena_parse_ms;
   int fetched = 0;
   size_t wire_bytes = 0;
+};
+
+FetchTimes TimeFetches(wf::WorkflowService::Stub& stub, grpc::GenericStub& generic) {
+  FetchTimes times;
   for (int round = 0; round < kRounds; ++round) {
     auto t0 = Clock::now();
-    fetched = 0;
-    std::string token;
-    do {
-      grpc::ClientContext ctx;
-      wf::GetWorkflowExecutionHistoryResponse resp;
-      if (!stub->GetWorkflowExecutionHistory(&ctx, PageRequest(token), &resp).ok()) break;
-      fetched += resp.history().events_size();
-      token = resp.next_page_token();
-    } while (!token.empty());
-    fetch_ms.push_back(MsSince(t0));
+    times.fetched = FetchParsed(stub);
+    times.fetch_ms.push_back(MsSince(t0));
 
     t0 = Clock::now();
-    std::vector<std::string> pages;
-    token.clear();
-    do {
-      pages.push_back(FetchPageBytes(generic, token));
-      token = NextPageToken(pages.back());
-    } while (!token.empty());
-    wire_ms.push_back(MsSince(t0));
-    wire_bytes = 0;
-    for (const auto& p : pages) wire_bytes += p.size();
+    const std::vector<std::string> pages = FetchWire(generic);
+    times.wire_ms.push_back(MsSince(t0));
+    times.wire_bytes = 0;
+    for (const auto& p : pages) times.wire_bytes += p.size();
 
     t0 = Clock::now();
-    for (const auto& p : pages) {
-      wf::GetWorkflowExecutionHistoryResponse resp;
-      resp.ParseFromString(p);
-    }
-    parse_ms.push_back(MsSince(t0));
+    ParseOnHeap(pages);
+    times.parse_ms.push_back(MsSince(t0));
 
     t0 = Clock::now();
-    for (const auto& p : pages) {
-      google::protobuf::Arena arena;
-      auto* resp =
-          google::protobuf::Arena::CreateMessage<wf::GetWorkflowExecutionHistoryResponse>(&arena);
-      resp->ParseFromString(p);
-    }
-    arena_parse_ms.push_back(MsSince(t0));
+    ParseInArena(pages);
+    times.arena_parse_ms.push_back(MsSince(t0));
   }
-  kill(server.pid, SIGTERM);
-  waitpid(server.pid, nullptr, 0);
+  return times;
+}
 
-  // The same rows, read raw from the database the server wrote (now closed).
+// The times of each round of the raw read (milliseconds), the rows the last one read, and a
+// checksum of the rows (printed, so the reads cannot be optimised away).
+struct RawReads {
   std::vector<double> raw_ms;
   int raw_rows = 0;
-  unsigned checksum = 0;  // printed, so the reads cannot be optimised away
-  {
-    sqlite3* db = nullptr;
-    sqlite3_open((dir + "/tock.db").c_str(), &db);
-    sqlite3_stmt* run_q = nullptr;
-    sqlite3_prepare_v2(db,
-                       "SELECT run_id FROM current_executions WHERE workflow_id = 'long-history'",
-                       -1, &run_q, nullptr);
-    std::string run_id;
-    if (sqlite3_step(run_q) == SQLITE_ROW) {
-      run_id = reinterpret_cast<const char*>(sqlite3_column_text(run_q, 0));
-    }
-    sqlite3_finalize(run_q);
-    sqlite3_stmt* q = nullptr;
-    sqlite3_prepare_v2(db, "SELECT data FROM history_events WHERE run_id = ? ORDER BY event_id", -1,
-                       &q, nullptr);
-    for (int round = 0; round < kRounds; ++round) {
-      auto t0 = Clock::now();
-      raw_rows = 0;
-      // Each row's bytes, looked at in place (no copy): the cheapest honest read.
-      sqlite3_bind_text(q, 1, run_id.c_str(), -1, SQLITE_STATIC);
-      while (sqlite3_step(q) == SQLITE_ROW) {
-        const auto* blob = static_cast<const unsigned char*>(sqlite3_column_blob(q, 0));
-        const int size = sqlite3_column_bytes(q, 0);
-        if (size > 0) checksum += blob[size - 1];
-        ++raw_rows;
-      }
-      sqlite3_reset(q);
-      raw_ms.push_back(MsSince(t0));
-    }
-    sqlite3_finalize(q);
-    sqlite3_close(db);
-  }
-  std::filesystem::remove_all(dir);
+  unsigned checksum = 0;
+};
 
-  const double fetch = Median(fetch_ms), wire = Median(wire_ms), parse = Median(parse_ms),
-               raw = Median(raw_ms);
-  std::printf("history of %d events, %.2f MB on the wire (medians of %d rounds)\n", fetched,
-              wire_bytes / 1e6, kRounds);
+// raw: the history rows of "long-history", read from the database file `db_path` (closed by
+// the server) kRounds times.
+RawReads TimeRawReads(const std::string& db_path) {
+  RawReads reads;
+  sqlite3* db = nullptr;
+  sqlite3_open(db_path.c_str(), &db);
+  sqlite3_stmt* run_q = nullptr;
+  sqlite3_prepare_v2(db, "SELECT run_id FROM current_executions WHERE workflow_id = 'long-history'",
+                     -1, &run_q, nullptr);
+  std::string run_id;
+  if (sqlite3_step(run_q) == SQLITE_ROW) {
+    run_id = reinterpret_cast<const char*>(sqlite3_column_text(run_q, 0));
+  }
+  sqlite3_finalize(run_q);
+  sqlite3_stmt* q = nullptr;
+  sqlite3_prepare_v2(db, "SELECT data FROM history_events WHERE run_id = ? ORDER BY event_id", -1,
+                     &q, nullptr);
+  for (int round = 0; round < kRounds; ++round) {
+    auto t0 = Clock::now();
+    reads.raw_rows = 0;
+    // Each row's bytes, looked at in place (no copy): the cheapest honest read.
+    sqlite3_bind_text(q, 1, run_id.c_str(), -1, SQLITE_STATIC);
+    while (sqlite3_step(q) == SQLITE_ROW) {
+      const auto* blob = static_cast<const unsigned char*>(sqlite3_column_blob(q, 0));
+      const int size = sqlite3_column_bytes(q, 0);
+      if (size > 0) reads.checksum += blob[size - 1];
+      ++reads.raw_rows;
+    }
+    sqlite3_reset(q);
+    reads.raw_ms.push_back(MsSince(t0));
+  }
+  sqlite3_finalize(q);
+  sqlite3_close(db);
+  return reads;
+}
+
+// The medians and the ratios against the raw read.
+void PrintResults(const FetchTimes& times, const RawReads& reads) {
+  const double fetch = Median(times.fetch_ms), wire = Median(times.wire_ms),
+               parse = Median(times.parse_ms), raw = Median(reads.raw_ms);
+  std::printf("history of %d events, %.2f MB on the wire (medians of %d rounds)\n", times.fetched,
+              times.wire_bytes / 1e6, kRounds);
   std::printf("fetch, parsed into History       %6.2f ms\n", fetch);
   std::printf("  of which: transfer (bytes)     %6.2f ms\n", wire);
   std::printf("            client parse         %6.2f ms  (%.2f ms into an arena)\n", parse,
-              Median(arena_parse_ms));
-  std::printf("raw SQLite read of %d rows    %6.2f ms\n", raw_rows, raw);
+              Median(times.arena_parse_ms));
+  std::printf("raw SQLite read of %d rows    %6.2f ms\n", reads.raw_rows, raw);
   std::printf("ratio fetch/raw                  %6.2f   (target <= 2.00)\n", fetch / raw);
-  std::printf("ratio transfer/raw               %6.2f   (checksum %u)\n", wire / raw, checksum);
-  return fetched == kEvents ? 0 : 1;
+  std::printf("ratio transfer/raw               %6.2f   (checksum %u)\n", wire / raw,
+              reads.checksum);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::optional<std::string> server_binary = ParseArgs(argc, argv);
+  if (!server_binary.has_value()) return 2;
+  char dir_template[] = "/tmp/tock-bench-XXXXXX";
+  const std::string dir = mkdtemp(dir_template);
+  tock::bench::Server server =
+      tock::bench::StartServer(*server_binary, {"--db-file", dir + "/tock.db"});
+  if (server.pid == 0) {
+    std::cerr << "tock-server did not start\n";
+    return 1;
+  }
+  auto channel = tock::bench::OpenChannel(server.address);
+  auto stub = wf::WorkflowService::NewStub(channel);
+  grpc::GenericStub generic(channel);
+  WriteLongHistory(*stub);
+  const FetchTimes times = TimeFetches(*stub, generic);
+  kill(server.pid, SIGTERM);
+  waitpid(server.pid, nullptr, 0);
+  // The same rows, read raw from the database the server wrote (now closed).
+  const RawReads reads = TimeRawReads(dir + "/tock.db");
+  std::filesystem::remove_all(dir);
+  PrintResults(times, reads);
+  return times.fetched == kEvents ? 0 : 1;
 }
