@@ -18,6 +18,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -139,125 +140,130 @@ bool Fill(const std::string& db_file, const std::string& namespace_id, const std
   return ok;
 }
 
-}  // namespace
+struct Args {
+  std::string binary;
+  int runs = 100'000;
+  int per_customer = 100;
+  int queries = 300;
+};
 
-int main(int argc, char** argv) {
+// The command line (usage on stderr when it is wrong).
+std::optional<Args> ParseArgs(int argc, char** argv) {
   if (argc < 2) {
     std::fprintf(stderr,
                  "usage: search_attribute_bench TOCK_SERVER [RUNS=100000] [RUNS_PER_CUSTOMER=100] "
                  "[QUERIES=300]\n");
-    return 2;
+    return std::nullopt;
   }
-  const std::string binary = argv[1];
-  const int runs = argc > 2 ? std::atoi(argv[2]) : 100'000;
-  const int per_customer = argc > 3 ? std::atoi(argv[3]) : 100;
-  const int queries = argc > 4 ? std::atoi(argv[4]) : 300;
-  const int customers = std::max(1, runs / std::max(1, per_customer));
-  char dir_template[] = "/tmp/tock-bench-sa-XXXXXX";
-  const std::string dir = mkdtemp(dir_template);
-  const std::string db_file = dir + "/tock.db";
-  int rc = 1;
+  Args args;
+  args.binary = argv[1];
+  if (argc > 2) args.runs = std::atoi(argv[2]);
+  if (argc > 3) args.per_customer = std::atoi(argv[3]);
+  if (argc > 4) args.queries = std::atoi(argv[4]);
+  return args;
+}
 
-  tock::bench::Server server = tock::bench::StartServer(binary, {"--db-file", db_file});
-  if (server.pid == 0) {
-    std::fprintf(stderr, "tock-server did not start\n");
-    return 1;
-  }
-  auto [namespace_id, column] = Prepare(server.address);
+void StopServer(const tock::bench::Server& server) {
   kill(server.pid, SIGTERM);
   waitpid(server.pid, nullptr, 0);
-  const auto fill_start = Clock::now();
-  if (namespace_id.empty() || column.empty() ||
-      !Fill(db_file, namespace_id, column, runs, customers)) {
-    std::fprintf(stderr, "could not prepare the namespace and its runs\n");
-    std::filesystem::remove_all(dir);
-    return 1;
+}
+
+// What every query asks, through the server and raw: one page of a customer's runs.
+struct Workload {
+  std::string db_file;
+  std::string namespace_id;
+  std::string column;  // the CustomerId attribute's column
+  int customers = 1;
+  int page = 0;  // runs a customer has
+  // The customer query `q` asks for.
+  std::string CustomerOf(int q) const { return Customer((q * 7919) % customers); }
+};
+
+// The plan SQLite chose for the raw query, one line a step.
+void PrintQueryPlan(sqlite3* db, const std::string& column) {
+  sqlite3_stmt* plan = nullptr;
+  const std::string explain =
+      "EXPLAIN QUERY PLAN SELECT info FROM visibility WHERE namespace_id = 'x' AND " + column +
+      " = 'y' ORDER BY start_ms DESC, run_id DESC";
+  if (sqlite3_prepare_v2(db, explain.c_str(), -1, &plan, nullptr) == SQLITE_OK) {
+    while (sqlite3_step(plan) == SQLITE_ROW) {
+      std::printf("plan: %s\n", reinterpret_cast<const char*>(sqlite3_column_text(plan, 3)));
+    }
+    sqlite3_finalize(plan);
   }
-  std::printf("%d closed runs, %d customers of %d runs each, written in %.1f s\n", runs,
-              customers, runs / customers,
-              std::chrono::duration<double>(Clock::now() - fill_start).count());
+}
 
-  const int page = runs / customers;
-  auto customer_of = [&](int q) { return Customer((q * 7919) % customers); };
-  int wrong = 0;
+// Queries `first` to `first + count - 1` as the raw indexed SQL query, on the database file
+// (tock-server holds it exclusively: it must be stopped). Each query's time goes to `raw_us`;
+// each wrong answer counts in `wrong`. The first round also prints the query plan.
+void RawRound(const Workload& w, int first, int count, std::vector<double>& raw_us, int& wrong) {
+  sqlite3* db = nullptr;
+  sqlite3_stmt* raw = nullptr;
+  if (sqlite3_open_v2(w.db_file.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK ||
+      sqlite3_prepare_v2(db,
+                         ("SELECT info FROM visibility WHERE namespace_id = ? AND " + w.column +
+                          " = ? ORDER BY start_ms DESC, run_id DESC LIMIT ?")
+                             .c_str(),
+                         -1, &raw, nullptr) != SQLITE_OK) {
+    std::fprintf(stderr, "raw query: %s\n", sqlite3_errmsg(db));
+    wrong += count;
+  }
+  for (int q = first; raw != nullptr && q < first + count; ++q) {
+    const std::string customer = w.CustomerOf(q);
+    const auto start = Clock::now();
+    sqlite3_bind_text(raw, 1, w.namespace_id.c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(raw, 2, customer.c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int(raw, 3, w.page + 1);
+    int rows = 0;
+    size_t bytes = 0;
+    while (sqlite3_step(raw) == SQLITE_ROW) {
+      bytes += static_cast<size_t>(sqlite3_column_bytes(raw, 0));
+      ++rows;
+    }
+    sqlite3_reset(raw);
+    raw_us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - start).count());
+    if (rows != w.page || bytes == 0) ++wrong;
+  }
+  if (first == 0 && raw != nullptr) PrintQueryPlan(db, w.column);
+  sqlite3_finalize(raw);
+  sqlite3_close(db);
+}
 
-  // The raw query: tock-server holds its database file exclusively, so the raw rounds run
-  // while it is stopped, half before and half after the server's round.
-  std::vector<double> raw_us;
-  auto raw_round = [&](int first, int count) {
-    sqlite3* db = nullptr;
-    sqlite3_stmt* raw = nullptr;
-    if (sqlite3_open_v2(db_file.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK ||
-        sqlite3_prepare_v2(db,
-                           ("SELECT info FROM visibility WHERE namespace_id = ? AND " + column +
-                            " = ? ORDER BY start_ms DESC, run_id DESC LIMIT ?")
-                               .c_str(),
-                           -1, &raw, nullptr) != SQLITE_OK) {
-      std::fprintf(stderr, "raw query: %s\n", sqlite3_errmsg(db));
-      wrong += count;
-    }
-    for (int q = first; raw != nullptr && q < first + count; ++q) {
-      const std::string customer = customer_of(q);
-      const auto start = Clock::now();
-      sqlite3_bind_text(raw, 1, namespace_id.c_str(), -1, SQLITE_TRANSIENT);
-      sqlite3_bind_text(raw, 2, customer.c_str(), -1, SQLITE_TRANSIENT);
-      sqlite3_bind_int(raw, 3, page + 1);
-      int rows = 0;
-      size_t bytes = 0;
-      while (sqlite3_step(raw) == SQLITE_ROW) {
-        bytes += static_cast<size_t>(sqlite3_column_bytes(raw, 0));
-        ++rows;
-      }
-      sqlite3_reset(raw);
-      raw_us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - start).count());
-      if (rows != page || bytes == 0) ++wrong;
-    }
-    if (first == 0 && raw != nullptr) {
-      sqlite3_stmt* plan = nullptr;
-      const std::string explain =
-          "EXPLAIN QUERY PLAN SELECT info FROM visibility WHERE namespace_id = 'x' AND " + column +
-          " = 'y' ORDER BY start_ms DESC, run_id DESC";
-      if (sqlite3_prepare_v2(db, explain.c_str(), -1, &plan, nullptr) == SQLITE_OK) {
-        while (sqlite3_step(plan) == SQLITE_ROW) {
-          std::printf("plan: %s\n", reinterpret_cast<const char*>(sqlite3_column_text(plan, 3)));
-        }
-        sqlite3_finalize(plan);
-      }
-    }
-    sqlite3_finalize(raw);
-    sqlite3_close(db);
-  };
-
-  raw_round(0, queries / 2);
-  std::vector<double> server_us;
-  server = tock::bench::StartServer(binary, {"--db-file", db_file});
+// Every query through a tock-server started on the database file (and stopped after): each
+// query's time goes to `server_us`; each wrong answer counts in `wrong` (the first one, when
+// none was wrong before, is printed).
+void ServerRound(const std::string& binary, const Workload& w, int queries,
+                 std::vector<double>& server_us, int& wrong) {
+  const tock::bench::Server server = tock::bench::StartServer(binary, {"--db-file", w.db_file});
   if (server.pid == 0) {
     std::fprintf(stderr, "tock-server did not restart\n");
     wrong += queries;
-  } else {
-    auto stub = wf::WorkflowService::NewStub(tock::bench::OpenChannel(server.address));
-    for (int q = 0; q < queries; ++q) {
-      const auto start = Clock::now();
-      grpc::ClientContext ctx;
-      wf::ListWorkflowExecutionsRequest req;
-      req.set_namespace_(kNamespace);
-      req.set_page_size(page);
-      req.set_query("CustomerId = '" + customer_of(q) + "'");
-      wf::ListWorkflowExecutionsResponse resp;
-      grpc::Status s = stub->ListWorkflowExecutions(&ctx, req, &resp);
-      server_us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - start).count());
-      if (!s.ok() || resp.executions_size() != page) {
-        if (wrong++ == 0) {
-          std::fprintf(stderr, "server: %s, %d rows\n", s.error_message().c_str(),
-                       resp.executions_size());
-        }
+    return;
+  }
+  auto stub = wf::WorkflowService::NewStub(tock::bench::OpenChannel(server.address));
+  for (int q = 0; q < queries; ++q) {
+    const auto start = Clock::now();
+    grpc::ClientContext ctx;
+    wf::ListWorkflowExecutionsRequest req;
+    req.set_namespace_(kNamespace);
+    req.set_page_size(w.page);
+    req.set_query("CustomerId = '" + w.CustomerOf(q) + "'");
+    wf::ListWorkflowExecutionsResponse resp;
+    grpc::Status s = stub->ListWorkflowExecutions(&ctx, req, &resp);
+    server_us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - start).count());
+    if (!s.ok() || resp.executions_size() != w.page) {
+      if (wrong++ == 0) {
+        std::fprintf(stderr, "server: %s, %d rows\n", s.error_message().c_str(),
+                     resp.executions_size());
       }
     }
-    kill(server.pid, SIGTERM);
-    waitpid(server.pid, nullptr, 0);
   }
-  raw_round(queries / 2, queries - queries / 2);
+  StopServer(server);
+}
 
+// Both medians per query and their ratio, and the wrong answers if any.
+void PrintResults(const std::vector<double>& raw_us, const std::vector<double>& server_us, int page,
+                  int wrong) {
   std::printf("raw indexed SQL query     %8.1f us per query (median of %zu)\n", Median(raw_us),
               raw_us.size());
   std::printf("ListWorkflowExecutions    %8.1f us per query (median of %zu, %d rows a page)\n",
@@ -265,7 +271,47 @@ int main(int argc, char** argv) {
   std::printf("ratio raw / server   %.2f  (target: 0.5 or more, i.e. within 2x)\n",
               Median(raw_us) / Median(server_us));
   if (wrong > 0) std::printf("%d queries gave a wrong answer\n", wrong);
-  rc = wrong == 0 ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::optional<Args> args = ParseArgs(argc, argv);
+  if (!args.has_value()) return 2;
+  const int customers = std::max(1, args->runs / std::max(1, args->per_customer));
+  char dir_template[] = "/tmp/tock-bench-sa-XXXXXX";
+  const std::string dir = mkdtemp(dir_template);
+  const std::string db_file = dir + "/tock.db";
+
+  // The namespace and its attribute through the server, then the runs written straight into
+  // its database while it is stopped.
+  const tock::bench::Server server = tock::bench::StartServer(args->binary, {"--db-file", db_file});
+  if (server.pid == 0) {
+    std::fprintf(stderr, "tock-server did not start\n");
+    return 1;
+  }
+  auto [namespace_id, column] = Prepare(server.address);
+  StopServer(server);
+  const auto fill_start = Clock::now();
+  if (namespace_id.empty() || column.empty() ||
+      !Fill(db_file, namespace_id, column, args->runs, customers)) {
+    std::fprintf(stderr, "could not prepare the namespace and its runs\n");
+    std::filesystem::remove_all(dir);
+    return 1;
+  }
+  std::printf("%d closed runs, %d customers of %d runs each, written in %.1f s\n", args->runs,
+              customers, args->runs / customers,
+              std::chrono::duration<double>(Clock::now() - fill_start).count());
+
+  // The raw rounds run while the server is stopped, half before and half after its round.
+  const Workload w{db_file, namespace_id, column, customers, args->runs / customers};
+  const int queries = args->queries;
+  std::vector<double> raw_us, server_us;
+  int wrong = 0;
+  RawRound(w, 0, queries / 2, raw_us, wrong);
+  ServerRound(args->binary, w, queries, server_us, wrong);
+  RawRound(w, queries / 2, queries - queries / 2, raw_us, wrong);
+  PrintResults(raw_us, server_us, w.page, wrong);
   std::filesystem::remove_all(dir);
-  return rc;
+  return wrong == 0 ? 0 : 1;
 }
