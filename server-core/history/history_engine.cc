@@ -150,6 +150,7 @@ HistoryEngine::HistoryEngine(persistence::ExecutionStore& store, ShardController
           activity_of_, timers, clock, [this](const persistence::TimerTaskRow& row) { ArmTimer(row); },
           [this](const persistence::TaskQueueTask& task) { ProcessTransferTask(task); }),
       queries_(*this, clock, timers),
+      updates_(clock, timers),
       reset_(*this, store, shards, limits_),
       runs_({.max_entries = kMaxCachedRuns, .max_bytes = kMaxCachedRunBytes}),
       id_locks_({.max_entries = kMaxIdLocks, .max_bytes = std::numeric_limits<size_t>::max()}) {}
@@ -355,7 +356,7 @@ absl::Status HistoryEngine::Mutate(const NamespaceRef& ns, const RunKey& key,
     }
     RunTransaction tx(std::move(state), clock_.Now(), ns.failover_version, shards_);
     std::optional<SpeculativeTask> speculative =
-        speculative_tasks_.load() > 0 ? TakeSpeculative(key.run_id) : std::nullopt;
+        updates_.TakeSpeculative(key.run_id);
     if (speculative) {
       tx.OfferSpeculative(*speculative);
       if (!offer_speculative) tx.MaterializeSpeculative();
@@ -364,12 +365,12 @@ absl::Status HistoryEngine::Mutate(const NamespaceRef& ns, const RunKey& key,
     auto settle = [&](bool written) {
       if (std::optional<SpeculativeTask>& kept = tx.kept_speculative()) {
         if (speculative) timers_.Cancel(speculative->timeout);
-        PutSpeculative(key.run_id, std::move(*kept));
+        updates_.PutSpeculative(key.run_id, std::move(*kept));
       } else if (speculative) {
         if (tx.speculative_dropped() || (written && tx.speculative_used())) {
           timers_.Cancel(speculative->timeout);
         } else {
-          PutSpeculative(key.run_id, std::move(*speculative));
+          updates_.PutSpeculative(key.run_id, std::move(*speculative));
         }
       }
     };
@@ -423,7 +424,7 @@ absl::Status HistoryEngine::Mutate(const NamespaceRef& ns, const RunKey& key,
     closed = commit.runs.front().state.execution().status() != enums::WORKFLOW_EXECUTION_STATUS_RUNNING;
     Cache(key.run_id, *entry, std::move(commit.runs.front().state), commit);
   }
-  if (closed) ForgetUpdatesLater(key.run_id);
+  if (closed) updates_.ForgetLater(key.run_id);
   if (following) CacheCommitted(std::move(commit.runs[1].state), commit);
   if (!companion_run_id.empty()) {  // dropped, not cached: RunTransaction::SetCompanionRun
     std::shared_ptr<RunEntry> other = Entry(companion_run_id);
@@ -813,67 +814,66 @@ std::shared_ptr<std::mutex> HistoryEngine::IdLock(const std::string& namespace_i
   return id_locks_.Get(absl::StrCat(namespace_id, "/", workflow_id));
 }
 
-absl::StatusOr<wf::StartWorkflowExecutionResponse> HistoryEngine::StartLocked(
-    const NamespaceRef& ns, const wf::StartWorkflowExecutionRequest& req,
-    std::optional<tock::persistence::v1::ParentInfo> parent, const StartSignal* signal,
-    absl::Time now, absl::Duration cron_wait, const temporal::api::update::v1::Request* update) {
-  std::string replaced_run_id;
+absl::StatusOr<HistoryEngine::StartAdmission> HistoryEngine::AdmitStart(
+    const NamespaceRef& ns, const wf::StartWorkflowExecutionRequest& req) {
+  StartAdmission admission;
   absl::StatusOr<persistence::CurrentRun> current = store_.GetCurrentRun(ns.id, req.workflow_id());
-  if (current.ok()) {
-    if (!req.request_id().empty() && current->start_request_id == req.request_id()) {
-      wf::StartWorkflowExecutionResponse out;
-      out.set_run_id(current->run_id);
-      out.set_started(false);
-      return out;
-    }
-    if (current->status == enums::WORKFLOW_EXECUTION_STATUS_RUNNING) {
-      if (req.workflow_id_conflict_policy() == enums::WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING) {
-        wf::StartWorkflowExecutionResponse out;
-        out.set_run_id(current->run_id);
-        out.set_started(false);
-        return out;
-      }
-      if (req.workflow_id_conflict_policy() ==
-          enums::WORKFLOW_ID_CONFLICT_POLICY_TERMINATE_EXISTING) {
+  if (absl::IsNotFound(current.status())) return admission;
+  if (!current.ok()) return current.status();
+  auto answer_with_current = [&] {
+    admission.answer.emplace();
+    admission.answer->set_run_id(current->run_id);
+    admission.answer->set_started(false);
+    return admission;
+  };
+  auto already_started = [&](absl::string_view message) {
+    temporal::api::errordetails::v1::WorkflowExecutionAlreadyStartedFailure detail;
+    detail.set_start_request_id(current->start_request_id);
+    detail.set_run_id(current->run_id);
+    return WithDetail(absl::AlreadyExistsError(absl::StrCat(message, " WorkflowId: ",
+                                                            req.workflow_id(), ", RunId: ",
+                                                            current->run_id, ".")),
+                      detail);
+  };
+  // A retry of the start that made the current run.
+  if (!req.request_id().empty() && current->start_request_id == req.request_id()) {
+    return answer_with_current();
+  }
+  if (current->status == enums::WORKFLOW_EXECUTION_STATUS_RUNNING) {
+    switch (req.workflow_id_conflict_policy()) {
+      case enums::WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING:
+        return answer_with_current();
+      case enums::WORKFLOW_ID_CONFLICT_POLICY_TERMINATE_EXISTING: {
         wf::TerminateWorkflowExecutionRequest terminate;
         terminate.mutable_workflow_execution()->set_workflow_id(req.workflow_id());
         terminate.mutable_workflow_execution()->set_run_id(current->run_id);
         terminate.set_reason("terminated by a start with the TERMINATE_EXISTING conflict policy");
         terminate.set_identity(req.identity());
         if (absl::Status s = TerminateWorkflow(ns, terminate); !s.ok()) return s;
-      } else {
-        temporal::api::errordetails::v1::WorkflowExecutionAlreadyStartedFailure detail;
-        detail.set_start_request_id(current->start_request_id);
-        detail.set_run_id(current->run_id);
-        return WithDetail(
-            absl::AlreadyExistsError(absl::StrCat("Workflow execution is already running. WorkflowId: ",
-                                                  req.workflow_id(), ", RunId: ", current->run_id, ".")),
-            detail);
+        break;
       }
-    } else {
-      auto policy = req.workflow_id_reuse_policy();
-      bool rejected = policy == enums::WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE ||
-                      (policy == enums::WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY &&
-                       current->status == enums::WORKFLOW_EXECUTION_STATUS_COMPLETED);
-      if (rejected) {
-        temporal::api::errordetails::v1::WorkflowExecutionAlreadyStartedFailure detail;
-        detail.set_start_request_id(current->start_request_id);
-        detail.set_run_id(current->run_id);
-        return WithDetail(absl::AlreadyExistsError(absl::StrCat(
-                              "Workflow execution already finished and its id reuse policy does "
-                              "not allow a new run. WorkflowId: ",
-                              req.workflow_id(), ", RunId: ", current->run_id, ".")),
-                          detail);
-      }
+      default:
+        return already_started("Workflow execution is already running.");
     }
-    replaced_run_id = current->run_id;
-  } else if (current.status().code() != absl::StatusCode::kNotFound) {
-    return current.status();
+  } else {
+    const auto policy = req.workflow_id_reuse_policy();
+    if (policy == enums::WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE ||
+        (policy == enums::WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY &&
+         current->status == enums::WORKFLOW_EXECUTION_STATUS_COMPLETED)) {
+      return already_started(
+          "Workflow execution already finished and its id reuse policy does not allow a new "
+          "run.");
+    }
   }
+  admission.replaced_run_id = current->run_id;
+  return admission;
+}
 
+HistoryEngine::NewRun HistoryEngine::NewRunOf(const wf::StartWorkflowExecutionRequest& req,
+                                              absl::Time now, absl::Duration cron_wait) {
   // Timeouts as Temporal resolves them: run = min(run, execution) when either is set; task
   // timeout 10 s by default, at most 120 s and at most the run timeout.
-  absl::Duration execution_timeout = FromProtoDuration(req.workflow_execution_timeout());
+  const absl::Duration execution_timeout = FromProtoDuration(req.workflow_execution_timeout());
   absl::Duration run_timeout = FromProtoDuration(req.workflow_run_timeout());
   if (run_timeout == absl::ZeroDuration() ||
       (execution_timeout > absl::ZeroDuration() && execution_timeout < run_timeout)) {
@@ -895,24 +895,35 @@ absl::StatusOr<wf::StartWorkflowExecutionResponse> HistoryEngine::StartLocked(
   if (req.has_retry_policy()) run.retry_policy = req.retry_policy();
   run.cron_schedule = req.cron_schedule();
   if (req.has_user_metadata()) run.user_metadata = req.user_metadata();
-  run.parent = parent;
-  if (signal != nullptr) run.signal = *signal;
   // The first workflow task waits for the start delay as a retry's does for its backoff; a
   // signal before then dispatches it at once (the rest of the delay is skipped).
   run.first_task_backoff = std::max(FromProtoDuration(req.workflow_start_delay()), cron_wait);
   if (execution_timeout > absl::ZeroDuration()) {
     run.execution_expiration = now + run.first_task_backoff + execution_timeout;
   }
+  return run;
+}
+
+absl::StatusOr<wf::StartWorkflowExecutionResponse> HistoryEngine::StartLocked(
+    const NamespaceRef& ns, const wf::StartWorkflowExecutionRequest& req,
+    std::optional<tock::persistence::v1::ParentInfo> parent, const StartSignal* signal,
+    absl::Time now, absl::Duration cron_wait, const temporal::api::update::v1::Request* update) {
+  absl::StatusOr<StartAdmission> admission = AdmitStart(ns, req);
+  if (!admission.ok()) return admission.status();
+  if (admission->answer.has_value()) return *admission->answer;
+
+  NewRun run = NewRunOf(req, now, cron_wait);
+  run.parent = std::move(parent);
+  if (signal != nullptr) run.signal = *signal;
   std::unique_ptr<RunTransaction> built = BuildNewRun(ns, run, now);
   RunTransaction& tx = *built;
   const std::string run_id = tx.execution().run_id();
-
+  const std::string& replaced = admission->replaced_run_id;
   persistence::Commit commit;
   commit.shard_id = tx.shard_id();
-  commit.runs.push_back(tx.TakeRunWrite(replaced_run_id.empty()
-                                            ? persistence::CurrentRunChange::kCreate
-                                            : persistence::CurrentRunChange::kReplace,
-                                        replaced_run_id));
+  commit.runs.push_back(tx.TakeRunWrite(replaced.empty() ? persistence::CurrentRunChange::kCreate
+                                                         : persistence::CurrentRunChange::kReplace,
+                                        replaced));
   commit.new_tasks = std::move(tx.new_tasks());
   commit.new_timers = std::move(tx.new_timers());
   MarkClosingRunsForArchival(commit, ns.id);
@@ -920,16 +931,11 @@ absl::StatusOr<wf::StartWorkflowExecutionResponse> HistoryEngine::StartLocked(
   if (update != nullptr) {
     // Before the commit: once the first workflow task is stored, a poller can take it (the
     // first poll of a queue reads the queue's stored tasks), and it must carry the update.
-    std::lock_guard lock(updates_mu_);
-    AdmittedUpdate& admitted = updates_[run_id].admitted[update->meta().update_id()];
-    admitted.request = *update;
-    admitted.seq = next_update_seq_++;
+    updates_.Admit(run_id, *update).IgnoreError();  // without a check it cannot fail
   }
   if (absl::Status s = WriteCommit(commit); !s.ok()) {
-    if (update != nullptr) {
-      std::lock_guard lock(updates_mu_);
-      updates_.erase(run_id);  // the caller is told the start failed, update and all
-    }
+    // The caller is told the start failed, update and all.
+    if (update != nullptr) updates_.Forget(run_id);
     return s;
   }
   CountClosedRuns(commit);
@@ -1099,7 +1105,7 @@ absl::StatusOr<wf::PollWorkflowTaskQueueResponse> HistoryEngine::RecordWorkflowT
     *w->mutable_timeout_timer() =
         tx.AddTimer(tx.now() + FromProtoDuration(w->start_to_close_timeout()), timeout);
     committed = tx.state();
-    messages = UpdateMessagesFor(t.run_id(), w->started_event_id());
+    messages = updates_.MessagesFor(t.run_id(), w->started_event_id());
     if (!t.speculative()) return absl::OkStatus();
     SpeculativeTask shown = *tx.offered_speculative();
     shown.started = tx.new_events().back();

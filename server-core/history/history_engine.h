@@ -38,6 +38,7 @@
 #include "server-core/history/run_transaction.h"
 #include "server-core/history/shard_controller.h"
 #include "server-core/history/standby_parking.h"
+#include "server-core/history/update_registry.h"
 #include "server-core/history/timer_queue.h"
 #include "server-core/matching/matching_engine.h"
 #include "server-core/persistence/execution_store.h"
@@ -400,6 +401,19 @@ class HistoryEngine : public ShardListener,
       std::optional<tock::persistence::v1::ParentInfo> parent, const StartSignal* signal,
       absl::Time now, absl::Duration cron_wait,
       const temporal::api::update::v1::Request* update = nullptr);
+  // What a start finds of the workflow's current run: an answer without a new run (a retry
+  // of the start that made it, USE_EXISTING), or the run the new one replaces (none: the
+  // workflow id is new). The conflict and reuse policies refuse here (ALREADY_EXISTS), and
+  // TERMINATE_EXISTING terminates the running one.
+  struct StartAdmission {
+    std::optional<wf::StartWorkflowExecutionResponse> answer;
+    std::string replaced_run_id;
+  };
+  absl::StatusOr<StartAdmission> AdmitStart(const NamespaceRef& ns,
+                                            const wf::StartWorkflowExecutionRequest& req);
+  // The new run a start request asks for (timeouts resolved as Temporal does).
+  static NewRun NewRunOf(const wf::StartWorkflowExecutionRequest& req, absl::Time now,
+                         absl::Duration cron_wait);
   // The checks of a start request and the wait of its cron schedule (zero without one).
   absl::StatusOr<absl::Duration> ValidateStart(const NamespaceRef& ns,
                                                const wf::StartWorkflowExecutionRequest& req,
@@ -439,11 +453,6 @@ class HistoryEngine : public ShardListener,
       const MutableStateRecord& s) override;
 
   // RespondWorkflowTaskCompleted's commands, in order (workflow_task_commands.cc).
-  // What a workflow task completion does to updates: applied to the registry once committed.
-  struct UpdateEffects {
-    std::set<std::string> accepted;                                             // update ids
-    std::map<std::string, temporal::api::failure::v1::Failure> rejected;        // by update id
-  };
   // A ProtocolMessage command applies the message it names (taken from `messages`, which
   // keeps the rest for after the commands).
   absl::Status ApplyCommands(RunTransaction& tx, const NamespaceRef& ns,
@@ -492,24 +501,9 @@ class HistoryEngine : public ShardListener,
   void QueueTask(persistence::TaskQueueTask task) override { task_sink_(std::move(task)); }
   bool ShuttingDown() override { return releasing_waiters_.load(); }
 
-  // Updates not yet accepted live here only (like Temporal's registry: a restart loses them
-  // and the caller's retry admits them again); accepted ones are in the run's state.
-  struct AdmittedUpdate {
-    temporal::api::update::v1::Request request;
-    uint64_t seq = 0;                // admission order: the order of delivery
-    int64_t sent_started_id = 0;     // the workflow task (started event) that last carried it
-  };
-  struct RunUpdates {
-    std::map<std::string, AdmittedUpdate> admitted;                            // by update id
-    std::map<std::string, temporal::api::failure::v1::Failure> rejected;      // kept a minute
-    std::optional<SpeculativeTask> speculative;
-    bool Empty() const { return admitted.empty() && rejected.empty() && !speculative; }
-  };
-  // The run's speculative task, taken out of the registry (Mutate puts it back when the
-  // change wrote nothing).
-  std::optional<SpeculativeTask> TakeSpeculative(const std::string& run_id);
-  void PutSpeculative(const std::string& run_id, SpeculativeTask task);
-  bool HasSpeculative(const std::string& run_id) override;
+  bool HasSpeculative(const std::string& run_id) override {
+    return updates_.HasSpeculative(run_id);
+  }
   // Under the run's lock, on a running run with no workflow task: a speculative task for the
   // updates admitted (kept by `tx`); returns the task for matching, to queue once decided.
   persistence::TaskQueueTask MakeSpeculative(RunTransaction& tx);
@@ -526,6 +520,9 @@ class HistoryEngine : public ShardListener,
   class UpdateWait;
   absl::Status AdmitUpdate(const NamespaceRef& ns, const RunKey& key,
                            const wf::UpdateWorkflowExecutionRequest& req);
+  // Under the run's lock: whether the update may be admitted (NothingToWrite when it is
+  // there already; Temporal's errors and limits).
+  absl::Status CheckAdmission(const RunTransaction& tx, const UpdateRegistry::Seen& seen);
   absl::StatusOr<UpdateProbe> ProbeUpdate(const RunKey& key, const std::string& update_id,
                                           temporal::api::enums::v1::UpdateWorkflowExecutionLifecycleStage wanted);
   // Waits for `wanted`, then answers with where the update stands and the run it is in. An
@@ -536,10 +533,6 @@ class HistoryEngine : public ShardListener,
                    temporal::api::enums::v1::UpdateWorkflowExecutionLifecycleStage wanted,
                    std::optional<wf::UpdateWorkflowExecutionRequest> readmit, absl::Time deadline,
                    ProbeDone done);
-  // Under the run's lock: the admitted updates as protocol messages for the workflow task
-  // started at `started_id`, in admission order.
-  std::vector<temporal::api::protocol::v1::Message> UpdateMessagesFor(const std::string& run_id,
-                                                                      int64_t started_id);
   // Under the run's lock, in a workflow task's completion: a protocol message (referenced by
   // a command, or left over after the commands).
   absl::Status ApplyUpdateMessage(RunTransaction& tx, const temporal::api::protocol::v1::Message& m,
@@ -550,13 +543,6 @@ class HistoryEngine : public ShardListener,
                             UpdateEffects& effects);
   // After the completion committed: the registry learns what happened; waiters look again.
   void PublishUpdateEffects(const std::string& run_id, const UpdateEffects& effects);
-  // Forgets what the registry holds for a closed run after a minute (its waiters' time to
-  // read it).
-  void ForgetUpdatesLater(const std::string& run_id);
-  std::mutex updates_mu_;
-  std::unordered_map<std::string, RunUpdates> updates_;  // by run id
-  std::atomic<int> speculative_tasks_{0};  // how many runs have one (Mutate's fast path)
-  uint64_t next_update_seq_ = 1;
 
   persistence::ExecutionStore& store_;
   ShardController& shards_;
@@ -572,6 +558,9 @@ class HistoryEngine : public ShardListener,
   // Timers and transfer tasks of namespaces standby here, until they are active here.
   StandbyParking parking_;
   QueryDispatcher queries_;
+  // Updates not yet accepted live in the registry only (updates.cc has the protocol);
+  // accepted ones are in the run's state.
+  UpdateRegistry updates_;
   WorkflowReset reset_;
 
   // ReplicationApplier::Engine: what the applier needs of the engine.

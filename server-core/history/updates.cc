@@ -46,8 +46,6 @@ constexpr Stage kCompleted = enums::UPDATE_WORKFLOW_EXECUTION_LIFECYCLE_STAGE_CO
 constexpr absl::Duration kLongPoll = absl::Seconds(20);
 // The caller's deadline minus this is when a wait gives up, so the answer reaches it in time.
 constexpr absl::Duration kDeadlineMargin = absl::Seconds(1);
-// How long a rejection (and the registry of a closed run) is kept for waiters to read.
-constexpr absl::Duration kKeepEnded = absl::Minutes(1);
 // From this workflow task attempt on, the run's tasks keep failing: updates are refused.
 constexpr int32_t kFailingTaskAttempt = 3;
 
@@ -236,11 +234,7 @@ class HistoryEngine::UpdateWait : public std::enable_shared_from_this<UpdateWait
     if (probe->kind == UpdateProbe::kDone) return Finish(std::move(*probe));
     if (probe->kind == UpdateProbe::kWaiting) return;
     // The run continued before accepting the update: on to the next run.
-    {
-      std::lock_guard lock(engine_.updates_mu_);
-      auto it = engine_.updates_.find(key.run_id);
-      if (it != engine_.updates_.end()) it->second.admitted.erase(update_id_);
-    }
+    engine_.updates_.Withdraw(key.run_id, update_id_);
     RunKey next{key.namespace_id, key.workflow_id, probe->new_run_id};
     if (readmit_) {
       if (absl::Status s = engine_.AdmitUpdate(ns_, next, *readmit_); !s.ok()) return Finish(s);
@@ -441,10 +435,6 @@ absl::Status HistoryEngine::AdmitUpdate(const NamespaceRef& ns, const RunKey& ke
   const std::string& id = req.request().meta().update_id();
   bool admitted_here = false;
   std::optional<persistence::TaskQueueTask> speculative;  // the task to queue, if one was made
-  auto drop_if_empty = [this](const std::string& run_id) {
-    auto it = updates_.find(run_id);
-    if (it != updates_.end() && it->second.Empty()) updates_.erase(it);
-  };
   absl::Status s = Mutate(ns, key, [&](RunTransaction& tx) -> absl::Status {
     const MutableStateRecord& state = tx.state();
     if (!req.first_execution_run_id().empty() &&
@@ -452,46 +442,10 @@ absl::Status HistoryEngine::AdmitUpdate(const NamespaceRef& ns, const RunKey& ke
       return absl::NotFoundError("workflow execution not found");
     }
     if (state.updates().contains(id)) return NothingToWrite();  // accepted already
-    std::lock_guard lock(updates_mu_);
-    auto existing = updates_.find(key.run_id);
-    if (existing != updates_.end() && existing->second.admitted.contains(id)) return NothingToWrite();
-    if (!tx.IsOpen()) {
-      // A closed run keeps answering for the updates it had; a new one is refused.
-      if (existing != updates_.end() && existing->second.rejected.contains(id)) return NothingToWrite();
-      return absl::NotFoundError("workflow execution already completed");
-    }
-    if (state.workflow_task().attempt() >= kFailingTaskAttempt) {
-      return WithDetail(absl::FailedPreconditionError(
-                            "Unable to perform workflow execution update due to Workflow Task in "
-                            "failed state."),
-                        temporal::api::errordetails::v1::WorkflowNotReadyFailure());
-    }
-    const size_t admitted = existing == updates_.end() ? 0 : existing->second.admitted.size();
-    size_t in_flight = admitted;
-    for (const auto& [_, info] : state.updates()) in_flight += info.completed_event_id() == 0;
-    if (in_flight >= static_cast<size_t>(limits_.in_flight_updates)) {
-      temporal::api::errordetails::v1::ResourceExhaustedFailure detail;
-      detail.set_cause(enums::RESOURCE_EXHAUSTED_CAUSE_CONCURRENT_LIMIT);
-      detail.set_scope(enums::RESOURCE_EXHAUSTED_SCOPE_NAMESPACE);
-      return WithDetail(absl::ResourceExhaustedError(absl::StrCat(
-                            "limit on number of concurrent in-flight updates has been reached (",
-                            limits_.in_flight_updates, ")")),
-                        detail);
-    }
-    if (state.updates_size() + admitted >= static_cast<size_t>(limits_.total_updates)) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "The limit on the total number of distinct updates in this workflow has been reached (",
-          limits_.total_updates,
-          "). Make sure any duplicate updates share an Update ID so the server can deduplicate "
-          "them, and consider rejecting updates that you aren't going to process. You can also "
-          "Continue-as-New to avoid this; we recommend you check Continue-as-New Suggested in "
-          "your Workflow."));
-    }
-    RunUpdates& run = updates_[key.run_id];
-    run.rejected.erase(id);  // asked again after a rejection: a new update
-    AdmittedUpdate& entry = run.admitted[id];
-    entry.request = req.request();
-    entry.seq = next_update_seq_++;
+    absl::Status admitted =
+        updates_.Admit(key.run_id, req.request(),
+                       [&](const UpdateRegistry::Seen& seen) { return CheckAdmission(tx, seen); });
+    if (!admitted.ok()) return admitted;
     admitted_here = true;
     // A pending task carries it when it starts; a started one is followed by another.
     if (tx.WorkflowTaskPending()) return NothingToWrite();
@@ -503,14 +457,47 @@ absl::Status HistoryEngine::AdmitUpdate(const NamespaceRef& ns, const RunKey& ke
     return absl::OkStatus();
   });
   if (s.ok() && speculative) task_sink_(std::move(*speculative));
-  if (!s.ok() && admitted_here) {
-    // The task that would have carried it was not written: the update was never admitted.
-    std::lock_guard lock(updates_mu_);
-    auto it = updates_.find(key.run_id);
-    if (it != updates_.end()) it->second.admitted.erase(id);
-    drop_if_empty(key.run_id);
-  }
+  // The task that would have carried it was not written: the update was never admitted.
+  if (!s.ok() && admitted_here) updates_.Withdraw(key.run_id, id);
   return s;
+}
+
+absl::Status HistoryEngine::CheckAdmission(const RunTransaction& tx,
+                                           const UpdateRegistry::Seen& seen) {
+  const MutableStateRecord& state = tx.state();
+  if (seen.admitted) return NothingToWrite();
+  if (!tx.IsOpen()) {
+    // A closed run keeps answering for the updates it had; a new one is refused.
+    if (seen.rejected) return NothingToWrite();
+    return absl::NotFoundError("workflow execution already completed");
+  }
+  if (state.workflow_task().attempt() >= kFailingTaskAttempt) {
+    return WithDetail(absl::FailedPreconditionError(
+                          "Unable to perform workflow execution update due to Workflow Task in "
+                          "failed state."),
+                      temporal::api::errordetails::v1::WorkflowNotReadyFailure());
+  }
+  size_t in_flight = seen.admitted_in_run;
+  for (const auto& [_, info] : state.updates()) in_flight += info.completed_event_id() == 0;
+  if (in_flight >= static_cast<size_t>(limits_.in_flight_updates)) {
+    temporal::api::errordetails::v1::ResourceExhaustedFailure detail;
+    detail.set_cause(enums::RESOURCE_EXHAUSTED_CAUSE_CONCURRENT_LIMIT);
+    detail.set_scope(enums::RESOURCE_EXHAUSTED_SCOPE_NAMESPACE);
+    return WithDetail(absl::ResourceExhaustedError(absl::StrCat(
+                          "limit on number of concurrent in-flight updates has been reached (",
+                          limits_.in_flight_updates, ")")),
+                      detail);
+  }
+  if (state.updates_size() + seen.admitted_in_run >= static_cast<size_t>(limits_.total_updates)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "The limit on the total number of distinct updates in this workflow has been reached (",
+        limits_.total_updates,
+        "). Make sure any duplicate updates share an Update ID so the server can deduplicate "
+        "them, and consider rejecting updates that you aren't going to process. You can also "
+        "Continue-as-New to avoid this; we recommend you check Continue-as-New Suggested in "
+        "your Workflow."));
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<HistoryEngine::UpdateProbe> HistoryEngine::ProbeUpdate(const RunKey& key,
@@ -541,52 +528,28 @@ absl::StatusOr<HistoryEngine::UpdateProbe> HistoryEngine::ProbeUpdate(const RunK
     probe.kind = wanted <= kAccepted ? UpdateProbe::kDone : UpdateProbe::kWaiting;
     return probe;
   }
-  std::lock_guard lock(updates_mu_);
-  if (auto run = updates_.find(key.run_id); run != updates_.end()) {
-    if (auto r = run->second.rejected.find(id); r != run->second.rejected.end()) {
-      probe.kind = UpdateProbe::kDone;
-      probe.stage = kCompleted;
-      *probe.outcome.emplace().mutable_failure() = r->second;
+  UpdateRegistry::Standing standing = updates_.StandingOf(key.run_id, id);
+  if (standing.rejection.has_value()) {
+    probe.kind = UpdateProbe::kDone;
+    probe.stage = kCompleted;
+    *probe.outcome.emplace().mutable_failure() = std::move(*standing.rejection);
+    return probe;
+  }
+  if (standing.admitted) {
+    probe.stage = kAdmitted;
+    if (running) {
+      probe.kind = wanted <= kAdmitted ? UpdateProbe::kDone : UpdateProbe::kWaiting;
       return probe;
     }
-    if (run->second.admitted.contains(id)) {
-      probe.stage = kAdmitted;
-      if (running) {
-        probe.kind = wanted <= kAdmitted ? UpdateProbe::kDone : UpdateProbe::kWaiting;
-        return probe;
-      }
-      if (!state->execution().new_execution_run_id().empty()) {
-        probe.kind = UpdateProbe::kMoved;
-        probe.new_run_id = state->execution().new_execution_run_id();
-        return probe;
-      }
-      return absl::NotFoundError("workflow update was aborted by closing workflow");
+    if (!state->execution().new_execution_run_id().empty()) {
+      probe.kind = UpdateProbe::kMoved;
+      probe.new_run_id = state->execution().new_execution_run_id();
+      return probe;
     }
+    return absl::NotFoundError("workflow update was aborted by closing workflow");
   }
   if (!running) return absl::NotFoundError("workflow execution already completed");
   return absl::NotFoundError(absl::StrCat("update \"", id, "\" not found"));
-}
-
-std::vector<Message> HistoryEngine::UpdateMessagesFor(const std::string& run_id, int64_t started_id) {
-  std::vector<Message> out;
-  std::lock_guard lock(updates_mu_);
-  auto it = updates_.find(run_id);
-  if (it == updates_.end() || it->second.admitted.empty()) return out;
-  std::vector<std::pair<uint64_t, const std::string*>> order;
-  for (auto& [id, update] : it->second.admitted) {
-    update.sent_started_id = started_id;
-    order.emplace_back(update.seq, &id);
-  }
-  std::sort(order.begin(), order.end());
-  for (const auto& [_, id] : order) {
-    Message& m = out.emplace_back();
-    m.set_id(absl::StrCat(*id, "/request"));
-    m.set_protocol_instance_id(*id);
-    // To be handled after the events before WorkflowTaskStarted (Temporal's sequencing).
-    m.set_event_id(started_id - 1);
-    m.mutable_body()->PackFrom(it->second.admitted[*id].request);
-  }
-  return out;
 }
 
 absl::Status HistoryEngine::ApplyUpdateMessage(RunTransaction& tx, const Message& m,
@@ -616,24 +579,17 @@ absl::Status HistoryEngine::ApplyUpdateMessage(RunTransaction& tx, const Message
     if (updates->contains(id) || effects.rejected.contains(id)) {
       return InvalidTransition(id, "Acceptance", "Accepted");
     }
-    update::Request request;
-    {
-      std::lock_guard lock(updates_mu_);
-      auto run = updates_.find(tx.execution().run_id());
-      if (run != updates_.end() && run->second.admitted.contains(id)) {
-        request = run->second.admitted[id].request;
-      } else if (acceptance.has_accepted_request()) {
-        request = acceptance.accepted_request();  // lost here (a restart): the worker has it
-      } else {
-        return UpdateNotOnServer(id);
-      }
+    std::optional<update::Request> request = updates_.Admitted(tx.execution().run_id(), id);
+    if (!request.has_value()) {
+      if (!acceptance.has_accepted_request()) return UpdateNotOnServer(id);
+      request = acceptance.accepted_request();  // lost here (a restart): the worker has it
     }
     HistoryEvent& e = tx.Append(enums::EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED);
     auto* attrs = e.mutable_workflow_execution_update_accepted_event_attributes();
     attrs->set_protocol_instance_id(id);
     attrs->set_accepted_request_message_id(absl::StrCat(id, "/request"));
     attrs->set_accepted_request_sequencing_event_id(acceptance.accepted_request_sequencing_event_id());
-    *attrs->mutable_accepted_request() = std::move(request);
+    *attrs->mutable_accepted_request() = std::move(*request);
     (*updates)[id].set_accepted_event_id(e.event_id());
     effects.accepted.insert(id);
     return absl::OkStatus();
@@ -654,9 +610,7 @@ absl::Status HistoryEngine::ApplyUpdateMessage(RunTransaction& tx, const Message
     if (!response.has_outcome()) return absl::InvalidArgumentError("invalid *update.Response: outcome is not set");
     auto it = updates->find(id);
     if (it == updates->end()) {
-      std::lock_guard lock(updates_mu_);
-      auto run = updates_.find(tx.execution().run_id());
-      if (run != updates_.end() && run->second.admitted.contains(id)) {
+      if (updates_.Admitted(tx.execution().run_id(), id).has_value()) {
         return InvalidTransition(id, "Response", "Sent");
       }
       return UpdateNotOnServer(id);
@@ -677,85 +631,20 @@ absl::Status HistoryEngine::ApplyUpdateMessage(RunTransaction& tx, const Message
 
 bool HistoryEngine::FinishUpdateMessages(RunTransaction& tx, int64_t started_id, bool heartbeat,
                                          UpdateEffects& effects) {
-  std::lock_guard lock(updates_mu_);
-  auto it = updates_.find(tx.execution().run_id());
-  if (it == updates_.end()) return false;
-  bool undelivered = false;
-  for (const auto& [id, update] : it->second.admitted) {
-    if (effects.accepted.contains(id) || effects.rejected.contains(id)) continue;
-    if (update.sent_started_id != started_id) {
-      undelivered = true;  // admitted while this task ran: the next one carries it
-    } else if (!heartbeat && tx.IsOpen()) {
-      // Delivered and not answered: an SDK without updates. (A closing run aborts it.)
-      effects.rejected[id] = UnprocessedUpdateFailure();
-    }
+  const UpdateRegistry::Unanswered unanswered =
+      updates_.UnansweredBy(tx.execution().run_id(), started_id, effects);
+  if (!heartbeat && tx.IsOpen()) {
+    // Delivered and not answered: an SDK without updates. (A closing run aborts them.)
+    for (const std::string& id : unanswered.delivered) effects.rejected[id] = UnprocessedUpdateFailure();
   }
-  return undelivered && tx.IsOpen();
+  return unanswered.undelivered && tx.IsOpen();
 }
 
 void HistoryEngine::PublishUpdateEffects(const std::string& run_id, const UpdateEffects& effects) {
   if (effects.accepted.empty() && effects.rejected.empty()) return;
-  {
-    std::lock_guard lock(updates_mu_);
-    RunUpdates& run = updates_[run_id];
-    for (const auto& id : effects.accepted) run.admitted.erase(id);
-    for (const auto& [id, failure] : effects.rejected) {
-      run.admitted.erase(id);
-      run.rejected[id] = failure;
-    }
-    if (run.Empty()) updates_.erase(run_id);
-  }
-  if (!effects.rejected.empty()) {
-    std::vector<std::string> ids;
-    for (const auto& [id, _] : effects.rejected) ids.push_back(id);
-    timers_.Schedule(clock_.Now() + kKeepEnded, [this, run_id, ids] {
-      std::lock_guard lock(updates_mu_);
-      auto it = updates_.find(run_id);
-      if (it == updates_.end()) return;
-      for (const auto& id : ids) it->second.rejected.erase(id);
-      if (it->second.Empty()) updates_.erase(it);
-    });
-  }
+  updates_.Publish(run_id, effects);
   // The waiters looked when the commit woke them, before the registry knew: again.
   NotifyHistoryWaiters(run_id);
-}
-
-void HistoryEngine::ForgetUpdatesLater(const std::string& run_id) {
-  {
-    std::lock_guard lock(updates_mu_);
-    if (!updates_.contains(run_id)) return;
-  }
-  timers_.Schedule(clock_.Now() + kKeepEnded, [this, run_id] {
-    std::lock_guard lock(updates_mu_);
-    auto it = updates_.find(run_id);
-    if (it == updates_.end()) return;
-    if (it->second.speculative) --speculative_tasks_;  // (a closed run has none: written first)
-    updates_.erase(it);
-  });
-}
-
-std::optional<SpeculativeTask> HistoryEngine::TakeSpeculative(const std::string& run_id) {
-  std::lock_guard lock(updates_mu_);
-  auto it = updates_.find(run_id);
-  if (it == updates_.end() || !it->second.speculative) return std::nullopt;
-  std::optional<SpeculativeTask> out = std::move(it->second.speculative);
-  it->second.speculative.reset();
-  --speculative_tasks_;
-  return out;
-}
-
-void HistoryEngine::PutSpeculative(const std::string& run_id, SpeculativeTask task) {
-  std::lock_guard lock(updates_mu_);
-  RunUpdates& run = updates_[run_id];
-  if (!run.speculative) ++speculative_tasks_;
-  run.speculative = std::move(task);
-}
-
-bool HistoryEngine::HasSpeculative(const std::string& run_id) {
-  if (speculative_tasks_.load() == 0) return false;
-  std::lock_guard lock(updates_mu_);
-  auto it = updates_.find(run_id);
-  return it != updates_.end() && it->second.speculative.has_value();
 }
 
 persistence::TaskQueueTask HistoryEngine::MakeSpeculative(RunTransaction& tx) {
