@@ -23,7 +23,7 @@ struct NamespaceRef {
   std::string name;
   int64_t failover_version = 0;
   // A write this cluster makes even where the namespace is not active: the termination of a
-  // run that lost a version conflict (replication_apply.cc).
+  // run that lost a version conflict (replication_applier.cc).
   bool conflict_resolution = false;
 };
 

@@ -452,7 +452,7 @@ class HistoryEngine : public ShardListener,
   absl::StatusOr<std::vector<persistence::HistoryEvent>> ReadHistory(
       const MutableStateRecord& s) override;
 
-  // RespondWorkflowTaskCompleted's commands, in order (workflow_task_commands.cc).
+  // RespondWorkflowTaskCompleted's commands, in order (workflow_tasks.cc).
   // A ProtocolMessage command applies the message it names (taken from `messages`, which
   // keeps the rest for after the commands).
   absl::Status ApplyCommands(RunTransaction& tx, const NamespaceRef& ns,
