@@ -472,8 +472,21 @@ class SqliteExecutionStore : public ExecutionStore, private CommitBatchWriter {
     return absl::OkStatus();
   }
 
-  // Requires the lock and an open transaction. `index`: the run's place in `blobs`.
+  // One run's rows, in this order: its row (with the version check), its current-run
+  // pointer, its branch operations (whose switch frees the event ids the new events may
+  // take), its events, its visibility record. Requires the lock and an open transaction.
+  // `index`: the run's place in `blobs`.
   absl::Status WriteRun(int32_t shard_id, RunWrite& run, const Blobs& blobs, size_t index) {
+    RETURN_IF_ERROR(WriteRunRow(shard_id, run, blobs.states[index]));
+    RETURN_IF_ERROR(WriteCurrentRunPointer(run));
+    RETURN_IF_ERROR(WriteBranches(run));
+    RETURN_IF_ERROR(WriteEvents(run, blobs.events[index]));
+    return WriteVisibility(run);
+  }
+
+  // The run's row: inserted at expected version 0 (ABORTED if it exists), else updated only
+  // if its stored version is the expected one (ABORTED if another writer changed it).
+  absl::Status WriteRunRow(int32_t shard_id, const RunWrite& run, const std::string& state) {
     const auto& exec = run.state.execution();
     if (run.expected_db_version == 0) {
       ASSIGN_STMT(ins, db_.Prepare(
@@ -484,29 +497,39 @@ class SqliteExecutionStore : public ExecutionStore, private CommitBatchWriter {
                            .Bind(3, exec.run_id())
                            .Bind(4, int64_t{shard_id})
                            .Bind(5, run.state.db_version())
-                           .BindBlobView(6, blobs.states[index])
+                           .BindBlobView(6, state)
                            .Run();
       // A fixed message: SQLite's names the table and columns, and this one reaches clients.
       if (!s.ok()) {
         if (absl::IsUnavailable(s)) return s;
         return absl::AbortedError(absl::StrCat("run ", exec.run_id(), " exists already"));
       }
-    } else {
-      ASSIGN_STMT(upd, db_.Prepare(
-          "UPDATE executions SET db_version = ?, state = ? WHERE namespace_id = ? AND "
-          "workflow_id = ? AND run_id = ? AND db_version = ?"));
-      RETURN_IF_ERROR(upd.Bind(1, run.state.db_version())
-                          .BindBlobView(2, blobs.states[index])
-                          .Bind(3, exec.namespace_id())
-                          .Bind(4, exec.workflow_id())
-                          .Bind(5, exec.run_id())
-                          .Bind(6, run.expected_db_version)
-                          .Run());
-      if (db_.Changes() != 1) {
-        return absl::AbortedError(absl::StrCat("run ", exec.run_id(),
-                                               " was changed concurrently; nothing was written"));
-      }
+      return absl::OkStatus();
     }
+    ASSIGN_STMT(
+        upd,
+        db_.Prepare("UPDATE executions SET db_version = ?, state = ? WHERE namespace_id = ? AND "
+                    "workflow_id = ? AND run_id = ? AND db_version = ?"));
+    RETURN_IF_ERROR(upd.Bind(1, run.state.db_version())
+                        .BindBlobView(2, state)
+                        .Bind(3, exec.namespace_id())
+                        .Bind(4, exec.workflow_id())
+                        .Bind(5, exec.run_id())
+                        .Bind(6, run.expected_db_version)
+                        .Run());
+    if (db_.Changes() != 1) {
+      return absl::AbortedError(
+          absl::StrCat("run ", exec.run_id(), " was changed concurrently; nothing was written"));
+    }
+    return absl::OkStatus();
+  }
+
+  // The run's current-run pointer (execution_store.h's CurrentRunChange):
+  //   kCreate: inserted unless the workflow id has one (ALREADY_EXISTS);
+  //   kReplace: must still name the expected run (else ABORTED);
+  //   kNone: its status follows the run's, only with a visibility record (see below).
+  absl::Status WriteCurrentRunPointer(const RunWrite& run) {
+    const auto& exec = run.state.execution();
     switch (run.current_run_change) {
       case CurrentRunChange::kCreate: {
         ASSIGN_STMT(ins, db_.Prepare(
@@ -556,56 +579,66 @@ class SqliteExecutionStore : public ExecutionStore, private CommitBatchWriter {
         break;
       }
     }
-    RETURN_IF_ERROR(WriteBranches(run));
+    return absl::OkStatus();
+  }
+
+  // The run's new events, in their order; `events`: their serialized blobs. An event id
+  // taken already is ABORTED (with a fixed message, as for the run's row).
+  absl::Status WriteEvents(const RunWrite& run, const std::vector<std::string>& events) {
+    const std::string& run_id = run.state.execution().run_id();
     for (size_t e = 0; e < run.events.size(); ++e) {
       const HistoryEvent& event = run.events[e];
       ASSIGN_STMT(ins, db_.Prepare(
           "INSERT INTO history_events(run_id, event_id, data) VALUES (?,?,?)"));
-      absl::Status s = ins.Bind(1, exec.run_id())
-                           .Bind(2, event.event_id())
-                           .BindBlobView(3, blobs.events[index][e])
-                           .Run();
+      absl::Status s =
+          ins.Bind(1, run_id).Bind(2, event.event_id()).BindBlobView(3, events[e]).Run();
       if (!s.ok()) {
         if (absl::IsUnavailable(s)) return s;
-        return absl::AbortedError(absl::StrCat("event ", event.event_id(), " of run ",
-                                               exec.run_id(), " exists already"));
-      }
-    }
-    if (run.visibility.has_value()) {
-      const VisibilityRecord& v = *run.visibility;
-      ASSIGN_STMT(up, db_.Prepare(VisibilityUpsertSql()));
-      up.Bind(1, v.namespace_id)
-          .Bind(2, v.run_id)
-          .Bind(3, v.workflow_id)
-          .Bind(4, v.workflow_type)
-          .Bind(5, v.task_queue)
-          .Bind(6, int64_t{v.status})
-          .Bind(7, absl::ToUnixMillis(v.start_time))
-          .Bind(8, absl::ToUnixMillis(v.execution_time));
-      if (v.close_time.has_value()) {
-        up.Bind(9, absl::ToUnixMillis(*v.close_time));
-      } else {
-        up.BindNull(9);
-      }
-      up.Bind(10, v.history_length).BindBlobView(11, v.info);
-      if (v.custom_json.empty()) {
-        up.BindNull(12);
-      } else {
-        up.Bind(12, v.custom_json);
-      }
-      RETURN_IF_ERROR(up.Run());
-      if (run.archive_on_close && v.close_time.has_value()) {
-        ASSIGN_STMT(queue, db_.Prepare(
-            "INSERT OR IGNORE INTO archival_queue(namespace_id, run_id, workflow_id, close_ms) "
-            "VALUES (?,?,?,?)"));
-        RETURN_IF_ERROR(queue.Bind(1, v.namespace_id)
-                            .Bind(2, v.run_id)
-                            .Bind(3, v.workflow_id)
-                            .Bind(4, absl::ToUnixMillis(*v.close_time))
-                            .Run());
+        return absl::AbortedError(
+            absl::StrCat("event ", event.event_id(), " of run ", run_id, " exists already"));
       }
     }
     return absl::OkStatus();
+  }
+
+  // The run's visibility record, if it has one, and its archival queue row when it closes
+  // in a namespace that archives (kept as it is when the run was queued before, so the
+  // archiver's progress is never reset).
+  absl::Status WriteVisibility(const RunWrite& run) {
+    if (!run.visibility.has_value()) return absl::OkStatus();
+    const VisibilityRecord& v = *run.visibility;
+    ASSIGN_STMT(up, db_.Prepare(VisibilityUpsertSql()));
+    up.Bind(1, v.namespace_id)
+        .Bind(2, v.run_id)
+        .Bind(3, v.workflow_id)
+        .Bind(4, v.workflow_type)
+        .Bind(5, v.task_queue)
+        .Bind(6, int64_t{v.status})
+        .Bind(7, absl::ToUnixMillis(v.start_time))
+        .Bind(8, absl::ToUnixMillis(v.execution_time));
+    if (v.close_time.has_value()) {
+      up.Bind(9, absl::ToUnixMillis(*v.close_time));
+    } else {
+      up.BindNull(9);
+    }
+    up.Bind(10, v.history_length).BindBlobView(11, v.info);
+    if (v.custom_json.empty()) {
+      up.BindNull(12);
+    } else {
+      up.Bind(12, v.custom_json);
+    }
+    RETURN_IF_ERROR(up.Run());
+    if (!run.archive_on_close || !v.close_time.has_value()) return absl::OkStatus();
+    ASSIGN_STMT(
+        queue,
+        db_.Prepare(
+            "INSERT OR IGNORE INTO archival_queue(namespace_id, run_id, workflow_id, close_ms) "
+            "VALUES (?,?,?,?)"));
+    return queue.Bind(1, v.namespace_id)
+        .Bind(2, v.run_id)
+        .Bind(3, v.workflow_id)
+        .Bind(4, absl::ToUnixMillis(*v.close_time))
+        .Run();
   }
 
   SqliteDb& db_;
