@@ -642,11 +642,15 @@ class TockServerImpl : public TockServer {
           // check right after it that one not due has not fired (no sleep that proves nothing).
           const bool timers_settled =
               timer_engine_ != nullptr && timer_engine_->WaitForDue(absl::Seconds(10));
+          // So do the schedules' actions due: a test checks right after that one has not acted.
+          const bool schedules_settled =
+              schedules_ != nullptr && schedules_->WaitForDue(absl::Seconds(10));
           if (!deleted.ok()) return deleted.status();
           tock::admin::v1::AdvanceTimeResponse out;
           *out.mutable_server_time() = ToProtoTime(clock_.Now());
           out.set_runs_deleted_by_retention(*deleted);
           out.set_timers_settled(timers_settled);
+          out.set_schedules_settled(schedules_settled);
           return out;
         });
   }

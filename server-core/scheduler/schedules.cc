@@ -2,6 +2,7 @@
 
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <set>
 
@@ -182,6 +183,7 @@ void Schedules::Shutdown() {
   }
   wake_.notify_all();
   work_ready_.notify_all();
+  looked_.notify_all();
   if (loop_.joinable()) loop_.join();
   for (std::thread& t : workers_) t.join();
   workers_.clear();
@@ -193,6 +195,31 @@ void Schedules::Wake() {
     last_scan_ = absl::InfinitePast();  // also read every schedule's record again
   }
   wake_.notify_all();
+}
+
+bool Schedules::WaitForDue(absl::Duration timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + absl::ToChronoNanoseconds(timeout);
+  std::unique_lock lock(mu_);
+  if (!started_ || shutdown_) return false;
+  const absl::Time t = clock_.Now();
+  // A scan under way may have read the clock before it moved: one begun after this call.
+  const uint64_t begun = scans_begun_;
+  last_scan_ = absl::InfinitePast();
+  wake_.notify_all();
+  // Then every look at a schedule due by `t` (the scan's, and any the looks made due again)
+  // has ended and recorded what it did.
+  const bool looked = looked_.wait_until(lock, deadline, [&] {
+    return shutdown_ || (last_clean_scan_ > begun && NoneDueLocked(t));
+  });
+  return looked && !shutdown_;
+}
+
+bool Schedules::NoneDueLocked(absl::Time t) const {
+  if (!work_.empty()) return false;
+  for (const auto& [key, e] : entries_) {
+    if (e.busy || (e.due.has_value() && *e.due <= t)) return false;
+  }
+  return true;
 }
 
 void Schedules::Touch(const std::string& namespace_id, const std::string& schedule_id) {
@@ -215,9 +242,12 @@ void Schedules::Loop() {
   while (!shutdown_) {
     if (absl::Now() - last_scan_ >= kScanInterval) {
       last_scan_ = absl::Now();
+      const uint64_t scan = ++scans_begun_;
       lock.unlock();
-      Scan();
+      const bool clean = Scan();
       lock.lock();
+      if (clean) last_clean_scan_ = scan;
+      looked_.notify_all();
       continue;
     }
     const absl::Time now = clock_.Now();
@@ -263,10 +293,11 @@ void Schedules::Work() {
       e.due = due;
     }
     wake_.notify_all();
+    looked_.notify_all();
   }
 }
 
-void Schedules::Scan() {
+bool Schedules::Scan() {
   std::set<std::string> seen;
   std::string after_ns, after_id;
   const absl::Time now = clock_.Now();
@@ -275,7 +306,7 @@ void Schedules::Scan() {
     if (!page.ok()) {
       logger_.Warn("reading the schedules failed; retried at the next scan",
                    {{"error", page.status().ToString()}});
-      return;  // keep what is known
+      return false;  // keep what is known
     }
     if (page->empty()) break;
     for (const StoredSchedule& s : *page) {
@@ -308,6 +339,7 @@ void Schedules::Scan() {
       ++it;
     }
   }
+  return true;
 }
 
 absl::StatusOr<StoredSchedule> Schedules::Mutate(

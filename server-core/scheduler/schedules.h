@@ -26,6 +26,7 @@
 #pragma once
 
 #include <condition_variable>
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <map>
@@ -67,6 +68,14 @@ class Schedules {
   void Shutdown();
   // The server's clock moved (AdvanceTime): look at every schedule's next time again.
   void Wake();
+  // Time skipping and tests: wakes the runner and returns once it has looked at every
+  // schedule due by the clock's now (as it is at the call): a scan begun after the call has
+  // read every schedule's record without a store error, and then no schedule this host runs
+  // is due by that time or being looked at (each look made its starts and recorded them). A
+  // check that a schedule has NOT acted, made after this, so fails when the runner acts
+  // wrongly, however slow the machine. False when `timeout` (real time) passed first or the
+  // runner is not running.
+  bool WaitForDue(absl::Duration timeout);
 
   absl::StatusOr<wf::CreateScheduleResponse> Create(const wf::CreateScheduleRequest& req);
   absl::StatusOr<wf::DescribeScheduleResponse> Describe(const wf::DescribeScheduleRequest& req);
@@ -106,7 +115,10 @@ class Schedules {
   // One look at a schedule: buffer what is due, refresh, decide, start. Returns when to look
   // again (nullopt: not until a change; the schedule was deleted or is not ours any more).
   std::optional<absl::Time> Tick(const std::string& namespace_id, const std::string& schedule_id);
-  void Scan();
+  // False when a store error left schedules not read.
+  bool Scan();
+  // Under mu_: no schedule due by `t` waits for a look or is being looked at.
+  bool NoneDueLocked(absl::Time t) const;
 
   // Calls to the frontend.
   struct RunStatus {
@@ -162,6 +174,11 @@ class Schedules {
   std::map<std::string, Entry> entries_;  // by namespace id + "/" + schedule id
   std::deque<std::string> work_;
   absl::Time last_scan_ = absl::InfinitePast();
+  // WaitForDue's: the scans begun (each reads the clock after it is counted), the last one
+  // that read every record, and the signal that a scan or a look ended.
+  uint64_t scans_begun_ = 0;
+  uint64_t last_clean_scan_ = 0;
+  std::condition_variable looked_;
   std::thread loop_;
   std::vector<std::thread> workers_;
 };

@@ -17,7 +17,7 @@ import {
 } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import * as activities from './activities.mjs';
-import { runTock, startServer, uniqueName } from './server.mjs';
+import { startServer, tockJson, uniqueName } from './server.mjs';
 
 const DEADLINE = { timeout: 120_000 };
 const HOOK_DEADLINE = { timeout: 60_000 };
@@ -32,9 +32,12 @@ let worker;
 let running;
 const taskQueue = uniqueName('sched');
 
+// Moves the server's clock. The server answers once its schedule runner has looked at every
+// schedule due by the new time and recorded what it did (schedulesSettled), so a check right
+// after it that a schedule has NOT acted fails when the runner acts wrongly, without a sleep.
 async function advance(duration) {
-  const r = await runTock(server.address, ['server', 'advance-time', duration]);
-  assert.equal(r.code, 0, r.stderr);
+  const moved = await tockJson(server.address, ['server', 'advance-time', duration]);
+  assert.equal(moved.schedulesSettled, true, `the schedule runner did not settle: ${JSON.stringify(moved)}`);
 }
 
 // Polls `probe` (async) until `done(value)`, within ~20 s of real time.
@@ -215,16 +218,14 @@ test('pause stops actions, unpause resumes them without catching up the pause', 
   let d = await describe(handle);
   assert.equal(d.state.paused, true);
   assert.equal(d.state.note, 'maintenance');
-  await advance('3h');
-  await new Promise((r) => setTimeout(r, 1500));
-  assert.equal(taken(await describe(handle)), 0);
+  await advance('3h'); // answers once the runner has looked at the schedules due
+  assert.equal(taken(await describe(handle)), 0, 'no action while paused');
   await handle.unpause('back');
   await advance('1h');
-  d = await waitFor(() => describe(handle), (x) => taken(x) === 1, 'the action after unpause');
+  d = await describe(handle);
+  assert.equal(taken(d), 1, 'one action after unpause: the 3 hours paused are not caught up');
   assert.equal(d.state.paused, false);
   assert.equal(d.state.note, 'back');
-  await new Promise((r) => setTimeout(r, 500));
-  assert.equal(taken(await describe(handle)), 1, 'the 3 hours paused are not caught up');
   await handle.delete();
 });
 
@@ -256,9 +257,9 @@ test('remaining actions run out', DEADLINE, async () => {
   });
   assert.equal((await describe(handle)).info.nextActionTimes.length, 2);
   for (let i = 0; i < 4; i++) await advance('1h');
-  const d = await waitFor(() => describe(handle), (x) => taken(x) === 2 && x.state.remainingActions === 0, 'two actions');
-  await new Promise((r) => setTimeout(r, 500));
-  assert.equal(taken(await describe(handle)), 2);
+  const d = await describe(handle);
+  assert.equal(taken(d), 2, 'two actions, none after the last');
+  assert.equal(d.state.remainingActions, 0);
   assert.equal(d.info.nextActionTimes.length, 0);
   await handle.delete();
 });
@@ -273,11 +274,9 @@ test('a finished schedule is deleted 7 days after its last action (Temporal\'s r
   await advance('1h');
   await waitFor(() => describe(handle), (x) => taken(x) === 1, 'the one action');
   await advance('6d');
-  await new Promise((r) => setTimeout(r, 500));
   assert.equal(taken(await describe(handle)), 1, 'kept within the 7 days');
   await advance('1d');
-  await waitFor(() => handle.describe().then(() => 'there', (err) => err.name), (x) => x === 'ScheduleNotFoundError',
-    'the deletion');
+  await assert.rejects(handle.describe(), ScheduleNotFoundError, 'deleted 7 days after its last action');
 });
 
 test('trigger starts an action now, even when paused', DEADLINE, async () => {
