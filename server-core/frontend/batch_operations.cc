@@ -79,6 +79,20 @@ struct Target {
   int64_t start_ms = 0;
 };
 
+// Counts one operation into `record`: `failure` is "" or what failed (the last
+// kRecentFailures kept).
+void CountOperation(BatchOperationRecord& record, const std::string& failure) {
+  if (failure.empty()) {
+    record.set_complete_operation_count(record.complete_operation_count() + 1);
+    return;
+  }
+  record.set_failure_operation_count(record.failure_operation_count() + 1);
+  record.add_recent_failures(failure);
+  if (record.recent_failures_size() > kRecentFailures) {
+    record.mutable_recent_failures()->erase(record.mutable_recent_failures()->begin());
+  }
+}
+
 // Starts at most `rps` operations a second (a token every 1/rps), shared by a batch's callers.
 class Pacer {
  public:
@@ -113,6 +127,9 @@ struct BatchOperations::Runner {
   BatchOperationRecord record;
   std::atomic<bool> stop{false};
   std::atomic<bool> done{false};
+  // Under mu_: a driver is running one of its turns now. A stop waits for it to be false:
+  // a runner between turns has saved everything it did, and its next turn does nothing.
+  bool in_turn = false;
   // Set at the first turn (Begin), then used by the turns one at a time.
   bool begun = false;
   std::optional<persistence::VisibilityFilter> filter;
@@ -124,6 +141,10 @@ struct BatchOperations::Runner {
   // restart such a run can be reset once more.
   std::mutex made_mu;
   std::set<std::string> made_by_reset;
+  // Operations made after a run a stop left undone in the same page ("" or what failed):
+  // the cursor cannot pass that run, so they are not in the record's counts (a resumed batch
+  // makes them again); a stopped batch's final counts add them.
+  std::vector<std::string> beyond_cursor;
 };
 
 // A page of runs to handle; `skipped_only`: the page held only runs this batch made (the
@@ -137,13 +158,15 @@ BatchOperations::BatchOperations(persistence::BatchStore& store,
                                  persistence::VisibilityStore& visibility,
                                  namespaces::NamespaceEngine& namespaces, Clock& clock,
                                  Logger& logger,
-                                 std::function<bool(const std::string&, const std::string&)> owns)
+                                 std::function<bool(const std::string&, const std::string&)> owns,
+                                 absl::Duration stop_wait)
     : store_(store),
       visibility_(visibility),
       namespaces_(namespaces),
       clock_(clock),
       logger_(logger),
-      owns_(std::move(owns)) {}
+      owns_(std::move(owns)),
+      stop_wait_(stop_wait) {}
 
 BatchOperations::~BatchOperations() { Shutdown(); }
 
@@ -211,13 +234,20 @@ void BatchOperations::Launch(BatchOperationRecord record) {
 }
 
 void BatchOperations::Step(Runner& runner) {
-  if (!runner.stop && RunStep(runner) && !runner.stop &&
-      drivers_->Run([this, &runner] { Step(runner); })) {
-    return;  // its next page after the other batches' turns
-  }
   {
     std::lock_guard lock(mu_);
-    runner.done = true;  // from here on the scan may destroy it
+    runner.in_turn = true;
+  }
+  // A stop sets `stop` under mu_: one set before this turn began is seen here, and one set
+  // during it waits for its end.
+  const bool more = !runner.stop && RunStep(runner);
+  {
+    std::lock_guard lock(mu_);
+    runner.in_turn = false;
+    if (!more || runner.stop || !drivers_->Run([this, &runner] { Step(runner); })) {
+      runner.done = true;  // from here on the scan may destroy it
+    }
+    // else its next page comes after the other batches' turns
   }
   runner_done_.notify_all();
 }
@@ -268,7 +298,8 @@ std::string BatchOperations::Apply(Runner& runner,
   const std::string identity =
       IdentityOf(req).empty() ? std::string(kDefaultIdentity) : IdentityOf(req);
   grpc::Status status;
-  for (int attempt = 0; attempt < kAttempts; ++attempt) {
+  // A stopped batch retries nothing: its stop waits for the call in flight only.
+  for (int attempt = 0; attempt < kAttempts && (attempt == 0 || !runner.stop); ++attempt) {
     if (attempt > 0) absl::SleepFor(absl::Milliseconds(100) * (1 << attempt));
     grpc::ClientContext ctx;
     ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
@@ -395,7 +426,7 @@ bool BatchOperations::RunStep(Runner& runner) {
   }
   const int64_t seen = record.complete_operation_count() + record.failure_operation_count();
   if (seen > record.total_operation_count()) record.set_total_operation_count(seen);
-  if (!SaveProgress(record)) return false;  // stopped, or gone on elsewhere
+  if (!SaveProgress(runner)) return false;  // stopped, or gone on elsewhere
   // Stopped within the page: the record holds where it got to.
   return handled == page->targets.size();
 }
@@ -557,15 +588,11 @@ size_t BatchOperations::RunPage(Runner& runner, const Page& page) {
   BatchOperationRecord& record = runner.record;
   size_t handled = 0;
   while (handled < targets.size() && applied[handled]) ++handled;
-  for (size_t i = 0; i < handled; ++i) {
-    if (failures[i].empty()) {
-      record.set_complete_operation_count(record.complete_operation_count() + 1);
-      continue;
-    }
-    record.set_failure_operation_count(record.failure_operation_count() + 1);
-    record.add_recent_failures(failures[i]);
-    if (record.recent_failures_size() > kRecentFailures) {
-      record.mutable_recent_failures()->erase(record.mutable_recent_failures()->begin());
+  for (size_t i = 0; i < targets.size(); ++i) {
+    if (i < handled) {
+      CountOperation(record, failures[i]);
+    } else if (applied[i]) {
+      runner.beyond_cursor.push_back(failures[i]);
     }
   }
   return handled;
@@ -613,7 +640,8 @@ bool BatchOperations::StoppedElsewhere(const BatchOperationRecord& record,
   return stored.ok() && stored->state() != enums::BATCH_OPERATION_STATE_RUNNING;
 }
 
-bool BatchOperations::SaveProgress(BatchOperationRecord& record) {
+bool BatchOperations::SaveProgress(Runner& runner) {
+  BatchOperationRecord& record = runner.record;
   // A compare-and-swap on the revision this runner read or wrote last: a stop (from any
   // host) or another runner's progress written since is never overwritten.
   std::lock_guard lock(state_mu_);
@@ -630,13 +658,40 @@ bool BatchOperations::SaveProgress(BatchOperationRecord& record) {
   }
   absl::StatusOr<BatchOperationRecord> stored =
       store_.Get(record.namespace_id(), record.request().job_id());
-  if (stored.ok() && stored->state() == enums::BATCH_OPERATION_STATE_RUNNING) {
+  if (!stored.ok()) return false;
+  if (stored->state() == enums::BATCH_OPERATION_STATE_RUNNING) {
     // Another host's runner (the batch's shard moved) went on: this one ends, and the next
     // scan goes on from the stored record if this host owns the batch again.
     logger_.Info("batch operation: another runner saved its progress; this one ends",
                  {{"job_id", record.request().job_id()}});
+    return false;
   }
+  SaveFinalCounts(runner, *std::move(stored));
   return false;
+}
+
+void BatchOperations::SaveFinalCounts(const Runner& runner, BatchOperationRecord stopped) {
+  const BatchOperationRecord& record = runner.record;
+  // One write since this runner's last save: the stop's. More means another runner saved
+  // (its counts stand) or this runner's counts were written already.
+  if (stopped.revision() != record.revision() + 1) return;
+  stopped.set_total_operation_count(record.total_operation_count());
+  stopped.set_complete_operation_count(record.complete_operation_count());
+  stopped.set_failure_operation_count(record.failure_operation_count());
+  *stopped.mutable_recent_failures() = record.recent_failures();
+  stopped.set_cursor_set(record.cursor_set());
+  stopped.set_cursor_start_ms(record.cursor_start_ms());
+  stopped.set_cursor_run_id(record.cursor_run_id());
+  stopped.set_executions_done(record.executions_done());
+  for (const std::string& failure : runner.beyond_cursor) CountOperation(stopped, failure);
+  const int64_t seen = stopped.complete_operation_count() + stopped.failure_operation_count();
+  if (seen > stopped.total_operation_count()) stopped.set_total_operation_count(seen);
+  absl::Status s = store_.Update(stopped);
+  if (!s.ok()) {
+    // The counts stay those of the last page saved before the stop.
+    logger_.Warn("batch operation: recording its counts at the stop failed",
+                 {{"job_id", record.request().job_id()}, {"error", std::string(s.message())}});
+  }
 }
 
 absl::Status BatchOperations::StartBatch(const wf::StartBatchOperationRequest& req) {
@@ -815,20 +870,29 @@ absl::Status BatchOperations::StopBatch(const wf::StopBatchOperationRequest& req
       namespaces_.Resolve(req.namespace_(), false, namespaces::NamespaceAccess::kWrite);
   if (!ns.ok()) return ns.status();
   if (absl::Status s = WriteStop(ns->id, req); !s.ok()) return s;
-  // Then the answer waits for this host's runner to let its operations in flight end (bounded
-  // by one call's deadline), so that nothing the job does lands after it. The runner is
-  // looked for after the write: one launched before it is stopped here, one after reads it.
+  // Then the answer waits for this host's runner to end its turn (its calls in flight return
+  // within one call's deadline, and it writes its final counts), so that nothing the job does
+  // lands after it. The runner is looked for after the write: one launched before it is
+  // stopped here, one after reads the stop and does nothing.
   std::unique_lock lock(mu_);
   const std::string key = Key(ns->id, req.job_id());
   auto it = runners_.find(key);
-  if (it != runners_.end()) {
-    it->second->stop = true;
-    runner_done_.wait_for(lock, std::chrono::seconds(12), [&] {
-      auto found = runners_.find(key);
-      return found == runners_.end() || found->second->done;
-    });
-  }
-  return absl::OkStatus();
+  if (it == runners_.end()) return absl::OkStatus();
+  it->second->stop = true;
+  if (WaitForRunnerOutOfTurn(lock, key)) return absl::OkStatus();
+  return absl::DeadlineExceededError(absl::StrCat(
+      "batch operation ", req.job_id().substr(0, kMaxJobIdBytes),
+      " is stopped, but its runner has not ended after ", absl::FormatDuration(stop_wait_),
+      ": an operation in flight may still land; DescribeBatchOperation shows its counts"));
+}
+
+bool BatchOperations::WaitForRunnerOutOfTurn(std::unique_lock<std::mutex>& lock,
+                                             const std::string& key) {
+  // By key, not by pointer: an ended runner may be destroyed (or replaced) by the scan.
+  return runner_done_.wait_for(lock, absl::ToChronoNanoseconds(stop_wait_), [&] {
+    auto found = runners_.find(key);
+    return found == runners_.end() || found->second->done || !found->second->in_turn;
+  });
 }
 
 absl::Status BatchOperations::WriteStop(const std::string& namespace_id,

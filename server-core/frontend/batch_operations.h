@@ -9,10 +9,17 @@
 // host that owns its shard (hash of namespace id and job id), found again by a scan every
 // kScanInterval, so a batch whose host died goes on elsewhere.
 //
-// A stop is written to the record, then this host's runner (if any) is stopped and its calls
-// in flight waited for. A runner on another host reads the stop from the record at most
-// kStopCheckInterval apart while it works (and after every page), so it ends within about
-// that much after a stop answered elsewhere.
+// A stop is written to the record (FAILED), then this host's runner (if any) is stopped and
+// the stop answers once the runner's page in progress has ended: its calls in flight have
+// returned (a stopped runner retries none) and its last act wrote the counts of everything
+// it did into the stopped record (a runner stopped between pages has saved them already, and
+// its next turn does nothing). So once StopBatch answers OK, the batch does nothing more and
+// DescribeBatchOperation shows its final counts. When the runner has not ended within the stop's wait (stop_wait,
+// kStopWait by default: longer than one call's deadline), the stop answers DEADLINE_EXCEEDED:
+// the batch is stopped, but a call of its may still land. A runner on another host reads the
+// stop from the record at most kStopCheckInterval apart while it works (and after every
+// page), so it ends within about that much after a stop answered elsewhere, and then writes
+// its final counts the same way.
 //
 // Each operation is sent, like Temporal's batcher does, as a call to the frontend (this
 // server's own address): routing between hosts, validation and metrics are those of any
@@ -68,11 +75,16 @@ class BatchOperations {
   static constexpr int kPageSize = 200;
   static constexpr absl::Duration kScanInterval = absl::Seconds(5);
   static constexpr absl::Duration kStopCheckInterval = absl::Seconds(1);
+  // How long a stop waits for this host's runner to end: one operation's call deadline (10 s)
+  // and a margin (a reset reading a long history may take longer: the stop then says so).
+  static constexpr absl::Duration kStopWait = absl::Seconds(12);
 
   // `owns(namespace_id, job_id)`: whether this host runs that batch (with one host: always).
+  // `stop_wait`: how long StopBatch waits for this host's runner (tests shorten it).
   BatchOperations(persistence::BatchStore& store, persistence::VisibilityStore& visibility,
                   namespaces::NamespaceEngine& namespaces, Clock& clock, Logger& logger,
-                  std::function<bool(const std::string&, const std::string&)> owns);
+                  std::function<bool(const std::string&, const std::string&)> owns,
+                  absl::Duration stop_wait = kStopWait);
   ~BatchOperations();
 
   // Starts running batches (those stored as running included), calling the frontend at
@@ -86,6 +98,8 @@ class BatchOperations {
   absl::StatusOr<wf::DescribeBatchOperationResponse> Describe(
       const wf::DescribeBatchOperationRequest& req);
   absl::StatusOr<wf::ListBatchOperationsResponse> List(const wf::ListBatchOperationsRequest& req);
+  // Answers once the batch is stopped and this host's runner has ended its page (see
+  // above); DEADLINE_EXCEEDED when the runner is still in its page after stop_wait.
   absl::Status StopBatch(const wf::StopBatchOperationRequest& req);
 
   // Whether a runner of the batch is at work on this host now (for tests: a stop written
@@ -129,8 +143,17 @@ class BatchOperations {
   bool StoppedElsewhere(const persistence::BatchOperationRecord& record,
                         std::atomic<int64_t>& checked_at);
   // Saves a runner's progress over the revision it read; false when it must not go on: the
-  // batch was stopped, or another host's runner wrote it since.
-  bool SaveProgress(persistence::BatchOperationRecord& record);
+  // batch was stopped (its counts are then written into the stopped record), or another
+  // host's runner wrote it since.
+  bool SaveProgress(Runner& runner);
+  // A stopped runner's last act: its counts (with the operations beyond its cursor) and
+  // cursor written into `stopped` (the record as the stop left it, state and stop reason
+  // kept). Only when nothing but the stop was written since this runner's last save, so that
+  // no other runner's counts are overwritten.
+  void SaveFinalCounts(const Runner& runner, persistence::BatchOperationRecord stopped);
+  // Waits (mu_ held by `lock`) until the runner of `key` is between turns or has ended;
+  // false when it is still in a turn after stop_wait_.
+  bool WaitForRunnerOutOfTurn(std::unique_lock<std::mutex>& lock, const std::string& key);
   // Writes a stop (FAILED) over the running batch.
   absl::Status WriteStop(const std::string& namespace_id,
                          const wf::StopBatchOperationRequest& req);
@@ -144,12 +167,13 @@ class BatchOperations {
   Clock& clock_;  // start and close times
   Logger& logger_;
   std::function<bool(const std::string&, const std::string&)> owns_;
+  const absl::Duration stop_wait_;
   std::unique_ptr<wf::WorkflowService::Stub> frontend_;
 
   std::mutex mu_;
   std::mutex state_mu_;  // a batch's state: a runner's save and a stop on this host
   std::condition_variable wake_;
-  std::condition_variable runner_done_;  // a runner ended (its `done` set under mu_)
+  std::condition_variable runner_done_;  // a runner's turn ended (`in_turn`, `done` under mu_)
   bool shutdown_ = false;
   std::map<std::string, std::unique_ptr<Runner>> runners_;  // by namespace id + "/" + job id
   std::thread scanner_;

@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -33,7 +34,8 @@ namespace op = temporal::api::operatorservice::v1;
 using tock::testing::Eventually;
 using tock::testing::FailingNamespaceStore;
 
-// A frontend that answers every TerminateWorkflowExecution with OK and counts them.
+// A frontend that answers every TerminateWorkflowExecution with OK and counts them. While
+// held, it keeps each call (counted in `entered`) until Release.
 class CountingFrontend {
  public:
   CountingFrontend() {
@@ -42,16 +44,36 @@ class CountingFrontend {
         "temporal.api.workflowservice.v1.WorkflowService/TerminateWorkflowExecution",
         [this](const wf::TerminateWorkflowExecutionRequest&, const rpc::CallContext&)
             -> absl::StatusOr<wf::TerminateWorkflowExecutionResponse> {
+          ++entered;
+          {
+            std::unique_lock lock(mu_);
+            released_.wait(lock, [this] { return !held_; });
+          }
           ++terminated;
           return wf::TerminateWorkflowExecutionResponse();
         });
     EXPECT_TRUE(server_.Start());
   }
   const std::string& address() const { return server_.address(); }
+  void Hold() {
+    std::lock_guard lock(mu_);
+    held_ = true;
+  }
+  void Release() {
+    {
+      std::lock_guard lock(mu_);
+      held_ = false;
+    }
+    released_.notify_all();
+  }
 
+  std::atomic<int> entered{0};
   std::atomic<int> terminated{0};
 
  private:
+  std::mutex mu_;
+  std::condition_variable released_;
+  bool held_ = false;
   tock::testing::DispatcherServer server_;
 };
 
@@ -211,6 +233,52 @@ TEST_F(BatchOperationsTest, AStopOnAnotherHostEndsTheRunnerWithinAboutASecond) {
   EXPECT_LT(terminated, 20) << "the page was run to its end: the stop was not read in it";
   EXPECT_LE(terminated - at_the_stop, 8) << "runs terminated long after the stop";
   EXPECT_EQ(State("job"), enums::BATCH_OPERATION_STATE_FAILED);
+  // Its last act wrote the counts of its page, cut short by the stop, into the stopped record.
+  auto stored = persistence_->batches().Get(namespace_id_, "job");
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  EXPECT_EQ(stored->complete_operation_count(), terminated);
+}
+
+TEST_F(BatchOperationsTest, AStopAnswersOnceTheRunnerHasEndedWithItsFinalCounts) {
+  batches_->Start(frontend_.address(), rpc::Dialer());
+  // 20 runs at 4 a second: one page of 5 s, stopped in its middle.
+  ASSERT_TRUE(batches_->StartBatch(Terminate("job", 20, 4)).ok());
+  ASSERT_TRUE(Eventually([&] { return frontend_.terminated > 0; }, absl::Seconds(10)));
+  ASSERT_TRUE(Stop("job").ok());
+  // The stop answered after the runner's calls returned and its counts were written: they
+  // are the calls made, though its page was saved neither before the stop nor since.
+  const int terminated = frontend_.terminated;
+  EXPECT_LT(terminated, 20) << "the page was run to its end: the stop did not stop it";
+  auto stored = persistence_->batches().Get(namespace_id_, "job");
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  EXPECT_EQ(stored->state(), enums::BATCH_OPERATION_STATE_FAILED);
+  EXPECT_EQ(stored->complete_operation_count(), terminated)
+      << "the stop answered before the runner's last counts were written";
+  EXPECT_EQ(stored->stop_reason(), "enough");
+}
+
+TEST_F(BatchOperationsTest, AStopWhoseRunnerOutlastsItsWaitSaysSo) {
+  // A host whose stop waits 300 ms for its runner, whose call is held longer.
+  BatchOperations held(persistence_->batches(), persistence_->visibility(), *namespaces_, clock_,
+                       NullLogger(), [](const std::string&, const std::string&) { return true; },
+                       absl::Milliseconds(300));
+  held.Start(frontend_.address(), rpc::Dialer());
+  frontend_.Hold();
+  ASSERT_TRUE(held.StartBatch(Terminate("job", 3)).ok());
+  ASSERT_TRUE(Eventually([&] { return frontend_.entered > 0; }, absl::Seconds(10)));
+  absl::Status stopped = Stop("job", &held);
+  frontend_.Release();
+  EXPECT_EQ(stopped.code(), absl::StatusCode::kDeadlineExceeded) << stopped;
+  EXPECT_EQ(stopped.message(),
+            "batch operation job is stopped, but its runner has not ended after 300ms: an "
+            "operation in flight may still land; DescribeBatchOperation shows its counts");
+  EXPECT_EQ(State("job"), enums::BATCH_OPERATION_STATE_FAILED);
+  // Released, the calls return and the runner ends, writing their counts.
+  ASSERT_TRUE(Eventually([&] { return !held.RunsHere(namespace_id_, "job"); }, absl::Seconds(10)));
+  auto stored = persistence_->batches().Get(namespace_id_, "job");
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  EXPECT_EQ(stored->complete_operation_count(), frontend_.terminated);
+  EXPECT_GT(frontend_.terminated, 0);
 }
 
 TEST_F(BatchOperationsTest, ANamespaceReadFailingAtTheRunnersStartIsRetriedNotCompleted) {
