@@ -195,5 +195,34 @@ TEST_F(ScheduleRunnerTest, AStartRefusedForGoodIsRecordedAsFailedAtOnce) {
   EXPECT_EQ(frontend_.Calls(first), 1);
 }
 
+// WaitForDue (what AdvanceTime waits on) answers once every look due by the clock's now has
+// been made and recorded, so a check that the runner has NOT acted can follow it at once,
+// with no sleep: here, that a failed start is not retried before its backoff.
+TEST_F(ScheduleRunnerTest, WaitForDueAnswersOnceTheLooksDueAreRecorded) {
+  frontend_.Answer(absl::UnavailableError("the history service is unwell"));
+  const std::string first = WorkflowIdNow();
+  ASSERT_TRUE(Create().ok());
+  // The trigger is due at once: its attempt is made and written by the answer.
+  ASSERT_TRUE(schedules_->WaitForDue(absl::Seconds(10)));
+  EXPECT_EQ(frontend_.Calls(first), 1);
+  ASSERT_EQ(Stored().starting_size(), 1);
+  EXPECT_EQ(Stored().starting(0).attempts(), 1);
+
+  clock_.Advance(absl::Seconds(1) - absl::Milliseconds(1));
+  ASSERT_TRUE(schedules_->WaitForDue(absl::Seconds(10)));
+  EXPECT_EQ(frontend_.Calls(first), 1) << "retried before its backoff (1 s)";
+
+  clock_.Advance(absl::Milliseconds(1));
+  ASSERT_TRUE(schedules_->WaitForDue(absl::Seconds(10)));
+  EXPECT_EQ(frontend_.Calls(first), 2) << "not retried at its backoff";
+  ASSERT_EQ(Stored().starting_size(), 1);
+  EXPECT_EQ(Stored().starting(0).attempts(), 2);
+}
+
+TEST_F(ScheduleRunnerTest, WaitForDueIsFalseOnceTheRunnerIsStopped) {
+  schedules_->Shutdown();
+  EXPECT_FALSE(schedules_->WaitForDue(absl::Seconds(10)));
+}
+
 }  // namespace
 }  // namespace tock::server::scheduler
