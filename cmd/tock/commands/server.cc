@@ -132,7 +132,9 @@ void AddAdvanceTime(CLI::App& group, CommandContext& ctx) {
       printer->Object(
           ProtoToJson(*resp),
           {{"Server time", FormatTimestamp(FromProtoTime(resp->server_time()))},
-           {"Deleted by retention", std::to_string(resp->runs_deleted_by_retention())}});
+           {"Deleted by retention", std::to_string(resp->runs_deleted_by_retention())},
+           {"Timers settled", resp->timers_settled() ? "yes" : "no"},
+           {"Schedules settled", resp->schedules_settled() ? "yes" : "no"}});
       return absl::OkStatus();
     };
   });
