@@ -207,6 +207,8 @@ void BatchOperations::ScanLoop() {
       }
     }
     std::unique_lock lock(mu_);
+    ++scan_passes_;
+    scanned_.notify_all();
     if (wake_.wait_for(lock, absl::ToChronoSeconds(kScanInterval), [this] { return shutdown_; })) {
       return;
     }
@@ -797,6 +799,24 @@ bool BatchOperations::RunsHere(const std::string& namespace_id, const std::strin
   std::lock_guard lock(mu_);
   auto it = runners_.find(Key(namespace_id, job_id));
   return it != runners_.end() && !it->second->done;
+}
+
+bool BatchOperations::WaitForScanPassesForTest(int64_t passes, absl::Duration timeout) {
+  std::unique_lock lock(mu_);
+  return scanned_.wait_for(lock, absl::ToChronoNanoseconds(timeout),
+                           [&] { return scan_passes_ >= passes; });
+}
+
+bool BatchOperations::WaitUntilNotRunningHereForTest(const std::string& namespace_id,
+                                                     const std::string& job_id,
+                                                     absl::Duration timeout) {
+  const std::string key = Key(namespace_id, job_id);
+  std::unique_lock lock(mu_);
+  // By key, not by pointer: an ended runner may be destroyed (or replaced) by the scan.
+  return runner_done_.wait_for(lock, absl::ToChronoNanoseconds(timeout), [&] {
+    auto found = runners_.find(key);
+    return found == runners_.end() || found->second->done;
+  });
 }
 
 absl::StatusOr<BatchOperationRecord> BatchOperations::Find(const std::string& namespace_id,

@@ -106,6 +106,18 @@ class BatchOperations {
   // elsewhere ends it without this host being told).
   bool RunsHere(const std::string& namespace_id, const std::string& job_id);
 
+  // For tests, so that a check that a batch did nothing is made once that is final rather
+  // than after a sleep. Waits until `passes` scan passes have ended since Start (a pass has
+  // ended once it has launched a runner for each batch it found that this host owns); false
+  // after `timeout`.
+  bool WaitForScanPassesForTest(int64_t passes, absl::Duration timeout);
+  // Waits until the batch has no runner at work on this host: none was launched, or the one
+  // launched has ended its last turn (its calls have returned, and it makes no more); false
+  // after `timeout`. Called after the launch decision (StartBatch returned, or the scan pass
+  // that read the batch ended), it returns true only once the batch can do nothing more here.
+  bool WaitUntilNotRunningHereForTest(const std::string& namespace_id, const std::string& job_id,
+                                      absl::Duration timeout);
+
  private:
   struct Runner;
   struct Page;
@@ -174,6 +186,8 @@ class BatchOperations {
   std::mutex state_mu_;  // a batch's state: a runner's save and a stop on this host
   std::condition_variable wake_;
   std::condition_variable runner_done_;  // a runner's turn ended (`in_turn`, `done` under mu_)
+  std::condition_variable scanned_;      // a scan pass ended (scan_passes_)
+  int64_t scan_passes_ = 0;              // under mu_: scan passes ended, for tests
   bool shutdown_ = false;
   std::map<std::string, std::unique_ptr<Runner>> runners_;  // by namespace id + "/" + job id
   std::thread scanner_;
