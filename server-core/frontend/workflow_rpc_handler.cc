@@ -305,6 +305,13 @@ void RegisterRunChangeHandlers(rpc::Dispatcher& dispatcher, namespaces::Namespac
       [&](const history::NamespaceRef& ns, const wf::DeleteWorkflowExecutionRequest& req) {
         return history.DeleteWorkflow(ns, req);
       });
+  AddNamespaced<wf::ResetStickyTaskQueueRequest, wf::ResetStickyTaskQueueResponse>(
+      // A read for the namespace check, as Temporal's standby serves it: stickiness is set only
+      // where the namespace is active, so a standby's runs have none to clear.
+      dispatcher, namespaces, "ResetStickyTaskQueue", true, namespaces::NamespaceAccess::kRead,
+      [&](const history::NamespaceRef& ns, const wf::ResetStickyTaskQueueRequest& req) {
+        return history.ResetStickyTaskQueue(ns, req.execution());
+      });
 }
 
 // Reads of a run and the calls that wait on it: describe, history, queries and updates.
@@ -472,18 +479,15 @@ void RegisterActivityByIdHandlers(rpc::Dispatcher& dispatcher,
 void RegisterWorkerHandlers(rpc::Dispatcher& dispatcher, namespaces::NamespaceEngine& namespaces,
                             matching::MatchingEngine& matching) {
   // The worker's waiting polls answer empty now (namespace capability
-  // worker_poll_complete_on_shutdown); the router sends the call to the owner of
-  // `task_queue`, where the worker's polls wait. Workflow tasks never go to sticky queues
-  // here, so there is nothing to move.
+  // worker_poll_complete_on_shutdown), and the workflow tasks waiting on its sticky queue go
+  // to their normal queues (so do later ones: no worker polls it any more). The router sends
+  // the call to the owner of `task_queue`, where the worker's polls and its sticky queue are.
   AddNamespaced<wf::ShutdownWorkerRequest, wf::ShutdownWorkerResponse>(
       dispatcher, namespaces, "ShutdownWorker", true, namespaces::NamespaceAccess::kRead,
       [&](const history::NamespaceRef& ns, const wf::ShutdownWorkerRequest& req) {
         matching.ReleaseWorkerPolls(ns.id, req.worker_instance_key());
+        matching.ReleaseStickyQueue(ns.id, req.sticky_task_queue());
         return absl::OkStatus();
-      });
-  dispatcher.AddUnary<wf::ResetStickyTaskQueueRequest, wf::ResetStickyTaskQueueResponse>(
-      Method("ResetStickyTaskQueue"), [](const auto&, const rpc::CallContext&) {
-        return absl::StatusOr<wf::ResetStickyTaskQueueResponse>(wf::ResetStickyTaskQueueResponse());
       });
   AddNamespaced<wf::DescribeTaskQueueRequest, wf::DescribeTaskQueueResponse>(
       dispatcher, namespaces, "DescribeTaskQueue", true, namespaces::NamespaceAccess::kRead,

@@ -99,6 +99,21 @@ absl::Status HistoryEngine::TerminateWorkflow(const NamespaceRef& ns,
   });
 }
 
+absl::Status HistoryEngine::ResetStickyTaskQueue(
+    const NamespaceRef& ns, const temporal::api::common::v1::WorkflowExecution& execution) {
+  if (execution.workflow_id().empty()) {
+    return absl::InvalidArgumentError("WorkflowId is not set on request.");
+  }
+  absl::StatusOr<std::string> run_id =
+      ResolveRunId(ns.id, execution.workflow_id(), execution.run_id());
+  if (!run_id.ok()) return run_id.status();
+  return Mutate(ns, {ns.id, execution.workflow_id(), *run_id}, [](RunTransaction& tx) {
+    if (tx.execution().sticky_task_queue().empty()) return NothingToWrite();
+    tx.ClearSticky();
+    return absl::OkStatus();
+  });
+}
+
 absl::Status HistoryEngine::DeleteWorkflow(const NamespaceRef& ns,
                                            const wf::DeleteWorkflowExecutionRequest& req) {
   absl::StatusOr<std::string> run_id = ResolveRunId(ns.id, req.workflow_execution().workflow_id(),

@@ -324,6 +324,7 @@ absl::Status HistoryEngine::Mutate(const NamespaceRef& ns, const RunKey& key,
   bool closed = false;
   bool following = false;
   std::string companion_run_id;
+  std::vector<persistence::TaskQueueTask> memory_tasks;  // sticky workflow tasks: not stored
   {
     std::shared_ptr<RunEntry> entry = Entry(key.run_id);
     std::lock_guard lock(entry->mu);
@@ -408,6 +409,7 @@ absl::Status HistoryEngine::Mutate(const NamespaceRef& ns, const RunKey& key,
     commit.done_timers = std::move(tx.done_timers());
     commit.done_task_ids = std::move(tx.done_task_ids());
     commit.new_replication_tasks = std::move(sync_activity);
+    memory_tasks = std::move(tx.memory_tasks());
     following = tx.following_run() != nullptr;
     if (tx.companion_run() != nullptr) companion_run_id = tx.companion_run()->execution().run_id();
     AddOtherRunWrites(tx, key.run_id, commit);
@@ -432,6 +434,7 @@ absl::Status HistoryEngine::Mutate(const NamespaceRef& ns, const RunKey& key,
     Uncache(companion_run_id, *other);
   }
   Publish(commit, key.run_id);
+  for (persistence::TaskQueueTask& task : memory_tasks) task_sink_(std::move(task));
   if (HasPayload(result)) result.ErasePayload(kCommitThenFail);
   return result;
 }
@@ -1084,6 +1087,9 @@ absl::StatusOr<wf::PollWorkflowTaskQueueResponse> HistoryEngine::RecordWorkflowT
       return t.speculative() ? TaskNotFound("Workflow task")
                              : CommitThenFail(TaskNotFound("Workflow task"));
     }
+    // A sticky task's schedule-to-start timer goes in this commit rather than firing later
+    // only to find the task started.
+    tx.RetireTimer(wft.schedule_to_start_timer());
     HistoryEvent& started = tx.Append(enums::EVENT_TYPE_WORKFLOW_TASK_STARTED);
     auto* attrs = started.mutable_workflow_task_started_event_attributes();
     attrs->set_scheduled_event_id(wft.scheduled_event_id());
@@ -1119,8 +1125,15 @@ absl::StatusOr<wf::PollWorkflowTaskQueueResponse> HistoryEngine::RecordWorkflowT
   }, /*offer_speculative=*/t.speculative());
   if (!s.ok()) return s;
 
-  absl::StatusOr<std::vector<HistoryEvent>> events =
-      persistence::ReadWithRetries([&] { return ReadHistory(committed); });
+  // A task taken from the worker's sticky queue carries only what the worker has not seen:
+  // the events after the last workflow task it completed (the worker keeps the run cached; on
+  // a cache miss the SDK reads the whole history itself). Any other task carries it all.
+  const int64_t seen = committed.last_completed_workflow_task_started_event_id();
+  const int64_t first = t.sticky() && seen > 0 ? seen + 1 : 1;
+  absl::StatusOr<std::vector<HistoryEvent>> events = persistence::ReadWithRetries([&] {
+    return store_.ReadEvents(committed.execution().run_id(), first, committed.next_event_id(),
+                             INT32_MAX);
+  });
   if (!events.ok()) return events.status();
   for (auto& e : unwritten) events->push_back(std::move(e));
   const auto& exec = committed.execution();

@@ -231,6 +231,12 @@ class HistoryEngine : public ShardListener,
     return reset_.Reset(ns, req);
   }
 
+  // Ends the run's sticky execution (ResetStickyTaskQueue): its next workflow task goes to
+  // the normal queue with the whole history (a task already on the sticky queue moves there
+  // when its schedule-to-start timeout passes). NOT_FOUND for an unknown run.
+  absl::Status ResetStickyTaskQueue(const NamespaceRef& ns,
+                                    const temporal::api::common::v1::WorkflowExecution& execution);
+
   // Terminates the run if it is open, then removes it and its history (client_ops.cc).
   absl::Status DeleteWorkflow(const NamespaceRef& ns, const wf::DeleteWorkflowExecutionRequest& req);
 

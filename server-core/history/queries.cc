@@ -75,14 +75,19 @@ void QueryDispatcher::SendTask(const NamespaceRef& ns, const RunKey& key,
     std::lock_guard lock(mu_);
     pending_[query_id] = Pending{std::move(done), req.query(), key, timer};
   }
+  // To the worker that has the run cached (its sticky queue) when there is one: matching
+  // sends it to the normal queue if that worker is gone.
+  const auto& exec = state.execution();
   persistence::TaskQueueTask task;
   task.namespace_id = ns.id;
-  task.task_queue = state.execution().task_queue();
+  task.task_queue = exec.sticky_task_queue().empty() ? exec.task_queue() : exec.sticky_task_queue();
   task.kind = persistence::TaskKind::kWorkflow;
   task.task.set_kind(tock::persistence::v1::TransferTask::KIND_QUERY);
   task.task.set_namespace_id(ns.id);
   task.task.set_workflow_id(key.workflow_id);
   task.task.set_run_id(key.run_id);
+  task.task.set_task_queue(exec.task_queue());
+  task.task.set_sticky(!exec.sticky_task_queue().empty());
   task.task.set_query_id(query_id);
   engine_.QueueTask(std::move(task));
 }

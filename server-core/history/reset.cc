@@ -140,6 +140,9 @@ MutableStateRecord NewRunState(const MutableStateRecord& base, const std::string
   exec->set_cancel_requested(false);
   exec->mutable_search_attributes()->clear_indexed_fields();
   exec->mutable_memo()->clear_fields();
+  // A new run: no worker has it cached, so its first workflow task goes to the normal queue.
+  exec->clear_sticky_task_queue();
+  exec->clear_sticky_schedule_to_start_timeout();
   return state;
 }
 

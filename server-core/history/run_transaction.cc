@@ -241,14 +241,21 @@ void RunTransaction::MaterializeSpeculative() {
       FromProtoTime(wft->started_time()) + FromProtoDuration(wft->start_to_close_timeout()), timeout);
 }
 
-void RunTransaction::ScheduleWorkflowTask(int32_t attempt) {
+void RunTransaction::ScheduleWorkflowTask(int32_t attempt, bool allow_sticky) {
   if (!IsOpen() || WorkflowTaskPending()) return;
   auto* wft = state_.mutable_workflow_task();
   const auto& exec = state_.execution();
+  const bool sticky = allow_sticky && !exec.sticky_task_queue().empty();
+  const std::string& queue = sticky ? exec.sticky_task_queue() : exec.task_queue();
   HistoryEvent& e = Append(enums::EVENT_TYPE_WORKFLOW_TASK_SCHEDULED);
   auto* attrs = e.mutable_workflow_task_scheduled_event_attributes();
-  attrs->mutable_task_queue()->set_name(exec.task_queue());
-  attrs->mutable_task_queue()->set_kind(enums::TASK_QUEUE_KIND_NORMAL);
+  attrs->mutable_task_queue()->set_name(queue);
+  if (sticky) {
+    attrs->mutable_task_queue()->set_kind(enums::TASK_QUEUE_KIND_STICKY);
+    attrs->mutable_task_queue()->set_normal_name(exec.task_queue());
+  } else {
+    attrs->mutable_task_queue()->set_kind(enums::TASK_QUEUE_KIND_NORMAL);
+  }
   *attrs->mutable_start_to_close_timeout() = exec.default_workflow_task_timeout();
   attrs->set_attempt(attempt < 1 ? 1 : attempt);
   wft->Clear();
@@ -256,11 +263,12 @@ void RunTransaction::ScheduleWorkflowTask(int32_t attempt) {
   wft->set_attempt(attrs->attempt());
   *wft->mutable_scheduled_time() = ToProtoTime(now_);
   *wft->mutable_start_to_close_timeout() = exec.default_workflow_task_timeout();
-  wft->set_task_queue(exec.task_queue());
+  wft->set_task_queue(queue);
+  wft->set_sticky(sticky);
 
   persistence::TaskQueueTask task;
   task.namespace_id = exec.namespace_id();
-  task.task_queue = exec.task_queue();
+  task.task_queue = queue;
   task.kind = persistence::TaskKind::kWorkflow;
   task.task.set_kind(TransferTask::KIND_WORKFLOW_TASK);
   task.task.set_namespace_id(exec.namespace_id());
@@ -269,7 +277,38 @@ void RunTransaction::ScheduleWorkflowTask(int32_t attempt) {
   task.task.set_task_queue(exec.task_queue());
   task.task.set_scheduled_event_id(e.event_id());
   task.task.set_attempt(wft->attempt());
-  new_tasks_.push_back(std::move(task));
+  if (!sticky) {
+    new_tasks_.push_back(std::move(task));
+    return;
+  }
+  // On the sticky queue the task lives in memory only: if no worker takes it within the
+  // schedule-to-start timeout (the worker is gone, or the server restarted), this timer
+  // moves the workflow task to the normal queue with the whole history.
+  task.task.set_sticky(true);
+  memory_tasks_.push_back(std::move(task));
+  tock::persistence::v1::TimerTask timeout;
+  timeout.set_kind(tock::persistence::v1::TimerTask::KIND_WORKFLOW_TASK_TIMEOUT);
+  timeout.set_event_id(e.event_id());
+  timeout.set_attempt(wft->attempt());
+  timeout.set_timeout_type(enums::TIMEOUT_TYPE_SCHEDULE_TO_START);
+  *wft->mutable_schedule_to_start_timer() =
+      AddTimer(now_ + FromProtoDuration(exec.sticky_schedule_to_start_timeout()), timeout);
+}
+
+persistence::TaskQueueTask& RunTransaction::ScheduledWorkflowTask() {
+  return state_.workflow_task().sticky() ? memory_tasks_.back() : new_tasks_.back();
+}
+
+void RunTransaction::SetSticky(const std::string& queue, absl::Duration schedule_to_start) {
+  auto* exec = state_.mutable_execution();
+  exec->set_sticky_task_queue(queue);
+  *exec->mutable_sticky_schedule_to_start_timeout() = ToProtoDuration(
+      schedule_to_start > absl::ZeroDuration() ? schedule_to_start : absl::Seconds(5));
+}
+
+void RunTransaction::ClearSticky() {
+  state_.mutable_execution()->clear_sticky_task_queue();
+  state_.mutable_execution()->clear_sticky_schedule_to_start_timeout();
 }
 
 void RunTransaction::DispatchActivity(const tock::persistence::v1::ActivityInfo& activity) {

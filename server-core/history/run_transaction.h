@@ -76,8 +76,17 @@ class RunTransaction {
   bool HasBuffered() const { return state_.buffered_events_size() > 0; }
 
   // Appends WorkflowTaskScheduled and queues the task, unless the run is closed or a
-  // workflow task is already scheduled or started. `attempt` 0 means 1.
-  void ScheduleWorkflowTask(int32_t attempt = 1);
+  // workflow task is already scheduled or started. `attempt` 0 means 1. A run with a sticky
+  // queue gets it there (in memory, with its durable schedule-to-start timer), unless
+  // `allow_sticky` is false (a speculative task, which has no durable timer).
+  void ScheduleWorkflowTask(int32_t attempt = 1, bool allow_sticky = true);
+  // The task of the workflow task just scheduled (ScheduleWorkflowTask queued it).
+  persistence::TaskQueueTask& ScheduledWorkflowTask();
+  // Sticky execution (ExecutionInfo.sticky_task_queue): the next workflow tasks go to the
+  // worker's sticky queue with only the new events until a failure, a timeout or
+  // ResetStickyTaskQueue clears it. A zero `schedule_to_start` is Temporal's default, 5 s.
+  void SetSticky(const std::string& queue, absl::Duration schedule_to_start);
+  void ClearSticky();
   // Queues an activity task for the activity scheduled at `scheduled_event_id`.
   void DispatchActivity(const tock::persistence::v1::ActivityInfo& activity);
 
@@ -108,7 +117,10 @@ class RunTransaction {
   tock::persistence::v1::TimerKey AddTimer(absl::Time when, tock::persistence::v1::TimerTask task);
   void RetireTimer(const tock::persistence::v1::TimerKey& key);
   // The task-queue task this change consumed (a poll that started it).
-  void ConsumeTask(int64_t task_id) { done_task_ids_.push_back(task_id); }
+  // 0: an unstored task (a sticky workflow task), nothing to delete.
+  void ConsumeTask(int64_t task_id) {
+    if (task_id != 0) done_task_ids_.push_back(task_id);
+  }
 
   // Sets the closing status and time, retires every timer of the run, and marks
   // visibility for update.
@@ -144,6 +156,8 @@ class RunTransaction {
   persistence::RunWrite TakeRunWrite(persistence::CurrentRunChange change,
                                      const std::string& expected_current_run_id = "");
   std::vector<persistence::TaskQueueTask>& new_tasks() { return new_tasks_; }
+  // Tasks handed to matching after the commit, never stored (sticky workflow tasks).
+  std::vector<persistence::TaskQueueTask>& memory_tasks() { return memory_tasks_; }
   std::vector<persistence::TimerTaskRow>& new_timers() { return new_timers_; }
   std::vector<persistence::TimerTaskRow>& done_timers() { return done_timers_; }
   std::vector<int64_t>& done_task_ids() { return done_task_ids_; }
@@ -164,6 +178,7 @@ class RunTransaction {
   const int32_t shard_id_;
   std::vector<HistoryEvent> events_;
   std::vector<persistence::TaskQueueTask> new_tasks_;
+  std::vector<persistence::TaskQueueTask> memory_tasks_;
   std::vector<persistence::TimerTaskRow> new_timers_;
   std::vector<persistence::TimerTaskRow> done_timers_;
   std::vector<int64_t> done_task_ids_;

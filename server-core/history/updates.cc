@@ -648,7 +648,9 @@ void HistoryEngine::PublishUpdateEffects(const std::string& run_id, const Update
 }
 
 persistence::TaskQueueTask HistoryEngine::MakeSpeculative(RunTransaction& tx) {
-  tx.ScheduleWorkflowTask();
+  // Not to a sticky queue: a speculative task is not written, so it has no durable
+  // schedule-to-start timer to take it to the normal queue if the sticky worker is gone.
+  tx.ScheduleWorkflowTask(1, /*allow_sticky=*/false);
   SpeculativeTask task;
   task.scheduled = tx.new_events().back();
   task.info = tx.state().workflow_task();

@@ -20,6 +20,28 @@ using temporal::api::command::v1::Command;
 using tock::persistence::v1::ActivityInfo;
 using tock::persistence::v1::TimerTask;
 
+// Temporal's limit on a task queue name (limit.maxIDLength).
+constexpr size_t kMaxStickyQueueName = 1000;
+
+// Sticky execution: a worker that keeps the run cached names its own queue in
+// sticky_attributes, and the run's next workflow tasks go there with only the new events;
+// a completion without them (a worker with its cache off) ends stickiness.
+absl::Status ApplyStickyAttributes(RunTransaction& tx,
+                                   const wf::RespondWorkflowTaskCompletedRequest& req) {
+  const std::string& queue = req.sticky_attributes().worker_task_queue().name();
+  if (queue.empty()) {
+    tx.ClearSticky();
+    return absl::OkStatus();
+  }
+  if (queue.size() > kMaxStickyQueueName) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "StickyAttributes.WorkerTaskQueue.Name exceeds length limit (", kMaxStickyQueueName,
+        " characters)."));
+  }
+  tx.SetSticky(queue, FromProtoDuration(req.sticky_attributes().schedule_to_start_timeout()));
+  return absl::OkStatus();
+}
+
 // A completion that only rejects updates: a speculative task that carried it leaves nothing.
 bool OnlyRejectsUpdates(const wf::RespondWorkflowTaskCompletedRequest& req) {
   if (!req.commands().empty() || req.force_create_new_workflow_task()) return false;
@@ -330,6 +352,7 @@ absl::StatusOr<wf::RespondWorkflowTaskCompletedResponse> HistoryEngine::RespondW
       attrs->set_cause(enums::WORKFLOW_TASK_FAILED_CAUSE_UNHANDLED_COMMAND);
       attrs->set_identity(req.identity());
       tx.state().clear_workflow_task();
+      tx.ClearSticky();  // a failed task goes to any worker, with the whole history
       tx.FlushBuffered();
       tx.ScheduleWorkflowTask();
       return CommitThenFail(absl::InvalidArgumentError("UnhandledCommand"));
@@ -350,6 +373,7 @@ absl::StatusOr<wf::RespondWorkflowTaskCompletedResponse> HistoryEngine::RespondW
       attrs->mutable_failure()->set_message(breach->message);
       attrs->mutable_failure()->mutable_server_failure_info();
       tx.state().clear_workflow_task();
+      tx.ClearSticky();
       if (breach->terminate) {
         tx.Terminate(breach->message, {}, kHistoryServiceIdentity);
       } else {
@@ -369,6 +393,7 @@ absl::StatusOr<wf::RespondWorkflowTaskCompletedResponse> HistoryEngine::RespondW
     if (req.has_metering_metadata()) *attrs->mutable_metering_metadata() = req.metering_metadata();
     tx.state().set_last_completed_workflow_task_started_event_id(started);
     tx.state().clear_workflow_task();
+    if (absl::Status sticky = ApplyStickyAttributes(tx, req); !sticky.ok()) return sticky;
 
     bool needs_workflow_task = req.force_create_new_workflow_task();
     std::map<std::string, const temporal::api::protocol::v1::Message*> messages;
@@ -559,6 +584,7 @@ absl::Status HistoryEngine::RespondWorkflowTaskFailed(const NamespaceRef& ns,
     attrs->set_identity(req.identity());
     const int32_t attempt = wft->attempt();
     tx.state().clear_workflow_task();
+    tx.ClearSticky();  // as Temporal: the retry goes to any worker, with the whole history
     tx.FlushBuffered();
     tx.ScheduleWorkflowTask(attempt + 1);
     return absl::OkStatus();

@@ -135,6 +135,11 @@ void MatchingEngine::AddTask(TaskQueueTask task) {
   std::optional<Load> load;
   {
     std::lock_guard lock(mu_);
+    if (task.task.sticky() && !StickyWorkerPresentLocked(task, clock_.Now())) {
+      // Its worker is gone: any worker takes it from the normal queue, with the whole history.
+      task.task_queue = task.task.task_queue();
+      task.task.set_sticky(false);
+    }
     const Key key{task.namespace_id, task.task_queue, task.kind};
     Queue& q = QueueLocked(key);
     if (q.handed_out.erase(task.task_id) > 0) {  // given back: due again
@@ -303,6 +308,41 @@ bool MatchingEngine::ShutDownLocked(const std::string& namespace_id,
     if (it != shut_down_.end() && it->second == when) shut_down_.erase(it);  // not renewed
   }
   return shut_down_.contains({namespace_id, worker_key});
+}
+
+bool MatchingEngine::StickyWorkerPresentLocked(const TaskQueueTask& task, absl::Time now) const {
+  auto it = queues_.find(Key{task.namespace_id, task.task_queue, task.kind});
+  if (it == queues_.end()) return false;
+  if (!it->second.waiters.empty()) return true;
+  for (const auto& [identity, last] : it->second.pollers) {
+    if (now - last < kStickyPollerWindow) return true;
+  }
+  return false;
+}
+
+size_t MatchingEngine::ReleaseStickyQueue(const std::string& namespace_id,
+                                          const std::string& sticky_queue) {
+  if (sticky_queue.empty()) return 0;
+  std::vector<TaskQueueTask> moved;
+  {
+    std::lock_guard lock(mu_);
+    auto it = queues_.find(Key{namespace_id, sticky_queue, TaskKind::kWorkflow});
+    if (it == queues_.end()) return 0;
+    Queue& q = it->second;
+    q.pollers.clear();  // so that later tasks for it go to their normal queue too
+    for (auto task = q.tasks.begin(); task != q.tasks.end();) {
+      if (!task->second.task.sticky()) {
+        ++task;
+        continue;
+      }
+      task->second.task_queue = task->second.task.task_queue();
+      task->second.task.set_sticky(false);
+      moved.push_back(std::move(task->second));
+      task = q.tasks.erase(task);
+    }
+  }
+  for (TaskQueueTask& task : moved) AddTask(std::move(task));
+  return moved.size();
 }
 
 size_t MatchingEngine::ReleaseWorkerPolls(const std::string& namespace_id,

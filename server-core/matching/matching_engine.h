@@ -74,8 +74,12 @@ class MatchingEngine {
 
   // A task is ready: hand it to a waiting poller or keep it (with a loader, beyond the
   // window only the fact that the database holds more is kept). A task handed out and given
-  // back (its start failed) comes here too.
+  // back (its start failed) comes here too. A task for a worker's sticky queue
+  // (TransferTask.sticky) whose worker is gone (no poll within kStickyPollerWindow, or shut
+  // down) goes to the workflow's normal queue instead, as an ordinary task (Temporal's
+  // StickyWorkerUnavailable).
   void AddTask(TaskQueueTask task);
+  static constexpr absl::Duration kStickyPollerWindow = absl::Seconds(10);
 
   // Waits for a task on (namespace, queue, kind) until `deadline`. `done` runs exactly once.
   // `queries_only` (a poll on a standby namespace, reference/replication.md §4.3): the poll
@@ -101,6 +105,9 @@ class MatchingEngine {
   size_t ReleaseWorkerPolls(const std::string& namespace_id, const std::string& worker_key);
   // As Temporal's matching remembers them (shutdownWorkersCacheTTL and MaxSize).
   static constexpr absl::Duration kShutDownWorkerMemory = absl::Seconds(30);
+  // The worker of a sticky queue shut down (ShutdownWorker.sticky_task_queue): the tasks
+  // waiting there go to their normal queues, and so do later ones. Returns how many moved.
+  size_t ReleaseStickyQueue(const std::string& namespace_id, const std::string& sticky_queue);
   static constexpr size_t kShutDownWorkersKept = 10000;
 
   // Another host became the owner of some queues: drops the in-memory state of every queue
@@ -184,6 +191,9 @@ class MatchingEngine {
   PollCallback TakeWaiterLocked(PollId id);
   // Forgets a waiter leaving its queue in the polls of its worker.
   void UntrackLocked(const std::string& namespace_id, const Waiter& w);
+  // Whether a worker polls the sticky queue of `task` (one waits, or one was seen within
+  // kStickyPollerWindow).
+  bool StickyWorkerPresentLocked(const TaskQueueTask& task, absl::Time now) const;
   // Whether (namespace, worker) shut down in the last kShutDownWorkerMemory.
   bool ShutDownLocked(const std::string& namespace_id, const std::string& worker_key,
                       absl::Time now);

@@ -237,6 +237,7 @@ void CallRouter::Install(rpc::Dispatcher& d) {
   ByWorkflow<wf::DeleteWorkflowExecutionRequest>(d, "DeleteWorkflowExecution",
                                                  workflow_execution);
   ByWorkflow<wf::ResetWorkflowExecutionRequest>(d, "ResetWorkflowExecution", workflow_execution);
+  ByWorkflow<wf::ResetStickyTaskQueueRequest>(d, "ResetStickyTaskQueue", execution);
   ByWorkflow<wf::DescribeWorkflowExecutionRequest>(d, "DescribeWorkflowExecution", execution);
   ByWorkflow<wf::GetWorkflowExecutionHistoryRequest>(d, "GetWorkflowExecutionHistory",
                                                      execution);

@@ -92,7 +92,8 @@ void RegisterHostService(rpc::Dispatcher& dispatcher, history::HistoryEngine& hi
       [&matching, &placement](const cluster::AddTaskRequest& req,
                               const rpc::CallContext&) -> absl::StatusOr<cluster::AddTaskResponse> {
         const cluster::QueueTask& task = req.task();
-        if (placement.QueueOwner(task.namespace_id(), task.task_queue()).has_value()) {
+        if (placement.QueueOwner(task.namespace_id(), PlacingQueue(task.task_queue(), task.task()))
+                .has_value()) {
           return QueueNotOwnedHere(task.task_queue());
         }
         matching.AddTask(FromWire(task));

@@ -184,7 +184,8 @@ absl::Status RoutedHistory::TerminateWorkflow(
 
 void RoutedHistory::AddTask(persistence::TaskQueueTask task) {
   if (stopping_) return;  // stored: the queue's owner reads it from the database
-  if (!placement_.QueueOwner(task.namespace_id, task.task_queue).has_value()) {
+  if (!placement_.QueueOwner(task.namespace_id, PlacingQueue(task.task_queue, task.task))
+           .has_value()) {
     return matching_.AddTask(std::move(task));
   }
   auto request = std::make_shared<cluster::AddTaskRequest>();
@@ -202,7 +203,8 @@ void RoutedHistory::SendTask(std::shared_ptr<cluster::AddTaskRequest> request, a
                              absl::Duration backoff) {
   if (stopping_) return;
   const cluster::QueueTask& task = request->task();
-  std::optional<std::string> owner = placement_.QueueOwner(task.namespace_id(), task.task_queue());
+  std::optional<std::string> owner =
+      placement_.QueueOwner(task.namespace_id(), PlacingQueue(task.task_queue(), task.task()));
   if (!owner.has_value()) return matching_.AddTask(FromWire(task));
   grpc::ClientContext context;
   peers_.Prepare(context, absl::Now() + kCallTimeout);

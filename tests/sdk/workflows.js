@@ -202,3 +202,19 @@ export async function heartbeatSurvivesFailover(activityQueue) {
   });
   return await reportHeartbeatDetails();
 }
+
+// The sticky execution tests: `steps` activities one after another, a 'tick' signal between
+// two halves, and a query of how far it got.
+export const progress = defineQuery('progress');
+export async function stepsAroundATick(steps) {
+  let done = 0;
+  let ticked = false;
+  setHandler(progress, () => done);
+  setHandler(tick, () => {
+    ticked = true;
+  });
+  for (; done < steps / 2; done += 1) await greet(`step ${done}`);
+  await condition(() => ticked);
+  for (; done < steps; done += 1) await greet(`step ${done}`);
+  return done;
+}

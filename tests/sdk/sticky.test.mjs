@@ -1,0 +1,184 @@
+// Sticky execution (Temporal's sticky task queues): after a worker completes a workflow task
+// with sticky_attributes, the run's next workflow task goes to that worker's own queue with
+// only the events it has not seen; a task nobody takes there within the schedule-to-start
+// timeout moves to the normal queue with the whole history (WorkflowTaskTimedOut,
+// SCHEDULE_TO_START); ShutdownWorker and ResetStickyTaskQueue end stickiness at once. The
+// protocol is driven by hand with the official client's gRPC service (what an SDK worker
+// sends), then a real TypeScript worker runs long workflows, a query and a worker change.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { fileURLToPath } from 'node:url';
+import { Client, Connection } from '@temporalio/client';
+import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import * as activities from './activities.mjs';
+import { clientRetries, startServer, uniqueName } from './server.mjs';
+
+const DEADLINE = { timeout: 90_000 };
+const HOOK_DEADLINE = { timeout: 60_000 };
+const NAMESPACE = 'default';
+const NORMAL = 1;  // temporal.api.enums.v1.TaskQueueKind
+const STICKY = 2;
+// temporal.api.enums.v1.EventType
+const WORKFLOW_TASK_SCHEDULED = 5;
+const WORKFLOW_TASK_TIMED_OUT = 8;
+const TIMEOUT_TYPE_SCHEDULE_TO_START = 2;
+
+const workflowsPath = fileURLToPath(new URL('./workflows.js', import.meta.url));
+Runtime.install({ logger: new DefaultLogger('WARN') });
+
+let server;
+let connection;
+let client;
+let service;
+
+before(async () => {
+  server = await startServer();
+  connection = await Connection.connect({ address: server.address, ...clientRetries() });
+  client = new Client({ connection, namespace: NAMESPACE });
+  service = connection.workflowService;
+}, HOOK_DEADLINE);
+
+after(async () => {
+  try {
+    await connection?.close();
+  } finally {
+    await server?.stop();
+  }
+}, HOOK_DEADLINE);
+
+const ids = (task) => task.history.events.map((e) => Number(e.eventId));
+
+// A worker by hand: its identity, its normal queue and its sticky queue.
+function handWorker(taskQueue, name) {
+  const sticky = `${taskQueue}-${name}-sticky`;
+  const poll = (queue, timeoutMs = 20_000) => connection.withDeadline(Date.now() + timeoutMs, () =>
+    service.pollWorkflowTaskQueue({ namespace: NAMESPACE, taskQueue: queue, identity: name }));
+  return {
+    sticky,
+    pollNormal: () => poll({ name: taskQueue, kind: NORMAL }),
+    pollSticky: (timeoutMs) => poll({ name: sticky, kind: STICKY, normalName: taskQueue }, timeoutMs),
+    // Completes with no commands, naming the sticky queue (as an SDK with its cache on does).
+    complete: (task, scheduleToStartSeconds = 10) => service.respondWorkflowTaskCompleted({
+      namespace: NAMESPACE, taskToken: task.taskToken, identity: name, commands: [],
+      stickyAttributes: {
+        workerTaskQueue: { name: sticky, kind: STICKY, normalName: taskQueue },
+        scheduleToStartTimeout: { seconds: scheduleToStartSeconds },
+      },
+    }),
+  };
+}
+
+// A workflow started and its first workflow task completed by `worker`, which is now sticky.
+async function stickyRun(taskQueue, worker, scheduleToStartSeconds) {
+  const handle = await client.workflow.start('waitForSignal', { taskQueue, workflowId: uniqueName('sticky') });
+  const first = await worker.pollNormal();
+  assert.deepEqual(ids(first), [1, 2, 3], 'the first task carries the whole history');
+  await worker.complete(first, scheduleToStartSeconds);
+  return handle;
+}
+
+test('a sticky worker gets the next workflow task on its own queue with only the new events', DEADLINE, async () => {
+  const taskQueue = uniqueName('tq');
+  const worker = handWorker(taskQueue, 'w1');
+  const handle = await stickyRun(taskQueue, worker);
+  // One sticky poll answered empty tells the server the worker is there.
+  assert.equal((await worker.pollSticky(1_500)).taskToken?.length ?? 0, 0);
+  const next = worker.pollSticky();
+  await handle.signal('unblock');
+  const task = await next;
+  // 4 WorkflowTaskCompleted, 5 WorkflowExecutionSignaled, 6 WorkflowTaskScheduled, 7 started.
+  assert.deepEqual(ids(task), [4, 5, 6, 7]);
+  assert.equal(Number(task.previousStartedEventId), 3);
+  const scheduled = task.history.events[2].workflowTaskScheduledEventAttributes.taskQueue;
+  assert.equal(scheduled.name, worker.sticky);
+  assert.equal(scheduled.kind, STICKY);
+  assert.equal(task.workflowExecutionTaskQueue.name, taskQueue, 'the normal queue stays the workflow\'s');
+  await worker.complete(task);
+  // Queries follow the same rule: the sticky worker answers them.
+  const query = worker.pollSticky();
+  const answer = handle.query('status');
+  const queryTask = await query;
+  assert.equal(queryTask.query.queryType, 'status');
+  await service.respondQueryTaskCompleted({
+    namespace: NAMESPACE, taskToken: queryTask.taskToken, completedType: 1,
+    queryResult: { payloads: [{ metadata: { encoding: Buffer.from('json/plain') }, data: Buffer.from('"sticky"') }] },
+  });
+  assert.equal(await answer, 'sticky');
+  await handle.terminate();
+});
+
+test('a sticky task no worker takes in time moves to the normal queue with the whole history', DEADLINE, async () => {
+  const taskQueue = uniqueName('tq');
+  const worker = handWorker(taskQueue, 'w2');
+  const handle = await stickyRun(taskQueue, worker, 1);
+  // The worker polled its sticky queue a moment ago, then went away (killed).
+  assert.equal((await worker.pollSticky(1_000)).taskToken?.length ?? 0, 0);
+  await handle.signal('unblock');
+  const other = handWorker(taskQueue, 'w3');
+  const task = await other.pollNormal();
+  assert.equal(ids(task)[0], 1, 'the whole history');
+  const types = task.history.events.map((e) => e.eventType);
+  const timedOut = task.history.events[types.indexOf(WORKFLOW_TASK_TIMED_OUT)];
+  assert.ok(timedOut, `a WorkflowTaskTimedOut: ${types}`);
+  assert.equal(timedOut.workflowTaskTimedOutEventAttributes.timeoutType, TIMEOUT_TYPE_SCHEDULE_TO_START);
+  assert.equal(Number(timedOut.workflowTaskTimedOutEventAttributes.startedEventId), 0);
+  const last = task.history.events.at(-2);
+  assert.equal(last.eventType, WORKFLOW_TASK_SCHEDULED);
+  assert.equal(last.workflowTaskScheduledEventAttributes.taskQueue.kind, NORMAL);
+  assert.equal(task.attempt, 1, 'a schedule-to-start timeout is not a failed attempt');
+  await handle.terminate();
+});
+
+test('ShutdownWorker moves the tasks waiting on the worker\'s sticky queue to the normal queue at once', DEADLINE, async () => {
+  const taskQueue = uniqueName('tq');
+  const worker = handWorker(taskQueue, 'w4');
+  // A schedule-to-start timeout far beyond the test: only the shutdown can move the task.
+  const handle = await stickyRun(taskQueue, worker, 600);
+  assert.equal((await worker.pollSticky(1_000)).taskToken?.length ?? 0, 0);
+  await handle.signal('unblock');
+  await service.shutdownWorker({ namespace: NAMESPACE, identity: 'w4', stickyTaskQueue: worker.sticky, taskQueue });
+  const task = await handWorker(taskQueue, 'w5').pollNormal();
+  assert.equal(ids(task)[0], 1, 'the whole history');
+  await handle.terminate();
+});
+
+test('ResetStickyTaskQueue sends the next workflow task to the normal queue with the whole history', DEADLINE, async () => {
+  const taskQueue = uniqueName('tq');
+  const worker = handWorker(taskQueue, 'w6');
+  const handle = await stickyRun(taskQueue, worker, 600);
+  assert.equal((await worker.pollSticky(1_000)).taskToken?.length ?? 0, 0);
+  await service.resetStickyTaskQueue({ namespace: NAMESPACE, execution: { workflowId: handle.workflowId } });
+  await handle.signal('unblock');
+  const task = await worker.pollNormal();
+  assert.equal(ids(task)[0], 1, 'the whole history');
+  assert.equal(task.history.events.at(-2).workflowTaskScheduledEventAttributes.taskQueue.kind, NORMAL);
+  await handle.terminate();
+});
+
+test('a real worker runs a long workflow sticky, answers a query, and another worker finishes it', DEADLINE, async () => {
+  const taskQueue = uniqueName('tq');
+  const steps = 40;
+  const handle = await client.workflow.start('stepsAroundATick', { taskQueue, workflowId: uniqueName('steps'), args: [steps] });
+  const run = async (fn) => {
+    const native = await NativeConnection.connect({ address: server.address });
+    try {
+      const worker = await Worker.create({ connection: native, taskQueue, workflowsPath, activities });
+      return await worker.runUntil(fn());
+    } finally {
+      await native.close();
+    }
+  };
+  // The first worker runs the first half and stops (a graceful shutdown: ShutdownWorker).
+  await run(async () => {
+    for (let i = 0; i < 600 && (await handle.query('progress')) < steps / 2; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    assert.equal(await handle.query('progress'), steps / 2);
+  });
+  // A second worker, with an empty cache, finishes from the whole history.
+  await handle.signal('tick');
+  assert.equal(await run(() => handle.result()), steps);
+  const history = await handle.fetchHistory();
+  const stickyTasks = history.events.filter((e) => e.workflowTaskScheduledEventAttributes?.taskQueue?.kind === STICKY);
+  assert.ok(stickyTasks.length >= steps - 4, `most workflow tasks went to a sticky queue (${stickyTasks.length})`);
+});
