@@ -22,6 +22,10 @@ cd "$(dirname "$0")/.."
 # Issue 14: 100,000 timers created over HTTP and fired to a local receiver, against a plain
 # libcurl multi loop posting the same callbacks to it: rates, lateness p50/p99.
 ./build/bench/timer_bench ./build/cmd/tock-server/tock-server 100000
+# Issue 35: a workflow of 2,000 sequential activities against one of 100, with a real
+# TypeScript SDK worker: per-step time with sticky execution and with the worker's cache off.
+(cd tests/sdk && TOCK_SERVER_BIN="$PWD/../../build/cmd/tock-server/tock-server" \
+  node long_workflow_bench.mjs 2000 100 300)
 # Issue 15: DescribeNamespace with 16 callers over mTLS with a JWT / mTLS / plaintext without
 # authorization (three servers, certificates and keys made with openssl): ratio >= 0.6x.
 ./build/bench/security_bench ./build/cmd/tock-server/tock-server 3 7

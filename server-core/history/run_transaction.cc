@@ -295,10 +295,6 @@ void RunTransaction::ScheduleWorkflowTask(int32_t attempt, bool allow_sticky) {
       AddTimer(now_ + FromProtoDuration(exec.sticky_schedule_to_start_timeout()), timeout);
 }
 
-persistence::TaskQueueTask& RunTransaction::ScheduledWorkflowTask() {
-  return state_.workflow_task().sticky() ? memory_tasks_.back() : new_tasks_.back();
-}
-
 void RunTransaction::SetSticky(const std::string& queue, absl::Duration schedule_to_start) {
   auto* exec = state_.mutable_execution();
   exec->set_sticky_task_queue(queue);

@@ -80,8 +80,6 @@ class RunTransaction {
   // queue gets it there (in memory, with its durable schedule-to-start timer), unless
   // `allow_sticky` is false (a speculative task, which has no durable timer).
   void ScheduleWorkflowTask(int32_t attempt = 1, bool allow_sticky = true);
-  // The task of the workflow task just scheduled (ScheduleWorkflowTask queued it).
-  persistence::TaskQueueTask& ScheduledWorkflowTask();
   // Sticky execution (ExecutionInfo.sticky_task_queue): the next workflow tasks go to the
   // worker's sticky queue with only the new events until a failure, a timeout or
   // ResetStickyTaskQueue clears it. A zero `schedule_to_start` is Temporal's default, 5 s.
