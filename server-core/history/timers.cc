@@ -34,45 +34,31 @@ void FireUserTimer(RunTransaction& tx, const TimerTask& t) {
   tx.ScheduleWorkflowTask();
 }
 
-// A sticky workflow task no worker took in time (its worker is gone, or the server restarted
-// and the task, kept in memory only, went with it): as Temporal does, WorkflowTaskTimedOut
-// (SCHEDULE_TO_START), stickiness cleared, and the task scheduled again on the normal queue,
-// at the same attempt (not a failure of the workflow's code).
-void FireStickyScheduleToStart(RunTransaction& tx, const TimerTask& t) {
-  const auto& wft = tx.state().workflow_task();
-  if (wft.scheduled_event_id() != t.event_id() || wft.attempt() != t.attempt() ||
-      wft.started_event_id() != 0 || !wft.sticky()) {
-    return;  // started, or another task by now: stale
-  }
-  HistoryEvent& e = tx.Append(enums::EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT);
-  auto* attrs = e.mutable_workflow_task_timed_out_event_attributes();
-  attrs->set_scheduled_event_id(wft.scheduled_event_id());
-  attrs->set_timeout_type(enums::TIMEOUT_TYPE_SCHEDULE_TO_START);
-  const int32_t attempt = wft.attempt();
-  tx.state().clear_workflow_task();
-  tx.ClearSticky();
-  tx.ScheduleWorkflowTask(attempt);
-}
-
+// A workflow task timed out: WorkflowTaskTimedOut, stickiness ended (the next task goes where
+// any worker takes it, with the whole history) and the task scheduled again.
+// - START_TO_CLOSE: a started task whose worker did not answer; the next attempt.
+// - SCHEDULE_TO_START: a sticky task no worker took in time (its worker is gone, or the
+//   server restarted and the task, kept in memory only, went with it); as Temporal does, at
+//   the same attempt: it is not a failure of the workflow's code.
 void FireWorkflowTaskTimeout(RunTransaction& tx, const TimerTask& t) {
-  if (t.timeout_type() == enums::TIMEOUT_TYPE_SCHEDULE_TO_START) {
-    return FireStickyScheduleToStart(tx, t);
-  }
   const auto& wft = tx.state().workflow_task();
+  const bool schedule_to_start = t.timeout_type() == enums::TIMEOUT_TYPE_SCHEDULE_TO_START;
+  const bool started = wft.started_event_id() != 0;
   if (wft.scheduled_event_id() != t.event_id() || wft.attempt() != t.attempt() ||
-      wft.started_event_id() == 0) {
-    return;
+      started == schedule_to_start || (schedule_to_start && !wft.sticky())) {
+    return;  // another task by now, or this one moved on: stale
   }
   HistoryEvent& e = tx.Append(enums::EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT);
   auto* attrs = e.mutable_workflow_task_timed_out_event_attributes();
   attrs->set_scheduled_event_id(wft.scheduled_event_id());
   attrs->set_started_event_id(wft.started_event_id());
-  attrs->set_timeout_type(enums::TIMEOUT_TYPE_START_TO_CLOSE);
+  attrs->set_timeout_type(schedule_to_start ? enums::TIMEOUT_TYPE_SCHEDULE_TO_START
+                                            : enums::TIMEOUT_TYPE_START_TO_CLOSE);
   const int32_t attempt = wft.attempt();
   tx.state().clear_workflow_task();
-  tx.ClearSticky();  // the worker did not answer: the next task goes where any worker takes it
-  tx.FlushBuffered();
-  tx.ScheduleWorkflowTask(attempt + 1);
+  tx.ClearSticky();
+  tx.FlushBuffered();  // (none unless started: events are buffered only then)
+  tx.ScheduleWorkflowTask(schedule_to_start ? attempt : attempt + 1);
 }
 
 void FireActivityTimeout(RunTransaction& tx, const TimerTask& t) {

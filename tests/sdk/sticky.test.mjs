@@ -68,12 +68,14 @@ function handWorker(taskQueue, name) {
   };
 }
 
-// A workflow started and its first workflow task completed by `worker`, which is now sticky.
+// A workflow started and its first workflow task completed by `worker`, which is now sticky;
+// then one sticky poll, answered empty, tells the server the worker is there.
 async function stickyRun(taskQueue, worker, scheduleToStartSeconds) {
   const handle = await client.workflow.start('waitForSignal', { taskQueue, workflowId: uniqueName('sticky') });
   const first = await worker.pollNormal();
   assert.deepEqual(ids(first), [1, 2, 3], 'the first task carries the whole history');
   await worker.complete(first, scheduleToStartSeconds);
+  assert.equal((await worker.pollSticky(1_000)).taskToken?.length ?? 0, 0);
   return handle;
 }
 
@@ -81,8 +83,6 @@ test('a sticky worker gets the next workflow task on its own queue with only the
   const taskQueue = uniqueName('tq');
   const worker = handWorker(taskQueue, 'w1');
   const handle = await stickyRun(taskQueue, worker);
-  // One sticky poll answered empty tells the server the worker is there.
-  assert.equal((await worker.pollSticky(1_500)).taskToken?.length ?? 0, 0);
   const next = worker.pollSticky();
   await handle.signal('unblock');
   const task = await next;
@@ -110,9 +110,8 @@ test('a sticky worker gets the next workflow task on its own queue with only the
 test('a sticky task no worker takes in time moves to the normal queue with the whole history', DEADLINE, async () => {
   const taskQueue = uniqueName('tq');
   const worker = handWorker(taskQueue, 'w2');
-  const handle = await stickyRun(taskQueue, worker, 1);
   // The worker polled its sticky queue a moment ago, then went away (killed).
-  assert.equal((await worker.pollSticky(1_000)).taskToken?.length ?? 0, 0);
+  const handle = await stickyRun(taskQueue, worker, 1);
   await handle.signal('unblock');
   const other = handWorker(taskQueue, 'w3');
   const task = await other.pollNormal();
@@ -134,7 +133,6 @@ test('ShutdownWorker moves the tasks waiting on the worker\'s sticky queue to th
   const worker = handWorker(taskQueue, 'w4');
   // A schedule-to-start timeout far beyond the test: only the shutdown can move the task.
   const handle = await stickyRun(taskQueue, worker, 600);
-  assert.equal((await worker.pollSticky(1_000)).taskToken?.length ?? 0, 0);
   await handle.signal('unblock');
   await service.shutdownWorker({ namespace: NAMESPACE, identity: 'w4', stickyTaskQueue: worker.sticky, taskQueue });
   const task = await handWorker(taskQueue, 'w5').pollNormal();
@@ -146,7 +144,6 @@ test('ResetStickyTaskQueue sends the next workflow task to the normal queue with
   const taskQueue = uniqueName('tq');
   const worker = handWorker(taskQueue, 'w6');
   const handle = await stickyRun(taskQueue, worker, 600);
-  assert.equal((await worker.pollSticky(1_000)).taskToken?.length ?? 0, 0);
   await service.resetStickyTaskQueue({ namespace: NAMESPACE, execution: { workflowId: handle.workflowId } });
   await handle.signal('unblock');
   const task = await worker.pollNormal();
