@@ -184,6 +184,7 @@ class TockServerImpl : public TockServer {
     namespaces_ =
         std::make_unique<namespaces::NamespaceEngine>(persistence_->namespaces(), cluster_, clock_);
     namespaces_->SetArchivalPolicy(ArchivalPolicyOf(config_.archival));
+    namespaces_->SetEagerWorkflowStart(config_.eager_dispatch.workflow_start);
     // Every channel to another server (hosts, clusters, this one's own frontend) is made
     // here: TLS with tls.internode.
     dialer_ = std::make_unique<rpc::Dialer>(config_.tls.internode, config_.tls.reload_interval);
@@ -239,6 +240,7 @@ class TockServerImpl : public TockServer {
                                                         logger_);
     history_->SetMetrics(*server_metrics_);
     history_->SetLimits(config_.limits);
+    history_->SetEagerDispatch(config_.eager_dispatch);
     history_->SetArchivalCheck(
         [this](const std::string& namespace_id) { return namespaces_->ArchivesById(namespace_id); });
     history_->SetSearchAttributeSchemas(*namespaces_);

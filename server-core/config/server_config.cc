@@ -35,6 +35,19 @@ absl::Status ReadDuration(const YAML::Node& node, const std::string& path, absl:
   return absl::OkStatus();
 }
 
+// `history.eager_activities` / `history.eager_workflow_start` (history/eager_dispatch.h):
+// `true`, `false`, or `{default: BOOL, namespaces: {NAME: BOOL}}`.
+absl::Status ReadEagerSwitch(const YAML::Node& node, const std::string& path,
+                             history::EagerSwitch& out) {
+  if (!node) return absl::OkStatus();
+  if (node.IsScalar()) return Read(node, path, "true, false or a mapping", &out.on_by_default);
+  TOCK_CONFIG_RETURN_IF_ERROR(CheckKeys(node, path, {"default", "namespaces"}));
+  TOCK_CONFIG_RETURN_IF_ERROR(
+      Read(node["default"], path + ".default", "true or false", &out.on_by_default));
+  return Read(node["namespaces"], path + ".namespaces",
+              "a mapping of namespace names to true or false", &out.namespaces);
+}
+
 // `limits:` (history::Limits), each a positive integer.
 absl::Status ParseLimits(const YAML::Node& node, history::Limits& limits) {
   struct Key {
@@ -458,9 +471,15 @@ absl::StatusOr<ServerConfig> ParseServerConfig(const std::string& yaml_text) {
         ReadDuration(membership["cutoff"], "membership.cutoff", &config.membership.cutoff));
   }
   if (const YAML::Node history = root["history"]) {
-    TOCK_CONFIG_RETURN_IF_ERROR(CheckKeys(history, "history", {"shards"}));
+    TOCK_CONFIG_RETURN_IF_ERROR(CheckKeys(
+        history, "history", {"shards", "eager_activities", "eager_workflow_start"}));
     TOCK_CONFIG_RETURN_IF_ERROR(
         Read(history["shards"], "history.shards", "an integer", &config.history_shards));
+    TOCK_CONFIG_RETURN_IF_ERROR(ReadEagerSwitch(
+        history["eager_activities"], "history.eager_activities", config.eager_dispatch.activities));
+    TOCK_CONFIG_RETURN_IF_ERROR(ReadEagerSwitch(history["eager_workflow_start"],
+                                                "history.eager_workflow_start",
+                                                config.eager_dispatch.workflow_start));
   }
   if (const YAML::Node cluster = root["cluster_metadata"]) {
     absl::StatusOr<admin::ClusterMetadata> m = ParseClusterMetadata(cluster);

@@ -37,6 +37,8 @@
 //     file: ""              # empty: stderr
 //   history:
 //     shards: 4             # fixed when the database is created
+//     eager_activities: true      # honour request_eager_execution (history/eager_dispatch.h);
+//     eager_workflow_start: true  #   or {default: true, namespaces: {NAME: false}}
 //   cluster_metadata:
 //     enable_global_namespace: true
 //     failover_version_increment: 10
@@ -66,6 +68,7 @@
 #include "lib/common/log.h"
 #include "server-core/config/archival_config.h"
 #include "server-core/config/tls_config.h"
+#include "server-core/history/eager_dispatch.h"
 #include "server-core/history/request_limits.h"
 #include "server-core/persistence/persistence.h"
 #include "server-core/security/authz_config.h"
@@ -104,6 +107,8 @@ struct ServerConfig {
   Membership membership;
   persistence::PersistenceConfig persistence;
   int32_t history_shards = 4;
+  // `history.eager_activities` and `history.eager_workflow_start`: both on by default.
+  history::EagerDispatch eager_dispatch;
   // Unset: a single cluster named kDefaultClusterName at this server's address.
   std::optional<admin::ClusterMetadata> cluster_metadata;
   std::vector<std::string> namespaces;  // besides "default"

@@ -38,8 +38,9 @@ wf::GetSystemInfoResponse SystemInfo() {
   caps->set_build_id_based_versioning(false);
   // ModifyWorkflowProperties upserts the memo: CapabilityFixture.AWorkflowUpsertsItsMemo.
   caps->set_upsert_memo(true);
-  // StartWorkflowExecution never hands the first workflow task back eagerly.
-  caps->set_eager_workflow_start(false);
+  // StartWorkflowExecution hands the first workflow task back when asked (unless the
+  // namespace is configured not to): tests/sdk/eager.test.mjs.
+  caps->set_eager_workflow_start(true);
   // WorkflowTaskCompleted keeps the SDK's metadata (its replay flags):
   // CapabilityFixture.TheSdkMetadataOfACompletionIsRecorded,
   // tests/sdk/worker-connection.test.mjs.

@@ -6,6 +6,7 @@
 #include "lib/common/proto_time.h"
 #include "lib/common/time_format.h"
 #include "server-core/history/activity_retry.h"
+#include "server-core/history/activity_start.h"
 #include "server-core/history/activity_timeouts.h"
 #include "server-core/history/history_engine.h"
 #include "server-core/persistence/read_retry.h"
@@ -82,6 +83,59 @@ bool RetryActivity(RunTransaction& tx, ActivityInfo& a, const temporal::api::fai
   return true;
 }
 
+void StartActivityAttempt(RunTransaction& tx, ActivityInfo& a, const std::string& identity) {
+  for (const auto& key : a.timers()) tx.RetireTimer(key);
+  a.clear_timers();
+  *a.mutable_started_time() = ToProtoTime(tx.now());
+  a.set_started_identity(identity);
+  a.set_request_id(NewUuid());
+  auto add_timeout = [&](enums::TimeoutType type, absl::Time when) {
+    TimerTask timeout;
+    timeout.set_kind(TimerTask::KIND_ACTIVITY_TIMEOUT);
+    timeout.set_event_id(a.scheduled_event_id());
+    timeout.set_stamp(a.stamp());
+    timeout.set_timeout_type(type);
+    *a.add_timers() = tx.AddTimer(when, timeout);
+  };
+  add_timeout(enums::TIMEOUT_TYPE_START_TO_CLOSE,
+              tx.now() + FromProtoDuration(a.start_to_close_timeout()));
+  if (FromProtoDuration(a.heartbeat_timeout()) > absl::ZeroDuration()) {
+    add_timeout(enums::TIMEOUT_TYPE_HEARTBEAT, tx.now() + FromProtoDuration(a.heartbeat_timeout()));
+  }
+  absl::Duration s2c = FromProtoDuration(a.schedule_to_close_timeout());
+  if (s2c > absl::ZeroDuration()) {
+    add_timeout(enums::TIMEOUT_TYPE_SCHEDULE_TO_CLOSE, FromProtoTime(a.scheduled_time()) + s2c);
+  }
+}
+
+wf::PollActivityTaskQueueResponse ActivityTaskOf(
+    const std::string& namespace_name, const tock::persistence::v1::MutableState& run,
+    const ActivityInfo& a,
+    const temporal::api::history::v1::ActivityTaskScheduledEventAttributes& attrs) {
+  const auto& exec = run.execution();
+  wf::PollActivityTaskQueueResponse out;
+  out.set_task_token(EncodeTaskToken(MakeActivityTaskToken(run, a)));
+  out.set_workflow_namespace(namespace_name);
+  out.mutable_workflow_type()->set_name(exec.workflow_type());
+  out.mutable_workflow_execution()->set_workflow_id(exec.workflow_id());
+  out.mutable_workflow_execution()->set_run_id(exec.run_id());
+  *out.mutable_activity_type() = attrs.activity_type();
+  out.set_activity_id(attrs.activity_id());
+  *out.mutable_header() = attrs.header();
+  *out.mutable_input() = attrs.input();
+  if (a.has_heartbeat_details()) *out.mutable_heartbeat_details() = a.heartbeat_details();
+  *out.mutable_scheduled_time() = a.scheduled_time();
+  *out.mutable_current_attempt_scheduled_time() = a.current_attempt_scheduled_time();
+  *out.mutable_started_time() = a.started_time();
+  out.set_attempt(a.attempt());
+  *out.mutable_schedule_to_close_timeout() = a.schedule_to_close_timeout();
+  *out.mutable_start_to_close_timeout() = a.start_to_close_timeout();
+  *out.mutable_heartbeat_timeout() = a.heartbeat_timeout();
+  *out.mutable_retry_policy() = a.retry_policy();
+  if (attrs.has_priority()) *out.mutable_priority() = attrs.priority();
+  return out;
+}
+
 absl::StatusOr<wf::PollActivityTaskQueueResponse> HistoryEngine::RecordActivityTaskStarted(
     const NamespaceRef& ns, const persistence::TaskQueueTask& task, const std::string& identity) {
   const auto& t = task.task;
@@ -97,30 +151,9 @@ absl::StatusOr<wf::PollActivityTaskQueueResponse> HistoryEngine::RecordActivityT
       return CommitThenFail(absl::NotFoundError("Activity task not found."));
     }
     ActivityInfo& a = it->second;
-    for (const auto& key : a.timers()) tx.RetireTimer(key);
-    a.clear_timers();
     metrics_->activity_task_schedule_to_start_latency.Observe(
         tx.now() - FromProtoTime(a.current_attempt_scheduled_time()));
-    *a.mutable_started_time() = ToProtoTime(tx.now());
-    a.set_started_identity(identity);
-    a.set_request_id(NewUuid());
-    auto add_timeout = [&](enums::TimeoutType type, absl::Time when) {
-      TimerTask timeout;
-      timeout.set_kind(TimerTask::KIND_ACTIVITY_TIMEOUT);
-      timeout.set_event_id(a.scheduled_event_id());
-      timeout.set_stamp(a.stamp());
-      timeout.set_timeout_type(type);
-      *a.add_timers() = tx.AddTimer(when, timeout);
-    };
-    add_timeout(enums::TIMEOUT_TYPE_START_TO_CLOSE,
-                tx.now() + FromProtoDuration(a.start_to_close_timeout()));
-    if (FromProtoDuration(a.heartbeat_timeout()) > absl::ZeroDuration()) {
-      add_timeout(enums::TIMEOUT_TYPE_HEARTBEAT, tx.now() + FromProtoDuration(a.heartbeat_timeout()));
-    }
-    absl::Duration s2c = FromProtoDuration(a.schedule_to_close_timeout());
-    if (s2c > absl::ZeroDuration()) {
-      add_timeout(enums::TIMEOUT_TYPE_SCHEDULE_TO_CLOSE, FromProtoTime(a.scheduled_time()) + s2c);
-    }
+    StartActivityAttempt(tx, a, identity);
     committed = tx.state();
     started = a;
     return absl::OkStatus();
@@ -133,29 +166,8 @@ absl::StatusOr<wf::PollActivityTaskQueueResponse> HistoryEngine::RecordActivityT
   });
   if (!scheduled.ok()) return scheduled.status();
   if (scheduled->empty()) return absl::InternalError("the ActivityTaskScheduled event is missing");
-  const auto& attrs = scheduled->front().activity_task_scheduled_event_attributes();
-  const auto& exec = committed.execution();
-  wf::PollActivityTaskQueueResponse out;
-  out.set_task_token(EncodeTaskToken(MakeActivityTaskToken(committed, started)));
-  out.set_workflow_namespace(ns.name);
-  out.mutable_workflow_type()->set_name(exec.workflow_type());
-  out.mutable_workflow_execution()->set_workflow_id(exec.workflow_id());
-  out.mutable_workflow_execution()->set_run_id(exec.run_id());
-  *out.mutable_activity_type() = attrs.activity_type();
-  out.set_activity_id(attrs.activity_id());
-  *out.mutable_header() = attrs.header();
-  *out.mutable_input() = attrs.input();
-  if (started.has_heartbeat_details()) *out.mutable_heartbeat_details() = started.heartbeat_details();
-  *out.mutable_scheduled_time() = started.scheduled_time();
-  *out.mutable_current_attempt_scheduled_time() = started.current_attempt_scheduled_time();
-  *out.mutable_started_time() = started.started_time();
-  out.set_attempt(started.attempt());
-  *out.mutable_schedule_to_close_timeout() = started.schedule_to_close_timeout();
-  *out.mutable_start_to_close_timeout() = started.start_to_close_timeout();
-  *out.mutable_heartbeat_timeout() = started.heartbeat_timeout();
-  *out.mutable_retry_policy() = started.retry_policy();
-  if (attrs.has_priority()) *out.mutable_priority() = attrs.priority();
-  return out;
+  return ActivityTaskOf(ns.name, committed, started,
+                        scheduled->front().activity_task_scheduled_event_attributes());
 }
 
 absl::Status HistoryEngine::RespondActivityTaskCompleted(

@@ -107,9 +107,10 @@ void ArmUnstartedActivityTimeouts(RunTransaction& tx, ActivityInfo& a) {
   }
 }
 
-void AddScheduledActivity(RunTransaction& tx, int64_t scheduled_id,
-                          const temporal::api::history::v1::ActivityTaskScheduledEventAttributes& a,
-                          const std::string& queue, absl::Time scheduled) {
+ActivityInfo& AddScheduledActivity(
+    RunTransaction& tx, int64_t scheduled_id,
+    const temporal::api::history::v1::ActivityTaskScheduledEventAttributes& a,
+    const std::string& queue, absl::Time scheduled, ActivityDispatch dispatch) {
   ActivityInfo info;
   info.set_scheduled_event_id(scheduled_id);
   info.set_activity_id(a.activity_id());
@@ -124,9 +125,11 @@ void AddScheduledActivity(RunTransaction& tx, int64_t scheduled_id,
   *info.mutable_start_to_close_timeout() = a.start_to_close_timeout();
   *info.mutable_heartbeat_timeout() = a.heartbeat_timeout();
   *info.mutable_retry_policy() = a.retry_policy();
-  ArmUnstartedActivityTimeouts(tx, info);
-  tx.DispatchActivity(info);
-  (*tx.state().mutable_activities())[scheduled_id] = std::move(info);
+  if (dispatch == ActivityDispatch::kQueue) {
+    ArmUnstartedActivityTimeouts(tx, info);
+    tx.DispatchActivity(info);
+  }
+  return (*tx.state().mutable_activities())[scheduled_id] = std::move(info);
 }
 
 enums::TimeoutType MissedActivityDeadline(const ActivityInfo& a, enums::TimeoutType fired,

@@ -36,13 +36,20 @@ absl::Status NormalizeActivityTimeouts(
 // A zero timeout arms nothing.
 void ArmUnstartedActivityTimeouts(RunTransaction& tx, tock::persistence::v1::ActivityInfo& a);
 
+// How a newly scheduled activity reaches a worker: through its queue (a poll takes it), or
+// eagerly, started in the same transaction (StartActivityAttempt) by whoever scheduled it.
+enum class ActivityDispatch { kQueue, kEager };
+
 // The pending activity of ActivityTaskScheduled `scheduled_id` (attributes `a`): its first
-// attempt, scheduled at `scheduled` on `queue`, with its unstarted deadlines armed
-// (ArmUnstartedActivityTimeouts), dispatched to matching and stored in the run's state. The
-// active side's command, a replicated event and a reset's rebuilt run all schedule it so.
-void AddScheduledActivity(RunTransaction& tx, int64_t scheduled_id,
-                          const temporal::api::history::v1::ActivityTaskScheduledEventAttributes& a,
-                          const std::string& queue, absl::Time scheduled);
+// attempt, scheduled at `scheduled` on `queue`, stored in the run's state. Dispatched through
+// the queue, it gets its unstarted deadlines (ArmUnstartedActivityTimeouts) and its task for
+// matching; an eager one gets neither (its start arms its deadlines). The active side's
+// command, a replicated event and a reset's rebuilt run all schedule it so.
+tock::persistence::v1::ActivityInfo& AddScheduledActivity(
+    RunTransaction& tx, int64_t scheduled_id,
+    const temporal::api::history::v1::ActivityTaskScheduledEventAttributes& a,
+    const std::string& queue, absl::Time scheduled,
+    ActivityDispatch dispatch = ActivityDispatch::kQueue);
 
 // The timeout an activity reports when its timer of type `fired` comes due, or
 // TIMEOUT_TYPE_UNSPECIFIED when the timer is stale (a schedule-to-start timer of an attempt

@@ -22,6 +22,30 @@ namespace {
 namespace enums = temporal::api::enums::v1;
 using tock::persistence::v1::TimerTask;
 
+// The task a worker gets for the started workflow task of `run`, carrying `events`.
+wf::PollWorkflowTaskQueueResponse WorkflowTaskOf(const MutableStateRecord& run,
+                                                 std::vector<HistoryEvent> events, bool speculative) {
+  const auto& exec = run.execution();
+  const auto& wft = run.workflow_task();
+  wf::PollWorkflowTaskQueueResponse out;
+  TaskToken token = MakeWorkflowTaskToken(run);
+  token.set_speculative(speculative);
+  out.set_task_token(EncodeTaskToken(token));
+  out.mutable_workflow_execution()->set_workflow_id(exec.workflow_id());
+  out.mutable_workflow_execution()->set_run_id(exec.run_id());
+  out.mutable_workflow_type()->set_name(exec.workflow_type());
+  out.set_previous_started_event_id(run.last_completed_workflow_task_started_event_id());
+  out.set_started_event_id(wft.started_event_id());
+  out.set_attempt(wft.attempt());
+  out.set_backlog_count_hint(0);
+  for (auto& e : events) *out.mutable_history()->add_events() = std::move(e);
+  out.mutable_workflow_execution_task_queue()->set_name(exec.task_queue());
+  out.mutable_workflow_execution_task_queue()->set_kind(enums::TASK_QUEUE_KIND_NORMAL);
+  *out.mutable_scheduled_time() = wft.scheduled_time();
+  *out.mutable_started_time() = wft.started_time();
+  return out;
+}
+
 constexpr char kCommitThenFail[] = "tock/commit-then-fail";
 constexpr char kNothingToWrite[] = "tock/nothing-to-write";
 constexpr absl::Duration kDefaultWorkflowTaskTimeout = absl::Seconds(10);
@@ -776,7 +800,11 @@ absl::StatusOr<std::vector<persistence::HistoryEvent>> HistoryEngine::ReadHistor
 
 absl::StatusOr<wf::StartWorkflowExecutionResponse> HistoryEngine::StartWorkflow(
     const NamespaceRef& ns, const wf::StartWorkflowExecutionRequest& req) {
-  return StartWorkflowWithParent(ns, req, std::nullopt);
+  absl::StatusOr<wf::StartWorkflowExecutionResponse> out = StartWorkflowWithParent(ns, req, std::nullopt);
+  if (out.ok() && req.request_eager_execution() && !out->has_eager_workflow_task()) {
+    metrics_->workflow_eager_execution_denied.Increment();
+  }
+  return out;
 }
 
 absl::StatusOr<wf::StartWorkflowExecutionResponse> HistoryEngine::StartWorkflowWithParent(
@@ -916,11 +944,22 @@ absl::StatusOr<wf::StartWorkflowExecutionResponse> HistoryEngine::StartLocked(
   if (admission->answer.has_value()) return *admission->answer;
 
   NewRun run = NewRunOf(req, now, cron_wait);
+  // Eager start (Temporal's): the first workflow task is started in the start's commit and
+  // handed to the starter, whose process runs the worker; never for a first task that waits
+  // (a start delay, a cron schedule), and only where the namespace allows it.
+  const bool eager = req.request_eager_execution() && run.first_task_backoff == absl::ZeroDuration() &&
+                     !parent.has_value() && eager_.workflow_start.On(ns.name);
   run.parent = std::move(parent);
   if (signal != nullptr) run.signal = *signal;
   std::unique_ptr<RunTransaction> built = BuildNewRun(ns, run, now);
   RunTransaction& tx = *built;
   const std::string run_id = tx.execution().run_id();
+  std::optional<wf::PollWorkflowTaskQueueResponse> eager_task;
+  if (eager) {
+    tx.UnqueueWorkflowTask();
+    tx.StartWorkflowTask(req.identity());
+    eager_task = WorkflowTaskOf(tx.state(), tx.new_events(), /*speculative=*/false);
+  }
   const std::string& replaced = admission->replaced_run_id;
   persistence::Commit commit;
   commit.shard_id = tx.shard_id();
@@ -947,6 +986,10 @@ absl::StatusOr<wf::StartWorkflowExecutionResponse> HistoryEngine::StartLocked(
   wf::StartWorkflowExecutionResponse out;
   out.set_run_id(run_id);
   out.set_started(true);
+  if (eager_task) {
+    *out.mutable_eager_workflow_task() = std::move(*eager_task);
+    metrics_->workflow_eager_execution.Increment();
+  }
   return out;
 }
 
@@ -1087,37 +1130,19 @@ absl::StatusOr<wf::PollWorkflowTaskQueueResponse> HistoryEngine::RecordWorkflowT
       return t.speculative() ? TaskNotFound("Workflow task")
                              : CommitThenFail(TaskNotFound("Workflow task"));
     }
-    // A sticky task's schedule-to-start timer goes in this commit rather than firing later
-    // only to find the task started.
-    tx.RetireTimer(wft.schedule_to_start_timer());
-    HistoryEvent& started = tx.Append(enums::EVENT_TYPE_WORKFLOW_TASK_STARTED);
-    auto* attrs = started.mutable_workflow_task_started_event_attributes();
-    attrs->set_scheduled_event_id(wft.scheduled_event_id());
-    attrs->set_identity(identity);
-    attrs->set_request_id(NewUuid());
-    attrs->set_history_size_bytes(tx.execution().history_size_bytes());
-    auto* w = tx.state().mutable_workflow_task();
     metrics_->workflow_task_schedule_to_start_latency.Observe(tx.now() -
-                                                              FromProtoTime(w->scheduled_time()));
-    w->set_started_event_id(started.event_id());
-    *w->mutable_started_time() = ToProtoTime(tx.now());
-    w->set_identity(identity);
-    w->set_request_id(attrs->request_id());
-    TimerTask timeout;
-    timeout.set_kind(TimerTask::KIND_WORKFLOW_TASK_TIMEOUT);
-    timeout.set_event_id(w->scheduled_event_id());
-    timeout.set_attempt(w->attempt());
-    timeout.set_timeout_type(enums::TIMEOUT_TYPE_START_TO_CLOSE);
-    *w->mutable_timeout_timer() =
-        tx.AddTimer(tx.now() + FromProtoDuration(w->start_to_close_timeout()), timeout);
+                                                              FromProtoTime(wft.scheduled_time()));
+    // (A sticky task's schedule-to-start timer is retired in this commit rather than firing
+    // later only to find the task started.)
+    tx.StartWorkflowTask(identity);
     committed = tx.state();
-    messages = updates_.MessagesFor(t.run_id(), w->started_event_id());
+    messages = updates_.MessagesFor(t.run_id(), wft.started_event_id());
     if (!t.speculative()) return absl::OkStatus();
     SpeculativeTask shown = *tx.offered_speculative();
     shown.started = tx.new_events().back();
-    shown.info = *w;
+    shown.info = wft;
     shown.timeout = timers_.Schedule(
-        tx.now() + FromProtoDuration(w->start_to_close_timeout()),
+        tx.now() + FromProtoDuration(wft.start_to_close_timeout()),
         [this, ns, key] { TimeOutSpeculative(ns, key); });
     unwritten = tx.new_events();
     tx.KeepSpeculative(std::move(shown));
@@ -1136,24 +1161,8 @@ absl::StatusOr<wf::PollWorkflowTaskQueueResponse> HistoryEngine::RecordWorkflowT
   });
   if (!events.ok()) return events.status();
   for (auto& e : unwritten) events->push_back(std::move(e));
-  const auto& exec = committed.execution();
-  const auto& wft = committed.workflow_task();
-  wf::PollWorkflowTaskQueueResponse out;
-  TaskToken token = MakeWorkflowTaskToken(committed);
-  token.set_speculative(t.speculative());
-  out.set_task_token(EncodeTaskToken(token));
-  out.mutable_workflow_execution()->set_workflow_id(exec.workflow_id());
-  out.mutable_workflow_execution()->set_run_id(exec.run_id());
-  out.mutable_workflow_type()->set_name(exec.workflow_type());
-  out.set_previous_started_event_id(committed.last_completed_workflow_task_started_event_id());
-  out.set_started_event_id(wft.started_event_id());
-  out.set_attempt(wft.attempt());
-  out.set_backlog_count_hint(0);
-  for (auto& e : *events) *out.mutable_history()->add_events() = std::move(e);
-  out.mutable_workflow_execution_task_queue()->set_name(exec.task_queue());
-  out.mutable_workflow_execution_task_queue()->set_kind(enums::TASK_QUEUE_KIND_NORMAL);
-  *out.mutable_scheduled_time() = wft.scheduled_time();
-  *out.mutable_started_time() = wft.started_time();
+  wf::PollWorkflowTaskQueueResponse out =
+      WorkflowTaskOf(committed, std::move(*events), t.speculative());
   for (auto& m : messages) *out.add_messages() = std::move(m);
   return out;
 }

@@ -27,6 +27,7 @@
 #include "lib/common/timer_thread.h"
 #include "lib/common/wire_bytes.h"
 #include "server-core/history/any_shard.h"
+#include "server-core/history/eager_dispatch.h"
 #include "server-core/history/mutation.h"
 #include "server-core/history/namespace_activity.h"
 #include "server-core/history/queries.h"
@@ -60,6 +61,9 @@ class HistoryEngine : public ShardListener,
   void SetArchivalCheck(ArchivalCheck check) { archival_check_ = std::move(check); }
   // Size and count limits (Temporal's defaults unless configured); set once at start.
   void SetLimits(const Limits& limits) { limits_ = limits; }
+  // Which namespaces' workers get activities and first workflow tasks eagerly (on for all
+  // by default); set once at start.
+  void SetEagerDispatch(const EagerDispatch& eager) { eager_ = eager; }
   // Outcomes, schedule-to-start latencies and the timers' metrics (set once at start; must
   // outlive the engine).
   void SetMetrics(const ServerMetrics& metrics);
@@ -458,14 +462,15 @@ class HistoryEngine : public ShardListener,
   absl::StatusOr<std::vector<persistence::HistoryEvent>> ReadHistory(
       const MutableStateRecord& s) override;
 
-  // RespondWorkflowTaskCompleted's commands, in order (workflow_tasks.cc).
+  // RespondWorkflowTaskCompleted's commands, in order (workflow_tasks.cc). The activities
+  // scheduled to start eagerly are listed in `eager_activities`.
   // A ProtocolMessage command applies the message it names (taken from `messages`, which
   // keeps the rest for after the commands).
   absl::Status ApplyCommands(RunTransaction& tx, const NamespaceRef& ns,
                              const wf::RespondWorkflowTaskCompletedRequest& req,
                              int64_t completed_event_id, bool* needs_workflow_task,
                              std::map<std::string, const temporal::api::protocol::v1::Message*>& messages,
-                             UpdateEffects& effects);
+                             UpdateEffects& effects, std::vector<int64_t>& eager_activities);
   // ContinueAsNewWorkflowExecution: the next run (what the command leaves empty is inherited)
   // and WorkflowExecutionContinuedAsNew, which closes this one. A member because it builds
   // the run with BuildNewRun.
@@ -602,6 +607,7 @@ class HistoryEngine : public ShardListener,
 
   ArchivalCheck archival_check_;
   Limits limits_;
+  EagerDispatch eager_;
   visibility::SearchAttributeSchemas* schemas_ = nullptr;
   const ServerMetrics* metrics_ = &kNoServerMetrics;
   // Counts the runs a successful commit closed, by how they closed.

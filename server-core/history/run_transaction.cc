@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 
+#include "lib/common/ids.h"
 #include "lib/common/proto_time.h"
 #include "lib/common/time_format.h"
 
@@ -293,6 +294,37 @@ void RunTransaction::ScheduleWorkflowTask(int32_t attempt, bool allow_sticky) {
   timeout.set_timeout_type(enums::TIMEOUT_TYPE_SCHEDULE_TO_START);
   *wft->mutable_schedule_to_start_timer() =
       AddTimer(now_ + FromProtoDuration(exec.sticky_schedule_to_start_timeout()), timeout);
+}
+
+const HistoryEvent& RunTransaction::StartWorkflowTask(const std::string& identity) {
+  auto* w = state_.mutable_workflow_task();
+  RetireTimer(w->schedule_to_start_timer());
+  HistoryEvent& started = Append(enums::EVENT_TYPE_WORKFLOW_TASK_STARTED);
+  auto* attrs = started.mutable_workflow_task_started_event_attributes();
+  attrs->set_scheduled_event_id(w->scheduled_event_id());
+  attrs->set_identity(identity);
+  attrs->set_request_id(NewUuid());
+  attrs->set_history_size_bytes(state_.execution().history_size_bytes());
+  w->set_started_event_id(started.event_id());
+  *w->mutable_started_time() = ToProtoTime(now_);
+  w->set_identity(identity);
+  w->set_request_id(attrs->request_id());
+  tock::persistence::v1::TimerTask timeout;
+  timeout.set_kind(tock::persistence::v1::TimerTask::KIND_WORKFLOW_TASK_TIMEOUT);
+  timeout.set_event_id(w->scheduled_event_id());
+  timeout.set_attempt(w->attempt());
+  timeout.set_timeout_type(enums::TIMEOUT_TYPE_START_TO_CLOSE);
+  *w->mutable_timeout_timer() = AddTimer(now_ + FromProtoDuration(w->start_to_close_timeout()), timeout);
+  return started;
+}
+
+void RunTransaction::UnqueueWorkflowTask() {
+  const int64_t scheduled = state_.workflow_task().scheduled_event_id();
+  auto is_it = [&](const persistence::TaskQueueTask& t) {
+    return t.kind == persistence::TaskKind::kWorkflow && t.task.scheduled_event_id() == scheduled;
+  };
+  std::erase_if(new_tasks_, is_it);
+  std::erase_if(memory_tasks_, is_it);
 }
 
 void RunTransaction::SetSticky(const std::string& queue, absl::Duration schedule_to_start) {

@@ -80,6 +80,13 @@ class RunTransaction {
   // queue gets it there (in memory, with its durable schedule-to-start timer), unless
   // `allow_sticky` is false (a speculative task, which has no durable timer).
   void ScheduleWorkflowTask(int32_t attempt = 1, bool allow_sticky = true);
+  // Records the scheduled workflow task started by `identity` now: WorkflowTaskStarted, its
+  // start-to-close timer, and a sticky task's schedule-to-start timer retired. Returns the
+  // started event.
+  const HistoryEvent& StartWorkflowTask(const std::string& identity);
+  // Takes the scheduled workflow task's task back out of this change (an eager start hands
+  // the task to the starter instead of a queue).
+  void UnqueueWorkflowTask();
   // Sticky execution (ExecutionInfo.sticky_task_queue): the next workflow tasks go to the
   // worker's sticky queue with only the new events until a failure, a timeout or
   // ResetStickyTaskQueue clears it. A zero `schedule_to_start` is Temporal's default, 5 s.

@@ -9,6 +9,7 @@
 #include "server-core/history/history_engine.h"
 #include "lib/common/cron_schedule.h"
 #include "server-core/history/activity_retry.h"
+#include "server-core/history/activity_start.h"
 #include "server-core/history/activity_timeouts.h"
 #include "server-core/history/task_token.h"
 
@@ -95,8 +96,10 @@ absl::Status NormalizeScheduleActivity(
 // dispatches to them in the commands' order. Each validates before it appends anything.
 
 // ScheduleActivityTask: ActivityTaskScheduled, the activity's state, its timeouts, and its
-// task.
-absl::Status ScheduleActivity(RunTransaction& tx, const Command& command, int64_t completed_id) {
+// task; or, when the worker asked for it on the run's own queue and `eager_allowed`, no task:
+// its id goes in `eager`, to be started once every command is applied (StartEagerActivities).
+absl::Status ScheduleActivity(RunTransaction& tx, const Command& command, int64_t completed_id,
+                              bool eager_allowed, std::vector<int64_t>& eager) {
   auto a = command.schedule_activity_task_command_attributes();
   if (a.activity_id().empty() || a.activity_type().name().empty()) {
     return absl::InvalidArgumentError("ScheduleActivityTask needs an activity id and type");
@@ -130,8 +133,32 @@ absl::Status ScheduleActivity(RunTransaction& tx, const Command& command, int64_
   *ev->mutable_retry_policy() = a.retry_policy();
   if (a.has_priority()) *ev->mutable_priority() = a.priority();
 
-  AddScheduledActivity(tx, e.event_id(), *ev, queue, tx.now());
+  const bool eagerly = eager_allowed && a.request_eager_execution() && queue == tx.execution().task_queue();
+  AddScheduledActivity(tx, e.event_id(), *ev, queue, tx.now(),
+                       eagerly ? ActivityDispatch::kEager : ActivityDispatch::kQueue);
+  if (eagerly) eager.push_back(e.event_id());
   return absl::OkStatus();
+}
+
+// Eager activities (Temporal's handlePostCommandEagerExecuteActivity): each one a command of
+// this completion scheduled eagerly is started for the completing worker, in this commit, and
+// its task goes in the completion's answer. One the same completion cancelled is gone; none
+// starts when the completion closed the run.
+void StartEagerActivities(RunTransaction& tx, const std::vector<int64_t>& eager,
+                          const std::string& identity, const std::string& namespace_name,
+                          wf::RespondWorkflowTaskCompletedResponse& out) {
+  if (!tx.IsOpen()) return;
+  for (int64_t id : eager) {
+    auto* activities = tx.state().mutable_activities();
+    auto it = activities->find(id);
+    if (it == activities->end() || it->second.has_started_time()) continue;
+    auto event = std::find_if(tx.new_events().begin(), tx.new_events().end(),
+                              [&](const HistoryEvent& e) { return e.event_id() == id; });
+    if (event == tx.new_events().end()) continue;  // cannot be: scheduled by this completion
+    StartActivityAttempt(tx, it->second, identity);
+    *out.add_activity_tasks() = ActivityTaskOf(
+        namespace_name, tx.state(), it->second, event->activity_task_scheduled_event_attributes());
+  }
 }
 
 // RequestCancelActivityTask: ActivityTaskCancelRequested, and ActivityTaskCanceled at once
@@ -314,7 +341,7 @@ absl::StatusOr<wf::RespondWorkflowTaskCompletedResponse> HistoryEngine::RespondW
   if (!token.ok()) return token.status();
   UpdateEffects effects;
   std::optional<persistence::TaskQueueTask> next_speculative;
-  int64_t reset_history_to = 0;
+  wf::RespondWorkflowTaskCompletedResponse out;
   absl::Status s = Mutate(ns, {token->namespace_id(), token->workflow_id(), token->run_id()},
                           [&](RunTransaction& tx) -> absl::Status {
     if (const SpeculativeTask* offered = tx.offered_speculative()) {
@@ -331,7 +358,7 @@ absl::StatusOr<wf::RespondWorkflowTaskCompletedResponse> HistoryEngine::RespondW
         const bool undelivered = FinishUpdateMessages(tx, offered->started.event_id(), false, effects);
         tx.DropSpeculative();
         if (undelivered) next_speculative = MakeSpeculative(tx);
-        reset_history_to = tx.state().last_completed_workflow_task_started_event_id();
+        out.set_reset_history_event_id(tx.state().last_completed_workflow_task_started_event_id());
         return NothingToWrite();
       }
       tx.MaterializeSpeculative();
@@ -398,8 +425,9 @@ absl::StatusOr<wf::RespondWorkflowTaskCompletedResponse> HistoryEngine::RespondW
     bool needs_workflow_task = req.force_create_new_workflow_task();
     std::map<std::string, const temporal::api::protocol::v1::Message*> messages;
     for (const auto& m : req.messages()) messages.emplace(m.id(), &m);
+    std::vector<int64_t> eager_activities;
     if (absl::Status c = ApplyCommands(tx, ns, req, completed.event_id(), &needs_workflow_task,
-                                       messages, effects);
+                                       messages, effects, eager_activities);
         !c.ok()) {
       return c;
     }
@@ -410,6 +438,7 @@ absl::StatusOr<wf::RespondWorkflowTaskCompletedResponse> HistoryEngine::RespondW
     }
     needs_workflow_task |= FinishUpdateMessages(
         tx, started, req.force_create_new_workflow_task() && req.messages().empty(), effects);
+    StartEagerActivities(tx, eager_activities, req.identity(), ns.name, out);
     if (tx.IsOpen()) {
       needs_workflow_task |= tx.HasBuffered();
       tx.FlushBuffered();
@@ -420,8 +449,9 @@ absl::StatusOr<wf::RespondWorkflowTaskCompletedResponse> HistoryEngine::RespondW
   if (!s.ok()) return s;
   PublishUpdateEffects(token->run_id(), effects);
   if (next_speculative) task_sink_(std::move(*next_speculative));
-  wf::RespondWorkflowTaskCompletedResponse out;
-  out.set_reset_history_event_id(reset_history_to);
+  if (out.activity_tasks_size() > 0) {
+    metrics_->activity_eager_execution.Increment(out.activity_tasks_size());
+  }
   return out;
 }
 
@@ -429,7 +459,8 @@ absl::Status HistoryEngine::ApplyCommands(RunTransaction& tx, const NamespaceRef
                                           const wf::RespondWorkflowTaskCompletedRequest& req,
                                           int64_t completed_id, bool* needs_workflow_task,
                                           std::map<std::string, const temporal::api::protocol::v1::Message*>& messages,
-                                          UpdateEffects& effects) {
+                                          UpdateEffects& effects,
+                                          std::vector<int64_t>& eager_activities) {
   for (const Command& command : req.commands()) {
     if (!tx.IsOpen()) {
       return absl::InvalidArgumentError(
@@ -438,7 +469,8 @@ absl::Status HistoryEngine::ApplyCommands(RunTransaction& tx, const NamespaceRef
     absl::Status applied = absl::OkStatus();
     switch (command.command_type()) {
       case enums::COMMAND_TYPE_SCHEDULE_ACTIVITY_TASK:
-        applied = ScheduleActivity(tx, command, completed_id);
+        applied = ScheduleActivity(tx, command, completed_id, eager_.activities.On(ns.name),
+                                   eager_activities);
         break;
       case enums::COMMAND_TYPE_REQUEST_CANCEL_ACTIVITY_TASK:
         applied = RequestCancelActivity(tx, command, completed_id, req.identity(), needs_workflow_task);

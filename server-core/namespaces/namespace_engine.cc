@@ -96,10 +96,14 @@ tock::admin::v1::NamespaceVersion ToApiVersion(const persistence::NamespaceVersi
 // (reference/api_2026.md §1.1). Next to each, the test of the behaviour; the whole set is
 // pinned by grpc_server_test.cc GrpcServerTest.CapabilitiesSayExactlyWhatTockDoes, and
 // what the false ones name is checked absent by FalseCapabilitiesNameWhatTockDoesNotServe.
-static void SetCapabilities(temporal::api::namespace_::v1::NamespaceInfo& info) {
+static void SetCapabilities(temporal::api::namespace_::v1::NamespaceInfo& info,
+                            bool eager_workflow_start) {
   info.set_supports_schedules(true);
   auto* caps = info.mutable_capabilities();
-  caps->set_eager_workflow_start(false);  // the first workflow task is never handed back eagerly
+  // The first workflow task handed back in the start's answer when asked, unless the
+  // namespace is configured not to (history.eager_workflow_start): tests/sdk/eager.test.mjs,
+  // grpc_server_test.cc GrpcServerTest.AnEagerStartHandsBackTheFirstWorkflowTask.
+  caps->set_eager_workflow_start(eager_workflow_start);
   // UpdateWorkflowExecution waited for until COMPLETED, or until ACCEPTED and then polled:
   // tests/sdk/updates.test.mjs, history_engine_test.cc EngineFixture.*Update*.
   caps->set_sync_update(true);
@@ -125,10 +129,11 @@ static void SetCapabilities(temporal::api::namespace_::v1::NamespaceInfo& info) 
   caps->set_standalone_activity_operator_commands(false);
 }
 
-wf::DescribeNamespaceResponse ToDescribeResponse(const persistence::NamespaceRecord& record) {
+wf::DescribeNamespaceResponse ToDescribeResponse(const persistence::NamespaceRecord& record,
+                                               bool eager_workflow_start) {
   wf::DescribeNamespaceResponse out;
   *out.mutable_namespace_info() = record.info();
-  SetCapabilities(*out.mutable_namespace_info());
+  SetCapabilities(*out.mutable_namespace_info(), eager_workflow_start);
   *out.mutable_config() = record.config();
   *out.mutable_replication_config() = record.replication_config();
   out.set_failover_version(record.failover_version());
@@ -289,7 +294,7 @@ absl::StatusOr<wf::DescribeNamespaceResponse> NamespaceEngine::Describe(
         persistence::ReadWithRetries([&] { return store_.GetNamespaceByName(req.namespace_()); });
   }
   if (!current.ok()) return current.status();
-  return ToDescribeResponse(current->record);
+  return ToDescribeResponse(current->record, EagerStartIn(current->record));
 }
 
 absl::StatusOr<wf::ListNamespacesResponse> NamespaceEngine::List(
@@ -298,7 +303,7 @@ absl::StatusOr<wf::ListNamespacesResponse> NamespaceEngine::List(
       req.page_size(), req.next_page_token(), req.namespace_filter().include_deleted());
   if (!page.ok()) return page.status();
   wf::ListNamespacesResponse out;
-  for (const auto& v : page->namespaces) *out.add_namespaces() = ToDescribeResponse(v.record);
+  for (const auto& v : page->namespaces) *out.add_namespaces() = ToDescribeResponse(v.record, EagerStartIn(v.record));
   out.set_next_page_token(page->next_page_token);
   return out;
 }
@@ -446,10 +451,11 @@ std::string PrepareNextVersion(const admin::ClusterMetadata& cluster, bool needs
   return operation;
 }
 
-wf::UpdateNamespaceResponse ToUpdateResponse(const persistence::NamespaceRecord& record) {
+wf::UpdateNamespaceResponse ToUpdateResponse(const persistence::NamespaceRecord& record,
+                                             bool eager_workflow_start) {
   wf::UpdateNamespaceResponse out;
   *out.mutable_namespace_info() = record.info();
-  SetCapabilities(*out.mutable_namespace_info());
+  SetCapabilities(*out.mutable_namespace_info(), eager_workflow_start);
   *out.mutable_config() = record.config();
   *out.mutable_replication_config() = record.replication_config();
   out.set_failover_version(record.failover_version());
@@ -504,7 +510,7 @@ absl::StatusOr<wf::UpdateNamespaceResponse> NamespaceEngine::UpdateOnce(
     if (!appended.ok()) return appended.status();
     result = &appended->record;
   }
-  return ToUpdateResponse(*result);
+  return ToUpdateResponse(*result, EagerStartIn(*result));
 }
 
 absl::Status NamespaceEngine::ValidateUpdated(
@@ -618,7 +624,7 @@ absl::StatusOr<tock::admin::v1::DescribeNamespaceAsOfResponse> NamespaceEngine::
   if (!v.ok()) return v.status();
   tock::admin::v1::DescribeNamespaceAsOfResponse out;
   *out.mutable_version() = ToApiVersion(*v);
-  *out.mutable_namespace_() = ToDescribeResponse(v->record);
+  *out.mutable_namespace_() = ToDescribeResponse(v->record, EagerStartIn(v->record));
   return out;
 }
 

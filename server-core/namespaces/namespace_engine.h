@@ -18,6 +18,7 @@
 #include "lib/admin/archival_state.h"
 #include "lib/admin/cluster_metadata.h"
 #include "lib/common/clock.h"
+#include "server-core/history/eager_dispatch.h"
 #include "server-core/persistence/namespace_store.h"
 #include "server-core/visibility/search_attributes.h"
 #include "temporal/api/operatorservice/v1/request_response.pb.h"
@@ -155,6 +156,8 @@ class NamespaceEngine : public visibility::SearchAttributeSchemas {
 
   // Set once at start, before requests arrive.
   void SetArchivalPolicy(NamespaceArchivalPolicy policy) { archival_ = std::move(policy); }
+  // Where starts get their first workflow task eagerly (the namespaces' capability).
+  void SetEagerWorkflowStart(history::EagerSwitch eager) { eager_workflow_start_ = std::move(eager); }
   const NamespaceArchivalPolicy& archival_policy() const { return archival_; }
 
   // The address of the current cluster once the server is bound (a server configured without
@@ -190,6 +193,10 @@ class NamespaceEngine : public visibility::SearchAttributeSchemas {
   mutable std::mutex cluster_mu_;
   std::shared_ptr<const admin::ClusterMetadata> cluster_;  // guarded by cluster_mu_
   NamespaceArchivalPolicy archival_;
+  history::EagerSwitch eager_workflow_start_;
+  bool EagerStartIn(const persistence::NamespaceRecord& record) const {
+    return eager_workflow_start_.On(record.info().name());
+  }
   Clock& clock_;
 
   // Current versions of recently used namespaces, for Resolve on every workflow call. Every
@@ -223,7 +230,8 @@ class NamespaceEngine : public visibility::SearchAttributeSchemas {
   void ForgetCached();
 };
 
-// The API view of a stored namespace version.
-wf::DescribeNamespaceResponse ToDescribeResponse(const persistence::NamespaceRecord& record);
+// The API view of a stored namespace version; `eager_workflow_start` is its capability.
+wf::DescribeNamespaceResponse ToDescribeResponse(const persistence::NamespaceRecord& record,
+                                               bool eager_workflow_start);
 
 }  // namespace tock::server::namespaces

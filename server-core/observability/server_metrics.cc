@@ -18,6 +18,16 @@ ServerMetrics::ServerMetrics(MetricsRegistry& r) {
   activity_task_schedule_to_start_latency =
       r.Histogram("task_schedule_to_start_latency", s2s, {{"task_type", "Activity"}});
 
+  activity_eager_execution = r.Counter(
+      "activity_eager_execution_total",
+      "Activities started in a workflow task's completion and handed back in its answer.");
+  workflow_eager_execution = r.Counter(
+      "workflow_eager_execution_total",
+      "Workflows whose first workflow task was handed back in the start's answer.");
+  workflow_eager_execution_denied = r.Counter(
+      "workflow_eager_execution_denied_total",
+      "Eager starts asked for and answered without the workflow task.");
+
   const char* polls = "Long polls waiting for a task now (connected, idle pollers).";
   workflow_pending_polls = r.Gauge("pending_polls", polls, {{"task_type", "Workflow"}});
   activity_pending_polls = r.Gauge("pending_polls", polls, {{"task_type", "Activity"}});

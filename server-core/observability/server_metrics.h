@@ -35,6 +35,14 @@ struct ServerMetrics {
   metrics::Histogram workflow_task_schedule_to_start_latency;
   metrics::Histogram activity_task_schedule_to_start_latency;
 
+  // Eager dispatch (Temporal's activity_eager_execution, workflow_eager_execution and
+  // workflow_eager_execution_denied): activities handed back in a workflow task's completion,
+  // first workflow tasks handed back in the start's answer, and eager starts asked for and
+  // refused (namespace switched off, a start delay or cron wait, a retried start).
+  metrics::Counter activity_eager_execution;
+  metrics::Counter workflow_eager_execution;
+  metrics::Counter workflow_eager_execution_denied;
+
   // Long polls waiting now, i.e. the pollers connected and idle (Temporal's pending_polls,
   // task_type "Workflow" / "Activity"): +1 when a poll starts waiting, -1 when it is answered,
   // expires or is cancelled.

@@ -65,7 +65,7 @@ TEST(GrpcServerTest, SystemInfoAdvertisesWhatTheSdkNeeds) {
   EXPECT_TRUE(info->capabilities().sdk_metadata());
   EXPECT_TRUE(info->capabilities().signal_and_query_header());
   EXPECT_FALSE(info->capabilities().build_id_based_versioning());
-  EXPECT_FALSE(info->capabilities().eager_workflow_start());
+  EXPECT_TRUE(info->capabilities().eager_workflow_start());
 }
 
 // Every capability field, pinned: each is true exactly when Tock does what it names (the
@@ -86,6 +86,7 @@ TEST(GrpcServerTest, CapabilitiesSayExactlyWhatTockDoes) {
   system.set_upsert_memo(true);
   system.set_sdk_metadata(true);
   system.set_count_group_by_execution_status(true);
+  system.set_eager_workflow_start(true);
   EXPECT_EQ(info->capabilities().DebugString(), system.DebugString());
 
   wf::DescribeNamespaceRequest describe;
@@ -97,12 +98,12 @@ TEST(GrpcServerTest, CapabilitiesSayExactlyWhatTockDoes) {
   namespace_caps.set_sync_update(true);
   namespace_caps.set_async_update(true);
   namespace_caps.set_worker_poll_complete_on_shutdown(true);
+  namespace_caps.set_eager_workflow_start(true);
   EXPECT_EQ(ns->namespace_info().capabilities().DebugString(), namespace_caps.DebugString());
   EXPECT_TRUE(ns->namespace_info().supports_schedules());
 }
 
-// The capabilities left false name what Tock does not do: their RPCs are not served, and
-// a start asking for eager execution gets its first workflow task through a poll.
+// The capabilities left false name what Tock does not do: their RPCs are not served.
 TEST(GrpcServerTest, FalseCapabilitiesNameWhatTockDoesNotServe) {
   auto server = StartOrDie({});
   auto connection = Connect(*server);
@@ -132,18 +133,91 @@ TEST(GrpcServerTest, FalseCapabilitiesNameWhatTockDoesNotServe) {
   expect_unimplemented(connection->Call(&wf::WorkflowService::Stub::PollNexusTaskQueue,
                                         connection->workflow(), nexus).status(),
                        "nexus");
+}
 
+wf::StartWorkflowExecutionRequest EagerStart(const std::string& workflow_id) {
   wf::StartWorkflowExecutionRequest start;
   start.set_namespace_("default");
-  start.set_workflow_id("eager");
+  start.set_workflow_id(workflow_id);
   start.mutable_workflow_type()->set_name("flow");
   start.mutable_task_queue()->set_name("eager-q");
-  start.set_request_id("eager-1");
+  start.set_request_id(workflow_id + "-request");
+  start.set_identity("starter-and-worker");
   start.set_request_eager_execution(true);
+  return start;
+}
+
+// Eager workflow start: the first workflow task comes back in the start's answer, started
+// by the starter (events 1-3), and its completion closes the run like a polled task's.
+TEST(GrpcServerTest, AnEagerStartHandsBackTheFirstWorkflowTask) {
+  auto server = StartOrDie({});
+  auto connection = Connect(*server);
   auto started = connection->Call(&wf::WorkflowService::Stub::StartWorkflowExecution,
-                                  connection->workflow(), start);
+                                  connection->workflow(), EagerStart("eager"));
   ASSERT_TRUE(started.ok()) << started.status();
-  EXPECT_FALSE(started->has_eager_workflow_task()) << "eager_workflow_start";
+  ASSERT_TRUE(started->has_eager_workflow_task());
+  const wf::PollWorkflowTaskQueueResponse& task = started->eager_workflow_task();
+  EXPECT_EQ(task.workflow_execution().run_id(), started->run_id());
+  EXPECT_EQ(task.workflow_type().name(), "flow");
+  EXPECT_EQ(task.started_event_id(), 3);
+  EXPECT_EQ(task.previous_started_event_id(), 0);
+  EXPECT_EQ(task.attempt(), 1);
+  EXPECT_EQ(task.workflow_execution_task_queue().name(), "eager-q");
+  ASSERT_EQ(task.history().events_size(), 3);
+  EXPECT_EQ(task.history().events(0).event_type(),
+            temporal::api::enums::v1::EVENT_TYPE_WORKFLOW_EXECUTION_STARTED);
+  EXPECT_EQ(task.history().events(1).event_type(),
+            temporal::api::enums::v1::EVENT_TYPE_WORKFLOW_TASK_SCHEDULED);
+  EXPECT_EQ(task.history().events(2).event_type(),
+            temporal::api::enums::v1::EVENT_TYPE_WORKFLOW_TASK_STARTED);
+  EXPECT_EQ(task.history().events(2).workflow_task_started_event_attributes().identity(),
+            "starter-and-worker");
+
+  wf::RespondWorkflowTaskCompletedRequest complete;
+  complete.set_namespace_("default");
+  complete.set_task_token(task.task_token());
+  auto* command = complete.add_commands();
+  command->set_command_type(temporal::api::enums::v1::COMMAND_TYPE_COMPLETE_WORKFLOW_EXECUTION);
+  command->mutable_complete_workflow_execution_command_attributes();
+  auto completed = connection->Call(&wf::WorkflowService::Stub::RespondWorkflowTaskCompleted,
+                                    connection->workflow(), complete);
+  ASSERT_TRUE(completed.ok()) << completed.status();
+  wf::DescribeWorkflowExecutionRequest describe;
+  describe.set_namespace_("default");
+  describe.mutable_execution()->set_workflow_id("eager");
+  auto described = connection->Call(&wf::WorkflowService::Stub::DescribeWorkflowExecution,
+                                    connection->workflow(), describe);
+  ASSERT_TRUE(described.ok()) << described.status();
+  EXPECT_EQ(described->workflow_execution_info().status(),
+            temporal::api::enums::v1::WORKFLOW_EXECUTION_STATUS_COMPLETED);
+
+  // A start that waits (a start delay) gets its first task through a poll, as in Temporal.
+  wf::StartWorkflowExecutionRequest delayed = EagerStart("eager-delayed");
+  delayed.mutable_workflow_start_delay()->set_nanos(1000000);
+  auto later = connection->Call(&wf::WorkflowService::Stub::StartWorkflowExecution,
+                                connection->workflow(), delayed);
+  ASSERT_TRUE(later.ok()) << later.status();
+  EXPECT_FALSE(later->has_eager_workflow_task());
+}
+
+// A namespace configured without eager start (history.eager_workflow_start) says so in its
+// capabilities, and a start asking for it gets its first workflow task through a poll.
+TEST(GrpcServerTest, ANamespaceWithoutEagerStartQueuesTheFirstWorkflowTask) {
+  ServerConfig config;
+  config.eager_dispatch.workflow_start.namespaces["default"] = false;
+  auto server = StartOrDie(config);
+  auto connection = Connect(*server);
+  wf::DescribeNamespaceRequest describe;
+  describe.set_namespace_("default");
+  auto ns = connection->Call(&wf::WorkflowService::Stub::DescribeNamespace,
+                             connection->workflow(), describe);
+  ASSERT_TRUE(ns.ok()) << ns.status();
+  EXPECT_FALSE(ns->namespace_info().capabilities().eager_workflow_start());
+
+  auto started = connection->Call(&wf::WorkflowService::Stub::StartWorkflowExecution,
+                                  connection->workflow(), EagerStart("not-eager"));
+  ASSERT_TRUE(started.ok()) << started.status();
+  EXPECT_FALSE(started->has_eager_workflow_task());
   wf::PollWorkflowTaskQueueRequest poll;
   poll.set_namespace_("default");
   poll.mutable_task_queue()->set_name("eager-q");
@@ -399,6 +473,34 @@ TEST(GrpcServerTest, PortInUseIsUnavailable) {
 
 namespace tock::server {
 namespace {
+
+TEST(ServerConfigTest, EagerDispatchSwitchesParsedPerNamespace) {
+  auto defaults = ParseServerConfig("");
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_TRUE(defaults->eager_dispatch.activities.On("default"));
+  EXPECT_TRUE(defaults->eager_dispatch.workflow_start.On("default"));
+  auto parsed = ParseServerConfig(
+      "history:\n"
+      "  eager_activities: false\n"
+      "  eager_workflow_start: {default: true, namespaces: {nightly: false}}\n");
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_FALSE(parsed->eager_dispatch.activities.On("default"));
+  EXPECT_TRUE(parsed->eager_dispatch.workflow_start.On("default"));
+  EXPECT_FALSE(parsed->eager_dispatch.workflow_start.On("nightly"));
+  for (const auto& [yaml, message] : std::vector<std::pair<std::string, std::string>>{
+           {"history: {eager_activities: often}\n",
+            "history.eager_activities: must be true, false or a mapping"},
+           {"history: {eager_activities: {on: true}}\n",
+            "history.eager_activities.on: unknown key; allowed: default, namespaces"},
+           {"history: {eager_workflow_start: {namespaces: [a]}}\n",
+            "history.eager_workflow_start.namespaces: must be a mapping of namespace names to "
+            "true or false"},
+       }) {
+    auto bad = ParseServerConfig(yaml);
+    ASSERT_FALSE(bad.ok()) << yaml;
+    EXPECT_NE(bad.status().message().find(message), std::string::npos) << bad.status();
+  }
+}
 
 TEST(ServerConfigTest, MembershipAndAdvertiseAddressParsedAndValidated) {
   auto good = ParseServerConfig(
