@@ -14,8 +14,10 @@
 // connections on the same server (so the same durability settings); and N hosts against one.
 //
 // Usage: workflow_bench TOCK_SERVER [workflows] [pollers per kind] [--archive |
-//        --observability | --faults RATE] [--rounds N] [--postgres ADMIN_URL [--hosts N]]
-//        [--synchronous full|normal|both]
+//        --observability | --faults RATE | --eager] [--rounds N] [--postgres ADMIN_URL
+//        [--hosts N]] [--synchronous full|normal|both]
+//   --eager: alternates rounds of a server that hands activities back eagerly (the default)
+//   and one configured not to (history.eager_activities: false), and prints the ratio;
 //   --observability: alternates rounds of a server with logging at info and metrics on
 //   (--log-level info --metrics-port 0) and one with both off, and prints the ratio;
 //   --faults RATE: alternates rounds with RATE of persistence calls failing
@@ -35,6 +37,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <mutex>
@@ -462,7 +465,7 @@ int main(int argc, char** argv) {
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   if (argc < 2) {
     std::cerr << "usage: workflow_bench TOCK_SERVER [workflows] [pollers per kind] "
-                 "[--archive | --observability | --faults RATE] [--rounds N] "
+                 "[--archive | --observability | --faults RATE | --eager] [--rounds N] "
                  "[--postgres ADMIN_URL [--hosts N]] [--synchronous full|normal|both]\n"
                  "  --postgres: four ways in one run: the server on SQLite against a raw SQLite\n"
                  "  loop; one host and N hosts (default 3) on fresh databases of that PostgreSQL\n"
@@ -471,6 +474,7 @@ int main(int argc, char** argv) {
                  "  how long the archiver takes to archive every closed run's visibility record\n"
                  "  --observability: ratio of logging at info + metrics on to both off\n"
                  "  --faults RATE: ratio with RATE of persistence calls failing to none\n"
+                 "  --eager: ratio of eager activities (the default) to activities through the queue\n"
                  "  --synchronous: the server's persistence.sqlite.synchronous in the default run\n"
                  "  (full: power-safe, tock-server's default; normal: process-crash-safe); both\n"
                  "  (the default) reports each against a raw SQLite loop in the same mode\n";
@@ -479,7 +483,7 @@ int main(int argc, char** argv) {
   const std::string binary = argv[1];
   const int workflows = argc > 2 ? std::stoi(argv[2]) : 2000;
   const int pollers = argc > 3 ? std::stoi(argv[3]) : 8;  // per kind (workflow, activity)
-  bool archive = false, observability = false;
+  bool archive = false, observability = false, eager = false;
   std::string fault_rate, postgres_admin;
   int rounds = 3, hosts = 3;
   bool rounds_given = false;
@@ -488,6 +492,7 @@ int main(int argc, char** argv) {
     const std::string a = argv[i];
     if (a == "--archive") archive = true;
     if (a == "--observability") observability = true;
+    if (a == "--eager") eager = true;
     if (a == "--faults" && i + 1 < argc) fault_rate = argv[++i];
     if (a == "--rounds" && i + 1 < argc) rounds = std::stoi(argv[++i]);
     if (a == "--postgres" && i + 1 < argc) postgres_admin = argv[++i];
@@ -503,6 +508,18 @@ int main(int argc, char** argv) {
     return Compare(binary, workflows, pollers, rounds, "logging off, metrics off",
                    {"--log-level", "off"}, "logging info, metrics on",
                    {"--log-level", "info", "--metrics-port", "0"});
+  }
+  if (eager) {
+    // The worker asks for its activities eagerly in both (as the SDKs do); the baseline's
+    // server is configured not to hand them back, so they go through the activity queue.
+    char dir_template[] = "/tmp/tock-bench-eager-XXXXXX";
+    const std::string dir = mkdtemp(dir_template);
+    const std::string off = dir + "/eager-off.yaml";
+    std::ofstream(off) << "history:\n  eager_activities: false\n";
+    const int status = Compare(binary, workflows, pollers, rounds, "activities through the queue",
+                               {"--config", off}, "eager activities", {});
+    std::filesystem::remove_all(dir);
+    return status;
   }
   if (!fault_rate.empty()) {
     const std::string name = "persistence faults " + fault_rate;

@@ -517,9 +517,10 @@ class HistoryEngine : public ShardListener,
   }
   // Under the run's lock, on a running run with no workflow task: a speculative task for the
   // updates admitted (kept by `tx`); returns the task for matching, to queue once decided.
-  persistence::TaskQueueTask MakeSpeculative(RunTransaction& tx);
-  // A started speculative task timed out: it is written, and its durable timeout (already
-  // due) fails it as any workflow task's.
+  persistence::TaskQueueTask MakeSpeculative(const NamespaceRef& ns, RunTransaction& tx);
+  // A started speculative task timed out, or a sticky one no worker took in time: it is
+  // written, and its durable timeout (already due) fails it or moves it to the normal queue
+  // as any workflow task's.
   void TimeOutSpeculative(const NamespaceRef& ns, const RunKey& key);
   // Where an update stands for a caller waiting for `wanted`.
   struct UpdateProbe {

@@ -220,7 +220,7 @@ void RunTransaction::MaterializeSpeculative() {
     persistence::TaskQueueTask queued;
     const auto& exec = state_.execution();
     queued.namespace_id = exec.namespace_id();
-    queued.task_queue = exec.task_queue();
+    queued.task_queue = wft->sticky() ? wft->task_queue() : exec.task_queue();
     queued.kind = persistence::TaskKind::kWorkflow;
     queued.task.set_kind(TransferTask::KIND_WORKFLOW_TASK);
     queued.task.set_namespace_id(exec.namespace_id());
@@ -229,7 +229,20 @@ void RunTransaction::MaterializeSpeculative() {
     queued.task.set_task_queue(exec.task_queue());
     queued.task.set_scheduled_event_id(wft->scheduled_event_id());
     queued.task.set_attempt(wft->attempt());
-    new_tasks_.push_back(std::move(queued));
+    if (!wft->sticky()) {
+      new_tasks_.push_back(std::move(queued));
+      return;
+    }
+    queued.task.set_sticky(true);
+    memory_tasks_.push_back(std::move(queued));
+    tock::persistence::v1::TimerTask timeout;
+    timeout.set_kind(tock::persistence::v1::TimerTask::KIND_WORKFLOW_TASK_TIMEOUT);
+    timeout.set_event_id(wft->scheduled_event_id());
+    timeout.set_attempt(wft->attempt());
+    timeout.set_timeout_type(enums::TIMEOUT_TYPE_SCHEDULE_TO_START);
+    *wft->mutable_schedule_to_start_timer() = AddTimer(
+        FromProtoTime(wft->scheduled_time()) + FromProtoDuration(exec.sticky_schedule_to_start_timeout()),
+        timeout);
     return;
   }
   AddToHistory(task.started);
@@ -242,11 +255,11 @@ void RunTransaction::MaterializeSpeculative() {
       FromProtoTime(wft->started_time()) + FromProtoDuration(wft->start_to_close_timeout()), timeout);
 }
 
-void RunTransaction::ScheduleWorkflowTask(int32_t attempt, bool allow_sticky) {
+void RunTransaction::ScheduleWorkflowTask(int32_t attempt) {
   if (!IsOpen() || WorkflowTaskPending()) return;
   auto* wft = state_.mutable_workflow_task();
   const auto& exec = state_.execution();
-  const bool sticky = allow_sticky && !exec.sticky_task_queue().empty();
+  const bool sticky = !exec.sticky_task_queue().empty();
   const std::string& queue = sticky ? exec.sticky_task_queue() : exec.task_queue();
   HistoryEvent& e = Append(enums::EVENT_TYPE_WORKFLOW_TASK_SCHEDULED);
   auto* attrs = e.mutable_workflow_task_scheduled_event_attributes();

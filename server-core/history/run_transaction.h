@@ -32,7 +32,9 @@ struct SpeculativeTask {
   HistoryEvent scheduled;
   HistoryEvent started;  // event_id 0 until a worker took it
   tock::persistence::v1::WorkflowTaskInfo info;  // what the run's workflow_task then holds
-  uint64_t timeout = 0;  // the in-memory timer that writes it when it times out (0: none)
+  // The in-memory timer that writes it when it times out (0: none): start-to-close once
+  // started; before that, on a sticky queue, schedule-to-start.
+  uint64_t timeout = 0;
 };
 
 // Remembers `request_id` (a signal's, a cancellation's, a reapplied event's) among the last
@@ -77,9 +79,8 @@ class RunTransaction {
 
   // Appends WorkflowTaskScheduled and queues the task, unless the run is closed or a
   // workflow task is already scheduled or started. `attempt` 0 means 1. A run with a sticky
-  // queue gets it there (in memory, with its durable schedule-to-start timer), unless
-  // `allow_sticky` is false (a speculative task, which has no durable timer).
-  void ScheduleWorkflowTask(int32_t attempt = 1, bool allow_sticky = true);
+  // queue gets it there (in memory, with its durable schedule-to-start timer).
+  void ScheduleWorkflowTask(int32_t attempt = 1);
   // Records the scheduled workflow task started by `identity` now: WorkflowTaskStarted, its
   // start-to-close timer, and a sticky task's schedule-to-start timer retired. Returns the
   // started event.
@@ -102,7 +103,9 @@ class RunTransaction {
   }
   void OfferSpeculative(SpeculativeTask task) { speculative_ = std::move(task); }
   // Writes the offered task into the history as it was shown: its scheduled event, the state
-  // of a scheduled or started workflow task, its task (when not started) or its timeout timer.
+  // of a scheduled or started workflow task, its task (when not started; on a sticky queue in
+  // memory, with its durable schedule-to-start timer from when it was scheduled) or its
+  // timeout timer.
   void MaterializeSpeculative();
   // The offered task ends unwritten (a worker rejected all it carried).
   void DropSpeculative() { speculative_used_ = speculative_dropped_ = true; }

@@ -450,7 +450,7 @@ absl::Status HistoryEngine::AdmitUpdate(const NamespaceRef& ns, const RunKey& ke
     // A pending task carries it when it starts; a started one is followed by another.
     if (tx.WorkflowTaskPending()) return NothingToWrite();
     if (state.last_completed_workflow_task_started_event_id() != 0) {
-      speculative = MakeSpeculative(tx);
+      speculative = MakeSpeculative(ns, tx);
       return NothingToWrite();
     }
     tx.ScheduleWorkflowTask();  // the run's first task is still to come (a start delay)
@@ -647,15 +647,27 @@ void HistoryEngine::PublishUpdateEffects(const std::string& run_id, const Update
   NotifyHistoryWaiters(run_id);
 }
 
-persistence::TaskQueueTask HistoryEngine::MakeSpeculative(RunTransaction& tx) {
-  // Not to a sticky queue: a speculative task is not written, so it has no durable
-  // schedule-to-start timer to take it to the normal queue if the sticky worker is gone.
-  tx.ScheduleWorkflowTask(1, /*allow_sticky=*/false);
+persistence::TaskQueueTask HistoryEngine::MakeSpeculative(const NamespaceRef& ns,
+                                                          RunTransaction& tx) {
+  // To the sticky queue when the run has one, as any workflow task. The change that makes it
+  // is not written, so neither is the durable schedule-to-start timer it comes with: an
+  // in-memory one (the task's `timeout` until a worker takes it) writes the task when it is
+  // due, and the durable timer written with it (MaterializeSpeculative), due by then, moves
+  // it to the normal queue.
+  tx.ScheduleWorkflowTask(1);
   SpeculativeTask task;
   task.scheduled = tx.new_events().back();
   task.info = tx.state().workflow_task();
-  persistence::TaskQueueTask queued = tx.new_tasks().back();
+  persistence::TaskQueueTask queued =
+      task.info.sticky() ? tx.memory_tasks().back() : tx.new_tasks().back();
   queued.task.set_speculative(true);
+  if (task.info.sticky()) {
+    const RunKey key{tx.execution().namespace_id(), tx.execution().workflow_id(),
+                     tx.execution().run_id()};
+    task.timeout = timers_.Schedule(
+        tx.now() + FromProtoDuration(tx.execution().sticky_schedule_to_start_timeout()),
+        [this, ns, key] { TimeOutSpeculative(ns, key); });
+  }
   tx.KeepSpeculative(std::move(task));
   return queued;
 }

@@ -357,7 +357,7 @@ absl::StatusOr<wf::RespondWorkflowTaskCompletedResponse> HistoryEngine::RespondW
         }
         const bool undelivered = FinishUpdateMessages(tx, offered->started.event_id(), false, effects);
         tx.DropSpeculative();
-        if (undelivered) next_speculative = MakeSpeculative(tx);
+        if (undelivered) next_speculative = MakeSpeculative(ns, tx);
         out.set_reset_history_event_id(tx.state().last_completed_workflow_task_started_event_id());
         return NothingToWrite();
       }

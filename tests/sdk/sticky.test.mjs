@@ -8,6 +8,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
+import { spawn } from 'node:child_process';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import * as activities from './activities.mjs';
@@ -24,6 +25,7 @@ const WORKFLOW_TASK_TIMED_OUT = 8;
 const TIMEOUT_TYPE_SCHEDULE_TO_START = 2;
 
 const workflowsPath = fileURLToPath(new URL('./workflows.js', import.meta.url));
+const updateWorkflowsPath = fileURLToPath(new URL('./update-workflows.js', import.meta.url));
 Runtime.install({ logger: new DefaultLogger('WARN') });
 
 let server;
@@ -152,6 +154,48 @@ test('ResetStickyTaskQueue sends the next workflow task to the normal queue with
   await handle.terminate();
 });
 
+test('an update\'s task waits on the sticky queue and moves to the normal queue when nobody takes it', DEADLINE, async () => {
+  const taskQueue = uniqueName('tq');
+  const worker = handWorker(taskQueue, 'w8');
+  const handle = await stickyRun(taskQueue, worker, 1);
+  // The update's speculative task goes to the sticky queue; the worker is gone.
+  const update = service.updateWorkflowExecution({
+    namespace: NAMESPACE, workflowExecution: { workflowId: handle.workflowId },
+    waitPolicy: { lifecycleStage: 2 }, request: { meta: { updateId: 'u1' }, input: { name: 'add' } },
+  }).catch((err) => err);
+  const task = await handWorker(taskQueue, 'w9').pollNormal();
+  assert.equal(ids(task)[0], 1, 'the whole history');
+  const events = task.history.events;
+  const timedOut = events.findIndex((e) => e.eventType === WORKFLOW_TASK_TIMED_OUT);
+  assert.ok(timedOut > 0, `a WorkflowTaskTimedOut: ${events.map((e) => e.eventType)}`);
+  assert.equal(events[timedOut].workflowTaskTimedOutEventAttributes.timeoutType, TIMEOUT_TYPE_SCHEDULE_TO_START);
+  assert.equal(events[timedOut - 1].workflowTaskScheduledEventAttributes.taskQueue.kind, STICKY,
+    'the update\'s task was scheduled on the sticky queue');
+  assert.equal(events.at(-2).workflowTaskScheduledEventAttributes.taskQueue.kind, NORMAL);
+  assert.deepEqual(task.messages.map((m) => m.protocolInstanceId), ['u1'], 'the task carries the update');
+  await handle.terminate();
+  await update;
+});
+
+test('a real sticky worker gets updates on its sticky queue', DEADLINE, async () => {
+  const taskQueue = uniqueName('tq');
+  const native = await NativeConnection.connect({ address: server.address });
+  try {
+    const worker = await Worker.create({ connection: native, taskQueue, activities, workflowsPath: updateWorkflowsPath });
+    await worker.runUntil(async () => {
+      const handle = await client.workflow.start('counter', { taskQueue, workflowId: uniqueName('updates'), args: [0] });
+      assert.equal(await handle.executeUpdate('add', { args: [2] }), 2);
+      assert.equal(await handle.executeUpdate('add', { args: [3] }), 5);
+      const scheduled = (await handle.fetchHistory()).events.filter((e) => e.eventType === WORKFLOW_TASK_SCHEDULED);
+      assert.deepEqual(scheduled.slice(1).map((e) => e.workflowTaskScheduledEventAttributes.taskQueue.kind), [STICKY, STICKY],
+        'both updates\' tasks went to the worker\'s sticky queue');
+      await handle.terminate();
+    });
+  } finally {
+    await native.close();
+  }
+});
+
 test('a real worker runs a long workflow sticky, answers a query, and another worker finishes it', DEADLINE, async () => {
   const taskQueue = uniqueName('tq');
   const steps = 40;
@@ -178,4 +222,46 @@ test('a real worker runs a long workflow sticky, answers a query, and another wo
   const history = await handle.fetchHistory();
   const stickyTasks = history.events.filter((e) => e.workflowTaskScheduledEventAttributes?.taskQueue?.kind === STICKY);
   assert.ok(stickyTasks.length >= steps - 4, `most workflow tasks went to a sticky queue (${stickyTasks.length})`);
+});
+
+// A worker in a process of its own (worker-process.mjs); resolves once it polls.
+function workerProcess(taskQueue, stickyScheduleToStart) {
+  const script = fileURLToPath(new URL('./worker-process.mjs', import.meta.url));
+  const child = spawn(process.execPath, [script, server.address, taskQueue, stickyScheduleToStart],
+    { stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    child.stdout.on('data', (d) => { if (String(d).includes('ready')) resolve(child); });
+    child.on('exit', (code) => reject(new Error(`the worker process exited (${code}) before it was ready`)));
+  });
+}
+
+test('a sticky worker killed with kill -9 mid-workflow: its task times out to the normal queue and another worker finishes', DEADLINE, async () => {
+  const taskQueue = uniqueName('tq');
+  const steps = 20;
+  const handle = await client.workflow.start('stepsAroundATick', { taskQueue, workflowId: uniqueName('killed'), args: [steps] });
+  const child = await workerProcess(taskQueue, '1s');
+  try {
+    for (let i = 0; i < 600 && (await handle.query('progress')) < steps / 2; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    assert.equal(await handle.query('progress'), steps / 2, 'the first worker ran the first half');
+  } finally {
+    child.kill('SIGKILL');
+  }
+  await new Promise((resolve) => child.once('exit', resolve));
+  // The run's next task goes to the dead worker's sticky queue; nobody takes it there.
+  await handle.signal('tick');
+  const native = await NativeConnection.connect({ address: server.address });
+  try {
+    const worker = await Worker.create({ connection: native, taskQueue, workflowsPath, activities });
+    assert.equal(await worker.runUntil(handle.result()), steps);
+  } finally {
+    await native.close();
+  }
+  const events = (await handle.fetchHistory()).events;
+  const timedOut = events.filter((e) => e.eventType === WORKFLOW_TASK_TIMED_OUT);
+  assert.ok(timedOut.some((e) => e.workflowTaskTimedOutEventAttributes.timeoutType === TIMEOUT_TYPE_SCHEDULE_TO_START),
+    'the sticky task timed out to the normal queue');
+  const stickyTasks = events.filter((e) => e.workflowTaskScheduledEventAttributes?.taskQueue?.kind === STICKY);
+  assert.ok(stickyTasks.length >= steps / 2 - 2, `the first half ran sticky (${stickyTasks.length})`);
 });

@@ -59,7 +59,7 @@ test('GetSystemInfo advertises sdk metadata', DEADLINE, async () => {
     assert.ok(info.capabilities, 'GetSystemInfo returns capabilities');
     assert.equal(info.capabilities.sdkMetadata, true);
     assert.equal(info.capabilities.signalAndQueryHeader, true);
-    assert.ok(!info.capabilities.eagerWorkflowStart);
+    assert.equal(info.capabilities.eagerWorkflowStart, true, 'eager.test.mjs starts workflows eagerly');
   });
 });
 
