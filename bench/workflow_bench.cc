@@ -53,6 +53,7 @@
 
 #include "bench/bench_server.h"
 #include "bench/bench_worker.h"
+#include "bench/server_counters.h"
 #include "temporal/api/workflowservice/v1/service.grpc.pb.h"
 #include "tock/admin/v1/service.grpc.pb.h"
 
@@ -157,8 +158,23 @@ struct Round {
   double seconds = 0;
   std::vector<double> latencies_ms;
   double archived_seconds = 0;
+  // What the servers did during the load, summed over them (when counted).
+  tock::bench::ServerCounters counters;
   double rate() const { return seconds > 0 ? completed / seconds : 0; }
 };
+
+// The counters of a round per workflow, in one line (issue 35's machine-independent figures).
+void PrintCounters(const char* name, const Round& round) {
+  const tock::bench::ServerCounters& c = round.counters;
+  const double n = std::max(1, round.completed);
+  std::printf("%s per workflow: %.2f transitions in %.2f transactions (%.2f per transaction), "
+              "%.2f WAL pages (%.2f per transition), %.2f API calls, %.2f context switches "
+              "per API call, %.2f host-to-host calls\n",
+              name, c.transitions / n, c.transactions / n,
+              c.transactions > 0 ? c.transitions / c.transactions : 0, c.wal_pages / n,
+              c.transitions > 0 ? c.wal_pages / c.transitions : 0, c.api_calls / n,
+              c.api_calls > 0 ? c.context_switches / c.api_calls : 0, c.host_calls / n);
+}
 
 // Waits until `hosts` hosts are alive in the membership and every shard is owned, unchanged
 // over a second (the ring has settled); false after 60 s.
@@ -207,7 +223,7 @@ bool WaitForSettledRing(const std::string& address, size_t hosts) {
 // reach a host that forwards them to the run's or the queue's owner.
 Round RunRound(const std::string& binary, int workflows, int pollers, bool archive,
                const std::vector<std::string>& extra_args, const std::string& postgres_admin = "",
-               int hosts = 1) {
+               int hosts = 1, bool count = true) {
   Round round;
   char dir_template[] = "/tmp/tock-bench-XXXXXX";
   const std::string dir = mkdtemp(dir_template);
@@ -232,6 +248,8 @@ Round RunRound(const std::string& binary, int workflows, int pollers, bool archi
   }
   if (archive) server_args.insert(server_args.end(), {"--archival-dir", dir + "/archive"});
   server_args.insert(server_args.end(), extra_args.begin(), extra_args.end());
+  // Counted: each server serves its metrics, read before and after the load.
+  if (count) server_args.insert(server_args.end(), {"--metrics-port", "0"});
   std::vector<tock::bench::Server> servers;
   std::vector<std::unique_ptr<Stub>> stubs;
   auto stop = [&] {
@@ -243,7 +261,8 @@ Round RunRound(const std::string& binary, int workflows, int pollers, bool archi
     }
   };
   for (int h = 0; h < hosts; ++h) {
-    tock::bench::Server server = tock::bench::StartServer(binary, server_args);
+    tock::bench::Server server =
+        tock::bench::StartServer(binary, server_args, count ? "metrics" : "");
     if (server.pid == 0) {
       std::cerr << "tock-server did not start\n";
       stop();
@@ -263,8 +282,15 @@ Round RunRound(const std::string& binary, int workflows, int pollers, bool archi
   load.workflows = workflows;
   load.pollers = pollers;
   load.stub_for = stub_for;
+  auto read_counters = [&] {
+    tock::bench::ServerCounters sum;
+    for (const auto& server : servers) sum += tock::bench::ReadServerCounters(server.pid, server.banner_value);
+    return sum;
+  };
+  const tock::bench::ServerCounters before = count ? read_counters() : tock::bench::ServerCounters();
   const auto begin = Clock::now();
   tock::bench::LoadResult ran = tock::bench::RunWorkflows(load);
+  if (count) round.counters = read_counters() - before;
   round.completed = ran.completed;
   round.seconds = ran.seconds;
   round.latencies_ms = std::move(ran.latencies_ms);
@@ -336,19 +362,21 @@ double NullCallsPerSecond(const std::string& binary, int pollers, int calls) {
 // both medians and the ratio variant / baseline.
 int Compare(const std::string& binary, int workflows, int pollers, int rounds,
             const char* baseline_name, const std::vector<std::string>& baseline_args,
-            const char* variant_name, const std::vector<std::string>& variant_args) {
+            const char* variant_name, const std::vector<std::string>& variant_args,
+            bool count = true) {
   std::vector<double> base, variant;
   bool all = true;
   for (int r = 0; r < rounds; ++r) {
     for (int k = 0; k < 2; ++k) {
       const bool is_variant = (k == 0) == (r % 2 == 1);
       Round round = RunRound(binary, workflows, pollers, false,
-                             is_variant ? variant_args : baseline_args);
+                             is_variant ? variant_args : baseline_args, "", 1, count);
       all &= round.completed == workflows;
       (is_variant ? variant : base).push_back(round.rate());
       std::printf("round %d  %-28s %d of %d, %.0f workflows/s\n", r + 1,
                   is_variant ? variant_name : baseline_name, round.completed, workflows,
                   round.rate());
+      if (count) PrintCounters("  ", round);
     }
   }
   std::printf("%-34s %.0f workflows/s (median of %d)\n", baseline_name, Median(base), rounds);
@@ -376,13 +404,17 @@ int FourWay(const std::string& binary, int workflows, int pollers, const std::st
   constexpr int kConnections = 16;
   const int transitions = workflows * 7;
   Rates sqlite, one, many;
+  Round last_sqlite, last_one, last_many;  // the counters printed are the last round's
   std::vector<double> raw_sqlite, raw_postgres, null_calls;  // commits/s, calls/s
   for (int r = 0; r < rounds; ++r) {
-    sqlite.Add(RunRound(binary, workflows, pollers, false, {}), workflows);
+    last_sqlite = RunRound(binary, workflows, pollers, false, {});
+    sqlite.Add(last_sqlite, workflows);
     raw_sqlite.push_back(transitions / RawSqliteCommits(transitions, "full"));
     null_calls.push_back(NullCallsPerSecond(binary, pollers, transitions));
-    one.Add(RunRound(binary, workflows, pollers, false, {}, admin, 1), workflows);
-    many.Add(RunRound(binary, workflows, pollers, false, {}, admin, hosts), workflows);
+    last_one = RunRound(binary, workflows, pollers, false, {}, admin, 1);
+    one.Add(last_one, workflows);
+    last_many = RunRound(binary, workflows, pollers, false, {}, admin, hosts);
+    many.Add(last_many, workflows);
     const std::string database =
         "tock_bench_raw_" + std::to_string(getpid()) + "_" + std::to_string(r);
     if (!PostgresExec(admin, "CREATE DATABASE " + database)) return 1;
@@ -418,6 +450,9 @@ int FourWay(const std::string& binary, int workflows, int pollers, const std::st
               Median(one.workflows_per_s) * 7 / Median(raw_postgres));
   std::printf("ratio %d hosts : 1 host                                     %.2f   (target >= 0.8)\n",
               hosts, Median(many.workflows_per_s) / Median(one.workflows_per_s));
+  PrintCounters("SQLite", last_sqlite);
+  PrintCounters("1 host, PostgreSQL", last_one);
+  PrintCounters((std::to_string(hosts) + " hosts, PostgreSQL").c_str(), last_many);
   return sqlite.all_completed && one.all_completed && many.all_completed ? 0 : 1;
 }
 
@@ -449,6 +484,7 @@ bool ReportOneMode(const std::string& binary, int workflows, int pollers, bool a
   std::printf("GetSystemInfo calls/s, same threads  %.0f (ceiling ratio %.2f: no engine, no "
               "database)\n",
               null_calls, null_calls / (transitions / raw));
+  PrintCounters("counters", round);
   if (archive) {
     std::printf("visibility records archived       %d in %.2f s from the first start (%.0f/s; "
                 "the last %.2f s after the last close)\n",
@@ -507,7 +543,7 @@ int main(int argc, char** argv) {
   if (observability) {
     return Compare(binary, workflows, pollers, rounds, "logging off, metrics off",
                    {"--log-level", "off"}, "logging info, metrics on",
-                   {"--log-level", "info", "--metrics-port", "0"});
+                   {"--log-level", "info", "--metrics-port", "0"}, /*count=*/false);
   }
   if (eager) {
     // The worker asks for its activities eagerly in both (as the SDKs do); the baseline's

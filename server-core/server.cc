@@ -264,6 +264,8 @@ class TockServerImpl : public TockServer {
       placement_ = std::make_unique<routing::Placement>(advertise_address(),
                                                         facts_.history_shard_count);
       peers_ = std::make_unique<routing::Peers>(*dialer_, *peer_credential_);
+      peers_->CountCallsWith(metrics_->Counter(
+          "host_calls_total", "Calls this host made to other hosts sharing the database."));
       routed_history_ = std::make_unique<routing::RoutedHistory>(
           *history_, *shards_, *matching_, *placement_, *peers_, clock_, *timer_thread_, logger_);
       history_->SetAnyShard(*routed_history_);

@@ -149,9 +149,23 @@ inline absl::Status ShardOwnedElsewhere(int32_t shard_id, absl::string_view why,
       absl::StrCat("shard ", shard_id, " is owned by another server (", why, "); ", outcome));
 }
 
+// What the execution store's writes cost, told as they happen (ObservePersistence exports it
+// as metrics; benchmarks divide it by the transitions made): each database transaction with
+// how many commits (state transitions) it held, and the pages it appended to SQLite's
+// write-ahead log. Called on the writing thread, so it must be quick and thread-safe.
+class WriteObserver {
+ public:
+  virtual ~WriteObserver() = default;
+  virtual void TransactionCommitted(size_t commits) = 0;
+  virtual void WalPagesAppended(int64_t pages) = 0;
+};
+
 class ExecutionStore {
  public:
   virtual ~ExecutionStore() = default;
+
+  // Set once at start, before any write; `observer` must outlive the store. None by default.
+  virtual void SetWriteObserver(WriteObserver* observer) { (void)observer; }
 
   // Takes shard `shard_id`: increments and returns its range id (creating the row). `owner`
   // names one process start (history::ShardOwner: address#process id), never an address

@@ -198,6 +198,7 @@ void GroupCommitter::WriteGroup(absl::Span<Waiter* const> group) {
   // COMMIT answers); the others get COMMIT's answer.
   const absl::Status committed = tx.Commit();
   for (Waiter* w : written) w->status = committed;
+  if (committed.ok() && observer_ != nullptr) observer_->TransactionCommitted(written.size());
 }
 
 }  // namespace tock::persistence

@@ -118,6 +118,9 @@ class GroupCommitter {
   // How many commits of `shard_id`'s group key wait for a group now (for tests).
   size_t Queued(int32_t shard_id);
 
+  // Told of each transaction that committed (execution_store.h); set once before any Write.
+  void SetObserver(WriteObserver* observer) { observer_ = observer; }
+
  private:
   struct Waiter;
   struct Queue;
@@ -129,6 +132,7 @@ class GroupCommitter {
 
   CommitBatchWriter& writer_;
   const GroupCommitOptions options_;
+  WriteObserver* observer_ = nullptr;
   std::mutex queues_mu_;
   std::unordered_map<int32_t, std::unique_ptr<Queue>> queues_;
 };

@@ -21,6 +21,7 @@ Peers::Peer& Peers::Get(const std::string& address) {
 }
 
 void Peers::Prepare(grpc::ClientContext& context, absl::Time deadline) const {
+  calls_.Increment();
   credential_.Stamp(context);
   if (deadline != absl::InfiniteFuture()) context.set_deadline(absl::ToChronoTime(deadline));
 }

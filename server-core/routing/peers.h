@@ -20,6 +20,7 @@
 #include <string>
 
 #include "absl/time/time.h"
+#include "lib/common/metrics.h"
 #include "server-core/routing/peer_credential.h"
 #include "server-core/rpc/dialer.h"
 #include "tock/cluster/v1/host_service.grpc.pb.h"
@@ -45,6 +46,9 @@ class Peers {
   tock::cluster::v1::HostService::Stub& HostService(const std::string& address);
   void Prepare(grpc::ClientContext& context, absl::Time deadline) const;
 
+  // Counts every call this host makes to another (Forward and Prepare): set once at start.
+  void CountCallsWith(metrics::Counter calls) { calls_ = calls; }
+
   // Whether a call this host received came from another host (peer_credential.h).
   bool FromPeer(const rpc::CallContext& ctx) const { return credential_.FromPeer(ctx); }
 
@@ -57,6 +61,7 @@ class Peers {
 
   const rpc::Dialer& dialer_;
   const PeerCredential& credential_;
+  metrics::Counter calls_;
   std::mutex mu_;
   std::map<std::string, Peer> peers_;
 };

@@ -10,12 +10,14 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_split.h"
 #include "lib/client/connection.h"
 #include "lib/common/env.h"
 #include "server-core/http/http_server.h"
 #include "server-core/persistence/observed/observed_persistence.h"
 #include "server-core/server.h"
 #include "tests/support/http_get.h"
+#include "tests/support/process.h"
 
 namespace tock::server {
 namespace {
@@ -340,6 +342,59 @@ TEST(ServerEnvTest, CallsAreCountedRefusalsLoggedAndMetricsServedOverHttp) {
   EXPECT_TRUE(Logged(logger, {"tock-server stopped"}));
   EXPECT_EQ(HttpGet(url, std::chrono::seconds(2)).status, 0) << "the HTTP endpoint stopped too";
   EXPECT_TRUE(absl::StrContains(HttpGet(url).error, "cannot connect")) << "nothing listens";
+}
+
+// The sum of the samples of `name` (every label set) in exposition `text`.
+double Sample(const std::string& text, const std::string& name) {
+  double sum = 0;
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    if (!absl::StartsWith(line, name)) continue;
+    const char next = line.size() > name.size() ? line[name.size()] : '\0';
+    if (next != ' ' && next != '{') continue;
+    sum += std::stod(std::string(line.substr(line.rfind(' ') + 1)));
+  }
+  return sum;
+}
+
+// What the execution store's writes cost is counted (issue 35's counters): transactions, the
+// state transitions they held, and the pages appended to SQLite's write-ahead log.
+TEST(ServerEnvTest, WritesAreCountedInTransactionsTransitionsAndWalPages) {
+  testing::TempDir dir;
+  MetricsRegistry registry;
+  ServerConfig config;
+  config.port = 0;
+  config.persistence.sqlite_path = dir.File("tock.db");
+  auto server = TockServer::Start(config, Env{RealClock(), NullLogger(), registry});
+  ASSERT_TRUE(server.ok()) << server.status();
+  const std::string before = registry.TextExposition();
+  client::ConnectionOptions options;
+  options.address = (*server)->address();
+  auto connection = client::Connection::Open(options);
+  ASSERT_TRUE(connection.ok());
+  constexpr int kStarts = 5;
+  for (int i = 0; i < kStarts; ++i) {
+    wf::StartWorkflowExecutionRequest start;
+    start.set_namespace_("default");
+    start.set_workflow_id("counted-" + std::to_string(i));
+    start.mutable_workflow_type()->set_name("flow");
+    start.mutable_task_queue()->set_name("q");
+    ASSERT_TRUE((*connection)
+                    ->Call(&wf::WorkflowService::Stub::StartWorkflowExecution,
+                           (*connection)->workflow(), start)
+                    .ok());
+  }
+  const std::string after = registry.TextExposition();
+  auto delta = [&](const std::string& name) { return Sample(after, name) - Sample(before, name); };
+  const double transitions = delta("persistence_transitions_total");
+  const double transactions = delta("persistence_transactions_total");
+  EXPECT_EQ(transitions, kStarts) << after;
+  EXPECT_GE(transactions, 1);
+  EXPECT_LE(transactions, transitions);
+  EXPECT_EQ(delta("persistence_transaction_transitions_count"), transactions);
+  EXPECT_EQ(delta("persistence_transaction_transitions_sum"), transitions);
+  EXPECT_GE(delta("persistence_wal_pages_total"), transactions)
+      << "every transaction appends a page to the write-ahead log at least";
+  (*server)->Shutdown();
 }
 
 TEST(ServerEnvTest, WithoutMetricsConfiguredThereIsNoEndpointAndNoBannerLine) {

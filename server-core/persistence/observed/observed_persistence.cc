@@ -169,6 +169,7 @@ class ObservedExecutionStore : public ExecutionStore {
         transfer_tasks_(o.Resolve("LoadTransferTasks")),
         timers_(o.Resolve("LoadTimers")) {}
 
+  void SetWriteObserver(WriteObserver* observer) override { inner_.SetWriteObserver(observer); }
   absl::StatusOr<int64_t> AcquireShard(int32_t shard_id, const std::string& owner) override {
     return o_.Run(acquire_, [&] { return inner_.AcquireShard(shard_id, owner); });
   }
@@ -607,6 +608,34 @@ class ObservedReplicationStore : public ReplicationStore {
       purge_ns_dlq_, delete_ns_dlq_, count_ns_dlq_;
 };
 
+// The execution store's write costs as metrics: transactions, the state transitions
+// (commits) they held and their distribution, and SQLite's write-ahead log pages.
+class WriteMetrics : public WriteObserver {
+ public:
+  explicit WriteMetrics(MetricsRegistry& metrics)
+      : transactions_(metrics.Counter("persistence_transactions_total",
+                                      "Database transactions of the execution store's writes.")),
+        transitions_(metrics.Counter("persistence_transitions_total",
+                                     "State transitions (commits) those transactions held.")),
+        group_(metrics.Histogram("persistence_transaction_transitions",
+                                 "State transitions per execution-store transaction.", {},
+                                 {1, 2, 4, 8, 16, 32, 64})),
+        wal_pages_(metrics.Counter("persistence_wal_pages_total",
+                                   "Pages appended to SQLite's write-ahead log.")) {}
+
+  void TransactionCommitted(size_t commits) override {
+    transactions_.Increment();
+    transitions_.Increment(static_cast<double>(commits));
+    group_.Observe(static_cast<double>(commits));
+  }
+  void WalPagesAppended(int64_t pages) override { wal_pages_.Increment(static_cast<double>(pages)); }
+
+ private:
+  const metrics::Counter transactions_, transitions_;
+  const metrics::Histogram group_;
+  const metrics::Counter wal_pages_;
+};
+
 class ObservedPersistence : public Persistence {
  public:
   ObservedPersistence(std::unique_ptr<Persistence> inner, MetricsRegistry& metrics,
@@ -622,7 +651,11 @@ class ObservedPersistence : public Persistence {
         batches_(inner_->batches(), observer_),
         schedules_(inner_->schedules(), observer_),
         replication_(inner_->replication(), observer_),
-        timers_(inner_->timers(), observer_) {}
+        timers_(inner_->timers(), observer_),
+        write_metrics_(metrics) {
+    if (metrics.enabled()) inner_->executions().SetWriteObserver(&write_metrics_);
+  }
+  ~ObservedPersistence() override { inner_->executions().SetWriteObserver(nullptr); }
 
   NamespaceStore& namespaces() override { return namespaces_; }
   ClusterMetadataStore& cluster_metadata() override { return cluster_metadata_; }
@@ -652,6 +685,7 @@ class ObservedPersistence : public Persistence {
   ObservedScheduleStore schedules_;
   ObservedReplicationStore replication_;
   ObservedTimerStore timers_;
+  WriteMetrics write_metrics_;
 };
 
 }  // namespace

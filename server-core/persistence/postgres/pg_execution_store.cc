@@ -138,6 +138,9 @@ class PgExecutionStore : public ExecutionStore, private CommitBatchWriter {
   // One group per host (GroupCommitOptions says why).
   explicit PgExecutionStore(PgPool& pool) : pool_(pool), group_(*this, {.group_by_shard = false}) {}
 
+  // (PostgreSQL's own WAL is measured by the benchmark, pg_current_wal_lsn.)
+  void SetWriteObserver(WriteObserver* observer) override { group_.SetObserver(observer); }
+
   // One upsert: the first acquisition inserts range id 1; later ones increment under the
   // row's exclusive lock (ON CONFLICT DO UPDATE locks the row as SELECT ... FOR UPDATE
   // would), which waits for every writer holding the row FOR SHARE. Two hosts inserting

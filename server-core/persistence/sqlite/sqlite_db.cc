@@ -185,14 +185,16 @@ absl::StatusOr<std::unique_ptr<SqliteDb>> SqliteDb::Open(const std::string& path
     // WAL: FULL syncs the log at every COMMIT (a group commit's callers are answered after
     // COMMIT returns, so nothing answered is lost with power); NORMAL survives a process
     // crash (kill -9) at any point and syncs only at checkpoints (see Synchronous). The
-    // larger checkpoint interval means fewer fsyncs (the WAL is bounded to about 40 MB).
+    // larger checkpoint interval means fewer fsyncs (the WAL is bounded to about 40 MB;
+    // OnWalCommit checkpoints).
     // The page cache is bounded at 8 MiB (the server's one connection): it fills up to the
     // size of the database, which grows with the runs kept, while the pages in use are few
     // (a run's rows, the index paths to them); a page missed is read from the OS's cache.
     pragmas += absl::StrCat(
         "PRAGMA locking_mode=EXCLUSIVE; PRAGMA journal_mode=WAL; PRAGMA synchronous=",
         synchronous == Synchronous::kFull ? "FULL" : "NORMAL",
-        "; PRAGMA wal_autocheckpoint=10000; PRAGMA cache_size=-8192;");
+        "; PRAGMA cache_size=-8192;");
+    sqlite3_wal_hook(raw, &SqliteDb::OnWalCommit, db.get());
   }
   if (absl::Status s = db->Exec(pragmas); !s.ok()) {
     // With EXCLUSIVE locking, BUSY after the timeout means another process holds the file.
@@ -206,6 +208,18 @@ absl::StatusOr<std::unique_ptr<SqliteDb>> SqliteDb::Open(const std::string& path
         absl::StrCat("cannot use the SQLite database ", path, ": ", s.message()));
   }
   return db;
+}
+
+int SqliteDb::OnWalCommit(void* self, sqlite3* db, const char* name, int pages) {
+  auto* d = static_cast<SqliteDb*>(self);
+  // Fewer pages than after the last commit: the log was restarted after a checkpoint.
+  const int appended = pages >= d->wal_pages_ ? pages - d->wal_pages_ : pages;
+  d->wal_pages_ = pages;
+  if (d->wal_appended_) d->wal_appended_(appended);
+  if (pages >= kWalCheckpointPages) {
+    sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
+  }
+  return SQLITE_OK;
 }
 
 bool SqliteDb::in_memory() const { return InMemory(db_); }

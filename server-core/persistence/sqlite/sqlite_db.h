@@ -123,12 +123,23 @@ class SqliteDb {
   // The error of the last failed call on this connection, prefixed with `what`.
   absl::Status Error(const std::string& what) const;
 
+  // Calls `appended` with the pages each commit appends to the write-ahead log (a database
+  // file; an in-memory one has none). Under mutex(); null: none.
+  void OnWalPagesAppended(std::function<void(int64_t)> appended) { wal_appended_ = std::move(appended); }
+  // A checkpoint is run once the log holds this many pages (PRAGMA wal_autocheckpoint's
+  // rule: the hook that counts pages replaces SQLite's own, which did it).
+  static constexpr int kWalCheckpointPages = 10000;
+
  private:
   SqliteDb(sqlite3* db, std::string location) : db_(db), location_(std::move(location)) {}
 
   sqlite3* db_;
   std::string location_;
   std::mutex mu_;
+  // The write-ahead log's pages after the last commit, to tell what each commit appended.
+  static int OnWalCommit(void* self, sqlite3* db, const char* name, int pages);
+  int wal_pages_ = 0;
+  std::function<void(int64_t)> wal_appended_;
   struct Cached {
     sqlite3_stmt* stmt = nullptr;
     std::unique_ptr<Statement> statement;

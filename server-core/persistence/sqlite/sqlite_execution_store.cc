@@ -36,6 +36,16 @@ class SqliteExecutionStore : public ExecutionStore, private CommitBatchWriter {
   explicit SqliteExecutionStore(SqliteDb& db)
       : db_(db), group_(*this, {.group_by_shard = false}) {}
 
+  void SetWriteObserver(WriteObserver* observer) override {
+    group_.SetObserver(observer);
+    std::lock_guard lock(db_.mutex());
+    if (observer == nullptr) {
+      db_.OnWalPagesAppended(nullptr);
+    } else {
+      db_.OnWalPagesAppended([observer](int64_t pages) { observer->WalPagesAppended(pages); });
+    }
+  }
+
   absl::StatusOr<int64_t> AcquireShard(int32_t shard_id, const std::string& owner) override {
     std::lock_guard lock(db_.mutex());
     Transaction tx(db_);
