@@ -28,6 +28,8 @@ cd "$(dirname "$0")/.."
 # TypeScript SDK worker: per-step time with sticky execution and with the worker's cache off.
 (cd tests/sdk && TOCK_SERVER_BIN="$PWD/../../build/cmd/tock-server/tock-server" \
   node long_workflow_bench.mjs 2000 100 300)
+# Issue 35: the write-ahead log's pages per commit, by table and index.
+./bench/wal_breakdown.sh 200
 # Issue 15: DescribeNamespace with 16 callers over mTLS with a JWT / mTLS / plaintext without
 # authorization (three servers, certificates and keys made with openssl): ratio >= 0.6x.
 ./build/bench/security_bench ./build/cmd/tock-server/tock-server 3 7
