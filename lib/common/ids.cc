@@ -1,9 +1,11 @@
 #include "lib/common/ids.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdint>
 #include <mutex>
 #include <random>
+#include <utility>
 
 #include "absl/strings/str_format.h"
 
@@ -21,21 +23,34 @@ std::mt19937_64 SeededEngine() {
   return std::mt19937_64(seed);
 }
 
-}  // namespace
-
-std::string NewUuid() {
+// 128 random bits, from one engine seeded once per process.
+std::pair<uint64_t, uint64_t> RandomBits() {
   static std::mutex mu;
   static std::mt19937_64 rng = SeededEngine();
-  uint64_t hi, lo;
-  {
-    std::lock_guard lock(mu);
-    hi = rng();
-    lo = rng();
-  }
-  hi = (hi & 0xffffffffffff0fffULL) | 0x0000000000004000ULL;  // version 4
+  std::lock_guard lock(mu);
+  const uint64_t hi = rng();
+  return {hi, rng()};
+}
+
+// The canonical form of a UUID of `version` whose other bits are `hi` and `lo`.
+std::string Format(uint64_t hi, uint64_t lo, uint64_t version) {
+  hi = (hi & 0xffffffffffff0fffULL) | (version << 12);
   lo = (lo & 0x3fffffffffffffffULL) | 0x8000000000000000ULL;  // RFC 4122 variant
   return absl::StrFormat("%08x-%04x-%04x-%04x-%012x", hi >> 32, (hi >> 16) & 0xffff, hi & 0xffff,
                          lo >> 48, lo & 0xffffffffffffULL);
+}
+
+}  // namespace
+
+std::string NewUuid() {
+  const auto [hi, lo] = RandomBits();
+  return Format(hi, lo, 4);
+}
+
+std::string NewTimeOrderedUuid(absl::Time now) {
+  const auto [hi, lo] = RandomBits();
+  const uint64_t ms = static_cast<uint64_t>(std::max<int64_t>(0, absl::ToUnixMillis(now)));
+  return Format((ms << 16) | (hi & 0xffff), lo, 7);
 }
 
 bool IsUuid(const std::string& text) {

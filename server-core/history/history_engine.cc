@@ -997,7 +997,7 @@ std::unique_ptr<RunTransaction> HistoryEngine::BuildNewRun(const NamespaceRef& n
                                                            const NewRun& run, absl::Time now) {
   MutableStateRecord state;
   auto* exec = state.mutable_execution();
-  const std::string run_id = NewUuid();
+  const std::string run_id = NewTimeOrderedUuid(now);
   exec->set_namespace_id(ns.id);
   exec->set_workflow_id(run.workflow_id);
   exec->set_run_id(run_id);

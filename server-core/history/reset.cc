@@ -408,7 +408,8 @@ absl::StatusOr<wf::ResetWorkflowExecutionResponse> WorkflowReset::Reset(
   absl::StatusOr<std::optional<MutableStateRecord>> older_base =
       ReadOlderBase(ns, workflow_id, *base_run_id, current->run_id);
   if (!older_base.ok()) return older_base.status();
-  const std::string new_run_id = NewUuid();
+  // Time-ordered as every run id (lib/common/ids.h); the time only places its rows.
+  const std::string new_run_id = NewTimeOrderedUuid(absl::Now());
   if (absl::Status s = Commit(ns, req, current->run_id, *older_base, new_run_id, request_id);
       !s.ok()) {
     return s;

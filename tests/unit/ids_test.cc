@@ -1,4 +1,5 @@
-// Identifiers (lib/common/ids.h): random version-4 UUIDs in canonical form.
+// Identifiers (lib/common/ids.h): random version-4 and time-ordered version-7 UUIDs in
+// canonical form.
 #include "lib/common/ids.h"
 
 #include <gtest/gtest.h>
@@ -24,6 +25,25 @@ TEST(IdsTest, NewUuidsAreUnique) {
   std::set<std::string> seen;
   for (int i = 0; i < 10000; ++i) EXPECT_TRUE(seen.insert(NewUuid()).second);
   EXPECT_EQ(seen.size(), 10000u);
+}
+
+TEST(IdsTest, TimeOrderedUuidsCarryTheMillisecondAndSortByIt) {
+  const absl::Time t = absl::FromUnixMillis(1'764'300'000'123);  // 2025-11-28
+  const std::string id = NewTimeOrderedUuid(t);
+  ASSERT_TRUE(IsUuid(id)) << id;
+  EXPECT_EQ(id[14], '7') << "version nibble: " << id;
+  EXPECT_NE(std::string("89ab").find(id[19]), std::string::npos) << "RFC 4122 variant: " << id;
+  // The first 48 bits are the Unix milliseconds: 0x019ac8798b7b.
+  EXPECT_EQ(id.substr(0, 13), "019ac879-8b7b") << id;
+  std::set<std::string> seen;
+  std::string previous;
+  for (int ms = 0; ms < 1000; ++ms) {
+    const std::string next = NewTimeOrderedUuid(t + absl::Milliseconds(ms));
+    EXPECT_TRUE(seen.insert(next).second);
+    EXPECT_LT(previous, next) << "a later millisecond sorts after";
+    previous = next;
+  }
+  for (int i = 0; i < 1000; ++i) EXPECT_TRUE(seen.insert(NewTimeOrderedUuid(t)).second) << "unique within a millisecond";
 }
 
 TEST(IdsTest, IsUuidAcceptsOnlyThe8_4_4_4_12HexForm) {
