@@ -189,23 +189,24 @@ void BackendTest::RunRaw(const std::string& sql) const {
   sqlite3_close(db);
 }
 
-void BackendTest::MigrateAllButNewest(int newest) const {
+void BackendTest::MigrateBefore(int64_t sqlite_version, int64_t postgres_version) const {
   ASSERT_TRUE(Durable()) << "an in-memory database is gone once closed";
   // As the servers create it (MigrateSqlite, MigratePostgres).
   const std::string integer = IsPostgres() ? "BIGINT" : "INTEGER";
   std::string script = "CREATE TABLE schema_version (version " + integer +
                        " PRIMARY KEY, description TEXT NOT NULL, applied_ms " + integer +
                        " NOT NULL);\n";
-  auto add_all_but_newest = [&](const auto& migrations) {
-    for (size_t i = 0; i + newest < migrations.size(); ++i) {
-      script += migrations[i].sql + ";\nINSERT INTO schema_version VALUES (" +
-                std::to_string(migrations[i].version) + ", 'applied by an older server', 0);\n";
+  auto add_before = [&](const auto& migrations, int64_t version) {
+    for (const auto& m : migrations) {
+      if (m.version >= version) continue;
+      script += m.sql + ";\nINSERT INTO schema_version VALUES (" + std::to_string(m.version) +
+                ", 'applied by an older server', 0);\n";
     }
   };
   if (IsPostgres()) {
-    add_all_but_newest(PostgresMigrations());
+    add_before(PostgresMigrations(), postgres_version);
   } else {
-    add_all_but_newest(SqliteMigrations());
+    add_before(SqliteMigrations(), sqlite_version);
   }
   RunRaw(script);
 }

@@ -47,9 +47,11 @@ class BackendTest : public ::testing::TestWithParam<Backend> {
   std::vector<int64_t> AppliedSchemaVersions() const;
   // Records `version` as applied, as a newer server would have.
   void RecordSchemaVersion(int64_t version) const;
-  // Creates the database as an older server left it: every migration but the newest
-  // `newest` applied (and recorded), so that the next Open() applies those.
-  void MigrateAllButNewest(int newest) const;
+  // Creates the database as an older server left it: every migration before version
+  // `sqlite_version` (on SQLite) or `postgres_version` (on PostgreSQL; the two lists number
+  // the same change differently) applied and recorded, so that the next Open() applies the
+  // rest.
+  void MigrateBefore(int64_t sqlite_version, int64_t postgres_version) const;
   // Runs statements on the (closed) database.
   void RunRaw(const std::string& sql) const;
 

@@ -327,7 +327,7 @@ class TransferShardUpgradeTest : public BackendTest {};
 
 TEST_P(TransferShardUpgradeTest, RowsStoredBeforeTheUpgradeAreReadAsUnsharded) {
   if (!Durable()) GTEST_SKIP() << "an in-memory database cannot be prepared beforehand";
-  MigrateAllButNewest(1);
+  MigrateBefore(/*sqlite: transfer rows with shards*/ 16, /*postgres*/ 17);
   TaskQueueTask old = Task("", "run-old", 7, TaskKind::kTransfer);
   const std::string hex = absl::BytesToHexString(old.task.SerializeAsString());
   RunRaw(absl::StrCat(

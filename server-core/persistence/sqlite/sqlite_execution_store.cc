@@ -209,8 +209,9 @@ class SqliteExecutionStore : public ExecutionStore, private CommitBatchWriter {
     return ReadTasks(q);
   }
 
-  // One shard's rows through the index task_queue_tasks_transfer (kind, shard_id, task_id)
-  // (migration 16), in order; kUnshardedTransferTasks: the rows from before it (NULL shard).
+  // One shard's transfer tasks through the index task_queue_tasks_transfer (shard_id,
+  // task_id) WHERE kind = 3 (migrations 16, 17), in order; kUnshardedTransferTasks: the rows
+  // from before migration 16 (NULL shard).
   absl::StatusOr<std::vector<TaskQueueTask>> LoadTransferTasks(int32_t shard_id,
                                                                int64_t after_task_id,
                                                                int32_t limit) override {

@@ -248,6 +248,11 @@ ALTER TABLE task_queue_tasks ADD COLUMN shard_id INTEGER;
 DROP INDEX task_queue_tasks_transfer;
 CREATE INDEX task_queue_tasks_transfer ON task_queue_tasks(kind, shard_id, task_id);
 )sql"},
+      {17, "the transfer tasks' index holds transfer tasks only: a workflow or activity task's row no longer writes a page of it",
+       R"sql(
+DROP INDEX task_queue_tasks_transfer;
+CREATE INDEX task_queue_tasks_transfer ON task_queue_tasks(shard_id, task_id) WHERE kind = 3;
+)sql"},
   };
   return migrations;
 }
