@@ -53,6 +53,33 @@ TEST_P(ExecutionQueuesTest, TaskIdsIncreaseAndTasksReloadOldestFirst) {
   }
 }
 
+// Ids go on increasing when the database is opened again (SQLite hands them out from blocks
+// reserved ahead: a new process starts past the last block, not at a reused id).
+TEST_P(ExecutionQueuesTest, TaskAndTimerIdsGoOnIncreasingAfterAReopen) {
+  if (!Durable()) GTEST_SKIP() << "an in-memory database is gone once closed";
+  Commit before = NewCommit();
+  before.new_tasks = {Task("q", "run-1", 2), Task("q", "run-2", 5, TaskKind::kTransfer)};
+  before.new_timers = {Timer(1, 100, 0)};
+  ASSERT_TRUE(store().Write(before).ok());
+  // The last task is done: its id must not come back.
+  Commit done = NewCommit();
+  done.done_task_ids = {before.new_tasks[1].task_id};
+  ASSERT_TRUE(store().Write(done).ok());
+  p_.reset();
+  p_ = Open();
+  ASSERT_NE(p_, nullptr);
+  absl::StatusOr<int64_t> range = store().AcquireShard(1, "test-owner");
+  ASSERT_TRUE(range.ok()) << range.status();
+  range_id_ = *range;
+  Commit after = NewCommit();
+  after.new_tasks = {Task("q", "run-3", 8)};
+  after.new_timers = {Timer(1, 100, 0)};
+  ASSERT_TRUE(store().Write(after).ok());
+  const int64_t highest = std::max(before.new_tasks[1].task_id, before.new_timers[0].task_id);
+  EXPECT_GT(after.new_tasks[0].task_id, highest);
+  EXPECT_GT(after.new_timers[0].task_id, highest);
+}
+
 TEST_P(ExecutionQueuesTest, DoneTaskIdsRemoveExactlyThoseTasks) {
   Commit c = NewCommit();
   for (int i = 0; i < 6; ++i) c.new_tasks.push_back(Task("q", absl::StrCat("run-", i), i));

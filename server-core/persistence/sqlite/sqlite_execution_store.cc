@@ -311,7 +311,10 @@ class SqliteExecutionStore : public ExecutionStore, private CommitBatchWriter {
    public:
     explicit Batch(SqliteExecutionStore& store)
         : store_(store), lock_(store.db_.mutex()), tx_(store.db_) {}
-    absl::Status Open() { return tx_.Begin(); }
+    absl::Status Open() {
+      RETURN_IF_ERROR(store_.ReserveIdsIfLow());
+      return tx_.Begin();
+    }
 
     absl::StatusOr<int64_t> RangeId(int32_t shard_id) override {
       return store_.StoredRangeId(shard_id);
@@ -357,17 +360,20 @@ class SqliteExecutionStore : public ExecutionStore, private CommitBatchWriter {
     }
     for (size_t i = 0; i < commit.new_tasks.size(); ++i) {
       TaskQueueTask& task = commit.new_tasks[i];
+      absl::StatusOr<int64_t> id = NextId();
+      if (!id.ok()) return id.status();
       ASSIGN_STMT(ins, db_.Prepare(
-          "INSERT INTO task_queue_tasks(namespace_id, task_queue, kind, data, shard_id) "
-          "VALUES (?,?,?,?,?)"));
+          "INSERT INTO task_queue_tasks(task_id, namespace_id, task_queue, kind, data, shard_id) "
+          "VALUES (?,?,?,?,?,?)"));
       // A commit's tasks are of its run's shard (LoadTransferTasks reads them by it).
-      RETURN_IF_ERROR(ins.Bind(1, task.namespace_id)
-                          .Bind(2, task.task_queue)
-                          .Bind(3, int64_t{static_cast<int>(task.kind)})
-                          .BindBlobView(4, blobs.tasks[i])
-                          .Bind(5, int64_t{commit.shard_id})
+      RETURN_IF_ERROR(ins.Bind(1, *id)
+                          .Bind(2, task.namespace_id)
+                          .Bind(3, task.task_queue)
+                          .Bind(4, int64_t{static_cast<int>(task.kind)})
+                          .BindBlobView(5, blobs.tasks[i])
+                          .Bind(6, int64_t{commit.shard_id})
                           .Run());
-      task.task_id = db_.LastInsertRowId();
+      task.task_id = *id;
     }
     for (int64_t id : commit.done_task_ids) {
       ASSIGN_STMT(del, db_.Prepare("DELETE FROM task_queue_tasks WHERE task_id = ?"));
@@ -376,7 +382,7 @@ class SqliteExecutionStore : public ExecutionStore, private CommitBatchWriter {
     for (size_t i = 0; i < commit.new_timers.size(); ++i) {
       TimerTaskRow& timer = commit.new_timers[i];
       if (timer.task_id == 0) {
-        absl::StatusOr<int64_t> id = NextSequenceId();
+        absl::StatusOr<int64_t> id = NextId();
         if (!id.ok()) return id.status();
         timer.task_id = *id;
       }
@@ -405,25 +411,52 @@ class SqliteExecutionStore : public ExecutionStore, private CommitBatchWriter {
     return absl::OkStatus();
   }
 
-  // An id for a timer its caller left at 0 (the contract: "assigned by Commit unless
-  // set"), from the AUTOINCREMENT sequence of task_queue_tasks: unique and increasing
-  // across restarts, like a task id, and what the PostgreSQL store does with its sequence.
-  // SQLite lets a program update sqlite_sequence; its row exists once a task was inserted.
-  // Requires the lock and an open transaction.
-  absl::StatusOr<int64_t> NextSequenceId() {
+  // Task ids and the ids of timers their caller left at 0 (the contract: "assigned by Commit
+  // unless set"): unique and increasing across restarts, one sequence for both, as the
+  // PostgreSQL store's. The sequence is the AUTOINCREMENT counter of task_queue_tasks in
+  // sqlite_sequence (SQLite lets a program update it; a row inserted with an id below it
+  // leaves it alone). Ids are handed out from a block of kIdBlock reserved ahead in a
+  // transaction of its own, before a group's (ReserveIdsIfLow, from Batch::Open), so that a
+  // commit neither reads nor writes the sequence, and no group's rollback can take back a
+  // block whose ids are in use; a restart skips the rest of the block. A group that uses up
+  // the block takes the next ids from the sequence itself, one by one, in its transaction.
+  static constexpr int64_t kIdBlock = 100000;
+  // Reserves a new block when fewer than a tenth of one are left. Requires the lock and no
+  // open transaction.
+  absl::Status ReserveIdsIfLow() {
+    if (id_ceiling_ - next_id_ >= kIdBlock / 10) return absl::OkStatus();
+    Transaction tx(db_);
+    RETURN_IF_ERROR(tx.Begin());
+    absl::StatusOr<int64_t> last = AdvanceSequence(kIdBlock);
+    if (!last.ok()) return last.status();
+    RETURN_IF_ERROR(tx.Commit());
+    next_id_ = *last - kIdBlock + 1;
+    id_ceiling_ = *last + 1;
+    return absl::OkStatus();
+  }
+  // The next id. Requires the lock and an open transaction.
+  absl::StatusOr<int64_t> NextId() {
+    if (next_id_ < id_ceiling_) return next_id_++;
+    return AdvanceSequence(1);
+  }
+  // Adds `n` to the sequence (creating its row at 0 first); returns its new value.
+  absl::StatusOr<int64_t> AdvanceSequence(int64_t n) {
     ASSIGN_STMT(seed, db_.Prepare(
         "INSERT INTO sqlite_sequence(name, seq) SELECT 'task_queue_tasks', 0 WHERE NOT EXISTS "
         "(SELECT 1 FROM sqlite_sequence WHERE name = 'task_queue_tasks')"));
     RETURN_IF_ERROR(seed.Run());
     ASSIGN_STMT(next, db_.Prepare(
-        "UPDATE sqlite_sequence SET seq = seq + 1 WHERE name = 'task_queue_tasks' RETURNING seq"));
+        "UPDATE sqlite_sequence SET seq = seq + ? WHERE name = 'task_queue_tasks' RETURNING seq"));
+    next.Bind(1, n);
     absl::StatusOr<bool> row = next.Step();
     if (!row.ok()) return row.status();
-    const int64_t id = *row ? next.Int(0) : 0;
+    const int64_t last = *row ? next.Int(0) : 0;
     next.Reset();
-    if (id == 0) return absl::InternalError("the task id sequence is missing");
-    return id;
+    if (last == 0) return absl::InternalError("the task id sequence is missing");
+    return last;
   }
+  int64_t next_id_ = 0;     // [next_id_, id_ceiling_): reserved and unused; under db_.mutex()
+  int64_t id_ceiling_ = 0;
 
   // The branch operations of a run (execution_store.h), in their order. Requires the lock
   // and an open transaction; rare (conflict resolution only).
