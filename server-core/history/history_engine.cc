@@ -708,6 +708,8 @@ void HistoryEngine::IndexSearchAttributes(persistence::Commit& commit,
 
 void HistoryEngine::Publish(persistence::Commit& commit, const std::string& run_id) {
   for (const auto& row : commit.new_timers) ArmTimer(row);
+  // The timers this change retired need not fire only to find themselves stale.
+  for (const auto& row : commit.done_timers) timer_queue_->Remove(row);
   NotifyHistoryWaiters(run_id);
   for (auto& task : commit.new_tasks) {
     if (task.kind == persistence::TaskKind::kTransfer) {

@@ -123,6 +123,35 @@ void TimerQueue::Add(const persistence::TimerTaskRow& row) {
   Arm(row, generation);
 }
 
+TimerQueue::TimerKey TimerQueue::KeyOf(const persistence::TimerTaskRow& row) {
+  return {row.shard_id, absl::ToUnixMillis(row.fire_time), row.task_id};
+}
+
+void TimerQueue::Remove(const persistence::TimerTaskRow& row) {
+  {
+    std::lock_guard load_lock(load_mu_);
+    if (row.shard_id < 1 || row.shard_id > shard_count_) return;
+    const ShardWindow& w = windows_[static_cast<size_t>(row.shard_id - 1)];
+    // Only a row inside the loaded part can be armed; the loader will not find this one.
+    if (!w.active || !Before(row, w.covered)) return;
+  }
+  std::lock_guard lock(mu_);
+  removed_.emplace(KeyOf(row), row.fire_time);
+}
+
+bool TimerQueue::TakeRemoved(const Job& job) {
+  std::lock_guard lock(mu_);
+  return removed_.erase(job.key) > 0;
+}
+
+void TimerQueue::ForgetOldRemoved() {
+  std::lock_guard lock(mu_);
+  const absl::Time horizon = clock_.Now() - kRemovedKept;
+  for (auto it = removed_.begin(); it != removed_.end();) {
+    it = it->second < horizon ? removed_.erase(it) : std::next(it);
+  }
+}
+
 void TimerQueue::RunWithRetries(std::function<absl::Status()> work, std::string what, Ids ids,
                                 absl::Duration delay) {
   Job job;
@@ -147,6 +176,7 @@ void TimerQueue::LoaderLoop() {
     woken_ = false;
     lock.unlock();
     LoadAll();
+    ForgetOldRemoved();
     lock.lock();
   }
 }
@@ -210,6 +240,7 @@ void TimerQueue::Arm(const persistence::TimerTaskRow& row, uint64_t generation) 
   job.timer = true;
   job.shard = row.shard_id;
   job.generation = generation;
+  job.key = KeyOf(row);
   Schedule(std::move(job));
 }
 
@@ -273,8 +304,18 @@ void TimerQueue::RunJob(Job job) {
     --armed_;
     return;
   }
+  if (job.timer && TakeRemoved(job)) {
+    std::lock_guard lock(mu_);
+    --armed_;
+    return;
+  }
   if (job.timer && job.attempt == 0) metrics_->timer_task_latency.Observe(clock_.Now() - job.due);
   absl::Status s = job.work();
+  if (job.timer) {
+    // The firing's own commit deleted its row (and told Remove).
+    std::lock_guard lock(mu_);
+    removed_.erase(job.key);
+  }
   if (s.ok() || s.code() == absl::StatusCode::kNotFound) {
     if (job.timer) {
       std::lock_guard lock(mu_);

@@ -1,12 +1,14 @@
 // The durable timers of the history shards, in memory only as far as they are due soon.
 //
 // Every timer is a row in the store (written in the transaction that made it, deleted by
-// the one that fires it); this queue is a bounded window over them:
+// the one that fires it, or by a change that retires it: a timeout whose task completed);
+// this queue is a bounded window over them:
 //  - a loader pages each shard's rows in (fire time, task id) order up to now + kWindow,
 //    at most max_armed in memory, every kLoadInterval and when the clock is moved (Wake);
 //    the rest waits in the store, so a million distant timers cost no memory;
 //  - a timer committed inside the loaded part of its shard is armed at once (Add), one
-//    beyond it is left for the loader;
+//    beyond it is left for the loader; one retired while armed is dropped when due
+//    (Remove), not fired to find itself stale;
 //  - a due timer is handed from the timer thread to a small executor of its own, so the
 //    timer thread, which also expires long polls, never waits on the database;
 //  - a firing that fails (busy database, lost shard, injected fault) is retried with
@@ -29,6 +31,7 @@
 #include <string>
 #include <mutex>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -75,6 +78,10 @@ class TimerQueue {
   void Deactivate(int32_t shard);
   // A timer row was committed.
   void Add(const persistence::TimerTaskRow& row);
+  // A commit deleted a timer row (retired it: the run moved on). If it is armed here it is
+  // dropped when due instead of fired: firing it would only find it stale, in a transaction
+  // that rewrites its run for nothing.
+  void Remove(const persistence::TimerTaskRow& row);
   // Rows of `shard` may have been committed without Add (a write whose answer was lost):
   // its window is read again from the store, as for a shard just taken, if this host still
   // has the shard. Timers armed before are dropped when due (an older generation) and armed
@@ -122,6 +129,9 @@ class TimerQueue {
   absl::Status LoadShard(int32_t shard, absl::Time horizon);
   absl::Time Horizon() const;
   // One piece of work that runs on the executor at `due` and is retried until done.
+  // A timer row's key: (shard, fire time in ms, task id).
+  using TimerKey = std::tuple<int32_t, int64_t, int64_t>;
+  static TimerKey KeyOf(const persistence::TimerTaskRow& row);
   struct Job {
     std::function<absl::Status()> work;
     std::string what;
@@ -131,7 +141,16 @@ class TimerQueue {
     bool timer = false;   // counts in armed_ and reports lateness
     int32_t shard = 0;    // a timer's shard, and its generation when armed
     uint64_t generation = 0;
+    TimerKey key;         // a timer's row
   };
+  // Whether a timer job's row was removed (and forgets it): the job is then dropped.
+  bool TakeRemoved(const Job& job);
+  // Forgets removed rows no job came for within kRemovedKept (each loader pass), so that
+  // removed_ stays bounded.
+  void ForgetOldRemoved();
+  // Removed rows are forgotten this long after their fire time if no job took them (a row
+  // removed just as it fired, or while its firing was failing and waiting for a retry).
+  static constexpr absl::Duration kRemovedKept = absl::Minutes(5);
   // `generation`: the shard's, read under load_mu_ where the row was found to be ours.
   void Arm(const persistence::TimerTaskRow& row, uint64_t generation);
   void Schedule(Job job);
@@ -161,6 +180,8 @@ class TimerQueue {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   size_t armed_ = 0;
+  // Rows removed (Remove) while armed here, with their fire times: their jobs are dropped.
+  std::map<TimerKey, absl::Time> removed_;
   // Jobs handed to the executor and not finished: WaitForDueForTest waits for none (cv_).
   size_t executing_ = 0;
   bool stopping_ = false;

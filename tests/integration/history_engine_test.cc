@@ -78,6 +78,27 @@ TEST_F(EngineFixture, ATimerNeverFiresBeforeItsStartedEventTimePlusItsDuration) 
             absl::Seconds(1));
 }
 
+// A workflow task completed in time retires its timeout timer: the timer does not fire later
+// only to find itself stale (which wrote the run again, a transaction for nothing).
+TEST_F(EngineFixture, ARetiredTimeoutTimerDoesNotFireAndRewriteTheRun) {
+  auto started = engine_->StartWorkflow(ns_, StartRequest("retired-wf"));
+  ASSERT_TRUE(started.ok()) << started.status();
+  auto task = PollWorkflowTask("q");
+  ASSERT_TRUE(task.ok()) << task.status();
+  wf::RespondWorkflowTaskCompletedRequest done;
+  done.set_task_token(task->task_token());
+  ASSERT_TRUE(engine_->RespondWorkflowTaskCompleted(ns_, done).ok());
+  auto before = persistence_->executions().GetRun(ns_.id, "retired-wf", started->run_id());
+  ASSERT_TRUE(before.ok()) << before.status();
+  // Past the workflow task's start-to-close timeout (10 s).
+  clock_.Advance(absl::Seconds(30));
+  engine_->WakeTimers();
+  engine_->WaitForDueTimersForTest();
+  auto after = persistence_->executions().GetRun(ns_.id, "retired-wf", started->run_id());
+  ASSERT_TRUE(after.ok()) << after.status();
+  EXPECT_EQ(after->db_version(), before->db_version()) << "the run was written again";
+}
+
 // Another host took the shard: this one's write is fenced out, answers UNAVAILABLE (clients
 // retry; the owner serves the retry), stores nothing, and this host stops using the shard.
 TEST_F(EngineFixture, AWriteToAShardTakenByAnotherHostIsRetryableAndGivesTheShardUp) {
@@ -785,6 +806,49 @@ TEST(TimerQueueTest, RetriesAFailingTimerWithBackoff) {
   EXPECT_EQ(queue.armed(), 0u);
 }
 
+
+// A timer whose row a commit deleted (Remove) is dropped when due; the others fire.
+TEST(TimerQueueTest, ARemovedTimerIsDroppedWhenDue) {
+  ManualClock clock;
+  clock.Set(kStart);
+  auto p = persistence::OpenPersistence({});
+  ASSERT_TRUE(p.ok());
+  ShardController shards((*p)->executions(), 1, "test");
+  ASSERT_TRUE(shards.AcquireAll().ok());
+  auto timer_thread = std::make_unique<TimerThread>(clock);
+  std::mutex mu;
+  std::vector<std::string> fired;
+  TimerQueue queue((*p)->executions(), 1, *timer_thread, clock, NullLogger(),
+                   [&](const persistence::TimerTaskRow& row) {
+                     std::lock_guard lock(mu);
+                     fired.push_back(row.task.timer_id());
+                     return absl::OkStatus();
+                   });
+  queue.Activate(1);
+  ASSERT_TRUE(queue.Start().ok());
+  auto row = [&](const std::string& id, absl::Duration in) {
+    persistence::TimerTaskRow r;
+    r.shard_id = 1;
+    r.fire_time = absl::FromUnixMillis(absl::ToUnixMillis(kStart)) + in;
+    r.task_id = shards.NextTaskId(1);
+    r.task.set_timer_id(id);
+    return r;
+  };
+  const persistence::TimerTaskRow kept = row("kept", absl::Seconds(1));
+  const persistence::TimerTaskRow removed = row("removed", absl::Seconds(2));
+  queue.Add(kept);
+  queue.Add(removed);
+  EXPECT_EQ(queue.armed(), 2u);
+  queue.Remove(removed);
+  clock.Advance(absl::Seconds(3));
+  queue.Wake();
+  queue.WaitForDueForTest();
+  queue.Stop();
+  timer_thread.reset();
+  std::lock_guard lock(mu);
+  EXPECT_EQ(fired, std::vector<std::string>{"kept"});
+  EXPECT_EQ(queue.armed(), 0u);
+}
 
 // Two hosts' timer queues over one store: a timer armed by the host that gives its shard up
 // is dropped unfired, and the shard's new owner loads and fires it.
