@@ -217,42 +217,13 @@ void RunTransaction::MaterializeSpeculative() {
   auto* wft = state_.mutable_workflow_task();
   if (task.started.event_id() == 0) {
     wft->set_started_event_id(0);
-    persistence::TaskQueueTask queued;
-    const auto& exec = state_.execution();
-    queued.namespace_id = exec.namespace_id();
-    queued.task_queue = wft->sticky() ? wft->task_queue() : exec.task_queue();
-    queued.kind = persistence::TaskKind::kWorkflow;
-    queued.task.set_kind(TransferTask::KIND_WORKFLOW_TASK);
-    queued.task.set_namespace_id(exec.namespace_id());
-    queued.task.set_workflow_id(exec.workflow_id());
-    queued.task.set_run_id(exec.run_id());
-    queued.task.set_task_queue(exec.task_queue());
-    queued.task.set_scheduled_event_id(wft->scheduled_event_id());
-    queued.task.set_attempt(wft->attempt());
-    if (!wft->sticky()) {
-      new_tasks_.push_back(std::move(queued));
-      return;
-    }
-    queued.task.set_sticky(true);
-    memory_tasks_.push_back(std::move(queued));
-    tock::persistence::v1::TimerTask timeout;
-    timeout.set_kind(tock::persistence::v1::TimerTask::KIND_WORKFLOW_TASK_TIMEOUT);
-    timeout.set_event_id(wft->scheduled_event_id());
-    timeout.set_attempt(wft->attempt());
-    timeout.set_timeout_type(enums::TIMEOUT_TYPE_SCHEDULE_TO_START);
-    *wft->mutable_schedule_to_start_timer() = AddTimer(
-        FromProtoTime(wft->scheduled_time()) + FromProtoDuration(exec.sticky_schedule_to_start_timeout()),
-        timeout);
+    QueueWorkflowTask(FromProtoTime(wft->scheduled_time()));
     return;
   }
   AddToHistory(task.started);
-  tock::persistence::v1::TimerTask timeout;
-  timeout.set_kind(tock::persistence::v1::TimerTask::KIND_WORKFLOW_TASK_TIMEOUT);
-  timeout.set_event_id(wft->scheduled_event_id());
-  timeout.set_attempt(wft->attempt());
-  timeout.set_timeout_type(enums::TIMEOUT_TYPE_START_TO_CLOSE);
-  *wft->mutable_timeout_timer() = AddTimer(
-      FromProtoTime(wft->started_time()) + FromProtoDuration(wft->start_to_close_timeout()), timeout);
+  *wft->mutable_timeout_timer() = WorkflowTaskTimer(
+      enums::TIMEOUT_TYPE_START_TO_CLOSE,
+      FromProtoTime(wft->started_time()) + FromProtoDuration(wft->start_to_close_timeout()));
 }
 
 void RunTransaction::ScheduleWorkflowTask(int32_t attempt) {
@@ -279,19 +250,24 @@ void RunTransaction::ScheduleWorkflowTask(int32_t attempt) {
   *wft->mutable_start_to_close_timeout() = exec.default_workflow_task_timeout();
   wft->set_task_queue(queue);
   wft->set_sticky(sticky);
+  QueueWorkflowTask(now_);
+}
 
+void RunTransaction::QueueWorkflowTask(absl::Time scheduled) {
+  auto* wft = state_.mutable_workflow_task();
+  const auto& exec = state_.execution();
   persistence::TaskQueueTask task;
   task.namespace_id = exec.namespace_id();
-  task.task_queue = queue;
+  task.task_queue = wft->task_queue();
   task.kind = persistence::TaskKind::kWorkflow;
   task.task.set_kind(TransferTask::KIND_WORKFLOW_TASK);
   task.task.set_namespace_id(exec.namespace_id());
   task.task.set_workflow_id(exec.workflow_id());
   task.task.set_run_id(exec.run_id());
   task.task.set_task_queue(exec.task_queue());
-  task.task.set_scheduled_event_id(e.event_id());
+  task.task.set_scheduled_event_id(wft->scheduled_event_id());
   task.task.set_attempt(wft->attempt());
-  if (!sticky) {
+  if (!wft->sticky()) {
     new_tasks_.push_back(std::move(task));
     return;
   }
@@ -300,13 +276,20 @@ void RunTransaction::ScheduleWorkflowTask(int32_t attempt) {
   // moves the workflow task to the normal queue with the whole history.
   task.task.set_sticky(true);
   memory_tasks_.push_back(std::move(task));
+  *wft->mutable_schedule_to_start_timer() =
+      WorkflowTaskTimer(enums::TIMEOUT_TYPE_SCHEDULE_TO_START,
+                        scheduled + FromProtoDuration(exec.sticky_schedule_to_start_timeout()));
+}
+
+tock::persistence::v1::TimerKey RunTransaction::WorkflowTaskTimer(enums::TimeoutType type,
+                                                                  absl::Time when) {
+  const auto& wft = state_.workflow_task();
   tock::persistence::v1::TimerTask timeout;
   timeout.set_kind(tock::persistence::v1::TimerTask::KIND_WORKFLOW_TASK_TIMEOUT);
-  timeout.set_event_id(e.event_id());
-  timeout.set_attempt(wft->attempt());
-  timeout.set_timeout_type(enums::TIMEOUT_TYPE_SCHEDULE_TO_START);
-  *wft->mutable_schedule_to_start_timer() =
-      AddTimer(now_ + FromProtoDuration(exec.sticky_schedule_to_start_timeout()), timeout);
+  timeout.set_event_id(wft.scheduled_event_id());
+  timeout.set_attempt(wft.attempt());
+  timeout.set_timeout_type(type);
+  return AddTimer(when, timeout);
 }
 
 const HistoryEvent& RunTransaction::StartWorkflowTask(const std::string& identity) {
@@ -322,12 +305,8 @@ const HistoryEvent& RunTransaction::StartWorkflowTask(const std::string& identit
   *w->mutable_started_time() = ToProtoTime(now_);
   w->set_identity(identity);
   w->set_request_id(attrs->request_id());
-  tock::persistence::v1::TimerTask timeout;
-  timeout.set_kind(tock::persistence::v1::TimerTask::KIND_WORKFLOW_TASK_TIMEOUT);
-  timeout.set_event_id(w->scheduled_event_id());
-  timeout.set_attempt(w->attempt());
-  timeout.set_timeout_type(enums::TIMEOUT_TYPE_START_TO_CLOSE);
-  *w->mutable_timeout_timer() = AddTimer(now_ + FromProtoDuration(w->start_to_close_timeout()), timeout);
+  *w->mutable_timeout_timer() = WorkflowTaskTimer(
+      enums::TIMEOUT_TYPE_START_TO_CLOSE, now_ + FromProtoDuration(w->start_to_close_timeout()));
   return started;
 }
 

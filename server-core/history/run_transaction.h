@@ -188,6 +188,13 @@ class RunTransaction {
   std::vector<persistence::TaskQueueTask> new_tasks_;
   std::vector<persistence::TaskQueueTask> memory_tasks_;
   std::vector<persistence::TimerTaskRow> new_timers_;
+  // Queues the scheduled workflow task (state's workflow_task): on the normal queue, stored
+  // with this change; on a sticky queue in memory only, with a durable schedule-to-start
+  // timer counted from `scheduled`.
+  void QueueWorkflowTask(absl::Time scheduled);
+  // A durable timeout of the workflow task (its scheduled event and attempt), due at `when`.
+  tock::persistence::v1::TimerKey WorkflowTaskTimer(temporal::api::enums::v1::TimeoutType type,
+                                                    absl::Time when);
   std::vector<persistence::TimerTaskRow> done_timers_;
   std::vector<int64_t> done_task_ids_;
   bool visibility_changed_ = false;
