@@ -89,22 +89,17 @@ void StartActivityAttempt(RunTransaction& tx, ActivityInfo& a, const std::string
   *a.mutable_started_time() = ToProtoTime(tx.now());
   a.set_started_identity(identity);
   a.set_request_id(NewUuid());
-  auto add_timeout = [&](enums::TimeoutType type, absl::Time when) {
-    TimerTask timeout;
-    timeout.set_kind(TimerTask::KIND_ACTIVITY_TIMEOUT);
-    timeout.set_event_id(a.scheduled_event_id());
-    timeout.set_stamp(a.stamp());
-    timeout.set_timeout_type(type);
-    *a.add_timers() = tx.AddTimer(when, timeout);
-  };
-  add_timeout(enums::TIMEOUT_TYPE_START_TO_CLOSE,
-              tx.now() + FromProtoDuration(a.start_to_close_timeout()));
+  // Every deadline of a started attempt is stamped with it (a later attempt ignores them).
+  AddActivityTimeout(tx, a, enums::TIMEOUT_TYPE_START_TO_CLOSE,
+                     tx.now() + FromProtoDuration(a.start_to_close_timeout()), true);
   if (FromProtoDuration(a.heartbeat_timeout()) > absl::ZeroDuration()) {
-    add_timeout(enums::TIMEOUT_TYPE_HEARTBEAT, tx.now() + FromProtoDuration(a.heartbeat_timeout()));
+    AddActivityTimeout(tx, a, enums::TIMEOUT_TYPE_HEARTBEAT,
+                       tx.now() + FromProtoDuration(a.heartbeat_timeout()), true);
   }
-  absl::Duration s2c = FromProtoDuration(a.schedule_to_close_timeout());
+  const absl::Duration s2c = FromProtoDuration(a.schedule_to_close_timeout());
   if (s2c > absl::ZeroDuration()) {
-    add_timeout(enums::TIMEOUT_TYPE_SCHEDULE_TO_CLOSE, FromProtoTime(a.scheduled_time()) + s2c);
+    AddActivityTimeout(tx, a, enums::TIMEOUT_TYPE_SCHEDULE_TO_CLOSE,
+                       FromProtoTime(a.scheduled_time()) + s2c, true);
   }
 }
 

@@ -87,27 +87,30 @@ absl::Status NormalizeActivityTimeouts(
   return absl::OkStatus();
 }
 
+void AddActivityTimeout(RunTransaction& tx, ActivityInfo& a, enums::TimeoutType type,
+                        absl::Time when, bool stamped) {
+  TimerTask timeout;
+  timeout.set_kind(TimerTask::KIND_ACTIVITY_TIMEOUT);
+  timeout.set_event_id(a.scheduled_event_id());
+  if (stamped) timeout.set_stamp(a.stamp());
+  timeout.set_timeout_type(type);
+  *a.add_timers() = tx.AddTimer(when, timeout);
+}
+
 void ArmUnstartedActivityTimeouts(RunTransaction& tx, ActivityInfo& a) {
   const absl::Duration s2s = FromProtoDuration(a.schedule_to_start_timeout());
   if (s2s > absl::ZeroDuration()) {
-    TimerTask timeout;
-    timeout.set_kind(TimerTask::KIND_ACTIVITY_TIMEOUT);
-    timeout.set_event_id(a.scheduled_event_id());
-    timeout.set_stamp(a.stamp());
-    timeout.set_timeout_type(enums::TIMEOUT_TYPE_SCHEDULE_TO_START);
-    *a.add_timers() = tx.AddTimer(FromProtoTime(a.current_attempt_scheduled_time()) + s2s, timeout);
+    AddActivityTimeout(tx, a, enums::TIMEOUT_TYPE_SCHEDULE_TO_START,
+                       FromProtoTime(a.current_attempt_scheduled_time()) + s2s, /*stamped=*/true);
   }
   const absl::Duration s2c = FromProtoDuration(a.schedule_to_close_timeout());
   if (s2c > absl::ZeroDuration()) {
-    TimerTask timeout;
-    timeout.set_kind(TimerTask::KIND_ACTIVITY_TIMEOUT);
-    timeout.set_event_id(a.scheduled_event_id());
-    timeout.set_timeout_type(enums::TIMEOUT_TYPE_SCHEDULE_TO_CLOSE);
-    *a.add_timers() = tx.AddTimer(FromProtoTime(a.scheduled_time()) + s2c, timeout);
+    AddActivityTimeout(tx, a, enums::TIMEOUT_TYPE_SCHEDULE_TO_CLOSE,
+                       FromProtoTime(a.scheduled_time()) + s2c, /*stamped=*/false);
   }
 }
 
-ActivityInfo& AddScheduledActivity(
+void AddScheduledActivity(
     RunTransaction& tx, int64_t scheduled_id,
     const temporal::api::history::v1::ActivityTaskScheduledEventAttributes& a,
     const std::string& queue, absl::Time scheduled, ActivityDispatch dispatch) {
@@ -129,7 +132,7 @@ ActivityInfo& AddScheduledActivity(
     ArmUnstartedActivityTimeouts(tx, info);
     tx.DispatchActivity(info);
   }
-  return (*tx.state().mutable_activities())[scheduled_id] = std::move(info);
+  (*tx.state().mutable_activities())[scheduled_id] = std::move(info);
 }
 
 enums::TimeoutType MissedActivityDeadline(const ActivityInfo& a, enums::TimeoutType fired,

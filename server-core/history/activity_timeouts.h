@@ -30,6 +30,11 @@ absl::Status NormalizeActivityTimeouts(
     temporal::api::command::v1::ScheduleActivityTaskCommandAttributes& a,
     absl::Duration run_timeout);
 
+// Arms one deadline of activity `a` at `when` (a KIND_ACTIVITY_TIMEOUT timer, kept in its
+// timers). `stamped`: it belongs to the current attempt (a later attempt ignores it).
+void AddActivityTimeout(RunTransaction& tx, tock::persistence::v1::ActivityInfo& a,
+                        temporal::api::enums::v1::TimeoutType type, absl::Time when, bool stamped);
+
 // Arms the deadlines of an attempt that waits for a worker: schedule-to-start from when the
 // attempt is due (current_attempt_scheduled_time; after a retry's backoff), stamped with the
 // attempt so a later attempt ignores it, and schedule-to-close from the first schedule.
@@ -45,7 +50,7 @@ enum class ActivityDispatch { kQueue, kEager };
 // the queue, it gets its unstarted deadlines (ArmUnstartedActivityTimeouts) and its task for
 // matching; an eager one gets neither (its start arms its deadlines). The active side's
 // command, a replicated event and a reset's rebuilt run all schedule it so.
-tock::persistence::v1::ActivityInfo& AddScheduledActivity(
+void AddScheduledActivity(
     RunTransaction& tx, int64_t scheduled_id,
     const temporal::api::history::v1::ActivityTaskScheduledEventAttributes& a,
     const std::string& queue, absl::Time scheduled,

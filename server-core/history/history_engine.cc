@@ -1136,12 +1136,12 @@ absl::StatusOr<wf::PollWorkflowTaskQueueResponse> HistoryEngine::RecordWorkflowT
                                                               FromProtoTime(wft.scheduled_time()));
     // (A sticky task's schedule-to-start timer is retired in this commit rather than firing
     // later only to find the task started.)
-    tx.StartWorkflowTask(identity);
+    const HistoryEvent& started = tx.StartWorkflowTask(identity);
     committed = tx.state();
     messages = updates_.MessagesFor(t.run_id(), wft.started_event_id());
     if (!t.speculative()) return absl::OkStatus();
     SpeculativeTask shown = *tx.offered_speculative();
-    shown.started = tx.new_events().back();
+    shown.started = started;
     shown.info = wft;
     shown.timeout = timers_.Schedule(
         tx.now() + FromProtoDuration(wft.start_to_close_timeout()),

@@ -21,23 +21,20 @@ using temporal::api::command::v1::Command;
 using tock::persistence::v1::ActivityInfo;
 using tock::persistence::v1::TimerTask;
 
-// Temporal's limit on a task queue name (limit.maxIDLength).
-constexpr size_t kMaxStickyQueueName = 1000;
-
 // Sticky execution: a worker that keeps the run cached names its own queue in
 // sticky_attributes, and the run's next workflow tasks go there with only the new events;
 // a completion without them (a worker with its cache off) ends stickiness.
 absl::Status ApplyStickyAttributes(RunTransaction& tx,
-                                   const wf::RespondWorkflowTaskCompletedRequest& req) {
+                                   const wf::RespondWorkflowTaskCompletedRequest& req,
+                                   const Limits& limits) {
   const std::string& queue = req.sticky_attributes().worker_task_queue().name();
   if (queue.empty()) {
     tx.ClearSticky();
     return absl::OkStatus();
   }
-  if (queue.size() > kMaxStickyQueueName) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "StickyAttributes.WorkerTaskQueue.Name exceeds length limit (", kMaxStickyQueueName,
-        " characters)."));
+  if (absl::Status s = ValidateIdField(queue, "StickyAttributes.WorkerTaskQueue.Name", limits);
+      !s.ok()) {
+    return s;
   }
   tx.SetSticky(queue, FromProtoDuration(req.sticky_attributes().schedule_to_start_timeout()));
   return absl::OkStatus();
@@ -420,7 +417,7 @@ absl::StatusOr<wf::RespondWorkflowTaskCompletedResponse> HistoryEngine::RespondW
     if (req.has_metering_metadata()) *attrs->mutable_metering_metadata() = req.metering_metadata();
     tx.state().set_last_completed_workflow_task_started_event_id(started);
     tx.state().clear_workflow_task();
-    if (absl::Status sticky = ApplyStickyAttributes(tx, req); !sticky.ok()) return sticky;
+    if (absl::Status sticky = ApplyStickyAttributes(tx, req, limits_); !sticky.ok()) return sticky;
 
     bool needs_workflow_task = req.force_create_new_workflow_task();
     std::map<std::string, const temporal::api::protocol::v1::Message*> messages;
