@@ -14,10 +14,13 @@
 // connections on the same server (so the same durability settings); and N hosts against one.
 //
 // Usage: workflow_bench TOCK_SERVER [workflows] [pollers per kind] [--archive |
-//        --observability | --faults RATE | --eager] [--rounds N] [--postgres ADMIN_URL
+//        --observability | --faults RATE | --eager | --handler-threads] [--rounds N] [--postgres ADMIN_URL
 //        [--hosts N]] [--synchronous full|normal|both]
 //   --eager: alternates rounds of a server that hands activities back eagerly (the default)
 //   and one configured not to (history.eager_activities: false), and prints the ratio;
+//   --handler-threads: alternates rounds of a server at its defaults (calls that wait for
+//   their commit run on 32 threads of its own) and one whose calls all run on gRPC's
+//   threads (persistence.sqlite.handler_threads: 0), and prints the ratio;
 //   --observability: alternates rounds of a server with logging at info and metrics on
 //   (--log-level info --metrics-port 0) and one with both off, and prints the ratio;
 //   --faults RATE: alternates rounds with RATE of persistence calls failing
@@ -501,7 +504,8 @@ int main(int argc, char** argv) {
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   if (argc < 2) {
     std::cerr << "usage: workflow_bench TOCK_SERVER [workflows] [pollers per kind] "
-                 "[--archive | --observability | --faults RATE | --eager] [--rounds N] "
+                 "[--archive | --observability | --faults RATE | --eager | --handler-threads]\n"
+                 "  [--rounds N] "
                  "[--postgres ADMIN_URL [--hosts N]] [--synchronous full|normal|both]\n"
                  "  --postgres: four ways in one run: the server on SQLite against a raw SQLite\n"
                  "  loop; one host and N hosts (default 3) on fresh databases of that PostgreSQL\n"
@@ -511,6 +515,7 @@ int main(int argc, char** argv) {
                  "  --observability: ratio of logging at info + metrics on to both off\n"
                  "  --faults RATE: ratio with RATE of persistence calls failing to none\n"
                  "  --eager: ratio of eager activities (the default) to activities through the queue\n"
+                 "  --handler-threads: ratio of the default handler threads to none\n"
                  "  --synchronous: the server's persistence.sqlite.synchronous in the default run\n"
                  "  (full: power-safe, tock-server's default; normal: process-crash-safe); both\n"
                  "  (the default) reports each against a raw SQLite loop in the same mode\n";
@@ -519,7 +524,7 @@ int main(int argc, char** argv) {
   const std::string binary = argv[1];
   const int workflows = argc > 2 ? std::stoi(argv[2]) : 2000;
   const int pollers = argc > 3 ? std::stoi(argv[3]) : 8;  // per kind (workflow, activity)
-  bool archive = false, observability = false, eager = false;
+  bool archive = false, observability = false, eager = false, handler_threads = false;
   std::string fault_rate, postgres_admin;
   int rounds = 3, hosts = 3;
   bool rounds_given = false;
@@ -529,6 +534,7 @@ int main(int argc, char** argv) {
     if (a == "--archive") archive = true;
     if (a == "--observability") observability = true;
     if (a == "--eager") eager = true;
+    if (a == "--handler-threads") handler_threads = true;
     if (a == "--faults" && i + 1 < argc) fault_rate = argv[++i];
     if (a == "--rounds" && i + 1 < argc) rounds = std::stoi(argv[++i]);
     if (a == "--postgres" && i + 1 < argc) postgres_admin = argv[++i];
@@ -554,6 +560,16 @@ int main(int argc, char** argv) {
     std::ofstream(off) << "history:\n  eager_activities: false\n";
     const int status = Compare(binary, workflows, pollers, rounds, "activities through the queue",
                                {"--config", off}, "eager activities", {});
+    std::filesystem::remove_all(dir);
+    return status;
+  }
+  if (handler_threads) {
+    char dir_template[] = "/tmp/tock-bench-threads-XXXXXX";
+    const std::string dir = mkdtemp(dir_template);
+    const std::string none = dir + "/no-handler-threads.yaml";
+    std::ofstream(none) << "persistence:\n  sqlite:\n    handler_threads: 0\n";
+    const int status = Compare(binary, workflows, pollers, rounds, "calls on gRPC's threads",
+                               {"--config", none}, "default handler threads", {});
     std::filesystem::remove_all(dir);
     return status;
   }

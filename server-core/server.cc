@@ -139,8 +139,11 @@ class TockServerImpl : public TockServer {
     // A shared database is remote: calls wait on its round trips, and must not hold gRPC's
     // few callback threads meanwhile (Dispatcher::RunHandlersOnThreads). Enough threads for
     // the calls of every pooled connection plus as many waiting to join a group commit.
+    // On SQLite, the calls that wait for their commit (persistence.sqlite.handler_threads).
     if (shared_database_) {
       dispatcher_.RunHandlersOnThreads(std::max(32, 2 * config_.persistence.postgres_max_connections));
+    } else if (const int threads = config_.persistence.sqlite_handler_threads; threads > 0) {
+      dispatcher_.RunHandlersOnThreads(threads, rpc::Dispatcher::Hop::kUnary);
     }
     absl::StatusOr<int32_t> shards =
         persistence_->cluster_metadata().InitHistoryShardCount(config_.history_shards);

@@ -253,6 +253,12 @@ absl::Status ValidatePersistence(const ServerConfig& config) {
       !s.ok()) {
     return FieldError("persistence.sqlite.synchronous", std::string(s.message()));
   }
+  if (persistence.sqlite_handler_threads < 0 || persistence.sqlite_handler_threads > 1024) {
+    return FieldError(
+        "persistence.sqlite.handler_threads",
+        absl::StrCat("must be between 0 and 1024 (0: calls run on gRPC's threads); got ",
+                     persistence.sqlite_handler_threads));
+  }
   if (persistence.postgres_max_connections < 1 || persistence.postgres_max_connections > 10000) {
     return FieldError(
         "persistence.postgres.max_connections",
@@ -426,11 +432,14 @@ absl::StatusOr<ServerConfig> ParseServerConfig(const std::string& yaml_text) {
         Read(persistence["engine"], "persistence.engine", "a string", &config.persistence.engine));
     if (const YAML::Node sqlite = persistence["sqlite"]) {
       TOCK_CONFIG_RETURN_IF_ERROR(
-          CheckKeys(sqlite, "persistence.sqlite", {"path", "synchronous"}));
+          CheckKeys(sqlite, "persistence.sqlite", {"path", "synchronous", "handler_threads"}));
       TOCK_CONFIG_RETURN_IF_ERROR(Read(sqlite["path"], "persistence.sqlite.path", "a string",
                                        &config.persistence.sqlite_path));
       TOCK_CONFIG_RETURN_IF_ERROR(Read(sqlite["synchronous"], "persistence.sqlite.synchronous",
                                        "full or normal", &config.persistence.sqlite_synchronous));
+      TOCK_CONFIG_RETURN_IF_ERROR(Read(sqlite["handler_threads"],
+                                       "persistence.sqlite.handler_threads", "an integer",
+                                       &config.persistence.sqlite_handler_threads));
     }
     if (const YAML::Node postgres = persistence["postgres"]) {
       TOCK_CONFIG_RETURN_IF_ERROR(

@@ -15,6 +15,8 @@
 //       path: ""            # empty: in-memory database
 //       synchronous: full   # full: a commit answered survives power loss (each one is
 //                           #   synced); normal: it survives a crash of the process only
+//       handler_threads: 32 # threads for the calls that wait for their commit; 0: every
+//                           #   call on gRPC's threads
 //     fault_injection:      # testing only: that share of store calls fail (see
 //       rate: 0.01          #   persistence/fault_injection.h); 0 or absent: off
 //       seed: 7             # 0 or absent: a random seed

@@ -36,6 +36,13 @@ struct PersistenceConfig {
   // on the disk before it is answered, and survives power loss) or "normal" (it survives a
   // crash of the process only; no fsync per commit). See SqliteDb::Synchronous.
   std::string sqlite_synchronous = "full";
+  // `persistence.sqlite.handler_threads`: threads that run the calls which wait for their
+  // commit (rpc::Dispatcher::RunHandlersOnThreads, Hop::kUnary), so that gRPC's few
+  // callback threads go on taking calls meanwhile and concurrent commits share a
+  // transaction; 0 runs every call on gRPC's threads. Measured (docs/performance.md): 1.5x
+  // the workflows/s at `full`, 1.14x at `normal`, and about 40 % fewer WAL pages per
+  // transition.
+  int sqlite_handler_threads = 32;
   // PostgreSQL: libpq's URL, postgresql://USER[:PASSWORD]@HOST[:PORT]/DB (a password is
   // better kept in ~/.pgpass or PGPASSWORD than in the URL), and the size of the pool.
   std::string postgres_url;

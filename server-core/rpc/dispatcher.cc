@@ -104,7 +104,8 @@ class UnaryReactor : public grpc::ServerGenericBidiReactor {
                         Respond(status, out);
                       });
     };
-    if (dispatcher_.handler_threads_ == nullptr) {
+    if (dispatcher_.handler_threads_ == nullptr ||
+        (dispatcher_.hop_ == Dispatcher::Hop::kUnary && !entry_->synchronous)) {
       run();
       return;
     }
@@ -194,7 +195,8 @@ Dispatcher::Dispatcher()
 
 Dispatcher::~Dispatcher() = default;
 
-void Dispatcher::RunHandlersOnThreads(int threads) {
+void Dispatcher::RunHandlersOnThreads(int threads, Hop hop) {
+  hop_ = hop;
   handler_threads_ = std::make_unique<BlockingPool>(std::max(1, threads), size_t{1} << 16);
 }
 

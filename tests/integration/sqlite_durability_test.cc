@@ -58,6 +58,32 @@ TEST(SqliteDurabilityTest, BadValueIsRefusedNamingTheKeyAndTheValuesAllowed) {
   EXPECT_EQ(OpenPersistence(bad).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
+TEST(SqliteDurabilityTest, HandlerThreadsDefaultTo32AndAreBounded) {
+  absl::StatusOr<server::ServerConfig> defaults = server::ParseServerConfig("");
+  ASSERT_TRUE(defaults.ok()) << defaults.status();
+  EXPECT_EQ(defaults->persistence.sqlite_handler_threads, 32);
+
+  for (int value : {0, 1, 1024}) {
+    absl::StatusOr<server::ServerConfig> parsed = server::ParseServerConfig(
+        "persistence: {sqlite: {handler_threads: " + std::to_string(value) + "}}\n");
+    ASSERT_TRUE(parsed.ok()) << parsed.status();
+    EXPECT_EQ(parsed->persistence.sqlite_handler_threads, value);
+    EXPECT_TRUE(parsed->Validate().ok()) << parsed->Validate();
+  }
+  for (int value : {-1, 1025}) {
+    absl::StatusOr<server::ServerConfig> parsed = server::ParseServerConfig(
+        "persistence: {sqlite: {handler_threads: " + std::to_string(value) + "}}\n");
+    ASSERT_TRUE(parsed.ok()) << parsed.status();
+    absl::Status s = parsed->Validate();
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+    EXPECT_EQ(s.message(), "config persistence.sqlite.handler_threads: must be between 0 and 1024 "
+                           "(0: calls run on gRPC's threads); got " + std::to_string(value));
+  }
+  absl::StatusOr<server::ServerConfig> word =
+      server::ParseServerConfig("persistence: {sqlite: {handler_threads: many}}\n");
+  EXPECT_EQ(word.status().code(), absl::StatusCode::kInvalidArgument) << word.status();
+}
+
 TEST(SqliteDurabilityTest, PragmaInForceIsTheOneAsked) {
   TempDir dir;
   struct Case {
