@@ -21,7 +21,10 @@ TimerThread::Id TimerThread::Schedule(absl::Time when, std::function<void()> cal
     id = next_id_++;
     // At the end of the timers of the same time: only a new earliest time changes how long
     // the thread sleeps.
-    earliest = queue_.emplace(when, id) == queue_.begin();
+    // (Two statements: the operands of == are unsequenced, and begin() taken before the
+    // insertion is the old first.)
+    auto inserted = queue_.emplace(when, id);
+    earliest = inserted == queue_.begin();
     pending_.emplace(id, std::make_pair(when, std::move(callback)));
   }
   // A wake-up costs a context switch (a commit arms two or three timers, a long poll one):

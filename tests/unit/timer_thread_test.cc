@@ -47,6 +47,19 @@ TEST(TimerThreadTest, AnEarlierTimerScheduledWhileTheThreadSleepsRunsFirst) {
   EXPECT_EQ(fired.WaitFor(4), (std::vector<std::string>{"soon", "soon too", "later", "latest"}));
 }
 
+// The thread idle on an empty queue (its one timer ran) is woken by the next timer: a wake-up
+// decided by comparing the insertion with begin() taken before it was lost (an unsequenced
+// ==), and the server's first timers after a start never ran.
+TEST(TimerThreadTest, ATimerScheduledWhenTheQueueIsEmptyRuns) {
+  Clock& clock = RealClock();
+  TimerThread timers(clock);
+  Fired fired;
+  timers.Schedule(clock.Now() + absl::Milliseconds(5), fired.Note("first"));
+  ASSERT_EQ(fired.WaitFor(1).size(), 1u);
+  timers.Schedule(clock.Now() + absl::Milliseconds(5), fired.Note("second"));
+  EXPECT_EQ(fired.WaitFor(2), (std::vector<std::string>{"first", "second"}));
+}
+
 TEST(TimerThreadTest, ACancelledTimerDoesNotRunAndTheNextStillDoes) {
   Clock& clock = RealClock();
   TimerThread timers(clock);
