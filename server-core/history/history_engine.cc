@@ -22,30 +22,6 @@ namespace {
 namespace enums = temporal::api::enums::v1;
 using tock::persistence::v1::TimerTask;
 
-// The task a worker gets for the started workflow task of `run`, carrying `events`.
-wf::PollWorkflowTaskQueueResponse WorkflowTaskOf(const MutableStateRecord& run,
-                                                 std::vector<HistoryEvent> events, bool speculative) {
-  const auto& exec = run.execution();
-  const auto& wft = run.workflow_task();
-  wf::PollWorkflowTaskQueueResponse out;
-  TaskToken token = MakeWorkflowTaskToken(run);
-  token.set_speculative(speculative);
-  out.set_task_token(EncodeTaskToken(token));
-  out.mutable_workflow_execution()->set_workflow_id(exec.workflow_id());
-  out.mutable_workflow_execution()->set_run_id(exec.run_id());
-  out.mutable_workflow_type()->set_name(exec.workflow_type());
-  out.set_previous_started_event_id(run.last_completed_workflow_task_started_event_id());
-  out.set_started_event_id(wft.started_event_id());
-  out.set_attempt(wft.attempt());
-  out.set_backlog_count_hint(0);
-  for (auto& e : events) *out.mutable_history()->add_events() = std::move(e);
-  out.mutable_workflow_execution_task_queue()->set_name(exec.task_queue());
-  out.mutable_workflow_execution_task_queue()->set_kind(enums::TASK_QUEUE_KIND_NORMAL);
-  *out.mutable_scheduled_time() = wft.scheduled_time();
-  *out.mutable_started_time() = wft.started_time();
-  return out;
-}
-
 constexpr char kCommitThenFail[] = "tock/commit-then-fail";
 constexpr char kNothingToWrite[] = "tock/nothing-to-write";
 constexpr absl::Duration kDefaultWorkflowTaskTimeout = absl::Seconds(10);
@@ -144,6 +120,29 @@ void AddOtherRunWrites(RunTransaction& tx, const std::string& run_id, persistenc
 }
 
 }  // namespace
+
+wf::PollWorkflowTaskQueueResponse WorkflowTaskOf(const MutableStateRecord& run,
+                                                 std::vector<HistoryEvent> events, bool speculative) {
+  const auto& exec = run.execution();
+  const auto& wft = run.workflow_task();
+  wf::PollWorkflowTaskQueueResponse out;
+  TaskToken token = MakeWorkflowTaskToken(run);
+  token.set_speculative(speculative);
+  out.set_task_token(EncodeTaskToken(token));
+  out.mutable_workflow_execution()->set_workflow_id(exec.workflow_id());
+  out.mutable_workflow_execution()->set_run_id(exec.run_id());
+  out.mutable_workflow_type()->set_name(exec.workflow_type());
+  out.set_previous_started_event_id(run.last_completed_workflow_task_started_event_id());
+  out.set_started_event_id(wft.started_event_id());
+  out.set_attempt(wft.attempt());
+  out.set_backlog_count_hint(0);
+  for (auto& e : events) *out.mutable_history()->add_events() = std::move(e);
+  out.mutable_workflow_execution_task_queue()->set_name(exec.task_queue());
+  out.mutable_workflow_execution_task_queue()->set_kind(enums::TASK_QUEUE_KIND_NORMAL);
+  *out.mutable_scheduled_time() = wft.scheduled_time();
+  *out.mutable_started_time() = wft.started_time();
+  return out;
+}
 
 absl::Status NothingToWrite() {
   absl::Status status = absl::AbortedError("nothing to write");

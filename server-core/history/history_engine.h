@@ -49,6 +49,12 @@
 
 namespace tock::server::history {
 
+// The task a worker gets for the started workflow task of `run`, carrying `events` (a poll's
+// answer, an eager start's, a completion's next task).
+wf::PollWorkflowTaskQueueResponse WorkflowTaskOf(const MutableStateRecord& run,
+                                                 std::vector<persistence::HistoryEvent> events,
+                                                 bool speculative);
+
 // The engine is the AnyShard of the shards this host owns.
 class HistoryEngine : public ShardListener,
                       public AnyShard,
@@ -471,6 +477,13 @@ class HistoryEngine : public ShardListener,
                              int64_t completed_event_id, bool* needs_workflow_task,
                              std::map<std::string, const temporal::api::protocol::v1::Message*>& messages,
                              UpdateEffects& effects, std::vector<int64_t>& eager_activities);
+  // return_new_workflow_task, as Temporal's: the workflow task this completion scheduled is
+  // started in the same commit and handed back in `out.workflow_task` with the events after
+  // the completed task (`completed_started`) and its update messages, instead of going
+  // through a queue and a poll. Only for a sticky run (the worker keeps it cached).
+  void ReturnNewWorkflowTask(RunTransaction& tx, int64_t completed_started,
+                             const std::string& identity,
+                             wf::RespondWorkflowTaskCompletedResponse& out);
   // ContinueAsNewWorkflowExecution: the next run (what the command leaves empty is inherited)
   // and WorkflowExecutionContinuedAsNew, which closes this one. A member because it builds
   // the run with BuildNewRun.

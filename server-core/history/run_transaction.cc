@@ -384,6 +384,13 @@ TimerKey RunTransaction::AddTimer(absl::Time when, TimerTask task) {
 
 void RunTransaction::RetireTimer(const TimerKey& key) {
   if (key.task_id() == 0) return;
+  // A timer made by this change (a sticky task's schedule-to-start timer when the task is
+  // started in the same commit) is simply not written.
+  if (std::erase_if(new_timers_, [&](const persistence::TimerTaskRow& t) {
+        return t.task_id == key.task_id();
+      }) > 0) {
+    return;
+  }
   persistence::TimerTaskRow row;
   row.shard_id = shard_id_;
   row.fire_time = absl::FromUnixMillis(key.fire_time_ms());

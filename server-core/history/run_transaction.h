@@ -123,6 +123,7 @@ class RunTransaction {
 
   // A durable timer; returns its key so a later change can retire it.
   tock::persistence::v1::TimerKey AddTimer(absl::Time when, tock::persistence::v1::TimerTask task);
+  // Its row is deleted by this change; a timer this change made is not written at all.
   void RetireTimer(const tock::persistence::v1::TimerKey& key);
   // The task-queue task this change consumed (a poll that started it).
   // 0: an unstored task (a sticky workflow task), nothing to delete.

@@ -439,7 +439,10 @@ absl::StatusOr<wf::RespondWorkflowTaskCompletedResponse> HistoryEngine::RespondW
     if (tx.IsOpen()) {
       needs_workflow_task |= tx.HasBuffered();
       tx.FlushBuffered();
-      if (needs_workflow_task) tx.ScheduleWorkflowTask();
+      if (needs_workflow_task) {
+        tx.ScheduleWorkflowTask();
+        if (req.return_new_workflow_task()) ReturnNewWorkflowTask(tx, started, req.identity(), out);
+      }
     }
     return absl::OkStatus();
   }, /*offer_speculative=*/token->speculative());
@@ -450,6 +453,29 @@ absl::StatusOr<wf::RespondWorkflowTaskCompletedResponse> HistoryEngine::RespondW
     metrics_->activity_eager_execution.Increment(out.activity_tasks_size());
   }
   return out;
+}
+
+void HistoryEngine::ReturnNewWorkflowTask(RunTransaction& tx, int64_t completed_started,
+                                          const std::string& identity,
+                                          wf::RespondWorkflowTaskCompletedResponse& out) {
+  // Only to a worker that keeps the run cached (a sticky one): the task carries the events
+  // after the task it completed, as a task from its sticky queue would.
+  if (tx.state().execution().sticky_task_queue().empty() || !tx.WorkflowTaskPending() ||
+      tx.WorkflowTaskStarted()) {
+    return;
+  }
+  tx.UnqueueWorkflowTask();
+  tx.StartWorkflowTask(identity);
+  std::vector<HistoryEvent> events;
+  for (const HistoryEvent& e : tx.new_events()) {
+    if (e.event_id() > completed_started) events.push_back(e);
+  }
+  const auto& wft = tx.state().workflow_task();
+  wf::PollWorkflowTaskQueueResponse task = WorkflowTaskOf(tx.state(), std::move(events), false);
+  for (auto& m : updates_.MessagesFor(tx.execution().run_id(), wft.started_event_id())) {
+    *task.add_messages() = std::move(m);
+  }
+  *out.mutable_workflow_task() = std::move(task);
 }
 
 absl::Status HistoryEngine::ApplyCommands(RunTransaction& tx, const NamespaceRef& ns,

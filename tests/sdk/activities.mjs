@@ -31,3 +31,9 @@ export async function reportHeartbeatDetails() {
   const { attempt, heartbeatDetails } = Context.current().info;
   return { attempt, heartbeatDetails };
 }
+
+// Resolves with `ms` after `ms` milliseconds (a slow local activity).
+export async function waitFor(ms) {
+  await new Promise((resolve) => setTimeout(resolve, ms));
+  return ms;
+}

@@ -21,6 +21,7 @@ const NORMAL = 1;  // temporal.api.enums.v1.TaskQueueKind
 const STICKY = 2;
 // temporal.api.enums.v1.EventType
 const WORKFLOW_TASK_SCHEDULED = 5;
+const WORKFLOW_TASK_STARTED = 6;
 const WORKFLOW_TASK_TIMED_OUT = 8;
 const TIMEOUT_TYPE_SCHEDULE_TO_START = 2;
 
@@ -222,6 +223,34 @@ test('a real worker runs a long workflow sticky, answers a query, and another wo
   const history = await handle.fetchHistory();
   const stickyTasks = history.events.filter((e) => e.workflowTaskScheduledEventAttributes?.taskQueue?.kind === STICKY);
   assert.ok(stickyTasks.length >= steps - 4, `most workflow tasks went to a sticky queue (${stickyTasks.length})`);
+});
+
+// return_new_workflow_task: a worker running a local activity longer than its workflow task
+// timeout (2 s) heartbeats with completions that force a new workflow task; each such task
+// comes back started in the completion's answer (scheduled and started in one commit, so at
+// the same time), not through the sticky queue and a poll.
+test('a real worker\'s workflow task heartbeats get their next task in the completion\'s answer', DEADLINE, async () => {
+  const taskQueue = uniqueName('tq');
+  const native = await NativeConnection.connect({ address: server.address });
+  try {
+    const worker = await Worker.create({ connection: native, taskQueue, activities, workflowsPath });
+    await worker.runUntil(async () => {
+      const handle = await client.workflow.start('slowLocalActivity', {
+        taskQueue, workflowId: uniqueName('local'), args: [4500], workflowTaskTimeout: '2 seconds',
+      });
+      assert.equal(await handle.result(), 4500);
+      const events = (await handle.fetchHistory()).events;
+      const handedBack = events.filter((e, i) => e.eventType === WORKFLOW_TASK_SCHEDULED && i > 1 &&
+        events[i + 1]?.eventType === WORKFLOW_TASK_STARTED &&
+        Number(events[i + 1].eventTime.seconds) === Number(e.eventTime.seconds) &&
+        events[i + 1].eventTime.nanos === e.eventTime.nanos);
+      assert.ok(handedBack.length >= 1,
+        `a heartbeat's next task was scheduled and started in one commit (${JSON.stringify(events.map((e) => e.eventType))})`);
+      assert.equal(events.filter((e) => e.eventType === WORKFLOW_TASK_TIMED_OUT).length, 0, 'no workflow task timed out');
+    });
+  } finally {
+    await native.close();
+  }
 });
 
 // A worker in a process of its own (worker-process.mjs); resolves once it polls.

@@ -10,6 +10,7 @@ import {
   getExternalWorkflowHandle,
   isCancellation,
   proxyActivities,
+  proxyLocalActivities,
   setHandler,
   sleep,
   upsertSearchAttributes,
@@ -217,4 +218,11 @@ export async function stepsAroundATick(steps) {
   await condition(() => ticked);
   for (; done < steps; done += 1) await greet(`step ${done}`);
   return done;
+}
+
+// A local activity that outlasts the workflow task timeout: the worker keeps its task alive
+// with workflow task heartbeats (completions that force a new workflow task).
+export async function slowLocalActivity(ms) {
+  const { waitFor } = proxyLocalActivities({ startToCloseTimeout: '60 seconds' });
+  return await waitFor(ms);
 }
