@@ -551,27 +551,28 @@ int main(int argc, char** argv) {
                    {"--log-level", "off"}, "logging info, metrics on",
                    {"--log-level", "info", "--metrics-port", "0"}, /*count=*/false);
   }
+  // Rounds of the server at its defaults against one configured by `baseline_yaml`.
+  auto against_config = [&](const char* baseline_name, const std::string& baseline_yaml,
+                            const char* variant_name) {
+    char dir_template[] = "/tmp/tock-bench-config-XXXXXX";
+    const std::string dir = mkdtemp(dir_template);
+    const std::string config = dir + "/baseline.yaml";
+    std::ofstream(config) << baseline_yaml;
+    const int status = Compare(binary, workflows, pollers, rounds, baseline_name,
+                               {"--config", config}, variant_name, {});
+    std::filesystem::remove_all(dir);
+    return status;
+  };
   if (eager) {
     // The worker asks for its activities eagerly in both (as the SDKs do); the baseline's
     // server is configured not to hand them back, so they go through the activity queue.
-    char dir_template[] = "/tmp/tock-bench-eager-XXXXXX";
-    const std::string dir = mkdtemp(dir_template);
-    const std::string off = dir + "/eager-off.yaml";
-    std::ofstream(off) << "history:\n  eager_activities: false\n";
-    const int status = Compare(binary, workflows, pollers, rounds, "activities through the queue",
-                               {"--config", off}, "eager activities", {});
-    std::filesystem::remove_all(dir);
-    return status;
+    return against_config("activities through the queue",
+                          "history:\n  eager_activities: false\n", "eager activities");
   }
   if (handler_threads) {
-    char dir_template[] = "/tmp/tock-bench-threads-XXXXXX";
-    const std::string dir = mkdtemp(dir_template);
-    const std::string none = dir + "/no-handler-threads.yaml";
-    std::ofstream(none) << "persistence:\n  sqlite:\n    handler_threads: 0\n";
-    const int status = Compare(binary, workflows, pollers, rounds, "calls on gRPC's threads",
-                               {"--config", none}, "default handler threads", {});
-    std::filesystem::remove_all(dir);
-    return status;
+    return against_config("calls on gRPC's threads",
+                          "persistence:\n  sqlite:\n    handler_threads: 0\n",
+                          "default handler threads");
   }
   if (!fault_rate.empty()) {
     const std::string name = "persistence faults " + fault_rate;

@@ -103,18 +103,32 @@ TEST_F(EngineFixture, ARetiredTimeoutTimerDoesNotFireAndRewriteTheRun) {
 // schedules the next workflow task (here for a signal that arrived meanwhile) gets it
 // started in its answer, with only the events after the completed task, and no queue,
 // poll or timer is involved: the sticky task's schedule-to-start timer is never written.
-TEST_F(EngineFixture, ACompletionAskingForItsNextTaskGetsItStartedWithTheNewEventsOnly) {
-  auto started = engine_->StartWorkflow(ns_, StartRequest("next-wf"));
-  ASSERT_TRUE(started.ok()) << started.status();
-  auto task = PollWorkflowTask("q");
-  ASSERT_TRUE(task.ok()) << task.status();
-  wf::SignalWorkflowExecutionRequest signal;
-  signal.mutable_workflow_execution()->set_workflow_id("next-wf");
-  signal.set_signal_name("go");
-  ASSERT_TRUE(engine_->SignalWorkflow(ns_, signal).ok());
+// A run of `workflow_id` whose first workflow task is started, and a signal that arrived
+// meanwhile (buffered: the completion then needs a new workflow task).
+class NextTaskFixture : public EngineFixture {
+ protected:
+  struct Started {
+    std::string run_id;
+    wf::PollWorkflowTaskQueueResponse task;
+  };
+  Started StartWithASignalDuringTheTask(const std::string& workflow_id) {
+    auto started = engine_->StartWorkflow(ns_, StartRequest(workflow_id));
+    EXPECT_TRUE(started.ok()) << started.status();
+    auto task = PollWorkflowTask("q");
+    EXPECT_TRUE(task.ok()) << task.status();
+    wf::SignalWorkflowExecutionRequest signal;
+    signal.mutable_workflow_execution()->set_workflow_id(workflow_id);
+    signal.set_signal_name("go");
+    EXPECT_TRUE(engine_->SignalWorkflow(ns_, signal).ok());
+    return {started.ok() ? started->run_id() : "", task.ok() ? *task : wf::PollWorkflowTaskQueueResponse()};
+  }
+};
 
+TEST_F(NextTaskFixture, ACompletionAskingForItsNextTaskGetsItStartedWithTheNewEventsOnly) {
+  Started started = StartWithASignalDuringTheTask("next-wf");
+  ASSERT_FALSE(HasFailure());
   wf::RespondWorkflowTaskCompletedRequest done;
-  done.set_task_token(task->task_token());
+  done.set_task_token(started.task.task_token());
   done.set_identity("worker-1");
   done.mutable_sticky_attributes()->mutable_worker_task_queue()->set_name("q-sticky-1");
   *done.mutable_sticky_attributes()->mutable_schedule_to_start_timeout() =
@@ -126,7 +140,7 @@ TEST_F(EngineFixture, ACompletionAskingForItsNextTaskGetsItStartedWithTheNewEven
   const wf::PollWorkflowTaskQueueResponse& next = answer->workflow_task();
   EXPECT_EQ(next.previous_started_event_id(), 3);
   EXPECT_EQ(next.started_event_id(), 7);
-  EXPECT_EQ(next.workflow_execution().run_id(), started->run_id());
+  EXPECT_EQ(next.workflow_execution().run_id(), started.run_id);
   std::vector<enums::EventType> types;
   for (const HistoryEvent& e : next.history().events()) types.push_back(e.event_type());
   EXPECT_EQ(types, (std::vector<enums::EventType>{
@@ -135,7 +149,7 @@ TEST_F(EngineFixture, ACompletionAskingForItsNextTaskGetsItStartedWithTheNewEven
                        enums::EVENT_TYPE_WORKFLOW_TASK_SCHEDULED,
                        enums::EVENT_TYPE_WORKFLOW_TASK_STARTED}));
   // The same events as stored.
-  std::vector<HistoryEvent> stored = History(started->run_id());
+  std::vector<HistoryEvent> stored = History(started.run_id);
   ASSERT_EQ(stored.size(), 7u);
   for (int i = 0; i < next.history().events_size(); ++i) {
     EXPECT_EQ(next.history().events(i).SerializeAsString(), stored[3 + i].SerializeAsString());
@@ -145,12 +159,12 @@ TEST_F(EngineFixture, ACompletionAskingForItsNextTaskGetsItStartedWithTheNewEven
 
   // Past the sticky schedule-to-start timeout (5 s), short of start-to-close (10 s): no timer
   // of the task fires, the run is not written again.
-  auto before = persistence_->executions().GetRun(ns_.id, "next-wf", started->run_id());
+  auto before = persistence_->executions().GetRun(ns_.id, "next-wf", started.run_id);
   ASSERT_TRUE(before.ok()) << before.status();
   clock_.Advance(absl::Seconds(6));
   engine_->WakeTimers();
   engine_->WaitForDueTimersForTest();
-  auto after = persistence_->executions().GetRun(ns_.id, "next-wf", started->run_id());
+  auto after = persistence_->executions().GetRun(ns_.id, "next-wf", started.run_id);
   ASSERT_TRUE(after.ok()) << after.status();
   EXPECT_EQ(after->db_version(), before->db_version()) << "the run was written again";
 
@@ -164,23 +178,17 @@ TEST_F(EngineFixture, ACompletionAskingForItsNextTaskGetsItStartedWithTheNewEven
   auto finished = engine_->RespondWorkflowTaskCompleted(ns_, finish);
   ASSERT_TRUE(finished.ok()) << finished.status();
   EXPECT_FALSE(finished->has_workflow_task());
-  EXPECT_EQ(History(started->run_id()).back().event_type(),
+  EXPECT_EQ(History(started.run_id).back().event_type(),
             enums::EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED);
 }
 
 // A worker without a sticky queue does not cache the run: its next task goes through the
 // queue with the whole history, as a poll gets it.
-TEST_F(EngineFixture, WithoutAStickyQueueTheNextTaskGoesThroughTheQueue) {
-  auto started = engine_->StartWorkflow(ns_, StartRequest("next-plain"));
-  ASSERT_TRUE(started.ok()) << started.status();
-  auto task = PollWorkflowTask("q");
-  ASSERT_TRUE(task.ok()) << task.status();
-  wf::SignalWorkflowExecutionRequest signal;
-  signal.mutable_workflow_execution()->set_workflow_id("next-plain");
-  signal.set_signal_name("go");
-  ASSERT_TRUE(engine_->SignalWorkflow(ns_, signal).ok());
+TEST_F(NextTaskFixture, WithoutAStickyQueueTheNextTaskGoesThroughTheQueue) {
+  Started started = StartWithASignalDuringTheTask("next-plain");
+  ASSERT_FALSE(HasFailure());
   wf::RespondWorkflowTaskCompletedRequest done;
-  done.set_task_token(task->task_token());
+  done.set_task_token(started.task.task_token());
   done.set_return_new_workflow_task(true);
   auto answer = engine_->RespondWorkflowTaskCompleted(ns_, done);
   ASSERT_TRUE(answer.ok()) << answer.status();
