@@ -863,41 +863,54 @@ TEST(TimerQueueTest, PagesStoredTimersInAndFiresEachOnce) {
   EXPECT_EQ(early, 0);
 }
 
+// One shard of an in-memory store, owned, on a manual clock at kStart, with a timer thread:
+// what a TimerQueue test runs on. `Row` makes a timer of the shard due `in` after kStart.
+struct OneShardTimers {
+  OneShardTimers() {
+    clock.Set(kStart);
+    EXPECT_TRUE(shards.AcquireAll().ok());
+  }
+  persistence::TimerTaskRow Row(const std::string& id, absl::Duration in) {
+    persistence::TimerTaskRow r;
+    r.shard_id = 1;
+    r.fire_time = absl::FromUnixMillis(absl::ToUnixMillis(kStart)) + in;
+    r.task_id = shards.NextTaskId(1);
+    r.task.set_timer_id(id);
+    return r;
+  }
+  persistence::ExecutionStore& store() { return persistence->executions(); }
+
+  ManualClock clock;
+  std::unique_ptr<persistence::Persistence> persistence = *persistence::OpenPersistence({});
+  ShardController shards{persistence->executions(), 1, "test"};
+  std::unique_ptr<TimerThread> timer_thread = std::make_unique<TimerThread>(clock);
+};
+
 // A firing that fails is retried with backoff until it succeeds; nothing is lost.
 TEST(TimerQueueTest, RetriesAFailingTimerWithBackoff) {
-  ManualClock clock;
-  clock.Set(kStart);
-  auto p = persistence::OpenPersistence({});
-  ASSERT_TRUE(p.ok());
-  ShardController shards((*p)->executions(), 1, "test");
-  ASSERT_TRUE(shards.AcquireAll().ok());
-  auto timer_thread = std::make_unique<TimerThread>(clock);
+  OneShardTimers t;
   std::atomic<int> calls{0};
   std::mutex mu;
   std::vector<absl::Time> attempts;
-  TimerQueue queue((*p)->executions(), 1, *timer_thread, clock, NullLogger(),
+  TimerQueue queue(t.store(), 1, *t.timer_thread, t.clock, NullLogger(),
                    [&](const persistence::TimerTaskRow&) {
                      std::lock_guard lock(mu);
-                     attempts.push_back(clock.Now());
+                     attempts.push_back(t.clock.Now());
                      return ++calls < 4 ? absl::UnavailableError("database is busy")
                                         : absl::OkStatus();
                    });
   queue.Activate(1);
   ASSERT_TRUE(queue.Start().ok());
-  persistence::TimerTaskRow row;
-  row.shard_id = 1;
-  row.fire_time = absl::FromUnixMillis(absl::ToUnixMillis(kStart)) + absl::Seconds(1);
-  row.task_id = shards.NextTaskId(1);
-  queue.Add(row);
+  queue.Add(t.Row("", absl::Seconds(1)));
   // 1 s, then retries after 1 s, 2 s, 4 s.
   for (int i = 0; i < 12 && calls < 4; ++i) {
-    clock.Advance(absl::Seconds(1));
+    t.clock.Advance(absl::Seconds(1));
     queue.Wake();
     queue.WaitForDueForTest();  // each attempt due by now has been made
   }
   ASSERT_EQ(calls.load(), 4);
   queue.Stop();
-  timer_thread.reset();
+  t.timer_thread.reset();
   std::lock_guard lock(mu);
   EXPECT_GE(attempts[1] - attempts[0], absl::Seconds(1));
   EXPECT_GE(attempts[2] - attempts[1], absl::Seconds(2));
@@ -908,16 +921,10 @@ TEST(TimerQueueTest, RetriesAFailingTimerWithBackoff) {
 
 // A timer whose row a commit deleted (Remove) is dropped when due; the others fire.
 TEST(TimerQueueTest, ARemovedTimerIsDroppedWhenDue) {
-  ManualClock clock;
-  clock.Set(kStart);
-  auto p = persistence::OpenPersistence({});
-  ASSERT_TRUE(p.ok());
-  ShardController shards((*p)->executions(), 1, "test");
-  ASSERT_TRUE(shards.AcquireAll().ok());
-  auto timer_thread = std::make_unique<TimerThread>(clock);
+  OneShardTimers t;
   std::mutex mu;
   std::vector<std::string> fired;
-  TimerQueue queue((*p)->executions(), 1, *timer_thread, clock, NullLogger(),
+  TimerQueue queue(t.store(), 1, *t.timer_thread, t.clock, NullLogger(),
                    [&](const persistence::TimerTaskRow& row) {
                      std::lock_guard lock(mu);
                      fired.push_back(row.task.timer_id());
@@ -925,25 +932,17 @@ TEST(TimerQueueTest, ARemovedTimerIsDroppedWhenDue) {
                    });
   queue.Activate(1);
   ASSERT_TRUE(queue.Start().ok());
-  auto row = [&](const std::string& id, absl::Duration in) {
-    persistence::TimerTaskRow r;
-    r.shard_id = 1;
-    r.fire_time = absl::FromUnixMillis(absl::ToUnixMillis(kStart)) + in;
-    r.task_id = shards.NextTaskId(1);
-    r.task.set_timer_id(id);
-    return r;
-  };
-  const persistence::TimerTaskRow kept = row("kept", absl::Seconds(1));
-  const persistence::TimerTaskRow removed = row("removed", absl::Seconds(2));
+  const persistence::TimerTaskRow kept = t.Row("kept", absl::Seconds(1));
+  const persistence::TimerTaskRow removed = t.Row("removed", absl::Seconds(2));
   queue.Add(kept);
   queue.Add(removed);
   EXPECT_EQ(queue.armed(), 2u);
   queue.Remove(removed);
-  clock.Advance(absl::Seconds(3));
+  t.clock.Advance(absl::Seconds(3));
   queue.Wake();
   queue.WaitForDueForTest();
   queue.Stop();
-  timer_thread.reset();
+  t.timer_thread.reset();
   std::lock_guard lock(mu);
   EXPECT_EQ(fired, std::vector<std::string>{"kept"});
   EXPECT_EQ(queue.armed(), 0u);
@@ -952,28 +951,18 @@ TEST(TimerQueueTest, ARemovedTimerIsDroppedWhenDue) {
 // Two hosts' timer queues over one store: a timer armed by the host that gives its shard up
 // is dropped unfired, and the shard's new owner loads and fires it.
 TEST(TimerQueueTest, ATimerOfAShardGivenUpIsDroppedAndFiredByItsNewOwner) {
-  ManualClock clock;
-  clock.Set(kStart);
-  auto p = persistence::OpenPersistence({});
-  ASSERT_TRUE(p.ok());
-  ShardController shards((*p)->executions(), 1, "test");
-  ASSERT_TRUE(shards.AcquireAll().ok());
+  OneShardTimers t;
   persistence::Commit commit;
   commit.shard_id = 1;
-  commit.range_id = shards.RangeId(1);
-  persistence::TimerTaskRow row;
-  row.shard_id = 1;
-  row.fire_time = absl::FromUnixMillis(absl::ToUnixMillis(kStart)) + absl::Seconds(1);
-  row.task_id = shards.NextTaskId(1);
-  row.task.set_timer_id("t");
+  commit.range_id = t.shards.RangeId(1);
+  const persistence::TimerTaskRow row = t.Row("t", absl::Seconds(1));
   commit.new_timers.push_back(row);
-  ASSERT_TRUE((*p)->executions().Write(commit).ok());
+  ASSERT_TRUE(t.store().Write(commit).ok());
 
-  auto timer_thread = std::make_unique<TimerThread>(clock);
   std::atomic<int> fired_a{0}, fired_b{0};
-  TimerQueue a((*p)->executions(), 1, *timer_thread, clock, NullLogger(),
+  TimerQueue a(t.store(), 1, *t.timer_thread, t.clock, NullLogger(),
                [&](const persistence::TimerTaskRow&) { ++fired_a; return absl::OkStatus(); });
-  TimerQueue b((*p)->executions(), 1, *timer_thread, clock, NullLogger(),
+  TimerQueue b(t.store(), 1, *t.timer_thread, t.clock, NullLogger(),
                [&](const persistence::TimerTaskRow&) { ++fired_b; return absl::OkStatus(); });
   ASSERT_TRUE(b.Start().ok());  // owns nothing yet
   a.Activate(1);
@@ -983,7 +972,7 @@ TEST(TimerQueueTest, ATimerOfAShardGivenUpIsDroppedAndFiredByItsNewOwner) {
 
   a.Deactivate(1);
   a.Add(row);  // a commit seen after giving the shard up is not armed either
-  clock.Advance(absl::Seconds(2));
+  t.clock.Advance(absl::Seconds(2));
   a.Wake();
   b.Wake();
   // Everything due by now has been run by both queues: the checks below see what they did.
@@ -999,7 +988,7 @@ TEST(TimerQueueTest, ATimerOfAShardGivenUpIsDroppedAndFiredByItsNewOwner) {
   EXPECT_EQ(fired_a.load(), 0);
   a.Stop();
   b.Stop();
-  timer_thread.reset();
+  t.timer_thread.reset();
 }
 
 
