@@ -408,13 +408,10 @@ absl::StatusOr<wf::ResetWorkflowExecutionResponse> WorkflowReset::Reset(
   absl::StatusOr<std::optional<MutableStateRecord>> older_base =
       ReadOlderBase(ns, workflow_id, *base_run_id, current->run_id);
   if (!older_base.ok()) return older_base.status();
-  // Time-ordered as every run id (lib/common/ids.h); the time only places its rows.
-  const std::string new_run_id = NewTimeOrderedUuid(absl::Now());
-  if (absl::Status s = Commit(ns, req, current->run_id, *older_base, new_run_id, request_id);
-      !s.ok()) {
-    return s;
-  }
-  out.set_run_id(new_run_id);
+  absl::StatusOr<std::string> new_run_id =
+      Commit(ns, req, current->run_id, *older_base, request_id);
+  if (!new_run_id.ok()) return new_run_id.status();
+  out.set_run_id(*new_run_id);
   return out;
 }
 
@@ -436,16 +433,18 @@ absl::StatusOr<std::optional<MutableStateRecord>> WorkflowReset::ReadOlderBase(
   return std::move(*base);
 }
 
-absl::Status WorkflowReset::Commit(const NamespaceRef& ns,
-                                   const wf::ResetWorkflowExecutionRequest& req,
-                                   const std::string& current_run_id,
-                                   const std::optional<MutableStateRecord>& older_base,
-                                   const std::string& new_run_id, const std::string& request_id) {
+absl::StatusOr<std::string> WorkflowReset::Commit(
+    const NamespaceRef& ns, const wf::ResetWorkflowExecutionRequest& req,
+    const std::string& current_run_id, const std::optional<MutableStateRecord>& older_base,
+    const std::string& request_id) {
   // The current run's change (MutateRun locks it: a running current run is ended with all of
   // Mutate's care), carrying the new run and, for an older base, its record.
   const std::string& workflow_id = req.workflow_execution().workflow_id();
-  return runs_.MutateRun(
+  std::string new_run_id;
+  absl::Status s = runs_.MutateRun(
       ns, {ns.id, workflow_id, current_run_id}, [&](RunTransaction& tx) -> absl::Status {
+        // Time-ordered as every run id (lib/common/ids.h), from the change's clock.
+        new_run_id = NewTimeOrderedUuid(tx.now());
         const MutableStateRecord& base = older_base ? *older_base : tx.state();
         absl::StatusOr<std::unique_ptr<RunTransaction>> next = BuildResetRun(
             {req, base, new_run_id, request_id}, store_, shards_, tx.now(), ns.failover_version);
@@ -462,6 +461,8 @@ absl::Status WorkflowReset::Commit(const NamespaceRef& ns,
         tx.SetFollowingRun(std::move(*next));
         return absl::OkStatus();
       });
+  if (!s.ok()) return s;
+  return new_run_id;
 }
 
 }  // namespace tock::server::history

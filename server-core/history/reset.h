@@ -62,11 +62,12 @@ class WorkflowReset {
                                                                   const std::string& base_run_id,
                                                                   const std::string& current_run_id);
   // The one commit: the current run's change (terminated if it runs), carrying the new run
-  // and, for an older base, its record of the reset.
-  absl::Status Commit(const NamespaceRef& ns, const wf::ResetWorkflowExecutionRequest& req,
-                      const std::string& current_run_id,
-                      const std::optional<MutableStateRecord>& older_base,
-                      const std::string& new_run_id, const std::string& request_id);
+  // and, for an older base, its record of the reset. Returns the new run's id.
+  absl::StatusOr<std::string> Commit(const NamespaceRef& ns,
+                                     const wf::ResetWorkflowExecutionRequest& req,
+                                     const std::string& current_run_id,
+                                     const std::optional<MutableStateRecord>& older_base,
+                                     const std::string& request_id);
 
   RunAccess& runs_;
   persistence::ExecutionStore& store_;
