@@ -239,7 +239,7 @@ RawReads TimeRawReads(const std::string& db_path) {
   }
   sqlite3_finalize(run_q);
   sqlite3_stmt* q = nullptr;
-  sqlite3_prepare_v2(db, "SELECT data FROM history_events WHERE run_id = ? ORDER BY event_id", -1,
+  sqlite3_prepare_v2(db, "SELECT data FROM history_batches WHERE run_id = ? ORDER BY first_event_id", -1,
                      &q, nullptr);
   for (int round = 0; round < kRounds; ++round) {
     auto t0 = Clock::now();

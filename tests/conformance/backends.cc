@@ -199,6 +199,10 @@ void BackendTest::MigrateBefore(int64_t sqlite_version, int64_t postgres_version
   auto add_before = [&](const auto& migrations, int64_t version) {
     for (const auto& m : migrations) {
       if (m.version >= version) continue;
+      if constexpr (requires { m.then; }) {
+        // A step in C++ (Migration::then) cannot run from a script.
+        ASSERT_EQ(m.then, nullptr) << "migration " << m.version << " has a step in C++";
+      }
       script += m.sql + ";\nINSERT INTO schema_version VALUES (" + std::to_string(m.version) +
                 ", 'applied by an older server', 0);\n";
     }

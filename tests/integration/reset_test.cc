@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <mutex>
@@ -17,6 +18,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "server-core/history/history_engine.h"
+#include "server-core/persistence/history_batches.h"
 #include "server-core/persistence/persistence.h"
 #include "server-core/persistence/sqlite/sqlite_db.h"
 #include "tests/integration/engine_fixture.h"
@@ -44,7 +46,7 @@ class ResetTest : public HistoryEngineTest {
 
   std::string DbPath() const { return (std::filesystem::path(dir_) / "tock.db").string(); }
 
-  // The server on the database file (the clock keeps its time: EditDatabase reopens it).
+  // The server on the database file (the clock keeps its time: DropEvents reopens it).
   void Open() {
     persistence::PersistenceConfig config;
     config.sqlite_path = DbPath();
@@ -57,15 +59,48 @@ class ResetTest : public HistoryEngineTest {
     StopEngine();
     persistence_.reset();
   }
-  // Stops the server, runs `sql` on its database file (what another host's retention or
-  // archiver delete does to a history), and starts it again: nothing is cached any more.
-  void EditDatabase(const std::string& sql) {
+  // Stops the server, removes the events [from, through] of `run` from its database file
+  // (what another host's retention or archiver delete does to a history), and starts it
+  // again: nothing is cached any more. The run's other events are stored again in batches
+  // of consecutive ids, as the store writes them (history_batches.h).
+  void DropEvents(const std::string& run, int64_t from, int64_t through) {
     Close();
     {
       auto db = persistence::SqliteDb::Open(DbPath());
       ASSERT_TRUE(db.ok()) << db.status();
       std::lock_guard lock((*db)->mutex());
-      ASSERT_TRUE((*db)->Exec(sql).ok());
+      auto read = (*db)->Prepare(
+          "SELECT first_event_id, data FROM history_batches WHERE run_id = ? "
+          "ORDER BY first_event_id");
+      ASSERT_TRUE(read.ok()) << read.status();
+      std::vector<int64_t> ids;
+      std::vector<std::string> kept;
+      (*read)->Bind(1, run);
+      ASSERT_TRUE((*read)->ForEachRow([&] {
+        return persistence::VisitBatch((*read)->BlobView(1), (*read)->Int(0),
+                                       [&](int64_t id, std::string_view bytes) {
+                                         if (id < from || id > through) {
+                                           ids.push_back(id);
+                                           kept.emplace_back(bytes);
+                                         }
+                                         return true;
+                                       });
+      }).ok());
+      ASSERT_TRUE((*db)->Exec(absl::StrCat("DELETE FROM history_batches WHERE run_id = '", run,
+                                           "'")).ok());
+      for (const persistence::EventBatch& batch : persistence::BatchEvents(ids, kept)) {
+        auto insert = (*db)->Prepare(
+            "INSERT INTO history_batches(run_id, first_event_id, last_event_id, data) "
+            "VALUES (?, ?, ?, ?)");
+        ASSERT_TRUE(insert.ok()) << insert.status();
+        ASSERT_TRUE((*insert)
+                        ->Bind(1, run)
+                        .Bind(2, batch.first_event_id)
+                        .Bind(3, batch.last_event_id())
+                        .BindBlob(4, batch.bytes)
+                        .Run()
+                        .ok());
+      }
     }
     Open();
   }
@@ -223,8 +258,7 @@ TEST_F(ResetTest, AResetRetriedWithItsRequestIdAnswersTheFirstResetsRun) {
 // P1-7: events the reset would copy are gone from the store: DATA_LOSS, nothing written.
 TEST_F(ResetTest, AHistoryShorterThanItsRunSaysIsDataLossNotACrash) {
   const std::string run = StartWithTaskStarted("short");
-  EditDatabase(
-      absl::StrCat("DELETE FROM history_events WHERE run_id = '", run, "' AND event_id >= 2"));
+  DropEvents(run, 2, INT64_MAX);
   auto reset = engine_->ResetWorkflow(ns_, ResetRequest("short", run, 3, "r"));
   EXPECT_EQ(reset.status().code(), absl::StatusCode::kDataLoss) << reset.status();
   EXPECT_NE(reset.status().message().find("is missing event 2"), std::string::npos)
@@ -250,8 +284,7 @@ TEST_F(ResetTest, AMissingEventAfterThePointIsDataLossToo) {
     if (e.event_type() == enums::EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED) signaled = e.event_id();
   }
   ASSERT_GT(signaled, 3);
-  EditDatabase(absl::StrCat("DELETE FROM history_events WHERE run_id = '", run,
-                            "' AND event_id = ", signaled));
+  DropEvents(run, signaled, signaled);
   auto reset = engine_->ResetWorkflow(ns_, ResetRequest("tail", run, 3, "r"));
   EXPECT_EQ(reset.status().code(), absl::StatusCode::kDataLoss) << reset.status();
   EXPECT_EQ(CurrentRunId("tail"), run);

@@ -48,6 +48,7 @@
 #include "server-core/persistence/execution_store.h"
 #include "server-core/persistence/visibility_store.h"
 #include "server-core/persistence/group_commit.h"
+#include "server-core/persistence/history_batches.h"
 #include "server-core/persistence/postgres/pg_stores.h"
 
 namespace tock::persistence {
@@ -131,6 +132,16 @@ struct Packed {
     offsets.push_back(static_cast<int64_t>(before) + 1);
     lengths.push_back(static_cast<int64_t>(bytes.size() - before));
   }
+  void AddBytes(std::string_view b) {
+    offsets.push_back(static_cast<int64_t>(bytes.size()) + 1);
+    lengths.push_back(static_cast<int64_t>(b.size()));
+    bytes.append(b);
+  }
+};
+
+// A run's new events as batches (history_batches.h), packed, with each batch's first id.
+struct PackedBatches : Packed {
+  std::vector<int64_t> first_ids, last_ids;
 };
 
 class PgExecutionStore : public ExecutionStore, private CommitBatchWriter {
@@ -223,23 +234,39 @@ class PgExecutionStore : public ExecutionStore, private CommitBatchWriter {
   absl::StatusOr<int64_t> VisitEventBytes(
       const std::string& run_id, int64_t first_event_id, int64_t next_event_id, int32_t limit,
       absl::FunctionRef<void(std::string_view)> visit) override {
-    constexpr int64_t kEventPage = 2000;
+    constexpr int64_t kBatchPage = 200;
     int64_t visited = 0;
     int64_t from = first_event_id;
-    // A negative limit is none, as SQLite reads LIMIT -1. Bounded: every full page moves
-    // `from` past at least kEventPage stored events.
+    // A negative limit is none, as SQLite's. Bounded: every full page moves `from` past
+    // kBatchPage stored batches. The first batch of a page is the last one starting at or
+    // before `from` (one probe of the key).
     while (limit < 0 || visited < limit) {
-      const int64_t want = limit < 0 ? kEventPage : std::min(kEventPage, limit - visited);
       absl::StatusOr<PgResult> r = pool_.Query(
-          "SELECT event_id, data FROM history_events WHERE run_id = $1 AND event_id >= $2 AND "
-          "event_id < $3 ORDER BY event_id LIMIT $4",
+          "SELECT first_event_id, data FROM history_batches WHERE run_id = $1 AND "
+          "first_event_id >= COALESCE((SELECT max(first_event_id) FROM history_batches "
+          "WHERE run_id = $1 AND first_event_id <= $2), 0) AND first_event_id < $3 "
+          "ORDER BY first_event_id LIMIT $4",
           {PgParam::Text(run_id), PgParam::Int(from), PgParam::Int(next_event_id),
-           PgParam::Int(want)});
+           PgParam::Int(kBatchPage)});
       if (!r.ok()) return r.status();
-      for (int i = 0; i < r->rows(); ++i) visit(r->View(i, 1));
-      visited += r->rows();
-      if (r->rows() < want) break;
-      from = r->Int(r->rows() - 1, 0) + 1;
+      bool full = false;
+      for (int i = 0; i < r->rows() && !full; ++i) {
+        absl::Status parsed =
+            VisitBatch(r->View(i, 1), r->Int(i, 0), [&](int64_t id, std::string_view bytes) {
+              if (id >= next_event_id || (limit >= 0 && visited >= limit)) {
+                full = true;
+                return false;
+              }
+              if (id >= from) {
+                visit(bytes);
+                ++visited;
+                from = id + 1;
+              }
+              return true;
+            });
+        if (!parsed.ok()) return parsed;
+      }
+      if (full || r->rows() < kBatchPage) break;
     }
     return visited;
   }
@@ -279,7 +306,7 @@ class PgExecutionStore : public ExecutionStore, private CommitBatchWriter {
         "FROM f)), v AS (DELETE FROM visibility WHERE namespace_id = $1 AND run_id = $3 AND "
         "workflow_id = $2 AND EXISTS (SELECT 1 FROM f)), b AS (DELETE FROM "
         "history_branch_events WHERE run_id = $3 AND EXISTS (SELECT 1 FROM f)), h AS (DELETE "
-        "FROM history_events WHERE run_id = $3 AND EXISTS (SELECT 1 FROM f)) "
+        "FROM history_batches WHERE run_id = $3 AND EXISTS (SELECT 1 FROM f)) "
         "SELECT count(*) FROM f",
         {PgParam::Text(namespace_id), PgParam::Text(workflow_id), PgParam::Text(run_id),
          PgParam::Int(shard_id), PgParam::Int(range_id)});
@@ -378,7 +405,7 @@ class PgExecutionStore : public ExecutionStore, private CommitBatchWriter {
   // connection is leased for the database work alone.
   struct Serialized : PreparedCommit {
     std::vector<std::string> states;  // per run
-    std::vector<Packed> events;       // per run
+    std::vector<PackedBatches> events;  // per run
     Packed tasks, timers;
   };
 
@@ -387,7 +414,17 @@ class PgExecutionStore : public ExecutionStore, private CommitBatchWriter {
     out->events.resize(commit.runs.size());
     for (size_t i = 0; i < commit.runs.size(); ++i) {
       out->states.push_back(commit.runs[i].state.SerializeAsString());
-      for (const HistoryEvent& e : commit.runs[i].events) out->events[i].Add(e);
+      std::vector<int64_t> ids;
+      std::vector<std::string> events;
+      for (const HistoryEvent& e : commit.runs[i].events) {
+        ids.push_back(e.event_id());
+        events.push_back(e.SerializeAsString());
+      }
+      for (const EventBatch& batch : BatchEvents(ids, events)) {
+        out->events[i].AddBytes(batch.bytes);
+        out->events[i].first_ids.push_back(batch.first_event_id);
+        out->events[i].last_ids.push_back(batch.last_event_id());
+      }
     }
     for (const TaskQueueTask& t : commit.new_tasks) out->tasks.Add(t.task);
     for (const TimerTaskRow& t : commit.new_timers) out->timers.Add(t.task);
@@ -569,16 +606,20 @@ class PgExecutionStore : public ExecutionStore, private CommitBatchWriter {
   // The run's row and its events in one statement; the events are gated on the run's
   // change. The answer says whether the run's check passed.
   void AddRun(StatementBatch& batch, int item, const Commit& commit, const RunWrite& run,
-              const std::string& state, const Packed& events) {
+              const std::string& state, const PackedBatches& events) {
     const auto& exec = run.state.execution();
     // $1 shard, $2 db_version, $3 state, $4 namespace, $5 workflow, $6 run,
-    // $7 expected db_version, $8 packed events, $9 ids, $10 offsets, $11 lengths.
+    // $7 expected db_version, $8 packed event batches, $9 their first ids, $10 offsets,
+    // $11 lengths, $12 last ids. A batch that does not follow the run's stored events (the
+    // last batch's, one probe of the key) is not written, and the answer's count says so.
     static constexpr char kEventsAndAnswer[] =
-        ", ev AS (INSERT INTO history_events(run_id, event_id, data) "
-        "SELECT $6, e.id, substring($8 FROM e.off::int FOR e.len::int) "
-        "FROM unnest($9::bigint[], $10::bigint[], $11::bigint[]) AS e(id, off, len) "
-        "WHERE EXISTS (SELECT 1 FROM run)) "
-        "SELECT count(*) FROM run";
+        ", ev AS (INSERT INTO history_batches(run_id, first_event_id, last_event_id, data) "
+        "SELECT $6, e.id, e.last, substring($8 FROM e.off::int FOR e.len::int) "
+        "FROM unnest($9::bigint[], $12::bigint[], $10::bigint[], $11::bigint[]) "
+        "AS e(id, last, off, len) WHERE EXISTS (SELECT 1 FROM run) AND "
+        "COALESCE((SELECT h.last_event_id FROM history_batches h WHERE h.run_id = $6 "
+        "ORDER BY h.first_event_id DESC LIMIT 1), 0) < e.id RETURNING 1) "
+        "SELECT (SELECT count(*) FROM run), (SELECT count(*) FROM ev)";
     std::string sql =
         run.expected_db_version == 0
             ? absl::StrCat("WITH run AS (INSERT INTO executions(namespace_id, workflow_id, "
@@ -589,25 +630,26 @@ class PgExecutionStore : public ExecutionStore, private CommitBatchWriter {
                            "WHERE namespace_id = $4 AND workflow_id = $5 AND run_id = $6 AND "
                            "db_version = $7 RETURNING 1)",
                            kEventsAndAnswer);
-    std::vector<int64_t> ids;
-    for (const HistoryEvent& e : run.events) ids.push_back(e.event_id());
     batch.Add(std::move(sql),
               {PgParam::Int(commit.shard_id), PgParam::Int(run.state.db_version()),
                PgParam::Bytes(state), PgParam::Text(exec.namespace_id()),
                PgParam::Text(exec.workflow_id()), PgParam::Text(exec.run_id()),
                PgParam::Int(run.expected_db_version), PgParam::Bytes(events.bytes),
-               PgParam::Text(batch.Keep(IntArray(ids))),
+               PgParam::Text(batch.Keep(IntArray(events.first_ids))),
                PgParam::Text(batch.Keep(IntArray(events.offsets))),
-               PgParam::Text(batch.Keep(IntArray(events.lengths)))},
-              item, [&run](absl::StatusOr<PgResult>& r, int&) -> absl::Status {
+               PgParam::Text(batch.Keep(IntArray(events.lengths))),
+               PgParam::Text(batch.Keep(IntArray(events.last_ids)))},
+              item,
+              [&run, batches = static_cast<int64_t>(events.first_ids.size())](
+                  absl::StatusOr<PgResult>& r, int&) -> absl::Status {
                 const std::string& run_id = run.state.execution().run_id();
-                if (!r.ok()) {
-                  if (r.status().code() != absl::StatusCode::kAlreadyExists) return r.status();
-                  return absl::AbortedError(absl::StrCat(
-                      "an event of run ", run_id, " exists already; nothing was written"));
+                if (r.ok() && r->Int(0, 0) != 1) return RunCheckFailed(run);
+                if (r.ok() && r->Int(0, 1) == batches) return absl::OkStatus();
+                if (!r.ok() && r.status().code() != absl::StatusCode::kAlreadyExists) {
+                  return r.status();
                 }
-                if (r->Int(0, 0) != 1) return RunCheckFailed(run);
-                return absl::OkStatus();
+                return absl::AbortedError(absl::StrCat(
+                    "an event of run ", run_id, " exists already; nothing was written"));
               });
   }
 
@@ -646,26 +688,36 @@ class PgExecutionStore : public ExecutionStore, private CommitBatchWriter {
       }
       batch.Add(
           "INSERT INTO history_branch_events(run_id, branch_token, event_id, data) "
-          "SELECT run_id, $2, event_id, data FROM history_events WHERE run_id = $1 AND "
-          "event_id <= $3",
+          "SELECT $1, $2, e.event_id, e.data FROM history_batches b, "
+          "tock_history_events(b.data, b.first_event_id) e WHERE b.run_id = $1 AND "
+          "b.first_event_id <= $3 AND e.event_id <= $3",
           {PgParam::Text(run_id), PgParam::Bytes(batch.Keep(fork.token)),
            PgParam::Int(fork.through_event_id)},
           item, check);
     }
     if (run.branch_switch.has_value()) {
       const BranchSwitch& sw = *run.branch_switch;
+      // The loser's events are kept as a branch; the batches after keep_through go, and
+      // the one holding it keeps its events up to it (no change when it ends there).
       batch.Add(
           "WITH kept AS (INSERT INTO history_branch_events(run_id, branch_token, event_id, "
-          "data) SELECT run_id, $2, event_id, data FROM history_events WHERE run_id = $1) "
-          "DELETE FROM history_events WHERE run_id = $1 AND event_id > $3",
+          "data) SELECT $1, $2, e.event_id, e.data FROM history_batches b, "
+          "tock_history_events(b.data, b.first_event_id) e WHERE b.run_id = $1), "
+          "cut AS (DELETE FROM history_batches WHERE run_id = $1 AND first_event_id > $3) "
+          "UPDATE history_batches b SET last_event_id = LEAST(b.last_event_id, $3), "
+          "data = (SELECT string_agg(tock_history_entry(e.data), ''::bytea ORDER BY "
+          "e.event_id) FROM tock_history_events(b.data, b.first_event_id) e "
+          "WHERE e.event_id <= $3) WHERE b.run_id = $1 AND b.first_event_id = (SELECT "
+          "max(first_event_id) FROM history_batches WHERE run_id = $1 AND first_event_id <= $3)",
           {PgParam::Text(run_id), PgParam::Bytes(batch.Keep(sw.retire_as)),
            PgParam::Int(sw.keep_through_event_id)},
           item, check);
       if (!sw.promote.empty()) {
         batch.Add(
             "WITH moved AS (DELETE FROM history_branch_events WHERE run_id = $1 AND "
-            "branch_token = $2 RETURNING event_id, data) INSERT INTO history_events(run_id, "
-            "event_id, data) SELECT $1, event_id, data FROM moved WHERE event_id > $3",
+            "branch_token = $2 RETURNING event_id, data) INSERT INTO history_batches(run_id, "
+            "first_event_id, last_event_id, data) SELECT $1, event_id, event_id, "
+            "tock_history_entry(data) FROM moved WHERE event_id > $3",
             {PgParam::Text(run_id), PgParam::Bytes(batch.Keep(sw.promote)),
              PgParam::Int(sw.keep_through_event_id)},
             item, check);
@@ -732,7 +784,8 @@ class PgExecutionStore : public ExecutionStore, private CommitBatchWriter {
     std::vector<std::string_view> namespaces, workflows, run_ids;
     std::vector<int64_t> shards, expected, versions;
     Packed packed_states;
-    std::vector<int64_t> event_run, event_ids, event_offsets, event_lengths;
+    std::vector<int64_t> event_run, event_ids, event_last_ids, event_offsets, event_lengths;
+    std::vector<int64_t> batches_of;  // per ordinal - 1
     std::string event_bytes;
     std::vector<std::pair<int, const RunWrite*>> owners;  // per ordinal - 1
     for (size_t c = 0; c < items.size(); ++c) {
@@ -753,11 +806,13 @@ class PgExecutionStore : public ExecutionStore, private CommitBatchWriter {
         packed_states.bytes += blobs.states[i];
         const int64_t base = static_cast<int64_t>(event_bytes.size());
         event_bytes += blobs.events[i].bytes;
-        for (size_t e = 0; e < run.events.size(); ++e) {
+        batches_of.push_back(static_cast<int64_t>(blobs.events[i].first_ids.size()));
+        for (size_t b = 0; b < blobs.events[i].first_ids.size(); ++b) {
           event_run.push_back(static_cast<int64_t>(owners.size()));
-          event_ids.push_back(run.events[e].event_id());
-          event_offsets.push_back(base + blobs.events[i].offsets[e]);
-          event_lengths.push_back(blobs.events[i].lengths[e]);
+          event_ids.push_back(blobs.events[i].first_ids[b]);
+          event_last_ids.push_back(blobs.events[i].last_ids[b]);
+          event_offsets.push_back(base + blobs.events[i].offsets[b]);
+          event_lengths.push_back(blobs.events[i].lengths[b]);
         }
       }
     }
@@ -776,11 +831,13 @@ class PgExecutionStore : public ExecutionStore, private CommitBatchWriter {
         "ON CONFLICT DO NOTHING RETURNING namespace_id, workflow_id, run_id), "
         "ok AS (SELECT n FROM upd UNION ALL SELECT r.n FROM r JOIN ins ON "
         "ins.namespace_id = r.ns AND ins.workflow_id = r.wf AND ins.run_id = r.run), "
-        "ev AS (INSERT INTO history_events(run_id, event_id, data) SELECT r.run, e.id, "
-        "substring($10 FROM e.off::int FOR e.len::int) FROM unnest($11::bigint[], "
-        "$12::bigint[], $13::bigint[], $14::bigint[]) AS e(rn, id, off, len) "
-        "JOIN r ON r.n = e.rn WHERE e.rn IN (SELECT n FROM ok)) "
-        "SELECT COALESCE(string_agg(n::text, ','), '') FROM ok",
+        "ev AS (INSERT INTO history_batches(run_id, first_event_id, last_event_id, data) "
+        "SELECT r.run, e.id, e.last, substring($10 FROM e.off::int FOR e.len::int) FROM "
+        "unnest($11::bigint[], $12::bigint[], $15::bigint[], $13::bigint[], $14::bigint[]) "
+        "AS e(rn, id, last, off, len) JOIN r ON r.n = e.rn WHERE e.rn IN (SELECT n FROM ok) "
+        "AND COALESCE((SELECT h.last_event_id FROM history_batches h WHERE h.run_id = r.run "
+        "ORDER BY h.first_event_id DESC LIMIT 1), 0) < e.id RETURNING 1) "
+        "SELECT COALESCE(string_agg(n::text, ','), ''), (SELECT count(*) FROM ev) FROM ok",
         {PgParam::Text(batch.Keep(TextArray(namespaces))),
          PgParam::Text(batch.Keep(TextArray(workflows))),
          PgParam::Text(batch.Keep(TextArray(run_ids))), PgParam::Text(batch.Keep(IntArray(shards))),
@@ -793,9 +850,11 @@ class PgExecutionStore : public ExecutionStore, private CommitBatchWriter {
          PgParam::Text(batch.Keep(IntArray(event_run))),
          PgParam::Text(batch.Keep(IntArray(event_ids))),
          PgParam::Text(batch.Keep(IntArray(event_offsets))),
-         PgParam::Text(batch.Keep(IntArray(event_lengths)))},
+         PgParam::Text(batch.Keep(IntArray(event_lengths))),
+         PgParam::Text(batch.Keep(IntArray(event_last_ids)))},
         single ? 0 : -1,
-        [owners = std::move(owners)](absl::StatusOr<PgResult>& r, int& item) -> absl::Status {
+        [owners = std::move(owners), batches_of = std::move(batches_of)](
+            absl::StatusOr<PgResult>& r, int& item) -> absl::Status {
           if (!r.ok()) {
             if (r.status().code() != absl::StatusCode::kAlreadyExists) return r.status();
             return absl::AbortedError("an event of a run exists already; nothing was written");
@@ -811,6 +870,14 @@ class PgExecutionStore : public ExecutionStore, private CommitBatchWriter {
             if (changed.count(static_cast<int64_t>(i) + 1) != 0) continue;
             item = owners[i].first;
             return RunCheckFailed(*owners[i].second);
+          }
+          // Every run's row changed; a batch not written did not follow its run's events
+          // (which run's, the count cannot tell: the group is written again commit by commit).
+          int64_t batches = 0;
+          for (int64_t n : batches_of) batches += n;
+          if (r->Int(0, 1) != batches) {
+            item = -1;
+            return absl::AbortedError("an event of a run exists already; nothing was written");
           }
           return absl::OkStatus();
         });

@@ -304,6 +304,71 @@ CREATE INDEX task_queue_tasks_transfer ON task_queue_tasks(kind, shard_id, task_
 COMMENT ON COLUMN task_queue_tasks.shard_id IS
   'The history shard of the commit that wrote the task; NULL for tasks written before schema version 17 (their shard, a hash of namespace and workflow id modulo the shard count, is computed by the server when it reads them)';
 )sql"},
+      {18, "history in batches: one row per stretch of consecutive events a commit wrote (history_batches.h)",
+       R"sql(
+CREATE TABLE history_batches (
+  run_id         TEXT COLLATE "C" NOT NULL,
+  first_event_id BIGINT NOT NULL,
+  last_event_id  BIGINT NOT NULL,
+  data           BYTEA  NOT NULL,
+  PRIMARY KEY (run_id, first_event_id)
+);
+COMMENT ON TABLE history_batches IS
+  'The history of every run: one row per stretch of consecutive events that one commit wrote, first_event_id to last_event_id';
+COMMENT ON COLUMN history_batches.data IS
+  'temporal.api.history.v1.History: each event as field 1, length-delimited';
+-- One event's entry in a batch: the tag of History.events, the length as a varint, the
+-- event (history_batches.h's AppendToBatch).
+CREATE FUNCTION tock_history_entry(event BYTEA) RETURNS BYTEA
+LANGUAGE plpgsql IMMUTABLE STRICT AS $$
+DECLARE
+  n BIGINT := length(event);
+  prefix BYTEA := '\x0a';
+BEGIN
+  WHILE n >= 128 LOOP
+    prefix := prefix || set_byte('\x00'::bytea, 0, (n % 128 + 128)::int);
+    n := n / 128;
+  END LOOP;
+  RETURN prefix || set_byte('\x00'::bytea, 0, n::int) || event;
+END $$;
+-- The events of a batch whose first event is first_id, with their ids (VisitBatch).
+CREATE FUNCTION tock_history_events(batch BYTEA, first_id BIGINT)
+RETURNS TABLE (event_id BIGINT, data BYTEA)
+LANGUAGE plpgsql IMMUTABLE STRICT AS $$
+DECLARE
+  pos INT := 0;
+  len BIGINT;
+  shift INT;
+  b INT;
+BEGIN
+  event_id := first_id;
+  WHILE pos < length(batch) LOOP
+    IF get_byte(batch, pos) <> 10 THEN
+      RAISE EXCEPTION 'a stored history batch cannot be parsed';
+    END IF;
+    pos := pos + 1;
+    len := 0;
+    shift := 0;
+    LOOP
+      b := get_byte(batch, pos);
+      pos := pos + 1;
+      len := len | ((b & 127)::bigint << shift);
+      EXIT WHEN b < 128;
+      shift := shift + 7;
+    END LOOP;
+    IF pos + len > length(batch) THEN
+      RAISE EXCEPTION 'a stored history batch cannot be parsed';
+    END IF;
+    data := substring(batch FROM pos + 1 FOR len::int);
+    RETURN NEXT;
+    pos := pos + len::int;
+    event_id := event_id + 1;
+  END LOOP;
+END $$;
+INSERT INTO history_batches(run_id, first_event_id, last_event_id, data)
+  SELECT run_id, event_id, event_id, tock_history_entry(data) FROM history_events;
+DROP TABLE history_events;
+)sql"},
   };
   return migrations;
 }

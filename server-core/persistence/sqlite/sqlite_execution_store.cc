@@ -1,6 +1,9 @@
+#include <optional>
+
 #include "absl/strings/str_cat.h"
 #include "server-core/persistence/execution_store.h"
 #include "server-core/persistence/group_commit.h"
+#include "server-core/persistence/history_batches.h"
 #include "server-core/persistence/sqlite/sqlite_stores.h"
 #include "server-core/persistence/visibility_store.h"
 
@@ -125,17 +128,8 @@ class SqliteExecutionStore : public ExecutionStore, private CommitBatchWriter {
       const std::string& run_id, int64_t first_event_id, int64_t next_event_id, int32_t limit,
       absl::FunctionRef<void(std::string_view)> visit) override {
     std::lock_guard lock(db_.mutex());
-    ASSIGN_STMT(q, db_.Prepare(
-        "SELECT data FROM history_events WHERE run_id = ? AND event_id >= ? AND event_id < ? "
-        "ORDER BY event_id LIMIT ?"));
-    q.Bind(1, run_id).Bind(2, first_event_id).Bind(3, next_event_id).Bind(4, int64_t{limit});
-    int64_t visited = 0;
-    RETURN_IF_ERROR(q.ForEachRow([&] {
-      visit(q.BlobView(0));
-      ++visited;
-      return absl::OkStatus();
-    }));
-    return visited;
+    return VisitEventsLocked(run_id, first_event_id, next_event_id, limit,
+                             [&](int64_t, std::string_view bytes) { visit(bytes); });
   }
 
   absl::StatusOr<std::vector<HistoryEvent>> ReadBranchEvents(const std::string& run_id,
@@ -177,7 +171,7 @@ class SqliteExecutionStore : public ExecutionStore, private CommitBatchWriter {
         "DELETE FROM executions WHERE namespace_id = ?1 AND workflow_id = ?2 AND run_id = ?3",
         "DELETE FROM current_executions WHERE namespace_id = ?1 AND workflow_id = ?2 AND run_id = ?3",
         "DELETE FROM visibility WHERE namespace_id = ?1 AND run_id = ?3 AND workflow_id = ?2",
-        "DELETE FROM history_events WHERE run_id = ?3 AND ?1 IS NOT NULL AND ?2 IS NOT NULL",
+        "DELETE FROM history_batches WHERE run_id = ?3 AND ?1 IS NOT NULL AND ?2 IS NOT NULL",
         "DELETE FROM history_branch_events WHERE run_id = ?3 AND ?1 IS NOT NULL AND "
         "?2 IS NOT NULL",
     };
@@ -283,7 +277,7 @@ class SqliteExecutionStore : public ExecutionStore, private CommitBatchWriter {
   // until the group's transaction is over (the statements bind them without copying).
   struct Blobs : PreparedCommit {
     std::vector<std::string> states;               // per run
-    std::vector<std::vector<std::string>> events;  // per run, per event
+    std::vector<std::vector<EventBatch>> events;   // per run, per batch of its events
     std::vector<std::string> tasks;                // per new task
     std::vector<std::string> timers;               // per new timer
   };
@@ -295,8 +289,13 @@ class SqliteExecutionStore : public ExecutionStore, private CommitBatchWriter {
     Blobs& blobs = *prepared;
     for (const RunWrite& run : commit.runs) {
       blobs.states.push_back(run.state.SerializeAsString());
-      auto& events = blobs.events.emplace_back();
-      for (const HistoryEvent& e : run.events) events.push_back(e.SerializeAsString());
+      std::vector<int64_t> ids;
+      std::vector<std::string> events;
+      for (const HistoryEvent& e : run.events) {
+        ids.push_back(e.event_id());
+        events.push_back(e.SerializeAsString());
+      }
+      blobs.events.push_back(BatchEvents(ids, events));
     }
     for (const TaskQueueTask& task : commit.new_tasks)
       blobs.tasks.push_back(task.task.SerializeAsString());
@@ -472,26 +471,27 @@ class SqliteExecutionStore : public ExecutionStore, private CommitBatchWriter {
                             .Bind(4, fork.through_event_id).Run());
         continue;
       }
-      ASSIGN_STMT(copy, db_.Prepare(
-          "INSERT INTO history_branch_events(run_id, branch_token, event_id, data) "
-          "SELECT run_id, ?, event_id, data FROM history_events WHERE run_id = ? AND "
-          "event_id <= ?"));
-      RETURN_IF_ERROR(copy.BindBlob(1, fork.token).Bind(2, run_id).Bind(3, fork.through_event_id).Run());
+      RETURN_IF_ERROR(CopyHistoryToBranch(run_id, fork.token, fork.through_event_id));
     }
     if (run.branch_switch.has_value()) {
       const BranchSwitch& sw = *run.branch_switch;
-      ASSIGN_STMT(retire, db_.Prepare(
-          "INSERT INTO history_branch_events(run_id, branch_token, event_id, data) "
-          "SELECT run_id, ?, event_id, data FROM history_events WHERE run_id = ?"));
-      RETURN_IF_ERROR(retire.BindBlob(1, sw.retire_as).Bind(2, run_id).Run());
-      ASSIGN_STMT(cut, db_.Prepare("DELETE FROM history_events WHERE run_id = ? AND event_id > ?"));
-      RETURN_IF_ERROR(cut.Bind(1, run_id).Bind(2, sw.keep_through_event_id).Run());
+      RETURN_IF_ERROR(CopyHistoryToBranch(run_id, sw.retire_as, -1));
+      RETURN_IF_ERROR(CutHistory(run_id, sw.keep_through_event_id));
       if (!sw.promote.empty()) {
-        ASSIGN_STMT(promote, db_.Prepare(
-            "INSERT INTO history_events(run_id, event_id, data) SELECT run_id, event_id, data "
-            "FROM history_branch_events WHERE run_id = ? AND branch_token = ? AND event_id > ?"));
-        RETURN_IF_ERROR(
-            promote.Bind(1, run_id).BindBlob(2, sw.promote).Bind(3, sw.keep_through_event_id).Run());
+        ASSIGN_STMT(promoted, db_.Prepare(
+            "SELECT event_id, data FROM history_branch_events WHERE run_id = ? AND "
+            "branch_token = ? AND event_id > ? ORDER BY event_id"));
+        promoted.Bind(1, run_id).BindBlob(2, sw.promote).Bind(3, sw.keep_through_event_id);
+        std::vector<int64_t> ids;
+        std::vector<std::string> events;
+        RETURN_IF_ERROR(promoted.ForEachRow([&] {
+          ids.push_back(promoted.Int(0));
+          events.push_back(promoted.Blob(1));
+          return absl::OkStatus();
+        }));
+        for (const EventBatch& batch : BatchEvents(ids, events)) {
+          RETURN_IF_ERROR(InsertBatch(run_id, batch));
+        }
         ASSIGN_STMT(drop, db_.Prepare(
             "DELETE FROM history_branch_events WHERE run_id = ? AND branch_token = ?"));
         RETURN_IF_ERROR(drop.Bind(1, run_id).BindBlob(2, sw.promote).Run());
@@ -628,21 +628,120 @@ class SqliteExecutionStore : public ExecutionStore, private CommitBatchWriter {
 
   // The run's new events, in their order; `events`: their serialized blobs. An event id
   // taken already is ABORTED (with a fixed message, as for the run's row).
-  absl::Status WriteEvents(const RunWrite& run, const std::vector<std::string>& events) {
-    const std::string& run_id = run.state.execution().run_id();
-    for (size_t e = 0; e < run.events.size(); ++e) {
-      const HistoryEvent& event = run.events[e];
-      ASSIGN_STMT(ins, db_.Prepare(
-          "INSERT INTO history_events(run_id, event_id, data) VALUES (?,?,?)"));
-      absl::Status s =
-          ins.Bind(1, run_id).Bind(2, event.event_id()).BindBlobView(3, events[e]).Run();
-      if (!s.ok()) {
-        if (absl::IsUnavailable(s)) return s;
-        return absl::AbortedError(
-            absl::StrCat("event ", event.event_id(), " of run ", run_id, " exists already"));
-      }
+  absl::Status WriteEvents(const RunWrite& run, const std::vector<EventBatch>& batches) {
+    for (const EventBatch& batch : batches) {
+      RETURN_IF_ERROR(InsertBatch(run.state.execution().run_id(), batch));
     }
     return absl::OkStatus();
+  }
+
+  // A batch must follow the run's stored events (checked against the last batch, one probe
+  // of the key): one that does not is ABORTED, with a fixed message as for the run's row.
+  absl::Status InsertBatch(const std::string& run_id, const EventBatch& batch) {
+    ASSIGN_STMT(ins, db_.Prepare(
+        "INSERT INTO history_batches(run_id, first_event_id, last_event_id, data) "
+        "SELECT ?1, ?2, ?3, ?4 WHERE COALESCE((SELECT last_event_id FROM history_batches "
+        "WHERE run_id = ?1 ORDER BY first_event_id DESC LIMIT 1), 0) < ?2"));
+    absl::Status s = ins.Bind(1, run_id)
+                         .Bind(2, batch.first_event_id)
+                         .Bind(3, batch.last_event_id())
+                         .BindBlobView(4, batch.bytes)
+                         .Run();
+    if (absl::IsUnavailable(s) || (s.ok() && db_.Changes() == 1)) return s;
+    return absl::AbortedError(
+        absl::StrCat("event ", batch.first_event_id, " of run ", run_id, " exists already"));
+  }
+
+  // Events [first_event_id, next_event_id) of the run's history, at most `limit` (negative:
+  // no limit), in order. Requires the lock. The first batch is the last one starting at or
+  // before first_event_id (one probe of the key); the walk stops at the first batch past
+  // the range, so it reads no more than the range's batches.
+  absl::StatusOr<int64_t> VisitEventsLocked(
+      const std::string& run_id, int64_t first_event_id, int64_t next_event_id, int64_t limit,
+      absl::FunctionRef<void(int64_t, std::string_view)> visit) {
+    ASSIGN_STMT(q, db_.Prepare(
+        "SELECT first_event_id, data FROM history_batches WHERE run_id = ?1 AND "
+        "first_event_id >= COALESCE((SELECT MAX(first_event_id) FROM history_batches "
+        "WHERE run_id = ?1 AND first_event_id <= ?2), 0) AND first_event_id < ?3 "
+        "ORDER BY first_event_id"));
+    q.Bind(1, run_id).Bind(2, first_event_id).Bind(3, next_event_id);
+    int64_t visited = 0;
+    bool full = false;
+    absl::Status result = q.ForEachRow([&]() -> absl::Status {
+      RETURN_IF_ERROR(VisitBatch(q.BlobView(1), q.Int(0), [&](int64_t id, std::string_view bytes) {
+        if (id >= next_event_id || (limit >= 0 && visited >= limit)) {
+          full = true;
+          return false;
+        }
+        if (id >= first_event_id) {
+          visit(id, bytes);
+          ++visited;
+        }
+        return true;
+      }));
+      return full ? absl::CancelledError() : absl::OkStatus();  // Cancelled: the walk ends
+    });
+    if (!result.ok() && !absl::IsCancelled(result)) return result;
+    return visited;
+  }
+
+  // Copies the run's history, through `through_event_id` (negative: all of it), to the
+  // branch `token`, one row per event as branches are stored. Requires the lock.
+  absl::Status CopyHistoryToBranch(const std::string& run_id, const std::string& token,
+                                   int64_t through_event_id) {
+    ASSIGN_STMT(ins, db_.Prepare(
+        "INSERT INTO history_branch_events(run_id, branch_token, event_id, data) "
+        "VALUES (?,?,?,?)"));
+    absl::Status inserted;
+    absl::StatusOr<int64_t> copied = VisitEventsLocked(
+        run_id, 1, through_event_id < 0 ? INT64_MAX : through_event_id + 1, -1,
+        [&](int64_t id, std::string_view bytes) {
+          if (!inserted.ok()) return;
+          inserted = ins.Reset().Bind(1, run_id).BindBlob(2, token).Bind(3, id).BindBlobView(4, bytes).Run();
+        });
+    if (!copied.ok()) return copied.status();
+    if (!inserted.ok() && !absl::IsUnavailable(inserted)) {
+      return absl::AbortedError(
+          absl::StrCat("an event of a branch of run ", run_id, " exists already"));
+    }
+    return inserted;
+  }
+
+  // Removes the run's events after `keep_through_event_id`: the batches that start after it
+  // go, and the one that holds it keeps its events up to it. Requires the lock.
+  absl::Status CutHistory(const std::string& run_id, int64_t keep_through_event_id) {
+    ASSIGN_STMT(last, db_.Prepare(
+        "SELECT first_event_id, data FROM history_batches WHERE run_id = ? AND "
+        "first_event_id <= ? ORDER BY first_event_id DESC LIMIT 1"));
+    last.Bind(1, run_id).Bind(2, keep_through_event_id);
+    absl::StatusOr<bool> found = last.Step();
+    if (!found.ok()) return found.status();
+    std::optional<EventBatch> kept;
+    absl::Status parsed;
+    if (*found) {
+      kept.emplace().first_event_id = last.Int(0);
+      parsed = VisitBatch(last.BlobView(1), kept->first_event_id,
+                          [&](int64_t id, std::string_view bytes) {
+                            if (id > keep_through_event_id) return false;
+                            AppendToBatch(kept->bytes, bytes);
+                            ++kept->event_count;
+                            return true;
+                          });
+    }
+    last.Reset();
+    RETURN_IF_ERROR(parsed);
+    ASSIGN_STMT(cut, db_.Prepare(
+        "DELETE FROM history_batches WHERE run_id = ? AND first_event_id > ?"));
+    RETURN_IF_ERROR(cut.Bind(1, run_id).Bind(2, keep_through_event_id).Run());
+    if (!kept.has_value()) return absl::OkStatus();
+    ASSIGN_STMT(shorten, db_.Prepare(
+        "UPDATE history_batches SET data = ?, last_event_id = ? WHERE run_id = ? AND "
+        "first_event_id = ?"));
+    return shorten.BindBlobView(1, kept->bytes)
+        .Bind(2, kept->last_event_id())
+        .Bind(3, run_id)
+        .Bind(4, kept->first_event_id)
+        .Run();
   }
 
   // The run's visibility record, if it has one, and its archival queue row when it closes

@@ -1,9 +1,33 @@
 #include "server-core/persistence/sqlite/sqlite_schema.h"
 
 #include "absl/strings/str_cat.h"
+#include "server-core/persistence/history_batches.h"
 #include "server-core/persistence/visibility_store.h"
 
 namespace tock::persistence {
+
+namespace {
+
+// Migration 18's step: each stored event becomes a batch of one (SQL cannot write the
+// length prefix), then the table of events goes.
+absl::Status CopyEventsIntoBatches(SqliteDb& db) {
+  auto read = db.Prepare("SELECT run_id, event_id, data FROM history_events");
+  if (!read.ok()) return read.status();
+  auto write = db.Prepare(
+      "INSERT INTO history_batches(run_id, first_event_id, last_event_id, data) "
+      "VALUES (?1, ?2, ?2, ?3)");
+  if (!write.ok()) return write.status();
+  std::string batch;
+  absl::Status copied = (*read)->ForEachRow([&] {
+    batch.clear();
+    AppendToBatch(batch, (*read)->BlobView(2));
+    return (*write)->Reset().Bind(1, (*read)->Text(0)).Bind(2, (*read)->Int(1)).BindBlobView(3, batch).Run();
+  });
+  if (!copied.ok()) return copied;
+  return db.Exec("DROP TABLE history_events");
+}
+
+}  // namespace
 
 const std::vector<Migration>& SqliteMigrations() {
   static const std::vector<Migration> migrations = {
@@ -253,6 +277,17 @@ CREATE INDEX task_queue_tasks_transfer ON task_queue_tasks(kind, shard_id, task_
 DROP INDEX task_queue_tasks_transfer;
 CREATE INDEX task_queue_tasks_transfer ON task_queue_tasks(shard_id, task_id) WHERE kind = 3;
 )sql"},
+      {18, "history in batches: one row per stretch of consecutive events a commit wrote (history_batches.h)",
+       R"sql(
+CREATE TABLE history_batches (
+  run_id         TEXT    NOT NULL,
+  first_event_id INTEGER NOT NULL,
+  last_event_id  INTEGER NOT NULL,
+  data           BLOB    NOT NULL,  -- temporal.api.history.v1.History: events first..last
+  PRIMARY KEY (run_id, first_event_id)
+) WITHOUT ROWID;
+)sql",
+       &CopyEventsIntoBatches},
   };
   return migrations;
 }
@@ -323,7 +358,9 @@ absl::Status MigrateSqlite(SqliteDb& db) {
     if (m.version <= applied) continue;
     Transaction tx(db);
     if (absl::Status s = tx.Begin(); !s.ok()) return s;
-    if (absl::Status s = db.Exec(m.sql); !s.ok()) {
+    absl::Status s = db.Exec(m.sql);
+    if (s.ok() && m.then != nullptr) s = m.then(db);
+    if (!s.ok()) {
       return absl::InternalError(
           absl::StrCat("schema migration ", m.version, " failed: ", s.message()));
     }

@@ -14,6 +14,8 @@ struct Migration {
   int version;
   std::string description;
   std::string sql;
+  // What SQL cannot do, run after `sql` in the same transaction (null: nothing).
+  absl::Status (*then)(SqliteDb& db) = nullptr;
 };
 
 const std::vector<Migration>& SqliteMigrations();
