@@ -14,8 +14,8 @@
 // connections on the same server (so the same durability settings); and N hosts against one.
 //
 // Usage: workflow_bench TOCK_SERVER [workflows] [pollers per kind] [--archive |
-//        --observability | --faults RATE | --eager | --handler-threads] [--rounds N] [--postgres ADMIN_URL
-//        [--hosts N]] [--synchronous full|normal|both]
+//        --observability | --faults RATE | --eager | --handler-threads | --partitions]
+//        [--rounds N] [--postgres ADMIN_URL [--hosts N]] [--synchronous full|normal|both]
 //   --eager: alternates rounds of a server that hands activities back eagerly (the default)
 //   and one configured not to (history.eager_activities: false), and prints the ratio;
 //   --handler-threads: alternates rounds of a server at its defaults (calls that wait for
@@ -24,7 +24,11 @@
 //   --observability: alternates rounds of a server with logging at info and metrics on
 //   (--log-level info --metrics-port 0) and one with both off, and prints the ratio;
 //   --faults RATE: alternates rounds with RATE of persistence calls failing
-//   (--persistence-fault-rate) and without, and prints the ratio.
+//   (--persistence-fault-rate) and without, and prints the ratio;
+//   --partitions (with --postgres): alternates rounds of N hosts whose workers' polls wait on
+//   their host's partition of the queue first (the default) and N hosts that send every
+//   poll to the queue's host (membership.partition_wait: 0s), and prints the ratio;
+//   --partition-wait D sets the first ones' wait (the server's default otherwise).
 // The worker retries UNAVAILABLE and DEADLINE_EXCEEDED as the SDKs do (a call that failed
 // after its change was made then answers NOT_FOUND, which counts as done).
 #include <fcntl.h>
@@ -226,7 +230,7 @@ bool WaitForSettledRing(const std::string& address, size_t hosts) {
 // reach a host that forwards them to the run's or the queue's owner.
 Round RunRound(const std::string& binary, int workflows, int pollers, bool archive,
                const std::vector<std::string>& extra_args, const std::string& postgres_admin = "",
-               int hosts = 1, bool count = true) {
+               int hosts = 1, bool count = true, const std::string& membership_yaml = "") {
   Round round;
   char dir_template[] = "/tmp/tock-bench-XXXXXX";
   const std::string dir = mkdtemp(dir_template);
@@ -243,8 +247,8 @@ Round RunRound(const std::string& binary, int workflows, int pollers, bool archi
     // kPostgresShards shards, so that every one of a few hosts owns some; membership as the
     // multi-host tests run it (a dead host is noticed within a second).
     std::FILE* config = std::fopen((dir + "/hosts.yaml").c_str(), "w");
-    std::fprintf(config, "history:\n  shards: %d\nmembership:\n  heartbeat: 200ms\n  cutoff: 1s\n",
-                 kPostgresShards);
+    std::fprintf(config, "history:\n  shards: %d\nmembership:\n  heartbeat: 200ms\n  cutoff: 1s\n%s",
+                 kPostgresShards, membership_yaml.c_str());
     std::fclose(config);
     server_args = {"--postgres-url", WithDatabase(postgres_admin, database), "--config",
                    dir + "/hosts.yaml"};
@@ -363,17 +367,22 @@ double NullCallsPerSecond(const std::string& binary, int pollers, int calls) {
 
 // Alternates rounds of the two configurations (which goes first alternates too) and prints
 // both medians and the ratio variant / baseline.
+// On PostgreSQL (`postgres_admin`), `hosts` hosts, the two differing in their `membership:`
+// lines instead.
 int Compare(const std::string& binary, int workflows, int pollers, int rounds,
             const char* baseline_name, const std::vector<std::string>& baseline_args,
             const char* variant_name, const std::vector<std::string>& variant_args,
-            bool count = true) {
+            bool count = true, const std::string& postgres_admin = "", int hosts = 1,
+            const std::string& baseline_membership = "",
+            const std::string& variant_membership = "") {
   std::vector<double> base, variant;
   bool all = true;
   for (int r = 0; r < rounds; ++r) {
     for (int k = 0; k < 2; ++k) {
       const bool is_variant = (k == 0) == (r % 2 == 1);
       Round round = RunRound(binary, workflows, pollers, false,
-                             is_variant ? variant_args : baseline_args, "", 1, count);
+                             is_variant ? variant_args : baseline_args, postgres_admin, hosts,
+                             count, is_variant ? variant_membership : baseline_membership);
       all &= round.completed == workflows;
       (is_variant ? variant : base).push_back(round.rate());
       std::printf("round %d  %-28s %d of %d, %.0f workflows/s\n", r + 1,
@@ -504,7 +513,8 @@ int main(int argc, char** argv) {
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   if (argc < 2) {
     std::cerr << "usage: workflow_bench TOCK_SERVER [workflows] [pollers per kind] "
-                 "[--archive | --observability | --faults RATE | --eager | --handler-threads]\n"
+                 "[--archive | --observability | --faults RATE | --eager | --handler-threads |\n"
+                 "  --partitions]\n"
                  "  [--rounds N] "
                  "[--postgres ADMIN_URL [--hosts N]] [--synchronous full|normal|both]\n"
                  "  --postgres: four ways in one run: the server on SQLite against a raw SQLite\n"
@@ -516,6 +526,9 @@ int main(int argc, char** argv) {
                  "  --faults RATE: ratio with RATE of persistence calls failing to none\n"
                  "  --eager: ratio of eager activities (the default) to activities through the queue\n"
                  "  --handler-threads: ratio of the default handler threads to none\n"
+                 "  --partitions: with --postgres, N hosts whose polls wait on their host's\n"
+                 "    partition first (the default, or --partition-wait D) against polls sent to\n"
+                 "    the queue's host\n"
                  "  --synchronous: the server's persistence.sqlite.synchronous in the default run\n"
                  "  (full: power-safe, tock-server's default; normal: process-crash-safe); both\n"
                  "  (the default) reports each against a raw SQLite loop in the same mode\n";
@@ -524,8 +537,9 @@ int main(int argc, char** argv) {
   const std::string binary = argv[1];
   const int workflows = argc > 2 ? std::stoi(argv[2]) : 2000;
   const int pollers = argc > 3 ? std::stoi(argv[3]) : 8;  // per kind (workflow, activity)
-  bool archive = false, observability = false, eager = false, handler_threads = false;
-  std::string fault_rate, postgres_admin;
+  bool archive = false, observability = false, eager = false, handler_threads = false,
+       partitions = false;
+  std::string fault_rate, postgres_admin, partition_wait;
   int rounds = 3, hosts = 3;
   bool rounds_given = false;
   std::string synchronous = "both";  // the default run reports both settings
@@ -535,6 +549,8 @@ int main(int argc, char** argv) {
     if (a == "--observability") observability = true;
     if (a == "--eager") eager = true;
     if (a == "--handler-threads") handler_threads = true;
+    if (a == "--partitions") partitions = true;
+    if (a == "--partition-wait" && i + 1 < argc) partition_wait = argv[++i];
     if (a == "--faults" && i + 1 < argc) fault_rate = argv[++i];
     if (a == "--rounds" && i + 1 < argc) rounds = std::stoi(argv[++i]);
     if (a == "--postgres" && i + 1 < argc) postgres_admin = argv[++i];
@@ -580,6 +596,16 @@ int main(int argc, char** argv) {
                    {"--persistence-fault-rate", fault_rate, "--persistence-fault-seed", "7"});
   }
 
+  if (partitions) {
+    if (postgres_admin.empty()) {
+      std::cerr << "workflow_bench: --partitions needs --postgres ADMIN_URL\n";
+      return 2;
+    }
+    return Compare(binary, workflows, pollers, rounds, "every poll to the queue's host", {},
+                   "polls on their host's partition first", {}, true, postgres_admin, hosts,
+                   "  partition_wait: 0s\n",
+                   partition_wait.empty() ? "" : "  partition_wait: " + partition_wait + "\n");
+  }
   if (!postgres_admin.empty()) {
     return FourWay(binary, workflows, pollers, postgres_admin, hosts, rounds_given ? rounds : 1);
   }

@@ -371,7 +371,8 @@ class TockServerImpl : public TockServer {
     // Any host accepts any call: those about a run or a task queue go to its owner.
     routing::RegisterHostService(dispatcher_, *history_, *matching_, *placement_);
     call_router_ = std::make_unique<routing::CallRouter>(*placement_, *peers_, *shards_,
-                                                         *namespaces_, clock_, *timer_thread_);
+                                                         *namespaces_, clock_, *timer_thread_,
+                                                         config_.membership.partition_wait);
     call_router_->Install(dispatcher_);
     timers::RouteTimerCalls(*call_router_, dispatcher_, *timer_service_);
   }

@@ -206,6 +206,13 @@ absl::Status ValidateMembership(const ServerConfig& config) {
                      FormatHumanDuration(2 * membership.heartbeat), ") and at most 1h; got ",
                      FormatHumanDuration(membership.cutoff)));
   }
+  // Polls last a minute at most (the frontend's kMaxPoll).
+  if (membership.partition_wait < absl::ZeroDuration() ||
+      membership.partition_wait > absl::Minutes(1)) {
+    return FieldError("membership.partition_wait",
+                      absl::StrCat("must be between 0s and 1m; got ",
+                                   FormatHumanDuration(membership.partition_wait)));
+  }
   const std::string& advertise_address = config.advertise_address;
   if (advertise_address.size() > 255 ||
       (!advertise_address.empty() && advertise_address.find(':') == std::string::npos)) {
@@ -473,11 +480,15 @@ absl::StatusOr<ServerConfig> ParseServerConfig(const std::string& yaml_text) {
     TOCK_CONFIG_RETURN_IF_ERROR(Read(log["format"], "log.format", "a string", &config.log.format));
   }
   if (const YAML::Node membership = root["membership"]) {
-    TOCK_CONFIG_RETURN_IF_ERROR(CheckKeys(membership, "membership", {"heartbeat", "cutoff"}));
+    TOCK_CONFIG_RETURN_IF_ERROR(
+        CheckKeys(membership, "membership", {"heartbeat", "cutoff", "partition_wait"}));
     TOCK_CONFIG_RETURN_IF_ERROR(ReadDuration(membership["heartbeat"], "membership.heartbeat",
                                              &config.membership.heartbeat));
     TOCK_CONFIG_RETURN_IF_ERROR(
         ReadDuration(membership["cutoff"], "membership.cutoff", &config.membership.cutoff));
+    TOCK_CONFIG_RETURN_IF_ERROR(ReadDuration(membership["partition_wait"],
+                                             "membership.partition_wait",
+                                             &config.membership.partition_wait));
   }
   if (const YAML::Node history = root["history"]) {
     TOCK_CONFIG_RETURN_IF_ERROR(CheckKeys(

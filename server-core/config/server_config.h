@@ -8,6 +8,7 @@
 //     advertise_address: "" # HOST:PORT other hosts reach this one at; empty: ip:port
 //   membership:             # several hosts on one PostgreSQL database
 //     heartbeat: 10s        # how often this host writes its membership row
+//     partition_wait: 200ms # a poll's wait on this host's partition of another host's queue
 //     cutoff: 20s           # a host whose row is older is dead; its shards move
 //   persistence:
 //     engine: sqlite
@@ -105,6 +106,9 @@ struct ServerConfig {
   struct Membership {
     absl::Duration heartbeat = absl::Seconds(10);
     absl::Duration cutoff = absl::Seconds(20);
+    // How long a worker's poll waits on this host's partition of a queue another host owns
+    // before it goes on to the owner (routing/call_router.h); 0: at once.
+    absl::Duration partition_wait = absl::Milliseconds(200);
   };
   Membership membership;
   persistence::PersistenceConfig persistence;

@@ -19,9 +19,11 @@ constexpr absl::Duration kPollMargin = absl::Seconds(1);
 
 std::string Method(const char* name) { return std::string(kService) + name; }
 
-// How long a poll may wait: until a second before the caller gives up, at most a minute.
+// How long a poll may wait: until a second before the caller gives up, at most a minute; on
+// this host's partition of another host's queue, until the router's limit.
 absl::Time PollDeadline(const rpc::CallContext& ctx, absl::Time now) {
-  return std::min(ctx.deadline - kPollMargin, now + kMaxPoll);
+  const absl::Time deadline = std::min(ctx.deadline - kPollMargin, now + kMaxPoll);
+  return ctx.partition_until ? std::min(deadline, *ctx.partition_until) : deadline;
 }
 
 // Runs one long poll: waits for a task, starts it in history (a stale task is skipped and
@@ -30,20 +32,25 @@ template <typename Response>
 class LongPoll : public std::enable_shared_from_this<LongPoll<Response>> {
  public:
   using Start = std::function<absl::StatusOr<Response>(const persistence::TaskQueueTask&)>;
+  // Where a task taken and not started goes back to: its queue, through the history engine's
+  // sink (on a partition poll, the queue is another host's).
+  using GiveBack = std::function<void(persistence::TaskQueueTask)>;
   // `queries_only`: the namespace is a standby here (reference/replication.md §4.3): the
   // poll takes only query tasks, and the queue's workflow and activity tasks wait for a
-  // failover (a later poll after it takes them).
+  // failover (a later poll after it takes them). `partition`: CallContext::partition_until.
   LongPoll(matching::MatchingEngine& matching, std::string namespace_id, std::string queue,
-           persistence::TaskKind kind, bool queries_only, absl::Time deadline, std::string identity,
-           Start start, rpc::Responder<Response> respond)
+           persistence::TaskKind kind, bool queries_only, bool partition, absl::Time deadline,
+           std::string identity, Start start, GiveBack give_back, rpc::Responder<Response> respond)
       : matching_(matching),
         namespace_id_(std::move(namespace_id)),
         queue_(std::move(queue)),
         kind_(kind),
         queries_only_(queries_only),
+        partition_(partition),
         deadline_(deadline),
         identity_(std::move(identity)),
         start_(std::move(start)),
+        give_back_(std::move(give_back)),
         respond_(std::move(respond)) {}
 
   // The worker instance polling (worker_instance_key): its ShutdownWorker ends the poll.
@@ -77,7 +84,7 @@ class LongPoll : public std::enable_shared_from_this<LongPoll<Response>> {
       poll_id_ = matching_.Poll(
           namespace_id_, queue_, kind_, deadline_, identity_,
           [self](std::optional<persistence::TaskQueueTask> task) { self->OnTask(std::move(task)); },
-          queries_only_, worker_key_);
+          queries_only_, worker_key_, partition_);
       lock.lock();
     } while (again_);
     in_next_ = false;
@@ -87,7 +94,7 @@ class LongPoll : public std::enable_shared_from_this<LongPoll<Response>> {
     if (!task.has_value()) return respond_(Response());
     if (cancelled_) {
       // The caller is gone: give the task back rather than start it for nobody.
-      matching_.AddTask(std::move(*task));
+      give_back_(std::move(*task));
       return respond_(Response());
     }
     absl::StatusOr<Response> started = start_(*task);
@@ -96,7 +103,7 @@ class LongPoll : public std::enable_shared_from_this<LongPoll<Response>> {
     // Starting it failed (the database): the task stays due, so it goes back to its queue
     // for the next poll (one that already started it is then skipped as stale), and this
     // poll gets the error.
-    matching_.AddTask(std::move(*task));
+    give_back_(std::move(*task));
     respond_(started.status());
   }
 
@@ -104,10 +111,12 @@ class LongPoll : public std::enable_shared_from_this<LongPoll<Response>> {
   const std::string namespace_id_, queue_;
   const persistence::TaskKind kind_;
   const bool queries_only_;
+  const bool partition_;
   const absl::Time deadline_;
   const std::string identity_;
   std::string worker_key_;
   Start start_;
+  GiveBack give_back_;
   rpc::Responder<Response> respond_;
   std::atomic<matching::MatchingEngine::PollId> poll_id_{0};
   std::atomic<bool> cancelled_{false};
@@ -179,13 +188,15 @@ void RegisterPollHandlers(rpc::Dispatcher& dispatcher, namespaces::NamespaceEngi
         std::string identity = req.identity();
         auto poll = std::make_shared<LongPoll<wf::PollWorkflowTaskQueueResponse>>(
             matching, ref.id, req.task_queue().name(), persistence::TaskKind::kWorkflow,
-            /*queries_only=*/!ns->active_here, PollDeadline(ctx, clock.Now()), identity,
+            /*queries_only=*/!ns->active_here, ctx.partition_until.has_value(),
+            PollDeadline(ctx, clock.Now()), identity,
             [&history, ref, identity](const persistence::TaskQueueTask& task) {
               if (task.task.kind() == tock::persistence::v1::TransferTask::KIND_QUERY) {
                 return history.any_shard().StartQueryTask(ref, task);
               }
               return history.any_shard().RecordWorkflowTaskStarted(ref, task, identity);
             },
+            [&history](persistence::TaskQueueTask task) { history.QueueTask(std::move(task)); },
             std::move(respond));
         poll->SetWorker(req.worker_instance_key());
         poll->Run(ctx.cancellation);
@@ -205,10 +216,12 @@ void RegisterPollHandlers(rpc::Dispatcher& dispatcher, namespaces::NamespaceEngi
         std::string identity = req.identity();
         auto poll = std::make_shared<LongPoll<wf::PollActivityTaskQueueResponse>>(
             matching, ref.id, req.task_queue().name(), persistence::TaskKind::kActivity,
-            /*queries_only=*/!ns->active_here, PollDeadline(ctx, clock.Now()), identity,
+            /*queries_only=*/!ns->active_here, ctx.partition_until.has_value(),
+            PollDeadline(ctx, clock.Now()), identity,
             [&history, ref, identity](const persistence::TaskQueueTask& task) {
               return history.any_shard().RecordActivityTaskStarted(ref, task, identity);
             },
+            [&history](persistence::TaskQueueTask task) { history.QueueTask(std::move(task)); },
             std::move(respond));
         poll->SetWorker(req.worker_instance_key());
         poll->Run(ctx.cancellation);

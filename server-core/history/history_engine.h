@@ -82,6 +82,8 @@ class HistoryEngine : public ShardListener,
   AnyShard& any_shard() { return *any_shard_; }
   using TaskSink = std::function<void(persistence::TaskQueueTask)>;
   void SetTaskSink(TaskSink sink) { task_sink_ = std::move(sink); }
+  // Hands a ready task to its queue through the sink (routed to the queue's host).
+  void QueueTask(persistence::TaskQueueTask task) override { task_sink_(std::move(task)); }
 
   // Multi-cluster replication (the ReplicationApplier, replication_applier.cc).
   //
@@ -522,7 +524,6 @@ class HistoryEngine : public ShardListener,
                        std::function<void(bool expired)> then) override;
   // The run's state as last committed (for reads).
   absl::StatusOr<MutableStateRecord> ReadRun(const RunKey& key) override;
-  void QueueTask(persistence::TaskQueueTask task) override { task_sink_(std::move(task)); }
   bool ShuttingDown() override { return releasing_waiters_.load(); }
 
   bool HasSpeculative(const std::string& run_id) override {

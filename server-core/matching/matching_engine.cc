@@ -157,7 +157,7 @@ MatchingEngine::PollId MatchingEngine::Poll(const std::string& namespace_id,
                                             const std::string& task_queue, TaskKind kind,
                                             absl::Time deadline, const std::string& identity,
                                             PollCallback done, bool queries_only,
-                                            const std::string& worker_key) {
+                                            const std::string& worker_key, bool partition) {
   std::optional<TaskQueueTask> ready;
   std::optional<Load> load;
   bool answer_now = true;  // with a task, or with nothing while shutting down
@@ -175,7 +175,7 @@ MatchingEngine::PollId MatchingEngine::Poll(const std::string& namespace_id,
       // Shutting down (the server or this worker): answered below with nothing.
     } else if (!queries_only && !q.tasks.empty()) {
       ready = TakeOldestLocked(q);
-      load = StartLoadLocked(key, q, /*polling=*/true, now);
+      if (!partition) load = StartLoadLocked(key, q, /*polling=*/true, now);
     } else if (query != q.tasks.end()) {
       ready = std::move(query->second);
       q.tasks.erase(query);
@@ -188,13 +188,33 @@ MatchingEngine::PollId MatchingEngine::Poll(const std::string& namespace_id,
       waiting_[id] = key;
       if (!worker_key.empty()) worker_polls_[{namespace_id, worker_key}].insert(id);
       answer_now = false;
-      load = StartLoadLocked(key, q, /*polling=*/true, now);
+      if (!partition) load = StartLoadLocked(key, q, /*polling=*/true, now);
       if (!load) return id;
     }
   }
   if (answer_now) done(std::move(ready));
   if (load) RunLoad(std::move(*load));
   return id;
+}
+
+bool MatchingEngine::Offer(TaskQueueTask& task) {
+  PollCallback done;
+  {
+    std::lock_guard lock(mu_);
+    if (releasing_) return false;
+    auto it = queues_.find(Key{task.namespace_id, task.task_queue, task.kind});
+    if (it == queues_.end()) return false;
+    const bool query = task.task.kind() == tock::persistence::v1::TransferTask::KIND_QUERY;
+    for (const Waiter& w : it->second.waiters) {
+      if (!w.queries_only || query) {
+        done = TakeWaiterLocked(w.id);
+        break;
+      }
+    }
+  }
+  if (!done) return false;
+  done(std::move(task));
+  return true;
 }
 
 void MatchingEngine::SweepLocked(absl::Time now) {

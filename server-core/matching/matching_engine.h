@@ -86,9 +86,19 @@ class MatchingEngine {
   // takes only legacy query tasks (KIND_QUERY); the queue's other tasks stay for later polls.
   // `worker_key`: the worker instance polling (PollXTaskQueueRequest.worker_instance_key), so
   // that ReleaseWorkerPolls can end its polls; a key released lately gets nothing at once.
+  // `partition`: the queue is owned by another host and this poll waits on this host's
+  // partition of it (routing/call_router.h), for tasks handed over by Offer: the queue is
+  // never read from the database here.
   PollId Poll(const std::string& namespace_id, const std::string& task_queue, TaskKind kind,
               absl::Time deadline, const std::string& identity, PollCallback done,
-              bool queries_only = false, const std::string& worker_key = {});
+              bool queries_only = false, const std::string& worker_key = {},
+              bool partition = false);
+
+  // Hands `task` to a poll waiting on its queue here that may take it, if there is one, and
+  // returns true; otherwise leaves `task` as it is and returns false. Never keeps the task:
+  // a task of this host's shards for a queue another host owns is offered to the polls of
+  // this host's partition first, and sent to the owner when none waits.
+  bool Offer(TaskQueueTask& task);
 
   // The poll's caller went away: `done` gets nothing (unless it already ran).
   void CancelPoll(PollId id);

@@ -104,13 +104,15 @@ class CallRouter::Call : public std::enable_shared_from_this<Call> {
 };
 
 CallRouter::CallRouter(Placement& placement, Peers& peers, history::ShardController& shards,
-                       namespaces::NamespaceEngine& namespaces, Clock& clock, TimerThread& timers)
+                       namespaces::NamespaceEngine& namespaces, Clock& clock, TimerThread& timers,
+                       absl::Duration partition_wait)
     : placement_(placement),
       peers_(peers),
       shards_(shards),
       namespaces_(namespaces),
       clock_(clock),
-      timers_(timers) {}
+      timers_(timers),
+      partition_wait_(partition_wait) {}
 
 CallRouter::~CallRouter() { retries_.Stop(); }
 
@@ -159,6 +161,10 @@ void CallRouter::Route(rpc::Dispatcher& dispatcher, const std::string& method,
         }
         return (*local)(ctx, payload, std::move(respond));
       }
+      if (!target.polled_queue.empty() && partition_wait_ > absl::ZeroDuration() &&
+          OwnerOf(target).has_value()) {
+        return PollPartition(ctx, payload, local, std::move(respond), std::move(target));
+      }
       std::make_shared<Call>(*this, ctx.method, ctx, payload, local, std::move(respond),
                              std::move(target))
           ->Attempt();
@@ -196,10 +202,57 @@ void CallRouter::ByTaskToken(rpc::Dispatcher& dispatcher, const char* method) {
         });
 }
 
+void CallRouter::PollPartition(const rpc::CallContext& ctx, const grpc::ByteBuffer& payload,
+                               std::shared_ptr<const rpc::RawHandler> local,
+                               rpc::RawResponder respond, Target target) {
+  auto key = std::make_tuple(target.namespace_id, target.polled_queue, ctx.method);
+  // To the root (or wherever ownership moved), as any routed call.
+  auto forward = [this, &ctx, payload, local, target](rpc::RawResponder answer) {
+    std::make_shared<Call>(*this, ctx.method, ctx, payload, local, std::move(answer), target)
+        ->Attempt();
+  };
+  if (TakeForwardSlot(key)) {
+    return forward([this, key, respond = std::move(respond)](const grpc::Status& s,
+                                                             grpc::ByteBuffer* out) {
+      ReleaseForwardSlot(key);
+      respond(s, out);
+    });
+  }
+  // The handler reads its context until it answers: a copy lives that long.
+  auto partition_ctx = std::make_shared<rpc::CallContext>(ctx);
+  partition_ctx->partition_until = clock_.Now() + partition_wait_;
+  (*local)(*partition_ctx, payload,
+           [partition_ctx, &ctx, forward, respond = std::move(respond)](
+               const grpc::Status& s, grpc::ByteBuffer* out) mutable {
+             // An empty answer (no task here in time) goes on at the root; a task, an error
+             // or a caller that left is answered.
+             const bool empty = s.ok() && (out == nullptr || out->Length() == 0);
+             if (!empty || ctx.cancellation->cancelled() ||
+                 absl::Now() + kLeastForwardedPoll >= ctx.deadline) {
+               return respond(s, out);
+             }
+             forward(std::move(respond));
+           });
+}
+
+bool CallRouter::TakeForwardSlot(const std::tuple<std::string, std::string, std::string>& key) {
+  std::lock_guard lock(forwarded_mu_);
+  int& forwarded = forwarded_[key];
+  if (forwarded >= kForwardedPolls) return false;
+  ++forwarded;
+  return true;
+}
+
+void CallRouter::ReleaseForwardSlot(const std::tuple<std::string, std::string, std::string>& key) {
+  std::lock_guard lock(forwarded_mu_);
+  auto it = forwarded_.find(key);
+  if (it != forwarded_.end() && --it->second <= 0) forwarded_.erase(it);
+}
+
 template <typename Request>
-void CallRouter::ByQueue(rpc::Dispatcher& dispatcher, const char* method) {
+void CallRouter::ByQueue(rpc::Dispatcher& dispatcher, const char* method, bool poll) {
   Route(dispatcher, absl::StrCat(kWorkflowService, method),
-        [this](const grpc::ByteBuffer& payload) {
+        [this, poll](const grpc::ByteBuffer& payload) {
           Request req;
           if (!ParseRequest(payload, &req)) return Target{};
           std::string namespace_id = NamespaceId(req.namespace_());
@@ -213,7 +266,8 @@ void CallRouter::ByQueue(rpc::Dispatcher& dispatcher, const char* method) {
                   ? queue.normal_name()
                   : queue.name();
           if (namespace_id.empty() || name.empty()) return Target{};
-          return Target{Target::kQueue, 0, std::move(namespace_id), name};
+          return Target{Target::kQueue, 0, std::move(namespace_id), name,
+                        poll ? queue.name() : std::string()};
         });
 }
 
@@ -270,8 +324,8 @@ void CallRouter::Install(rpc::Dispatcher& d) {
   ByTaskToken<wf::RecordActivityTaskHeartbeatRequest>(d, "RecordActivityTaskHeartbeat");
   ByTaskToken<wf::RespondQueryTaskCompletedRequest>(d, "RespondQueryTaskCompleted");
 
-  ByQueue<wf::PollWorkflowTaskQueueRequest>(d, "PollWorkflowTaskQueue");
-  ByQueue<wf::PollActivityTaskQueueRequest>(d, "PollActivityTaskQueue");
+  ByQueue<wf::PollWorkflowTaskQueueRequest>(d, "PollWorkflowTaskQueue", /*poll=*/true);
+  ByQueue<wf::PollActivityTaskQueueRequest>(d, "PollActivityTaskQueue", /*poll=*/true);
   ByQueue<wf::DescribeTaskQueueRequest>(d, "DescribeTaskQueue");
   // A worker's shutdown ends its polls, which wait on the owner of its queue.
   Route(d, absl::StrCat(kWorkflowService, "ShutdownWorker"),

@@ -4,6 +4,17 @@
 // is sent there as received (bytes, not re-encoded) and its answer passed back; when it is
 // this host, the method's own handler runs.
 //
+// Task-queue partitions (issue 35): a worker's poll for a queue another host owns does not
+// always go to the owner (the queue's root). At most kForwardedPolls polls of each queue and
+// kind are forwarded from a host at once; the others wait on this host's own partition of
+// the queue (`membership.partition_wait`, 200 ms by default), where the tasks this host's
+// shards make are offered first (MatchingEngine::Offer, from RoutedHistory::AddTask), and
+// then go to the root for the rest of their time. A task nobody waits for here is sent to the root, as before. So with
+// workers polling every host, a task is mostly started where its run lives, and the worker's
+// answers about it reach that host: no call between hosts. A partition keeps no task: what
+// it holds is waiting polls, so a host's death loses nothing (the task's row is read by the
+// root), and the root keeps the queue's order.
+//
 // Shards move (a host joins, leaves or dies): a host that does not own what a call is about
 // answers UNAVAILABLE "... is not owned by this host" (history/shard_controller.h), and so
 // does one that is still acquiring it. The router then looks the owner up again and
@@ -14,7 +25,11 @@
 // Thread safety: Install before the server starts; calls then run from any thread.
 #pragma once
 
+#include <map>
 #include <memory>
+#include <mutex>
+#include <string>
+#include <tuple>
 
 #include "lib/common/blocking_pool.h"
 #include "lib/common/clock.h"
@@ -30,9 +45,17 @@ namespace tock::server::routing {
 class CallRouter {
  public:
   static constexpr absl::Duration kRetryBudget = absl::Seconds(30);
+  // Task-queue partitions (above): Temporal's matching forwards one poll per partition at a
+  // time (MaxOutstandingPolls).
+  static constexpr int kForwardedPolls = 1;
+  // A poll left with less than this after its wait here answers empty instead of going on.
+  static constexpr absl::Duration kLeastForwardedPoll = absl::Seconds(2);
 
+  // `partition_wait`: a poll's wait on this host's partition (above); zero: every poll goes
+  // to the queue's owner at once.
   CallRouter(Placement& placement, Peers& peers, history::ShardController& shards,
-             namespaces::NamespaceEngine& namespaces, Clock& clock, TimerThread& timers);
+             namespaces::NamespaceEngine& namespaces, Clock& clock, TimerThread& timers,
+             absl::Duration partition_wait);
   ~CallRouter();
   // Shutdown: calls waiting for a retry are answered UNAVAILABLE. Call before the timer
   // thread goes. Idempotent.
@@ -56,6 +79,9 @@ class CallRouter {
     enum Kind { kAnywhere, kShard, kQueue } kind = kAnywhere;
     int32_t shard = 0;
     std::string namespace_id, task_queue;
+    // A worker's poll (served by this host's partition first): the queue it names, which is
+    // its worker's sticky queue where task_queue is the normal queue that places it.
+    std::string polled_queue;
   };
   using TargetOf = std::function<Target(const grpc::ByteBuffer& request)>;
 
@@ -66,7 +92,14 @@ class CallRouter {
   template <typename Request>
   void ByTaskToken(rpc::Dispatcher& dispatcher, const char* method);
   template <typename Request>
-  void ByQueue(rpc::Dispatcher& dispatcher, const char* method);
+  void ByQueue(rpc::Dispatcher& dispatcher, const char* method, bool poll = false);
+  // A poll for a queue another host owns (the top of this file).
+  void PollPartition(const rpc::CallContext& ctx, const grpc::ByteBuffer& payload,
+                     std::shared_ptr<const rpc::RawHandler> local, rpc::RawResponder respond,
+                     Target target);
+  // One of the kForwardedPolls of (namespace, queue, method), if one is free.
+  bool TakeForwardSlot(const std::tuple<std::string, std::string, std::string>& key);
+  void ReleaseForwardSlot(const std::tuple<std::string, std::string, std::string>& key);
   void Route(rpc::Dispatcher& dispatcher, const std::string& method, TargetOf target_of);
   // The owner of `target` when it is another host; nullopt when it is this one.
   std::optional<std::string> OwnerOf(const Target& target) const;
@@ -80,8 +113,12 @@ class CallRouter {
   namespaces::NamespaceEngine& namespaces_;
   Clock& clock_;
   TimerThread& timers_;
+  const absl::Duration partition_wait_;
   // Retries run here, not on the timer thread (a local attempt may write to the database).
   BlockingPool retries_{2, 4096};
+  std::mutex forwarded_mu_;
+  // Polls forwarded now, by (namespace id, queue, method); no entry: none.
+  std::map<std::tuple<std::string, std::string, std::string>, int> forwarded_;
 };
 
 }  // namespace tock::server::routing

@@ -188,6 +188,9 @@ void RoutedHistory::AddTask(persistence::TaskQueueTask task) {
            .has_value()) {
     return matching_.AddTask(std::move(task));
   }
+  // A task of this host's shards: a poll waiting on this host's partition of the queue
+  // takes it here (call_router.h), so its start and its worker's answers stay on this host.
+  if (matching_.Offer(task)) return;
   auto request = std::make_shared<cluster::AddTaskRequest>();
   *request->mutable_task() = ToWire(task);
   const absl::Time limit = absl::Now() + kTaskBudget;

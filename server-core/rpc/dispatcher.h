@@ -31,6 +31,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -72,6 +73,10 @@ struct CallContext {
   // The caller's deadline (absl::InfiniteFuture() when it set none).
   absl::Time deadline = absl::InfiniteFuture();
   std::shared_ptr<CancellationSignal> cancellation;
+  // Set by the router on a poll this host serves from its own partition of a task queue
+  // that another host owns (routing/call_router.h): the poll waits here until then at most,
+  // for tasks this host's shards make, and never reads the queue from the database.
+  std::optional<absl::Time> partition_until;
   // The request's namespace, set by the dispatcher once the request is parsed (while logging
   // is on): for the log line of a refusal, never read by handlers.
   mutable std::string namespace_name;

@@ -12,21 +12,12 @@
 
 #include "tests/cli/cli_fixture.h"
 #include "tests/support/http_get.h"
+#include "tests/support/metrics_scrape.h"
 
 extern char** environ;
 
 namespace tock::testing {
 namespace {
-
-// The URL the banner gives for /metrics ("  metrics:    http://IP:PORT/metrics").
-std::string MetricsUrl(const ServerProcess& server) {
-  std::smatch match;
-  const std::string& banner = server.banner();
-  if (!std::regex_search(banner, match, std::regex(R"(\n  metrics:    (http://\S+/metrics)\n)"))) {
-    return "";
-  }
-  return match[1];
-}
 
 // The value of one series in a text exposition ("name{labels}"), or -1 when absent.
 double SeriesValue(const std::string& exposition, const std::string& series) {
@@ -38,19 +29,6 @@ double SeriesValue(const std::string& exposition, const std::string& series) {
     }
   }
   return -1;
-}
-
-// The sum of every series of family `name` whose labels contain `label` ("" for all).
-double FamilySum(const std::string& exposition, const std::string& name,
-                 const std::string& label = "") {
-  double sum = 0;
-  std::istringstream in(exposition);
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind(name + "{", 0) != 0 && line.rfind(name + " ", 0) != 0) continue;
-    if (!label.empty() && line.find(label) == std::string::npos) continue;
-    sum += std::stod(line.substr(line.rfind(' ') + 1));
-  }
-  return sum;
 }
 
 // Runs `args` until it exits with one of `accepted` (a call may meet an injected fault),

@@ -505,16 +505,18 @@ TEST(ServerConfigTest, EagerDispatchSwitchesParsedPerNamespace) {
 TEST(ServerConfigTest, MembershipAndAdvertiseAddressParsedAndValidated) {
   auto good = ParseServerConfig(
       "listen: {advertise_address: \"10.0.0.7:7233\"}\n"
-      "membership: {heartbeat: 1s, cutoff: 3s}\n");
+      "membership: {heartbeat: 1s, cutoff: 3s, partition_wait: 0s}\n");
   ASSERT_TRUE(good.ok()) << good.status();
   EXPECT_TRUE(good->Validate().ok()) << good->Validate();
   EXPECT_EQ(good->advertise_address, "10.0.0.7:7233");
   EXPECT_EQ(good->membership.heartbeat, absl::Seconds(1));
   EXPECT_EQ(good->membership.cutoff, absl::Seconds(3));
+  EXPECT_EQ(good->membership.partition_wait, absl::ZeroDuration());
   auto defaults = ParseServerConfig("");
   ASSERT_TRUE(defaults.ok());
   EXPECT_EQ(defaults->membership.heartbeat, absl::Seconds(10));
   EXPECT_EQ(defaults->membership.cutoff, absl::Seconds(20));
+  EXPECT_EQ(defaults->membership.partition_wait, absl::Milliseconds(200));
 
   struct Case {
     std::string yaml;
@@ -535,6 +537,8 @@ TEST(ServerConfigTest, MembershipAndAdvertiseAddressParsedAndValidated) {
            {"membership: {heartbeat: 2s, cutoff: 3s}\n",
             "membership.cutoff: must be at least twice membership.heartbeat (4s) and at most 1h; "
             "got 3s"},
+           {"membership: {partition_wait: 2m}\n",
+            "membership.partition_wait: must be between 0s and 1m; got 2m"},
            {"listen: {advertise_address: nocolon}\n", "listen.advertise_address: must be HOST:PORT"},
        }) {
     auto parsed = ParseServerConfig(c.yaml);

@@ -413,6 +413,41 @@ TEST_F(MatchingPagingTest, AnOrdinaryPollBehindAQueriesOnlyOneGetsTheTask) {
 }
 
 
+// A host's partition of a queue another host owns (routing/call_router.h): its polls never
+// read the queue from the database, and Offer hands a task to one of them (one that may
+// take it) or leaves it to the caller, keeping nothing.
+TEST_F(MatchingPagingTest, APartitionPollReadsNothingAndOfferHandsItATaskOrLeavesIt) {
+  Make(8);
+  store_.Commit();  // stored for the queue's owner, which reads it; the partition does not
+  TaskQueueTask task = store_.Commit();
+  EXPECT_FALSE(engine_->Offer(task)) << "no poll waits";
+  EXPECT_EQ(task.task_id, 2) << "the task is left to the caller as it was";
+
+  std::vector<std::pair<std::string, int64_t>> got;  // (poller, task id); 0: nothing
+  auto poll = [&](const std::string& who, bool queries_only) {
+    return engine_->Poll(
+        "ns", "q", kWf, clock_.Now() + absl::Hours(1), who,
+        [&, who](std::optional<TaskQueueTask> t) { got.emplace_back(who, t ? t->task_id : 0); },
+        queries_only, /*worker_key=*/"", /*partition=*/true);
+  };
+  const MatchingEngine::PollId standby = poll("standby", /*queries_only=*/true);
+  const MatchingEngine::PollId second = poll("active", false);
+  EXPECT_EQ(store_.Loads(), 0) << "a partition poll read the queue";
+  EXPECT_TRUE(got.empty());
+
+  ASSERT_TRUE(engine_->Offer(task));
+  EXPECT_EQ(got, (std::vector<std::pair<std::string, int64_t>>{{"active", 2}}))
+      << "the queries-only poll ahead of it does not take a workflow task";
+  TaskQueueTask another = store_.Commit();
+  EXPECT_FALSE(engine_->Offer(another)) << "only the queries-only poll waits";
+  EXPECT_EQ(engine_->Backlog("ns", "q", kWf), 0u) << "an offer keeps nothing";
+  engine_->CancelPoll(second);  // answered already: nothing happens
+  EXPECT_EQ(got.size(), 1u);
+  engine_->CancelPoll(standby);
+  EXPECT_EQ(got.back(), (std::pair<std::string, int64_t>{"standby", 0}));
+  EXPECT_EQ(store_.Loads(), 0);
+}
+
 // ShutdownWorker (ReleaseWorkerPolls, namespace capability worker_poll_complete_on_shutdown):
 // the worker's waiting polls get nothing at once, and so do its polls for the next
 // kShutDownWorkerMemory; other workers' polls are untouched, and the next task goes to one

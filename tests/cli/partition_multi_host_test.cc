@@ -1,0 +1,132 @@
+// Task-queue partitions across two hosts (server-core/routing/call_router.h): a worker's
+// poll on host B for a queue host A owns either goes to A (one at a time) or waits on B's own
+// partition of the queue, where the tasks B's shards make are offered first. So a workflow
+// whose shard is B's has its task taken by the poll waiting on B, and B calls A for none of
+// it; with `membership.partition_wait: 0s` every poll goes to A and the task with it, to the
+// poll that waited there first.
+//
+// Which host owns the queue and the workflow's shard is computed as the hosts do
+// (two_hosts_test.h); when a poll waits where is read from each host's pending_polls gauge,
+// so nothing here depends on timing.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "tests/cli/two_hosts_test.h"
+#include "tests/support/http_get.h"
+#include "tests/support/metrics_scrape.h"
+
+namespace tock::testing {
+namespace {
+
+namespace wf = temporal::api::workflowservice::v1;
+
+class PartitionTest : public TwoHostsTest {
+ protected:
+  PartitionTest() : TwoHostsTest("tock_partitions") {}
+
+  // Both hosts with metrics and `partition_wait`.
+  void StartWith(const std::string& partition_wait) {
+    const std::string metrics = "metrics: {ip: 127.0.0.1, port: 0}\n";
+    const std::string membership = "  partition_wait: " + partition_wait + "\n";
+    ASSERT_NO_FATAL_FAILURE(StartHosts(Config("a.yaml", metrics, membership),
+                                       Config("b.yaml", metrics, membership)));
+    stub_b_ = Stub(*b_);
+    ASSERT_TRUE(DescribeNamespace(*stub_b_, &namespace_id_).ok());
+    queue_ = QueueOn(*a_, namespace_id_);
+    ASSERT_FALSE(queue_.empty());
+  }
+
+  // A family's sum on `host`'s /metrics (-1 when it cannot be read).
+  static double Metric(const ServerProcess& host, const std::string& family,
+                       const std::string& label = "") {
+    HttpResult r = HttpGet(MetricsUrl(host));
+    if (!r.error.empty() || r.status != 200) return -1;
+    return FamilySum(r.body, family, label);
+  }
+
+  // Waits (at most 10 s) until `host` holds `n` waiting workflow-task polls.
+  static ::testing::AssertionResult PollsWaitOn(const ServerProcess& host, double n) {
+    double seen = -1;
+    for (const absl::Time until = absl::Now() + absl::Seconds(10); absl::Now() < until;
+         absl::SleepFor(absl::Milliseconds(20))) {
+      seen = Metric(host, "pending_polls", "task_type=\"Workflow\"");
+      if (seen == n) return ::testing::AssertionSuccess();
+    }
+    return ::testing::AssertionFailure() << host.address() << " holds " << seen << " polls, not "
+                                         << n;
+  }
+
+  // A workflow-task poll of the queue through B, on a thread of its own (up to 30 s);
+  // cancelled, if still waiting, when it goes.
+  struct Poll {
+    grpc::ClientContext context;
+    wf::PollWorkflowTaskQueueResponse response;
+    grpc::Status status;
+    std::thread thread;
+    ~Poll() {
+      context.TryCancel();
+      if (thread.joinable()) thread.join();
+    }
+  };
+  std::unique_ptr<Poll> StartPoll(const std::string& identity) {
+    auto poll = std::make_unique<Poll>();
+    poll->context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+    poll->thread = std::thread([this, identity, p = poll.get()] {
+      wf::PollWorkflowTaskQueueRequest req;
+      req.set_namespace_("orders");
+      req.mutable_task_queue()->set_name(queue_);
+      req.set_identity(identity);
+      p->status = stub_b_->PollWorkflowTaskQueue(&p->context, req, &p->response);
+    });
+    return poll;
+  }
+
+  // A poll through B that goes on to A ("first"), then another ("second") once the first
+  // waits on A, which waits on `second_waits_on`, then a workflow of B's shard started
+  // through B.
+  void StartTwoPollsAndAWorkflow(const ServerProcess& second_waits_on,
+                                 std::unique_ptr<Poll>& first, std::unique_ptr<Poll>& second) {
+    first = StartPoll("first");
+    ASSERT_TRUE(PollsWaitOn(*a_, 1));
+    second = StartPoll("second");
+    ASSERT_TRUE(PollsWaitOn(second_waits_on, second_waits_on.address() == a_->address() ? 2 : 1));
+    host_calls_before_ = Metric(*b_, "host_calls_total");
+    const std::string id = WorkflowsOn(*b_, namespace_id_, "partition", 1).at(0);
+    ASSERT_TRUE(StartWorkflow(*stub_b_, id, queue_).ok());
+  }
+
+  std::unique_ptr<WorkflowStub> stub_b_;
+  std::string namespace_id_, queue_;
+  double host_calls_before_ = 0;
+};
+
+TEST_F(PartitionTest, ATaskOfThisHostsShardGoesToThePollWaitingHere) {
+  ASSERT_NO_FATAL_FAILURE(StartWith("30s"));
+  std::unique_ptr<Poll> first, second;
+  ASSERT_NO_FATAL_FAILURE(StartTwoPollsAndAWorkflow(*b_, first, second));
+  second->thread.join();
+  ASSERT_TRUE(second->status.ok()) << second->status.error_message();
+  EXPECT_FALSE(second->response.task_token().empty()) << "the poll waiting on B took the task";
+  // B started its own run's task for its own poll: no call to A for any of it.
+  EXPECT_EQ(Metric(*b_, "host_calls_total"), host_calls_before_);
+}
+
+TEST_F(PartitionTest, WithoutPartitionsEveryPollAndTaskGoesToTheQueuesOwner) {
+  ASSERT_NO_FATAL_FAILURE(StartWith("0s"));
+  std::unique_ptr<Poll> first, second;
+  ASSERT_NO_FATAL_FAILURE(StartTwoPollsAndAWorkflow(*a_, first, second));
+  first->thread.join();
+  ASSERT_TRUE(first->status.ok()) << first->status.error_message();
+  EXPECT_FALSE(first->response.task_token().empty()) << "A gave the task to its first poll";
+  EXPECT_GT(Metric(*b_, "host_calls_total"), host_calls_before_);
+  EXPECT_EQ(Metric(*a_, "pending_polls", "task_type=\"Workflow\""), 1) << "the second poll waits";
+}
+
+}  // namespace
+}  // namespace tock::testing
