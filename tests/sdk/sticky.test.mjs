@@ -12,7 +12,7 @@ import { spawn } from 'node:child_process';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import * as activities from './activities.mjs';
-import { clientRetries, startServer, uniqueName } from './server.mjs';
+import { clientRetries, startServer, sumSamples, uniqueName } from './server.mjs';
 
 const DEADLINE = { timeout: 90_000 };
 const HOOK_DEADLINE = { timeout: 60_000 };
@@ -35,7 +35,7 @@ let client;
 let service;
 
 before(async () => {
-  server = await startServer();
+  server = await startServer({ metrics: true });
   connection = await Connection.connect({ address: server.address, ...clientRetries() });
   client = new Client({ connection, namespace: NAMESPACE });
   service = connection.workflowService;
@@ -223,6 +223,46 @@ test('a real worker runs a long workflow sticky, answers a query, and another wo
   const history = await handle.fetchHistory();
   const stickyTasks = history.events.filter((e) => e.workflowTaskScheduledEventAttributes?.taskQueue?.kind === STICKY);
   assert.ok(stickyTasks.length >= steps - 4, `most workflow tasks went to a sticky queue (${stickyTasks.length})`);
+});
+
+// The SDK's cache holds one run: three runs at once evict each other. A sticky task for a
+// run its worker evicted carries only the new events; the worker reads the whole history
+// (GetWorkflowExecutionHistory) and answers, and the run stays sticky to the end.
+test('a real worker whose cache holds one run finishes three runs that evict each other', DEADLINE, async () => {
+  const taskQueue = uniqueName('tq');
+  const steps = 6;
+  const handles = [];
+  for (let i = 0; i < 3; i++) {
+    const handle = await client.workflow.start('stepsAroundATick', { taskQueue, workflowId: uniqueName('evicted'), args: [steps] });
+    await handle.signal('tick');
+    handles.push(handle);
+  }
+  const historyReads = async () => sumSamples(await server.scrape(), 'service_requests_total',
+    (labels) => labels.includes('operation="GetWorkflowExecutionHistory"'));
+  const before = await historyReads();
+  const native = await NativeConnection.connect({ address: server.address });
+  try {
+    const worker = await Worker.create({ connection: native, taskQueue, workflowsPath, activities, maxCachedWorkflows: 1 });
+    // Waited for by describe, not result(): the client's own history reads are not counted.
+    await worker.runUntil(async () => {
+      for (let i = 0; i < 600; i++) {
+        const statuses = await Promise.all(handles.map(async (h) => (await h.describe()).status.name));
+        if (statuses.every((s) => s === 'COMPLETED')) return;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      throw new Error('the runs did not complete');
+    });
+  } finally {
+    await native.close();
+  }
+  assert.ok(await historyReads() > before, 'the worker never read a whole history: no run was evicted');
+  for (const handle of handles) {
+    assert.equal(await handle.result(), steps);
+    const kinds = (await handle.fetchHistory()).events
+      .filter((e) => e.workflowTaskScheduledEventAttributes)
+      .map((e) => e.workflowTaskScheduledEventAttributes.taskQueue.kind);
+    assert.deepEqual(kinds.slice(1), kinds.slice(1).map(() => STICKY), 'every task after the first was sticky');
+  }
 });
 
 // return_new_workflow_task: a worker running a local activity longer than its workflow task
