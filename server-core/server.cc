@@ -266,7 +266,7 @@ class TockServerImpl : public TockServer {
       // to them.
       placement_ = std::make_unique<routing::Placement>(advertise_address(),
                                                         facts_.history_shard_count);
-      peers_ = std::make_unique<routing::Peers>(*dialer_, *peer_credential_);
+      peers_ = std::make_unique<routing::Peers>(*dialer_, *peer_credential_, advertise_address());
       peers_->CountCallsWith(metrics_->Counter(
           "host_calls_total", "Calls this host made to other hosts sharing the database."));
       routed_history_ = std::make_unique<routing::RoutedHistory>(

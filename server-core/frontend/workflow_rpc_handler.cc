@@ -38,20 +38,28 @@ class LongPoll : public std::enable_shared_from_this<LongPoll<Response>> {
   // `queries_only`: the namespace is a standby here (reference/replication.md §4.3): the
   // poll takes only query tasks, and the queue's workflow and activity tasks wait for a
   // failover (a later poll after it takes them). `partition`: CallContext::partition_until.
+  // `ctx`: the poll's call (its partition and preference, CallContext).
   LongPoll(matching::MatchingEngine& matching, std::string namespace_id, std::string queue,
-           persistence::TaskKind kind, bool queries_only, bool partition, absl::Time deadline,
-           std::string identity, Start start, GiveBack give_back, rpc::Responder<Response> respond)
+           persistence::TaskKind kind, bool queries_only, const rpc::CallContext& ctx,
+           absl::Time deadline, std::string identity, Start start, GiveBack give_back,
+           rpc::Responder<Response> respond)
       : matching_(matching),
         namespace_id_(std::move(namespace_id)),
         queue_(std::move(queue)),
         kind_(kind),
         queries_only_(queries_only),
-        partition_(partition),
+        partition_(ctx.partition_until.has_value()),
         deadline_(deadline),
         identity_(std::move(identity)),
         start_(std::move(start)),
         give_back_(std::move(give_back)),
-        respond_(std::move(respond)) {}
+        respond_(std::move(respond)) {
+    if (ctx.prefer_run) {
+      prefer_ = [prefer_run = ctx.prefer_run](const persistence::TaskQueueTask& task) {
+        return prefer_run(task.namespace_id, task.task.workflow_id());
+      };
+    }
+  }
 
   // The worker instance polling (worker_instance_key): its ShutdownWorker ends the poll.
   void SetWorker(std::string worker_key) { worker_key_ = std::move(worker_key); }
@@ -84,7 +92,7 @@ class LongPoll : public std::enable_shared_from_this<LongPoll<Response>> {
       poll_id_ = matching_.Poll(
           namespace_id_, queue_, kind_, deadline_, identity_,
           [self](std::optional<persistence::TaskQueueTask> task) { self->OnTask(std::move(task)); },
-          queries_only_, worker_key_, partition_);
+          queries_only_, worker_key_, partition_, prefer_);
       lock.lock();
     } while (again_);
     in_next_ = false;
@@ -117,6 +125,7 @@ class LongPoll : public std::enable_shared_from_this<LongPoll<Response>> {
   std::string worker_key_;
   Start start_;
   GiveBack give_back_;
+  matching::MatchingEngine::Prefer prefer_;
   rpc::Responder<Response> respond_;
   std::atomic<matching::MatchingEngine::PollId> poll_id_{0};
   std::atomic<bool> cancelled_{false};
@@ -188,8 +197,7 @@ void RegisterPollHandlers(rpc::Dispatcher& dispatcher, namespaces::NamespaceEngi
         std::string identity = req.identity();
         auto poll = std::make_shared<LongPoll<wf::PollWorkflowTaskQueueResponse>>(
             matching, ref.id, req.task_queue().name(), persistence::TaskKind::kWorkflow,
-            /*queries_only=*/!ns->active_here, ctx.partition_until.has_value(),
-            PollDeadline(ctx, clock.Now()), identity,
+            /*queries_only=*/!ns->active_here, ctx, PollDeadline(ctx, clock.Now()), identity,
             [&history, ref, identity](const persistence::TaskQueueTask& task) {
               if (task.task.kind() == tock::persistence::v1::TransferTask::KIND_QUERY) {
                 return history.any_shard().StartQueryTask(ref, task);
@@ -216,8 +224,7 @@ void RegisterPollHandlers(rpc::Dispatcher& dispatcher, namespaces::NamespaceEngi
         std::string identity = req.identity();
         auto poll = std::make_shared<LongPoll<wf::PollActivityTaskQueueResponse>>(
             matching, ref.id, req.task_queue().name(), persistence::TaskKind::kActivity,
-            /*queries_only=*/!ns->active_here, ctx.partition_until.has_value(),
-            PollDeadline(ctx, clock.Now()), identity,
+            /*queries_only=*/!ns->active_here, ctx, PollDeadline(ctx, clock.Now()), identity,
             [&history, ref, identity](const persistence::TaskQueueTask& task) {
               return history.any_shard().RecordActivityTaskStarted(ref, task, identity);
             },

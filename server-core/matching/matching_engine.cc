@@ -27,9 +27,19 @@ void MatchingEngine::KeepLocked(Queue& q, TaskQueueTask task) {
   ++q.dropped;
 }
 
-TaskQueueTask MatchingEngine::TakeOldestLocked(Queue& q) {
-  TaskQueueTask task = std::move(q.tasks.begin()->second);
-  q.tasks.erase(q.tasks.begin());
+TaskQueueTask MatchingEngine::TakeOldestLocked(Queue& q, const Prefer& prefer) {
+  auto it = q.tasks.begin();
+  if (prefer) {
+    int scanned = 0;
+    for (auto t = q.tasks.begin(); t != q.tasks.end() && scanned < kPreferScan; ++t, ++scanned) {
+      if (prefer(t->second)) {
+        it = t;
+        break;
+      }
+    }
+  }
+  TaskQueueTask task = std::move(it->second);
+  q.tasks.erase(it);
   if (loader_ != nullptr && task.task_id != 0) {
     const absl::Time now = clock_.Now();
     ExpireHandedOutLocked(q, now);  // here too: sync matches alone would let the set grow
@@ -58,6 +68,7 @@ void MatchingEngine::MatchLocked(const Key& key, Queue& q, std::vector<Handoff>&
   // Oldest poll first; a queries-only poll (standby) is passed over while no query waits.
   for (auto w = q.waiters.begin(); w != q.waiters.end() && !q.tasks.empty();) {
     TaskQueueTask task;
+    auto taker = w;
     if (w->queries_only) {
       auto query = FindQueryLocked(q);
       if (query == q.tasks.end()) {
@@ -67,14 +78,27 @@ void MatchingEngine::MatchLocked(const Key& key, Queue& q, std::vector<Handoff>&
       task = std::move(query->second);
       q.tasks.erase(query);
     } else {
+      // The oldest task goes to the first of the next kPreferScan ordinary polls that
+      // prefers it, or else to this one.
+      int scanned = 0;
+      for (auto v = w; v != q.waiters.end() && scanned < kPreferScan; ++v, ++scanned) {
+        if (!v->queries_only && v->prefer && v->prefer(q.tasks.begin()->second)) {
+          taker = v;
+          break;
+        }
+      }
       task = TakeOldestLocked(q);
     }
     PendingPolls(std::get<2>(key)).Increment(-1);
-    waiting_.erase(w->id);
-    UntrackLocked(std::get<0>(key), *w);
-    timers_.Cancel(w->timer);
-    out.emplace_back(std::move(w->done), std::move(task));
-    w = q.waiters.erase(w);
+    waiting_.erase(taker->id);
+    UntrackLocked(std::get<0>(key), *taker);
+    timers_.Cancel(taker->timer);
+    out.emplace_back(std::move(taker->done), std::move(task));
+    if (taker == w) {
+      w = q.waiters.erase(w);
+    } else {
+      q.waiters.erase(taker);  // `w` stays first in line
+    }
   }
 }
 
@@ -157,7 +181,8 @@ MatchingEngine::PollId MatchingEngine::Poll(const std::string& namespace_id,
                                             const std::string& task_queue, TaskKind kind,
                                             absl::Time deadline, const std::string& identity,
                                             PollCallback done, bool queries_only,
-                                            const std::string& worker_key, bool partition) {
+                                            const std::string& worker_key, bool partition,
+                                            Prefer prefer) {
   std::optional<TaskQueueTask> ready;
   std::optional<Load> load;
   bool answer_now = true;  // with a task, or with nothing while shutting down
@@ -174,7 +199,7 @@ MatchingEngine::PollId MatchingEngine::Poll(const std::string& namespace_id,
     if (releasing_ || (!worker_key.empty() && ShutDownLocked(namespace_id, worker_key, now))) {
       // Shutting down (the server or this worker): answered below with nothing.
     } else if (!queries_only && !q.tasks.empty()) {
-      ready = TakeOldestLocked(q);
+      ready = TakeOldestLocked(q, prefer);
       if (!partition) load = StartLoadLocked(key, q, /*polling=*/true, now);
     } else if (query != q.tasks.end()) {
       ready = std::move(query->second);
@@ -183,7 +208,8 @@ MatchingEngine::PollId MatchingEngine::Poll(const std::string& namespace_id,
       TimerThread::Id timer = timers_.Schedule(deadline, [this, id] {
         if (PollCallback expired = TakeWaiter(id)) expired(std::nullopt);
       });
-      q.waiters.push_back(Waiter{id, std::move(done), timer, queries_only, worker_key});
+      q.waiters.push_back(
+          Waiter{id, std::move(done), timer, queries_only, worker_key, std::move(prefer)});
       PendingPolls(kind).Increment();
       waiting_[id] = key;
       if (!worker_key.empty()) worker_polls_[{namespace_id, worker_key}].insert(id);

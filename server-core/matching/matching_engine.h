@@ -88,11 +88,16 @@ class MatchingEngine {
   // that ReleaseWorkerPolls can end its polls; a key released lately gets nothing at once.
   // `partition`: the queue is owned by another host and this poll waits on this host's
   // partition of it (routing/call_router.h), for tasks handed over by Offer: the queue is
-  // never read from the database here.
+  // never read from the database here. `prefer`: the poll takes a task it prefers among the
+  // kPreferScan oldest rather than the oldest, and a task arriving goes to the oldest poll
+  // among the first kPreferScan waiting that prefers it (a poll forwarded by another host
+  // prefers the tasks of its runs: routing/call_router.h).
+  using Prefer = std::function<bool(const TaskQueueTask&)>;
   PollId Poll(const std::string& namespace_id, const std::string& task_queue, TaskKind kind,
               absl::Time deadline, const std::string& identity, PollCallback done,
               bool queries_only = false, const std::string& worker_key = {},
-              bool partition = false);
+              bool partition = false, Prefer prefer = nullptr);
+  static constexpr int kPreferScan = 32;
 
   // Hands `task` to a poll waiting on its queue here that may take it, if there is one, and
   // returns true; otherwise leaves `task` as it is and returns false. Never keeps the task:
@@ -154,6 +159,7 @@ class MatchingEngine {
     TimerThread::Id timer;
     bool queries_only = false;
     std::string worker_key;  // empty: the poller named none
+    Prefer prefer;
   };
   struct Queue {
     uint64_t incarnation = 0;  // tells a load in flight that the queue was forgotten
@@ -185,8 +191,9 @@ class MatchingEngine {
   void KeepLocked(Queue& q, TaskQueueTask task);
   // Pairs waiting polls with the oldest tasks held.
   void MatchLocked(const Key& key, Queue& q, std::vector<Handoff>& out);
-  // Takes the oldest task held, remembering that it was handed out.
-  TaskQueueTask TakeOldestLocked(Queue& q);
+  // Takes the oldest task held (or one `prefer` prefers among the kPreferScan oldest),
+  // remembering that it was handed out.
+  TaskQueueTask TakeOldestLocked(Queue& q, const Prefer& prefer = nullptr);
   // The oldest query task held (queries are never stored: they have id 0), or end().
   static std::multimap<int64_t, TaskQueueTask>::iterator FindQueryLocked(Queue& q);
   void ExpireHandedOutLocked(Queue& q, absl::Time now);

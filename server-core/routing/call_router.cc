@@ -159,6 +159,9 @@ void CallRouter::Route(rpc::Dispatcher& dispatcher, const std::string& method,
         if (!OwnedHere(target)) {
           return respond(NotOwnedAnswer(target), nullptr);
         }
+        if (!target.polled_queue.empty()) {
+          return ServeForwardedPoll(ctx, payload, *local, std::move(respond));
+        }
         return (*local)(ctx, payload, std::move(respond));
       }
       if (!target.polled_queue.empty() && partition_wait_ > absl::ZeroDuration() &&
@@ -233,6 +236,24 @@ void CallRouter::PollPartition(const rpc::CallContext& ctx, const grpc::ByteBuff
              }
              forward(std::move(respond));
            });
+}
+
+void CallRouter::ServeForwardedPoll(const rpc::CallContext& ctx, const grpc::ByteBuffer& payload,
+                                    const rpc::RawHandler& local, rpc::RawResponder respond) {
+  std::optional<std::string> origin = peers_.Origin(ctx);
+  if (!origin.has_value()) return local(ctx, payload, std::move(respond));
+  // The handler reads its context until it answers: a copy lives that long.
+  auto poll_ctx = std::make_shared<rpc::CallContext>(ctx);
+  poll_ctx->prefer_run = [this, origin = std::move(*origin)](const std::string& namespace_id,
+                                                             const std::string& workflow_id) {
+    std::optional<std::string> owner =
+        placement_.ShardOwner(shards_.ShardFor(namespace_id, workflow_id));
+    return owner.has_value() && *owner == origin;
+  };
+  local(*poll_ctx, payload,
+        [poll_ctx, respond = std::move(respond)](const grpc::Status& s, grpc::ByteBuffer* out) {
+          respond(s, out);
+        });
 }
 
 bool CallRouter::TakeForwardSlot(const std::tuple<std::string, std::string, std::string>& key) {

@@ -11,7 +11,9 @@
 // shards make are offered first (MatchingEngine::Offer, from RoutedHistory::AddTask), and
 // then go to the root for the rest of their time. A task nobody waits for here is sent to the root, as before. So with
 // workers polling every host, a task is mostly started where its run lives, and the worker's
-// answers about it reach that host: no call between hosts. A partition keeps no task: what
+// answers about it reach that host: no call between hosts. A poll that does reach the root
+// prefers the tasks of its own host's runs (ServeForwardedPoll), for the same reason. A
+// partition keeps no task: what
 // it holds is waiting polls, so a host's death loses nothing (the task's row is read by the
 // root), and the root keeps the queue's order.
 //
@@ -97,6 +99,10 @@ class CallRouter {
   void PollPartition(const rpc::CallContext& ctx, const grpc::ByteBuffer& payload,
                      std::shared_ptr<const rpc::RawHandler> local, rpc::RawResponder respond,
                      Target target);
+  // A poll another host forwarded to this queue owner: it prefers the tasks of runs that
+  // host owns (CallContext::prefer_run), whose worker's answers then stay there.
+  void ServeForwardedPoll(const rpc::CallContext& ctx, const grpc::ByteBuffer& payload,
+                          const rpc::RawHandler& local, rpc::RawResponder respond);
   // One of the kForwardedPolls of (namespace, queue, method), if one is free.
   bool TakeForwardSlot(const std::tuple<std::string, std::string, std::string>& key);
   void ReleaseForwardSlot(const std::tuple<std::string, std::string, std::string>& key);

@@ -23,7 +23,16 @@ Peers::Peer& Peers::Get(const std::string& address) {
 void Peers::Prepare(grpc::ClientContext& context, absl::Time deadline) const {
   calls_.Increment();
   credential_.Stamp(context);
+  context.AddMetadata(kOriginHeader, self_);
   if (deadline != absl::InfiniteFuture()) context.set_deadline(absl::ToChronoTime(deadline));
+}
+
+std::optional<std::string> Peers::Origin(const rpc::CallContext& ctx) const {
+  if (!FromPeer(ctx)) return std::nullopt;
+  const auto& metadata = ctx.grpc->client_metadata();
+  auto it = metadata.find(kOriginHeader);
+  if (it == metadata.end()) return std::nullopt;
+  return std::string(it->second.data(), it->second.size());
 }
 
 tock::cluster::v1::HostService::Stub& Peers::HostService(const std::string& address) {

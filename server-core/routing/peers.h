@@ -17,6 +17,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "absl/time/time.h"
@@ -30,9 +31,9 @@ namespace tock::server::routing {
 class Peers {
  public:
   // Channels come from `dialer` (TLS with tls.internode); calls are stamped with
-  // `credential`. Both must outlive this.
-  Peers(const rpc::Dialer& dialer, const PeerCredential& credential)
-      : dialer_(dialer), credential_(credential) {}
+  // `credential` and with `self`, this host's address on the ring. Both must outlive this.
+  Peers(const rpc::Dialer& dialer, const PeerCredential& credential, std::string self)
+      : dialer_(dialer), credential_(credential), self_(std::move(self)) {}
 
   using Done = std::function<void(const grpc::Status&, grpc::ByteBuffer*)>;
 
@@ -51,6 +52,9 @@ class Peers {
 
   // Whether a call this host received came from another host (peer_credential.h).
   bool FromPeer(const rpc::CallContext& ctx) const { return credential_.FromPeer(ctx); }
+  // The address of the host that sent such a call (none for a client's call).
+  std::optional<std::string> Origin(const rpc::CallContext& ctx) const;
+  static constexpr char kOriginHeader[] = "tock-origin-host";
 
  private:
   struct Peer {
@@ -61,6 +65,7 @@ class Peers {
 
   const rpc::Dialer& dialer_;
   const PeerCredential& credential_;
+  const std::string self_;
   metrics::Counter calls_;
   std::mutex mu_;
   std::map<std::string, Peer> peers_;

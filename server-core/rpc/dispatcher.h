@@ -77,6 +77,10 @@ struct CallContext {
   // that another host owns (routing/call_router.h): the poll waits here until then at most,
   // for tasks this host's shards make, and never reads the queue from the database.
   std::optional<absl::Time> partition_until;
+  // Set by the router on a poll another host forwarded to this queue's owner: whether a
+  // task of run (namespace id, workflow id) is better given to it (its run lives on that
+  // host, so the worker's answers about it need no call between hosts). Null: any.
+  std::function<bool(const std::string&, const std::string&)> prefer_run;
   // The request's namespace, set by the dispatcher once the request is parsed (while logging
   // is on): for the log line of a refusal, never read by handlers.
   mutable std::string namespace_name;

@@ -3,7 +3,8 @@
 // partition of the queue, where the tasks B's shards make are offered first. So a workflow
 // whose shard is B's has its task taken by the poll waiting on B, and B calls A for none of
 // it; with `membership.partition_wait: 0s` every poll goes to A and the task with it, to the
-// poll that waited there first.
+// poll that waited there first, unless a poll B forwarded waits too: that one prefers the
+// tasks of B's runs.
 //
 // Which host owns the queue and the workflow's shard is computed as the hosts do
 // (two_hosts_test.h); when a poll waits where is read from each host's pending_polls gauge,
@@ -36,10 +37,35 @@ class PartitionTest : public TwoHostsTest {
     const std::string membership = "  partition_wait: " + partition_wait + "\n";
     ASSERT_NO_FATAL_FAILURE(StartHosts(Config("a.yaml", metrics, membership),
                                        Config("b.yaml", metrics, membership)));
+    stub_a_ = Stub(*a_);
     stub_b_ = Stub(*b_);
     ASSERT_TRUE(DescribeNamespace(*stub_b_, &namespace_id_).ok());
     queue_ = QueueOn(*a_, namespace_id_);
     ASSERT_FALSE(queue_.empty());
+    // The shard rows are settled; each host's own view of the ring follows within a
+    // heartbeat or so: wait until each sends a call about the other's workflow there.
+    ASSERT_TRUE(RoutesToTheOther(*a_, *stub_a_, *b_));
+    ASSERT_TRUE(RoutesToTheOther(*b_, *stub_b_, *a_));
+  }
+
+  // Waits (at most 10 s) until `host` forwards a call about a workflow of `other`'s shard.
+  ::testing::AssertionResult RoutesToTheOther(const ServerProcess& host, WorkflowStub& stub,
+                                              const ServerProcess& other) {
+    const std::string id = WorkflowsOn(other, namespace_id_, "routed", 1).at(0);
+    for (const absl::Time until = absl::Now() + absl::Seconds(10); absl::Now() < until;
+         absl::SleepFor(absl::Milliseconds(50))) {
+      const double before = Metric(host, "host_calls_total");
+      grpc::ClientContext ctx;
+      Prepare(ctx, {});
+      wf::DescribeWorkflowExecutionRequest req;
+      req.set_namespace_("orders");
+      req.mutable_execution()->set_workflow_id(id);
+      wf::DescribeWorkflowExecutionResponse resp;
+      stub.DescribeWorkflowExecution(&ctx, req, &resp);  // NOT_FOUND either way
+      if (Metric(host, "host_calls_total") > before) return ::testing::AssertionSuccess();
+    }
+    return ::testing::AssertionFailure() << host.address() << " keeps workflow " << id
+                                         << " of " << other.address() << "'s shard";
   }
 
   // A family's sum on `host`'s /metrics (-1 when it cannot be read).
@@ -62,8 +88,8 @@ class PartitionTest : public TwoHostsTest {
                                          << n;
   }
 
-  // A workflow-task poll of the queue through B, on a thread of its own (up to 30 s);
-  // cancelled, if still waiting, when it goes.
+  // A workflow-task poll of the queue through `stub` (B's unless told), on a thread of its
+  // own (up to 30 s); cancelled, if still waiting, when it goes.
   struct Poll {
     grpc::ClientContext context;
     wf::PollWorkflowTaskQueueResponse response;
@@ -74,15 +100,16 @@ class PartitionTest : public TwoHostsTest {
       if (thread.joinable()) thread.join();
     }
   };
-  std::unique_ptr<Poll> StartPoll(const std::string& identity) {
+  std::unique_ptr<Poll> StartPoll(const std::string& identity, WorkflowStub* stub = nullptr) {
     auto poll = std::make_unique<Poll>();
     poll->context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
-    poll->thread = std::thread([this, identity, p = poll.get()] {
+    if (stub == nullptr) stub = stub_b_.get();
+    poll->thread = std::thread([this, identity, stub, p = poll.get()] {
       wf::PollWorkflowTaskQueueRequest req;
       req.set_namespace_("orders");
       req.mutable_task_queue()->set_name(queue_);
       req.set_identity(identity);
-      p->status = stub_b_->PollWorkflowTaskQueue(&p->context, req, &p->response);
+      p->status = stub->PollWorkflowTaskQueue(&p->context, req, &p->response);
     });
     return poll;
   }
@@ -101,7 +128,7 @@ class PartitionTest : public TwoHostsTest {
     ASSERT_TRUE(StartWorkflow(*stub_b_, id, queue_).ok());
   }
 
-  std::unique_ptr<WorkflowStub> stub_b_;
+  std::unique_ptr<WorkflowStub> stub_a_, stub_b_;
   std::string namespace_id_, queue_;
   double host_calls_before_ = 0;
 };
@@ -126,6 +153,22 @@ TEST_F(PartitionTest, WithoutPartitionsEveryPollAndTaskGoesToTheQueuesOwner) {
   EXPECT_FALSE(first->response.task_token().empty()) << "A gave the task to its first poll";
   EXPECT_GT(Metric(*b_, "host_calls_total"), host_calls_before_);
   EXPECT_EQ(Metric(*a_, "pending_polls", "task_type=\"Workflow\""), 1) << "the second poll waits";
+}
+
+// On A, the queue's owner: a client's poll to A waits first, then one B forwarded. The task
+// of a run on B's shard goes to B's poll, so that its worker's answers stay on B.
+TEST_F(PartitionTest, APollAnotherHostForwardedPrefersTheTasksOfThatHostsRuns) {
+  ASSERT_NO_FATAL_FAILURE(StartWith("0s"));
+  std::unique_ptr<Poll> on_a = StartPoll("on-a", stub_a_.get());
+  ASSERT_TRUE(PollsWaitOn(*a_, 1));
+  std::unique_ptr<Poll> from_b = StartPoll("from-b");
+  ASSERT_TRUE(PollsWaitOn(*a_, 2));
+  const std::string id = WorkflowsOn(*b_, namespace_id_, "preferred", 1).at(0);
+  ASSERT_TRUE(StartWorkflow(*stub_b_, id, queue_).ok());
+  from_b->thread.join();
+  ASSERT_TRUE(from_b->status.ok()) << from_b->status.error_message();
+  EXPECT_FALSE(from_b->response.task_token().empty()) << "B's poll took the task of B's run";
+  EXPECT_EQ(Metric(*a_, "pending_polls", "task_type=\"Workflow\""), 1) << "A's own poll waits";
 }
 
 }  // namespace

@@ -448,6 +448,38 @@ TEST_F(MatchingPagingTest, APartitionPollReadsNothingAndOfferHandsItATaskOrLeave
   EXPECT_EQ(store_.Loads(), 0);
 }
 
+// A poll that prefers some tasks (one another host forwarded prefers its own runs'):
+// arriving, it takes the first it prefers among the oldest rather than the oldest; waiting,
+// it gets an arriving task it prefers before an older poll that prefers none. Everything
+// else stays in order.
+TEST_F(MatchingPagingTest, APollTakesATaskItPrefersAndGetsOneArrivingBeforeOlderPolls) {
+  Make(8);
+  for (int i = 0; i < 3; ++i) engine_->AddTask(store_.Commit());  // 1, 2, 3
+  auto even = [](const TaskQueueTask& t) { return t.task_id % 2 == 0; };
+  std::vector<std::pair<std::string, int64_t>> got;
+  auto poll = [&](const std::string& who, MatchingEngine::Prefer prefer) {
+    return engine_->Poll(
+        "ns", "q", kWf, clock_.Now() + absl::Hours(1), who,
+        [&, who](std::optional<TaskQueueTask> t) { got.emplace_back(who, t ? t->task_id : 0); },
+        false, "", false, std::move(prefer));
+  };
+  poll("even", even);
+  poll("any", nullptr);
+  EXPECT_EQ(got, (std::vector<std::pair<std::string, int64_t>>{{"even", 2}, {"any", 1}}));
+
+  EXPECT_EQ(Drain(), Range(3, 3));
+  got.clear();
+  const MatchingEngine::PollId any = poll("any", nullptr);
+  const MatchingEngine::PollId prefers = poll("even", even);
+  engine_->AddTask(store_.Commit());  // 4: the later poll prefers it
+  EXPECT_EQ(got, (std::vector<std::pair<std::string, int64_t>>{{"even", 4}}));
+  engine_->AddTask(store_.Commit());  // 5: nobody prefers it, the oldest poll takes it
+  EXPECT_EQ(got.back(), (std::pair<std::string, int64_t>{"any", 5}));
+  EXPECT_TRUE(Drain().empty());
+  engine_->CancelPoll(any);
+  engine_->CancelPoll(prefers);
+}
+
 // ShutdownWorker (ReleaseWorkerPolls, namespace capability worker_poll_complete_on_shutdown):
 // the worker's waiting polls get nothing at once, and so do its polls for the next
 // kShutDownWorkerMemory; other workers' polls are untouched, and the next task goes to one
