@@ -10,7 +10,6 @@
 #include "absl/strings/str_cat.h"
 #include "server-core/frontend/request_namespace.h"
 #include "lib/common/grpc_status.h"
-#include "lib/common/message_size.h"
 #include "lib/common/status.h"
 #include "temporal/api/errordetails/v1/message.pb.h"
 #include "temporal/api/workflowservice/v1/request_response.pb.h"
@@ -143,10 +142,7 @@ std::shared_ptr<grpc::Channel> DcRedirection::ChannelTo(const std::string& addre
   std::lock_guard lock(mu_);
   std::shared_ptr<grpc::Channel>& channel = channels_[address];
   if (channel == nullptr) {
-    grpc::ChannelArguments args;
-    args.SetMaxReceiveMessageSize(kMaxMessageBytes);
-    args.SetMaxSendMessageSize(kMaxMessageBytes);
-    channel = dialer_.Dial(address, args);
+    channel = dialer_.Dial(address);
   }
   return channel;
 }

@@ -2,7 +2,6 @@
 
 
 #include "absl/strings/str_cat.h"
-#include "lib/common/message_size.h"
 
 namespace tock::server::replication {
 namespace {
@@ -25,9 +24,7 @@ RemoteFrontends::Remote& RemoteFrontends::Get(const std::string& address) {
   std::lock_guard lock(mu_);
   Remote& remote = remotes_[address];
   if (remote.channel == nullptr) {
-    grpc::ChannelArguments args;
-    args.SetMaxReceiveMessageSize(kMaxMessageBytes);
-    remote.channel = dialer_.Dial(address, args);
+    remote.channel = dialer_.Dial(address);
     remote.workflow = wf::WorkflowService::NewStub(remote.channel);
     remote.admin = adm::AdminService::NewStub(remote.channel);
   }

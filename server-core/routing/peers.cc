@@ -2,19 +2,13 @@
 
 #include <grpcpp/generic/generic_stub.h>
 
-#include "lib/common/message_size.h"
-
-
 namespace tock::server::routing {
 
 Peers::Peer& Peers::Get(const std::string& address) {
   std::lock_guard lock(mu_);
   Peer& peer = peers_[address];
   if (peer.channel == nullptr) {
-    grpc::ChannelArguments args;
-    args.SetMaxReceiveMessageSize(kMaxMessageBytes);
-    args.SetMaxSendMessageSize(kMaxMessageBytes);
-    peer.channel = dialer_.Dial(address, args);
+    peer.channel = dialer_.Dial(address);
     peer.host_service = tock::cluster::v1::HostService::NewStub(peer.channel);
   }
   return peer;

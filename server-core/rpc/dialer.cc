@@ -3,6 +3,8 @@
 #include <grpcpp/create_channel.h>
 #include <grpcpp/support/client_interceptor.h>
 
+#include "lib/common/message_size.h"
+
 namespace tock::server::rpc {
 namespace {
 
@@ -45,8 +47,10 @@ Dialer::Dialer(const std::optional<InternodeTls>& tls, absl::Duration reload)
       server_name_(tls.has_value() ? tls->server_name : ""),
       tls_(tls.has_value()) {}
 
-std::shared_ptr<grpc::Channel> Dialer::Dial(const std::string& address,
-                                            grpc::ChannelArguments args) const {
+std::shared_ptr<grpc::Channel> Dialer::Dial(const std::string& address) const {
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(kMaxMessageBytes);
+  args.SetMaxSendMessageSize(kMaxMessageBytes);
   if (!server_name_.empty()) args.SetSslTargetNameOverride(server_name_);
   if (metadata_.empty()) return grpc::CreateCustomChannel(address, credentials_, args);
   std::vector<std::unique_ptr<gx::ClientInterceptorFactoryInterface>> interceptors;

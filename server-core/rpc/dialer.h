@@ -29,10 +29,11 @@ class Dialer {
   // disk every `reload` when they change.
   Dialer(const std::optional<InternodeTls>& tls, absl::Duration reload);
 
-  // A channel to `address` (HOST:PORT) with `args` (message sizes and the like), connected
-  // lazily. Channels are not cached here: callers keep theirs.
-  std::shared_ptr<grpc::Channel> Dial(const std::string& address,
-                                      grpc::ChannelArguments args = {}) const;
+  // A channel to `address` (HOST:PORT), connected lazily, whose messages may be as large
+  // as the server's own (kMaxMessageBytes both ways: a forwarded call or answer is never
+  // refused for a size its first hop accepted). Channels are not cached here: callers keep
+  // theirs.
+  std::shared_ptr<grpc::Channel> Dial(const std::string& address) const;
 
   // This dialer, its channels adding the metadata `key: value` to every call (a client
   // interceptor; routing/peer_credential.h marks the server's calls to its own frontend so).

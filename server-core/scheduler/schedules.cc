@@ -166,9 +166,7 @@ Schedules::Schedules(persistence::ScheduleStore& store, namespaces::NamespaceEng
 Schedules::~Schedules() { Shutdown(); }
 
 void Schedules::Start(const std::string& frontend_address, const rpc::Dialer& dialer) {
-  grpc::ChannelArguments args;
-  args.SetMaxReceiveMessageSize(kMaxMessageBytes);
-  frontend_ = wf::WorkflowService::NewStub(dialer.Dial(frontend_address, args));
+  frontend_ = wf::WorkflowService::NewStub(dialer.Dial(frontend_address));
   std::lock_guard lock(mu_);
   started_ = true;
   loop_ = std::thread([this] { Loop(); });
