@@ -33,21 +33,39 @@ void AppendToBatch(std::string& batch, std::string_view event_bytes) {
   batch.append(event_bytes);
 }
 
+namespace {
+
+// The batch event `id` goes into: the last one when the id follows it and it has room, else
+// a new one.
+EventBatch& BatchFor(std::vector<EventBatch>& batches, int64_t id) {
+  if (batches.empty() || id != batches.back().first_event_id + batches.back().event_count ||
+      batches.back().event_count >= static_cast<int64_t>(kMaxBatchEvents) ||
+      batches.back().bytes.size() >= kMaxBatchBytes) {
+    batches.emplace_back().first_event_id = id;
+  }
+  EventBatch& batch = batches.back();
+  ++batch.event_count;
+  return batch;
+}
+
+}  // namespace
+
+std::vector<EventBatch> BatchEvents(absl::Span<const HistoryEvent> events) {
+  std::vector<EventBatch> batches;
+  for (const HistoryEvent& event : events) {
+    std::string& bytes = BatchFor(batches, event.event_id()).bytes;
+    bytes.push_back(kEventTag);
+    AppendVarint(bytes, event.ByteSizeLong());
+    event.AppendToString(&bytes);
+  }
+  return batches;
+}
+
 std::vector<EventBatch> BatchEvents(absl::Span<const int64_t> event_ids,
                                     absl::Span<const std::string> event_bytes) {
   std::vector<EventBatch> batches;
   for (size_t i = 0; i < event_ids.size(); ++i) {
-    EventBatch* last = batches.empty() ? nullptr : &batches.back();
-    const bool joins = last != nullptr &&
-                       event_ids[i] == last->first_event_id + last->event_count &&
-                       last->event_count < static_cast<int64_t>(kMaxBatchEvents) &&
-                       last->bytes.size() < kMaxBatchBytes;
-    if (!joins) {
-      last = &batches.emplace_back();
-      last->first_event_id = event_ids[i];
-    }
-    AppendToBatch(last->bytes, event_bytes[i]);
-    ++last->event_count;
+    AppendToBatch(BatchFor(batches, event_ids[i]).bytes, event_bytes[i]);
   }
   return batches;
 }
@@ -65,6 +83,19 @@ absl::Status VisitBatch(std::string_view batch, int64_t first_event_id,
     pos += length;
   }
   return absl::OkStatus();
+}
+
+absl::Status EventRangeRead::Visit(std::string_view batch, int64_t first_event_id,
+                                   absl::FunctionRef<void(int64_t, std::string_view)> visit) {
+  return VisitBatch(batch, first_event_id, [&](int64_t id, std::string_view bytes) {
+    done = id >= next || (limit >= 0 && visited >= limit);
+    if (done) return false;
+    if (id >= from) {
+      visit(id, bytes);
+      ++visited;
+    }
+    return true;
+  });
 }
 
 }  // namespace tock::persistence

@@ -21,8 +21,11 @@
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/types/span.h"
+#include "temporal/api/history/v1/message.pb.h"
 
 namespace tock::persistence {
+
+using HistoryEvent = temporal::api::history::v1::HistoryEvent;
 
 // At most this many events, or about this many bytes, in one batch: a read that starts in
 // the middle of a batch reads the whole of it, so batches stay small even when one commit
@@ -40,9 +43,12 @@ struct EventBatch {
 // Appends one event's serialized bytes to a batch's bytes.
 void AppendToBatch(std::string& batch, std::string_view event_bytes);
 
-// The batches of `events` (serialized, with their ids, in order): a new batch starts where
-// ids are not consecutive or a batch is full. The stores refuse a commit whose batches do
-// not follow each other and the run's stored events (ids that do not increase).
+// The batches of `events`, in order: a new batch starts where ids are not consecutive or a
+// batch is full. The stores refuse a commit whose batches do not follow each other and the
+// run's stored events (ids that do not increase). Each event is serialized straight into
+// its batch.
+std::vector<EventBatch> BatchEvents(absl::Span<const HistoryEvent> events);
+// The same for events already serialized (`event_bytes`, with their ids).
 std::vector<EventBatch> BatchEvents(absl::Span<const int64_t> event_ids,
                                     absl::Span<const std::string> event_bytes);
 
@@ -51,5 +57,16 @@ std::vector<EventBatch> BatchEvents(absl::Span<const int64_t> event_ids,
 // batch.
 absl::Status VisitBatch(std::string_view batch, int64_t first_event_id,
                         absl::FunctionRef<bool(int64_t, std::string_view)> visit);
+
+// A read of events [from, next) at most `limit` of them (negative: no limit), batch by
+// batch, oldest first: what the stores' history reads share.
+struct EventRangeRead {
+  int64_t from, next, limit;
+  int64_t visited = 0;
+  bool done = false;  // the range or the limit ended: no later batch is needed
+  // Visits the events of `batch` (its first event `first_event_id`) that the read wants.
+  absl::Status Visit(std::string_view batch, int64_t first_event_id,
+                     absl::FunctionRef<void(int64_t, std::string_view)> visit);
+};
 
 }  // namespace tock::persistence

@@ -249,24 +249,17 @@ class PgExecutionStore : public ExecutionStore, private CommitBatchWriter {
           {PgParam::Text(run_id), PgParam::Int(from), PgParam::Int(next_event_id),
            PgParam::Int(kBatchPage)});
       if (!r.ok()) return r.status();
-      bool full = false;
-      for (int i = 0; i < r->rows() && !full; ++i) {
+      EventRangeRead read{from, next_event_id, limit < 0 ? -1 : limit - visited};
+      for (int i = 0; i < r->rows() && !read.done; ++i) {
         absl::Status parsed =
-            VisitBatch(r->View(i, 1), r->Int(i, 0), [&](int64_t id, std::string_view bytes) {
-              if (id >= next_event_id || (limit >= 0 && visited >= limit)) {
-                full = true;
-                return false;
-              }
-              if (id >= from) {
-                visit(bytes);
-                ++visited;
-                from = id + 1;
-              }
-              return true;
+            read.Visit(r->View(i, 1), r->Int(i, 0), [&](int64_t id, std::string_view bytes) {
+              visit(bytes);
+              from = id + 1;
             });
         if (!parsed.ok()) return parsed;
       }
-      if (full || r->rows() < kBatchPage) break;
+      visited += read.visited;
+      if (read.done || r->rows() < kBatchPage) break;
     }
     return visited;
   }
@@ -414,13 +407,7 @@ class PgExecutionStore : public ExecutionStore, private CommitBatchWriter {
     out->events.resize(commit.runs.size());
     for (size_t i = 0; i < commit.runs.size(); ++i) {
       out->states.push_back(commit.runs[i].state.SerializeAsString());
-      std::vector<int64_t> ids;
-      std::vector<std::string> events;
-      for (const HistoryEvent& e : commit.runs[i].events) {
-        ids.push_back(e.event_id());
-        events.push_back(e.SerializeAsString());
-      }
-      for (const EventBatch& batch : BatchEvents(ids, events)) {
+      for (const EventBatch& batch : BatchEvents(commit.runs[i].events)) {
         out->events[i].AddBytes(batch.bytes);
         out->events[i].first_ids.push_back(batch.first_event_id);
         out->events[i].last_ids.push_back(batch.last_event_id());

@@ -289,13 +289,7 @@ class SqliteExecutionStore : public ExecutionStore, private CommitBatchWriter {
     Blobs& blobs = *prepared;
     for (const RunWrite& run : commit.runs) {
       blobs.states.push_back(run.state.SerializeAsString());
-      std::vector<int64_t> ids;
-      std::vector<std::string> events;
-      for (const HistoryEvent& e : run.events) {
-        ids.push_back(e.event_id());
-        events.push_back(e.SerializeAsString());
-      }
-      blobs.events.push_back(BatchEvents(ids, events));
+      blobs.events.push_back(BatchEvents(run.events));
     }
     for (const TaskQueueTask& task : commit.new_tasks)
       blobs.tasks.push_back(task.task.SerializeAsString());
@@ -665,24 +659,17 @@ class SqliteExecutionStore : public ExecutionStore, private CommitBatchWriter {
         "WHERE run_id = ?1 AND first_event_id <= ?2), 0) AND first_event_id < ?3 "
         "ORDER BY first_event_id"));
     q.Bind(1, run_id).Bind(2, first_event_id).Bind(3, next_event_id);
-    int64_t visited = 0;
-    bool full = false;
-    absl::Status result = q.ForEachRow([&]() -> absl::Status {
-      RETURN_IF_ERROR(VisitBatch(q.BlobView(1), q.Int(0), [&](int64_t id, std::string_view bytes) {
-        if (id >= next_event_id || (limit >= 0 && visited >= limit)) {
-          full = true;
-          return false;
-        }
-        if (id >= first_event_id) {
-          visit(id, bytes);
-          ++visited;
-        }
-        return true;
-      }));
-      return full ? absl::CancelledError() : absl::OkStatus();  // Cancelled: the walk ends
-    });
-    if (!result.ok() && !absl::IsCancelled(result)) return result;
-    return visited;
+    EventRangeRead read{first_event_id, next_event_id, limit};
+    absl::Status result;
+    while (result.ok() && !read.done) {
+      absl::StatusOr<bool> row = q.Step();
+      if (!row.ok()) result = row.status();
+      if (!result.ok() || !*row) break;
+      result = read.Visit(q.BlobView(1), q.Int(0), visit);
+    }
+    q.Reset();  // the walk may stop before the last row
+    if (!result.ok()) return result;
+    return read.visited;
   }
 
   // Copies the run's history, through `through_event_id` (negative: all of it), to the
