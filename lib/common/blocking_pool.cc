@@ -1,10 +1,17 @@
 #include "lib/common/blocking_pool.h"
 
+#include <pthread.h>
+
+#include <string>
+
 namespace tock {
 
-BlockingPool::BlockingPool(int threads, size_t max_queued) : max_queued_(max_queued) {
+BlockingPool::BlockingPool(int threads, size_t max_queued, const char* name)
+    : max_queued_(max_queued) {
   for (int i = 0; i < threads; ++i) {
-    threads_.emplace_back([this] {
+    threads_.emplace_back([this, name] {
+      // Linux keeps 15 characters of a thread's name.
+      if (name != nullptr) pthread_setname_np(pthread_self(), std::string(name).substr(0, 15).c_str());
       while (true) {
         std::function<void()> job;
         {

@@ -20,7 +20,8 @@ namespace tock {
 
 class BlockingPool {
  public:
-  explicit BlockingPool(int threads, size_t max_queued = 1024);
+  // `name`: the threads' name in top, gdb and /proc (at most 15 characters kept).
+  explicit BlockingPool(int threads, size_t max_queued = 1024, const char* name = nullptr);
   ~BlockingPool() { Stop(); }
   BlockingPool(const BlockingPool&) = delete;
   BlockingPool& operator=(const BlockingPool&) = delete;

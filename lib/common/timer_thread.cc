@@ -1,5 +1,7 @@
 #include "lib/common/timer_thread.h"
 
+#include <pthread.h>
+
 namespace tock {
 
 TimerThread::TimerThread(Clock& clock) : clock_(clock), thread_([this] { Loop(); }) {}
@@ -51,6 +53,7 @@ bool TimerThread::Cancel(Id id) {
 void TimerThread::Wake() { cv_.notify_all(); }
 
 void TimerThread::Loop() {
+  pthread_setname_np(pthread_self(), "tock-timers");
   std::unique_lock lock(mu_);
   while (!stopping_) {
     if (queue_.empty()) {

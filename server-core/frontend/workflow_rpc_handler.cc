@@ -31,7 +31,8 @@ absl::Time PollDeadline(const rpc::CallContext& ctx, absl::Time now) {
 template <typename Response>
 class LongPoll : public std::enable_shared_from_this<LongPoll<Response>> {
  public:
-  using Start = std::function<absl::StatusOr<Response>(const persistence::TaskQueueTask&)>;
+  // Starts a task in history; answers once, from any thread.
+  using Start = std::function<void(const persistence::TaskQueueTask&, history::Answer<Response>)>;
   // Where a task taken and not started goes back to: its queue, through the history engine's
   // sink (on a partition poll, the queue is another host's).
   using GiveBack = std::function<void(persistence::TaskQueueTask)>;
@@ -105,14 +106,18 @@ class LongPoll : public std::enable_shared_from_this<LongPoll<Response>> {
       give_back_(std::move(*task));
       return respond_(Response());
     }
-    absl::StatusOr<Response> started = start_(*task);
-    if (started.ok()) return respond_(std::move(*started));
-    if (started.status().code() == absl::StatusCode::kNotFound) return Next();
-    // Starting it failed (the database): the task stays due, so it goes back to its queue
-    // for the next poll (one that already started it is then skipped as stale), and this
-    // poll gets the error.
-    give_back_(std::move(*task));
-    respond_(started.status());
+    auto self = this->shared_from_this();
+    // Kept for a give-back; the start reads it before the answer (which owns it) can run.
+    auto held = std::make_shared<persistence::TaskQueueTask>(std::move(*task));
+    start_(*held, [self, held](absl::StatusOr<Response> started) {
+      if (started.ok()) return self->respond_(std::move(*started));
+      if (started.status().code() == absl::StatusCode::kNotFound) return self->Next();
+      // Starting it failed (the database): the task stays due, so it goes back to its queue
+      // for the next poll (one that already started it is then skipped as stale), and this
+      // poll gets the error.
+      self->give_back_(std::move(*held));
+      self->respond_(started.status());
+    });
   }
 
   matching::MatchingEngine& matching_;
@@ -161,6 +166,23 @@ void AddNamespaced(rpc::Dispatcher& dispatcher, namespaces::NamespaceEngine& nam
       });
 }
 
+// AddNamespaced for a method answered without a waiting thread: `fn(ns, request, respond)`
+// answers through `respond` (the request stays valid until then: rpc::Dispatcher::AddAsync).
+template <typename Request, typename Response, typename Fn>
+void AddNamespacedAsync(rpc::Dispatcher& dispatcher, namespaces::NamespaceEngine& namespaces,
+                        const char* name, bool allow_deprecated,
+                        namespaces::NamespaceAccess access, Fn fn) {
+  dispatcher.AddAsync<Request, Response>(
+      Method(name),
+      [&namespaces, allow_deprecated, access, fn](const Request& req, const rpc::CallContext&,
+                                                  rpc::Responder<Response> respond) {
+        absl::StatusOr<namespaces::NamespaceEngine::Resolved> ns =
+            namespaces.Resolve(req.namespace_(), allow_deprecated, access);
+        if (!ns.ok()) return respond(ns.status());
+        fn(Ref(*ns), req, std::move(respond));
+      });
+}
+
 // Starting runs.
 void RegisterStartHandlers(rpc::Dispatcher& dispatcher, namespaces::NamespaceEngine& namespaces,
                            history::HistoryEngine& history) {
@@ -198,11 +220,13 @@ void RegisterPollHandlers(rpc::Dispatcher& dispatcher, namespaces::NamespaceEngi
         auto poll = std::make_shared<LongPoll<wf::PollWorkflowTaskQueueResponse>>(
             matching, ref.id, req.task_queue().name(), persistence::TaskKind::kWorkflow,
             /*queries_only=*/!ns->active_here, ctx, PollDeadline(ctx, clock.Now()), identity,
-            [&history, ref, identity](const persistence::TaskQueueTask& task) {
+            [&history, ref, identity](const persistence::TaskQueueTask& task,
+                                      history::Answer<wf::PollWorkflowTaskQueueResponse> done) {
               if (task.task.kind() == tock::persistence::v1::TransferTask::KIND_QUERY) {
-                return history.any_shard().StartQueryTask(ref, task);
+                return done(history.any_shard().StartQueryTask(ref, task));
               }
-              return history.any_shard().RecordWorkflowTaskStarted(ref, task, identity);
+              history.any_shard().RecordWorkflowTaskStartedAsync(ref, task, identity,
+                                                                 std::move(done));
             },
             [&history](persistence::TaskQueueTask task) { history.QueueTask(std::move(task)); },
             std::move(respond));
@@ -225,8 +249,10 @@ void RegisterPollHandlers(rpc::Dispatcher& dispatcher, namespaces::NamespaceEngi
         auto poll = std::make_shared<LongPoll<wf::PollActivityTaskQueueResponse>>(
             matching, ref.id, req.task_queue().name(), persistence::TaskKind::kActivity,
             /*queries_only=*/!ns->active_here, ctx, PollDeadline(ctx, clock.Now()), identity,
-            [&history, ref, identity](const persistence::TaskQueueTask& task) {
-              return history.any_shard().RecordActivityTaskStarted(ref, task, identity);
+            [&history, ref, identity](const persistence::TaskQueueTask& task,
+                                      history::Answer<wf::PollActivityTaskQueueResponse> done) {
+              history.any_shard().RecordActivityTaskStartedAsync(ref, task, identity,
+                                                                 std::move(done));
             },
             [&history](persistence::TaskQueueTask task) { history.QueueTask(std::move(task)); },
             std::move(respond));
@@ -239,11 +265,13 @@ void RegisterPollHandlers(rpc::Dispatcher& dispatcher, namespaces::NamespaceEngi
 void RegisterTaskResponseHandlers(rpc::Dispatcher& dispatcher,
                                   namespaces::NamespaceEngine& namespaces,
                                   history::HistoryEngine& history) {
-  AddNamespaced<wf::RespondWorkflowTaskCompletedRequest, wf::RespondWorkflowTaskCompletedResponse>(
+  AddNamespacedAsync<wf::RespondWorkflowTaskCompletedRequest,
+                     wf::RespondWorkflowTaskCompletedResponse>(
       dispatcher, namespaces, "RespondWorkflowTaskCompleted", true,
       namespaces::NamespaceAccess::kWrite,
-      [&](const history::NamespaceRef& ns, const wf::RespondWorkflowTaskCompletedRequest& req) {
-        return history.RespondWorkflowTaskCompleted(ns, req);
+      [&](const history::NamespaceRef& ns, const wf::RespondWorkflowTaskCompletedRequest& req,
+          rpc::Responder<wf::RespondWorkflowTaskCompletedResponse> respond) {
+        history.RespondWorkflowTaskCompletedAsync(ns, req, std::move(respond));
       });
   AddNamespaced<wf::RespondWorkflowTaskFailedRequest, wf::RespondWorkflowTaskFailedResponse>(
       dispatcher, namespaces, "RespondWorkflowTaskFailed", true,
@@ -251,17 +279,18 @@ void RegisterTaskResponseHandlers(rpc::Dispatcher& dispatcher,
       [&](const history::NamespaceRef& ns, const wf::RespondWorkflowTaskFailedRequest& req) {
         return history.RespondWorkflowTaskFailed(ns, req);
       });
-  AddNamespaced<wf::RespondActivityTaskCompletedRequest, wf::RespondActivityTaskCompletedResponse>(
+  AddNamespacedAsync<wf::RespondActivityTaskCompletedRequest,
+                     wf::RespondActivityTaskCompletedResponse>(
       dispatcher, namespaces, "RespondActivityTaskCompleted", true,
       namespaces::NamespaceAccess::kWrite,
-      [&](const history::NamespaceRef& ns, const wf::RespondActivityTaskCompletedRequest& req)
-          -> absl::StatusOr<wf::RespondActivityTaskCompletedResponse> {
-        if (absl::Status s = history.RespondActivityTaskCompleted(ns, req.task_token(),
-                                                                  req.result(), req.identity());
-            !s.ok()) {
-          return s;
-        }
-        return wf::RespondActivityTaskCompletedResponse();
+      [&](const history::NamespaceRef& ns, const wf::RespondActivityTaskCompletedRequest& req,
+          rpc::Responder<wf::RespondActivityTaskCompletedResponse> respond) {
+        history.RespondActivityTaskCompletedAsync(
+            ns, req.task_token(), req.result(), req.identity(),
+            [respond = std::move(respond)](absl::Status s) {
+              if (!s.ok()) return respond(s);
+              respond(wf::RespondActivityTaskCompletedResponse());
+            });
       });
   AddNamespaced<wf::RespondActivityTaskFailedRequest, wf::RespondActivityTaskFailedResponse>(
       dispatcher, namespaces, "RespondActivityTaskFailed", true,

@@ -131,14 +131,19 @@ wf::PollActivityTaskQueueResponse ActivityTaskOf(
   return out;
 }
 
-absl::StatusOr<wf::PollActivityTaskQueueResponse> HistoryEngine::RecordActivityTaskStarted(
-    const NamespaceRef& ns, const persistence::TaskQueueTask& task, const std::string& identity) {
-  const auto& t = task.task;
+// An activity task's start for a poll: what its change leaves for the response.
+struct HistoryEngine::ActivityStart {
+  NamespaceRef ns;
+  persistence::TaskQueueTask task;
+  std::string identity;
   MutableStateRecord committed;
   ActivityInfo started;
-  absl::Status s = Mutate(ns, {t.namespace_id(), t.workflow_id(), t.run_id()},
-                          [&](RunTransaction& tx) -> absl::Status {
-    tx.ConsumeTask(task.task_id);
+};
+
+Mutation HistoryEngine::StartActivityTask(ActivityStart& start) {
+  return [this, &start](RunTransaction& tx) -> absl::Status {
+    const auto& t = start.task.task;
+    tx.ConsumeTask(start.task.task_id);
     auto* activities = tx.state().mutable_activities();
     auto it = activities->find(t.scheduled_event_id());
     if (!tx.IsOpen() || it == activities->end() || it->second.stamp() != t.stamp() ||
@@ -148,21 +153,65 @@ absl::StatusOr<wf::PollActivityTaskQueueResponse> HistoryEngine::RecordActivityT
     ActivityInfo& a = it->second;
     metrics_->activity_task_schedule_to_start_latency.Observe(
         tx.now() - FromProtoTime(a.current_attempt_scheduled_time()));
-    StartActivityAttempt(tx, a, identity);
-    committed = tx.state();
-    started = a;
+    StartActivityAttempt(tx, a, start.identity);
+    start.committed = tx.state();
+    start.started = a;
     return absl::OkStatus();
-  });
-  if (!s.ok()) return s;
+  };
+}
 
+absl::StatusOr<wf::PollActivityTaskQueueResponse> HistoryEngine::ActivityTaskStarted(
+    const ActivityStart& start, absl::Status committed) {
+  if (!committed.ok()) return committed;
+  const int64_t scheduled_id = start.started.scheduled_event_id();
   absl::StatusOr<std::vector<HistoryEvent>> scheduled = persistence::ReadWithRetries([&] {
-    return store_.ReadEvents(t.run_id(), started.scheduled_event_id(),
-                             started.scheduled_event_id() + 1, 1);
+    return store_.ReadEvents(start.task.task.run_id(), scheduled_id, scheduled_id + 1, 1);
   });
   if (!scheduled.ok()) return scheduled.status();
   if (scheduled->empty()) return absl::InternalError("the ActivityTaskScheduled event is missing");
-  return ActivityTaskOf(ns.name, committed, started,
+  return ActivityTaskOf(start.ns.name, start.committed, start.started,
                         scheduled->front().activity_task_scheduled_event_attributes());
+}
+
+absl::StatusOr<wf::PollActivityTaskQueueResponse> HistoryEngine::RecordActivityTaskStarted(
+    const NamespaceRef& ns, const persistence::TaskQueueTask& task, const std::string& identity) {
+  ActivityStart start{.ns = ns, .task = task, .identity = identity};
+  const auto& t = task.task;
+  absl::Status s = Mutate(ns, {t.namespace_id(), t.workflow_id(), t.run_id()},
+                          StartActivityTask(start));
+  return ActivityTaskStarted(start, std::move(s));
+}
+
+void HistoryEngine::RecordActivityTaskStartedAsync(
+    const NamespaceRef& ns, const persistence::TaskQueueTask& task, const std::string& identity,
+    Answer<wf::PollActivityTaskQueueResponse> done) {
+  auto start = std::make_shared<ActivityStart>(ActivityStart{.ns = ns, .task = task, .identity = identity});
+  const auto& t = task.task;
+  MutateAsync(ns, {t.namespace_id(), t.workflow_id(), t.run_id()}, StartActivityTask(*start),
+              /*offer_speculative=*/false, [this, start, done = std::move(done)](absl::Status s) {
+                done(ActivityTaskStarted(*start, std::move(s)));
+              });
+}
+
+Mutation HistoryEngine::CompleteActivity(const TaskToken& token,
+                                         const temporal::api::common::v1::Payloads& result,
+                                         const std::string& identity) {
+  return [this, &token, &result, &identity](RunTransaction& tx) -> absl::Status {
+    absl::StatusOr<ActivityInfo*> a = StartedActivity(tx, token);
+    if (!a.ok()) return a.status();
+    if (!identity.empty()) (*a)->set_started_identity(identity);
+    AppendActivityStarted(tx, **a);
+    const int64_t started_id = LastAppendedId(tx, enums::EVENT_TYPE_ACTIVITY_TASK_STARTED);
+    HistoryEvent& e = tx.AppendOrBuffer(enums::EVENT_TYPE_ACTIVITY_TASK_COMPLETED);
+    auto* attrs = e.mutable_activity_task_completed_event_attributes();
+    *attrs->mutable_result() = result;
+    attrs->set_scheduled_event_id(token.scheduled_event_id());
+    attrs->set_started_event_id(started_id);
+    attrs->set_identity(identity);
+    RemoveActivity(tx, token.scheduled_event_id());
+    tx.ScheduleWorkflowTask();
+    return absl::OkStatus();
+  };
 }
 
 absl::Status HistoryEngine::RespondActivityTaskCompleted(
@@ -171,22 +220,19 @@ absl::Status HistoryEngine::RespondActivityTaskCompleted(
   absl::StatusOr<TaskToken> token = DecodeTaskTokenFor(token_bytes, ns.id);
   if (!token.ok()) return token.status();
   return Mutate(ns, {token->namespace_id(), token->workflow_id(), token->run_id()},
-                [&](RunTransaction& tx) -> absl::Status {
-    absl::StatusOr<ActivityInfo*> a = StartedActivity(tx, *token);
-    if (!a.ok()) return a.status();
-    if (!identity.empty()) (*a)->set_started_identity(identity);
-    AppendActivityStarted(tx, **a);
-    const int64_t started_id = LastAppendedId(tx, enums::EVENT_TYPE_ACTIVITY_TASK_STARTED);
-    HistoryEvent& e = tx.AppendOrBuffer(enums::EVENT_TYPE_ACTIVITY_TASK_COMPLETED);
-    auto* attrs = e.mutable_activity_task_completed_event_attributes();
-    *attrs->mutable_result() = result;
-    attrs->set_scheduled_event_id(token->scheduled_event_id());
-    attrs->set_started_event_id(started_id);
-    attrs->set_identity(identity);
-    RemoveActivity(tx, token->scheduled_event_id());
-    tx.ScheduleWorkflowTask();
-    return absl::OkStatus();
-  });
+                CompleteActivity(*token, result, identity));
+}
+
+void HistoryEngine::RespondActivityTaskCompletedAsync(
+    const NamespaceRef& ns, const std::string& token_bytes,
+    const temporal::api::common::v1::Payloads& result, const std::string& identity,
+    std::function<void(absl::Status)> done) {
+  absl::StatusOr<TaskToken> decoded = DecodeTaskTokenFor(token_bytes, ns.id);
+  if (!decoded.ok()) return done(decoded.status());
+  auto token = std::make_shared<TaskToken>(std::move(*decoded));
+  MutateAsync(ns, {token->namespace_id(), token->workflow_id(), token->run_id()},
+              CompleteActivity(*token, result, identity), /*offer_speculative=*/false,
+              [token, done = std::move(done)](absl::Status s) { done(std::move(s)); });
 }
 
 absl::Status HistoryEngine::RespondActivityTaskFailed(const NamespaceRef& ns,

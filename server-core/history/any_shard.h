@@ -6,6 +6,7 @@
 // Thread safety: implementations are safe from any thread.
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -27,6 +28,10 @@ struct NamespaceRef {
   bool conflict_resolution = false;
 };
 
+// An answer given later, once, from any thread (often the thread that finished its commit).
+template <typename T>
+using Answer = std::function<void(absl::StatusOr<T>)>;
+
 class AnyShard {
  public:
   virtual ~AnyShard() = default;
@@ -39,6 +44,20 @@ class AnyShard {
   virtual absl::StatusOr<wf::PollActivityTaskQueueResponse> RecordActivityTaskStarted(
       const NamespaceRef& ns, const persistence::TaskQueueTask& task,
       const std::string& identity) = 0;
+  // The same, answered through `done` rather than by waiting for the start's commit (no
+  // thread waits). By default, the calls above.
+  virtual void RecordWorkflowTaskStartedAsync(const NamespaceRef& ns,
+                                              const persistence::TaskQueueTask& task,
+                                              const std::string& identity,
+                                              Answer<wf::PollWorkflowTaskQueueResponse> done) {
+    done(RecordWorkflowTaskStarted(ns, task, identity));
+  }
+  virtual void RecordActivityTaskStartedAsync(const NamespaceRef& ns,
+                                              const persistence::TaskQueueTask& task,
+                                              const std::string& identity,
+                                              Answer<wf::PollActivityTaskQueueResponse> done) {
+    done(RecordActivityTaskStarted(ns, task, identity));
+  }
   // The poll path for a query task; NOT_FOUND when the query is no longer waiting.
   virtual absl::StatusOr<wf::PollWorkflowTaskQueueResponse> StartQueryTask(
       const NamespaceRef& ns, const persistence::TaskQueueTask& task) = 0;

@@ -131,25 +131,31 @@ absl::Status HistoryEngine::DeleteWorkflow(const NamespaceRef& ns,
     if (absl::Status s = TerminateWorkflow(ns, terminate); !s.ok()) return s;
   }
   std::shared_ptr<RunEntry> entry = Entry(*run_id);
-  std::lock_guard lock(entry->mu);
-  // Fenced like a commit (WriteCommit): only the shard's owner, under its run lock, deletes,
-  // so its cache never keeps serving a run another host deleted. UNAVAILABLE elsewhere.
+  // Fenced like a commit (WriteCommit): only the shard's owner, with the run's turn,
+  // deletes, so its cache never keeps serving a run another host deleted. UNAVAILABLE
+  // elsewhere.
+  WaitTurn(*entry);
   const int32_t shard_id = shards_.ShardFor(key.namespace_id, key.workflow_id);
   absl::Status s;
   int64_t range_id;
   {
     ShardController::RangeHold hold = shards_.HoldRange(shard_id);
     range_id = hold.range_id();
-    if (range_id == ShardController::kNotOwned) return ShardNotOwnedHere(shard_id);
-    s = store_.DeleteRun(shard_id, range_id, key.namespace_id, key.workflow_id, key.run_id);
+    if (range_id != ShardController::kNotOwned) {
+      s = store_.DeleteRun(shard_id, range_id, key.namespace_id, key.workflow_id, key.run_id);
+    }
   }
+  if (s.ok() && range_id != ShardController::kNotOwned) {
+    std::lock_guard lock(entry->mu);
+    Uncache(*run_id, *entry);
+  }
+  ReleaseTurn(*entry);
+  if (range_id == ShardController::kNotOwned) return ShardNotOwnedHere(shard_id);
   if (s.code() == absl::StatusCode::kFailedPrecondition) {
     shards_.Lost(shard_id, range_id);
     return ShardNotOwnedHere(shard_id);
   }
-  if (!s.ok()) return s;
-  Uncache(*run_id, *entry);
-  return absl::OkStatus();
+  return s;
 }
 
 absl::StatusOr<std::string> HistoryEngine::ActivityTokenById(const NamespaceRef& ns,

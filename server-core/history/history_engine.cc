@@ -180,6 +180,13 @@ HistoryEngine::HistoryEngine(persistence::ExecutionStore& store, ShardController
 
 HistoryEngine::~HistoryEngine() {
   shards_.SetListener(nullptr);
+  // The asynchronous changes still in flight end first: their commits call back into this
+  // engine. (Their callers, gRPC calls, are over by now; these are the last few commits.)
+  {
+    std::unique_lock lock(async_mu_);
+    async_done_.wait(lock, [&] { return async_changes_ == 0; });
+  }
+  after_commit_.Stop();
   StopBackground();
 }
 
@@ -340,137 +347,285 @@ absl::StatusOr<std::string> HistoryEngine::ResolveRunId(const std::string& names
   return current->run_id;
 }
 
-absl::Status HistoryEngine::Mutate(const NamespaceRef& ns, const RunKey& key,
-                                   const Mutation& mutate, bool offer_speculative) {
+// One change of a run from its turn to its answer (Mutate, MutateAsync).
+struct HistoryEngine::Change {
+  NamespaceRef ns;
+  RunKey key;
+  std::shared_ptr<RunEntry> entry;
+  const Mutation* mutate = nullptr;
+  Mutation owned;  // MutateAsync's copy (mutate points at it)
+  bool offer_speculative = false;
   persistence::Commit commit;
-  absl::Status result;
-  bool closed = false;
+  absl::Status result;  // what `mutate` returned (kCommitThenFail: after the commit)
+  // The run's speculative task taken for the change, and what the change made of it.
+  std::optional<SpeculativeTask> speculative;
+  std::optional<SpeculativeTask> kept;
+  bool speculative_dropped = false, speculative_used = false;
+  std::vector<persistence::TaskQueueTask> memory_tasks;  // sticky workflow tasks: not stored
   bool following = false;
   std::string companion_run_id;
-  std::vector<persistence::TaskQueueTask> memory_tasks;  // sticky workflow tasks: not stored
+  std::optional<ShardController::RangeHold> hold;  // from BeforeWrite until answered
+};
+
+void HistoryEngine::TakeTurn(const std::shared_ptr<RunEntry>& entry, std::function<void()> turn) {
   {
-    std::shared_ptr<RunEntry> entry = Entry(key.run_id);
     std::lock_guard lock(entry->mu);
-    MutableStateRecord state;
-    if (const MutableStateRecord* cached = Cached(*entry)) {
-      state = *cached;
+    if (entry->busy) {
+      entry->turns.push_back(Turn{std::move(turn), /*wakes_thread=*/false});
+      return;
+    }
+    entry->busy = true;
+  }
+  turn();
+}
+
+void HistoryEngine::WaitTurn(RunEntry& entry) {
+  std::unique_lock lock(entry.mu);
+  if (!entry.busy) {
+    entry.busy = true;
+    return;
+  }
+  bool mine = false;
+  std::condition_variable cv;
+  entry.turns.push_back(Turn{[&] {
+                               // Under the lock: this thread cannot return (and destroy cv)
+                               // before the notification ends.
+                               std::lock_guard turn_lock(entry.mu);
+                               mine = true;
+                               cv.notify_one();
+                             },
+                             /*wakes_thread=*/true});
+  cv.wait(lock, [&] { return mine; });
+}
+
+void HistoryEngine::ReleaseTurn(RunEntry& entry) {
+  Turn next;
+  {
+    std::lock_guard lock(entry.mu);
+    if (entry.turns.empty()) {
+      entry.busy = false;
+      return;
+    }
+    next = std::move(entry.turns.front());
+    entry.turns.pop_front();
+  }
+  // The turn passes on (busy stays set). A waiting change runs on the completion threads,
+  // never here: a chain of changes that end at once (nothing to write) would deepen the stack.
+  if (next.wakes_thread) {
+    next.run();
+  } else {
+    AfterCommit(std::move(next.run));
+  }
+}
+
+void HistoryEngine::AfterCommit(std::function<void()> job) {
+  // Refused only while stopping: then here, rather than never.
+  if (!after_commit_.Run(job)) job();
+}
+
+bool HistoryEngine::BuildChange(Change& c) {
+  const NamespaceRef& ns = c.ns;
+  const RunKey& key = c.key;
+  MutableStateRecord state;
+  bool cached = false;
+  {
+    std::lock_guard lock(c.entry->mu);
+    if (const MutableStateRecord* found = Cached(*c.entry)) {
+      state = *found;
+      cached = true;
+    }
+  }
+  if (!cached) {
+    absl::StatusOr<MutableStateRecord> loaded =
+        store_.GetRun(key.namespace_id, key.workflow_id, key.run_id);
+    if (!loaded.ok()) {
+      c.result = loaded.status().code() == absl::StatusCode::kNotFound
+                     ? WorkflowNotFound(key.workflow_id, key.run_id)
+                     : loaded.status();
+      return false;
+    }
+    state = std::move(*loaded);
+  }
+  if (state.execution().zombie()) {
+    // Kept only to receive its history from the cluster that runs it: its tasks and
+    // timers are dropped here, and nothing else may change it.
+    c.result = absl::NotFoundError(absl::StrCat(
+        "run ", key.run_id, " of workflow ", key.workflow_id,
+        " is a zombie: a newer run of this workflow id is its current run"));
+    return false;
+  }
+  // A global namespace's run: what its pending activities hold that no event carries, to
+  // replicate what the change alters of it (sync_activity_tasks.h).
+  ActivityMarks activities_before;
+  if (ns.failover_version > 0 && state.activities_size() > 0) {
+    activities_before = MarkActivities(state);
+  }
+  RunTransaction tx(std::move(state), clock_.Now(), ns.failover_version, shards_);
+  c.speculative = updates_.TakeSpeculative(key.run_id);
+  if (c.speculative) {
+    tx.OfferSpeculative(*c.speculative);
+    if (!c.offer_speculative) tx.MaterializeSpeculative();
+  }
+  auto note_speculative = [&] {
+    c.kept = std::move(tx.kept_speculative());
+    c.speculative_dropped = tx.speculative_dropped();
+    c.speculative_used = tx.speculative_used();
+  };
+  // The run's first write here after a failover: a workflow task another cluster's worker
+  // started is failed before anything else, and a new one scheduled for this cluster's
+  // workers (failover_workflow_task.h). Written even when the change itself writes nothing
+  // (a timer that no longer matches).
+  bool failed_over = false;
+  if (activity_of_ && WorkflowTaskStartedElsewhere(tx, 0)) {
+    const NamespaceActivity activity = activity_of_(key.namespace_id);
+    if (activity.active && WorkflowTaskStartedElsewhere(tx, activity.version_increment)) {
+      FailWorkflowTaskForFailover(tx);
+      failed_over = true;
+    }
+  }
+  c.result = (*c.mutate)(tx);
+  if (c.result.GetPayload(kNothingToWrite).has_value()) {
+    c.result = absl::OkStatus();
+    if (!failed_over) {
+      note_speculative();
+      SettleSpeculative(c, false);
+      return false;
+    }
+  }
+  if (!c.result.ok() && !HasPayload(c.result)) {
+    note_speculative();
+    SettleSpeculative(c, false);
+    return false;
+  }
+  note_speculative();
+  EnforceHistoryLimits(tx);
+  std::vector<persistence::ReplicationTaskRow> sync_activity;
+  if (!activities_before.empty()) AddSyncActivityTasks(activities_before, tx, sync_activity);
+  persistence::Commit& commit = c.commit;
+  commit.shard_id = tx.shard_id();
+  commit.runs.push_back(tx.TakeRunWrite(persistence::CurrentRunChange::kNone));
+  commit.new_tasks = std::move(tx.new_tasks());
+  commit.new_timers = std::move(tx.new_timers());
+  commit.done_timers = std::move(tx.done_timers());
+  commit.done_task_ids = std::move(tx.done_task_ids());
+  commit.new_replication_tasks = std::move(sync_activity);
+  c.memory_tasks = std::move(tx.memory_tasks());
+  c.following = tx.following_run() != nullptr;
+  if (tx.companion_run() != nullptr) c.companion_run_id = tx.companion_run()->execution().run_id();
+  AddOtherRunWrites(tx, key.run_id, commit);
+  MarkClosingRunsForArchival(commit, ns.id);
+  IndexSearchAttributes(commit, ns.id);
+  return true;
+}
+
+void HistoryEngine::SettleSpeculative(Change& c, bool written) {
+  if (c.kept) {
+    if (c.speculative) timers_.Cancel(c.speculative->timeout);
+    updates_.PutSpeculative(c.key.run_id, std::move(*c.kept));
+  } else if (c.speculative) {
+    if (c.speculative_dropped || (written && c.speculative_used)) {
+      timers_.Cancel(c.speculative->timeout);
     } else {
-      absl::StatusOr<MutableStateRecord> loaded =
-          store_.GetRun(key.namespace_id, key.workflow_id, key.run_id);
-      if (!loaded.ok()) {
-        if (loaded.status().code() == absl::StatusCode::kNotFound) {
-          return WorkflowNotFound(key.workflow_id, key.run_id);
-        }
-        return loaded.status();
-      }
-      state = std::move(*loaded);
+      updates_.PutSpeculative(c.key.run_id, std::move(*c.speculative));
     }
-    if (state.execution().zombie()) {
-      // Kept only to receive its history from the cluster that runs it: its tasks and
-      // timers are dropped here, and nothing else may change it.
-      return absl::NotFoundError(absl::StrCat(
-          "run ", key.run_id, " of workflow ", key.workflow_id,
-          " is a zombie: a newer run of this workflow id is its current run"));
-    }
-    // A global namespace's run: what its pending activities hold that no event carries, to
-    // replicate what the change alters of it (sync_activity_tasks.h).
-    ActivityMarks activities_before;
-    if (ns.failover_version > 0 && state.activities_size() > 0) {
-      activities_before = MarkActivities(state);
-    }
-    RunTransaction tx(std::move(state), clock_.Now(), ns.failover_version, shards_);
-    std::optional<SpeculativeTask> speculative =
-        updates_.TakeSpeculative(key.run_id);
-    if (speculative) {
-      tx.OfferSpeculative(*speculative);
-      if (!offer_speculative) tx.MaterializeSpeculative();
-    }
-    // The speculative task after the change: replaced, ended, written, or still as it was.
-    auto settle = [&](bool written) {
-      if (std::optional<SpeculativeTask>& kept = tx.kept_speculative()) {
-        if (speculative) timers_.Cancel(speculative->timeout);
-        updates_.PutSpeculative(key.run_id, std::move(*kept));
-      } else if (speculative) {
-        if (tx.speculative_dropped() || (written && tx.speculative_used())) {
-          timers_.Cancel(speculative->timeout);
-        } else {
-          updates_.PutSpeculative(key.run_id, std::move(*speculative));
-        }
-      }
-    };
-    // The run's first write here after a failover: a workflow task another cluster's worker
-    // started is failed before anything else, and a new one scheduled for this cluster's
-    // workers (failover_workflow_task.h). Written even when the change itself writes nothing
-    // (a timer that no longer matches).
-    bool failed_over = false;
-    if (activity_of_ && WorkflowTaskStartedElsewhere(tx, 0)) {
-      const NamespaceActivity activity = activity_of_(key.namespace_id);
-      if (activity.active && WorkflowTaskStartedElsewhere(tx, activity.version_increment)) {
-        FailWorkflowTaskForFailover(tx);
-        failed_over = true;
-      }
-    }
-    result = mutate(tx);
-    if (result.GetPayload(kNothingToWrite).has_value()) {
-      if (!failed_over) {
-        settle(false);
-        return absl::OkStatus();
-      }
-      result = absl::OkStatus();
-    }
-    if (!result.ok() && !HasPayload(result)) {
-      settle(false);
-      return result;
-    }
-    EnforceHistoryLimits(tx);
-    std::vector<persistence::ReplicationTaskRow> sync_activity;
-    if (!activities_before.empty()) AddSyncActivityTasks(activities_before, tx, sync_activity);
-    commit.shard_id = tx.shard_id();
-    commit.runs.push_back(tx.TakeRunWrite(persistence::CurrentRunChange::kNone));
-    commit.new_tasks = std::move(tx.new_tasks());
-    commit.new_timers = std::move(tx.new_timers());
-    commit.done_timers = std::move(tx.done_timers());
-    commit.done_task_ids = std::move(tx.done_task_ids());
-    commit.new_replication_tasks = std::move(sync_activity);
-    memory_tasks = std::move(tx.memory_tasks());
-    following = tx.following_run() != nullptr;
-    if (tx.companion_run() != nullptr) companion_run_id = tx.companion_run()->execution().run_id();
-    AddOtherRunWrites(tx, key.run_id, commit);
-    MarkClosingRunsForArchival(commit, ns.id);
-    IndexSearchAttributes(commit, ns.id);
-    if (absl::Status w = WriteCommit(commit, /*replicated=*/false, !ns.conflict_resolution);
-        !w.ok()) {
-      Uncache(key.run_id, *entry);
-      settle(false);
-      return w;
-    }
-    settle(true);
-    CountClosedRuns(commit);
-    closed = commit.runs.front().state.execution().status() != enums::WORKFLOW_EXECUTION_STATUS_RUNNING;
-    Cache(key.run_id, *entry, std::move(commit.runs.front().state), commit);
   }
-  if (closed) updates_.ForgetLater(key.run_id);
-  if (following) CacheCommitted(std::move(commit.runs[1].state), commit);
-  if (!companion_run_id.empty()) {  // dropped, not cached: RunTransaction::SetCompanionRun
-    std::shared_ptr<RunEntry> other = Entry(companion_run_id);
+}
+
+absl::Status HistoryEngine::FinishChange(Change& c, absl::Status written, bool stored) {
+  c.hold.reset();
+  if (stored) written = AfterWrite(c.commit, std::move(written));
+  RunEntry& entry = *c.entry;
+  if (!written.ok()) {
+    {
+      std::lock_guard lock(entry.mu);
+      Uncache(c.key.run_id, entry);
+    }
+    SettleSpeculative(c, false);
+    ReleaseTurn(entry);
+    return written;
+  }
+  SettleSpeculative(c, true);
+  CountClosedRuns(c.commit);
+  const bool closed = c.commit.runs.front().state.execution().status() !=
+                      enums::WORKFLOW_EXECUTION_STATUS_RUNNING;
+  {
+    std::lock_guard lock(entry.mu);
+    Cache(c.key.run_id, entry, std::move(c.commit.runs.front().state), c.commit);
+  }
+  ReleaseTurn(entry);
+  if (closed) updates_.ForgetLater(c.key.run_id);
+  if (c.following) CacheCommitted(std::move(c.commit.runs[1].state), c.commit);
+  if (!c.companion_run_id.empty()) {  // dropped, not cached: RunTransaction::SetCompanionRun
+    std::shared_ptr<RunEntry> other = Entry(c.companion_run_id);
     std::lock_guard lock(other->mu);
-    Uncache(companion_run_id, *other);
+    Uncache(c.companion_run_id, *other);
   }
-  Publish(commit, key.run_id);
-  for (persistence::TaskQueueTask& task : memory_tasks) task_sink_(std::move(task));
-  if (HasPayload(result)) result.ErasePayload(kCommitThenFail);
-  return result;
+  Publish(c.commit, c.key.run_id);
+  for (persistence::TaskQueueTask& task : c.memory_tasks) task_sink_(std::move(task));
+  if (HasPayload(c.result)) c.result.ErasePayload(kCommitThenFail);
+  return c.result;
+}
+
+absl::Status HistoryEngine::Mutate(const NamespaceRef& ns, const RunKey& key,
+                                   const Mutation& mutate, bool offer_speculative) {
+  Change c{.ns = ns, .key = key, .entry = Entry(key.run_id), .mutate = &mutate,
+           .offer_speculative = offer_speculative};
+  WaitTurn(*c.entry);
+  if (!BuildChange(c)) {
+    ReleaseTurn(*c.entry);
+    return c.result;
+  }
+  absl::Status s = BeforeWrite(c.commit, /*replicated=*/false, !ns.conflict_resolution, c.hold);
+  if (!s.ok()) return FinishChange(c, s, /*stored=*/false);
+  return FinishChange(c, store_.Write(c.commit), /*stored=*/true);
+}
+
+void HistoryEngine::MutateAsync(const NamespaceRef& ns, const RunKey& key, Mutation mutate,
+                                bool offer_speculative, std::function<void(absl::Status)> done) {
+  {
+    std::lock_guard lock(async_mu_);
+    ++async_changes_;
+  }
+  // Counted until `done` returned (the destructor waits for none to be in flight).
+  done = [this, done = std::move(done)](absl::Status s) {
+    done(std::move(s));
+    std::lock_guard lock(async_mu_);
+    if (--async_changes_ == 0) async_done_.notify_all();
+  };
+  auto c = std::make_shared<Change>();
+  c->ns = ns;
+  c->key = key;
+  c->entry = Entry(key.run_id);
+  c->owned = std::move(mutate);
+  c->mutate = &c->owned;
+  c->offer_speculative = offer_speculative;
+  TakeTurn(c->entry, [this, c, done = std::move(done)]() mutable {
+    if (!BuildChange(*c)) {
+      ReleaseTurn(*c->entry);
+      return done(c->result);
+    }
+    absl::Status s = BeforeWrite(c->commit, false, !c->ns.conflict_resolution, c->hold);
+    if (!s.ok()) return done(FinishChange(*c, s, /*stored=*/false));
+    store_.WriteAsync(c->commit, [this, c, done = std::move(done)](absl::Status s) mutable {
+      // On the committer's thread, which must not wait: the rest on the completion threads.
+      AfterCommit([this, c, done = std::move(done), s = std::move(s)]() mutable {
+        done(FinishChange(*c, std::move(s), /*stored=*/true));
+      });
+    });
+  });
 }
 
 absl::Status HistoryEngine::WriteReplicated(const RunKey& key, const ReplicatedBuild& build) {
   persistence::Commit commit;
-  {
-    std::shared_ptr<RunEntry> entry = Entry(key.run_id);
-    std::lock_guard lock(entry->mu);
+  std::shared_ptr<RunEntry> entry = Entry(key.run_id);
+  WaitTurn(*entry);
+  absl::Status s = [&]() -> absl::Status {
     std::optional<MutableStateRecord> state;
-    if (const MutableStateRecord* cached = Cached(*entry)) {
-      state = *cached;
-    } else {
+    {
+      std::lock_guard lock(entry->mu);
+      if (const MutableStateRecord* cached = Cached(*entry)) state = *cached;
+    }
+    if (!state) {
       absl::StatusOr<MutableStateRecord> loaded =
           store_.GetRun(key.namespace_id, key.workflow_id, key.run_id);
       if (loaded.ok()) {
@@ -484,19 +639,24 @@ absl::Status HistoryEngine::WriteReplicated(const RunKey& key, const ReplicatedB
     MarkClosingRunsForArchival(commit, key.namespace_id);
     IndexSearchAttributes(commit, key.namespace_id);
     if (absl::Status w = WriteCommit(commit, /*replicated=*/true); !w.ok()) {
+      std::lock_guard lock(entry->mu);
       Uncache(key.run_id, *entry);
       return w;
     }
     CountClosedRuns(commit);
+    std::lock_guard lock(entry->mu);
     Cache(key.run_id, *entry, std::move(commit.runs.front().state), commit);
-  }
-  // Outside the run's lock: publishing hands tasks on, which may come back to this run.
-  Publish(commit, key.run_id);
-  return absl::OkStatus();
+    return absl::OkStatus();
+  }();
+  ReleaseTurn(*entry);
+  // After the run's turn: publishing hands tasks on, which may come back to this run.
+  if (s.ok() && !commit.runs.empty()) Publish(commit, key.run_id);
+  return s;
 }
 
-absl::Status HistoryEngine::WriteCommit(persistence::Commit& commit, bool replicated,
-                                        bool check_active) {
+absl::Status HistoryEngine::BeforeWrite(persistence::Commit& commit, bool replicated,
+                                        bool check_active,
+                                        std::optional<ShardController::RangeHold>& hold) {
   if (!replicated) {
     if (check_active) {
       if (absl::Status s = CheckActive(commit); !s.ok()) return s;
@@ -508,18 +668,30 @@ absl::Status HistoryEngine::WriteCommit(persistence::Commit& commit, bool replic
     return absl::UnavailableError(absl::StrCat("the task ids of history shard ", commit.shard_id,
                                                " could not be renewed; retry"));
   }
-  absl::Status s;
-  {
-    // The range id is taken after the commit's ids were drawn (they are of its block or an
-    // earlier one of this host) and held until the write is answered, so that a renewal of
-    // the range by this host waits for this commit instead of fencing it out.
-    ShardController::RangeHold hold = shards_.HoldRange(commit.shard_id);
-    commit.range_id = hold.range_id();
-    // A shard this host does not own (any more, or yet: ownership is moving) is written by
-    // its owner only. UNAVAILABLE, which clients retry, since the move ends in moments.
-    if (commit.range_id == ShardController::kNotOwned) return ShardNotOwnedHere(commit.shard_id);
-    s = store_.Write(commit);
+  // The range id is taken after the commit's ids were drawn (they are of its block or an
+  // earlier one of this host) and held until the write is answered, so that a renewal of
+  // the range by this host waits for this commit instead of fencing it out.
+  hold.emplace(shards_.HoldRange(commit.shard_id));
+  commit.range_id = hold->range_id();
+  // A shard this host does not own (any more, or yet: ownership is moving) is written by
+  // its owner only. UNAVAILABLE, which clients retry, since the move ends in moments.
+  if (commit.range_id == ShardController::kNotOwned) {
+    hold.reset();
+    return ShardNotOwnedHere(commit.shard_id);
   }
+  return absl::OkStatus();
+}
+
+absl::Status HistoryEngine::WriteCommit(persistence::Commit& commit, bool replicated,
+                                        bool check_active) {
+  std::optional<ShardController::RangeHold> hold;
+  if (absl::Status s = BeforeWrite(commit, replicated, check_active, hold); !s.ok()) return s;
+  absl::Status s = store_.Write(commit);
+  hold.reset();
+  return AfterWrite(commit, std::move(s));
+}
+
+absl::Status HistoryEngine::AfterWrite(const persistence::Commit& commit, absl::Status s) {
   if (s.ok()) return s;
   // The store's contract: FAILED_PRECONDITION is a fenced-out write, the shard has another
   // owner. This host stops using it until the ring gives it back.
@@ -1105,14 +1277,20 @@ std::unique_ptr<RunTransaction> HistoryEngine::BuildNewRun(const NamespaceRef& n
   return tx;
 }
 
-absl::StatusOr<wf::PollWorkflowTaskQueueResponse> HistoryEngine::RecordWorkflowTaskStarted(
-    const NamespaceRef& ns, const persistence::TaskQueueTask& task, const std::string& identity) {
-  const auto& t = task.task;
+// A workflow task's start for a poll: what its change leaves for the response.
+struct HistoryEngine::WorkflowTaskStart {
+  NamespaceRef ns;
+  persistence::TaskQueueTask task;
+  std::string identity;
   MutableStateRecord committed;
   std::vector<temporal::api::protocol::v1::Message> messages;  // updates the task carries
   std::vector<HistoryEvent> unwritten;  // a speculative task's events, shown but not written
-  const RunKey key{t.namespace_id(), t.workflow_id(), t.run_id()};
-  absl::Status s = Mutate(ns, key, [&](RunTransaction& tx) -> absl::Status {
+};
+
+Mutation HistoryEngine::StartWorkflowTaskFor(WorkflowTaskStart& start) {
+  return [this, &start](RunTransaction& tx) -> absl::Status {
+    const auto& t = start.task.task;
+    const RunKey key{t.namespace_id(), t.workflow_id(), t.run_id()};
     if (t.speculative()) {
       // Shown as if scheduled and started, written only if it must be (updates.cc).
       const SpeculativeTask* offered = tx.offered_speculative();
@@ -1123,7 +1301,7 @@ absl::StatusOr<wf::PollWorkflowTaskQueueResponse> HistoryEngine::RecordWorkflowT
       tx.AppendCopy(offered->scheduled);
       *tx.state().mutable_workflow_task() = offered->info;
     } else {
-      tx.ConsumeTask(task.task_id);
+      tx.ConsumeTask(start.task.task_id);
     }
     const auto& wft = tx.state().workflow_task();
     if (!tx.IsOpen() || wft.scheduled_event_id() != t.scheduled_event_id() ||
@@ -1135,37 +1313,62 @@ absl::StatusOr<wf::PollWorkflowTaskQueueResponse> HistoryEngine::RecordWorkflowT
                                                               FromProtoTime(wft.scheduled_time()));
     // (A sticky task's schedule-to-start timer is retired in this commit rather than firing
     // later only to find the task started.)
-    const HistoryEvent& started = tx.StartWorkflowTask(identity);
-    committed = tx.state();
-    messages = updates_.MessagesFor(t.run_id(), wft.started_event_id());
+    const HistoryEvent& started = tx.StartWorkflowTask(start.identity);
+    start.committed = tx.state();
+    start.messages = updates_.MessagesFor(t.run_id(), wft.started_event_id());
     if (!t.speculative()) return absl::OkStatus();
     SpeculativeTask shown = *tx.offered_speculative();
     shown.started = started;
     shown.info = wft;
     shown.timeout = timers_.Schedule(
         tx.now() + FromProtoDuration(wft.start_to_close_timeout()),
-        [this, ns, key] { TimeOutSpeculative(ns, key); });
-    unwritten = tx.new_events();
+        [this, ns = start.ns, key] { TimeOutSpeculative(ns, key); });
+    start.unwritten = tx.new_events();
     tx.KeepSpeculative(std::move(shown));
     return NothingToWrite();
-  }, /*offer_speculative=*/t.speculative());
-  if (!s.ok()) return s;
+  };
+}
 
+absl::StatusOr<wf::PollWorkflowTaskQueueResponse> HistoryEngine::WorkflowTaskStarted(
+    WorkflowTaskStart& start, absl::Status committed) {
+  if (!committed.ok()) return committed;
+  const auto& t = start.task.task;
   // A task taken from the worker's sticky queue carries only what the worker has not seen:
   // the events after the last workflow task it completed (the worker keeps the run cached; on
   // a cache miss the SDK reads the whole history itself). Any other task carries it all.
-  const int64_t seen = committed.last_completed_workflow_task_started_event_id();
+  const MutableStateRecord& state = start.committed;
+  const int64_t seen = state.last_completed_workflow_task_started_event_id();
   const int64_t first = t.sticky() && seen > 0 ? seen + 1 : 1;
   absl::StatusOr<std::vector<HistoryEvent>> events = persistence::ReadWithRetries([&] {
-    return store_.ReadEvents(committed.execution().run_id(), first, committed.next_event_id(),
-                             INT32_MAX);
+    return store_.ReadEvents(state.execution().run_id(), first, state.next_event_id(), INT32_MAX);
   });
   if (!events.ok()) return events.status();
-  for (auto& e : unwritten) events->push_back(std::move(e));
-  wf::PollWorkflowTaskQueueResponse out =
-      WorkflowTaskOf(committed, std::move(*events), t.speculative());
-  for (auto& m : messages) *out.add_messages() = std::move(m);
+  for (auto& e : start.unwritten) events->push_back(std::move(e));
+  wf::PollWorkflowTaskQueueResponse out = WorkflowTaskOf(state, std::move(*events), t.speculative());
+  for (auto& m : start.messages) *out.add_messages() = std::move(m);
   return out;
+}
+
+absl::StatusOr<wf::PollWorkflowTaskQueueResponse> HistoryEngine::RecordWorkflowTaskStarted(
+    const NamespaceRef& ns, const persistence::TaskQueueTask& task, const std::string& identity) {
+  WorkflowTaskStart start{.ns = ns, .task = task, .identity = identity};
+  const auto& t = task.task;
+  absl::Status s = Mutate(ns, {t.namespace_id(), t.workflow_id(), t.run_id()},
+                          StartWorkflowTaskFor(start), /*offer_speculative=*/t.speculative());
+  return WorkflowTaskStarted(start, std::move(s));
+}
+
+void HistoryEngine::RecordWorkflowTaskStartedAsync(
+    const NamespaceRef& ns, const persistence::TaskQueueTask& task, const std::string& identity,
+    Answer<wf::PollWorkflowTaskQueueResponse> done) {
+  auto start = std::make_shared<WorkflowTaskStart>(
+      WorkflowTaskStart{.ns = ns, .task = task, .identity = identity});
+  const auto& t = task.task;
+  MutateAsync(ns, {t.namespace_id(), t.workflow_id(), t.run_id()}, StartWorkflowTaskFor(*start),
+              /*offer_speculative=*/t.speculative(),
+              [this, start, done = std::move(done)](absl::Status s) {
+                done(WorkflowTaskStarted(*start, std::move(s)));
+              });
 }
 
 }  // namespace tock::server::history

@@ -11,6 +11,9 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <limits>
 #include <functional>
 #include <map>
 #include <memory>
@@ -22,6 +25,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "lib/common/blocking_pool.h"
 #include "lib/common/clock.h"
 #include "lib/common/log.h"
 #include "lib/common/timer_thread.h"
@@ -39,6 +43,7 @@
 #include "server-core/history/run_transaction.h"
 #include "server-core/history/shard_controller.h"
 #include "server-core/history/standby_parking.h"
+#include "server-core/history/task_token.h"
 #include "server-core/history/update_registry.h"
 #include "server-core/history/timer_queue.h"
 #include "server-core/matching/matching_engine.h"
@@ -181,6 +186,8 @@ class HistoryEngine : public ShardListener,
   // How many later read-backs of a write whose answer was lost may fail before its shard is
   // reloaded anyway (ResolveLostWriteLater).
   static constexpr int kReadBacksBeforeReload = 3;
+  // Threads that run what follows asynchronous commits (after_commit_).
+  static constexpr int kAfterCommitThreads = 4;
   // Stops firing timers and retrying background work; waits for what is running. Call
   // before the TimerThread goes. Idempotent.
   void StopBackground();
@@ -198,6 +205,14 @@ class HistoryEngine : public ShardListener,
   absl::StatusOr<wf::PollActivityTaskQueueResponse> RecordActivityTaskStarted(
       const NamespaceRef& ns, const persistence::TaskQueueTask& task,
       const std::string& identity) override;
+  void RecordWorkflowTaskStartedAsync(const NamespaceRef& ns,
+                                      const persistence::TaskQueueTask& task,
+                                      const std::string& identity,
+                                      Answer<wf::PollWorkflowTaskQueueResponse> done) override;
+  void RecordActivityTaskStartedAsync(const NamespaceRef& ns,
+                                      const persistence::TaskQueueTask& task,
+                                      const std::string& identity,
+                                      Answer<wf::PollActivityTaskQueueResponse> done) override;
   absl::StatusOr<wf::PollWorkflowTaskQueueResponse> StartQueryTask(
       const NamespaceRef& ns, const persistence::TaskQueueTask& task) override {
     return queries_.StartTask(ns, task);
@@ -209,12 +224,21 @@ class HistoryEngine : public ShardListener,
 
   absl::StatusOr<wf::RespondWorkflowTaskCompletedResponse> RespondWorkflowTaskCompleted(
       const NamespaceRef& ns, const wf::RespondWorkflowTaskCompletedRequest& req);
+  // The same without waiting for the commit: `done` is called once, from any thread; `req`
+  // must stay valid until then (the *Async calls below alike).
+  void RespondWorkflowTaskCompletedAsync(const NamespaceRef& ns,
+                                         const wf::RespondWorkflowTaskCompletedRequest& req,
+                                         Answer<wf::RespondWorkflowTaskCompletedResponse> done);
   absl::Status RespondWorkflowTaskFailed(const NamespaceRef& ns,
                                          const wf::RespondWorkflowTaskFailedRequest& req);
 
   absl::Status RespondActivityTaskCompleted(const NamespaceRef& ns, const std::string& token,
                                             const temporal::api::common::v1::Payloads& result,
                                             const std::string& identity);
+  void RespondActivityTaskCompletedAsync(const NamespaceRef& ns, const std::string& token,
+                                         const temporal::api::common::v1::Payloads& result,
+                                         const std::string& identity,
+                                         std::function<void(absl::Status)> done);
   absl::Status RespondActivityTaskFailed(const NamespaceRef& ns,
                                          const wf::RespondActivityTaskFailedRequest& req);
   absl::Status RespondActivityTaskCanceled(const NamespaceRef& ns, const std::string& token,
@@ -312,8 +336,20 @@ class HistoryEngine : public ShardListener,
   absl::Status FireTimer(const persistence::TimerTaskRow& row);
 
  private:
+  // What waits for a run's turn: a change to run (on the completion threads), or a thread
+  // to wake (WaitTurn).
+  struct Turn {
+    std::function<void()> run;
+    bool wakes_thread = false;
+  };
   struct RunEntry {
-    std::mutex mu;
+    std::mutex mu;  // guards the members below; held briefly, never across a commit
+    // The run's turn, its lock across threads: one change holds it from its read of the
+    // state until its commit is answered (an asynchronous change's commit is answered on
+    // another thread than the one that began it). The changes that find it held wait in
+    // `turns`, in arrival order, so the run's changes are written in the order they came.
+    bool busy = false;
+    std::deque<Turn> turns;
     // Cached after a successful commit, valid while the shard is still owned with the range
     // id it was written under: a shard given up, or taken again after another host may have
     // changed its runs, makes every cached run of it stale at once, with no sweep.
@@ -379,6 +415,54 @@ class HistoryEngine : public ShardListener,
   // then `mutate` decides (tx.offered_speculative()), and it is kept when nothing is written.
   absl::Status Mutate(const NamespaceRef& ns, const RunKey& key, const Mutation& mutate,
                       bool offer_speculative = false);
+  // Mutate without a waiting thread: the run's turn is taken (or waited for in the run's
+  // queue), the change built and handed to the store's committer, and `done` called with
+  // Mutate's status once the commit is answered and its effects published, on a completion
+  // thread (or on this one when nothing is written). The commit path never parks the
+  // caller's thread.
+  void MutateAsync(const NamespaceRef& ns, const RunKey& key, Mutation mutate,
+                   bool offer_speculative, std::function<void(absl::Status)> done);
+  struct Change;
+  // The run's turn (RunEntry::busy): TakeTurn runs `turn` now when free (on this thread),
+  // else later on a completion thread; WaitTurn blocks until it is this thread's;
+  // ReleaseTurn hands it to the next waiting change, or frees it.
+  void TakeTurn(const std::shared_ptr<RunEntry>& entry, std::function<void()> turn);
+  void WaitTurn(RunEntry& entry);
+  void ReleaseTurn(RunEntry& entry);
+  // Runs `job` on the completion threads: what follows an asynchronous commit.
+  void AfterCommit(std::function<void()> job);
+  // With the run's turn: reads the state, applies the mutation; false when there is nothing
+  // to write (the change's result is final, the speculative task settled).
+  bool BuildChange(Change& c);
+  // The speculative task after the change: replaced, ended, written, or still as it was.
+  void SettleSpeculative(Change& c, bool written);
+  // After the write (`stored`: the store answered `written`; else it was refused before):
+  // the cache, the run's turn released, the commit's effects published; Mutate's status.
+  absl::Status FinishChange(Change& c, absl::Status written, bool stored);
+  // WriteCommit's two halves, around the store's write: the checks and the range hold, and
+  // the answer's meaning (a fenced-out shard given up, an ambiguous failure read back).
+  absl::Status BeforeWrite(persistence::Commit& commit, bool replicated, bool check_active,
+                           std::optional<ShardController::RangeHold>& hold);
+  absl::Status AfterWrite(const persistence::Commit& commit, absl::Status s);
+
+  // The hot calls' changes, shared by their waiting and asynchronous forms: the mutation,
+  // and the response once committed.
+  struct WorkflowTaskCompletion;
+  Mutation CompleteWorkflowTask(const wf::RespondWorkflowTaskCompletedRequest& req,
+                                WorkflowTaskCompletion& c);
+  absl::StatusOr<wf::RespondWorkflowTaskCompletedResponse> WorkflowTaskCompleted(
+      WorkflowTaskCompletion& c, absl::Status committed);
+  Mutation CompleteActivity(const TaskToken& token,
+                            const temporal::api::common::v1::Payloads& result,
+                            const std::string& identity);
+  struct ActivityStart;
+  Mutation StartActivityTask(ActivityStart& start);
+  absl::StatusOr<wf::PollActivityTaskQueueResponse> ActivityTaskStarted(const ActivityStart& start,
+                                                                        absl::Status committed);
+  struct WorkflowTaskStart;
+  Mutation StartWorkflowTaskFor(WorkflowTaskStart& start);
+  absl::StatusOr<wf::PollWorkflowTaskQueueResponse> WorkflowTaskStarted(WorkflowTaskStart& start,
+                                                                         absl::Status committed);
   // What a new run starts with (a start, or a continue-as-new).
   struct NewRun {
     std::string workflow_id;
@@ -632,6 +716,17 @@ class HistoryEngine : public ShardListener,
   void EnforceHistoryLimits(RunTransaction& tx);
   // Marks the runs of `commit` that close for archival when their namespace archives.
   void MarkClosingRunsForArchival(persistence::Commit& commit, const std::string& namespace_id);
+
+  // MutateAsync's changes not yet answered.
+  std::mutex async_mu_;
+  std::condition_variable async_done_;
+  int64_t async_changes_ = 0;
+  // What follows asynchronous commits (MutateAsync): the cache, publishing, the answers, and
+  // the changes that waited for their run's turn. Off the committer's thread, which must not
+  // wait; a few threads, since publishing may wait on another host. Unbounded: what queues
+  // here is bounded by the calls in flight. Last: stopped (its queued jobs run) first.
+  BlockingPool after_commit_{kAfterCommitThreads, std::numeric_limits<size_t>::max(),
+                            "tock-after"};
 };
 
 }  // namespace tock::server::history

@@ -332,35 +332,39 @@ absl::StatusOr<const temporal::api::protocol::v1::Message*> TakeProtocolMessage(
 
 }  // namespace
 
-absl::StatusOr<wf::RespondWorkflowTaskCompletedResponse> HistoryEngine::RespondWorkflowTaskCompleted(
-    const NamespaceRef& ns, const wf::RespondWorkflowTaskCompletedRequest& req) {
-  absl::StatusOr<TaskToken> token = DecodeTaskTokenFor(req.task_token(), ns.id);
-  if (!token.ok()) return token.status();
+// A workflow task's completion: what its change needs besides the request, and what it
+// leaves for after its commit.
+struct HistoryEngine::WorkflowTaskCompletion {
+  NamespaceRef ns;
+  TaskToken token;
   UpdateEffects effects;
   std::optional<persistence::TaskQueueTask> next_speculative;
   wf::RespondWorkflowTaskCompletedResponse out;
-  absl::Status s = Mutate(ns, {token->namespace_id(), token->workflow_id(), token->run_id()},
-                          [&](RunTransaction& tx) -> absl::Status {
+};
+
+Mutation HistoryEngine::CompleteWorkflowTask(const wf::RespondWorkflowTaskCompletedRequest& req,
+                                             WorkflowTaskCompletion& c) {
+  return [this, &req, &c](RunTransaction& tx) -> absl::Status {
     if (const SpeculativeTask* offered = tx.offered_speculative()) {
       if (offered->started.event_id() == 0 ||
-          offered->info.scheduled_event_id() != token->scheduled_event_id() ||
-          offered->info.attempt() != token->attempt()) {
+          offered->info.scheduled_event_id() != c.token.scheduled_event_id() ||
+          offered->info.attempt() != c.token.attempt()) {
         return absl::NotFoundError("Workflow task not found.");
       }
       if (OnlyRejectsUpdates(req)) {
         // Nothing to keep: the task is forgotten, and the worker told to forget it too.
         for (const auto& m : req.messages()) {
-          if (absl::Status u = ApplyUpdateMessage(tx, m, effects); !u.ok()) return u;
+          if (absl::Status u = ApplyUpdateMessage(tx, m, c.effects); !u.ok()) return u;
         }
-        const bool undelivered = FinishUpdateMessages(tx, offered->started.event_id(), false, effects);
+        const bool undelivered = FinishUpdateMessages(tx, offered->started.event_id(), false, c.effects);
         tx.DropSpeculative();
-        if (undelivered) next_speculative = MakeSpeculative(ns, tx);
-        out.set_reset_history_event_id(tx.state().last_completed_workflow_task_started_event_id());
+        if (undelivered) c.next_speculative = MakeSpeculative(c.ns, tx);
+        c.out.set_reset_history_event_id(tx.state().last_completed_workflow_task_started_event_id());
         return NothingToWrite();
       }
       tx.MaterializeSpeculative();
     }
-    if (absl::Status c = CheckWorkflowToken(tx, *token); !c.ok()) return c;
+    if (absl::Status checked = CheckWorkflowToken(tx, c.token); !checked.ok()) return checked;
     auto* wft = tx.state().mutable_workflow_task();
     const int64_t scheduled = wft->scheduled_event_id();
     const int64_t started = wft->started_event_id();
@@ -423,36 +427,66 @@ absl::StatusOr<wf::RespondWorkflowTaskCompletedResponse> HistoryEngine::RespondW
     std::map<std::string, const temporal::api::protocol::v1::Message*> messages;
     for (const auto& m : req.messages()) messages.emplace(m.id(), &m);
     std::vector<int64_t> eager_activities;
-    if (absl::Status c = ApplyCommands(tx, ns, req, completed.event_id(), &needs_workflow_task,
-                                       messages, effects, eager_activities);
-        !c.ok()) {
-      return c;
+    if (absl::Status applied = ApplyCommands(tx, c.ns, req, completed.event_id(),
+                                             &needs_workflow_task, messages, c.effects,
+                                             eager_activities);
+        !applied.ok()) {
+      return applied;
     }
     // Messages no command placed (rejections, mostly) follow the commands, in request order.
     for (const auto& m : req.messages()) {
       if (!messages.contains(m.id())) continue;
-      if (absl::Status u = ApplyUpdateMessage(tx, m, effects); !u.ok()) return u;
+      if (absl::Status u = ApplyUpdateMessage(tx, m, c.effects); !u.ok()) return u;
     }
     needs_workflow_task |= FinishUpdateMessages(
-        tx, started, req.force_create_new_workflow_task() && req.messages().empty(), effects);
-    StartEagerActivities(tx, eager_activities, req.identity(), ns.name, out);
+        tx, started, req.force_create_new_workflow_task() && req.messages().empty(), c.effects);
+    StartEagerActivities(tx, eager_activities, req.identity(), c.ns.name, c.out);
     if (tx.IsOpen()) {
       needs_workflow_task |= tx.HasBuffered();
       tx.FlushBuffered();
       if (needs_workflow_task) {
         tx.ScheduleWorkflowTask();
-        if (req.return_new_workflow_task()) ReturnNewWorkflowTask(tx, started, req.identity(), out);
+        if (req.return_new_workflow_task()) ReturnNewWorkflowTask(tx, started, req.identity(), c.out);
       }
     }
     return absl::OkStatus();
-  }, /*offer_speculative=*/token->speculative());
-  if (!s.ok()) return s;
-  PublishUpdateEffects(token->run_id(), effects);
-  if (next_speculative) task_sink_(std::move(*next_speculative));
-  if (out.activity_tasks_size() > 0) {
-    metrics_->activity_eager_execution.Increment(out.activity_tasks_size());
+  };
+}
+
+absl::StatusOr<wf::RespondWorkflowTaskCompletedResponse> HistoryEngine::WorkflowTaskCompleted(
+    WorkflowTaskCompletion& c, absl::Status committed) {
+  if (!committed.ok()) return committed;
+  PublishUpdateEffects(c.token.run_id(), c.effects);
+  if (c.next_speculative) task_sink_(std::move(*c.next_speculative));
+  if (c.out.activity_tasks_size() > 0) {
+    metrics_->activity_eager_execution.Increment(c.out.activity_tasks_size());
   }
-  return out;
+  return std::move(c.out);
+}
+
+absl::StatusOr<wf::RespondWorkflowTaskCompletedResponse> HistoryEngine::RespondWorkflowTaskCompleted(
+    const NamespaceRef& ns, const wf::RespondWorkflowTaskCompletedRequest& req) {
+  absl::StatusOr<TaskToken> token = DecodeTaskTokenFor(req.task_token(), ns.id);
+  if (!token.ok()) return token.status();
+  WorkflowTaskCompletion c{.ns = ns, .token = std::move(*token)};
+  const RunKey key{c.token.namespace_id(), c.token.workflow_id(), c.token.run_id()};
+  absl::Status s = Mutate(ns, key, CompleteWorkflowTask(req, c), c.token.speculative());
+  return WorkflowTaskCompleted(c, std::move(s));
+}
+
+void HistoryEngine::RespondWorkflowTaskCompletedAsync(
+    const NamespaceRef& ns, const wf::RespondWorkflowTaskCompletedRequest& req,
+    Answer<wf::RespondWorkflowTaskCompletedResponse> done) {
+  absl::StatusOr<TaskToken> token = DecodeTaskTokenFor(req.task_token(), ns.id);
+  if (!token.ok()) return done(token.status());
+  auto c = std::make_shared<WorkflowTaskCompletion>();
+  c->ns = ns;
+  c->token = std::move(*token);
+  const RunKey key{c->token.namespace_id(), c->token.workflow_id(), c->token.run_id()};
+  MutateAsync(ns, key, CompleteWorkflowTask(req, *c), c->token.speculative(),
+              [this, c, done = std::move(done)](absl::Status s) {
+                done(WorkflowTaskCompleted(*c, std::move(s)));
+              });
 }
 
 void HistoryEngine::ReturnNewWorkflowTask(RunTransaction& tx, int64_t completed_started,

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -188,6 +189,12 @@ class ExecutionStore {
   // (a concurrent change); ALREADY_EXISTS for kCreate over an existing workflow id. Fills in
   // the task ids of `commit.new_tasks` and `commit.new_timers`.
   virtual absl::Status Write(Commit& commit) = 0;
+  // Write without waiting: `written` gets Write's status once the commit's transaction is
+  // over, on the store's writing thread (or on the caller's, before this returns, when the
+  // store answers at once), and must not wait for another write there. `commit` must stay
+  // alive and untouched until then. Backends with a committer of their own override it.
+  using Written = std::function<void(absl::Status)>;
+  virtual void WriteAsync(Commit& commit, Written written) { written(Write(commit)); }
 
   virtual absl::StatusOr<MutableStateRecord> GetRun(const std::string& namespace_id,
                                                     const std::string& workflow_id,

@@ -1,7 +1,8 @@
 #include "server-core/persistence/group_commit.h"
 
+#include <pthread.h>
+
 #include <algorithm>
-#include <deque>
 #include <exception>
 #include <string>
 #include <utility>
@@ -36,84 +37,93 @@ std::vector<std::pair<Commit*, size_t>> UnsetTimerIds(absl::Span<const GroupItem
 
 }  // namespace
 
-struct GroupCommitter::Waiter {
-  enum class State { kQueued, kLead, kDone };
+struct GroupCommitter::Pending {
   GroupItem item;
   std::unique_ptr<PreparedCommit> prepared;
   absl::Status status;
-  State state = State::kQueued;
-  std::condition_variable wake;  // state left kQueued
-};
-
-// Invariant: `writing` is false only while `waiting` is empty; a leader that finds commits
-// queued when its group is done hands the lead to the first of them.
-struct GroupCommitter::Queue {
-  std::mutex mu;
-  std::deque<Waiter*> waiting;
-  bool writing = false;
+  Written written;
 };
 
 GroupCommitter::GroupCommitter(CommitBatchWriter& writer, GroupCommitOptions options)
-    : writer_(writer), options_(options) {}
+    : writer_(writer), options_(options), thread_([this] { Run(); }) {}
 
-GroupCommitter::~GroupCommitter() = default;
-
-GroupCommitter::Queue& GroupCommitter::QueueOf(int32_t shard_id) {
-  const int32_t key = options_.group_by_shard ? shard_id : 0;
-  std::lock_guard lock(queues_mu_);
-  std::unique_ptr<Queue>& queue = queues_[key];
-  if (queue == nullptr) queue = std::make_unique<Queue>();
-  return *queue;
+GroupCommitter::~GroupCommitter() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  queued_.notify_one();
+  thread_.join();
 }
 
-size_t GroupCommitter::Queued(int32_t shard_id) {
-  Queue& queue = QueueOf(shard_id);
-  std::lock_guard lock(queue.mu);
-  return queue.waiting.size();
+size_t GroupCommitter::Queued() {
+  std::lock_guard lock(mu_);
+  return queue_.size();
+}
+
+void GroupCommitter::WriteAsync(Commit& commit, Written written) {
+  auto pending = std::make_unique<Pending>();
+  pending->prepared = writer_.Prepare(commit);
+  pending->item = GroupItem{&commit, pending->prepared.get()};
+  pending->written = std::move(written);
+  bool was_empty;
+  {
+    std::lock_guard lock(mu_);
+    was_empty = queue_.empty();
+    queue_.push_back(std::move(pending));
+  }
+  // The thread sleeps only with nothing queued: a commit queued behind others finds it awake.
+  if (was_empty) queued_.notify_one();
 }
 
 absl::Status GroupCommitter::Write(Commit& commit) {
-  Waiter me;
-  me.prepared = writer_.Prepare(commit);
-  me.item = GroupItem{&commit, me.prepared.get()};
-  Queue& queue = QueueOf(commit.shard_id);
-  std::unique_lock lock(queue.mu);
-  queue.waiting.push_back(&me);
-  if (queue.writing) {
-    me.wake.wait(lock, [&] { return me.state != Waiter::State::kQueued; });
-    if (me.state == Waiter::State::kDone) return me.status;
+  if (std::this_thread::get_id() == thread_.get_id()) {
+    return absl::InternalError(
+        "a write from the committer's own thread (a completion that writes) would wait for "
+        "itself; nothing was written");
   }
-  // The lead: this commit is first in the queue.
-  queue.writing = true;
-  const size_t size =
-      std::min(queue.waiting.size(), static_cast<size_t>(std::max(1, options_.max_group)));
-  std::vector<Waiter*> group(queue.waiting.begin(), queue.waiting.begin() + size);
-  queue.waiting.erase(queue.waiting.begin(), queue.waiting.begin() + size);
-  lock.unlock();
-  WriteGroupOrFail(group);
-  lock.lock();
-  // Each waiter reads its status after it wakes, under the lock; it cannot leave (and
-  // destroy its condition variable) before this leader lets go of the lock.
-  for (Waiter* w : group) {
-    if (w == &me) continue;
-    w->state = Waiter::State::kDone;
-    w->wake.notify_one();
-  }
-  if (queue.waiting.empty()) {
-    queue.writing = false;
-  } else {
-    Waiter* next = queue.waiting.front();
-    next->state = Waiter::State::kLead;
-    next->wake.notify_one();
-  }
-  return me.status;
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false;
+  absl::Status status;
+  WriteAsync(commit, [&](absl::Status s) {
+    // Notified under the lock: the waiter cannot return (and destroy cv) before this ends.
+    std::lock_guard lock(mu);
+    status = std::move(s);
+    done = true;
+    cv.notify_one();
+  });
+  std::unique_lock lock(mu);
+  cv.wait(lock, [&] { return done; });
+  return status;
 }
 
-void GroupCommitter::WriteGroupOrFail(absl::Span<Waiter* const> group) noexcept {
-  // A throw out of the backend (protobuf, an allocation) must not leave the queue marked as
-  // being written with its waiters asleep: every later commit of the key would wait for ever.
-  // The group fails instead (its transaction, destroyed while unwinding, rolled back unless
-  // COMMIT itself threw, hence "unknown"), and the caller hands the lead on as after any group.
+void GroupCommitter::Run() {
+  pthread_setname_np(pthread_self(), "tock-committer");
+  const size_t max_group = static_cast<size_t>(std::max(1, options_.max_group));
+  std::vector<std::unique_ptr<Pending>> group;
+  std::vector<Pending*> view;
+  for (;;) {
+    {
+      std::unique_lock lock(mu_);
+      queued_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // stopping, and everything queued was written
+      const size_t size = std::min(queue_.size(), max_group);
+      for (size_t i = 0; i < size; ++i) group.push_back(std::move(queue_[i]));
+      queue_.erase(queue_.begin(), queue_.begin() + size);
+    }
+    view.clear();
+    for (const auto& p : group) view.push_back(p.get());
+    WriteGroupOrFail(view);
+    for (const auto& p : group) p->written(std::move(p->status));
+    group.clear();
+  }
+}
+
+void GroupCommitter::WriteGroupOrFail(absl::Span<Pending* const> group) noexcept {
+  // A throw out of the backend (protobuf, an allocation) must not end the committer's thread:
+  // every later commit would wait for ever. The group fails instead (its transaction,
+  // destroyed while unwinding, rolled back unless COMMIT itself threw, hence "unknown").
   std::string what;
   try {
     WriteGroup(group);
@@ -126,12 +136,12 @@ void GroupCommitter::WriteGroupOrFail(absl::Span<Waiter* const> group) noexcept 
   const absl::Status failed = absl::InternalError(absl::StrCat(
       "writing the commit failed with an exception (", what,
       "); whether it was written is unknown: read it back"));
-  for (Waiter* w : group) w->status = failed;
+  for (Pending* w : group) w->status = failed;
 }
 
-void GroupCommitter::WriteGroup(absl::Span<Waiter* const> group) {
+void GroupCommitter::WriteGroup(absl::Span<Pending* const> group) {
   auto fail_all = [&](const absl::Status& s) {
-    for (Waiter* w : group) w->status = s;
+    for (Pending* w : group) w->status = s;
   };
   absl::StatusOr<std::unique_ptr<CommitBatchTransaction>> opened = writer_.Begin();
   if (!opened.ok()) return fail_all(opened.status());
@@ -139,8 +149,8 @@ void GroupCommitter::WriteGroup(absl::Span<Waiter* const> group) {
 
   // The fence, once per shard of the group (usually one).
   std::vector<std::pair<int32_t, int64_t>> ranges;
-  std::vector<Waiter*> todo;
-  for (Waiter* w : group) {
+  std::vector<Pending*> todo;
+  for (Pending* w : group) {
     const Commit& c = *w->item.commit;
     auto known = std::find_if(ranges.begin(), ranges.end(),
                               [&](const auto& r) { return r.first == c.shard_id; });
@@ -161,7 +171,7 @@ void GroupCommitter::WriteGroup(absl::Span<Waiter* const> group) {
   // again; when the backend cannot say which failed, one commit per savepoint.
   const bool alone = todo.size() == 1;  // its failure is the transaction's: no savepoint
   bool one_by_one = false;
-  std::vector<Waiter*> written;
+  std::vector<Pending*> written;
   while (!todo.empty()) {
     const size_t n = one_by_one ? 1 : todo.size();
     std::vector<GroupItem> items;
@@ -197,7 +207,7 @@ void GroupCommitter::WriteGroup(absl::Span<Waiter* const> group) {
   // The commits that failed keep their own error (nothing of theirs was written, whatever
   // COMMIT answers); the others get COMMIT's answer.
   const absl::Status committed = tx.Commit();
-  for (Waiter* w : written) w->status = committed;
+  for (Pending* w : written) w->status = committed;
   if (committed.ok() && observer_ != nullptr) observer_->TransactionCommitted(written.size());
 }
 

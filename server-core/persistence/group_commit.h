@@ -1,21 +1,25 @@
-// Group commit: concurrent ExecutionStore::Write calls share one database transaction.
+// Group commit: concurrent ExecutionStore writes share one database transaction.
 //
 // A backend implements CommitBatchWriter (how to write several commits in one transaction);
-// its ExecutionStore::Write hands each commit to a GroupCommitter, which does the rest, the
-// same for every backend:
+// its ExecutionStore::Write and WriteAsync hand each commit to a GroupCommitter, which does
+// the rest, the same for every backend:
 //
-//   - Leader and followers. Commits queue per group key (the shard, or one key for a
-//     database that has a single writer anyway). The first caller to find no group of its
-//     key being written leads: it takes every commit queued for the key (at most
-//     max_group), writes them in ONE transaction and answers each caller with its own
-//     status, only after the transaction committed. Commits arriving meanwhile queue and form
-//     the next group, led by the first of them. A lone caller therefore writes at once (no
-//     waiting to fill a group); under load a group holds what arrived during the previous
-//     group's transaction.
+//   - The committer's thread. Commits queue; one thread of the committer's own takes every
+//     commit queued (at most max_group), writes them in ONE transaction and answers each
+//     with its own status, only after the transaction committed. Commits arriving meanwhile
+//     queue and form the next group. A lone commit is therefore written at once (no waiting
+//     to fill a group); under load a group holds what arrived during the previous group's
+//     transaction. No caller's thread waits for the database: WriteAsync returns at once and
+//     its completion is called on the committer's thread (which is why a completion must
+//     not wait for another write). Write, for callers that can wait, is WriteAsync and a
+//     wait for the completion. Every shard of the host goes into the same group: measured
+//     on PostgreSQL with 16 shards and 16 callers, groups by shard held about one commit
+//     each and one group per host was 20-60 % faster (the database's cost is per
+//     transaction); SQLite has one writer anyway.
 //   - The fence, once per transaction: the range id of each shard in the group is read (and
 //     kept from a steal until the end, as the backend's fence requires). A commit whose range
 //     id differs fails with FAILED_PRECONDITION and writes nothing: when the shard was
-//     stolen, that is the whole group.
+//     stolen, that is every commit of it in the group.
 //   - Isolation: the commits are written together (a backend may merge them into a few
 //     statements) after a savepoint. When one fails (ABORTED db_version or current run,
 //     ALREADY_EXISTS, ...), the transaction rolls back to the savepoint and the others are
@@ -23,7 +27,7 @@
 //     commit. When the backend cannot tell which commit failed, they are written again one per
 //     savepoint. A group of one commit takes no savepoint (its failure rolls back everything).
 //   - An exception thrown by the backend fails every commit of the group with INTERNAL (its
-//     outcome unknown when COMMIT threw) and the lead passes on: no commit waits for ever.
+//     outcome unknown when COMMIT threw) and the next group is written as usual.
 //   - BEGIN, a fence read or a savepoint's rollback failing fails every commit of the group
 //     with that error; COMMIT failing fails every commit that was to be committed with it (a
 //     commit that failed on its own keeps its own error: nothing of it was written either
@@ -32,15 +36,17 @@
 // For each caller this is Write's contract (execution_store.h): all of its commit or none,
 // task and timer ids filled in on success.
 //
-// Thread safety: Write is safe from any number of threads; the backend's transaction is
-// used by one thread (the group's leader) at a time.
+// Thread safety: Write and WriteAsync are safe from any thread but the committer's own (a
+// completion that wrote again would wait for itself: Write refuses it with INTERNAL).
 #pragma once
 
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
-#include <unordered_map>
+#include <thread>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -92,49 +98,51 @@ class CommitBatchWriter {
 };
 
 struct GroupCommitOptions {
-  // Group by shard (each shard's group runs in its own transaction, in parallel with the
-  // other shards'), or every shard of the host in one group (one transaction at a time, as
-  // large as what arrived during the previous one). A database with a single writer (SQLite)
-  // gains nothing from parallel groups. PostgreSQL could run them, but measured on one host
-  // with 16 shards and 16 concurrent callers, groups by shard held about one commit each
-  // (10,400 transactions for 7,000 state transitions plus task deletions) and one group per
-  // host was 20-60 % faster (workflow_bench: 190-250 against 145-175 workflows/s): the
-  // database's cost is per transaction, and its round trips on a LAN are short next to it.
-  bool group_by_shard = true;
   // At most this many commits in one transaction.
   int max_group = 64;
 };
 
 class GroupCommitter {
  public:
-  // `writer` must outlive this.
+  // Called once with a commit's status, on the committer's thread, after its transaction.
+  // It must not wait for another write (the committer would wait for itself): hand longer
+  // work to another thread.
+  using Written = std::function<void(absl::Status)>;
+
+  // `writer` must outlive this. Starts the committer's thread.
   explicit GroupCommitter(CommitBatchWriter& writer, GroupCommitOptions options = {});
+  // Writes what is queued, then ends the thread.
   ~GroupCommitter();
 
-  // Writes `commit` in the transaction of its group; returns its own status once that
-  // transaction is over (see the top of this file).
+  // Queues `commit` for the next group and returns; `written` gets its status (see the top
+  // of this file). `commit` must stay alive and untouched until then.
+  void WriteAsync(Commit& commit, Written written);
+  // WriteAsync, and waits for the status.
   absl::Status Write(Commit& commit);
 
-  // How many commits of `shard_id`'s group key wait for a group now (for tests).
-  size_t Queued(int32_t shard_id);
+  // How many commits wait for a group now (for tests).
+  size_t Queued();
 
   // Told of each transaction that committed (execution_store.h); set once before any Write.
   void SetObserver(WriteObserver* observer) { observer_ = observer; }
 
  private:
-  struct Waiter;
-  struct Queue;
-  Queue& QueueOf(int32_t shard_id);
-  // Writes `group` in one transaction; sets each waiter's status.
-  void WriteGroup(absl::Span<Waiter* const> group);
-  // WriteGroup, with an exception out of it turned into INTERNAL for every waiter.
-  void WriteGroupOrFail(absl::Span<Waiter* const> group) noexcept;
+  struct Pending;
+  // The committer's thread: groups until stopped and nothing is queued.
+  void Run();
+  // Writes `group` in one transaction; sets each one's status.
+  void WriteGroup(absl::Span<Pending* const> group);
+  // WriteGroup, with an exception out of it turned into INTERNAL for every commit.
+  void WriteGroupOrFail(absl::Span<Pending* const> group) noexcept;
 
   CommitBatchWriter& writer_;
   const GroupCommitOptions options_;
   WriteObserver* observer_ = nullptr;
-  std::mutex queues_mu_;
-  std::unordered_map<int32_t, std::unique_ptr<Queue>> queues_;
+  std::mutex mu_;
+  std::condition_variable queued_;  // a commit was queued, or stopping_ set
+  std::deque<std::unique_ptr<Pending>> queue_;
+  bool stopping_ = false;
+  std::thread thread_;  // last: started once the rest is ready
 };
 
 }  // namespace tock::persistence

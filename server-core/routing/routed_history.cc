@@ -127,6 +127,47 @@ absl::StatusOr<wf::PollActivityTaskQueueResponse> RoutedHistory::RecordActivityT
       [&] { return local_.RecordActivityTaskStarted(ns, task, identity); });
 }
 
+template <typename Response, typename LocalAsync, typename Waiting>
+void RoutedHistory::StartOnOwner(const std::string& namespace_id, const std::string& workflow_id,
+                                 LocalAsync local_async, Waiting waiting,
+                                 history::Answer<Response> done) {
+  if (placement_.ShardOwner(shards_.ShardFor(namespace_id, workflow_id)).has_value()) {
+    return done(waiting());
+  }
+  local_async([this, waiting, done = std::move(done)](absl::StatusOr<Response> result) {
+    if (result.ok() || stopping_ ||
+        !RetryOnOwner(result.status().code(), result.status().message(), false)) {
+      return done(std::move(result));
+    }
+    // The shard is moving: the waiting form retries, here or on its new owner.
+    done(waiting());
+  });
+}
+
+void RoutedHistory::RecordWorkflowTaskStartedAsync(
+    const history::NamespaceRef& ns, const persistence::TaskQueueTask& task,
+    const std::string& identity, history::Answer<wf::PollWorkflowTaskQueueResponse> done) {
+  StartOnOwner<wf::PollWorkflowTaskQueueResponse>(
+      ns.id, task.task.workflow_id(),
+      [this, ns, task, identity](history::Answer<wf::PollWorkflowTaskQueueResponse> answer) {
+        local_.RecordWorkflowTaskStartedAsync(ns, task, identity, std::move(answer));
+      },
+      [this, ns, task, identity] { return RecordWorkflowTaskStarted(ns, task, identity); },
+      std::move(done));
+}
+
+void RoutedHistory::RecordActivityTaskStartedAsync(
+    const history::NamespaceRef& ns, const persistence::TaskQueueTask& task,
+    const std::string& identity, history::Answer<wf::PollActivityTaskQueueResponse> done) {
+  StartOnOwner<wf::PollActivityTaskQueueResponse>(
+      ns.id, task.task.workflow_id(),
+      [this, ns, task, identity](history::Answer<wf::PollActivityTaskQueueResponse> answer) {
+        local_.RecordActivityTaskStartedAsync(ns, task, identity, std::move(answer));
+      },
+      [this, ns, task, identity] { return RecordActivityTaskStarted(ns, task, identity); },
+      std::move(done));
+}
+
 absl::StatusOr<wf::PollWorkflowTaskQueueResponse> RoutedHistory::StartQueryTask(
     const history::NamespaceRef& ns, const persistence::TaskQueueTask& task) {
   cluster::HistoryRequest req = WithNamespace(ns);

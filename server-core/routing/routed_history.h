@@ -51,6 +51,15 @@ class RoutedHistory : public history::AnyShard {
   absl::StatusOr<wf::PollActivityTaskQueueResponse> RecordActivityTaskStarted(
       const history::NamespaceRef& ns, const persistence::TaskQueueTask& task,
       const std::string& identity) override;
+  // Without a waiting thread when this host owns the run's shard; else as above.
+  void RecordWorkflowTaskStartedAsync(
+      const history::NamespaceRef& ns, const persistence::TaskQueueTask& task,
+      const std::string& identity,
+      history::Answer<wf::PollWorkflowTaskQueueResponse> done) override;
+  void RecordActivityTaskStartedAsync(
+      const history::NamespaceRef& ns, const persistence::TaskQueueTask& task,
+      const std::string& identity,
+      history::Answer<wf::PollActivityTaskQueueResponse> done) override;
   absl::StatusOr<wf::PollWorkflowTaskQueueResponse> StartQueryTask(
       const history::NamespaceRef& ns, const persistence::TaskQueueTask& task) override;
   absl::StatusOr<wf::StartWorkflowExecutionResponse> StartChildWorkflow(
@@ -67,6 +76,11 @@ class RoutedHistory : public history::AnyShard {
  private:
   // Runs `local` when this host owns the shard of (namespace_id, workflow_id), else sends
   // `request` to its owner; the answer's bytes parsed as Response (or only the status).
+  // A start on this host's shard without waiting (`local_async`), or else `waiting` (OnOwner,
+  // with its retries): also when the local start found the shard moving.
+  template <typename Response, typename LocalAsync, typename Waiting>
+  void StartOnOwner(const std::string& namespace_id, const std::string& workflow_id,
+                    LocalAsync local_async, Waiting waiting, history::Answer<Response> done);
   template <typename Response, typename Local>
   absl::StatusOr<Response> OnOwner(const std::string& namespace_id,
                                    const std::string& workflow_id,

@@ -197,7 +197,8 @@ Dispatcher::~Dispatcher() = default;
 
 void Dispatcher::RunHandlersOnThreads(int threads, Hop hop) {
   hop_ = hop;
-  handler_threads_ = std::make_unique<BlockingPool>(std::max(1, threads), size_t{1} << 16);
+  handler_threads_ =
+      std::make_unique<BlockingPool>(std::max(1, threads), size_t{1} << 16, "tock-handler");
 }
 
 void Dispatcher::Observe(Logger& logger, MetricsRegistry& registry) {

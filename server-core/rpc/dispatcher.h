@@ -15,7 +15,8 @@
 // atomic additions and no lock shared with other methods.
 //
 // Handlers are either synchronous (return a StatusOr<Response>) or asynchronous (get a
-// Responder to call exactly once, from any thread, e.g. when a long poll is matched). Both
+// Responder to call exactly once, from any thread, e.g. when a long poll is matched or a
+// commit is answered; the request they were given stays valid until then). Both
 // run on gRPC's callback threads, so no thread is pinned while a long poll waits.
 //
 // Thread safety: register every method before the server starts; dispatch is then
@@ -155,10 +156,14 @@ class Dispatcher : public grpc::CallbackGenericService {
     AddRaw(
         method, [this, fn = std::move(fn)](const CallContext& context,
                                            const grpc::ByteBuffer& payload, RawResponder respond) {
-          Request request;
-          if (!Parse(payload, respond, &request)) return;
-          NoteNamespace(request, context);
-          fn(request, context, [respond = std::move(respond)](absl::StatusOr<Response> result) {
+          // Owned by the responder, so the request stays valid until the call is answered
+          // (handlers that answer later may keep references into it).
+          auto request = std::make_shared<Request>();
+          if (!Parse(payload, respond, request.get())) return;
+          NoteNamespace(*request, context);
+          const Request& ref = *request;
+          fn(ref, context, [respond = std::move(respond),
+                            request = std::move(request)](absl::StatusOr<Response> result) {
             if (!result.ok()) {
               respond(ToGrpcStatus(result.status()), nullptr);
               return;

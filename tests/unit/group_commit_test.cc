@@ -6,9 +6,11 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -145,7 +147,7 @@ std::vector<absl::Status> AloneThenTogether(ScriptedBackend& backend, GroupCommi
     backend.WaitUntilBegun();
     for (size_t i = 0; i < rest.size(); ++i) {  // queued in this order
       threads.emplace_back([&, i] { results[i + 1] = group.Write(rest[i]); });
-      while (group.Queued(1) < i + 1) std::this_thread::yield();
+      while (group.Queued() < i + 1) std::this_thread::yield();
     }
     backend.Release();
   }
@@ -257,37 +259,82 @@ TEST(GroupCommitTest, AMovedRangeIdFailsTheGroupAndWritesNothing) {
   EXPECT_EQ(backend.log, (std::vector<std::string>{"begin", "range 1", "begin", "range 1"}));
 }
 
-TEST(GroupCommitTest, ShardsGroupSeparatelyOrTogetherAsConfigured) {
-  for (bool by_shard : {true, false}) {
-    SCOPED_TRACE(by_shard);
-    ScriptedBackend backend;
-    GroupCommitter group(backend, {.group_by_shard = by_shard});
-    std::vector<Commit> rest = {Named("b", 2), Named("c", 1)};
-    backend.hold_first_begin = true;
-    Commit a = Named("a");
-    {
-      std::vector<std::jthread> threads;
-      threads.emplace_back([&] { EXPECT_TRUE(group.Write(a).ok()); });
-      backend.WaitUntilBegun();
-      threads.emplace_back([&] { EXPECT_TRUE(group.Write(rest[1]).ok()); });
-      while (group.Queued(1) < 1) std::this_thread::yield();
-      threads.emplace_back([&] { EXPECT_TRUE(group.Write(rest[0]).ok()); });
-      if (!by_shard) {
-        while (group.Queued(1) < 2) std::this_thread::yield();
-      } else {
-        // Shard 2 has its own queue and nobody writing it: its commit goes at once.
-        while (backend.LogSize() < 4) std::this_thread::yield();
-      }
-      backend.Release();
-    }
-    const std::string joined = absl::StrJoin(backend.log, "|");
-    if (by_shard) {
-      EXPECT_NE(joined.find("range 2|write b|commit"), std::string::npos) << joined;
-    } else {
-      EXPECT_NE(joined.find("range 1|range 2|savepoint|write c,b|commit"), std::string::npos)
-          << joined;
-    }
+TEST(GroupCommitTest, EveryShardOfTheHostGoesIntoTheSameGroup) {
+  ScriptedBackend backend;
+  GroupCommitter group(backend);
+  std::vector<Commit> rest = {Named("c", 1), Named("b", 2)};
+  for (const absl::Status& s : AloneThenTogether(backend, group, rest)) EXPECT_TRUE(s.ok()) << s;
+  const std::string joined = absl::StrJoin(backend.log, "|");
+  EXPECT_NE(joined.find("range 1|range 2|savepoint|write c,b|commit"), std::string::npos)
+      << joined;
+}
+
+TEST(GroupCommitTest, WriteAsyncReturnsAtOnceAndAnswersOnTheCommittersThreadAfterCommit) {
+  ScriptedBackend backend;
+  backend.hold_first_begin = true;
+  GroupCommitter group(backend);
+  Commit a = Named("a");
+  std::mutex mu;
+  std::condition_variable cv;
+  std::optional<absl::Status> answer;
+  std::thread::id answered_on;
+  group.WriteAsync(a, [&](absl::Status s) {
+    std::lock_guard lock(mu);
+    answer = std::move(s);
+    answered_on = std::this_thread::get_id();
+    cv.notify_all();
+  });
+  // Returned while the committer is held in BEGIN: nothing is answered before the commit.
+  backend.WaitUntilBegun();
+  {
+    std::lock_guard lock(mu);
+    EXPECT_FALSE(answer.has_value());
   }
+  backend.Release();
+  std::unique_lock lock(mu);
+  cv.wait(lock, [&] { return answer.has_value(); });
+  EXPECT_TRUE(answer->ok()) << *answer;
+  EXPECT_NE(answered_on, std::this_thread::get_id());
+  EXPECT_EQ(backend.log.back(), "commit") << "answered after COMMIT";
+}
+
+TEST(GroupCommitTest, AWriteFromACompletionIsRefusedRatherThanWaitingForItself) {
+  ScriptedBackend backend;
+  GroupCommitter group(backend);
+  Commit a = Named("a"), b = Named("b");
+  std::mutex mu;
+  std::condition_variable cv;
+  std::optional<absl::Status> nested;
+  group.WriteAsync(a, [&](absl::Status) {
+    absl::Status s = group.Write(b);
+    std::lock_guard lock(mu);
+    nested = s;
+    cv.notify_all();
+  });
+  std::unique_lock lock(mu);
+  cv.wait(lock, [&] { return nested.has_value(); });
+  EXPECT_EQ(nested->code(), absl::StatusCode::kInternal) << *nested;
+  EXPECT_EQ(backend.log, (std::vector<std::string>{"begin", "range 1", "write a", "commit"}))
+      << "b was not written";
+}
+
+TEST(GroupCommitTest, StoppingWritesWhatIsQueuedFirst) {
+  ScriptedBackend backend;
+  backend.hold_first_begin = true;
+  std::vector<Commit> commits = {Named("a"), Named("b"), Named("c")};
+  std::atomic<int> answered{0};
+  {
+    GroupCommitter group(backend);
+    for (Commit& c : commits) {
+      group.WriteAsync(c, [&](absl::Status s) {
+        EXPECT_TRUE(s.ok()) << s;
+        ++answered;
+      });
+    }
+    backend.WaitUntilBegun();
+    backend.Release();
+  }  // destroyed with b and c possibly still queued
+  EXPECT_EQ(answered.load(), 3);
 }
 
 }  // namespace

@@ -65,6 +65,27 @@ class Observer {
     return result;
   }
 
+  // Run for a call that answers through `done` (ExecutionStore::WriteAsync): `call` gets the
+  // callback to answer through, which counts and times the call first.
+  void RunAsync(const Op& op, const std::function<void(ExecutionStore::Written)>& call,
+                ExecutionStore::Written done) {
+    const InjectedFault fault = faults_ != nullptr ? faults_->Next(op.name) : InjectedFault::kNone;
+    op.requests.Increment();
+    if (fault == InjectedFault::kUnavailableBefore) {
+      op.errors.Increment();
+      return done(FaultInjector::StatusOf(fault, op.name));
+    }
+    call([&op, fault, watch = metrics::Stopwatch(), done = std::move(done)](absl::Status status) {
+      if (op.latency.enabled()) op.latency.Observe(watch.ElapsedSeconds());
+      if (fault == InjectedFault::kTimeoutAfter) {
+        op.errors.Increment();
+        return done(FaultInjector::StatusOf(fault, op.name));
+      }
+      if (!status.ok() && !absl::IsNotFound(status)) op.errors.Increment();
+      done(std::move(status));
+    });
+  }
+
  private:
   MetricsRegistry& metrics_;
   FaultInjector* faults_;
@@ -179,6 +200,11 @@ class ObservedExecutionStore : public ExecutionStore {
   }
   absl::Status Write(Commit& commit) override {
     return o_.Run(write_, [&] { return inner_.Write(commit); });
+  }
+  void WriteAsync(Commit& commit, Written written) override {
+    o_.RunAsync(
+        write_, [&](Written done) { inner_.WriteAsync(commit, std::move(done)); },
+        std::move(written));
   }
   absl::StatusOr<MutableStateRecord> GetRun(const std::string& namespace_id,
                                             const std::string& workflow_id,

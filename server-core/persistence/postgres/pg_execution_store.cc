@@ -146,8 +146,7 @@ struct PackedBatches : Packed {
 
 class PgExecutionStore : public ExecutionStore, private CommitBatchWriter {
  public:
-  // One group per host (GroupCommitOptions says why).
-  explicit PgExecutionStore(PgPool& pool) : pool_(pool), group_(*this, {.group_by_shard = false}) {}
+  explicit PgExecutionStore(PgPool& pool) : pool_(pool), group_(*this) {}
 
   // (PostgreSQL's own WAL is measured by the benchmark, pg_current_wal_lsn.)
   void SetWriteObserver(WriteObserver* observer) override { group_.SetObserver(observer); }
@@ -188,8 +187,11 @@ class PgExecutionStore : public ExecutionStore, private CommitBatchWriter {
   }
 
   // Through the group committer: concurrent commits of this host share a transaction
-  // (group_commit.h; one group per host, GroupCommitOptions says why).
+  // (group_commit.h: one group per host).
   absl::Status Write(Commit& commit) override { return group_.Write(commit); }
+  void WriteAsync(Commit& commit, Written written) override {
+    group_.WriteAsync(commit, std::move(written));
+  }
 
   absl::StatusOr<MutableStateRecord> GetRun(const std::string& namespace_id,
                                             const std::string& workflow_id,

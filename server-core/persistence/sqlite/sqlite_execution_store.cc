@@ -37,7 +37,7 @@ const std::string& VisibilityUpsertSql() {
 class SqliteExecutionStore : public ExecutionStore, private CommitBatchWriter {
  public:
   explicit SqliteExecutionStore(SqliteDb& db)
-      : db_(db), group_(*this, {.group_by_shard = false}) {}
+      : db_(db), group_(*this) {}
 
   void SetWriteObserver(WriteObserver* observer) override {
     group_.SetObserver(observer);
@@ -85,6 +85,9 @@ class SqliteExecutionStore : public ExecutionStore, private CommitBatchWriter {
   // Through the group committer: concurrent commits (of any shard: this database has one
   // writer) share a transaction (group_commit.h).
   absl::Status Write(Commit& commit) override { return group_.Write(commit); }
+  void WriteAsync(Commit& commit, Written written) override {
+    group_.WriteAsync(commit, std::move(written));
+  }
 
   absl::StatusOr<MutableStateRecord> GetRun(const std::string& namespace_id,
                                             const std::string& workflow_id,

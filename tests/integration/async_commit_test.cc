@@ -1,0 +1,240 @@
+// The commit path that parks no thread (HistoryEngine::MutateAsync, issue 35 step 3): a
+// call's change is handed to the committer and answered only once its commit is; the run's
+// later changes wait for its turn and are written in the order they came; a commit that
+// fails fails only its own caller. A store wrapper holds the commits back (a gate), so
+// every check is of a state the test brought about, with no sleep.
+#include <gtest/gtest.h>
+
+#include <condition_variable>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tests/integration/engine_fixture.h"
+#include "tests/support/forwarding_stores.h"
+
+namespace tock::server::history {
+namespace {
+
+namespace enums = temporal::api::enums::v1;
+constexpr absl::Duration kWait = absl::Seconds(10);  // bound on every wait in these tests
+
+// Forwards to a store, except that while closed it holds the asynchronous writes (unwritten,
+// unanswered) until Open writes them, or Fail answers the first one with an error instead.
+class GatedStore : public tock::testing::ForwardingExecutionStore {
+ public:
+  using ForwardingExecutionStore::ForwardingExecutionStore;
+
+  void WriteAsync(persistence::Commit& commit, Written written) override {
+    {
+      std::lock_guard lock(mu_);
+      if (closed_) {
+        held_.emplace_back(&commit, std::move(written));
+        cv_.notify_all();
+        return;
+      }
+    }
+    inner_.WriteAsync(commit, std::move(written));
+  }
+
+  void Close() {
+    std::lock_guard lock(mu_);
+    closed_ = true;
+  }
+  size_t Held() {
+    std::lock_guard lock(mu_);
+    return held_.size();
+  }
+  // Waits (bounded) until `n` writes are held.
+  bool WaitHeld(size_t n) {
+    std::unique_lock lock(mu_);
+    return cv_.wait_for(lock, absl::ToChronoNanoseconds(kWait), [&] { return held_.size() >= n; });
+  }
+  // Answers the first held write with `error`, writing nothing of it.
+  void Fail(const absl::Status& error) {
+    Written written;
+    {
+      std::lock_guard lock(mu_);
+      written = std::move(held_.front().second);
+      held_.erase(held_.begin());
+    }
+    written(error);
+  }
+  // Writes what is held, and everything after it.
+  void Open() {
+    std::vector<std::pair<persistence::Commit*, Written>> held;
+    {
+      std::lock_guard lock(mu_);
+      closed_ = false;
+      held.swap(held_);
+    }
+    for (auto& [commit, written] : held) inner_.WriteAsync(*commit, std::move(written));
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool closed_ = false;
+  std::vector<std::pair<persistence::Commit*, Written>> held_;
+};
+
+// What the asynchronous calls answered, in the order they answered.
+class Answers {
+ public:
+  std::function<void(absl::Status)> For(std::string name) {
+    return [this, name = std::move(name)](absl::Status s) {
+      std::lock_guard lock(mu_);
+      got_.emplace_back(name, std::move(s));
+      cv_.notify_all();
+    };
+  }
+  std::vector<std::pair<std::string, absl::Status>> Wait(size_t n) {
+    std::unique_lock lock(mu_);
+    cv_.wait_for(lock, absl::ToChronoNanoseconds(kWait), [&] { return got_.size() >= n; });
+    return got_;
+  }
+  size_t size() {
+    std::lock_guard lock(mu_);
+    return got_.size();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<std::pair<std::string, absl::Status>> got_;
+};
+
+class AsyncCommitTest : public HistoryEngineTest {
+ protected:
+  void SetUp() override {
+    ASSERT_NO_FATAL_FAILURE(OpenStore());
+    store_ = std::make_unique<GatedStore>(persistence_->executions());
+    ASSERT_NO_FATAL_FAILURE(StartEngine(*store_));
+  }
+  void TearDown() override {
+    store_->Open();
+    StopEngine();
+  }
+
+  // Starts a workflow whose first workflow task schedules activities a1, a2, a3 (on queue
+  // "aq", not eagerly), and starts each: their task tokens, in that order.
+  std::vector<std::string> ThreeStartedActivities(const std::string& workflow_id) {
+    auto started = engine_->StartWorkflow(ns_, StartRequest(workflow_id));
+    EXPECT_TRUE(started.ok()) << started.status();
+    run_id_ = started.ok() ? started->run_id() : "";
+    auto task = PollWorkflowTask("q");
+    EXPECT_TRUE(task.ok()) << task.status();
+    if (!task.ok()) return {};
+    std::vector<temporal::api::command::v1::Command> commands;
+    for (const char* id : {"a1", "a2", "a3"}) {
+      auto& c = commands.emplace_back();
+      c.set_command_type(enums::COMMAND_TYPE_SCHEDULE_ACTIVITY_TASK);
+      auto* a = c.mutable_schedule_activity_task_command_attributes();
+      a->set_activity_id(id);
+      a->mutable_activity_type()->set_name("act");
+      a->mutable_task_queue()->set_name("aq");
+      *a->mutable_start_to_close_timeout() = ToProtoDuration(absl::Minutes(5));
+    }
+    EXPECT_TRUE(CompleteWorkflowTask(task->task_token(), commands).ok());
+    std::map<std::string, std::string> tokens;  // by activity id
+    for (int i = 0; i < 3; ++i) {
+      std::optional<persistence::TaskQueueTask> got =
+          TakeTask("aq", persistence::TaskKind::kActivity, kWait);
+      EXPECT_TRUE(got.has_value());
+      if (!got) return {};
+      auto activity = engine_->RecordActivityTaskStarted(ns_, *got, worker_);
+      EXPECT_TRUE(activity.ok()) << activity.status();
+      if (!activity.ok()) return {};
+      tokens[activity->activity_id()] = activity->task_token();
+    }
+    return {tokens["a1"], tokens["a2"], tokens["a3"]};
+  }
+
+  // Completes the activity of `token` asynchronously with the result `name`.
+  void CompleteAsync(const std::string& token, const std::string& name, Answers& answers) {
+    temporal::api::common::v1::Payloads result;
+    result.add_payloads()->set_data(name);
+    // The engine keeps references to its arguments until it answers (as the dispatcher's
+    // request stays alive until then): these live in the test's members.
+    results_.push_back(std::make_unique<temporal::api::common::v1::Payloads>(std::move(result)));
+    tokens_.push_back(std::make_unique<std::string>(token));
+    engine_->RespondActivityTaskCompletedAsync(ns_, *tokens_.back(), *results_.back(), worker_,
+                                               answers.For(name));
+  }
+
+  // The results of the run's ActivityTaskCompleted events, in history order.
+  std::vector<std::string> CompletedResults() {
+    std::vector<std::string> out;
+    for (const auto& e : History(run_id_)) {
+      if (e.event_type() != enums::EVENT_TYPE_ACTIVITY_TASK_COMPLETED) continue;
+      out.push_back(e.activity_task_completed_event_attributes().result().payloads(0).data());
+    }
+    return out;
+  }
+
+  std::unique_ptr<GatedStore> store_;
+  std::string run_id_;
+  std::vector<std::unique_ptr<temporal::api::common::v1::Payloads>> results_;
+  std::vector<std::unique_ptr<std::string>> tokens_;
+};
+
+TEST_F(AsyncCommitTest, CallersAreAnsweredAfterTheirCommitAndARunsChangesKeepTheirOrder) {
+  std::vector<std::string> tokens = ThreeStartedActivities("ordered");
+  ASSERT_EQ(tokens.size(), 3u);
+  store_->Close();
+  Answers answers;
+  CompleteAsync(tokens[0], "a1", answers);
+  CompleteAsync(tokens[1], "a2", answers);
+  CompleteAsync(tokens[2], "a3", answers);
+  // Each call returned at once. The first change is with the committer (held); the others
+  // wait for the run's turn, unbuilt; nobody is answered before its commit.
+  ASSERT_TRUE(store_->WaitHeld(1));
+  EXPECT_EQ(store_->Held(), 1u);
+  EXPECT_EQ(answers.size(), 0u);
+  EXPECT_TRUE(CompletedResults().empty());
+
+  store_->Open();
+  std::vector<std::pair<std::string, absl::Status>> got = answers.Wait(3);
+  ASSERT_EQ(got.size(), 3u);
+  for (const auto& [name, status] : got) EXPECT_TRUE(status.ok()) << name << ": " << status;
+  EXPECT_EQ(got[0].first, "a1");
+  EXPECT_EQ(got[1].first, "a2");
+  EXPECT_EQ(got[2].first, "a3");
+  EXPECT_EQ(CompletedResults(), (std::vector<std::string>{"a1", "a2", "a3"}));
+}
+
+TEST_F(AsyncCommitTest, AFailedCommitFailsOnlyItsCallerAndTheRunsNextChangeGoesOn) {
+  std::vector<std::string> tokens = ThreeStartedActivities("failing");
+  ASSERT_EQ(tokens.size(), 3u);
+  store_->Close();
+  Answers answers;
+  CompleteAsync(tokens[0], "a1", answers);
+  CompleteAsync(tokens[1], "a2", answers);
+  ASSERT_TRUE(store_->WaitHeld(1));
+  store_->Fail(absl::AbortedError("the run was changed concurrently"));
+  // a1's caller has its error; a2, next in the run's turn, is built from the stored state
+  // (the cache was dropped with the failed commit) and held in its turn.
+  ASSERT_TRUE(store_->WaitHeld(1));
+  std::vector<std::pair<std::string, absl::Status>> got = answers.Wait(1);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].first, "a1");
+  EXPECT_EQ(got[0].second.code(), absl::StatusCode::kAborted) << got[0].second;
+
+  store_->Open();
+  got = answers.Wait(2);
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[1].first, "a2");
+  EXPECT_TRUE(got[1].second.ok()) << got[1].second;
+  EXPECT_EQ(CompletedResults(), (std::vector<std::string>{"a2"})) << "nothing of a1 written";
+  // a1 is still started and can be completed again.
+  Answers again;
+  CompleteAsync(tokens[0], "a1", again);
+  got = again.Wait(1);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_TRUE(got[0].second.ok()) << got[0].second;
+  EXPECT_EQ(CompletedResults(), (std::vector<std::string>{"a2", "a1"}));
+}
+
+}  // namespace
+}  // namespace tock::server::history
