@@ -242,6 +242,11 @@ class TockServerImpl : public TockServer {
                                                         *matching_, clock_, *timer_thread_,
                                                         logger_);
     history_->SetMetrics(*server_metrics_);
+    // On a shared (remote) database what follows a commit waits on round trips too (the
+    // history read of a started task's response): as many completion threads as handlers.
+    if (shared_database_) {
+      history_->SetCompletionThreads(std::max(32, 2 * config_.persistence.postgres_max_connections));
+    }
     history_->SetLimits(config_.limits);
     history_->SetEagerDispatch(config_.eager_dispatch);
     history_->SetArchivalCheck(

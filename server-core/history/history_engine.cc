@@ -186,7 +186,8 @@ HistoryEngine::~HistoryEngine() {
     std::unique_lock lock(async_mu_);
     async_done_.wait(lock, [&] { return async_changes_ == 0; });
   }
-  after_commit_.Stop();
+  turns_.Stop();
+  after_commit_->Stop();
   StopBackground();
 }
 
@@ -365,18 +366,21 @@ struct HistoryEngine::Change {
   bool following = false;
   std::string companion_run_id;
   std::optional<ShardController::RangeHold> hold;  // from BeforeWrite until answered
+  absl::Status written;  // the write's outcome (SettleChange)
+  bool closed = false;   // the commit closed the run
 };
 
-void HistoryEngine::TakeTurn(const std::shared_ptr<RunEntry>& entry, std::function<void()> turn) {
+void HistoryEngine::TakeTurn(const std::shared_ptr<RunEntry>& entry, std::function<void()> later,
+                             const std::function<void()>& now) {
   {
     std::lock_guard lock(entry->mu);
     if (entry->busy) {
-      entry->turns.push_back(Turn{std::move(turn), /*wakes_thread=*/false});
+      entry->turns.push_back(Turn{std::move(later), /*wakes_thread=*/false});
       return;
     }
     entry->busy = true;
   }
-  turn();
+  now();
 }
 
 void HistoryEngine::WaitTurn(RunEntry& entry) {
@@ -409,18 +413,19 @@ void HistoryEngine::ReleaseTurn(RunEntry& entry) {
     next = std::move(entry.turns.front());
     entry.turns.pop_front();
   }
-  // The turn passes on (busy stays set). A waiting change runs on the completion threads,
-  // never here: a chain of changes that end at once (nothing to write) would deepen the stack.
+  // The turn passes on (busy stays set). A waiting change runs on the turn thread, never
+  // here: this may be the committer's thread, and a chain of changes that end at once
+  // (nothing to write) would deepen the stack.
   if (next.wakes_thread) {
     next.run();
-  } else {
-    AfterCommit(std::move(next.run));
+  } else if (!turns_.Run(next.run)) {
+    next.run();  // refused only while stopping
   }
 }
 
 void HistoryEngine::AfterCommit(std::function<void()> job) {
   // Refused only while stopping: then here, rather than never.
-  if (!after_commit_.Run(job)) job();
+  if (!after_commit_->Run(job)) job();
 }
 
 bool HistoryEngine::BuildChange(Change& c) {
@@ -531,7 +536,7 @@ void HistoryEngine::SettleSpeculative(Change& c, bool written) {
   }
 }
 
-absl::Status HistoryEngine::FinishChange(Change& c, absl::Status written, bool stored) {
+void HistoryEngine::SettleChange(Change& c, absl::Status written, bool stored) {
   c.hold.reset();
   if (stored) written = AfterWrite(c.commit, std::move(written));
   RunEntry& entry = *c.entry;
@@ -541,19 +546,21 @@ absl::Status HistoryEngine::FinishChange(Change& c, absl::Status written, bool s
       Uncache(c.key.run_id, entry);
     }
     SettleSpeculative(c, false);
-    ReleaseTurn(entry);
-    return written;
-  }
-  SettleSpeculative(c, true);
-  CountClosedRuns(c.commit);
-  const bool closed = c.commit.runs.front().state.execution().status() !=
-                      enums::WORKFLOW_EXECUTION_STATUS_RUNNING;
-  {
+  } else {
+    SettleSpeculative(c, true);
+    CountClosedRuns(c.commit);
+    c.closed = c.commit.runs.front().state.execution().status() !=
+               enums::WORKFLOW_EXECUTION_STATUS_RUNNING;
     std::lock_guard lock(entry.mu);
     Cache(c.key.run_id, entry, std::move(c.commit.runs.front().state), c.commit);
   }
+  c.written = std::move(written);
   ReleaseTurn(entry);
-  if (closed) updates_.ForgetLater(c.key.run_id);
+}
+
+absl::Status HistoryEngine::PublishChange(Change& c) {
+  if (!c.written.ok()) return c.written;
+  if (c.closed) updates_.ForgetLater(c.key.run_id);
   if (c.following) CacheCommitted(std::move(c.commit.runs[1].state), c.commit);
   if (!c.companion_run_id.empty()) {  // dropped, not cached: RunTransaction::SetCompanionRun
     std::shared_ptr<RunEntry> other = Entry(c.companion_run_id);
@@ -576,8 +583,12 @@ absl::Status HistoryEngine::Mutate(const NamespaceRef& ns, const RunKey& key,
     return c.result;
   }
   absl::Status s = BeforeWrite(c.commit, /*replicated=*/false, !ns.conflict_resolution, c.hold);
-  if (!s.ok()) return FinishChange(c, s, /*stored=*/false);
-  return FinishChange(c, store_.Write(c.commit), /*stored=*/true);
+  if (!s.ok()) {
+    SettleChange(c, s, /*stored=*/false);
+  } else {
+    SettleChange(c, store_.Write(c.commit), /*stored=*/true);
+  }
+  return PublishChange(c);
 }
 
 void HistoryEngine::MutateAsync(const NamespaceRef& ns, const RunKey& key, Mutation mutate,
@@ -599,20 +610,32 @@ void HistoryEngine::MutateAsync(const NamespaceRef& ns, const RunKey& key, Mutat
   c->owned = std::move(mutate);
   c->mutate = &c->owned;
   c->offer_speculative = offer_speculative;
-  TakeTurn(c->entry, [this, c, done = std::move(done)]() mutable {
+  // With the run's turn: on this thread when the turn was free, else on the turn thread,
+  // where nothing may wait on a call's continuation (`done` then goes to the completion
+  // threads).
+  auto turn = [this, c, done = std::move(done)](bool on_callers_thread) mutable {
+    auto answer = [this, &done, on_callers_thread](absl::Status s) {
+      if (on_callers_thread) return done(std::move(s));
+      AfterCommit([done = std::move(done), s = std::move(s)]() mutable { done(std::move(s)); });
+    };
     if (!BuildChange(*c)) {
       ReleaseTurn(*c->entry);
-      return done(c->result);
+      return answer(c->result);
     }
     absl::Status s = BeforeWrite(c->commit, false, !c->ns.conflict_resolution, c->hold);
-    if (!s.ok()) return done(FinishChange(*c, s, /*stored=*/false));
+    if (!s.ok()) {
+      SettleChange(*c, s, /*stored=*/false);
+      return answer(PublishChange(*c));
+    }
     store_.WriteAsync(c->commit, [this, c, done = std::move(done)](absl::Status s) mutable {
-      // On the committer's thread, which must not wait: the rest on the completion threads.
-      AfterCommit([this, c, done = std::move(done), s = std::move(s)]() mutable {
-        done(FinishChange(*c, std::move(s), /*stored=*/true));
-      });
+      // On the committer's thread: the cache and the run's turn, which wait for nothing a
+      // completion might hold; publishing and the answer on the completion threads.
+      SettleChange(*c, std::move(s), /*stored=*/true);
+      AfterCommit([this, c, done = std::move(done)]() mutable { done(PublishChange(*c)); });
     });
-  });
+  };
+  auto shared = std::make_shared<decltype(turn)>(std::move(turn));
+  TakeTurn(c->entry, [shared] { (*shared)(false); }, [shared] { (*shared)(true); });
 }
 
 absl::Status HistoryEngine::WriteReplicated(const RunKey& key, const ReplicatedBuild& build) {

@@ -10,6 +10,7 @@
 // Thread safety: safe from any thread; operations on one run are serialised by its lock.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <deque>
@@ -186,8 +187,14 @@ class HistoryEngine : public ShardListener,
   // How many later read-backs of a write whose answer was lost may fail before its shard is
   // reloaded anyway (ResolveLostWriteLater).
   static constexpr int kReadBacksBeforeReload = 3;
-  // Threads that run what follows asynchronous commits (after_commit_).
+  // Threads that run what follows asynchronous commits (after_commit_), unless set.
   static constexpr int kAfterCommitThreads = 4;
+  // Sets them, before the engine serves calls: more where what follows a commit waits on a
+  // remote database's round trips.
+  void SetCompletionThreads(int threads) {
+    after_commit_ = std::make_unique<BlockingPool>(std::max(1, threads),
+                                                   std::numeric_limits<size_t>::max(), "tock-after");
+  }
   // Stops firing timers and retrying background work; waits for what is running. Call
   // before the TimerThread goes. Idempotent.
   void StopBackground();
@@ -423,10 +430,11 @@ class HistoryEngine : public ShardListener,
   void MutateAsync(const NamespaceRef& ns, const RunKey& key, Mutation mutate,
                    bool offer_speculative, std::function<void(absl::Status)> done);
   struct Change;
-  // The run's turn (RunEntry::busy): TakeTurn runs `turn` now when free (on this thread),
-  // else later on a completion thread; WaitTurn blocks until it is this thread's;
-  // ReleaseTurn hands it to the next waiting change, or frees it.
-  void TakeTurn(const std::shared_ptr<RunEntry>& entry, std::function<void()> turn);
+  // The run's turn (RunEntry::busy): TakeTurn runs `now` when it is free (on this thread),
+  // else `later` once it is released (on the turn thread); WaitTurn blocks until it is this
+  // thread's; ReleaseTurn hands it to the next waiting change, or frees it.
+  void TakeTurn(const std::shared_ptr<RunEntry>& entry, std::function<void()> later,
+                const std::function<void()>& now);
   void WaitTurn(RunEntry& entry);
   void ReleaseTurn(RunEntry& entry);
   // Runs `job` on the completion threads: what follows an asynchronous commit.
@@ -437,8 +445,12 @@ class HistoryEngine : public ShardListener,
   // The speculative task after the change: replaced, ended, written, or still as it was.
   void SettleSpeculative(Change& c, bool written);
   // After the write (`stored`: the store answered `written`; else it was refused before):
-  // the cache, the run's turn released, the commit's effects published; Mutate's status.
-  absl::Status FinishChange(Change& c, absl::Status written, bool stored);
+  // the cache and the speculative task, then the run's turn released. Waits for nothing a
+  // call's continuation may hold, so it runs on the committer's thread.
+  void SettleChange(Change& c, absl::Status written, bool stored);
+  // Then the commit's effects published (tasks, timers, following and companion runs);
+  // Mutate's status.
+  absl::Status PublishChange(Change& c);
   // WriteCommit's two halves, around the store's write: the checks and the range hold, and
   // the answer's meaning (a fenced-out shard given up, an ambiguous failure read back).
   absl::Status BeforeWrite(persistence::Commit& commit, bool replicated, bool check_active,
@@ -721,12 +733,16 @@ class HistoryEngine : public ShardListener,
   std::mutex async_mu_;
   std::condition_variable async_done_;
   int64_t async_changes_ = 0;
-  // What follows asynchronous commits (MutateAsync): the cache, publishing, the answers, and
-  // the changes that waited for their run's turn. Off the committer's thread, which must not
-  // wait; a few threads, since publishing may wait on another host. Unbounded: what queues
-  // here is bounded by the calls in flight. Last: stopped (its queued jobs run) first.
-  BlockingPool after_commit_{kAfterCommitThreads, std::numeric_limits<size_t>::max(),
-                            "tock-after"};
+  // What follows asynchronous commits (MutateAsync): publishing and the answers. Off the
+  // committer's thread, which must not wait; a few threads, since publishing may wait on
+  // another host or a run's turn. Unbounded: what queues here is bounded by the calls in
+  // flight. Last: stopped (their queued jobs run) first.
+  std::unique_ptr<BlockingPool> after_commit_ = std::make_unique<BlockingPool>(
+      kAfterCommitThreads, std::numeric_limits<size_t>::max(), "tock-after");
+  // The changes that waited for their run's turn (TakeTurn), built and handed to the
+  // committer here. Apart from after_commit_, whose jobs may wait for a run's turn: the
+  // turns are passed on by the committer's thread and this one, which wait for no call.
+  BlockingPool turns_{1, std::numeric_limits<size_t>::max(), "tock-turns"};
 };
 
 }  // namespace tock::server::history

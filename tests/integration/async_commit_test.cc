@@ -29,7 +29,9 @@ class GatedStore : public tock::testing::ForwardingExecutionStore {
   void WriteAsync(persistence::Commit& commit, Written written) override {
     {
       std::lock_guard lock(mu_);
-      if (closed_) {
+      const bool gated = only_run_.empty() ||
+                         commit.runs.front().state.execution().run_id() == only_run_;
+      if (closed_ && gated) {
         held_.emplace_back(&commit, std::move(written));
         cv_.notify_all();
         return;
@@ -38,9 +40,11 @@ class GatedStore : public tock::testing::ForwardingExecutionStore {
     inner_.WriteAsync(commit, std::move(written));
   }
 
-  void Close() {
+  // Holds the writes of run `only_run` (every run's when empty).
+  void Close(const std::string& only_run = "") {
     std::lock_guard lock(mu_);
     closed_ = true;
+    only_run_ = only_run;
   }
   size_t Held() {
     std::lock_guard lock(mu_);
@@ -76,6 +80,7 @@ class GatedStore : public tock::testing::ForwardingExecutionStore {
   std::mutex mu_;
   std::condition_variable cv_;
   bool closed_ = false;
+  std::string only_run_;
   std::vector<std::pair<persistence::Commit*, Written>> held_;
 };
 
@@ -120,6 +125,10 @@ class AsyncCommitTest : public HistoryEngineTest {
   // Starts a workflow whose first workflow task schedules activities a1, a2, a3 (on queue
   // "aq", not eagerly), and starts each: their task tokens, in that order.
   std::vector<std::string> ThreeStartedActivities(const std::string& workflow_id) {
+    return StartedActivities(workflow_id, 3);
+  }
+  // The same with activities a1..a<n>.
+  std::vector<std::string> StartedActivities(const std::string& workflow_id, int n) {
     auto started = engine_->StartWorkflow(ns_, StartRequest(workflow_id));
     EXPECT_TRUE(started.ok()) << started.status();
     run_id_ = started.ok() ? started->run_id() : "";
@@ -127,7 +136,9 @@ class AsyncCommitTest : public HistoryEngineTest {
     EXPECT_TRUE(task.ok()) << task.status();
     if (!task.ok()) return {};
     std::vector<temporal::api::command::v1::Command> commands;
-    for (const char* id : {"a1", "a2", "a3"}) {
+    std::vector<std::string> ids;
+    for (int i = 1; i <= n; ++i) ids.push_back("a" + std::to_string(i));
+    for (const std::string& id : ids) {
       auto& c = commands.emplace_back();
       c.set_command_type(enums::COMMAND_TYPE_SCHEDULE_ACTIVITY_TASK);
       auto* a = c.mutable_schedule_activity_task_command_attributes();
@@ -138,7 +149,7 @@ class AsyncCommitTest : public HistoryEngineTest {
     }
     EXPECT_TRUE(CompleteWorkflowTask(task->task_token(), commands).ok());
     std::map<std::string, std::string> tokens;  // by activity id
-    for (int i = 0; i < 3; ++i) {
+    for (int i = 0; i < n; ++i) {
       std::optional<persistence::TaskQueueTask> got =
           TakeTask("aq", persistence::TaskKind::kActivity, kWait);
       EXPECT_TRUE(got.has_value());
@@ -148,7 +159,9 @@ class AsyncCommitTest : public HistoryEngineTest {
       if (!activity.ok()) return {};
       tokens[activity->activity_id()] = activity->task_token();
     }
-    return {tokens["a1"], tokens["a2"], tokens["a3"]};
+    std::vector<std::string> out;
+    for (const std::string& id : ids) out.push_back(tokens[id]);
+    return out;
   }
 
   // Completes the activity of `token` asynchronously with the result `name`.
@@ -234,6 +247,68 @@ TEST_F(AsyncCommitTest, AFailedCommitFailsOnlyItsCallerAndTheRunsNextChangeGoesO
   ASSERT_EQ(got.size(), 1u);
   EXPECT_TRUE(got[0].second.ok()) << got[0].second;
   EXPECT_EQ(CompletedResults(), (std::vector<std::string>{"a2", "a1"}));
+}
+
+// Every completion thread waits for a run's turn (a continuation making a waiting call on
+// another run) while that run's commit is with the committer: the commit is still answered
+// and the turn passed on, since neither needs a completion thread.
+TEST_F(AsyncCommitTest, CompletionsWaitingForARunsTurnDoNotStopItsRelease) {
+  constexpr int kThreads = HistoryEngine::kAfterCommitThreads;
+  std::vector<std::string> b = StartedActivities("b", kThreads + 1);
+  const std::string b_run = run_id_;
+  std::vector<std::string> a = StartedActivities("a", kThreads);
+  ASSERT_EQ(b.size(), static_cast<size_t>(kThreads + 1));
+  ASSERT_EQ(a.size(), static_cast<size_t>(kThreads));
+  store_->Close(b_run);
+  Answers b_first;
+  CompleteAsync(b[0], "b1", b_first);
+  ASSERT_TRUE(store_->WaitHeld(1));  // run b's turn is held by its commit
+
+  // Each of a's completions answers on a completion thread, whose continuation completes one
+  // more of b's activities, waiting: all the completion threads wait for b's turn.
+  std::mutex mu;
+  std::condition_variable cv;
+  int entered = 0;
+  std::vector<absl::Status> waited;
+  for (int i = 0; i < kThreads; ++i) {
+    temporal::api::common::v1::Payloads result;
+    result.add_payloads()->set_data("a");
+    results_.push_back(std::make_unique<temporal::api::common::v1::Payloads>(std::move(result)));
+    tokens_.push_back(std::make_unique<std::string>(a[i]));
+    const std::string* b_token = tokens_.emplace_back(std::make_unique<std::string>(b[i + 1])).get();
+    engine_->RespondActivityTaskCompletedAsync(
+        ns_, *tokens_[tokens_.size() - 2], *results_.back(), worker_,
+        [&, b_token](absl::Status s) {
+          EXPECT_TRUE(s.ok()) << s;
+          {
+            std::lock_guard lock(mu);
+            ++entered;
+            cv.notify_all();
+          }
+          temporal::api::common::v1::Payloads r;
+          r.add_payloads()->set_data("waited");
+          absl::Status w = engine_->RespondActivityTaskCompleted(ns_, *b_token, r, worker_);
+          std::lock_guard lock(mu);
+          waited.push_back(w);
+          cv.notify_all();
+        });
+  }
+  {
+    std::unique_lock lock(mu);
+    ASSERT_TRUE(cv.wait_for(lock, absl::ToChronoNanoseconds(kWait),
+                            [&] { return entered == kThreads; }));
+    EXPECT_TRUE(waited.empty()) << "b's turn is held";
+  }
+  store_->Open();
+  std::vector<std::pair<std::string, absl::Status>> got = b_first.Wait(1);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_TRUE(got[0].second.ok()) << got[0].second;
+  std::unique_lock lock(mu);
+  ASSERT_TRUE(cv.wait_for(lock, absl::ToChronoNanoseconds(kWait),
+                          [&] { return waited.size() == static_cast<size_t>(kThreads); }));
+  for (const absl::Status& w : waited) EXPECT_TRUE(w.ok()) << w;
+  run_id_ = b_run;
+  EXPECT_EQ(CompletedResults().size(), static_cast<size_t>(kThreads + 1));
 }
 
 }  // namespace
