@@ -353,8 +353,7 @@ struct HistoryEngine::Change {
   NamespaceRef ns;
   RunKey key;
   std::shared_ptr<RunEntry> entry;
-  const Mutation* mutate = nullptr;
-  Mutation owned;  // MutateAsync's copy (mutate points at it)
+  Mutation mutate;
   bool offer_speculative = false;
   persistence::Commit commit;
   absl::Status result;  // what `mutate` returned (kCommitThenFail: after the commit)
@@ -488,7 +487,7 @@ bool HistoryEngine::BuildChange(Change& c) {
       failed_over = true;
     }
   }
-  c.result = (*c.mutate)(tx);
+  c.result = c.mutate(tx);
   if (c.result.GetPayload(kNothingToWrite).has_value()) {
     c.result = absl::OkStatus();
     if (!failed_over) {
@@ -573,21 +572,24 @@ absl::Status HistoryEngine::PublishChange(Change& c) {
   return c.result;
 }
 
-absl::Status HistoryEngine::Mutate(const NamespaceRef& ns, const RunKey& key,
-                                   const Mutation& mutate, bool offer_speculative) {
-  Change c{.ns = ns, .key = key, .entry = Entry(key.run_id), .mutate = &mutate,
-           .offer_speculative = offer_speculative};
-  WaitTurn(*c.entry);
+std::optional<absl::Status> HistoryEngine::StartChange(Change& c) {
   if (!BuildChange(c)) {
     ReleaseTurn(*c.entry);
     return c.result;
   }
-  absl::Status s = BeforeWrite(c.commit, /*replicated=*/false, !ns.conflict_resolution, c.hold);
-  if (!s.ok()) {
-    SettleChange(c, s, /*stored=*/false);
-  } else {
-    SettleChange(c, store_.Write(c.commit), /*stored=*/true);
-  }
+  absl::Status s = BeforeWrite(c.commit, /*replicated=*/false, !c.ns.conflict_resolution, c.hold);
+  if (s.ok()) return std::nullopt;
+  SettleChange(c, s, /*stored=*/false);
+  return PublishChange(c);
+}
+
+absl::Status HistoryEngine::Mutate(const NamespaceRef& ns, const RunKey& key,
+                                   const Mutation& mutate, bool offer_speculative) {
+  Change c{.ns = ns, .key = key, .entry = Entry(key.run_id), .mutate = mutate,
+           .offer_speculative = offer_speculative};
+  WaitTurn(*c.entry);
+  if (std::optional<absl::Status> ended = StartChange(c)) return *ended;
+  SettleChange(c, store_.Write(c.commit), /*stored=*/true);
   return PublishChange(c);
 }
 
@@ -607,8 +609,7 @@ void HistoryEngine::MutateAsync(const NamespaceRef& ns, const RunKey& key, Mutat
   c->ns = ns;
   c->key = key;
   c->entry = Entry(key.run_id);
-  c->owned = std::move(mutate);
-  c->mutate = &c->owned;
+  c->mutate = std::move(mutate);
   c->offer_speculative = offer_speculative;
   // With the run's turn: on this thread when the turn was free, else on the turn thread,
   // where nothing may wait on a call's continuation (`done` then goes to the completion
@@ -618,15 +619,7 @@ void HistoryEngine::MutateAsync(const NamespaceRef& ns, const RunKey& key, Mutat
       if (on_callers_thread) return done(std::move(s));
       AfterCommit([done = std::move(done), s = std::move(s)]() mutable { done(std::move(s)); });
     };
-    if (!BuildChange(*c)) {
-      ReleaseTurn(*c->entry);
-      return answer(c->result);
-    }
-    absl::Status s = BeforeWrite(c->commit, false, !c->ns.conflict_resolution, c->hold);
-    if (!s.ok()) {
-      SettleChange(*c, s, /*stored=*/false);
-      return answer(PublishChange(*c));
-    }
+    if (std::optional<absl::Status> ended = StartChange(*c)) return answer(*ended);
     store_.WriteAsync(c->commit, [this, c, done = std::move(done)](absl::Status s) mutable {
       // On the committer's thread: the cache and the run's turn, which wait for nothing a
       // completion might hold; publishing and the answer on the completion threads.

@@ -442,6 +442,10 @@ class HistoryEngine : public ShardListener,
   // With the run's turn: reads the state, applies the mutation; false when there is nothing
   // to write (the change's result is final, the speculative task settled).
   bool BuildChange(Change& c);
+  // With the run's turn: BuildChange, then BeforeWrite. The change's final status when it
+  // ends there (nothing to write, or the write refused; the turn released), else none: its
+  // commit is ready for the store.
+  std::optional<absl::Status> StartChange(Change& c);
   // The speculative task after the change: replaced, ended, written, or still as it was.
   void SettleSpeculative(Change& c, bool written);
   // After the write (`stored`: the store answered `written`; else it was refused before):

@@ -102,7 +102,6 @@ void GroupCommitter::Run() {
   pthread_setname_np(pthread_self(), "tock-committer");
   const size_t max_group = static_cast<size_t>(std::max(1, options_.max_group));
   std::vector<std::unique_ptr<Pending>> group;
-  std::vector<Pending*> view;
   for (;;) {
     {
       std::unique_lock lock(mu_);
@@ -112,15 +111,13 @@ void GroupCommitter::Run() {
       for (size_t i = 0; i < size; ++i) group.push_back(std::move(queue_[i]));
       queue_.erase(queue_.begin(), queue_.begin() + size);
     }
-    view.clear();
-    for (const auto& p : group) view.push_back(p.get());
-    WriteGroupOrFail(view);
+    WriteGroupOrFail(group);
     for (const auto& p : group) p->written(std::move(p->status));
     group.clear();
   }
 }
 
-void GroupCommitter::WriteGroupOrFail(absl::Span<Pending* const> group) noexcept {
+void GroupCommitter::WriteGroupOrFail(Group group) noexcept {
   // A throw out of the backend (protobuf, an allocation) must not end the committer's thread:
   // every later commit would wait for ever. The group fails instead (its transaction,
   // destroyed while unwinding, rolled back unless COMMIT itself threw, hence "unknown").
@@ -136,12 +133,12 @@ void GroupCommitter::WriteGroupOrFail(absl::Span<Pending* const> group) noexcept
   const absl::Status failed = absl::InternalError(absl::StrCat(
       "writing the commit failed with an exception (", what,
       "); whether it was written is unknown: read it back"));
-  for (Pending* w : group) w->status = failed;
+  for (const auto& w : group) w->status = failed;
 }
 
-void GroupCommitter::WriteGroup(absl::Span<Pending* const> group) {
+void GroupCommitter::WriteGroup(Group group) {
   auto fail_all = [&](const absl::Status& s) {
-    for (Pending* w : group) w->status = s;
+    for (const auto& w : group) w->status = s;
   };
   absl::StatusOr<std::unique_ptr<CommitBatchTransaction>> opened = writer_.Begin();
   if (!opened.ok()) return fail_all(opened.status());
@@ -150,7 +147,8 @@ void GroupCommitter::WriteGroup(absl::Span<Pending* const> group) {
   // The fence, once per shard of the group (usually one).
   std::vector<std::pair<int32_t, int64_t>> ranges;
   std::vector<Pending*> todo;
-  for (Pending* w : group) {
+  for (const auto& pending : group) {
+    Pending* w = pending.get();
     const Commit& c = *w->item.commit;
     auto known = std::find_if(ranges.begin(), ranges.end(),
                               [&](const auto& r) { return r.first == c.shard_id; });

@@ -128,12 +128,13 @@ class GroupCommitter {
 
  private:
   struct Pending;
+  using Group = absl::Span<const std::unique_ptr<Pending>>;
   // The committer's thread: groups until stopped and nothing is queued.
   void Run();
   // Writes `group` in one transaction; sets each one's status.
-  void WriteGroup(absl::Span<Pending* const> group);
+  void WriteGroup(Group group);
   // WriteGroup, with an exception out of it turned into INTERNAL for every commit.
-  void WriteGroupOrFail(absl::Span<Pending* const> group) noexcept;
+  void WriteGroupOrFail(Group group) noexcept;
 
   CommitBatchWriter& writer_;
   const GroupCommitOptions options_;
