@@ -249,13 +249,22 @@ class ExecutionStore {
   // tests and diagnostics; the server reads one queue (LoadQueueTasks) and the transfer tasks
   // (LoadTransferTasks).
   virtual absl::StatusOr<std::vector<TaskQueueTask>> LoadTaskQueueTasks() = 0;
+  // Which tasks of a queue LoadQueueTasks reads on a shared database: those of `shards`
+  // (the history shards of the commits that wrote them: a host's partition of the queue
+  // holds its own shards' tasks), and when `unsharded` the rows written before tasks carried
+  // their shard (schema migration 16 on SQLite, 17 on PostgreSQL).
+  struct ShardSet {
+    std::vector<int32_t> shards;
+    bool unsharded = false;
+  };
   // The pending tasks of one queue, by task id, oldest first, at most `limit` (matching pages
-  // a queue's backlog with it). Always from the oldest: task ids are drawn when a commit
-  // inserts, so on a shared database a commit may become visible after one holding higher
-  // ids, and a reader that continued after the last id it saw could miss it.
+  // a queue's backlog with it), of the shards in `only` (nullopt: every task). Always from
+  // the oldest: task ids are drawn when a commit inserts, so on a shared database a commit
+  // may become visible after one holding higher ids, and a reader that continued after the
+  // last id it saw could miss it.
   virtual absl::StatusOr<std::vector<TaskQueueTask>> LoadQueueTasks(
       const std::string& namespace_id, const std::string& task_queue, TaskKind kind,
-      int32_t limit) = 0;
+      int32_t limit, const std::optional<ShardSet>& only = std::nullopt) = 0;
   // The pending kTransfer tasks (the history service's own work) of shard `shard_id` (the
   // Commit's that wrote them) with ids after `after_task_id`, oldest first, at most `limit`:
   // a host taking a shard reads only that shard's rows (index (kind, shard_id, task_id)).

@@ -4,6 +4,8 @@
 // (fire time, task id) cursor and `until`, removed exactly by done_timers).
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include <algorithm>
 #include <set>
 #include <string>
@@ -155,6 +157,39 @@ TEST_P(ExecutionQueuesTest, QueueTasksAreThoseOfOneQueueOldestFirstUpToTheLimit)
   ASSERT_TRUE(store().Write(done).ok());
   EXPECT_EQ(IdsOf(store().LoadQueueTasks("ns", "q-a", TaskKind::kWorkflow, 2)),
             (std::vector<int64_t>{id(3), id(5)}));
+}
+
+// A host's partition of a queue reads the tasks of its own shards (ExecutionStore::ShardSet):
+// those the commits of the named shards wrote, in order, up to the limit.
+TEST_P(ExecutionQueuesTest, QueueTasksOfSomeShardsAreThoseTheirCommitsWrote) {
+  std::map<int32_t, int64_t> ranges{{1, range_id_}};
+  for (int32_t shard : {2, 3}) {
+    absl::StatusOr<int64_t> range = store().AcquireShard(shard, "test-owner");
+    ASSERT_TRUE(range.ok()) << range.status();
+    ranges[shard] = *range;
+  }
+  std::map<int32_t, std::vector<int64_t>> ids;  // by shard, in order
+  for (int round = 0; round < 2; ++round) {
+    for (int32_t shard : {1, 2, 3}) {
+      Commit c = NewCommit();
+      c.shard_id = shard;
+      c.range_id = ranges[shard];
+      c.new_tasks = {Task("q", "run", round), Task("other", "run", round)};
+      ASSERT_TRUE(store().Write(c).ok());
+      ids[shard].push_back(c.new_tasks[0].task_id);
+    }
+  }
+  using Only = ExecutionStore::ShardSet;
+  auto load = [&](std::vector<int32_t> shards, int32_t limit = 100) {
+    return IdsOf(store().LoadQueueTasks("ns", "q", TaskKind::kWorkflow, limit,
+                                        Only{std::move(shards), false}));
+  };
+  EXPECT_EQ(load({2}), ids[2]);
+  EXPECT_EQ(load({1, 3}), (std::vector<int64_t>{ids[1][0], ids[3][0], ids[1][1], ids[3][1]}));
+  EXPECT_EQ(load({1, 3}, 3), (std::vector<int64_t>{ids[1][0], ids[3][0], ids[1][1]}));
+  EXPECT_TRUE(load({}).empty());
+  EXPECT_EQ(IdsOf(store().LoadQueueTasks("ns", "q", TaskKind::kWorkflow, 100)).size(), 6u)
+      << "no set: every shard's";
 }
 
 TEST_P(ExecutionQueuesTest, TransferTasksAreOnlyThoseOfHistoryPagedAfterAnId) {
@@ -357,9 +392,12 @@ TEST_P(TransferShardUpgradeTest, RowsStoredBeforeTheUpgradeAreReadAsUnsharded) {
   MigrateBefore(/*sqlite: transfer rows with shards*/ 16, /*postgres*/ 17);
   TaskQueueTask old = Task("", "run-old", 7, TaskKind::kTransfer);
   const std::string hex = absl::BytesToHexString(old.task.SerializeAsString());
+  // And a workflow task of queue "q" from before.
+  const std::string bytes =
+      IsPostgres() ? absl::StrCat("'\\x", hex, "'::bytea") : absl::StrCat("X'", hex, "'");
   RunRaw(absl::StrCat(
       "INSERT INTO task_queue_tasks(namespace_id, task_queue, kind, data) VALUES ('ns', '', 3, ",
-      IsPostgres() ? absl::StrCat("'\\x", hex, "'::bytea") : absl::StrCat("X'", hex, "'"), ")"));
+      bytes, "), ('ns', 'q', 1, ", bytes, ")"));
 
   std::unique_ptr<Persistence> p = Open();
   ASSERT_NE(p, nullptr);
@@ -379,6 +417,13 @@ TEST_P(TransferShardUpgradeTest, RowsStoredBeforeTheUpgradeAreReadAsUnsharded) {
   EXPECT_EQ(IdsOf(p->executions().LoadTransferTasks(1, 0, 100)),
             (std::vector<int64_t>{c.new_tasks[0].task_id}))
       << "shard 1 reads its own row only";
+
+  // A queue's rows from before: read by a set that asks for the unsharded ones only.
+  using Only = ExecutionStore::ShardSet;
+  EXPECT_EQ(IdsOf(p->executions().LoadQueueTasks("ns", "q", TaskKind::kWorkflow, 100,
+                                                 Only{{1}, true})).size(), 1u);
+  EXPECT_TRUE(IdsOf(p->executions().LoadQueueTasks("ns", "q", TaskKind::kWorkflow, 100,
+                                                   Only{{1}, false})).empty());
 }
 
 TOCK_INSTANTIATE_ON_EVERY_BACKEND(TransferShardUpgradeTest);

@@ -66,8 +66,9 @@ class ForwardingExecutionStore : public persistence::ExecutionStore {
   }
   absl::StatusOr<std::vector<persistence::TaskQueueTask>> LoadQueueTasks(
       const std::string& namespace_id, const std::string& task_queue, persistence::TaskKind kind,
-      int32_t limit) override {
-    return inner_.LoadQueueTasks(namespace_id, task_queue, kind, limit);
+      int32_t limit,
+      const std::optional<ShardSet>& only = std::nullopt) override {
+    return inner_.LoadQueueTasks(namespace_id, task_queue, kind, limit, only);
   }
   absl::StatusOr<std::vector<persistence::TaskQueueTask>> LoadTransferTasks(
       int32_t shard_id, int64_t after_task_id, int32_t limit) override {

@@ -247,11 +247,12 @@ class ObservedExecutionStore : public ExecutionStore {
   absl::StatusOr<std::vector<TaskQueueTask>> LoadTaskQueueTasks() override {
     return o_.Run(tasks_, [&] { return inner_.LoadTaskQueueTasks(); });
   }
-  absl::StatusOr<std::vector<TaskQueueTask>> LoadQueueTasks(const std::string& namespace_id,
-                                                            const std::string& task_queue,
-                                                            TaskKind kind, int32_t limit) override {
-    return o_.Run(queue_tasks_,
-                  [&] { return inner_.LoadQueueTasks(namespace_id, task_queue, kind, limit); });
+  absl::StatusOr<std::vector<TaskQueueTask>> LoadQueueTasks(
+      const std::string& namespace_id, const std::string& task_queue, TaskKind kind,
+      int32_t limit, const std::optional<ShardSet>& only = std::nullopt) override {
+    return o_.Run(queue_tasks_, [&] {
+      return inner_.LoadQueueTasks(namespace_id, task_queue, kind, limit, only);
+    });
   }
   absl::StatusOr<std::vector<TaskQueueTask>> LoadTransferTasks(int32_t shard_id,
                                                                int64_t after_task_id,

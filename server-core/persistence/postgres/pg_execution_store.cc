@@ -321,14 +321,26 @@ class PgExecutionStore : public ExecutionStore, private CommitBatchWriter {
   }
 
   // The index task_queue_tasks_queue (migration 5) serves it in order, without a sort.
-  absl::StatusOr<std::vector<TaskQueueTask>> LoadQueueTasks(const std::string& namespace_id,
-                                                            const std::string& task_queue,
-                                                            TaskKind kind, int32_t limit) override {
+  absl::StatusOr<std::vector<TaskQueueTask>> LoadQueueTasks(
+      const std::string& namespace_id, const std::string& task_queue, TaskKind kind,
+      int32_t limit, const std::optional<ShardSet>& only = std::nullopt) override {
+    if (!only.has_value()) {
+      return ReadTasks(pool_.Query(
+          "SELECT task_id, namespace_id, task_queue, kind, data FROM task_queue_tasks "
+          "WHERE namespace_id = $1 AND task_queue = $2 AND kind = $3 ORDER BY task_id LIMIT $4",
+          {PgParam::Text(namespace_id), PgParam::Text(task_queue),
+           PgParam::Int(static_cast<int>(kind)), PgParam::Int(limit)}));
+    }
+    std::vector<int64_t> shards(only->shards.begin(), only->shards.end());
+    const std::string shard_array = IntArray(shards);
     return ReadTasks(pool_.Query(
         "SELECT task_id, namespace_id, task_queue, kind, data FROM task_queue_tasks "
-        "WHERE namespace_id = $1 AND task_queue = $2 AND kind = $3 ORDER BY task_id LIMIT $4",
+        "WHERE namespace_id = $1 AND task_queue = $2 AND kind = $3 AND "
+        "(shard_id = ANY($5::int[]) OR ($6::boolean AND shard_id IS NULL)) ORDER BY task_id "
+        "LIMIT $4",
         {PgParam::Text(namespace_id), PgParam::Text(task_queue),
-         PgParam::Int(static_cast<int>(kind)), PgParam::Int(limit)}));
+         PgParam::Int(static_cast<int>(kind)), PgParam::Int(limit), PgParam::Text(shard_array),
+         PgParam::Text(only->unsharded ? "true" : "false")}));
   }
 
   // One shard's rows through the index task_queue_tasks_transfer (kind, shard_id, task_id)

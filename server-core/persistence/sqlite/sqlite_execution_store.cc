@@ -194,15 +194,31 @@ class SqliteExecutionStore : public ExecutionStore, private CommitBatchWriter {
   }
 
   // The index task_queue_tasks_queue (migration 5) serves it in order, without a sort.
-  absl::StatusOr<std::vector<TaskQueueTask>> LoadQueueTasks(const std::string& namespace_id,
-                                                            const std::string& task_queue,
-                                                            TaskKind kind, int32_t limit) override {
+  absl::StatusOr<std::vector<TaskQueueTask>> LoadQueueTasks(
+      const std::string& namespace_id, const std::string& task_queue, TaskKind kind,
+      int32_t limit, const std::optional<ShardSet>& only = std::nullopt) override {
     std::lock_guard lock(db_.mutex());
+    if (!only.has_value()) {
+      ASSIGN_STMT(q, db_.Prepare(
+          "SELECT task_id, namespace_id, task_queue, kind, data FROM task_queue_tasks "
+          "WHERE namespace_id = ? AND task_queue = ? AND kind = ? ORDER BY task_id LIMIT ?"));
+      q.Bind(1, namespace_id).Bind(2, task_queue).Bind(3, int64_t{static_cast<int>(kind)})
+          .Bind(4, int64_t{limit});
+      return ReadTasks(q);
+    }
+    // The shards as a JSON array (json_each): one statement whatever their number.
+    std::string shards = "[";
+    for (size_t i = 0; i < only->shards.size(); ++i) {
+      absl::StrAppend(&shards, i == 0 ? "" : ",", only->shards[i]);
+    }
+    shards += "]";
     ASSIGN_STMT(q, db_.Prepare(
         "SELECT task_id, namespace_id, task_queue, kind, data FROM task_queue_tasks "
-        "WHERE namespace_id = ? AND task_queue = ? AND kind = ? ORDER BY task_id LIMIT ?"));
+        "WHERE namespace_id = ?1 AND task_queue = ?2 AND kind = ?3 AND "
+        "(shard_id IN (SELECT value FROM json_each(?5)) OR (?6 AND shard_id IS NULL)) "
+        "ORDER BY task_id LIMIT ?4"));
     q.Bind(1, namespace_id).Bind(2, task_queue).Bind(3, int64_t{static_cast<int>(kind)})
-        .Bind(4, int64_t{limit});
+        .Bind(4, int64_t{limit}).Bind(5, shards).Bind(6, int64_t{only->unsharded ? 1 : 0});
     return ReadTasks(q);
   }
 
