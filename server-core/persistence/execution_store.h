@@ -265,6 +265,16 @@ class ExecutionStore {
   virtual absl::StatusOr<std::vector<TaskQueueTask>> LoadQueueTasks(
       const std::string& namespace_id, const std::string& task_queue, TaskKind kind,
       int32_t limit, const std::optional<ShardSet>& only = std::nullopt) = 0;
+  // The queues (and kinds) with pending workflow or activity tasks of the shards in `only`,
+  // at most `limit` of them, in no stated order: a host finds the stored backlogs of its
+  // partitions (a shard taken over, a restart) without waiting for a poll to touch them.
+  struct QueueName {
+    std::string namespace_id;
+    std::string task_queue;
+    TaskKind kind = TaskKind::kWorkflow;
+  };
+  virtual absl::StatusOr<std::vector<QueueName>> ListQueuesWithTasks(const ShardSet& only,
+                                                                    int32_t limit) = 0;
   // The pending kTransfer tasks (the history service's own work) of shard `shard_id` (the
   // Commit's that wrote them) with ids after `after_task_id`, oldest first, at most `limit`:
   // a host taking a shard reads only that shard's rows (index (kind, shard_id, task_id)).

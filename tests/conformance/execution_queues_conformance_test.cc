@@ -4,9 +4,8 @@
 // (fire time, task id) cursor and `until`, removed exactly by done_timers).
 #include <gtest/gtest.h>
 
-#include <map>
-
 #include <algorithm>
+#include <map>
 #include <set>
 #include <string>
 #include <thread>
@@ -190,6 +189,34 @@ TEST_P(ExecutionQueuesTest, QueueTasksOfSomeShardsAreThoseTheirCommitsWrote) {
   EXPECT_TRUE(load({}).empty());
   EXPECT_EQ(IdsOf(store().LoadQueueTasks("ns", "q", TaskKind::kWorkflow, 100)).size(), 6u)
       << "no set: every shard's";
+
+  // The queues with tasks of some shards: shard 2 alone also has an activity queue.
+  {
+    Commit c = NewCommit();
+    c.shard_id = 2;
+    c.range_id = ranges[2];
+    c.new_tasks = {Task("acts", "run", 9, TaskKind::kActivity),
+                   Task("", "run", 10, TaskKind::kTransfer)};
+    ASSERT_TRUE(store().Write(c).ok());
+  }
+  auto queues = [&](std::vector<int32_t> shards) {
+    absl::StatusOr<std::vector<ExecutionStore::QueueName>> listed =
+        store().ListQueuesWithTasks(Only{std::move(shards), false}, 100);
+    std::set<std::string> out;
+    if (!listed.ok()) return std::set<std::string>{listed.status().ToString()};
+    for (const auto& q : *listed) {
+      out.insert(absl::StrCat(q.namespace_id, "/", q.task_queue, "/", static_cast<int>(q.kind)));
+    }
+    return out;
+  };
+  EXPECT_EQ(queues({2}), (std::set<std::string>{"ns/q/1", "ns/other/1", "ns/acts/2"}))
+      << "no transfer tasks (history's own work) among them";
+  EXPECT_EQ(queues({1, 3}), (std::set<std::string>{"ns/q/1", "ns/other/1"}));
+  EXPECT_TRUE(queues({4}).empty());
+  absl::StatusOr<std::vector<ExecutionStore::QueueName>> one =
+      store().ListQueuesWithTasks(Only{{1, 2, 3}, false}, 1);
+  ASSERT_TRUE(one.ok()) << one.status();
+  EXPECT_EQ(one->size(), 1u) << "at most the limit";
 }
 
 TEST_P(ExecutionQueuesTest, TransferTasksAreOnlyThoseOfHistoryPagedAfterAnId) {
@@ -424,6 +451,11 @@ TEST_P(TransferShardUpgradeTest, RowsStoredBeforeTheUpgradeAreReadAsUnsharded) {
                                                  Only{{1}, true})).size(), 1u);
   EXPECT_TRUE(IdsOf(p->executions().LoadQueueTasks("ns", "q", TaskKind::kWorkflow, 100,
                                                    Only{{1}, false})).empty());
+  absl::StatusOr<std::vector<ExecutionStore::QueueName>> listed =
+      p->executions().ListQueuesWithTasks(Only{{}, true}, 100);
+  ASSERT_TRUE(listed.ok()) << listed.status();
+  ASSERT_EQ(listed->size(), 1u) << "the unsharded queue row, not the transfer row";
+  EXPECT_EQ(listed->at(0).task_queue, "q");
 }
 
 TOCK_INSTANTIATE_ON_EVERY_BACKEND(TransferShardUpgradeTest);

@@ -70,6 +70,10 @@ class ForwardingExecutionStore : public persistence::ExecutionStore {
       const std::optional<ShardSet>& only = std::nullopt) override {
     return inner_.LoadQueueTasks(namespace_id, task_queue, kind, limit, only);
   }
+  absl::StatusOr<std::vector<QueueName>> ListQueuesWithTasks(const ShardSet& only,
+                                                            int32_t limit) override {
+    return inner_.ListQueuesWithTasks(only, limit);
+  }
   absl::StatusOr<std::vector<persistence::TaskQueueTask>> LoadTransferTasks(
       int32_t shard_id, int64_t after_task_id, int32_t limit) override {
     return inner_.LoadTransferTasks(shard_id, after_task_id, limit);

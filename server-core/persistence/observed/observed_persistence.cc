@@ -254,6 +254,10 @@ class ObservedExecutionStore : public ExecutionStore {
       return inner_.LoadQueueTasks(namespace_id, task_queue, kind, limit, only);
     });
   }
+  absl::StatusOr<std::vector<QueueName>> ListQueuesWithTasks(const ShardSet& only,
+                                                            int32_t limit) override {
+    return o_.Run(queue_tasks_, [&] { return inner_.ListQueuesWithTasks(only, limit); });
+  }
   absl::StatusOr<std::vector<TaskQueueTask>> LoadTransferTasks(int32_t shard_id,
                                                                int64_t after_task_id,
                                                                int32_t limit) override {

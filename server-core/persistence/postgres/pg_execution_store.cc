@@ -343,6 +343,23 @@ class PgExecutionStore : public ExecutionStore, private CommitBatchWriter {
          PgParam::Text(only->unsharded ? "true" : "false")}));
   }
 
+  absl::StatusOr<std::vector<QueueName>> ListQueuesWithTasks(const ShardSet& only,
+                                                            int32_t limit) override {
+    static_assert(static_cast<int>(TaskKind::kTransfer) == 3);
+    absl::StatusOr<PgResult> r = pool_.Query(
+        "SELECT DISTINCT namespace_id, task_queue, kind FROM task_queue_tasks "
+        "WHERE kind <> 3 AND (shard_id = ANY($1::int[]) OR ($2::boolean AND shard_id IS NULL)) "
+        "LIMIT $3",
+        {PgParam::Text(IntArray({only.shards.begin(), only.shards.end()})),
+         PgParam::Text(only.unsharded ? "true" : "false"), PgParam::Int(limit)});
+    if (!r.ok()) return r.status();
+    std::vector<QueueName> out;
+    for (int i = 0; i < r->rows(); ++i) {
+      out.push_back({r->Text(i, 0), r->Text(i, 1), static_cast<TaskKind>(r->Int(i, 2))});
+    }
+    return out;
+  }
+
   // One shard's rows through the index task_queue_tasks_transfer (kind, shard_id, task_id)
   // (migration 17), in order; kUnshardedTransferTasks: the rows from before it (NULL shard).
   absl::StatusOr<std::vector<TaskQueueTask>> LoadTransferTasks(int32_t shard_id,

@@ -206,20 +206,40 @@ class SqliteExecutionStore : public ExecutionStore, private CommitBatchWriter {
           .Bind(4, int64_t{limit});
       return ReadTasks(q);
     }
-    // The shards as a JSON array (json_each): one statement whatever their number.
-    std::string shards = "[";
-    for (size_t i = 0; i < only->shards.size(); ++i) {
-      absl::StrAppend(&shards, i == 0 ? "" : ",", only->shards[i]);
-    }
-    shards += "]";
     ASSIGN_STMT(q, db_.Prepare(
         "SELECT task_id, namespace_id, task_queue, kind, data FROM task_queue_tasks "
         "WHERE namespace_id = ?1 AND task_queue = ?2 AND kind = ?3 AND "
         "(shard_id IN (SELECT value FROM json_each(?5)) OR (?6 AND shard_id IS NULL)) "
         "ORDER BY task_id LIMIT ?4"));
     q.Bind(1, namespace_id).Bind(2, task_queue).Bind(3, int64_t{static_cast<int>(kind)})
-        .Bind(4, int64_t{limit}).Bind(5, shards).Bind(6, int64_t{only->unsharded ? 1 : 0});
+        .Bind(4, int64_t{limit}).Bind(5, JsonArray(only->shards))
+        .Bind(6, int64_t{only->unsharded ? 1 : 0});
     return ReadTasks(q);
+  }
+
+  absl::StatusOr<std::vector<QueueName>> ListQueuesWithTasks(const ShardSet& only,
+                                                            int32_t limit) override {
+    static_assert(static_cast<int>(TaskKind::kTransfer) == 3);
+    std::lock_guard lock(db_.mutex());
+    ASSIGN_STMT(q, db_.Prepare(
+        "SELECT DISTINCT namespace_id, task_queue, kind FROM task_queue_tasks "
+        "WHERE kind <> 3 AND (shard_id IN (SELECT value FROM json_each(?1)) OR "
+        "(?2 AND shard_id IS NULL)) LIMIT ?3"));
+    q.Bind(1, JsonArray(only.shards)).Bind(2, int64_t{only.unsharded ? 1 : 0})
+        .Bind(3, int64_t{limit});
+    std::vector<QueueName> out;
+    RETURN_IF_ERROR(q.ForEachRow([&] {
+      out.push_back({q.Text(0), q.Text(1), static_cast<TaskKind>(q.Int(2))});
+      return absl::OkStatus();
+    }));
+    return out;
+  }
+
+  // Shards as a JSON array (json_each): one statement whatever their number.
+  static std::string JsonArray(const std::vector<int32_t>& shards) {
+    std::string out = "[";
+    for (size_t i = 0; i < shards.size(); ++i) absl::StrAppend(&out, i == 0 ? "" : ",", shards[i]);
+    return out + "]";
   }
 
   // One shard's transfer tasks through the index task_queue_tasks_transfer (shard_id,
