@@ -40,6 +40,7 @@
 #include "server-core/routing/call_router.h"
 #include "server-core/routing/host_service.h"
 #include "server-core/routing/peer_credential.h"
+#include "server-core/routing/queue_partitions.h"
 #include "server-core/routing/routed_history.h"
 #include "server-core/rpc/acceptor.h"
 #include "server-core/rpc/dialer.h"
@@ -274,14 +275,29 @@ class TockServerImpl : public TockServer {
       peers_ = std::make_unique<routing::Peers>(*dialer_, *peer_credential_, advertise_address());
       peers_->CountCallsWith(metrics_->Counter(
           "host_calls_total", "Calls this host made to other hosts sharing the database."));
-      routed_history_ = std::make_unique<routing::RoutedHistory>(
-          *history_, *shards_, *matching_, *placement_, *peers_, clock_, *timer_thread_, logger_);
+      routed_history_ =
+          std::make_unique<routing::RoutedHistory>(*history_, *shards_, *placement_, *peers_);
       history_->SetAnyShard(*routed_history_);
-      history_->SetTaskSink([routed = routed_history_.get()](persistence::TaskQueueTask task) {
-        routed->AddTask(std::move(task));
+      // Ready tasks stay in this host's partition of their queue (routing/queue_partitions.h).
+      queue_partitions_ = std::make_unique<routing::QueuePartitions>(
+          *matching_, persistence_->executions(), *shards_, *placement_, *peers_, clock_,
+          *timer_thread_, logger_);
+      const std::string offers_help =
+          "Tasks of this host's partitions offered to their queue's host, by whether taken.";
+      queue_partitions_->CountOffersWith(
+          metrics_->Counter("partition_offers_total", offers_help, {{"result", "taken"}}),
+          metrics_->Counter("partition_offers_total", offers_help, {{"result", "refused"}}));
+      history_->SetTaskSink([partitions = queue_partitions_.get()](persistence::TaskQueueTask task) {
+        partitions->AddTask(std::move(task));
+      });
+      history_->SetQueueShards([partitions = queue_partitions_.get()](
+                                   const std::string& namespace_id, const std::string& queue) {
+        return partitions->ShardsFor(namespace_id, queue);
       });
     }
-    return history_->Recover();
+    absl::Status recovered = history_->Recover();
+    if (recovered.ok() && queue_partitions_) queue_partitions_->Start();
+    return recovered;
   }
 
   // The retention scanner and the archiver, started, and the admin calls that drive them.
@@ -533,6 +549,8 @@ class TockServerImpl : public TockServer {
     logger_.Info("history shards owned",
                  {{"count", absl::StrCat(shards_->OwnedShards().size())},
                   {"hosts", absl::StrCat(ring->hosts().size())}});
+    // The partitions' tasks are those of the shards owned now.
+    if (queue_partitions_) queue_partitions_->Reshard();
   }
 
   // The timer service (issue 14): its timers are rows of the history shards, written through
@@ -790,6 +808,7 @@ class TockServerImpl : public TockServer {
     if (callback_sender_) callback_sender_->Stop();
     if (call_router_) call_router_->Stop();
     if (routed_history_) routed_history_->Stop();
+    if (queue_partitions_) queue_partitions_->Stop();
     if (matching_) matching_->ReleasePolls();
     if (handover_gate_) handover_gate_->Release();
     if (history_) history_->ReleaseWaiters();
@@ -824,6 +843,7 @@ class TockServerImpl : public TockServer {
     namespaces_.reset();
     call_router_.reset();
     routed_history_.reset();
+    queue_partitions_.reset();
     peers_.reset();
     placement_.reset();
     persistence_.reset();
@@ -881,6 +901,7 @@ class TockServerImpl : public TockServer {
   std::unique_ptr<routing::Placement> placement_;
   std::unique_ptr<routing::Peers> peers_;
   std::unique_ptr<routing::RoutedHistory> routed_history_;
+  std::unique_ptr<routing::QueuePartitions> queue_partitions_;
   std::unique_ptr<routing::CallRouter> call_router_;
   std::unique_ptr<frontend::DcRedirection> dc_redirection_;
   std::unique_ptr<frontend::HandoverGate> handover_gate_;

@@ -34,12 +34,12 @@ class LongPoll : public std::enable_shared_from_this<LongPoll<Response>> {
   // Starts a task in history; answers once, from any thread.
   using Start = std::function<void(const persistence::TaskQueueTask&, history::Answer<Response>)>;
   // Where a task taken and not started goes back to: its queue, through the history engine's
-  // sink (on a partition poll, the queue is another host's).
+  // sink (with several hosts, the partition of the run's host).
   using GiveBack = std::function<void(persistence::TaskQueueTask)>;
   // `queries_only`: the namespace is a standby here (reference/replication.md §4.3): the
   // poll takes only query tasks, and the queue's workflow and activity tasks wait for a
-  // failover (a later poll after it takes them). `partition`: CallContext::partition_until.
-  // `ctx`: the poll's call (its partition and preference, CallContext).
+  // failover (a later poll after it takes them). `ctx`: the poll's call (its preference,
+  // CallContext::prefer_run).
   LongPoll(matching::MatchingEngine& matching, std::string namespace_id, std::string queue,
            persistence::TaskKind kind, bool queries_only, const rpc::CallContext& ctx,
            absl::Time deadline, std::string identity, Start start, GiveBack give_back,
@@ -49,7 +49,6 @@ class LongPoll : public std::enable_shared_from_this<LongPoll<Response>> {
         queue_(std::move(queue)),
         kind_(kind),
         queries_only_(queries_only),
-        partition_(ctx.partition_until.has_value()),
         deadline_(deadline),
         identity_(std::move(identity)),
         start_(std::move(start)),
@@ -93,7 +92,7 @@ class LongPoll : public std::enable_shared_from_this<LongPoll<Response>> {
       poll_id_ = matching_.Poll(
           namespace_id_, queue_, kind_, deadline_, identity_,
           [self](std::optional<persistence::TaskQueueTask> task) { self->OnTask(std::move(task)); },
-          queries_only_, worker_key_, partition_, prefer_);
+          queries_only_, worker_key_, prefer_);
       lock.lock();
     } while (again_);
     in_next_ = false;
@@ -124,7 +123,6 @@ class LongPoll : public std::enable_shared_from_this<LongPoll<Response>> {
   const std::string namespace_id_, queue_;
   const persistence::TaskKind kind_;
   const bool queries_only_;
-  const bool partition_;
   const absl::Time deadline_;
   const std::string identity_;
   std::string worker_key_;

@@ -247,7 +247,9 @@ absl::Status HistoryEngine::Recover() {
   // when the queue is first touched, and pages its backlog from there.
   matching_.SetTaskLoader([this](const std::string& namespace_id, const std::string& task_queue,
                                  persistence::TaskKind kind, int32_t limit) {
-    return store_.LoadQueueTasks(namespace_id, task_queue, kind, limit);
+    if (queue_shards_ == nullptr) return store_.LoadQueueTasks(namespace_id, task_queue, kind, limit);
+    return store_.LoadQueueTasks(namespace_id, task_queue, kind, limit,
+                                 queue_shards_(namespace_id, task_queue));
   });
   // History's own follow-up work (transfer tasks) left by the previous process, of the
   // shards owned now (all of them with one host; on a shared database, none yet: each shard

@@ -81,15 +81,19 @@ class HistoryEngine : public ShardListener,
   void SetMetrics(const ServerMetrics& metrics);
   // With hosts sharing the database (set once at start): where the engine's work on other
   // runs goes (a child start, a parent told of its child's close, a signal or cancel of
-  // another workflow), and where ready tasks go (the owner of their queue). By default,
-  // this engine and this host's matching.
+  // another workflow), where ready tasks go (this host's partition of their queue), and
+  // which stored rows of a queue this host's matching reads (those of its partition). By
+  // default, this engine, this host's matching, and every row.
   void SetAnyShard(AnyShard& any_shard) { any_shard_ = &any_shard; }
   // The operations of the poll path for a task of any shard (routing's when set).
   AnyShard& any_shard() { return *any_shard_; }
   using TaskSink = std::function<void(persistence::TaskQueueTask)>;
   void SetTaskSink(TaskSink sink) { task_sink_ = std::move(sink); }
-  // Hands a ready task to its queue through the sink (routed to the queue's host).
+  // Hands a ready task to its queue through the sink.
   void QueueTask(persistence::TaskQueueTask task) override { task_sink_(std::move(task)); }
+  using QueueShards = std::function<persistence::ExecutionStore::ShardSet(
+      const std::string& namespace_id, const std::string& task_queue)>;
+  void SetQueueShards(QueueShards shards) { queue_shards_ = std::move(shards); }
 
   // Multi-cluster replication (the ReplicationApplier, replication_applier.cc).
   //
@@ -679,6 +683,7 @@ class HistoryEngine : public ShardListener,
   std::unique_ptr<TimerQueue> timer_queue_;
   AnyShard* any_shard_ = this;
   TaskSink task_sink_;
+  QueueShards queue_shards_;  // none: every row
   ActivityOf activity_of_;
   ReplicationApplier replication_;
   // Timers and transfer tasks of namespaces standby here, until they are active here.

@@ -10,6 +10,24 @@ void MatchingEngine::SetTaskLoader(TaskLoader loader) {
   loader_ = std::move(loader);
 }
 
+void MatchingEngine::SetTasksWaiting(TasksWaiting hook) {
+  std::lock_guard lock(mu_);
+  tasks_waiting_ = std::move(hook);
+}
+
+std::optional<MatchingEngine::Waiting> MatchingEngine::WaitingLocked(const Key& key,
+                                                                     const Queue& q) const {
+  if (tasks_waiting_ == nullptr || q.tasks.empty()) return std::nullopt;
+  const TaskQueueTask& oldest = q.tasks.begin()->second;
+  return Waiting{key, oldest.task.sticky() ? oldest.task.task_queue() : oldest.task_queue};
+}
+
+void MatchingEngine::Tell(const std::optional<Waiting>& waiting) const {
+  if (!waiting) return;
+  const auto& [namespace_id, task_queue, kind] = waiting->key;
+  tasks_waiting_(namespace_id, task_queue, kind, waiting->placing_queue);
+}
+
 MatchingEngine::Queue& MatchingEngine::QueueLocked(const Key& key) {
   auto [it, created] = queues_.try_emplace(key);
   if (created) it->second.incarnation = next_incarnation_++;
@@ -129,6 +147,7 @@ void MatchingEngine::RunLoad(Load load) {
         load.loader(namespace_id, task_queue, kind, load.limit);
     std::vector<Handoff> handoffs;
     std::optional<Load> next;
+    std::optional<Waiting> waiting;
     {
       std::lock_guard lock(mu_);
       auto it = queues_.find(load.key);
@@ -147,19 +166,22 @@ void MatchingEngine::RunLoad(Load load) {
       }
       MatchLocked(load.key, q, handoffs);
       next = StartLoadLocked(load.key, q, /*polling=*/false, clock_.Now());
+      waiting = WaitingLocked(load.key, q);
     }
     Deliver(handoffs);
+    Tell(waiting);
     if (!next) return;
     load = std::move(*next);
   }
 }
 
-void MatchingEngine::AddTask(TaskQueueTask task) {
+void MatchingEngine::AddTask(TaskQueueTask task, bool partition) {
   std::vector<Handoff> handoffs;
   std::optional<Load> load;
+  std::optional<Waiting> waiting;
   {
     std::lock_guard lock(mu_);
-    if (task.task.sticky() && !StickyWorkerPresentLocked(task, clock_.Now())) {
+    if (!partition && task.task.sticky() && !StickyWorkerPresentLocked(task, clock_.Now())) {
       // Its worker is gone: any worker takes it from the normal queue, with the whole history.
       task.task_queue = task.task.task_queue();
       task.task.set_sticky(false);
@@ -172,17 +194,43 @@ void MatchingEngine::AddTask(TaskQueueTask task) {
     KeepLocked(q, std::move(task));
     MatchLocked(key, q, handoffs);
     load = StartLoadLocked(key, q, /*polling=*/false, clock_.Now());
+    waiting = WaitingLocked(key, q);
   }
   Deliver(handoffs);
+  Tell(waiting);
   if (load) RunLoad(std::move(*load));
+}
+
+void MatchingEngine::Touch(const std::string& namespace_id, const std::string& task_queue,
+                           TaskKind kind) {
+  std::optional<Load> load;
+  std::optional<Waiting> waiting;
+  {
+    std::lock_guard lock(mu_);
+    if (releasing_) return;
+    const Key key{namespace_id, task_queue, kind};
+    Queue& q = QueueLocked(key);
+    load = StartLoadLocked(key, q, /*polling=*/true, clock_.Now());
+    waiting = WaitingLocked(key, q);
+  }
+  Tell(waiting);
+  if (load) RunLoad(std::move(*load));
+}
+
+std::optional<TaskQueueTask> MatchingEngine::TakeToOffer(const std::string& namespace_id,
+                                                         const std::string& task_queue,
+                                                         TaskKind kind) {
+  std::lock_guard lock(mu_);
+  auto it = queues_.find(Key{namespace_id, task_queue, kind});
+  if (it == queues_.end() || it->second.tasks.empty()) return std::nullopt;
+  return TakeOldestLocked(it->second);
 }
 
 MatchingEngine::PollId MatchingEngine::Poll(const std::string& namespace_id,
                                             const std::string& task_queue, TaskKind kind,
                                             absl::Time deadline, const std::string& identity,
                                             PollCallback done, bool queries_only,
-                                            const std::string& worker_key, bool partition,
-                                            Prefer prefer) {
+                                            const std::string& worker_key, Prefer prefer) {
   std::optional<TaskQueueTask> ready;
   std::optional<Load> load;
   bool answer_now = true;  // with a task, or with nothing while shutting down
@@ -200,7 +248,7 @@ MatchingEngine::PollId MatchingEngine::Poll(const std::string& namespace_id,
       // Shutting down (the server or this worker): answered below with nothing.
     } else if (!queries_only && !q.tasks.empty()) {
       ready = TakeOldestLocked(q, prefer);
-      if (!partition) load = StartLoadLocked(key, q, /*polling=*/true, now);
+      load = StartLoadLocked(key, q, /*polling=*/true, now);
     } else if (query != q.tasks.end()) {
       ready = std::move(query->second);
       q.tasks.erase(query);
@@ -214,7 +262,7 @@ MatchingEngine::PollId MatchingEngine::Poll(const std::string& namespace_id,
       waiting_[id] = key;
       if (!worker_key.empty()) worker_polls_[{namespace_id, worker_key}].insert(id);
       answer_now = false;
-      if (!partition) load = StartLoadLocked(key, q, /*polling=*/true, now);
+      load = StartLoadLocked(key, q, /*polling=*/true, now);
       if (!load) return id;
     }
   }
@@ -223,24 +271,33 @@ MatchingEngine::PollId MatchingEngine::Poll(const std::string& namespace_id,
   return id;
 }
 
-bool MatchingEngine::Offer(TaskQueueTask& task) {
+MatchingEngine::Offered MatchingEngine::Offer(TaskQueueTask& task) {
   PollCallback done;
   {
     std::lock_guard lock(mu_);
-    if (releasing_) return false;
+    if (releasing_) return Offered::kNoPoll;
+    if (task.task.sticky() && !StickyWorkerPresentLocked(task, clock_.Now())) {
+      return Offered::kWorkerGone;
+    }
     auto it = queues_.find(Key{task.namespace_id, task.task_queue, task.kind});
-    if (it == queues_.end()) return false;
+    if (it == queues_.end()) return Offered::kNoPoll;
     const bool query = task.task.kind() == tock::persistence::v1::TransferTask::KIND_QUERY;
+    std::optional<PollId> taker;
+    int scanned = 0;
     for (const Waiter& w : it->second.waiters) {
-      if (!w.queries_only || query) {
-        done = TakeWaiterLocked(w.id);
+      if (w.queries_only && !query) continue;
+      if (!taker) taker = w.id;
+      if (w.prefer && w.prefer(task)) {
+        taker = w.id;
         break;
       }
+      if (++scanned >= kPreferScan) break;
     }
+    if (!taker) return Offered::kNoPoll;
+    done = TakeWaiterLocked(*taker);
   }
-  if (!done) return false;
   done(std::move(task));
-  return true;
+  return Offered::kTaken;
 }
 
 void MatchingEngine::SweepLocked(absl::Time now) {

@@ -68,6 +68,15 @@ class MatchingEngine {
   void SetMetrics(const ServerMetrics& metrics) { metrics_ = &metrics; }
   // Where queues page their backlog from (set once, before the first poll or task).
   void SetTaskLoader(TaskLoader loader);
+  // Told (outside the lock, from the thread that added or read them) that a queue holds
+  // tasks no poll here waits for: after AddTask or a read of the database left some. With
+  // several hosts, a partition's tasks are then offered to the queue's root
+  // (routing/queue_partitions.h). `placing_queue`: the queue that places the queue's tasks
+  // (for a sticky queue, its workflow's normal queue). Set once, before the first task.
+  using TasksWaiting = std::function<void(const std::string& namespace_id,
+                                          const std::string& task_queue, TaskKind kind,
+                                          const std::string& placing_queue)>;
+  void SetTasksWaiting(TasksWaiting hook);
 
   using PollId = uint64_t;
   using PollCallback = std::function<void(std::optional<TaskQueueTask>)>;
@@ -77,8 +86,9 @@ class MatchingEngine {
   // back (its start failed) comes here too. A task for a worker's sticky queue
   // (TransferTask.sticky) whose worker is gone (no poll within kStickyPollerWindow, or shut
   // down) goes to the workflow's normal queue instead, as an ordinary task (Temporal's
-  // StickyWorkerUnavailable).
-  void AddTask(TaskQueueTask task);
+  // StickyWorkerUnavailable). `partition`: the queue's root is another host, which decides
+  // whether the sticky worker is gone (Offer), so the task is kept here as it is.
+  void AddTask(TaskQueueTask task, bool partition = false);
   static constexpr absl::Duration kStickyPollerWindow = absl::Seconds(10);
 
   // Waits for a task on (namespace, queue, kind) until `deadline`. `done` runs exactly once.
@@ -86,9 +96,7 @@ class MatchingEngine {
   // takes only legacy query tasks (KIND_QUERY); the queue's other tasks stay for later polls.
   // `worker_key`: the worker instance polling (PollXTaskQueueRequest.worker_instance_key), so
   // that ReleaseWorkerPolls can end its polls; a key released lately gets nothing at once.
-  // `partition`: the queue is owned by another host and this poll waits on this host's
-  // partition of it (routing/call_router.h), for tasks handed over by Offer: the queue is
-  // never read from the database here. `prefer`: the poll takes a task it prefers among the
+  // `prefer`: the poll takes a task it prefers among the
   // kPreferScan oldest rather than the oldest, and a task arriving goes to the oldest poll
   // among the first kPreferScan waiting that prefers it (a poll forwarded by another host
   // prefers the tasks of its runs: routing/call_router.h).
@@ -96,14 +104,26 @@ class MatchingEngine {
   PollId Poll(const std::string& namespace_id, const std::string& task_queue, TaskKind kind,
               absl::Time deadline, const std::string& identity, PollCallback done,
               bool queries_only = false, const std::string& worker_key = {},
-              bool partition = false, Prefer prefer = nullptr);
+              Prefer prefer = nullptr);
   static constexpr int kPreferScan = 32;
 
-  // Hands `task` to a poll waiting on its queue here that may take it, if there is one, and
-  // returns true; otherwise leaves `task` as it is and returns false. Never keeps the task:
-  // a task of this host's shards for a queue another host owns is offered to the polls of
-  // this host's partition first, and sent to the owner when none waits.
-  bool Offer(TaskQueueTask& task);
+  // Hands `task` (of another host's partition of a queue this host owns) to a poll waiting on
+  // its queue here, if one may take it: the first of the kPreferScan oldest that prefers
+  // it, or else the oldest. Never keeps the task: when none waits, `task` is left as it is
+  // and stays in the partition that offered it. A sticky task whose worker is gone (as in
+  // AddTask) is refused as such, for its partition to send to the normal queue.
+  enum class Offered { kTaken, kNoPoll, kWorkerGone };
+  Offered Offer(TaskQueueTask& task);
+
+  // The oldest task held in the queue, taken out to be offered to the queue's root (it is
+  // remembered as handed out, like a task a poll took); nothing when none is held. One the
+  // root refused comes back through AddTask(task, /*partition=*/true).
+  std::optional<TaskQueueTask> TakeToOffer(const std::string& namespace_id,
+                                           const std::string& task_queue, TaskKind kind);
+
+  // Reads the queue from the database if it needs it (as a poll finding it empty would):
+  // a host finds the stored tasks of its partitions this way (routing/queue_partitions.h).
+  void Touch(const std::string& namespace_id, const std::string& task_queue, TaskKind kind);
 
   // The poll's caller went away: `done` gets nothing (unless it already ran).
   void CancelPoll(PollId id);
@@ -184,6 +204,14 @@ class MatchingEngine {
     TaskLoader loader;
   };
   using Handoff = std::pair<PollCallback, TaskQueueTask>;
+  // A queue holding tasks no poll waits for, to tell TasksWaiting about.
+  struct Waiting {
+    Key key;
+    std::string placing_queue;
+  };
+  // The queue's Waiting when it holds tasks and a hook is set.
+  std::optional<Waiting> WaitingLocked(const Key& key, const Queue& q) const;
+  void Tell(const std::optional<Waiting>& waiting) const;
 
   Queue& QueueLocked(const Key& key);
   // Keeps `task` in the window (without duplicating an id held); beyond the window the
@@ -229,6 +257,7 @@ class MatchingEngine {
   const ServerMetrics* metrics_ = &kNoServerMetrics;
   std::mutex mu_;
   TaskLoader loader_;
+  TasksWaiting tasks_waiting_;
   std::map<Key, Queue> queues_;
   uint64_t next_incarnation_ = 1;
   std::map<PollId, Key> waiting_;  // open polls -> their queue

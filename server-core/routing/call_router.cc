@@ -209,32 +209,31 @@ void CallRouter::PollPartition(const rpc::CallContext& ctx, const grpc::ByteBuff
                                std::shared_ptr<const rpc::RawHandler> local,
                                rpc::RawResponder respond, Target target) {
   auto key = std::make_tuple(target.namespace_id, target.polled_queue, ctx.method);
-  // To the root (or wherever ownership moved), as any routed call.
-  auto forward = [this, &ctx, payload, local, target](rpc::RawResponder answer) {
-    std::make_shared<Call>(*this, ctx.method, ctx, payload, local, std::move(answer), target)
-        ->Attempt();
+  // One poll at a time goes on to the root as soon as this partition has no task for it;
+  // the others wait here first.
+  const bool forwarded = TakeForwardSlot(key);
+  auto answer = [this, key, forwarded, respond = std::move(respond)](const grpc::Status& s,
+                                                                      grpc::ByteBuffer* out) {
+    if (forwarded) ReleaseForwardSlot(key);
+    respond(s, out);
   };
-  if (TakeForwardSlot(key)) {
-    return forward([this, key, respond = std::move(respond)](const grpc::Status& s,
-                                                             grpc::ByteBuffer* out) {
-      ReleaseForwardSlot(key);
-      respond(s, out);
-    });
-  }
   // The handler reads its context until it answers: a copy lives that long.
   auto partition_ctx = std::make_shared<rpc::CallContext>(ctx);
-  partition_ctx->partition_until = clock_.Now() + partition_wait_;
+  partition_ctx->partition_until = clock_.Now() + (forwarded ? absl::ZeroDuration() : partition_wait_);
   (*local)(*partition_ctx, payload,
-           [partition_ctx, &ctx, forward, respond = std::move(respond)](
-               const grpc::Status& s, grpc::ByteBuffer* out) mutable {
-             // An empty answer (no task here in time) goes on at the root; a task, an error
-             // or a caller that left is answered.
+           [this, partition_ctx, &ctx, payload, local, target,
+            answer = std::move(answer)](const grpc::Status& s, grpc::ByteBuffer* out) mutable {
+             // An empty answer (no task here in time) goes on at the root (or wherever
+             // ownership moved), as any routed call; a task, an error or a caller that left
+             // is answered.
              const bool empty = s.ok() && (out == nullptr || out->Length() == 0);
              if (!empty || ctx.cancellation->cancelled() ||
                  absl::Now() + kLeastForwardedPoll >= ctx.deadline) {
-               return respond(s, out);
+               return answer(s, out);
              }
-             forward(std::move(respond));
+             std::make_shared<Call>(*this, ctx.method, ctx, payload, local, std::move(answer),
+                                    target)
+                 ->Attempt();
            });
 }
 

@@ -4,18 +4,15 @@
 // is sent there as received (bytes, not re-encoded) and its answer passed back; when it is
 // this host, the method's own handler runs.
 //
-// Task-queue partitions (issue 35): a worker's poll for a queue another host owns does not
-// always go to the owner (the queue's root). At most kForwardedPolls polls of each queue and
-// kind are forwarded from a host at once; the others wait on this host's own partition of
-// the queue (`membership.partition_wait`, 200 ms by default), where the tasks this host's
-// shards make are offered first (MatchingEngine::Offer, from RoutedHistory::AddTask), and
-// then go to the root for the rest of their time. A task nobody waits for here is sent to the root, as before. So with
-// workers polling every host, a task is mostly started where its run lives, and the worker's
-// answers about it reach that host: no call between hosts. A poll that does reach the root
-// prefers the tasks of its own host's runs (ServeForwardedPoll), for the same reason. A
-// partition keeps no task: what
-// it holds is waiting polls, so a host's death loses nothing (the task's row is read by the
-// root), and the root keeps the queue's order.
+// Task-queue partitions (issue 35, queue_partitions.h): a worker's poll for a queue another
+// host owns (the queue's root) is served first by this host's own partition of the queue,
+// which holds the tasks of this host's shards. One poll of each queue and kind at a time
+// (kForwardedPolls) goes on to the root as soon as the partition has no task for it; the
+// others wait here (`membership.partition_wait`, 200 ms by default) and then go on to the
+// root for the rest of their time. So with workers polling every host, a task is mostly
+// started where its run lives, and the worker's answers about it reach that host: no call
+// between hosts. A poll that does reach the root prefers the tasks of its own host's runs
+// (ServeForwardedPoll), offered by that host's partition when no poll waits there.
 //
 // Shards move (a host joins, leaves or dies): a host that does not own what a call is about
 // answers UNAVAILABLE "... is not owned by this host" (history/shard_controller.h), and so
@@ -54,7 +51,7 @@ class CallRouter {
   static constexpr absl::Duration kLeastForwardedPoll = absl::Seconds(2);
 
   // `partition_wait`: a poll's wait on this host's partition (above); zero: every poll goes
-  // to the queue's owner at once.
+  // to the queue's owner at once (the partition's tasks then reach it by offers).
   CallRouter(Placement& placement, Peers& peers, history::ShardController& shards,
              namespaces::NamespaceEngine& namespaces, Clock& clock, TimerThread& timers,
              absl::Duration partition_wait);

@@ -96,8 +96,12 @@ void RegisterHostService(rpc::Dispatcher& dispatcher, history::HistoryEngine& hi
                 .has_value()) {
           return QueueNotOwnedHere(task.task_queue());
         }
-        matching.AddTask(FromWire(task));
-        return cluster::AddTaskResponse();
+        persistence::TaskQueueTask offered = FromWire(task);
+        const matching::MatchingEngine::Offered result = matching.Offer(offered);
+        cluster::AddTaskResponse answer;
+        answer.set_taken(result == matching::MatchingEngine::Offered::kTaken);
+        answer.set_worker_gone(result == matching::MatchingEngine::Offered::kWorkerGone);
+        return answer;
       });
   dispatcher.AddUnary<cluster::HistoryRequest, cluster::HistoryResponse>(
       kHistoryMethod, [&history](const cluster::HistoryRequest& req, const rpc::CallContext&) {

@@ -10,9 +10,6 @@ namespace {
 
 namespace cluster = tock::cluster::v1;
 constexpr absl::Duration kCallTimeout = absl::Seconds(10);
-// How long a ready task is offered to its queue's owner before it is left to the owner's
-// next read of the database.
-constexpr absl::Duration kTaskBudget = absl::Seconds(30);
 
 template <typename Response>
 absl::StatusOr<Response> Parsed(absl::Status status, const std::string& bytes) {
@@ -40,23 +37,12 @@ cluster::StartTask StartOf(const persistence::TaskQueueTask& task, const std::st
 }  // namespace
 
 RoutedHistory::RoutedHistory(history::HistoryEngine& local, history::ShardController& shards,
-                             matching::MatchingEngine& matching, Placement& placement,
-                             Peers& peers, Clock& clock, TimerThread& timers, Logger& logger)
-    : local_(local),
-      shards_(shards),
-      matching_(matching),
-      placement_(placement),
-      peers_(peers),
-      clock_(clock),
-      timers_(timers),
-      logger_(logger) {}
+                             Placement& placement, Peers& peers)
+    : local_(local), shards_(shards), placement_(placement), peers_(peers) {}
 
 RoutedHistory::~RoutedHistory() { Stop(); }
 
-void RoutedHistory::Stop() {
-  stopping_ = true;
-  sends_.Stop();
-}
+void RoutedHistory::Stop() { stopping_ = true; }
 
 absl::Status RoutedHistory::Remote(const std::string& owner, const cluster::HistoryRequest& request,
                                    std::string* response) {
@@ -221,57 +207,6 @@ absl::Status RoutedHistory::TerminateWorkflow(
   return OnOwner<std::string>(ns.id, terminate.workflow_execution().workflow_id(), req,
                               [&] { return local_.TerminateWorkflow(ns, terminate); })
       .status();
-}
-
-void RoutedHistory::AddTask(persistence::TaskQueueTask task) {
-  if (stopping_) return;  // stored: the queue's owner reads it from the database
-  if (!placement_.QueueOwner(task.namespace_id, PlacingQueue(task.task_queue, task.task))
-           .has_value()) {
-    return matching_.AddTask(std::move(task));
-  }
-  // A task of this host's shards: a poll waiting on this host's partition of the queue
-  // takes it here (call_router.h), so its start and its worker's answers stay on this host.
-  if (matching_.Offer(task)) return;
-  auto request = std::make_shared<cluster::AddTaskRequest>();
-  *request->mutable_task() = ToWire(task);
-  const absl::Time limit = absl::Now() + kTaskBudget;
-  if (!sends_.Run([this, request, limit] { SendTask(request, limit, kFirstBackoff); })) {
-    logger_.Warn("too many tasks wait to be sent to their queue's host; this one waits for its "
-                 "next read of the database",
-                 {{"task_queue", task.task_queue.substr(0, 200)}});
-  }
-}
-
-// On a thread of sends_: one attempt; a failure schedules the next.
-void RoutedHistory::SendTask(std::shared_ptr<cluster::AddTaskRequest> request, absl::Time limit,
-                             absl::Duration backoff) {
-  if (stopping_) return;
-  const cluster::QueueTask& task = request->task();
-  std::optional<std::string> owner =
-      placement_.QueueOwner(task.namespace_id(), PlacingQueue(task.task_queue(), task.task()));
-  if (!owner.has_value()) return matching_.AddTask(FromWire(task));
-  grpc::ClientContext context;
-  peers_.Prepare(context, absl::Now() + kCallTimeout);
-  cluster::AddTaskResponse answer;
-  grpc::Status s = peers_.HostService(*owner).AddTask(&context, *request, &answer);
-  if (s.ok()) return;
-  if (stopping_) return;
-  if (absl::Now() + backoff >= limit) {
-    logger_.Warn("a task could not be handed to its queue's host; it waits for the host's next "
-                 "read of the database",
-                 {{"task_queue", task.task_queue().substr(0, 200)}, {"host", *owner},
-                  {"error", s.error_message().substr(0, 200)}});
-    return;
-  }
-  timers_.Schedule(clock_.Now() + backoff, [this, request, limit, backoff] {
-    if (stopping_) return;
-    if (!sends_.Run([this, request, limit, backoff] {
-          SendTask(request, limit, std::min(backoff * 2, kMaxBackoff));
-        })) {
-      logger_.Warn("a task could not be queued for its queue's host again",
-                   {{"task_queue", request->task().task_queue().substr(0, 200)}});
-    }
-  });
 }
 
 }  // namespace tock::server::routing

@@ -1,27 +1,19 @@
 // The history engine's reach beyond this host: the AnyShard operations (history/any_shard.h)
 // run on the engine when this host owns the run's shard and are sent to the owner
-// otherwise (HostService/History); ready tasks go to the owner of their queue
-// (HostService/AddTask).
+// otherwise (HostService/History). Ready tasks stay on this host, in its partition of their
+// queue (queue_partitions.h).
 //
 // A refusal for ownership (the shard or queue is moving) or an unreachable owner is retried
 // for a few seconds with the owner looked up again: the engine's own callers retry
 // failures anyway (transfer tasks with backoff until done; a poll whose task could not be
 // started puts it back), so the budget only keeps a move from showing as an error.
 //
-// A task whose queue owner cannot be told keeps its stored row, and the owner reads it from
-// the database when its queue runs low (matching pages its backlog): it is late, not lost.
-//
 // Thread safety: safe from any thread.
 #pragma once
 
 #include <atomic>
 
-#include "lib/common/blocking_pool.h"
-#include "lib/common/clock.h"
-#include "lib/common/log.h"
-#include "lib/common/timer_thread.h"
 #include "server-core/history/history_engine.h"
-#include "server-core/matching/matching_engine.h"
 #include "server-core/routing/peers.h"
 #include "server-core/routing/placement.h"
 
@@ -34,16 +26,11 @@ class RoutedHistory : public history::AnyShard {
   static constexpr absl::Duration kRetryBudget = absl::Seconds(5);
 
   RoutedHistory(history::HistoryEngine& local, history::ShardController& shards,
-                matching::MatchingEngine& matching, Placement& placement, Peers& peers,
-                Clock& clock, TimerThread& timers, Logger& logger);
+                Placement& placement, Peers& peers);
   ~RoutedHistory() override;
-  // Shutdown: tasks not yet sent are left to their stored rows, nothing is retried or
-  // scheduled any more. Call when shutdown begins (calls waiting on a retry would hold
-  // gRPC's shutdown), before the timer thread goes. Idempotent.
+  // Shutdown: nothing is retried any more. Call when shutdown begins (calls waiting on a
+  // retry would hold gRPC's shutdown). Idempotent.
   void Stop();
-
-  // Hands a ready task to the owner of its queue (the engine's task sink).
-  void AddTask(persistence::TaskQueueTask task);
 
   absl::StatusOr<wf::PollWorkflowTaskQueueResponse> RecordWorkflowTaskStarted(
       const history::NamespaceRef& ns, const persistence::TaskQueueTask& task,
@@ -87,18 +74,11 @@ class RoutedHistory : public history::AnyShard {
                                    const tock::cluster::v1::HistoryRequest& request, Local local);
   absl::Status Remote(const std::string& owner, const tock::cluster::v1::HistoryRequest& request,
                       std::string* response);
-  void SendTask(std::shared_ptr<tock::cluster::v1::AddTaskRequest> request, absl::Time limit,
-                absl::Duration backoff);
 
   history::HistoryEngine& local_;
   history::ShardController& shards_;
-  matching::MatchingEngine& matching_;
   Placement& placement_;
   Peers& peers_;
-  Clock& clock_;
-  TimerThread& timers_;
-  Logger& logger_;
-  BlockingPool sends_{2, 65536};  // AddTask calls and their retries, off the caller's thread
   std::atomic<bool> stopping_{false};
 };
 

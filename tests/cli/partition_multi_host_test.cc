@@ -11,7 +11,9 @@
 // so nothing here depends on timing.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
@@ -128,6 +130,46 @@ class PartitionTest : public TwoHostsTest {
     ASSERT_TRUE(StartWorkflow(*stub_b_, id, queue_).ok());
   }
 
+  // One workflow-task poll of the queue through `stub`, waiting at most `wait`.
+  wf::PollWorkflowTaskQueueResponse PollOnce(WorkflowStub& stub, absl::Duration wait) {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(absl::ToChronoTime(absl::Now() + wait));
+    wf::PollWorkflowTaskQueueRequest req;
+    req.set_namespace_("orders");
+    req.mutable_task_queue()->set_name(queue_);
+    req.set_identity("poller");
+    wf::PollWorkflowTaskQueueResponse resp;
+    grpc::Status s = stub.PollWorkflowTaskQueue(&ctx, req, &resp);
+    EXPECT_TRUE(s.ok() || s.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED)
+        << s.error_message();
+    return resp;
+  }
+
+  // Polls through `stub` until `n` workflow tasks came (each poll up to 20 s, 60 s in all)
+  // and returns their workflow ids, in the order they came.
+  std::vector<std::string> TakeTasks(WorkflowStub& stub, size_t n) {
+    std::vector<std::string> ids;
+    for (const absl::Time until = absl::Now() + absl::Seconds(60);
+         ids.size() < n && absl::Now() < until;) {
+      wf::PollWorkflowTaskQueueResponse resp = PollOnce(stub, absl::Seconds(20));
+      if (!resp.task_token().empty()) ids.push_back(resp.workflow_execution().workflow_id());
+    }
+    return ids;
+  }
+
+  // Waits (at most 20 s) until `host` counted at least `n` offers with `result`.
+  static ::testing::AssertionResult OffersReach(const ServerProcess& host,
+                                                const std::string& result, double n) {
+    double seen = -1;
+    for (const absl::Time until = absl::Now() + absl::Seconds(20); absl::Now() < until;
+         absl::SleepFor(absl::Milliseconds(20))) {
+      seen = Metric(host, "partition_offers_total", "result=\"" + result + "\"");
+      if (seen >= n) return ::testing::AssertionSuccess();
+    }
+    return ::testing::AssertionFailure() << host.address() << " made " << seen << " offers "
+                                         << result << ", not " << n;
+  }
+
   std::unique_ptr<WorkflowStub> stub_a_, stub_b_;
   std::string namespace_id_, queue_;
   double host_calls_before_ = 0;
@@ -169,6 +211,87 @@ TEST_F(PartitionTest, APollAnotherHostForwardedPrefersTheTasksOfThatHostsRuns) {
   ASSERT_TRUE(from_b->status.ok()) << from_b->status.error_message();
   EXPECT_FALSE(from_b->response.task_token().empty()) << "B's poll took the task of B's run";
   EXPECT_EQ(Metric(*a_, "pending_polls", "task_type=\"Workflow\""), 1) << "A's own poll waits";
+}
+
+// A task of B's shard that no poll waits for stays in B's partition (queue_partitions.h):
+// B offers it to A, the queue's root, which refuses it while no poll waits there, then hands
+// it to the poll that comes.
+TEST_F(PartitionTest, ATaskNoPollWaitsForStaysOnItsHostUntilAPollWaitsAtTheRoot) {
+  ASSERT_NO_FATAL_FAILURE(StartWith("30s"));
+  const std::string id = WorkflowsOn(*b_, namespace_id_, "kept", 1).at(0);
+  ASSERT_TRUE(StartWorkflow(*stub_b_, id, queue_).ok());
+  ASSERT_TRUE(OffersReach(*b_, "refused", 1)) << "B offered the task to A and kept it";
+  EXPECT_EQ(Metric(*b_, "partition_offers_total", "result=\"taken\""), 0);
+  std::vector<std::string> got = TakeTasks(*stub_a_, 1);
+  EXPECT_EQ(got, std::vector<std::string>{id});
+  EXPECT_EQ(Metric(*b_, "partition_offers_total", "result=\"taken\""), 1)
+      << "the poll waiting at A took B's offer";
+}
+
+// B dies (kill -9) holding tasks of its shards no poll took: A takes B's shards, reads
+// their tasks from the database and hands each to a poll once.
+TEST_F(PartitionTest, TheTasksOfAHostKilledAreEachDeliveredOnceByTheHostTakingItsShards) {
+  ASSERT_NO_FATAL_FAILURE(StartWith("30s"));
+  const std::vector<std::string> ids = WorkflowsOn(*b_, namespace_id_, "orphan", 6);
+  for (const std::string& id : ids) ASSERT_TRUE(StartWorkflow(*stub_b_, id, queue_).ok());
+  ASSERT_TRUE(OffersReach(*b_, "refused", 1));
+  b_->Kill();
+  std::vector<std::string> got = TakeTasks(*stub_a_, ids.size());
+  std::sort(got.begin(), got.end());
+  std::vector<std::string> want = ids;
+  std::sort(want.begin(), want.end());
+  EXPECT_EQ(got, want);
+  // And nothing twice: the next poll waits out its time.
+  EXPECT_TRUE(PollOnce(*stub_a_, absl::Seconds(3)).task_token().empty());
+}
+
+// A host that joins takes shards whose tasks were stored before it came, for a queue
+// another host owns and polls only there: it finds those queues itself (no poll touches its
+// partition) and offers their tasks to the root.
+class PartitionJoinTest : public PartitionTest {};
+
+TEST_F(PartitionJoinTest, AHostTakingShardsFindsTheirStoredTasksAndOffersThemToTheRoot) {
+  const std::string metrics = "metrics: {ip: 127.0.0.1, port: 0}\n";
+  a_ = std::make_unique<ServerProcess>(TOCK_SERVER_BIN);
+  ASSERT_TRUE(a_->Start({"--config", Config("a.yaml", metrics)})) << a_->error();
+  stub_a_ = Stub(*a_);
+  ASSERT_TRUE(DescribeNamespace(*stub_a_, &namespace_id_).ok());
+  // B's address, chosen before it starts, places the shards and the queue beforehand.
+  const std::string b_address = absl::StrCat("127.0.0.1:", ClosedLocalPort());
+  ring_ = std::make_unique<server::membership::HashRing>(
+      std::vector<std::string>{a_->address(), b_address});
+  queue_ = QueueOn(*a_, namespace_id_);
+  std::vector<std::string> ids;
+  for (int i = 0; ids.size() < 4 && i < 10000; ++i) {
+    std::string id = absl::StrCat("early-", i);
+    if (ring_->OwnerOfShard(server::history::ShardForWorkflow(namespace_id_, id, kShards)) ==
+        b_address) {
+      ids.push_back(std::move(id));
+    }
+  }
+  ASSERT_EQ(ids.size(), 4u);
+  // A alone: A's shards, A's queue; nobody polls.
+  for (const std::string& id : ids) ASSERT_TRUE(StartWorkflow(*stub_a_, id, queue_).ok());
+
+  b_ = std::make_unique<ServerProcess>(TOCK_SERVER_BIN, "listening on (\\S+)");
+  ASSERT_TRUE(b_->Start({"--config", Config("b.yaml", metrics), "--port",
+                         b_address.substr(b_address.rfind(':') + 1)}))
+      << b_->error();
+  ASSERT_EQ(b_->address(), b_address);
+  std::map<int32_t, std::string> want;
+  for (int32_t s = 1; s <= kShards; ++s) want[s] = ring_->OwnerOfShard(s);
+  for (const absl::Time until = absl::Now() + absl::Seconds(20);
+       StoredOwners() != want && absl::Now() < until;) {
+    absl::SleepFor(absl::Milliseconds(100));
+  }
+  ASSERT_EQ(StoredOwners(), want);
+
+  std::vector<std::string> got = TakeTasks(*stub_a_, ids.size());
+  std::sort(got.begin(), got.end());
+  std::sort(ids.begin(), ids.end());
+  EXPECT_EQ(got, ids);
+  EXPECT_GE(Metric(*b_, "partition_offers_total", "result=\"taken\""), 1)
+      << "B offered the tasks of its new shards";
 }
 
 }  // namespace

@@ -43,6 +43,12 @@ class FakeStore {
     return t;
   }
   TaskQueueTask Commit(const std::string& queue = "q") { return Insert(Draw(), queue); }
+  // A task of another host's shards: its row is not among those this host reads.
+  TaskQueueTask Unread(const std::string& queue = "q") {
+    TaskQueueTask t = Insert(Draw(), queue);
+    Consume(t.task_id);
+    return t;
+  }
   // The start's commit: false when the task was consumed already (a stale duplicate).
   bool Consume(int64_t id) {
     std::lock_guard lock(mu_);
@@ -413,39 +419,76 @@ TEST_F(MatchingPagingTest, AnOrdinaryPollBehindAQueriesOnlyOneGetsTheTask) {
 }
 
 
-// A host's partition of a queue another host owns (routing/call_router.h): its polls never
-// read the queue from the database, and Offer hands a task to one of them (one that may
-// take it) or leaves it to the caller, keeping nothing.
-TEST_F(MatchingPagingTest, APartitionPollReadsNothingAndOfferHandsItATaskOrLeavesIt) {
+// The root of a queue with several hosts (routing/queue_partitions.h): Offer hands a task
+// of another host's partition to a poll waiting here (one that may take it, preferring one
+// that prefers it) or leaves it to the caller, keeping nothing.
+TEST_F(MatchingPagingTest, OfferHandsATaskToAWaitingPollOrLeavesIt) {
   Make(8);
-  store_.Commit();  // stored for the queue's owner, which reads it; the partition does not
-  TaskQueueTask task = store_.Commit();
-  EXPECT_FALSE(engine_->Offer(task)) << "no poll waits";
-  EXPECT_EQ(task.task_id, 2) << "the task is left to the caller as it was";
+  TaskQueueTask task = store_.Unread();
+  EXPECT_EQ(engine_->Offer(task), MatchingEngine::Offered::kNoPoll) << "no poll waits";
+  EXPECT_EQ(task.task_id, 1) << "the task is left to the caller as it was";
 
   std::vector<std::pair<std::string, int64_t>> got;  // (poller, task id); 0: nothing
-  auto poll = [&](const std::string& who, bool queries_only) {
+  auto poll = [&](const std::string& who, bool queries_only, MatchingEngine::Prefer prefer) {
     return engine_->Poll(
         "ns", "q", kWf, clock_.Now() + absl::Hours(1), who,
         [&, who](std::optional<TaskQueueTask> t) { got.emplace_back(who, t ? t->task_id : 0); },
-        queries_only, /*worker_key=*/"", /*partition=*/true);
+        queries_only, /*worker_key=*/"", std::move(prefer));
   };
-  const MatchingEngine::PollId standby = poll("standby", /*queries_only=*/true);
-  const MatchingEngine::PollId second = poll("active", false);
-  EXPECT_EQ(store_.Loads(), 0) << "a partition poll read the queue";
+  const MatchingEngine::PollId standby = poll("standby", /*queries_only=*/true, nullptr);
+  poll("any", false, nullptr);
+  poll("odd", false, [](const TaskQueueTask& t) { return t.task_id % 2 == 1; });
   EXPECT_TRUE(got.empty());
-
-  ASSERT_TRUE(engine_->Offer(task));
-  EXPECT_EQ(got, (std::vector<std::pair<std::string, int64_t>>{{"active", 2}}))
-      << "the queries-only poll ahead of it does not take a workflow task";
-  TaskQueueTask another = store_.Commit();
-  EXPECT_FALSE(engine_->Offer(another)) << "only the queries-only poll waits";
+  ASSERT_EQ(engine_->Offer(task), MatchingEngine::Offered::kTaken);
+  EXPECT_EQ(got, (std::vector<std::pair<std::string, int64_t>>{{"odd", 1}}))
+      << "the poll that prefers it, past the older ones";
+  TaskQueueTask second = store_.Unread();
+  ASSERT_EQ(engine_->Offer(second), MatchingEngine::Offered::kTaken);
+  EXPECT_EQ(got.back(), (std::pair<std::string, int64_t>{"any", 2}))
+      << "nobody prefers it: the oldest poll that may take a workflow task";
+  TaskQueueTask third = store_.Unread();
+  EXPECT_EQ(engine_->Offer(third), MatchingEngine::Offered::kNoPoll)
+      << "only the queries-only poll waits";
   EXPECT_EQ(engine_->Backlog("ns", "q", kWf), 0u) << "an offer keeps nothing";
-  engine_->CancelPoll(second);  // answered already: nothing happens
-  EXPECT_EQ(got.size(), 1u);
   engine_->CancelPoll(standby);
   EXPECT_EQ(got.back(), (std::pair<std::string, int64_t>{"standby", 0}));
-  EXPECT_EQ(store_.Loads(), 0);
+}
+
+// A host's partition of another host's queue: a sticky task is kept as it is (the root,
+// which sees the worker's polls, decides whether the worker is gone: Offer answers so), the
+// hook hears of tasks no poll waits for, and TakeToOffer hands out the oldest.
+TEST_F(MatchingPagingTest, APartitionKeepsStickyTasksAndHandsItsOldestOutToOffer) {
+  Make(8);
+  std::vector<std::string> told;
+  engine_->SetTasksWaiting([&](const std::string& ns, const std::string& queue, TaskKind kind,
+                               const std::string& placing) {
+    told.push_back(absl::StrCat(ns, "/", queue, "/", static_cast<int>(kind), "/", placing));
+  });
+  auto sticky = [&] {
+    TaskQueueTask t = store_.Commit("sticky-q");
+    t.task.set_task_queue("q");
+    t.task.set_sticky(true);
+    return t;
+  };
+  engine_->AddTask(sticky(), /*partition=*/true);
+  EXPECT_EQ(engine_->Backlog("ns", "sticky-q", kWf), 1u) << "kept on the sticky queue";
+  EXPECT_EQ(engine_->Backlog("ns", "q", kWf), 0u);
+  ASSERT_FALSE(told.empty());
+  EXPECT_EQ(told.back(), "ns/sticky-q/1/q") << "placed by its workflow's normal queue";
+
+  std::optional<TaskQueueTask> out = engine_->TakeToOffer("ns", "sticky-q", kWf);
+  ASSERT_TRUE(out.has_value());
+  EXPECT_EQ(out->task_id, 1);
+  EXPECT_FALSE(engine_->TakeToOffer("ns", "sticky-q", kWf).has_value());
+  // At the root, where no worker polls the sticky queue: refused as gone.
+  EXPECT_EQ(engine_->Offer(*out), MatchingEngine::Offered::kWorkerGone);
+  // Given back to the partition: held again, in its place.
+  engine_->AddTask(std::move(*out), /*partition=*/true);
+  EXPECT_EQ(engine_->Backlog("ns", "sticky-q", kWf), 1u);
+
+  // Without `partition`, the same task for a worker nobody saw goes to the normal queue.
+  engine_->AddTask(sticky());
+  EXPECT_EQ(engine_->Backlog("ns", "q", kWf), 1u);
 }
 
 // A poll that prefers some tasks (one another host forwarded prefers its own runs'):
@@ -461,7 +504,7 @@ TEST_F(MatchingPagingTest, APollTakesATaskItPrefersAndGetsOneArrivingBeforeOlder
     return engine_->Poll(
         "ns", "q", kWf, clock_.Now() + absl::Hours(1), who,
         [&, who](std::optional<TaskQueueTask> t) { got.emplace_back(who, t ? t->task_id : 0); },
-        false, "", false, std::move(prefer));
+        false, "", std::move(prefer));
   };
   poll("even", even);
   poll("any", nullptr);
