@@ -278,10 +278,12 @@ class TockServerImpl : public TockServer {
       routed_history_ =
           std::make_unique<routing::RoutedHistory>(*history_, *shards_, *placement_, *peers_);
       history_->SetAnyShard(*routed_history_);
-      // Ready tasks stay in this host's partition of their queue (routing/queue_partitions.h).
+      // Ready tasks stay in this host's partition of their queue (routing/queue_partitions.h),
+      // waiting for its polls as long as a poll waits there (at most Temporal's 200 ms).
       queue_partitions_ = std::make_unique<routing::QueuePartitions>(
           *matching_, persistence_->executions(), *shards_, *placement_, *peers_, clock_,
-          *timer_thread_, logger_);
+          *timer_thread_, logger_,
+          std::min(config_.membership.partition_wait, absl::Milliseconds(200)));
       const std::string offers_help =
           "Tasks of this host's partitions offered to their queue's host, by whether taken.";
       queue_partitions_->CountOffersWith(

@@ -96,10 +96,10 @@ class MatchingEngine {
   // takes only legacy query tasks (KIND_QUERY); the queue's other tasks stay for later polls.
   // `worker_key`: the worker instance polling (PollXTaskQueueRequest.worker_instance_key), so
   // that ReleaseWorkerPolls can end its polls; a key released lately gets nothing at once.
-  // `prefer`: the poll takes a task it prefers among the
-  // kPreferScan oldest rather than the oldest, and a task arriving goes to the oldest poll
-  // among the first kPreferScan waiting that prefers it (a poll forwarded by another host
-  // prefers the tasks of its runs: routing/call_router.h).
+  // `prefer`: the poll takes a task it prefers among the kPreferScan oldest rather than the
+  // oldest, and a task arriving goes to the oldest poll among the first kPreferScan waiting
+  // that prefers it (a poll forwarded by another host prefers the tasks of its runs:
+  // routing/call_router.h).
   using Prefer = std::function<bool(const TaskQueueTask&)>;
   PollId Poll(const std::string& namespace_id, const std::string& task_queue, TaskKind kind,
               absl::Time deadline, const std::string& identity, PollCallback done,

@@ -18,7 +18,8 @@ constexpr absl::Duration kOfferTimeout = absl::Seconds(5);
 QueuePartitions::QueuePartitions(matching::MatchingEngine& matching,
                                  persistence::ExecutionStore& store,
                                  history::ShardController& shards, Placement& placement,
-                                 Peers& peers, Clock& clock, TimerThread& timers, Logger& logger)
+                                 Peers& peers, Clock& clock, TimerThread& timers, Logger& logger,
+                                 absl::Duration offer_after)
     : matching_(matching),
       store_(store),
       shards_(shards),
@@ -26,7 +27,8 @@ QueuePartitions::QueuePartitions(matching::MatchingEngine& matching,
       peers_(peers),
       clock_(clock),
       timers_(timers),
-      logger_(logger) {}
+      logger_(logger),
+      offer_after_(offer_after) {}
 
 QueuePartitions::~QueuePartitions() { Stop(); }
 
@@ -87,7 +89,7 @@ void QueuePartitions::OnTasksWaiting(const std::string& namespace_id,
     if (!placement_.QueueOwner(namespace_id, placing_queue).has_value()) return;
     offering_.emplace(key, false);
   }
-  OfferLater(key, absl::ZeroDuration(), kFirstOfferRetry);
+  OfferLater(key, offer_after_, kFirstOfferRetry);
 }
 
 void QueuePartitions::OfferLater(const Key& key, absl::Duration delay, absl::Duration retry) {

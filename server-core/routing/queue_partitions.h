@@ -7,8 +7,9 @@
 //
 // The queue's owner on the ring (its root) holds its own shards' tasks too, and the polls
 // other hosts forward when their partition has nothing. A partition's tasks that no poll
-// here waits for are offered to the root (HostService/AddTask), oldest first, one at a
-// time: the root hands each to a poll waiting there (preferring a poll from this host) or
+// here takes within `offer_after` (Temporal's maxWaitForPollerBeforeFwd, 200 ms: the local
+// workers are mostly back by then) are offered to the root (HostService/AddTask), oldest
+// first, one at a time: the root hands each to a poll waiting there (preferring a poll from this host) or
 // refuses it, never keeping it. A refused task stays here, and the offers pause (backing off
 // from kFirstOfferRetry to kMaxOfferRetry) until the next try; a taken one lets the next
 // go at once. So tasks move between hosts only when another host's workers wait idle
@@ -57,9 +58,10 @@ class QueuePartitions {
   // The most queues one discovery reads.
   static constexpr int32_t kDiscoverLimit = 10000;
 
+  // `offer_after`: how long a queue's tasks wait for polls here before they are offered.
   QueuePartitions(matching::MatchingEngine& matching, persistence::ExecutionStore& store,
                   history::ShardController& shards, Placement& placement, Peers& peers,
-                  Clock& clock, TimerThread& timers, Logger& logger);
+                  Clock& clock, TimerThread& timers, Logger& logger, absl::Duration offer_after);
   ~QueuePartitions();
   // Counts the offers this host's partitions make, taken and not (set once, before Start).
   void CountOffersWith(metrics::Counter taken, metrics::Counter refused) {
@@ -111,6 +113,7 @@ class QueuePartitions {
   Clock& clock_;
   TimerThread& timers_;
   Logger& logger_;
+  const absl::Duration offer_after_;
   // Offers and discoveries (blocking calls to other hosts and the database).
   BlockingPool pool_{2, 65536, "tock-partitions"};
   metrics::Counter offers_taken_, offers_refused_;

@@ -19,8 +19,10 @@ import { clientRetries, hostsFromEnv, startHosts, startServer, uniqueName } from
 const workflowsPath = fileURLToPath(new URL('./chaos-workflows.js', import.meta.url));
 const SEED = Number(process.env.TOCK_CHAOS_SEED ?? 20261123);
 // TOCK_SDK_HOSTS > 1 (ctest sdk_hosts_chaos): that many hosts on PostgreSQL; the client
-// talks to the first, the worker to the second, and the last is the one killed (and, in
-// the fencing test, frozen with SIGSTOP until the others took its shards, then let go on).
+// talks to the first, a worker polls each host (so every host's partition of the queue
+// serves polls and holds the tasks of its shards), and the last host is the one killed (and,
+// in the fencing test, frozen with SIGSTOP until the others took its shards, then let go
+// on).
 const HOSTS = hostsFromEnv();
 // Per phase: how long all workflows may take to finish after the last restart.
 const SETTLE_MS = 150_000;
@@ -166,12 +168,14 @@ async function chaos({ count, kills, faults, seed, pauses = false }) {
   // Enough retries to ride out a restart (the SDK's own retries, with the same request ids).
   const connection = await Connection.connect({ address: cluster?.address ?? server.address, ...clientRetries({ maxAttempts: 30 }) });
   const client = new Client({ connection, namespace: 'default' });
-  const nativeConnection = await NativeConnection.connect({ address: cluster?.workerAddress ?? server.address });
+  const workerAddresses = cluster ? cluster.hosts.map((host) => host.address) : [server.address];
+  const nativeConnections = await Promise.all(
+    workerAddresses.map((address) => NativeConnection.connect({ address })));
   const taskQueue = uniqueName('chaos');
   const executions = new Map(); // activity executions that returned, by key: >= 1 each
   const executed = (key) => executions.set(key, (executions.get(key) ?? 0) + 1);
-  const worker = await Worker.create({
-    connection: nativeConnection,
+  const workers = await Promise.all(nativeConnections.map((connection) => Worker.create({
+    connection,
     namespace: 'default',
     taskQueue,
     workflowsPath,
@@ -189,8 +193,8 @@ async function chaos({ count, kills, faults, seed, pauses = false }) {
         return `${key}/ok`;
       },
     },
-  });
-  const running = worker.run();
+  })));
+  const running = Promise.all(workers.map((worker) => worker.run()));
   started = Date.now();  // the schedule starts now, with the worker running
   let faultsInjected = { unavailable: 0, timeoutAfter: 0 };
   const addFaults = async () => {
@@ -310,9 +314,9 @@ async function chaos({ count, kills, faults, seed, pauses = false }) {
         `too few faults injected to prove anything: ${JSON.stringify(faultsInjected)}`);
     }
   } finally {
-    worker.shutdown();
+    for (const worker of workers) worker.shutdown();
     await running;
-    await nativeConnection.close();
+    await Promise.all(nativeConnections.map((connection) => connection.close()));
     await connection.close();
     await stopAll();
   }
