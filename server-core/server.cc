@@ -542,6 +542,7 @@ class TockServerImpl : public TockServer {
       return placement_->QueueOwner(namespace_id, queue).has_value();
     });
     const std::vector<int32_t> mine = ring->ShardsOf(advertise_address(), shards_->shard_count());
+    const std::vector<int32_t> owned_before = shards_->OwnedShards();
     if (absl::Status s = shards_->SetOwned(mine); !s.ok()) {
       // Calls for the shards not taken are answered "not owned" until then: retry soon.
       logger_.Warn("taking history shards failed; retried at the next heartbeat",
@@ -551,8 +552,9 @@ class TockServerImpl : public TockServer {
     logger_.Info("history shards owned",
                  {{"count", absl::StrCat(shards_->OwnedShards().size())},
                   {"hosts", absl::StrCat(ring->hosts().size())}});
-    // The partitions' tasks are those of the shards owned now.
-    if (queue_partitions_) queue_partitions_->Reshard();
+    // The partitions' tasks are those of the shards owned now (a ring applied again after a
+    // failed take, with nothing moved, leaves the queues and their polls alone).
+    if (queue_partitions_ && shards_->OwnedShards() != owned_before) queue_partitions_->Reshard();
   }
 
   // The timer service (issue 14): its timers are rows of the history shards, written through
