@@ -144,21 +144,25 @@ void GroupCommitter::WriteGroup(Group group) {
   if (!opened.ok()) return fail_all(opened.status());
   CommitBatchTransaction& tx = **opened;
 
-  // The fence, once per shard of the group (usually one).
-  std::vector<std::pair<int32_t, int64_t>> ranges;
+  // The fence: every shard of the group at once, in the order they first appear.
+  std::vector<int32_t> shards;
+  for (const auto& pending : group) {
+    const int32_t shard = pending->item.commit->shard_id;
+    if (std::find(shards.begin(), shards.end(), shard) == shards.end()) shards.push_back(shard);
+  }
+  absl::StatusOr<std::vector<int64_t>> ranges = tx.RangeIds(shards);
+  if (!ranges.ok()) return fail_all(ranges.status());
+  if (ranges->size() != shards.size()) {
+    return fail_all(absl::InternalError("the store answered the fence for other shards"));
+  }
   std::vector<Pending*> todo;
   for (const auto& pending : group) {
     Pending* w = pending.get();
     const Commit& c = *w->item.commit;
-    auto known = std::find_if(ranges.begin(), ranges.end(),
-                              [&](const auto& r) { return r.first == c.shard_id; });
-    if (known == ranges.end()) {
-      absl::StatusOr<int64_t> range = tx.RangeId(c.shard_id);
-      if (!range.ok()) return fail_all(range.status());
-      known = ranges.emplace(ranges.end(), c.shard_id, *range);
-    }
-    if (known->second != c.range_id) {
-      w->status = ShardLost(c.shard_id, known->second, c.range_id);
+    const int64_t range =
+        (*ranges)[std::find(shards.begin(), shards.end(), c.shard_id) - shards.begin()];
+    if (range != c.range_id) {
+      w->status = ShardLost(c.shard_id, range, c.range_id);
     } else {
       todo.push_back(w);
     }

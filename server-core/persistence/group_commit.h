@@ -74,9 +74,10 @@ struct GroupItem {
 class CommitBatchTransaction {
  public:
   virtual ~CommitBatchTransaction() = default;
-  // The range id of `shard_id` (-1 when the shard has no row), read so that no steal of the
-  // shard can commit before this transaction ends. Called once per shard, before any Write.
-  virtual absl::StatusOr<int64_t> RangeId(int32_t shard_id) = 0;
+  // The range ids of `shards` (distinct), in their order (-1 for a shard with no row), read
+  // so that no steal of those shards can commit before this transaction ends. Called once
+  // per group, before any Write: one round trip to a database server for all of them.
+  virtual absl::StatusOr<std::vector<int64_t>> RangeIds(const std::vector<int32_t>& shards) = 0;
   // Writes `items` (every row of their commits; the fence has been checked), filling in
   // their task and timer ids. On failure, sets `failed` to the index in `items` of the
   // commit that failed, or to -1 when the backend cannot tell which one; the caller then

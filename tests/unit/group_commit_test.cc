@@ -38,7 +38,7 @@ std::string NameOf(const GroupItem& item) {
 
 class ScriptedBackend : public CommitBatchWriter {
  public:
-  // What happened, in order: "begin", "range 1", "savepoint", "write a,b", "rollback",
+  // What happened, in order: "begin", "range 1,2", "savepoint", "write a,b", "rollback",
   // "commit".
   std::vector<std::string> log;
   std::vector<std::string> fail;           // commits whose write fails (ABORTED)
@@ -80,9 +80,9 @@ class ScriptedBackend : public CommitBatchWriter {
   class Tx : public CommitBatchTransaction {
    public:
     explicit Tx(ScriptedBackend& b) : b_(b) {}
-    absl::StatusOr<int64_t> RangeId(int32_t shard_id) override {
-      b_.Log(absl::StrCat("range ", shard_id));
-      return b_.range_id;
+    absl::StatusOr<std::vector<int64_t>> RangeIds(const std::vector<int32_t>& shards) override {
+      b_.Log(absl::StrCat("range ", absl::StrJoin(shards, ",")));
+      return std::vector<int64_t>(shards.size(), b_.range_id);
     }
     absl::Status Write(absl::Span<const GroupItem> items, int& failed) override {
       std::vector<std::string> names;
@@ -265,7 +265,7 @@ TEST(GroupCommitTest, EveryShardOfTheHostGoesIntoTheSameGroup) {
   std::vector<Commit> rest = {Named("c", 1), Named("b", 2)};
   for (const absl::Status& s : AloneThenTogether(backend, group, rest)) EXPECT_TRUE(s.ok()) << s;
   const std::string joined = absl::StrJoin(backend.log, "|");
-  EXPECT_NE(joined.find("range 1|range 2|savepoint|write c,b|commit"), std::string::npos)
+  EXPECT_NE(joined.find("range 1,2|savepoint|write c,b|commit"), std::string::npos)
       << joined;
 }
 

@@ -505,18 +505,26 @@ class PgExecutionStore : public ExecutionStore, private CommitBatchWriter {
     // The fence: the shard's row FOR SHARE, so a steal (AcquireShard's exclusive lock) waits
     // for this transaction and every writer after the steal reads the new range id. FOR KEY
     // SHARE would not do: it does not conflict with an UPDATE that leaves the key alone.
-    absl::StatusOr<int64_t> RangeId(int32_t shard_id) override {
+    // All the group's shards in one statement, with BEGIN in the same round trip.
+    absl::StatusOr<std::vector<int64_t>> RangeIds(const std::vector<int32_t>& shards) override {
+      const std::string shard_array = IntArray({shards.begin(), shards.end()});
       std::vector<PgStatement> statements;
       if (!begun_) statements.push_back(PgStatement{"BEGIN", {}});
-      statements.push_back(PgStatement{"SELECT range_id FROM shards WHERE shard_id = $1 FOR SHARE",
-                                       {PgParam::Int(shard_id)}});
+      statements.push_back(PgStatement{
+          "SELECT shard_id, range_id FROM shards WHERE shard_id = ANY($1::int[]) FOR SHARE",
+          {PgParam::Text(shard_array)}});
       std::vector<absl::StatusOr<PgResult>> r = lease_->Pipeline(statements);
       begun_ = true;
       for (const absl::StatusOr<PgResult>& each : r) {
         if (!each.ok()) return each.status();
       }
-      const PgResult& range = *r.back();
-      return range.rows() == 0 ? -1 : range.Int(0, 0);
+      const PgResult& rows = *r.back();
+      std::vector<int64_t> out(shards.size(), -1);
+      for (int i = 0; i < rows.rows(); ++i) {
+        auto at = std::find(shards.begin(), shards.end(), static_cast<int32_t>(rows.Int(i, 0)));
+        if (at != shards.end()) out[at - shards.begin()] = rows.Int(i, 1);
+      }
+      return out;
     }
 
     // The savepoint travels at the head of the next Write's pipeline.

@@ -348,8 +348,14 @@ class SqliteExecutionStore : public ExecutionStore, private CommitBatchWriter {
       return tx_.Begin();
     }
 
-    absl::StatusOr<int64_t> RangeId(int32_t shard_id) override {
-      return store_.StoredRangeId(shard_id);
+    absl::StatusOr<std::vector<int64_t>> RangeIds(const std::vector<int32_t>& shards) override {
+      std::vector<int64_t> out;
+      for (int32_t shard : shards) {
+        absl::StatusOr<int64_t> range = store_.StoredRangeId(shard);
+        if (!range.ok()) return range.status();
+        out.push_back(*range);
+      }
+      return out;
     }
 
     absl::Status Write(absl::Span<const GroupItem> items, int& failed) override {
