@@ -549,12 +549,12 @@ class TockServerImpl : public TockServer {
                    {{"error", s.ToString()}});
       membership_->HandAgainAtNextHeartbeat();
     }
-    logger_.Info("history shards owned",
-                 {{"count", absl::StrCat(shards_->OwnedShards().size())},
-                  {"hosts", absl::StrCat(ring->hosts().size())}});
     // The partitions' tasks are those of the shards owned now (a ring applied again after a
     // failed take, with nothing moved, leaves the queues and their polls alone).
     if (queue_partitions_ && shards_->OwnedShards() != owned_before) queue_partitions_->Reshard();
+    logger_.Info("history shards owned",
+                 {{"count", absl::StrCat(shards_->OwnedShards().size())},
+                  {"hosts", absl::StrCat(ring->hosts().size())}});
   }
 
   // The timer service (issue 14): its timers are rows of the history shards, written through
