@@ -472,11 +472,6 @@ bool HistoryEngine::BuildChange(Change& c) {
     tx.OfferSpeculative(*c.speculative);
     if (!c.offer_speculative) tx.MaterializeSpeculative();
   }
-  auto note_speculative = [&] {
-    c.kept = std::move(tx.kept_speculative());
-    c.speculative_dropped = tx.speculative_dropped();
-    c.speculative_used = tx.speculative_used();
-  };
   // The run's first write here after a failover: a workflow task another cluster's worker
   // started is failed before anything else, and a new one scheduled for this cluster's
   // workers (failover_workflow_task.h). Written even when the change itself writes nothing
@@ -490,20 +485,15 @@ bool HistoryEngine::BuildChange(Change& c) {
     }
   }
   c.result = c.mutate(tx);
-  if (c.result.GetPayload(kNothingToWrite).has_value()) {
-    c.result = absl::OkStatus();
-    if (!failed_over) {
-      note_speculative();
-      SettleSpeculative(c, false);
-      return false;
-    }
-  }
-  if (!c.result.ok() && !HasPayload(c.result)) {
-    note_speculative();
+  c.kept = std::move(tx.kept_speculative());
+  c.speculative_dropped = tx.speculative_dropped();
+  c.speculative_used = tx.speculative_used();
+  const bool nothing = c.result.GetPayload(kNothingToWrite).has_value();
+  if (nothing) c.result = absl::OkStatus();
+  if ((nothing && !failed_over) || (!c.result.ok() && !HasPayload(c.result))) {
     SettleSpeculative(c, false);
     return false;
   }
-  note_speculative();
   EnforceHistoryLimits(tx);
   std::vector<persistence::ReplicationTaskRow> sync_activity;
   if (!activities_before.empty()) AddSyncActivityTasks(activities_before, tx, sync_activity);

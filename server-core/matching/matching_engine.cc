@@ -19,7 +19,7 @@ std::optional<MatchingEngine::Waiting> MatchingEngine::WaitingLocked(const Key& 
                                                                      const Queue& q) const {
   if (tasks_waiting_ == nullptr || q.tasks.empty()) return std::nullopt;
   const TaskQueueTask& oldest = q.tasks.begin()->second;
-  return Waiting{key, oldest.task.sticky() ? oldest.task.task_queue() : oldest.task_queue};
+  return Waiting{key, persistence::PlacingQueue(oldest.task_queue, oldest.task)};
 }
 
 void MatchingEngine::Tell(const std::optional<Waiting>& waiting) const {
@@ -96,15 +96,7 @@ void MatchingEngine::MatchLocked(const Key& key, Queue& q, std::vector<Handoff>&
       task = std::move(query->second);
       q.tasks.erase(query);
     } else {
-      // The oldest task goes to the first of the next kPreferScan ordinary polls that
-      // prefers it, or else to this one.
-      int scanned = 0;
-      for (auto v = w; v != q.waiters.end() && scanned < kPreferScan; ++v, ++scanned) {
-        if (!v->queries_only && v->prefer && v->prefer(q.tasks.begin()->second)) {
-          taker = v;
-          break;
-        }
-      }
+      taker = Preferring(q.waiters, w, q.tasks.begin()->second);
       task = TakeOldestLocked(q);
     }
     PendingPolls(std::get<2>(key)).Increment(-1);
@@ -118,6 +110,20 @@ void MatchingEngine::MatchLocked(const Key& key, Queue& q, std::vector<Handoff>&
       q.waiters.erase(taker);  // `w` stays first in line
     }
   }
+}
+
+bool MatchingEngine::MayTake(const Waiter& w, const TaskQueueTask& task) {
+  return !w.queries_only ||
+         task.task.kind() == tock::persistence::v1::TransferTask::KIND_QUERY;
+}
+
+std::list<MatchingEngine::Waiter>::iterator MatchingEngine::Preferring(
+    std::list<Waiter>& waiters, std::list<Waiter>::iterator first, const TaskQueueTask& task) {
+  int scanned = 0;
+  for (auto v = first; v != waiters.end() && scanned < kPreferScan; ++v, ++scanned) {
+    if (v->prefer && MayTake(*v, task) && v->prefer(task)) return v;
+  }
+  return first;
 }
 
 void MatchingEngine::Deliver(std::vector<Handoff>& handoffs) {
@@ -281,20 +287,11 @@ MatchingEngine::Offered MatchingEngine::Offer(TaskQueueTask& task) {
     }
     auto it = queues_.find(Key{task.namespace_id, task.task_queue, task.kind});
     if (it == queues_.end()) return Offered::kNoPoll;
-    const bool query = task.task.kind() == tock::persistence::v1::TransferTask::KIND_QUERY;
-    std::optional<PollId> taker;
-    int scanned = 0;
-    for (const Waiter& w : it->second.waiters) {
-      if (w.queries_only && !query) continue;
-      if (!taker) taker = w.id;
-      if (w.prefer && w.prefer(task)) {
-        taker = w.id;
-        break;
-      }
-      if (++scanned >= kPreferScan) break;
-    }
-    if (!taker) return Offered::kNoPoll;
-    done = TakeWaiterLocked(*taker);
+    std::list<Waiter>& waiters = it->second.waiters;
+    auto first = std::find_if(waiters.begin(), waiters.end(),
+                              [&](const Waiter& w) { return MayTake(w, task); });
+    if (first == waiters.end()) return Offered::kNoPoll;
+    done = TakeWaiterLocked(Preferring(waiters, first, task)->id);
   }
   done(std::move(task));
   return Offered::kTaken;

@@ -217,6 +217,13 @@ class MatchingEngine {
   // Keeps `task` in the window (without duplicating an id held); beyond the window the
   // newest task held leaves memory and the queue remembers the database holds more.
   void KeepLocked(Queue& q, TaskQueueTask task);
+  // Whether poll `w` may take `task` (a queries-only poll takes only queries).
+  static bool MayTake(const Waiter& w, const TaskQueueTask& task);
+  // Among the kPreferScan polls from `first` on, the first that may take `task` and prefers
+  // it (a poll another host forwarded prefers its own runs' tasks); `first` when none does.
+  static std::list<Waiter>::iterator Preferring(std::list<Waiter>& waiters,
+                                                      std::list<Waiter>::iterator first,
+                                                      const TaskQueueTask& task);
   // Pairs waiting polls with the oldest tasks held.
   void MatchLocked(const Key& key, Queue& q, std::vector<Handoff>& out);
   // Takes the oldest task held (or one `prefer` prefers among the kPreferScan oldest),

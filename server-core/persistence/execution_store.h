@@ -44,6 +44,14 @@ struct TaskQueueTask {
   tock::persistence::v1::TransferTask task;
 };
 
+// The queue that places a task on a host: its own, except that a workflow task for a
+// worker's sticky queue goes with the workflow's normal queue (TransferTask.task_queue),
+// whose owner also serves the worker's sticky polls (routing::CallRouter::ByQueue).
+inline const std::string& PlacingQueue(const std::string& task_queue,
+                                       const tock::persistence::v1::TransferTask& task) {
+  return task.sticky() ? task.task_queue() : task_queue;
+}
+
 // A durable timer; fires at or after `fire_time`.
 struct TimerTaskRow {
   int32_t shard_id = 0;

@@ -18,7 +18,7 @@
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "server-core/membership/hash_ring.h"
-#include "tock/persistence/v1/execution.pb.h"
+#include "server-core/persistence/execution_store.h"
 
 namespace tock::server::routing {
 
@@ -30,13 +30,8 @@ inline constexpr absl::Duration kFirstBackoff = absl::Milliseconds(25);
 inline constexpr absl::Duration kMaxBackoff = absl::Seconds(1);
 bool RetryOnOwner(absl::StatusCode code, absl::string_view message, bool from_another_host);
 
-// The queue that places a task on a host: its own, except that a workflow task for a
-// worker's sticky queue goes with the workflow's normal queue (TransferTask.task_queue),
-// whose owner also serves the worker's sticky polls (CallRouter::ByQueue).
-inline const std::string& PlacingQueue(const std::string& task_queue,
-                                       const tock::persistence::v1::TransferTask& task) {
-  return task.sticky() ? task.task_queue() : task_queue;
-}
+// The queue that places a task on a host (persistence/execution_store.h).
+using persistence::PlacingQueue;
 
 // A task queue's "not owned by this host" answer (its name cut to 200 bytes).
 absl::Status QueueNotOwnedHere(const std::string& task_queue);
