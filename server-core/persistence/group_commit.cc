@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -136,6 +137,30 @@ void GroupCommitter::WriteGroupOrFail(Group group) noexcept {
   for (const auto& w : group) w->status = failed;
 }
 
+std::optional<absl::Status> GroupCommitter::WriteAllAtOnce(CommitBatchTransaction& tx,
+                                                           const Group& group,
+                                                           const std::vector<int32_t>& shards) {
+  // The range id each shard's commits expect; commits of one shard expecting different
+  // ones (a stale writer's among them) go the careful way, which fails the stale one alone.
+  std::vector<int64_t> ranges(shards.size(), 0);
+  std::vector<bool> seen(shards.size(), false);
+  std::vector<GroupItem> items;
+  for (const auto& pending : group) {
+    const Commit& c = *pending->item.commit;
+    const size_t at = std::find(shards.begin(), shards.end(), c.shard_id) - shards.begin();
+    if (seen[at] && ranges[at] != c.range_id) return std::nullopt;
+    seen[at] = true;
+    ranges[at] = c.range_id;
+    items.push_back(pending->item);
+  }
+  const std::vector<std::pair<Commit*, size_t>> unset = UnsetTimerIds(items);
+  std::optional<absl::Status> all = tx.WriteAllAtOnce(items, shards, ranges);
+  if (!all.has_value()) {
+    for (const auto& [commit, timer] : unset) commit->new_timers[timer].task_id = 0;
+  }
+  return all;
+}
+
 void GroupCommitter::WriteGroup(Group group) {
   auto fail_all = [&](const absl::Status& s) {
     for (const auto& w : group) w->status = s;
@@ -149,6 +174,11 @@ void GroupCommitter::WriteGroup(Group group) {
   for (const auto& pending : group) {
     const int32_t shard = pending->item.commit->shard_id;
     if (std::find(shards.begin(), shards.end(), shard) == shards.end()) shards.push_back(shard);
+  }
+  if (std::optional<absl::Status> all = WriteAllAtOnce(tx, group, shards)) {
+    for (const auto& w : group) w->status = *all;
+    if (all->ok() && observer_ != nullptr) observer_->TransactionCommitted(group.size());
+    return;
   }
   absl::StatusOr<std::vector<int64_t>> ranges = tx.RangeIds(shards);
   if (!ranges.ok()) return fail_all(ranges.status());

@@ -47,6 +47,7 @@ class ScriptedBackend : public CommitBatchWriter {
   int64_t range_id = 7;                    // what the fence reads
   bool hold_first_begin = false;           // Begin waits for Release() the first time
   std::vector<std::string> throw_on;       // commits whose write throws (a backend's bug)
+  bool at_once = false;                    // offers WriteAllAtOnce ("at once a,b")
 
   void Release() {
     std::lock_guard lock(mu_);
@@ -104,6 +105,25 @@ class ScriptedBackend : public CommitBatchWriter {
         }
       }
       return absl::OkStatus();
+    }
+    // Draws its timer ids from 900 on, so that a test can tell them from the careful way's.
+    std::optional<absl::Status> WriteAllAtOnce(absl::Span<const GroupItem> items,
+                                               const std::vector<int32_t>& shards,
+                                               const std::vector<int64_t>& ranges) override {
+      if (!b_.at_once) return std::nullopt;
+      std::vector<std::string> names;
+      for (const GroupItem& item : items) names.push_back(NameOf(item));
+      b_.Log(absl::StrCat("at once ", absl::StrJoin(names, ",")));
+      bool passes = ranges == std::vector<int64_t>(shards.size(), b_.range_id);
+      for (size_t i = 0; i < items.size(); ++i) {
+        for (const std::string& f : b_.fail) passes &= names[i] != f;
+        for (TimerTaskRow& t : items[i].commit->new_timers) {
+          if (t.task_id == 0) t.task_id = 900 + i;
+        }
+      }
+      if (!passes) return std::nullopt;
+      b_.Log("commit");
+      return b_.commit_status;
     }
     absl::Status Savepoint() override {
       b_.Log("savepoint");
@@ -267,6 +287,49 @@ TEST(GroupCommitTest, EveryShardOfTheHostGoesIntoTheSameGroup) {
   const std::string joined = absl::StrJoin(backend.log, "|");
   EXPECT_NE(joined.find("range 1,2|savepoint|write c,b|commit"), std::string::npos)
       << joined;
+}
+
+TEST(GroupCommitTest, AGroupThatPassesIsWrittenAtOnceWhenTheBackendCan) {
+  ScriptedBackend backend;
+  backend.at_once = true;
+  GroupCommitter group(backend);
+  std::vector<Commit> rest = {Named("b", 1), Named("c", 2)};
+  for (const absl::Status& s : AloneThenTogether(backend, group, rest)) EXPECT_TRUE(s.ok()) << s;
+  EXPECT_EQ(backend.log, (std::vector<std::string>{"begin", "at once a", "commit", "begin",
+                                                   "at once b,c", "commit"}));
+}
+
+TEST(GroupCommitTest, AGroupThatDoesNotPassAtOnceGoesTheCarefulWayDrawingItsIdsAgain) {
+  ScriptedBackend backend;
+  backend.at_once = true;
+  backend.fail = {"b"};
+  GroupCommitter group(backend);
+  std::vector<Commit> rest = {Named("b"), Named("c")};
+  rest[1].new_timers.emplace_back();
+  const std::vector<absl::Status> results = AloneThenTogether(backend, group, rest);
+  EXPECT_TRUE(results[0].ok()) << results[0];
+  EXPECT_EQ(results[1].code(), absl::StatusCode::kAborted) << results[1];
+  EXPECT_TRUE(results[2].ok()) << results[2];
+  const std::string joined = absl::StrJoin(backend.log, "|");
+  EXPECT_NE(joined.find("at once b,c|range 1|savepoint|write b,c|rollback|savepoint|write c|"
+                        "commit"),
+            std::string::npos)
+      << joined;
+  EXPECT_GT(rest[1].new_timers[0].task_id, 100) << "drawn by the careful write";
+  EXPECT_LT(rest[1].new_timers[0].task_id, 900) << "not the id of the write rolled back";
+}
+
+TEST(GroupCommitTest, CommitsOfAShardExpectingDifferentRangeIdsAreNotWrittenAtOnce) {
+  ScriptedBackend backend;
+  backend.at_once = true;
+  GroupCommitter group(backend);
+  std::vector<Commit> rest = {Named("b", 1, 7), Named("c", 1, 6)};
+  const std::vector<absl::Status> results = AloneThenTogether(backend, group, rest);
+  EXPECT_TRUE(results[1].ok()) << results[1];
+  EXPECT_EQ(results[2].code(), absl::StatusCode::kFailedPrecondition) << results[2];
+  const std::string joined = absl::StrJoin(backend.log, "|");
+  EXPECT_EQ(joined.find("at once b"), std::string::npos) << joined;
+  EXPECT_NE(joined.find("range 1|write b|commit"), std::string::npos) << joined;
 }
 
 TEST(GroupCommitTest, WriteAsyncReturnsAtOnceAndAnswersOnTheCommittersThreadAfterCommit) {

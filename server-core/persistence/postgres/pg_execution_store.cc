@@ -34,6 +34,7 @@
 #include <algorithm>
 #include <deque>
 #include <map>
+#include <optional>
 #include <functional>
 #include <set>
 #include <string>
@@ -494,6 +495,18 @@ class PgExecutionStore : public ExecutionStore, private CommitBatchWriter {
   // savepoint), COMMIT. A transaction not committed is rolled back when this is destroyed
   // (and a connection that cannot roll back is closed by the pool instead of reused).
   class Batch : public CommitBatchTransaction {
+    static constexpr const char* kFence =
+        "SELECT shard_id, range_id FROM shards WHERE shard_id = ANY($1::int[]) FOR SHARE";
+    // The fence's answer in the order of `shards`, -1 for a shard without a row.
+    static std::vector<int64_t> RangesOf(const PgResult& rows, const std::vector<int32_t>& shards) {
+      std::vector<int64_t> out(shards.size(), -1);
+      for (int i = 0; i < rows.rows(); ++i) {
+        auto at = std::find(shards.begin(), shards.end(), static_cast<int32_t>(rows.Int(i, 0)));
+        if (at != shards.end()) out[at - shards.begin()] = rows.Int(i, 1);
+      }
+      return out;
+    }
+
    public:
     Batch(PgExecutionStore& store, PgPool::Lease lease)
         : store_(store), lease_(std::move(lease)) {}
@@ -509,21 +522,35 @@ class PgExecutionStore : public ExecutionStore, private CommitBatchWriter {
       const std::string shard_array = IntArray({shards.begin(), shards.end()});
       std::vector<PgStatement> statements;
       if (!begun_) statements.push_back(PgStatement{"BEGIN", {}});
-      statements.push_back(PgStatement{
-          "SELECT shard_id, range_id FROM shards WHERE shard_id = ANY($1::int[]) FOR SHARE",
-          {PgParam::Text(shard_array)}});
+      statements.push_back(PgStatement{kFence, {PgParam::Text(shard_array)}});
       std::vector<absl::StatusOr<PgResult>> r = lease_->Pipeline(statements);
       begun_ = true;
       for (const absl::StatusOr<PgResult>& each : r) {
         if (!each.ok()) return each.status();
       }
-      const PgResult& rows = *r.back();
-      std::vector<int64_t> out(shards.size(), -1);
-      for (int i = 0; i < rows.rows(); ++i) {
-        auto at = std::find(shards.begin(), shards.end(), static_cast<int32_t>(rows.Int(i, 0)));
-        if (at != shards.end()) out[at - shards.begin()] = rows.Int(i, 1);
-      }
-      return out;
+      return RangesOf(*r.back(), shards);
+    }
+
+    // BEGIN, the fence, every row and then COMMIT: two round trips, when every commit passes
+    // (the fence is checked with the rows' answers; rows written under a stale fence are
+    // rolled back with the rest).
+    std::optional<absl::Status> WriteAllAtOnce(absl::Span<const GroupItem> items,
+                                               const std::vector<int32_t>& shards,
+                                               const std::vector<int64_t>& ranges) override {
+      if (begun_) return std::nullopt;
+      StatementBatch batch;
+      batch.Add("BEGIN", {}, -1, nullptr);
+      batch.Add(kFence, {PgParam::Text(batch.Keep(IntArray({shards.begin(), shards.end()})))}, -1,
+                [&shards, &ranges](absl::StatusOr<PgResult>& r, int&) -> absl::Status {
+                  if (!r.ok()) return r.status();
+                  if (RangesOf(*r, shards) != ranges) return absl::AbortedError("fence moved");
+                  return absl::OkStatus();
+                });
+      begun_ = true;
+      int failed = -1;
+      if (store_.WriteItems(*lease_, std::move(batch), items, failed).ok()) return Commit();
+      begun_ = !lease_->healthy() || !lease_->Exec("ROLLBACK").ok();
+      return std::nullopt;
     }
 
     // The savepoint travels at the head of the next Write's pipeline.
@@ -534,9 +561,10 @@ class PgExecutionStore : public ExecutionStore, private CommitBatchWriter {
       return absl::OkStatus();
     }
     absl::Status Write(absl::Span<const GroupItem> items, int& failed) override {
-      std::vector<std::string> pending = std::move(pending_);
+      StatementBatch batch;
+      for (std::string& sql : pending_) batch.Add(std::move(sql), {}, -1, nullptr);
       pending_.clear();
-      return store_.WriteItems(*lease_, pending, items, failed);
+      return store_.WriteItems(*lease_, std::move(batch), items, failed);
     }
     absl::Status RollbackToSavepoint() override { return lease_->Exec("ROLLBACK TO SAVEPOINT g"); }
     absl::Status Commit() override {
@@ -567,26 +595,25 @@ class PgExecutionStore : public ExecutionStore, private CommitBatchWriter {
     return std::make_unique<Batch>(*this, std::move(*lease));
   }
 
-  // Every row of `items`, fenced already, after the statements of `first` (a savepoint), in
-  // ONE round trip: each run's row and events in one statement (AddRun), each run that
+  // Every row of `items` after the statements already in `batch` (BEGIN and the fence, or a
+  // savepoint), in ONE round trip: each run's row and events in one statement (AddRun), each run that
   // starts or closes one for its current-run pointer and visibility record, the tasks of
   // every commit in one, their timers in one. The statements after a failed check still run (their answers are not
   // looked at) and are rolled back with it. A failure names its commit when it can: a run's
   // check names the run's commit; a duplicate key in a statement of several commits cannot
   // be traced to one (-1, and the group committer writes them one at a time).
-  absl::Status WriteItems(PgConn& conn, const std::vector<std::string>& first,
-                          absl::Span<const GroupItem> items, int& failed) {
+  absl::Status WriteItems(PgConn& conn, StatementBatch batch, absl::Span<const GroupItem> items,
+                          int& failed) {
     const bool single = items.size() == 1;
     if (!single && (!DistinctRuns(items) || RetiresANewTimer(items))) {
       // Two commits of one run in a group (a stale writer's), or one retiring a timer
       // another creates: one after the other, so the second sees the first's rows (one
       // statement's DELETE does not see its own INSERT).
-      for (const std::string& sql : first) {
-        if (absl::Status s = conn.Exec(sql); !s.ok()) return s;
-      }
+      if (absl::Status s = batch.Run(conn, failed); !s.ok()) return s;
       for (size_t i = 0; i < items.size(); ++i) {
         int ignored = -1;
-        if (absl::Status s = WriteItems(conn, {}, items.subspan(i, 1), ignored); !s.ok()) {
+        if (absl::Status s = WriteItems(conn, StatementBatch(), items.subspan(i, 1), ignored);
+            !s.ok()) {
           failed = static_cast<int>(i);
           return s;
         }
@@ -599,8 +626,6 @@ class PgExecutionStore : public ExecutionStore, private CommitBatchWriter {
       failed = single ? 0 : -1;
       return s;
     }
-    StatementBatch batch;
-    for (const std::string& sql : first) batch.Add(sql, {}, -1, nullptr);
     // One statement per run: a statement joining arrays of runs to their rows measured
     // several times slower in PostgreSQL than the same runs' statements one by one (0.55 ms
     // against 0.05 ms per run), and the pipeline sends them all in one round trip anyway.
