@@ -167,6 +167,9 @@ class WriteObserver {
   virtual ~WriteObserver() = default;
   virtual void TransactionCommitted(size_t commits) = 0;
   virtual void WalPagesAppended(int64_t pages) = 0;
+  // A group written at once did not pass (a commit's check, a moved fence) and is written
+  // again the careful way (group_commit.h).
+  virtual void GroupWrittenAgain() {}
 };
 
 class ExecutionStore {

@@ -154,11 +154,13 @@ std::optional<absl::Status> GroupCommitter::WriteAllAtOnce(CommitBatchTransactio
     items.push_back(pending->item);
   }
   const std::vector<std::pair<Commit*, size_t>> unset = UnsetTimerIds(items);
-  std::optional<absl::Status> all = tx.WriteAllAtOnce(items, shards, ranges);
-  if (!all.has_value()) {
-    for (const auto& [commit, timer] : unset) commit->new_timers[timer].task_id = 0;
+  const CommitBatchTransaction::AtOnce all = tx.WriteAllAtOnce(items, shards, ranges);
+  if (all.outcome == CommitBatchTransaction::AtOnce::kWritten) return all.status;
+  for (const auto& [commit, timer] : unset) commit->new_timers[timer].task_id = 0;
+  if (all.outcome == CommitBatchTransaction::AtOnce::kDidNotPass && observer_ != nullptr) {
+    observer_->GroupWrittenAgain();
   }
-  return all;
+  return std::nullopt;
 }
 
 void GroupCommitter::WriteGroup(Group group) {

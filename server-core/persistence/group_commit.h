@@ -19,8 +19,8 @@
 //   - The fence, once per transaction: the range id of each shard in the group is read (and
 //     kept from a steal until the end, as the backend's fence requires). A backend whose
 //     statements are round trips first tries the group at once (WriteAllAtOnce: the fence
-//     checked with the rows' answers, two round trips on PostgreSQL instead of three); only
-//     when something did not pass does the group go the careful way below. A commit whose range
+//     and the checks raised as errors, BEGIN to COMMIT in one round trip on PostgreSQL);
+//     only when something did not pass does the group go the careful way below. A commit whose range
 //     id differs fails with FAILED_PRECONDITION and writes nothing: when the shard was
 //     stolen, that is every commit of it in the group.
 //   - Isolation: the commits are written together (a backend may merge them into a few
@@ -91,14 +91,19 @@ class CommitBatchTransaction {
   // Optional, for a backend whose every statement costs a round trip: BEGIN, the fence,
   // every row of `items` and COMMIT in as few round trips as it can, for the usual group in
   // which every commit passes. `ranges` are the range ids the commits expect of `shards`.
-  // Returns COMMIT's answer when everything was written and the fence held; nullopt when
-  // the backend has no such path or anything did not pass (the fence, a commit's check, an
-  // error): then nothing was written, the transaction is as Begin left it, and the caller
-  // goes the careful way (RangeIds, Write after savepoints) to tell which commit fails.
-  virtual std::optional<absl::Status> WriteAllAtOnce(absl::Span<const GroupItem> items,
-                                                     const std::vector<int32_t>& shards,
-                                                     const std::vector<int64_t>& ranges) {
-    return std::nullopt;
+  //   kWritten: everything was sent and `status` is COMMIT's answer;
+  //   kDidNotPass: the fence, a commit's check or a statement failed: nothing was written;
+  //   kNotTried: the backend has no such path (for these commits).
+  // Unless kWritten, the transaction is as Begin left it, and the caller goes the careful
+  // way (RangeIds, Write after savepoints), which tells which commit fails.
+  struct AtOnce {
+    enum Outcome { kNotTried, kDidNotPass, kWritten } outcome = kNotTried;
+    absl::Status status;
+  };
+  virtual AtOnce WriteAllAtOnce(absl::Span<const GroupItem> items,
+                                const std::vector<int32_t>& shards,
+                                const std::vector<int64_t>& ranges) {
+    return {};
   }
   // Sets the savepoint (replacing the one set before), and rolls back to it.
   virtual absl::Status Savepoint() = 0;

@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <latch>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -215,6 +216,63 @@ TEST_P(GroupCommitTest, ACommitFailingItsOwnCheckFailsAloneWhateverItIsGroupedWi
 // After a steal, writers with the old range id start together, next to writers of another
 // shard this server still owns: every stale commit fails with FAILED_PRECONDITION and writes
 // nothing; the other shard's commits are stored.
+// Counts what a store tells its write observer.
+struct CountingObserver : WriteObserver {
+  void TransactionCommitted(size_t) override { ++transactions; }
+  void WalPagesAppended(int64_t) override {}
+  void GroupWrittenAgain() override { ++written_again; }
+  std::atomic<int> transactions{0}, written_again{0};
+};
+
+// PostgreSQL sends a group at once (BEGIN, the fence, the rows and COMMIT in one round trip,
+// each check an error in SQL) and writes it again the careful way only when a commit does not
+// pass: each kind of check fails a commit alone, and the commits that pass (a run created
+// with its pointer, visibility record and events; a change with a task and a timer) are
+// never written twice. SQLite writes every group the careful way.
+TEST_P(GroupCommitTest, OnlyAGroupInWhichACommitDoesNotPassIsWrittenAgain) {
+  static CountingObserver observer;  // outlives the store, whose last test this may be
+  observer.transactions = 0;
+  observer.written_again = 0;
+  store().SetWriteObserver(&observer);
+  const int again = GetParam() == Backend::kPostgres ? 1 : 0;
+  auto change = [&](int64_t version, int64_t event) {
+    Commit c = NewCommit();
+    RunWrite w = RunChange("wf-a", "run-a", version);
+    w.events = {Event("run-a", event)};
+    c.runs = {w};
+    c.new_tasks = {Task("q", "run-a", event)};
+    c.new_timers = {Timer(1, 5'000 + event, 0, "run-a")};
+    return c;
+  };
+  ASSERT_NO_FATAL_FAILURE(CreateRun("wf-a", "run-a", 2));
+  Commit good = change(2, 3);
+  ASSERT_TRUE(store().Write(good).ok());
+  EXPECT_EQ(observer.written_again, 0);
+  EXPECT_EQ(observer.transactions, 2);
+
+  Commit stale = change(5, 4);  // expects version 4; stored: 2
+  EXPECT_EQ(store().Write(stale).code(), Code::kAborted);
+  EXPECT_EQ(observer.written_again, again);
+  Commit stored_event = change(3, 1);
+  EXPECT_EQ(store().Write(stored_event).code(), Code::kAborted);
+  EXPECT_EQ(observer.written_again, 2 * again);
+  Commit taken = NewCommit();
+  RunWrite w = RunChange("wf-a", "run-b", 1);
+  w.current_run_change = CurrentRunChange::kCreate;
+  w.events = Events("run-b", 1, 2);
+  taken.runs = {w};
+  EXPECT_EQ(store().Write(taken).code(), Code::kAlreadyExists);
+  EXPECT_EQ(observer.written_again, 3 * again);
+
+  Commit next = change(3, 4);
+  ASSERT_TRUE(store().Write(next).ok());
+  EXPECT_EQ(observer.written_again, 3 * again);
+  EXPECT_EQ(observer.transactions, 3);
+  EXPECT_EQ(StoredVersion("wf-a", "run-a"), 3);
+  EXPECT_EQ(EventIds("run-a"), (std::vector<int64_t>{1, 2, 3, 4}));
+  EXPECT_EQ(StoredVersion("wf-a", "run-b"), std::nullopt);
+}
+
 TEST_P(GroupCommitTest, FencingFailsEveryCommitOfAStolenShard) {
   constexpr int kThreads = 12;
   absl::StatusOr<int64_t> shard2 = store().AcquireShard(2, "test-owner");

@@ -107,10 +107,9 @@ class ScriptedBackend : public CommitBatchWriter {
       return absl::OkStatus();
     }
     // Draws its timer ids from 900 on, so that a test can tell them from the careful way's.
-    std::optional<absl::Status> WriteAllAtOnce(absl::Span<const GroupItem> items,
-                                               const std::vector<int32_t>& shards,
-                                               const std::vector<int64_t>& ranges) override {
-      if (!b_.at_once) return std::nullopt;
+    AtOnce WriteAllAtOnce(absl::Span<const GroupItem> items, const std::vector<int32_t>& shards,
+                          const std::vector<int64_t>& ranges) override {
+      if (!b_.at_once) return {};
       std::vector<std::string> names;
       for (const GroupItem& item : items) names.push_back(NameOf(item));
       b_.Log(absl::StrCat("at once ", absl::StrJoin(names, ",")));
@@ -121,9 +120,9 @@ class ScriptedBackend : public CommitBatchWriter {
           if (t.task_id == 0) t.task_id = 900 + i;
         }
       }
-      if (!passes) return std::nullopt;
+      if (!passes) return {AtOnce::kDidNotPass, {}};
       b_.Log("commit");
-      return b_.commit_status;
+      return {AtOnce::kWritten, b_.commit_status};
     }
     absl::Status Savepoint() override {
       b_.Log("savepoint");

@@ -652,7 +652,11 @@ class WriteMetrics : public WriteObserver {
                                  "State transitions per execution-store transaction.", {},
                                  {1, 2, 4, 8, 16, 32, 64})),
         wal_pages_(metrics.Counter("persistence_wal_pages_total",
-                                   "Pages appended to SQLite's write-ahead log.")) {}
+                                   "Pages appended to SQLite's write-ahead log.")),
+        rewritten_(metrics.Counter(
+            "persistence_groups_rewritten_total",
+            "Groups of commits sent at once (PostgreSQL) in which one did not pass, rolled "
+            "back and written again with a savepoint per commit.")) {}
 
   void TransactionCommitted(size_t commits) override {
     transactions_.Increment();
@@ -660,11 +664,12 @@ class WriteMetrics : public WriteObserver {
     group_.Observe(static_cast<double>(commits));
   }
   void WalPagesAppended(int64_t pages) override { wal_pages_.Increment(static_cast<double>(pages)); }
+  void GroupWrittenAgain() override { rewritten_.Increment(); }
 
  private:
   const metrics::Counter transactions_, transitions_;
   const metrics::Histogram group_;
-  const metrics::Counter wal_pages_;
+  const metrics::Counter wal_pages_, rewritten_;
 };
 
 class ObservedPersistence : public Persistence {

@@ -28,9 +28,10 @@
 // arrays (their serialized messages concatenated in one bytea, cut by offsets on the
 // server), never one INSERT per row; each run's row and its events are one statement
 // (AddRun), the new and consumed tasks of the group another. A group (of one change or of
-// many) is three round trips: BEGIN with the fence, its statements (a savepoint first for a
-// group of several), COMMIT. bench/execution_store_bench measures it against one-row
-// transactions.
+// many) is one round trip: BEGIN, the fence, its statements and COMMIT (Batch::
+// WriteAllAtOnce); a group in which a commit does not pass is then written the careful way:
+// BEGIN with the fence, its statements after a savepoint, COMMIT.
+// bench/execution_store_bench measures it against one-row transactions.
 #include <algorithm>
 #include <deque>
 #include <map>
@@ -490,23 +491,12 @@ class PgExecutionStore : public ExecutionStore, private CommitBatchWriter {
     std::vector<Check> checks_;
   };
 
-  // A group's transaction on one leased connection (READ COMMITTED): BEGIN with the fence
-  // (one round trip), the group's rows (one round trip: a pipeline, which also carries the
-  // savepoint), COMMIT. A transaction not committed is rolled back when this is destroyed
+  // A group's transaction on one leased connection (READ COMMITTED): all at once (one round
+  // trip), or the careful way: BEGIN with the fence (one round trip), the group's rows (one
+  // round trip: a pipeline, which also carries the savepoint), COMMIT. A transaction not
+  // committed is rolled back when this is destroyed
   // (and a connection that cannot roll back is closed by the pool instead of reused).
   class Batch : public CommitBatchTransaction {
-    static constexpr const char* kFence =
-        "SELECT shard_id, range_id FROM shards WHERE shard_id = ANY($1::int[]) FOR SHARE";
-    // The fence's answer in the order of `shards`, -1 for a shard without a row.
-    static std::vector<int64_t> RangesOf(const PgResult& rows, const std::vector<int32_t>& shards) {
-      std::vector<int64_t> out(shards.size(), -1);
-      for (int i = 0; i < rows.rows(); ++i) {
-        auto at = std::find(shards.begin(), shards.end(), static_cast<int32_t>(rows.Int(i, 0)));
-        if (at != shards.end()) out[at - shards.begin()] = rows.Int(i, 1);
-      }
-      return out;
-    }
-
    public:
     Batch(PgExecutionStore& store, PgPool::Lease lease)
         : store_(store), lease_(std::move(lease)) {}
@@ -522,35 +512,60 @@ class PgExecutionStore : public ExecutionStore, private CommitBatchWriter {
       const std::string shard_array = IntArray({shards.begin(), shards.end()});
       std::vector<PgStatement> statements;
       if (!begun_) statements.push_back(PgStatement{"BEGIN", {}});
-      statements.push_back(PgStatement{kFence, {PgParam::Text(shard_array)}});
+      statements.push_back(PgStatement{
+          "SELECT shard_id, range_id FROM shards WHERE shard_id = ANY($1::int[]) FOR SHARE",
+          {PgParam::Text(shard_array)}});
       std::vector<absl::StatusOr<PgResult>> r = lease_->Pipeline(statements);
       begun_ = true;
       for (const absl::StatusOr<PgResult>& each : r) {
         if (!each.ok()) return each.status();
       }
-      return RangesOf(*r.back(), shards);
+      const PgResult& rows = *r.back();
+      std::vector<int64_t> out(shards.size(), -1);
+      for (int i = 0; i < rows.rows(); ++i) {
+        auto at = std::find(shards.begin(), shards.end(), static_cast<int32_t>(rows.Int(i, 0)));
+        if (at != shards.end()) out[at - shards.begin()] = rows.Int(i, 1);
+      }
+      return out;
     }
 
-    // BEGIN, the fence, every row and then COMMIT: two round trips, when every commit passes
-    // (the fence is checked with the rows' answers; rows written under a stale fence are
-    // rolled back with the rest).
-    std::optional<absl::Status> WriteAllAtOnce(absl::Span<const GroupItem> items,
-                                               const std::vector<int32_t>& shards,
-                                               const std::vector<int64_t>& ranges) override {
-      if (begun_) return std::nullopt;
+    // BEGIN, the fence, every row and COMMIT in one pipeline: one round trip. The fence and
+    // the checks are errors in SQL here (Checks::kRaised), so a group where one does not
+    // pass never reaches COMMIT: it is rolled back, and the committer writes it the careful
+    // way. When the connection breaks, COMMIT may have run: the outcome is unknown, and
+    // writing again could write twice, so every commit gets that answer instead.
+    AtOnce WriteAllAtOnce(absl::Span<const GroupItem> items, const std::vector<int32_t>& shards,
+                          const std::vector<int64_t>& ranges) override {
+      if (begun_ || NeedOneByOne(items)) return {AtOnce::kNotTried, {}};
       StatementBatch batch;
       batch.Add("BEGIN", {}, -1, nullptr);
-      batch.Add(kFence, {PgParam::Text(batch.Keep(IntArray({shards.begin(), shards.end()})))}, -1,
-                [&shards, &ranges](absl::StatusOr<PgResult>& r, int&) -> absl::Status {
-                  if (!r.ok()) return r.status();
-                  if (RangesOf(*r, shards) != ranges) return absl::AbortedError("fence moved");
-                  return absl::OkStatus();
-                });
+      // 1 / 0 unless every shard's row holds the range id expected.
+      batch.Add(
+          "SELECT 1 / (count(*) = cardinality($1::int[]))::int FROM (SELECT shard_id, range_id "
+          "FROM shards WHERE shard_id = ANY($1::int[]) FOR SHARE) s JOIN unnest($1::int[], "
+          "$2::bigint[]) AS e(shard, range) ON s.shard_id = e.shard AND s.range_id = e.range",
+          {PgParam::Text(batch.Keep(IntArray({shards.begin(), shards.end()}))),
+           PgParam::Text(batch.Keep(IntArray(ranges)))},
+          -1, nullptr);
       begun_ = true;
       int failed = -1;
-      if (store_.WriteItems(*lease_, std::move(batch), items, failed).ok()) return Commit();
-      begun_ = !lease_->healthy() || !lease_->Exec("ROLLBACK").ok();
-      return std::nullopt;
+      const absl::Status s =
+          store_.WriteItems(*lease_, std::move(batch), items, failed, Checks::kRaised);
+      if (s.ok()) {
+        committed_ = true;
+        return {AtOnce::kWritten, s};
+      }
+      if (!lease_->healthy()) {
+        return {AtOnce::kWritten,
+                absl::UnavailableError(absl::StrCat(
+                    "the connection to PostgreSQL broke while the commit was sent; whether it "
+                    "was written is unknown: read it back (",
+                    s.message().substr(0, 200), ")"))};
+      }
+      // Not in a failed transaction: COMMIT itself failed, and PostgreSQL rolled back.
+      if (!lease_->in_failed_transaction()) return {AtOnce::kWritten, s};
+      begun_ = !lease_->Exec("ROLLBACK").ok();
+      return {AtOnce::kDidNotPass, {}};
     }
 
     // The savepoint travels at the head of the next Write's pipeline.
@@ -595,20 +610,23 @@ class PgExecutionStore : public ExecutionStore, private CommitBatchWriter {
     return std::make_unique<Batch>(*this, std::move(*lease));
   }
 
-  // Every row of `items` after the statements already in `batch` (BEGIN and the fence, or a
-  // savepoint), in ONE round trip: each run's row and events in one statement (AddRun), each run that
-  // starts or closes one for its current-run pointer and visibility record, the tasks of
-  // every commit in one, their timers in one. The statements after a failed check still run (their answers are not
-  // looked at) and are rolled back with it. A failure names its commit when it can: a run's
-  // check names the run's commit; a duplicate key in a statement of several commits cannot
-  // be traced to one (-1, and the group committer writes them one at a time).
+  // Every row of `items` after the statements already in `batch` (a savepoint; or BEGIN and
+  // the fence), in ONE round trip: each run's row and events in one statement (AddRun), each
+  // run that starts or closes one for its current-run pointer and visibility record, the
+  // tasks of every commit in one, their timers in one.
+  //   kAnswered: the checks are read from the answers. The statements after a failed check
+  //     still run (their answers are not looked at) and are rolled back with it. A failure
+  //     names its commit when it can: a run's check names the run's commit; a duplicate key
+  //     in a statement of several commits cannot be traced to one (-1, and the group
+  //     committer writes them one at a time).
+  //   kRaised: a failed check is an error in SQL (a division by zero), so that COMMIT can
+  //     end the same pipeline: PostgreSQL skips it once a statement fails. For groups that
+  //     NeedOneByOne does not hold; which commit failed is not told.
+  enum class Checks { kAnswered, kRaised };
   absl::Status WriteItems(PgConn& conn, StatementBatch batch, absl::Span<const GroupItem> items,
-                          int& failed) {
+                          int& failed, Checks checks = Checks::kAnswered) {
     const bool single = items.size() == 1;
-    if (!single && (!DistinctRuns(items) || RetiresANewTimer(items))) {
-      // Two commits of one run in a group (a stale writer's), or one retiring a timer
-      // another creates: one after the other, so the second sees the first's rows (one
-      // statement's DELETE does not see its own INSERT).
+    if (NeedOneByOne(items)) {
       if (absl::Status s = batch.Run(conn, failed); !s.ok()) return s;
       for (size_t i = 0; i < items.size(); ++i) {
         int ignored = -1;
@@ -635,57 +653,67 @@ class PgExecutionStore : public ExecutionStore, private CommitBatchWriter {
       for (size_t r = 0; r < commit.runs.size(); ++r) {
         AddBranches(batch, static_cast<int>(i), commit.runs[r]);
         AddRun(batch, static_cast<int>(i), commit, commit.runs[r], blobs.states[r],
-               blobs.events[r]);
+               blobs.events[r], checks);
       }
     }
     for (size_t i = 0; i < items.size(); ++i) {
       for (const RunWrite& run : items[i].commit->runs) {
-        AddPointerAndVisibility(batch, static_cast<int>(i), run);
+        AddPointerAndVisibility(batch, static_cast<int>(i), run, checks);
       }
     }
     AddTasks(batch, single ? 0 : -1, items);
     AddTimers(batch, single ? 0 : -1, items);
     AddReplicationTasks(batch, single ? 0 : -1, items);
+    if (checks == Checks::kRaised) batch.Add("COMMIT", {}, -1, nullptr);
     return batch.Run(conn, failed);
   }
 
   // The run's row and its events in one statement; the events are gated on the run's
   // change. The answer says whether the run's check passed.
   void AddRun(StatementBatch& batch, int item, const Commit& commit, const RunWrite& run,
-              const std::string& state, const PackedBatches& events) {
+              const std::string& state, const PackedBatches& events, Checks checks) {
     const auto& exec = run.state.execution();
     // $1 shard, $2 db_version, $3 state, $4 namespace, $5 workflow, $6 run,
     // $7 expected db_version, $8 packed event batches, $9 their first ids, $10 offsets,
     // $11 lengths, $12 last ids. A batch that does not follow the run's stored events (the
     // last batch's, one probe of the key) is not written, and the answer's count says so.
-    static constexpr char kEventsAndAnswer[] =
+    static constexpr char kEvents[] =
         ", ev AS (INSERT INTO history_batches(run_id, first_event_id, last_event_id, data) "
         "SELECT $6, e.id, e.last, substring($8 FROM e.off::int FOR e.len::int) "
         "FROM unnest($9::bigint[], $12::bigint[], $10::bigint[], $11::bigint[]) "
         "AS e(id, last, off, len) WHERE EXISTS (SELECT 1 FROM run) AND "
         "COALESCE((SELECT h.last_event_id FROM history_batches h WHERE h.run_id = $6 "
-        "ORDER BY h.first_event_id DESC LIMIT 1), 0) < e.id RETURNING 1) "
-        "SELECT (SELECT count(*) FROM run), (SELECT count(*) FROM ev)";
+        "ORDER BY h.first_event_id DESC LIMIT 1), 0) < e.id RETURNING 1) ";
+    // $13 the count of batches, with raised checks.
+    const char* answer = checks == Checks::kRaised
+                             ? "SELECT 1 / ((SELECT count(*) FROM run) = 1 AND "
+                               "(SELECT count(*) FROM ev) = $13)::int"
+                             : "SELECT (SELECT count(*) FROM run), (SELECT count(*) FROM ev)";
     std::string sql =
         run.expected_db_version == 0
             ? absl::StrCat("WITH run AS (INSERT INTO executions(namespace_id, workflow_id, "
                            "run_id, shard_id, db_version, state) SELECT $4, $5, $6, $1, $2, $3 "
                            "WHERE $7 = 0 ON CONFLICT DO NOTHING RETURNING 1)",
-                           kEventsAndAnswer)
+                           kEvents, answer)
             : absl::StrCat("WITH run AS (UPDATE executions SET db_version = $2, state = $3 "
                            "WHERE namespace_id = $4 AND workflow_id = $5 AND run_id = $6 AND "
                            "db_version = $7 RETURNING 1)",
-                           kEventsAndAnswer);
-    batch.Add(std::move(sql),
-              {PgParam::Int(commit.shard_id), PgParam::Int(run.state.db_version()),
-               PgParam::Bytes(state), PgParam::Text(exec.namespace_id()),
-               PgParam::Text(exec.workflow_id()), PgParam::Text(exec.run_id()),
-               PgParam::Int(run.expected_db_version), PgParam::Bytes(events.bytes),
-               PgParam::Text(batch.Keep(IntArray(events.first_ids))),
-               PgParam::Text(batch.Keep(IntArray(events.offsets))),
-               PgParam::Text(batch.Keep(IntArray(events.lengths))),
-               PgParam::Text(batch.Keep(IntArray(events.last_ids)))},
-              item,
+                           kEvents, answer);
+    std::vector<PgParam> params = {
+        PgParam::Int(commit.shard_id), PgParam::Int(run.state.db_version()),
+        PgParam::Bytes(state), PgParam::Text(exec.namespace_id()),
+        PgParam::Text(exec.workflow_id()), PgParam::Text(exec.run_id()),
+        PgParam::Int(run.expected_db_version), PgParam::Bytes(events.bytes),
+        PgParam::Text(batch.Keep(IntArray(events.first_ids))),
+        PgParam::Text(batch.Keep(IntArray(events.offsets))),
+        PgParam::Text(batch.Keep(IntArray(events.lengths))),
+        PgParam::Text(batch.Keep(IntArray(events.last_ids)))};
+    if (checks == Checks::kRaised) {
+      params.push_back(PgParam::Int(static_cast<int64_t>(events.first_ids.size())));
+      batch.Add(std::move(sql), std::move(params), item, nullptr);
+      return;
+    }
+    batch.Add(std::move(sql), std::move(params), item,
               [&run, batches = static_cast<int64_t>(events.first_ids.size())](
                   absl::StatusOr<PgResult>& r, int&) -> absl::Status {
                 const std::string& run_id = run.state.execution().run_id();
@@ -794,6 +822,13 @@ class PgExecutionStore : public ExecutionStore, private CommitBatchWriter {
     return false;
   }
 
+  // Two commits of one run in a group (a stale writer's), or one retiring a timer another
+  // creates: written one after the other, so the second sees the first's rows (one
+  // statement's DELETE does not see its own INSERT).
+  static bool NeedOneByOne(absl::Span<const GroupItem> items) {
+    return items.size() > 1 && (!DistinctRuns(items) || RetiresANewTimer(items));
+  }
+
   static bool DistinctRuns(absl::Span<const GroupItem> items) {
     std::set<std::tuple<std::string_view, std::string_view, std::string_view>> seen;
     for (const GroupItem& item : items) {
@@ -843,7 +878,8 @@ class PgExecutionStore : public ExecutionStore, private CommitBatchWriter {
   // The archival queue row is inserted only when the run closes in a namespace that
   // archives, and kept as it is when the run was queued before (the archiver's progress
   // is never reset).
-  void AddPointerAndVisibility(StatementBatch& batch, int item, const RunWrite& run) {
+  void AddPointerAndVisibility(StatementBatch& batch, int item, const RunWrite& run,
+                               Checks checks) {
     const bool has_visibility = run.visibility.has_value();
     if (run.current_run_change == CurrentRunChange::kNone && !has_visibility) return;
     const auto& exec = run.state.execution();
@@ -887,6 +923,11 @@ class PgExecutionStore : public ExecutionStore, private CommitBatchWriter {
            PgParam::Int(v.history_length), PgParam::Bytes(v.info),
            PgParam::Bool(run.archive_on_close && v.close_time.has_value()),
            v.custom_json.empty() ? PgParam::Null() : PgParam::Text(v.custom_json)});
+    }
+    if (checks == Checks::kRaised && run.current_run_change != CurrentRunChange::kNone) {
+      sql += " SELECT 1 / (count(*) = 1)::int FROM p";
+      batch.Add(std::move(sql), std::move(params), item, nullptr);
+      return;
     }
     sql += " SELECT count(*) FROM p";
     batch.Add(std::move(sql), std::move(params), item,
