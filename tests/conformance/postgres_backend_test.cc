@@ -156,16 +156,18 @@ TEST_F(SharedPostgres, ATransactionCommitsAllOrNothing) {
   EXPECT_EQ(pool->idle_connections(), pool->open_connections());
 }
 
-TEST_F(SharedPostgres, SessionsHaveTheTimeoutsThatUnblockAShardSteal) {
+TEST_F(SharedPostgres, SessionsHaveTheTimeoutsThatUnblockAShardStealAndPlanOnce) {
   auto pool = Pool();
   ASSERT_NE(pool, nullptr);
   absl::StatusOr<PgResult> r = pool->Query(
       "SELECT current_setting('idle_in_transaction_session_timeout'), "
-      "current_setting('statement_timeout'), current_setting('transaction_isolation')");
+      "current_setting('statement_timeout'), current_setting('transaction_isolation'), "
+      "current_setting('plan_cache_mode')");
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->Text(0, 0), "30s");
   EXPECT_EQ(r->Text(0, 1), "30s");
   EXPECT_EQ(r->Text(0, 2), "read committed");
+  EXPECT_EQ(r->Text(0, 3), "force_generic_plan") << "prepared statements are planned once";
 }
 
 TEST_F(SharedPostgres, ThePoolNeverOpensMoreThanMaxConnectionsAndWaitsBoundedly) {

@@ -478,7 +478,13 @@ absl::StatusOr<std::unique_ptr<PgConn>> PgPool::Connect() {
           "SET idle_in_transaction_session_timeout = ",
           options_.idle_in_transaction_timeout.count(),
           "; SET statement_timeout = ", options_.statement_timeout.count(),
-          "; SET default_transaction_isolation = 'read committed'"));
+          "; SET default_transaction_isolation = 'read committed'"
+          // Every prepared statement is a store's fixed text finding rows by their keys, for
+          // which the generic plan is the custom one; left to choose, PostgreSQL planned some
+          // of them again on every call (the timer statement: 0.09 ms of planning for 0.02 ms
+          // of work). Text built at run time (QueryOnce) is not prepared, so still planned
+          // with its values.
+          "; SET plan_cache_mode = force_generic_plan"));
       !s.ok()) {
     return s;
   }
