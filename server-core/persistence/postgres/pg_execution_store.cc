@@ -34,9 +34,9 @@
 // bench/execution_store_bench measures it against one-row transactions.
 #include <algorithm>
 #include <deque>
+#include <functional>
 #include <map>
 #include <optional>
-#include <functional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -494,8 +494,8 @@ class PgExecutionStore : public ExecutionStore, private CommitBatchWriter {
   // A group's transaction on one leased connection (READ COMMITTED): all at once (one round
   // trip), or the careful way: BEGIN with the fence (one round trip), the group's rows (one
   // round trip: a pipeline, which also carries the savepoint), COMMIT. A transaction not
-  // committed is rolled back when this is destroyed
-  // (and a connection that cannot roll back is closed by the pool instead of reused).
+  // committed is rolled back when this is destroyed (and a connection that cannot roll back
+  // is closed by the pool instead of reused).
   class Batch : public CommitBatchTransaction {
    public:
     Batch(PgExecutionStore& store, PgPool::Lease lease)
