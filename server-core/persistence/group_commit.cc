@@ -164,11 +164,11 @@ std::optional<absl::Status> GroupCommitter::WriteAllAtOnce(CommitBatchTransactio
 }
 
 void GroupCommitter::WriteGroup(Group group) {
-  auto fail_all = [&](const absl::Status& s) {
+  auto answer_all = [&](const absl::Status& s) {
     for (const auto& w : group) w->status = s;
   };
   absl::StatusOr<std::unique_ptr<CommitBatchTransaction>> opened = writer_.Begin();
-  if (!opened.ok()) return fail_all(opened.status());
+  if (!opened.ok()) return answer_all(opened.status());
   CommitBatchTransaction& tx = **opened;
 
   // The fence: every shard of the group at once, in the order they first appear.
@@ -178,14 +178,13 @@ void GroupCommitter::WriteGroup(Group group) {
     if (std::find(shards.begin(), shards.end(), shard) == shards.end()) shards.push_back(shard);
   }
   if (std::optional<absl::Status> all = WriteAllAtOnce(tx, group, shards)) {
-    for (const auto& w : group) w->status = *all;
     if (all->ok() && observer_ != nullptr) observer_->TransactionCommitted(group.size());
-    return;
+    return answer_all(*all);
   }
   absl::StatusOr<std::vector<int64_t>> ranges = tx.RangeIds(shards);
-  if (!ranges.ok()) return fail_all(ranges.status());
+  if (!ranges.ok()) return answer_all(ranges.status());
   if (ranges->size() != shards.size()) {
-    return fail_all(absl::InternalError("the store answered the fence for other shards"));
+    return answer_all(absl::InternalError("the store answered the fence for other shards"));
   }
   std::vector<Pending*> todo;
   for (const auto& pending : group) {
@@ -212,7 +211,7 @@ void GroupCommitter::WriteGroup(Group group) {
     for (size_t i = 0; i < n; ++i) items.push_back(todo[i]->item);
     const std::vector<std::pair<Commit*, size_t>> unset = UnsetTimerIds(items);
     if (!alone) {
-      if (absl::Status s = tx.Savepoint(); !s.ok()) return fail_all(s);
+      if (absl::Status s = tx.Savepoint(); !s.ok()) return answer_all(s);
     }
     int failed = -1;
     absl::Status s = tx.Write(items, failed);
@@ -225,7 +224,7 @@ void GroupCommitter::WriteGroup(Group group) {
       todo.front()->status = s;
       return;  // rolled back by the transaction's destructor
     }
-    if (absl::Status u = tx.RollbackToSavepoint(); !u.ok()) return fail_all(u);
+    if (absl::Status u = tx.RollbackToSavepoint(); !u.ok()) return answer_all(u);
     for (const auto& [commit, timer] : unset) commit->new_timers[timer].task_id = 0;
     if (failed < 0 || static_cast<size_t>(failed) >= n) {
       if (n > 1) {

@@ -20,9 +20,9 @@
 //     kept from a steal until the end, as the backend's fence requires). A backend whose
 //     statements are round trips first tries the group at once (WriteAllAtOnce: the fence
 //     and the checks raised as errors, BEGIN to COMMIT in one round trip on PostgreSQL);
-//     only when something did not pass does the group go the careful way below. A commit whose range
-//     id differs fails with FAILED_PRECONDITION and writes nothing: when the shard was
-//     stolen, that is every commit of it in the group.
+//     only when something did not pass does the group go the careful way below. A commit
+//     whose range id differs fails with FAILED_PRECONDITION and writes nothing: when the
+//     shard was stolen, that is every commit of it in the group.
 //   - Isolation: the commits are written together (a backend may merge them into a few
 //     statements) after a savepoint. When one fails (ABORTED db_version or current run,
 //     ALREADY_EXISTS, ...), the transaction rolls back to the savepoint and the others are

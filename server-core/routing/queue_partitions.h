@@ -9,10 +9,10 @@
 // other hosts forward when their partition has nothing. A partition's tasks that no poll
 // here takes within `offer_after` (Temporal's maxWaitForPollerBeforeFwd, 200 ms: the local
 // workers are mostly back by then) are offered to the root (HostService/AddTask), oldest
-// first, one at a time: the root hands each to a poll waiting there (preferring a poll from this host) or
-// refuses it, never keeping it. A refused task stays here, and the offers pause (backing off
-// from kFirstOfferRetry to kMaxOfferRetry) until the next try; a taken one lets the next
-// go at once. So tasks move between hosts only when another host's workers wait idle
+// first, one at a time: the root hands each to a poll waiting there (preferring a poll
+// from this host) or refuses it, never keeping it. A refused task stays here, and the offers
+// pause (backing off from kFirstOfferRetry to kMaxOfferRetry) until the next try; a taken
+// one lets the next go at once. So tasks move between hosts only when another host's workers wait idle
 // (Temporal's forwarder offers a partition's backlog to the root the same way, sync match
 // only). A sticky task whose worker is gone (the root sees its polls) goes to its normal
 // queue.

@@ -537,6 +537,9 @@ class PgExecutionStore : public ExecutionStore, private CommitBatchWriter {
     AtOnce WriteAllAtOnce(absl::Span<const GroupItem> items, const std::vector<int32_t>& shards,
                           const std::vector<int64_t>& ranges) override {
       if (begun_ || NeedOneByOne(items)) return {AtOnce::kNotTried, {}};
+      // Before anything is sent, so that a failure of the draw is known to have written
+      // nothing (WriteItems then finds no id left to draw).
+      if (!store_.DrawTimerIds(*lease_, items).ok()) return {AtOnce::kDidNotPass, {}};
       StatementBatch batch;
       batch.Add("BEGIN", {}, -1, nullptr);
       // 1 / 0 unless every shard's row holds the range id expected.
