@@ -429,31 +429,6 @@ void HistoryEngine::AfterCommit(std::function<void()> job) {
   if (!after_commit_->Run(job)) job();
 }
 
-void HistoryEngine::AfterRunsCommit(const std::shared_ptr<RunEntry>& entry,
-                                    std::function<void()> job) {
-  {
-    std::lock_guard lock(entry->mu);
-    entry->after.push_back(std::move(job));
-    if (entry->after_running) return;
-    entry->after_running = true;
-  }
-  AfterCommit([entry] {
-    while (true) {
-      std::function<void()> next;
-      {
-        std::lock_guard lock(entry->mu);
-        if (entry->after.empty()) {
-          entry->after_running = false;
-          return;
-        }
-        next = std::move(entry->after.front());
-        entry->after.pop_front();
-      }
-      next();
-    }
-  });
-}
-
 bool HistoryEngine::BuildChange(Change& c) {
   const NamespaceRef& ns = c.ns;
   const RunKey& key = c.key;
@@ -632,19 +607,16 @@ void HistoryEngine::MutateAsync(const NamespaceRef& ns, const RunKey& key, Mutat
   // where nothing may wait on a call's continuation (`done` then goes to the completion
   // threads).
   auto turn = [this, c, done = std::move(done)](bool on_callers_thread) mutable {
-    auto answer = [this, &c, &done, on_callers_thread](absl::Status s) {
+    auto answer = [this, &done, on_callers_thread](absl::Status s) {
       if (on_callers_thread) return done(std::move(s));
-      AfterRunsCommit(c->entry, [done = std::move(done), s = std::move(s)]() mutable {
-        done(std::move(s));
-      });
+      AfterCommit([done = std::move(done), s = std::move(s)]() mutable { done(std::move(s)); });
     };
     if (std::optional<absl::Status> ended = StartChange(*c)) return answer(*ended);
     store_.WriteAsync(c->commit, [this, c, done = std::move(done)](absl::Status s) mutable {
       // On the committer's thread: the cache and the run's turn, which wait for nothing a
       // completion might hold; publishing and the answer on the completion threads.
       SettleChange(*c, std::move(s), /*stored=*/true);
-      AfterRunsCommit(c->entry,
-                      [this, c, done = std::move(done)]() mutable { done(PublishChange(*c)); });
+      AfterCommit([this, c, done = std::move(done)]() mutable { done(PublishChange(*c)); });
     });
   };
   auto shared = std::make_shared<decltype(turn)>(std::move(turn));

@@ -361,10 +361,6 @@ class HistoryEngine : public ShardListener,
     // `turns`, in arrival order, so the run's changes are written in the order they came.
     bool busy = false;
     std::deque<Turn> turns;
-    // The run's completions (AfterRunsCommit) not run yet, in order, and whether one of the
-    // completion threads is running them: one at a time, first in first out.
-    std::deque<std::function<void()>> after;
-    bool after_running = false;
     // Cached after a successful commit, valid while the shard is still owned with the range
     // id it was written under: a shard given up, or taken again after another host may have
     // changed its runs, makes every cached run of it stale at once, with no sweep.
@@ -447,9 +443,6 @@ class HistoryEngine : public ShardListener,
   void ReleaseTurn(RunEntry& entry);
   // Runs `job` on the completion threads: what follows an asynchronous commit.
   void AfterCommit(std::function<void()> job);
-  // AfterCommit for a change of the run of `entry`: after the run's earlier ones, so that its
-  // callers are answered in the order its changes were written.
-  void AfterRunsCommit(const std::shared_ptr<RunEntry>& entry, std::function<void()> job);
   // With the run's turn: reads the state, applies the mutation; false when there is nothing
   // to write (the change's result is final, the speculative task settled).
   bool BuildChange(Change& c);
