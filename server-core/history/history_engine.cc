@@ -369,12 +369,14 @@ struct HistoryEngine::Change {
   std::optional<ShardController::RangeHold> hold;  // from BeforeWrite until answered
   absl::Status written;  // the write's outcome (SettleChange)
   bool closed = false;   // the commit closed the run
+  uint64_t ticket = 0;   // its place among the run's answers (AnswerInTurn)
 };
 
 void HistoryEngine::TakeTurn(const std::shared_ptr<RunEntry>& entry, std::function<void()> later,
-                             const std::function<void()>& now) {
+                             const std::function<void()>& now, uint64_t& ticket) {
   {
     std::lock_guard lock(entry->mu);
+    ticket = entry->next_ticket++;
     if (entry->busy) {
       entry->turns.push_back(Turn{std::move(later), /*wakes_thread=*/false});
       return;
@@ -427,6 +429,21 @@ void HistoryEngine::ReleaseTurn(RunEntry& entry) {
 void HistoryEngine::AfterCommit(std::function<void()> job) {
   // Refused only while stopping: then here, rather than never.
   if (!after_commit_->Run(job)) job();
+}
+
+void HistoryEngine::AnswerInTurn(RunEntry& entry, uint64_t ticket, std::function<void()> answer) {
+  std::unique_lock lock(entry.mu);
+  entry.answers.emplace(ticket, std::move(answer));
+  // Answers the run's ready answers from the next one on; a gap is a change still with the
+  // committer (or being published), whose thread goes on from there.
+  while (!entry.answers.empty() && entry.answers.begin()->first == entry.next_answer) {
+    std::function<void()> next = std::move(entry.answers.begin()->second);
+    entry.answers.erase(entry.answers.begin());
+    lock.unlock();
+    next();
+    lock.lock();
+    ++entry.next_answer;
+  }
 }
 
 bool HistoryEngine::BuildChange(Change& c) {
@@ -605,22 +622,25 @@ void HistoryEngine::MutateAsync(const NamespaceRef& ns, const RunKey& key, Mutat
   c->offer_speculative = offer_speculative;
   // With the run's turn: on this thread when the turn was free, else on the turn thread,
   // where nothing may wait on a call's continuation (`done` then goes to the completion
-  // threads).
+  // threads). Answered in the order the run's changes took the turn (AnswerInTurn).
   auto turn = [this, c, done = std::move(done)](bool on_callers_thread) mutable {
-    auto answer = [this, &done, on_callers_thread](absl::Status s) {
-      if (on_callers_thread) return done(std::move(s));
-      AfterCommit([done = std::move(done), s = std::move(s)]() mutable { done(std::move(s)); });
+    auto answer = [this, c, done = std::move(done)](absl::Status s) mutable {
+      AnswerInTurn(*c->entry, c->ticket,
+                   [done = std::move(done), s = std::move(s)]() mutable { done(std::move(s)); });
     };
-    if (std::optional<absl::Status> ended = StartChange(*c)) return answer(*ended);
-    store_.WriteAsync(c->commit, [this, c, done = std::move(done)](absl::Status s) mutable {
+    if (std::optional<absl::Status> ended = StartChange(*c)) {
+      if (on_callers_thread) return answer(*ended);
+      return AfterCommit([answer = std::move(answer), s = *ended]() mutable { answer(s); });
+    }
+    store_.WriteAsync(c->commit, [this, c, answer = std::move(answer)](absl::Status s) mutable {
       // On the committer's thread: the cache and the run's turn, which wait for nothing a
       // completion might hold; publishing and the answer on the completion threads.
       SettleChange(*c, std::move(s), /*stored=*/true);
-      AfterCommit([this, c, done = std::move(done)]() mutable { done(PublishChange(*c)); });
+      AfterCommit([this, c, answer = std::move(answer)]() mutable { answer(PublishChange(*c)); });
     });
   };
   auto shared = std::make_shared<decltype(turn)>(std::move(turn));
-  TakeTurn(c->entry, [shared] { (*shared)(false); }, [shared] { (*shared)(true); });
+  TakeTurn(c->entry, [shared] { (*shared)(false); }, [shared] { (*shared)(true); }, c->ticket);
 }
 
 absl::Status HistoryEngine::WriteReplicated(const RunKey& key, const ReplicatedBuild& build) {

@@ -361,6 +361,13 @@ class HistoryEngine : public ShardListener,
     // `turns`, in arrival order, so the run's changes are written in the order they came.
     bool busy = false;
     std::deque<Turn> turns;
+    // The answers to the run's asynchronous changes go out in the order those changes took
+    // the turn (their tickets), though each is published on whichever completion thread
+    // is free: an answer that is ready before its predecessors waits in `answers`, and is
+    // sent by the thread that sends the last of them. No thread waits for another's answer.
+    uint64_t next_ticket = 0;
+    uint64_t next_answer = 0;
+    std::map<uint64_t, std::function<void()>> answers;
     // Cached after a successful commit, valid while the shard is still owned with the range
     // id it was written under: a shard given up, or taken again after another host may have
     // changed its runs, makes every cached run of it stale at once, with no sweep.
@@ -437,12 +444,17 @@ class HistoryEngine : public ShardListener,
   // The run's turn (RunEntry::busy): TakeTurn runs `now` when it is free (on this thread),
   // else `later` once it is released (on the turn thread); WaitTurn blocks until it is this
   // thread's; ReleaseTurn hands it to the next waiting change, or frees it.
+  // `ticket` is set, before either runs, to the change's place for AnswerInTurn.
   void TakeTurn(const std::shared_ptr<RunEntry>& entry, std::function<void()> later,
-                const std::function<void()>& now);
+                const std::function<void()>& now, uint64_t& ticket);
   void WaitTurn(RunEntry& entry);
   void ReleaseTurn(RunEntry& entry);
   // Runs `job` on the completion threads: what follows an asynchronous commit.
   void AfterCommit(std::function<void()> job);
+  // Runs `answer`, the answer of the change with `ticket` (from TakeTurn), on this thread
+  // once the run's earlier changes are answered, or leaves it to the thread that answers
+  // the last of them.
+  void AnswerInTurn(RunEntry& entry, uint64_t ticket, std::function<void()> answer);
   // With the run's turn: reads the state, applies the mutation; false when there is nothing
   // to write (the change's result is final, the speculative task settled).
   bool BuildChange(Change& c);

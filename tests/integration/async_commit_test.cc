@@ -5,9 +5,11 @@
 // every check is of a state the test brought about, with no sleep.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <condition_variable>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -217,6 +219,52 @@ TEST_F(AsyncCommitTest, CallersAreAnsweredAfterTheirCommitAndARunsChangesKeepThe
   EXPECT_EQ(CompletedResults(), (std::vector<std::string>{"a1", "a2", "a3"}));
 }
 
+// A run's answers go out in the order its changes were written, though each is published
+// on whichever completion thread is free: a1's publishing (the workflow task it schedules,
+// handed to a poll whose callback waits) holds a1's answer, and a2's and a3's, written
+// meanwhile, wait for it rather than overtake it.
+TEST_F(AsyncCommitTest, ARunsAnswersWaitForItsEarlierChangesSlowPublishing) {
+  std::vector<std::string> tokens = ThreeStartedActivities("slow-publish");
+  ASSERT_EQ(tokens.size(), 3u);
+  std::mutex mu;
+  std::condition_variable cv;
+  bool delivered = false, release = false;
+  matching_->Poll(ns_.id, "q", persistence::TaskKind::kWorkflow, clock_.Now() + absl::Hours(1),
+                  worker_, [&](std::optional<persistence::TaskQueueTask> task) {
+                    std::unique_lock lock(mu);
+                    delivered = task.has_value();
+                    cv.notify_all();
+                    cv.wait_for(lock, absl::ToChronoNanoseconds(kWait), [&] { return release; });
+                  });
+  store_->Close();
+  Answers answers;
+  CompleteAsync(tokens[0], "a1", answers);
+  CompleteAsync(tokens[1], "a2", answers);
+  CompleteAsync(tokens[2], "a3", answers);
+  ASSERT_TRUE(store_->WaitHeld(1));
+  store_->Open();
+  {
+    std::unique_lock lock(mu);
+    ASSERT_TRUE(cv.wait_for(lock, absl::ToChronoNanoseconds(kWait), [&] { return delivered; }));
+  }
+  // a1's completion thread is in the poll's callback; a2 and a3 are written after it.
+  for (int i = 0; i < 1000 && CompletedResults().size() < 3; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_EQ(CompletedResults(), (std::vector<std::string>{"a1", "a2", "a3"}));
+  EXPECT_EQ(answers.size(), 0u) << "answered before a1's answer";
+  {
+    std::lock_guard lock(mu);
+    release = true;
+    cv.notify_all();
+  }
+  std::vector<std::pair<std::string, absl::Status>> got = answers.Wait(3);
+  ASSERT_EQ(got.size(), 3u);
+  EXPECT_EQ(got[0].first, "a1");
+  EXPECT_EQ(got[1].first, "a2");
+  EXPECT_EQ(got[2].first, "a3");
+}
+
 TEST_F(AsyncCommitTest, AFailedCommitFailsOnlyItsCallerAndTheRunsNextChangeGoesOn) {
   std::vector<std::string> tokens = ThreeStartedActivities("failing");
   ASSERT_EQ(tokens.size(), 3u);
@@ -251,14 +299,19 @@ TEST_F(AsyncCommitTest, AFailedCommitFailsOnlyItsCallerAndTheRunsNextChangeGoesO
 
 // Every completion thread waits for a run's turn (a continuation making a waiting call on
 // another run) while that run's commit is with the committer: the commit is still answered
-// and the turn passed on, since neither needs a completion thread.
+// and the turn passed on, since neither needs a completion thread. The continuations are
+// of changes of different runs (a1..a<n>), since a run's answers go out one after another.
 TEST_F(AsyncCommitTest, CompletionsWaitingForARunsTurnDoNotStopItsRelease) {
   constexpr int kThreads = HistoryEngine::kAfterCommitThreads;
   std::vector<std::string> b = StartedActivities("b", kThreads + 1);
   const std::string b_run = run_id_;
-  std::vector<std::string> a = StartedActivities("a", kThreads);
+  std::vector<std::string> a;
+  for (int i = 0; i < kThreads; ++i) {
+    std::vector<std::string> one = StartedActivities("a" + std::to_string(i), 1);
+    ASSERT_EQ(one.size(), 1u);
+    a.push_back(one[0]);
+  }
   ASSERT_EQ(b.size(), static_cast<size_t>(kThreads + 1));
-  ASSERT_EQ(a.size(), static_cast<size_t>(kThreads));
   store_->Close(b_run);
   Answers b_first;
   CompleteAsync(b[0], "b1", b_first);
