@@ -178,6 +178,13 @@ class AsyncCommitTest : public HistoryEngineTest {
                                                answers.For(name));
   }
 
+  // Completes each activity of `tokens` asynchronously, in order, with results a1, a2, ...
+  void CompleteEach(const std::vector<std::string>& tokens, Answers& answers) {
+    for (size_t i = 0; i < tokens.size(); ++i) {
+      CompleteAsync(tokens[i], "a" + std::to_string(i + 1), answers);
+    }
+  }
+
   // The results of the run's ActivityTaskCompleted events, in history order.
   std::vector<std::string> CompletedResults() {
     std::vector<std::string> out;
@@ -199,9 +206,7 @@ TEST_F(AsyncCommitTest, CallersAreAnsweredAfterTheirCommitAndARunsChangesKeepThe
   ASSERT_EQ(tokens.size(), 3u);
   store_->Close();
   Answers answers;
-  CompleteAsync(tokens[0], "a1", answers);
-  CompleteAsync(tokens[1], "a2", answers);
-  CompleteAsync(tokens[2], "a3", answers);
+  CompleteEach(tokens, answers);
   // Each call returned at once. The first change is with the committer (held); the others
   // wait for the run's turn, unbuilt; nobody is answered before its commit.
   ASSERT_TRUE(store_->WaitHeld(1));
@@ -238,9 +243,7 @@ TEST_F(AsyncCommitTest, ARunsAnswersWaitForItsEarlierChangesSlowPublishing) {
                   });
   store_->Close();
   Answers answers;
-  CompleteAsync(tokens[0], "a1", answers);
-  CompleteAsync(tokens[1], "a2", answers);
-  CompleteAsync(tokens[2], "a3", answers);
+  CompleteEach(tokens, answers);
   ASSERT_TRUE(store_->WaitHeld(1));
   store_->Open();
   {
