@@ -330,15 +330,21 @@ double Median(std::vector<double> v) { return Percentile(std::move(v), 0.5); }
 // kind), `calls` in all, against a fresh server on a database file; calls/s. Every state
 // transition of a workflow is carried by one client call at least (6 calls, 6 transitions
 // with eager activities), so no server can make more transitions/s than this on the same
-// machine.
-double NullCallsPerSecond(const std::string& binary, int pollers, int calls) {
+// machine. Also the server's context switches per null call: the transport's own share of
+// the switches per API call that the counters report for workflows.
+struct NullCalls {
+  double per_second = 0;
+  double switches_per_call = 0;
+};
+NullCalls MeasureNullCalls(const std::string& binary, int pollers, int calls) {
   char dir_template[] = "/tmp/tock-bench-null-XXXXXX";
   const std::string dir = mkdtemp(dir_template);
   tock::bench::Server server = tock::bench::StartServer(binary, {"--db-file", dir + "/tock.db"});
-  double rate = 0;
+  NullCalls out;
   if (server.pid != 0) {
     auto stub = wf::WorkflowService::NewStub(tock::bench::OpenChannel(server.address));
     std::atomic<int> next{0}, failed{0};
+    const double switches_before = tock::bench::ContextSwitches(server.pid);
     const auto start = Clock::now();
     {
       std::vector<std::jthread> threads;
@@ -355,7 +361,9 @@ double NullCallsPerSecond(const std::string& binary, int pollers, int calls) {
     }
     // A failed call is not the transport's rate: the figure is then left out (0).
     if (failed == 0) {
-      rate = calls / std::chrono::duration<double>(Clock::now() - start).count();
+      out.per_second = calls / std::chrono::duration<double>(Clock::now() - start).count();
+      out.switches_per_call =
+          (tock::bench::ContextSwitches(server.pid) - switches_before) / calls;
     } else {
       std::cerr << failed << " GetSystemInfo calls failed; no transport figure\n";
     }
@@ -363,7 +371,7 @@ double NullCallsPerSecond(const std::string& binary, int pollers, int calls) {
     waitpid(server.pid, nullptr, 0);
   }
   std::filesystem::remove_all(dir);
-  return rate;
+  return out;
 }
 
 // Alternates rounds of the two configurations (which goes first alternates too) and prints
@@ -431,7 +439,7 @@ int FourWay(const std::string& binary, int workflows, int pollers, const std::st
     last_sqlite = RunRound(binary, workflows, pollers, false, {});
     sqlite.Add(last_sqlite, workflows);
     raw_sqlite.push_back(transitions / RawSqliteCommits(transitions, "full"));
-    null_calls.push_back(NullCallsPerSecond(binary, pollers, transitions));
+    null_calls.push_back(MeasureNullCalls(binary, pollers, transitions).per_second);
     last_one = RunRound(binary, workflows, pollers, false, {}, admin, 1);
     one.Add(last_one, workflows);
     last_many = RunRound(binary, workflows, pollers, false, {}, admin, hosts);
@@ -502,10 +510,11 @@ bool ReportOneMode(const std::string& binary, int workflows, int pollers, bool a
               transitions / raw);
   std::printf("ratio tock transitions/s : raw commits/s   %.2f   (target >= %s)\n",
               transitions_per_s / (transitions / raw), mode == "full" ? "2.0" : "0.15");
-  const double null_calls = NullCallsPerSecond(binary, pollers, transitions);
+  const NullCalls null_calls = MeasureNullCalls(binary, pollers, transitions);
   std::printf("GetSystemInfo calls/s, same threads  %.0f (ceiling ratio %.2f: no engine, no "
-              "database)\n",
-              null_calls, null_calls / (transitions / raw));
+              "database); %.2f server context switches per call\n",
+              null_calls.per_second, null_calls.per_second / (transitions / raw),
+              null_calls.switches_per_call);
   PrintCounters("counters", round);
   if (archive) {
     std::printf("visibility records archived       %d in %.2f s from the first start (%.0f/s; "
