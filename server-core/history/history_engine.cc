@@ -433,16 +433,21 @@ void HistoryEngine::AfterCommit(std::function<void()> job) {
 
 void HistoryEngine::AnswerInTurn(RunEntry& entry, uint64_t ticket, std::function<void()> answer) {
   std::unique_lock lock(entry.mu);
-  entry.answers.emplace(ticket, std::move(answer));
-  // Answers the run's ready answers from the next one on; a gap is a change still with the
-  // committer (or being published), whose thread goes on from there.
-  while (!entry.answers.empty() && entry.answers.begin()->first == entry.next_answer) {
-    std::function<void()> next = std::move(entry.answers.begin()->second);
-    entry.answers.erase(entry.answers.begin());
+  if (ticket != entry.next_answer) {
+    // An earlier change is still with the committer (or being published): its thread
+    // sends this one after its own.
+    entry.answers.emplace(ticket, std::move(answer));
+    return;
+  }
+  // Next in line (the usual case, kept off the map): sent, then the ready ones after it.
+  while (true) {
     lock.unlock();
-    next();
+    answer();
     lock.lock();
     ++entry.next_answer;
+    if (entry.answers.empty() || entry.answers.begin()->first != entry.next_answer) return;
+    answer = std::move(entry.answers.begin()->second);
+    entry.answers.erase(entry.answers.begin());
   }
 }
 
