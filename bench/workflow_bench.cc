@@ -16,6 +16,10 @@
 // Usage: workflow_bench TOCK_SERVER [workflows] [pollers per kind] [--archive |
 //        --observability | --faults RATE | --eager | --handler-threads | --partitions]
 //        [--rounds N] [--postgres ADMIN_URL [--hosts N]] [--synchronous full|normal|both]
+//        [--sync-delay D]
+//   --sync-delay D (the default run): a slower disk for the server and the raw loop alike,
+//   each sync of a database file waiting D first (persistence.fault_injection.sync_delay),
+//   to measure many transitions per fsync where a flush costs milliseconds;
 //   --eager: alternates rounds of a server that hands activities back eagerly (the default)
 //   and one configured not to (history.eager_activities: false), and prints the ratio;
 //   --handler-threads: alternates rounds of a server at its defaults (calls that wait for
@@ -61,6 +65,8 @@
 #include "bench/bench_server.h"
 #include "bench/bench_worker.h"
 #include "bench/server_counters.h"
+#include "lib/common/duration.h"
+#include "server-core/persistence/sqlite/slow_sync_vfs.h"
 #include "temporal/api/workflowservice/v1/service.grpc.pb.h"
 #include "tock/admin/v1/service.grpc.pb.h"
 
@@ -488,17 +494,31 @@ int FourWay(const std::string& binary, int workflows, int pollers, const std::st
 // One round with the server's persistence.sqlite.synchronous at `mode` (full or normal),
 // against the raw SQLite loop in the same mode; prints the figures under the mode's name.
 // True when every workflow completed.
+// `sync_delay` (a duration, or empty): a slower disk for both, each sync of a database file
+// waiting that long first (persistence.fault_injection.sync_delay in the server, the same
+// VFS in this process for the raw loop).
 bool ReportOneMode(const std::string& binary, int workflows, int pollers, bool archive,
-                   const std::string& mode) {
+                   const std::string& mode, const std::string& sync_delay) {
   // Durable state changes per workflow: start, workflow task started, completed, activity
   // started, completed, workflow task started, completed.
   const int transitions = workflows * 7;
-  Round round = RunRound(binary, workflows, pollers, archive, {"--sqlite-synchronous", mode});
+  std::vector<std::string> args = {"--sqlite-synchronous", mode};
+  char dir_template[] = "/tmp/tock-bench-config-XXXXXX";
+  const std::string dir = mkdtemp(dir_template);
+  if (!sync_delay.empty()) {
+    std::ofstream(dir + "/slow.yaml")
+        << "persistence:\n  fault_injection:\n    sync_delay: " << sync_delay << "\n";
+    args.insert(args.end(), {"--config", dir + "/slow.yaml"});
+  }
+  Round round = RunRound(binary, workflows, pollers, archive, args);
+  std::filesystem::remove_all(dir);
   const double raw = RawSqliteCommits(transitions, mode);
 
-  std::printf("== persistence.sqlite.synchronous: %s (%s)\n", mode.c_str(),
+  std::printf("== persistence.sqlite.synchronous: %s (%s)%s%s\n", mode.c_str(),
               mode == "full" ? "each commit answered survives power loss; the default"
-                             : "survives a crash of the process only");
+                             : "survives a crash of the process only",
+              sync_delay.empty() ? "" : "; a slower disk, each sync waiting ",
+              sync_delay.c_str());
   std::printf("workflows completed               %d of %d in %.2f s\n", round.completed, workflows,
               round.seconds);
   std::printf("workflows/s                       %.0f   (target >= 1000)\n", round.rate());
@@ -536,6 +556,7 @@ int main(int argc, char** argv) {
                  "  --partitions]\n"
                  "  [--rounds N] "
                  "[--postgres ADMIN_URL [--hosts N]] [--synchronous full|normal|both]\n"
+                 "  [--sync-delay D]\n"
                  "  --postgres: four ways in one run: the server on SQLite against a raw SQLite\n"
                  "  loop; one host and N hosts (default 3) on fresh databases of that PostgreSQL\n"
                  "  server against a raw loop of one-row commits over 16 connections on it\n"
@@ -550,7 +571,8 @@ int main(int argc, char** argv) {
                  "    the queue's host\n"
                  "  --synchronous: the server's persistence.sqlite.synchronous in the default run\n"
                  "  (full: power-safe, tock-server's default; normal: process-crash-safe); both\n"
-                 "  (the default) reports each against a raw SQLite loop in the same mode\n";
+                 "  (the default) reports each against a raw SQLite loop in the same mode\n"
+                 "  --sync-delay D: a slower disk for both, each sync waiting D first (e.g. 2ms)\n";
     return 2;
   }
   const std::string binary = argv[1];
@@ -558,7 +580,7 @@ int main(int argc, char** argv) {
   const int pollers = argc > 3 ? std::stoi(argv[3]) : 8;  // per kind (workflow, activity)
   bool archive = false, observability = false, eager = false, handler_threads = false,
        partitions = false;
-  std::string fault_rate, postgres_admin, partition_wait;
+  std::string fault_rate, postgres_admin, partition_wait, sync_delay;
   int rounds = 3, hosts = 3;
   bool rounds_given = false;
   std::string synchronous = "both";  // the default run reports both settings
@@ -575,11 +597,21 @@ int main(int argc, char** argv) {
     if (a == "--postgres" && i + 1 < argc) postgres_admin = argv[++i];
     if (a == "--hosts" && i + 1 < argc) hosts = std::stoi(argv[++i]);
     if (a == "--synchronous" && i + 1 < argc) synchronous = argv[++i];
+    if (a == "--sync-delay" && i + 1 < argc) sync_delay = argv[++i];
     rounds_given |= a == "--rounds";
   }
   if (synchronous != "full" && synchronous != "normal" && synchronous != "both") {
     std::cerr << "workflow_bench: --synchronous must be full, normal or both\n";
     return 2;
+  }
+  if (!sync_delay.empty()) {
+    absl::StatusOr<absl::Duration> delay = tock::ParseHumanDuration(sync_delay);
+    if (!delay.ok() || *delay <= absl::ZeroDuration() || *delay > absl::Seconds(1)) {
+      std::cerr << "workflow_bench: --sync-delay must be a duration above 0 and at most 1s "
+                   "(e.g. 2ms)\n";
+      return 2;
+    }
+    tock::persistence::InstallSlowSyncVfs(*delay);  // the raw loop's files, as the server's
   }
   if (observability) {
     return Compare(binary, workflows, pollers, rounds, "logging off, metrics off",
@@ -631,7 +663,7 @@ int main(int argc, char** argv) {
   bool all = true;
   for (const std::string& mode : std::vector<std::string>{"full", "normal"}) {
     if (synchronous == "both" || synchronous == mode) {
-      all &= ReportOneMode(binary, workflows, pollers, archive, mode);
+      all &= ReportOneMode(binary, workflows, pollers, archive, mode, sync_delay);
     }
   }
   return all ? 0 : 1;

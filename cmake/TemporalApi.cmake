@@ -39,6 +39,8 @@ endif()
 
 set(_upstream ${TEMPORAL_API_NPM_DIR}/node_modules/@temporalio/core-bridge/sdk-core/crates/protos/protos/api_upstream)
 set(TEMPORAL_PROTO_DIR ${CMAKE_BINARY_DIR}/temporal-api-protos)
+# The OpenAPI description of the same API (served at /api/v1/swagger.json, checked by tests).
+set(TEMPORAL_OPENAPI_V2 ${_upstream}/openapi/openapiv2.json)
 set(TEMPORAL_GEN_DIR ${CMAKE_BINARY_DIR}/temporal-api-gen)
 
 file(GLOB_RECURSE _upstream_protos RELATIVE ${_upstream}

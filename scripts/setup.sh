@@ -16,7 +16,7 @@ packages=(
   libgtest-dev libgmock-dev libedit-dev tmux
   libspdlog-dev prometheus-cpp-dev libcpp-httplib-dev prometheus
   mandoc bash-completion zsh fish
-  sqlite3 python3
+  sqlite3 python3 curl
 )
 
 as_root() {

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "lib/common/duration.h"
 #include "lib/common/ids.h"
 #include "lib/common/message_size.h"
 #include "lib/common/proto_time.h"
@@ -22,6 +23,7 @@
 #include "server-core/history/history_engine.h"
 #include "server-core/history/shard_controller.h"
 #include "server-core/http/http_server.h"
+#include "server-core/http_api/temporal_http_api.h"
 #include "server-core/matching/matching_engine.h"
 #include "server-core/membership/monitor.h"
 #include "server-core/membership/ring_applier.h"
@@ -611,6 +613,10 @@ class TockServerImpl : public TockServer {
                    {{"rate", absl::StrCat(config_.persistence.fault_injection.rate)},
                     {"seed", absl::StrCat(faults_->seed())}});
     }
+    if (config_.persistence.fault_injection.sync_delay > absl::ZeroDuration()) {
+      logger_.Warn("a slower disk is simulated: each sync of the database waits first (testing only)",
+                   {{"sync_delay", FormatHumanDuration(config_.persistence.fault_injection.sync_delay)}});
+    }
   }
 
   // GET /metrics on the configured address, when metrics are on.
@@ -621,21 +627,56 @@ class TockServerImpl : public TockServer {
     return http_->Start(config_.metrics->ip, config_.metrics->port);
   }
 
-  // The timer service's HTTP/JSON API (timers/http_api.h), when configured: a server of its
+  // The HTTP port, when configured (timers.http, --http-port): Temporal's HTTP API
+  // (http_api/) and the timer service's HTTP/JSON API (timers/http_api.h), on a server of its
   // own, with threads for clients that keep their connections (cpp-httplib holds a thread
-  // per kept-alive connection), its writes forwarded to the owner of a shard through this
+  // per kept-alive connection) and for the HTTP API's long polls, bodies up to Temporal's
+  // 4 MiB, time to write a large history to a slow reader, and the frontend's TLS files when
+  // it serves TLS. The timer API's writes are forwarded to the owner of a shard through this
   // server's own gRPC port when another host owns it.
   absl::Status StartTimerHttp() {
     if (!config_.timer_http.has_value()) return absl::OkStatus();
     timer_http_api_ = std::make_unique<timers::TimerHttpApi>(
         *timer_service_, clock_, [this] { return dialer_->Dial(own_frontend_address()); });
-    timer_http_ = std::make_unique<http::HttpServer>(http::HttpServerOptions{16, 256});
-    timer_http_api_->Register(*timer_http_);
-    return timer_http_->Start(config_.timer_http->ip, config_.timer_http->port);
+    http::HttpServerOptions options{http_api::TemporalHttpApi::kMaxLongPolls + 16, 256,
+                                    static_cast<size_t>(kMaxRequestBytes), 5};
+    if (const std::optional<rpc::FrontendTls>& tls = config_.tls.frontend; tls.has_value()) {
+      options.tls = http::HttpTls{tls->cert_file, tls->key_file, tls->client_ca_file,
+                                  tls->RequiresClientCertificate()};
+    }
+    timer_http_ = std::make_unique<http::HttpServer>(options);
+    timer_http_api_->Register(*timer_http_, config_.authorization.has_value());
+    absl::StatusOr<http_api::RouteTable> routes = http_api::RouteTable::Served();
+    if (!routes.ok()) return routes.status();
+    temporal_http_api_ = std::make_unique<http_api::TemporalHttpApi>(
+        std::move(*routes), [this] { return InProcessChannel(); });
+    temporal_http_api_->Register(*timer_http_);
+    absl::Status started = timer_http_->Start(config_.timer_http->ip, config_.timer_http->port);
+    if (!started.ok() && config_.timer_http->any_port_if_taken) {
+      started = timer_http_->Start(config_.timer_http->ip, 0);
+    }
+    return started;
+  }
+
+  // A channel to this server's own gRPC service without a socket (null before it is built):
+  // Temporal's HTTP API calls through it, so its calls meet the same authorizer and limits.
+  std::shared_ptr<grpc::Channel> InProcessChannel() {
+    std::lock_guard lock(in_process_mu_);
+    if (in_process_channel_ == nullptr && server_ != nullptr) {
+      grpc::ChannelArguments args;
+      args.SetMaxReceiveMessageSize(kMaxMessageBytes);
+      args.SetMaxSendMessageSize(kMaxRequestBytes);
+      in_process_channel_ = server_->InProcessChannel(args);
+    }
+    return in_process_channel_;
   }
 
   std::string TimerHttpUrl() const {
-    return absl::StrCat("http://", config_.timer_http->ip, ":", timer_http_->port(), "/api/v1/timers");
+    return absl::StrCat(HttpScheme(), config_.timer_http->ip, ":", timer_http_->port(), "/api/v1/timers");
+  }
+
+  std::string HttpScheme() const {
+    return config_.tls.frontend.has_value() ? "https://" : "http://";
   }
 
   // "  tls: ..." when the frontend serves TLS (what a client must bring), else nothing.
@@ -786,6 +827,9 @@ class TockServerImpl : public TockServer {
                         config_.source.empty() ? "" : absl::StrCat("  config:     ", config_.source, "\n"),
                         http_ ? absl::StrCat("  metrics:    ", MetricsUrl(), "\n") : "",
                         timer_http_ ? absl::StrCat("  timers:     ", TimerHttpUrl(), "\n") : "",
+                        timer_http_ ? absl::StrCat("  http api:   ", HttpScheme(), config_.timer_http->ip, ":",
+                                                   timer_http_->port(), "/api/v1\n")
+                                    : "",
                         TlsBannerLine(),
                         rate_limits_ ? absl::StrCat("  limits:     ", config_.rate_limits.Summary(), "\n") : "",
                         authorizer_ ? "  authz:      on (authorization:)\n" : "");
@@ -804,7 +848,8 @@ class TockServerImpl : public TockServer {
     history_replicator_.reset();    // and this one's, runs
     clusters_.reset();
     if (schedules_) schedules_->Shutdown();
-    // No new timer requests over HTTP (the API uses the timer service, reset below).
+    // No new timer requests over HTTP (the API uses the timer service, reset below), nor
+    // Temporal HTTP API calls.
     if (timer_http_) timer_http_->Stop();
     // No new timer attempts; callbacks in flight are answered "stopped" and their FIRING
     // rows sent again by the shards' next owner.
@@ -824,6 +869,10 @@ class TockServerImpl : public TockServer {
     // connections, including idle ones whose clients keep them open after GOAWAY (gRPC's
     // shutdown otherwise waits for every connection to close).
     if (server_ != nullptr) server_->Shutdown(absl::ToChronoTime(absl::Now() + absl::Seconds(1)));
+    {
+      std::lock_guard in_process(in_process_mu_);
+      in_process_channel_.reset();  // (the HTTP API that used it stopped above)
+    }
     server_.reset();
     handover_gate_.reset();  // its timer thread looks namespaces up
     // Requests' archive jobs first: they use the archiver and the engines.
@@ -931,6 +980,9 @@ class TockServerImpl : public TockServer {
   std::unique_ptr<http::HttpServer> http_;  // null: metrics off
   std::unique_ptr<timers::TimerHttpApi> timer_http_api_;
   std::unique_ptr<http::HttpServer> timer_http_;  // null: no timers.http
+  std::unique_ptr<http_api::TemporalHttpApi> temporal_http_api_;
+  std::mutex in_process_mu_;
+  std::shared_ptr<grpc::Channel> in_process_channel_;
 
   std::mutex mu_;
   std::condition_variable done_;

@@ -93,6 +93,11 @@ absl::StatusOr<tock::server::ServerConfig> BuildConfig(const tock::server::Serve
   if (hidden.fault_seed) config->persistence.fault_injection.seed = *hidden.fault_seed;
   // A development server's timer callbacks may reach this machine (a receiver on localhost).
   if (as_start_dev) tock::server::AllowLoopbackCallbacks(*config);
+  // A development server serves Temporal's HTTP API (and the timer API) on Temporal's port,
+  // or any free one when that is taken, unless told otherwise.
+  if (as_start_dev && !config->timer_http.has_value()) {
+    config->timer_http = tock::server::HttpEndpointConfig{config->ip, tock::server::kTemporalHttpPort, true};
+  }
 #ifdef TOCK_FAULT_POINTS
   if (hidden.hang_after_history_upload) {
     config->fault_points.after_history_upload = [](const std::string& run_id) {

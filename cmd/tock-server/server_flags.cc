@@ -54,9 +54,12 @@ void AddFeatureFlags(CLI::App& app, ServerFlags& f, std::vector<CLI::Option*>& o
       "shows it); overrides the config. Off unless given here or in the config"));
   out.push_back(app.add_option(
       "--http-port", f.http_port,
-      "Serve the timer service's HTTP/JSON API at http://IP:PORT/api/v1/timers/"
-      "create|get|update|delete|list, IP that of --ip (0: any free port; the banner shows it); "
-      "overrides the config's timers.http. Off unless given here or there"));
+      "Serve Temporal's HTTP API (every google.api.http route of the pinned protos, under "
+      "/api/v1 and unprefixed, payload shorthand on; /api/v1/swagger.json) and the timer "
+      "service's HTTP/JSON API (/api/v1/timers/create|get|update|delete|list) at "
+      "http://IP:PORT, IP that of --ip (0: any free port; the banner shows it); overrides the "
+      "config's timers.http. Off unless given here or there (start-dev: 7243, or any free "
+      "port when taken)"));
 }
 
 // The `tls:` section (config/tls_config.h), one flag per key. A frontend flag creates

@@ -290,13 +290,8 @@ absl::Status ValidateHttpEndpoints(const ServerConfig& config) {
                         absl::StrCat("must be between 0 and 65535; got ", timer_http->port));
     }
     if (timer_http->ip.empty()) return FieldError("timers.http.ip", "must not be empty");
-    // The HTTP/JSON API checks no token: with authorization on it would be a way around it.
-    if (config.authorization.has_value()) {
-      return FieldError("timers.http",
-                        "cannot be used with authorization: (the timer HTTP API has no "
-                        "authorization of its own); use the gRPC TimerService, which the "
-                        "authorizer covers, or leave out --http-port");
-    }
+    // With authorization: the timer routes refuse (they check no token) and Temporal's HTTP
+    // API goes through the authorizer (timers/http_api.h).
   }
   return absl::OkStatus();
 }
@@ -342,6 +337,11 @@ absl::Status ValidateFaultInjection(const ServerConfig& config) {
   if (!(faults.rate >= 0 && faults.rate <= 1)) {
     return FieldError("persistence.fault_injection.rate",
                       absl::StrCat("must be between 0 and 1; got ", faults.rate));
+  }
+  if (faults.sync_delay < absl::ZeroDuration() || faults.sync_delay > absl::Seconds(1)) {
+    return FieldError("persistence.fault_injection.sync_delay",
+                      absl::StrCat("must be between 0s and 1s; got ",
+                                   FormatHumanDuration(faults.sync_delay)));
   }
   return absl::OkStatus();
 }
@@ -460,11 +460,13 @@ absl::StatusOr<ServerConfig> ParseServerConfig(const std::string& yaml_text) {
     }
     if (const YAML::Node faults = persistence["fault_injection"]) {
       const std::string p = "persistence.fault_injection";
-      TOCK_CONFIG_RETURN_IF_ERROR(CheckKeys(faults, p, {"rate", "seed"}));
+      TOCK_CONFIG_RETURN_IF_ERROR(CheckKeys(faults, p, {"rate", "seed", "sync_delay"}));
       TOCK_CONFIG_RETURN_IF_ERROR(Read(faults["rate"], p + ".rate", "a number between 0 and 1",
                                        &config.persistence.fault_injection.rate));
       TOCK_CONFIG_RETURN_IF_ERROR(Read(faults["seed"], p + ".seed", "a non-negative integer",
                                        &config.persistence.fault_injection.seed));
+      TOCK_CONFIG_RETURN_IF_ERROR(ReadDuration(faults["sync_delay"], p + ".sync_delay",
+                                               &config.persistence.fault_injection.sync_delay));
     }
   }
   if (const YAML::Node metrics = root["metrics"]) {

@@ -21,6 +21,8 @@
 //     fault_injection:      # testing only: that share of store calls fail (see
 //       rate: 0.01          #   persistence/fault_injection.h); 0 or absent: off
 //       seed: 7             # 0 or absent: a random seed
+//       sync_delay: 2ms     # testing only: each sync of a SQLite file waits this long first
+//                           #   (a slower disk; persistence/sqlite/slow_sync_vfs.h)
 //   metrics:                # absent: no metrics, no HTTP endpoint
 //     ip: 127.0.0.1
 //     port: 9090            # GET http://IP:PORT/metrics; 0 picks a free port
@@ -87,7 +89,12 @@ inline constexpr char kDefaultClusterName[] = "active";
 struct HttpEndpointConfig {
   std::string ip = "127.0.0.1";
   int port = 0;  // 0: a free port (the banner shows it)
+  // When `port` is taken, a free port instead of failing (start-dev's 7243).
+  bool any_port_if_taken = false;
 };
+
+// Temporal's convention for its HTTP API (a dev server serves it there unless taken).
+inline constexpr int kTemporalHttpPort = 7243;
 
 struct LogConfig {
   std::string level = "info";

@@ -3,6 +3,7 @@
 #include <httplib.h>
 #include <sys/socket.h>
 
+#include <cctype>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -76,6 +77,12 @@ httplib::Server::Handler Adapt(HttpHandler handler) {
     HttpRequest request;
     request.method = in.method;
     request.path = in.path;
+    request.target = in.target;
+    for (const auto& [name, value] : in.headers) {
+      std::string lower = name;
+      for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      request.headers.emplace(std::move(lower), value);
+    }
     request.body = in.body;
     for (const auto& [key, value] : in.params) request.query.emplace(key, value);
     for (size_t i = 1; i < in.matches.size(); ++i) request.path_groups.push_back(in.matches[i]);
@@ -85,21 +92,46 @@ httplib::Server::Handler Adapt(HttpHandler handler) {
   };
 }
 
+// TLS 1.2 or later with the PEM files of `tls`: the certificate chain and key, and client
+// certificates asked for (and required, when `tls.require_client_certificate`) from its CAs.
+bool SetUpTls(SSL_CTX& ctx, const HttpTls& tls) {
+  SSL_CTX_set_min_proto_version(&ctx, TLS1_2_VERSION);
+  if (SSL_CTX_use_certificate_chain_file(&ctx, tls.cert_file.c_str()) != 1 ||
+      SSL_CTX_use_PrivateKey_file(&ctx, tls.key_file.c_str(), SSL_FILETYPE_PEM) != 1 ||
+      SSL_CTX_check_private_key(&ctx) != 1) {
+    return false;
+  }
+  if (!tls.client_ca_file.empty()) {
+    if (SSL_CTX_load_verify_locations(&ctx, tls.client_ca_file.c_str(), nullptr) != 1) return false;
+    SSL_CTX_set_verify(&ctx,
+                       SSL_VERIFY_PEER | (tls.require_client_certificate ? SSL_VERIFY_FAIL_IF_NO_PEER_CERT : 0),
+                       nullptr);
+  }
+  return true;
+}
+
 }  // namespace
 
 struct HttpServer::Impl {
   HttpServerOptions options;
-  httplib::Server server;
+  std::unique_ptr<httplib::Server> server;
   std::thread listener;
   std::mutex mu;  // start and stop
   bool started = false;
   bool stopped = false;
   int port = 0;
+  std::vector<std::function<std::optional<HttpResponse>(int, const std::string&)>> rewrites;
 };
 
 HttpServer::HttpServer(HttpServerOptions options) : impl_(std::make_unique<Impl>()) {
   impl_->options = options;
-  httplib::Server& s = impl_->server;
+  if (options.tls.has_value()) {
+    impl_->server = std::make_unique<httplib::SSLServer>(
+        [tls = *options.tls](SSL_CTX& ctx) { return SetUpTls(ctx, tls); });
+  } else {
+    impl_->server = std::make_unique<httplib::Server>();
+  }
+  httplib::Server& s = *impl_->server;
   s.new_task_queue = [threads = options.threads, queue = options.queue] {
     return new BoundedPool(threads, queue);
   };
@@ -108,9 +140,9 @@ HttpServer::HttpServer(HttpServerOptions options) : impl_(std::make_unique<Impl>
   // waiting clients in; cpp-httplib's default of 5 cost a TCP handshake every fifth request
   // (a timer client creating 10,000 timers a second opened 2,000 connections a second).
   s.set_keep_alive_max_count(100);
-  s.set_read_timeout(1, 0);
-  s.set_write_timeout(1, 0);
-  s.set_payload_max_length(1 << 20);
+  s.set_read_timeout(options.io_timeout_seconds, 0);
+  s.set_write_timeout(options.io_timeout_seconds, 0);
+  s.set_payload_max_length(options.max_body_bytes);
   // An answer is two writes (headers, body): without TCP_NODELAY (off in cpp-httplib by
   // default) Nagle holds the body for the client's delayed ACK, 40 ms a request on a
   // kept-alive connection (the timer API's clients keep theirs). Accepted sockets inherit it.
@@ -130,13 +162,15 @@ HttpServer::HttpServer(HttpServerOptions options) : impl_(std::make_unique<Impl>
 HttpServer::~HttpServer() { Stop(); }
 
 void HttpServer::Route(const std::string& method, const std::string& pattern, HttpHandler handler) {
-  httplib::Server& s = impl_->server;
+  httplib::Server& s = *impl_->server;
   if (method == "GET") {
     s.Get(pattern, Adapt(std::move(handler)));
   } else if (method == "POST") {
     s.Post(pattern, Adapt(std::move(handler)));
   } else if (method == "PUT") {
     s.Put(pattern, Adapt(std::move(handler)));
+  } else if (method == "PATCH") {
+    s.Patch(pattern, Adapt(std::move(handler)));
   } else if (method == "DELETE") {
     s.Delete(pattern, Adapt(std::move(handler)));
   }
@@ -144,15 +178,20 @@ void HttpServer::Route(const std::string& method, const std::string& pattern, Ht
 
 void HttpServer::RewriteRefusals(
     std::function<std::optional<HttpResponse>(int status, const std::string& path)> rewrite) {
-  impl_->server.set_error_handler(httplib::Server::HandlerWithResponse(
-      [rewrite = std::move(rewrite)](const httplib::Request& in, httplib::Response& out) {
+  impl_->rewrites.push_back(std::move(rewrite));
+  if (impl_->rewrites.size() > 1) return;  // the handler below asks every one
+  impl_->server->set_error_handler(httplib::Server::HandlerWithResponse(
+      [this](const httplib::Request& in, httplib::Response& out) {
         // A route's own error answer has a body: left as it is.
         if (!out.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
-        std::optional<HttpResponse> answer = rewrite(out.status, in.path);
-        if (!answer.has_value()) return httplib::Server::HandlerResponse::Unhandled;
-        out.status = answer->status;
-        out.set_content(std::move(answer->body), answer->content_type);
-        return httplib::Server::HandlerResponse::Handled;
+        for (const auto& rewrite : impl_->rewrites) {
+          std::optional<HttpResponse> answer = rewrite(out.status, in.path);
+          if (!answer.has_value()) continue;
+          out.status = answer->status;
+          out.set_content(std::move(answer->body), answer->content_type);
+          return httplib::Server::HandlerResponse::Handled;
+        }
+        return httplib::Server::HandlerResponse::Unhandled;
       }));
 }
 
@@ -160,10 +199,16 @@ absl::Status HttpServer::Start(const std::string& ip, int port) {
   std::lock_guard lock(impl_->mu);
   if (impl_->started) return absl::FailedPreconditionError("the HTTP server is already started");
   const std::string address = absl::StrCat(ip, ":", port);
+  if (!impl_->server->is_valid()) {
+    return absl::UnavailableError(absl::StrCat(
+        "cannot serve HTTPS on ", address,
+        ": the certificate, key or client CA file could not be used (PEM files, the key "
+        "matching the certificate)"));
+  }
   int bound = 0;
   if (port == 0) {
-    bound = impl_->server.bind_to_any_port(ip);
-  } else if (impl_->server.bind_to_port(ip, port)) {
+    bound = impl_->server->bind_to_any_port(ip);
+  } else if (impl_->server->bind_to_port(ip, port)) {
     bound = port;
   }
   if (bound <= 0) {
@@ -174,11 +219,11 @@ absl::Status HttpServer::Start(const std::string& ip, int port) {
   impl_->started = true;
   // A failure leaves cpp-httplib's backlog of 5: slower to accept bursts, nothing worse.
   (void)RaiseListenBacklog(bound);
-  impl_->listener = std::thread([this] { impl_->server.listen_after_bind(); });
+  impl_->listener = std::thread([this] { impl_->server->listen_after_bind(); });
   // stop() is lost if it comes before the listener marked itself running (cpp-httplib 0.11),
   // so Start returns only once it has: the first thing listen_after_bind does.
   const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  while (!impl_->server.is_running() && std::chrono::steady_clock::now() < limit) {
+  while (!impl_->server->is_running() && std::chrono::steady_clock::now() < limit) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   return absl::OkStatus();
@@ -193,7 +238,7 @@ void HttpServer::Stop() {
   std::lock_guard lock(impl_->mu);
   if (!impl_->started || impl_->stopped) return;
   impl_->stopped = true;
-  impl_->server.stop();
+  impl_->server->stop();
   if (impl_->listener.joinable()) impl_->listener.join();
 }
 

@@ -1,5 +1,5 @@
-// The server's one HTTP endpoint (cpp-httplib from Debian underneath): `GET /metrics` today,
-// the timer API of a later issue on the same port. Routes are registered before Start; each
+// The server's HTTP endpoints (cpp-httplib from Debian underneath): `GET /metrics`, and the
+// timer API with Temporal's HTTP API on the HTTP port. Routes are registered before Start; each
 // request runs on the server's own small pool of threads, never on gRPC's.
 //
 // Bounded: `threads` workers and at most `queue` accepted connections waiting for one; when
@@ -7,7 +7,7 @@
 // then holds or refuses new connections), so a flood of scrapers costs a fixed number of
 // threads and sockets. Idle keep-alive connections are closed after a second and busy ones
 // after 100 requests (so that waiting clients get a worker), reads and writes time out after
-// a second, so Stop returns within about a second.
+// io_timeout_seconds (one by default), so Stop returns within about that.
 //
 // Thread safety: Route before Start, from one thread. Start, Stop and port() may then be
 // called from any thread; handlers run concurrently on the workers.
@@ -27,10 +27,12 @@ namespace tock::server::http {
 
 struct HttpRequest {
   std::string method;  // "GET"
-  std::string path;    // "/metrics"
+  std::string path;    // "/metrics" (percent-decoded)
+  std::string target;  // the request target as sent: the path still percent-encoded, the query
   std::multimap<std::string, std::string> query;
   std::vector<std::string> path_groups;  // the route pattern's capture groups, in order
   std::string body;
+  std::multimap<std::string, std::string> headers;  // names in lower case
 };
 
 struct HttpResponse {
@@ -41,9 +43,22 @@ struct HttpResponse {
 
 using HttpHandler = std::function<HttpResponse(const HttpRequest&)>;
 
+// Files of an HTTPS server (PEM).
+struct HttpTls {
+  std::string cert_file;
+  std::string key_file;
+  std::string client_ca_file;  // "": no client certificate asked for
+  bool require_client_certificate = false;
+};
+
 struct HttpServerOptions {
   int threads = 2;
   int queue = 8;
+  size_t max_body_bytes = 1 << 20;
+  // Reads and writes of a connection time out after this long.
+  int io_timeout_seconds = 1;
+  // HTTPS (TLS 1.2+) with these files, read once at start; unset: plaintext.
+  std::optional<HttpTls> tls;
 };
 
 class HttpServer {
@@ -53,21 +68,23 @@ class HttpServer {
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
 
-  // `method` "GET", "POST", "PUT" or "DELETE"; `pattern` is an ECMAScript regular expression
+  // `method` "GET", "POST", "PUT", "PATCH" or "DELETE"; `pattern` is an ECMAScript regular expression
   // matched against the whole path ("/metrics", "/timers/([^/]+)"). A handler that throws
   // answers 500 without the exception's text. Unknown paths answer 404, known paths with
   // another method 404 as well (cpp-httplib routes by method first).
   void Route(const std::string& method, const std::string& pattern, HttpHandler handler);
 
   // The answers cpp-httplib gives by itself, without a route's handler (413 for a body over
-  // 1 MiB, 404 for an unknown path, 400 for a request it cannot read), are passed to
+  // max_body_bytes, 404 for an unknown path, 400 for a request it cannot read), are passed to
   // `rewrite` with the request's path: an API answers them with its own error body instead
-  // of an empty one. nullopt keeps the answer. Call before Start.
+  // of an empty one. nullopt keeps the answer (or leaves it to the next rewrite given). Call
+  // before Start.
   void RewriteRefusals(
       std::function<std::optional<HttpResponse>(int status, const std::string& path)> rewrite);
 
   // Binds `ip`:`port` (0: a free port) and starts serving. UNAVAILABLE naming the address
-  // when it cannot be bound; FAILED_PRECONDITION when already started.
+  // when it cannot be bound, or the TLS files when they cannot be used; FAILED_PRECONDITION
+  // when already started.
   absl::Status Start(const std::string& ip, int port);
 
   // The bound port (0 before Start).

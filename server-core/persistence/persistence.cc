@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "server-core/persistence/postgres/postgres_persistence.h"
+#include "server-core/persistence/sqlite/slow_sync_vfs.h"
 #include "server-core/persistence/sqlite/sqlite_persistence.h"
 
 namespace tock::persistence {
@@ -14,6 +15,7 @@ absl::StatusOr<std::unique_ptr<Persistence>> OpenPersistence(const PersistenceCo
       return absl::InvalidArgumentError(absl::StrCat("persistence.sqlite.synchronous ",
                                                      synchronous.status().message()));
     }
+    InstallSlowSyncVfs(config.fault_injection.sync_delay);
     return OpenSqlitePersistence(config.sqlite_path, *synchronous);
   }
   if (config.engine == "postgres") {

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "server-core/persistence/archival_queue_store.h"
 #include "server-core/persistence/batch_store.h"
 #include "server-core/persistence/schedule_store.h"
@@ -24,6 +25,9 @@ namespace tock::persistence {
 struct FaultInjectionConfig {
   double rate = 0;    // 0: off
   uint64_t seed = 0;  // 0: a random seed
+  // A slower disk: each sync of a SQLite database file waits this long before the fsync
+  // (sqlite/slow_sync_vfs.h). Zero: off. At most 1 s.
+  absl::Duration sync_delay;
 };
 
 struct PersistenceConfig {

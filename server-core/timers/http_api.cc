@@ -50,9 +50,16 @@ TimerHttpApi::TimerHttpApi(TimerService& service, Clock& clock,
                            std::function<std::shared_ptr<grpc::Channel>()> own_channel)
     : service_(service), clock_(clock), own_channel_(std::move(own_channel)) {}
 
-void TimerHttpApi::Register(http::HttpServer& server) {
+void TimerHttpApi::Register(http::HttpServer& server, bool authorization_on) {
   server.Route("POST", "/api/v1/timers/(create|get|update|delete|list)",
-               [this](const http::HttpRequest& request) {
+               [this, authorization_on](const http::HttpRequest& request) {
+                 if (authorization_on) {
+                   return Error(absl::PermissionDeniedError(
+                                    "the timer HTTP API has no authorization of its own, so it "
+                                    "is off while authorization: is on; use the gRPC "
+                                    "TimerService, which the authorizer covers"),
+                                "", "");
+                 }
                  return Handle(request.path_groups.empty() ? "" : request.path_groups[0], request.body);
                });
   // A body over the HTTP server's own limit never reaches Handle: the seed's error body for
@@ -150,6 +157,10 @@ http::HttpResponse TimerHttpApi::Error(const absl::Status& status, const std::st
     case absl::StatusCode::kFailedPrecondition:  // only PENDING timers change
       http_status = 400;
       code = "INVALID_INPUT";
+      break;
+    case absl::StatusCode::kPermissionDenied:
+      http_status = 403;
+      code = "FORBIDDEN";
       break;
     case absl::StatusCode::kNotFound:
       // The timer, or the namespace it names: only the former is the seed's 404.

@@ -8,6 +8,8 @@
 //                       (messages name the JSON field: callbackUrl, retryPolicy.maxInterval),
 //                       an unknown namespace (details.field "namespace"), an update or
 //                       delete of a timer that is not PENDING
+//   403 FORBIDDEN       authorization: is on (this API checks no token; Temporal's HTTP API
+//                       on the same port does, through the authorizer)
 //   404 TIMER_NOT_FOUND no such timer
 //   500 INTERNAL_ERROR  anything else (details.code: the status code, such as UNAVAILABLE)
 // Bodies above kMaxTimerRequestBytes are refused (400) before parsing.
@@ -42,8 +44,9 @@ class TimerHttpApi {
   TimerHttpApi(TimerService& service, Clock& clock,
                std::function<std::shared_ptr<grpc::Channel>()> own_channel = nullptr);
 
-  // Adds the routes. The server must outlive nothing of this object: Stop it first.
-  void Register(http::HttpServer& server);
+  // Adds the routes. The server must outlive nothing of this object: Stop it first. With
+  // `authorization_on`, every call answers 403 FORBIDDEN: this API checks no token.
+  void Register(http::HttpServer& server, bool authorization_on = false);
 
   // One request: `operation` is create, get, update, delete or list. For tests.
   http::HttpResponse Handle(const std::string& operation, const std::string& body);

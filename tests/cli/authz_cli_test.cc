@@ -7,6 +7,7 @@
 //     cluster admin): each is refused or let through exactly as its rule says. The server
 //     refuses to start when a method it registers has no rule, so this covers every RPC.
 #include <grpcpp/generic/generic_stub.h>
+#include <regex>
 #include <thread>
 #include <grpcpp/grpcpp.h>
 #include <google/protobuf/descriptor.h>
@@ -21,6 +22,7 @@
 #include "temporal/api/workflowservice/v1/service.grpc.pb.h"
 #include "tests/cli/cli_fixture.h"
 #include "tests/support/eventually.h"
+#include "tests/support/http_get.h"
 #include "tests/support/test_jwt.h"
 #include "tock/admin/v1/service.pb.h"
 #include "tock/cluster/v1/host_service.pb.h"
@@ -330,18 +332,49 @@ TEST(AuthzServerConfigTest, AServerWithABadJwksDoesNotStart) {
       << server.stderr_text();
 }
 
-// The timer HTTP API checks no token, so it cannot run beside authorization.
-TEST(AuthzServerConfigTest, TheTimerHttpApiIsRefusedWithAuthorization) {
+// With authorization, the HTTP port serves Temporal's HTTP API through the authorizer (the
+// caller's Authorization header), and the timer HTTP API, which checks no token, refuses.
+TEST_F(AuthzCliTest, TheHttpApiGoesThroughTheAuthorizerAndTheTimerHttpApiRefuses) {
   TempDir dir;
   ServerProcess server(TOCK_SERVER_BIN);
-  const std::string jwks = dir.Write("jwks.json", "{\"keys\": []}");
-  EXPECT_FALSE(server.Start({"--db-file", dir.File("t.db"), "--http-port", "0", "--config",
-                             dir.Write("s.yaml", "authorization:\n  jwks: " + jwks + "\n")}));
-  EXPECT_TRUE(absl::StrContains(server.stderr_text(),
-                                "timers.http: cannot be used with authorization:"))
+  const std::string jwks = dir.Write("jwks.json", JwksOf({&rsa_}));
+  ASSERT_TRUE(server.Start({"--db-file", dir.File("t.db"), "--http-port", "0", "--config",
+                            dir.Write("s.yaml", absl::StrCat("authorization:\n  jwks: ", jwks,
+                                                             "\n  issuer: https://idp.test\n"
+                                                             "  audience: tock\n"))}))
       << server.stderr_text();
-  EXPECT_FALSE(absl::StrContains(server.stderr_text(), "no RS256 or ES256 signing key"))
-      << "refused before the keys are read";
+  std::smatch match;
+  const std::string banner = server.banner();
+  ASSERT_TRUE(std::regex_search(banner, match, std::regex(R"(\n  http api:   (http://\S+)/api/v1\n)")))
+      << banner;
+  const std::string base = match[1];
+  auto HttpCall = [](const std::string& method, const std::string& url, const std::string& body,
+                     const std::string& authorization) {
+    std::vector<std::string> headers = {"Content-Type: application/json"};
+    if (!authorization.empty()) headers.push_back("Authorization: " + authorization);
+    return HttpSend(method, url, body, headers);
+  };
+  const std::string path = base + "/api/v1/namespaces/default";
+  HttpResult anonymous = HttpCall("GET", path, "", "");
+  EXPECT_EQ(anonymous.status, 401) << anonymous.body;
+  EXPECT_EQ(json::parse(anonymous.body)["code"], 16) << anonymous.body;
+  HttpResult reader = HttpCall("GET", path, "", "Bearer " + Token({"default:read"}));
+  EXPECT_EQ(reader.status, 200) << reader.body;
+  EXPECT_EQ(json::parse(reader.body)["namespaceInfo"]["name"], "default");
+  HttpResult write = HttpCall("POST", base + "/api/v1/namespaces/default/workflows/w1",
+                                 R"({"workflowType": {"name": "T"}, "taskQueue": {"name": "q"}})",
+                                 "Bearer " + Token({"default:read"}));
+  EXPECT_EQ(write.status, 403) << write.body;
+  EXPECT_EQ(json::parse(write.body)["code"], 7) << write.body;
+  HttpResult writer = HttpCall("POST", base + "/api/v1/namespaces/default/workflows/w1",
+                                  R"({"workflowType": {"name": "T"}, "taskQueue": {"name": "q"}})",
+                                  "Bearer " + Token({"default:write"}));
+  EXPECT_EQ(writer.status, 200) << writer.body;
+
+  HttpResult timers = HttpCall("POST", base + "/api/v1/timers/list", R"({"namespace": "default"})",
+                                  "Bearer " + Token({"default:admin"}));
+  EXPECT_EQ(timers.status, 403) << timers.body;
+  EXPECT_EQ(json::parse(timers.body)["error"], "FORBIDDEN") << timers.body;
 }
 
 // Without authorization.audience, a token the identity provider made for another service

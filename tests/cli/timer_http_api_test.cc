@@ -304,10 +304,10 @@ TEST_F(TimerHttpApiTest, FiresWithTheSeedsCallbackAndOutcomes) {
   EXPECT_GE(calls[1].arrived_at, next);  // rescheduled, never before the new time
 }
 
-// Bodies over the API's limit (512 KiB) and over the HTTP server's own (1 MiB, refused before
+// Bodies over the API's limit (512 KiB) and over the HTTP server's own (4 MiB, refused before
 // any handler runs) both get the seed's error body, and nothing is stored.
 TEST_F(TimerHttpApiTest, OversizedBodiesGetTheSeedsError) {
-  for (size_t size : {size_t{600} * 1024, size_t{2} * 1024 * 1024}) {
+  for (size_t size : {size_t{600} * 1024, size_t{5} * 1024 * 1024}) {
     json t = Timer("t-big", receiver_.Url("/cb"));
     t["payload"] = std::string(size, 'x');
     json e = Call("create", t, 400);

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -80,6 +81,28 @@ class TlsCliTest : public ::testing::Test {
   TestCertificates certs_{dir_.path().string()};
   ServerProcess server_{TOCK_SERVER_BIN};
 };
+
+// With TLS on the frontend, the HTTP port (Temporal's HTTP API) serves HTTPS with the same
+// files, asked by curl as a user would; plaintext HTTP gets no answer there.
+TEST_F(TlsCliTest, TheHttpPortServesHttpsWithTheFrontendsFiles) {
+  ASSERT_TRUE(server_.Start({"--config", Config(""), "--http-port", "0"})) << server_.error();
+  std::smatch match;
+  const std::string banner = server_.banner();
+  ASSERT_TRUE(std::regex_search(banner, match, std::regex(R"(\n  http api:   https://127\.0\.0\.1:(\d+)/api/v1\n)")))
+      << banner;
+  const std::string port = match[1];
+  ProcessResult ok = RunProcess({"/usr/bin/curl", "-sS", "--cacert", certs_.Pem("ca"),
+                                 "https://localhost:" + port + "/api/v1/namespaces/default"});
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+  EXPECT_TRUE(absl::StrContains(ok.out, "\"name\":\"default\"")) << ok.out;
+  ProcessResult untrusted = RunProcess({"/usr/bin/curl", "-sS", "--cacert", certs_.Pem("wrongca"),
+                                        "https://localhost:" + port + "/api/v1/namespaces/default"});
+  EXPECT_NE(untrusted.exit_code, 0) << untrusted.out;
+  ProcessResult plaintext = RunProcess({"/usr/bin/curl", "-sS", "--max-time", "10",
+                                        "http://127.0.0.1:" + port + "/api/v1/namespaces/default"});
+  EXPECT_NE(plaintext.exit_code, 0) << plaintext.out;
+  EXPECT_FALSE(absl::StrContains(plaintext.out, "default")) << plaintext.out;
+}
 
 TEST_F(TlsCliTest, TlsOnlyTheRightClientGetsInAndTheOthersAreToldWhy) {
   ASSERT_NO_FATAL_FAILURE(Start(Config("")));

@@ -223,7 +223,7 @@ TEST(ObservabilityConfigTest, MetricsLogAndFaultInjectionKeysAreRead) {
   auto config = ParseServerConfig(
       "metrics: {ip: 0.0.0.0, port: 9090}\n"
       "log: {level: debug, format: json}\n"
-      "persistence: {fault_injection: {rate: 0.01, seed: 9}}\n");
+      "persistence: {fault_injection: {rate: 0.01, seed: 9, sync_delay: 2ms}}\n");
   ASSERT_TRUE(config.ok()) << config.status();
   ASSERT_TRUE(config->metrics.has_value());
   EXPECT_EQ(config->metrics->ip, "0.0.0.0");
@@ -232,6 +232,7 @@ TEST(ObservabilityConfigTest, MetricsLogAndFaultInjectionKeysAreRead) {
   EXPECT_EQ(config->log.format, "json");
   EXPECT_EQ(config->persistence.fault_injection.rate, 0.01);
   EXPECT_EQ(config->persistence.fault_injection.seed, 9u);
+  EXPECT_EQ(config->persistence.fault_injection.sync_delay, absl::Milliseconds(2));
   EXPECT_TRUE(config->Validate().ok());
 
   auto defaults = ParseServerConfig("listen: {port: 7233}\n");
@@ -239,6 +240,7 @@ TEST(ObservabilityConfigTest, MetricsLogAndFaultInjectionKeysAreRead) {
   EXPECT_FALSE(defaults->metrics.has_value()) << "metrics are off unless configured";
   EXPECT_EQ(defaults->log.level, "info");
   EXPECT_EQ(defaults->persistence.fault_injection.rate, 0);
+  EXPECT_EQ(defaults->persistence.fault_injection.sync_delay, absl::ZeroDuration());
 }
 
 TEST(ObservabilityConfigTest, BadValuesAreRefusedNamingTheKey) {
@@ -258,6 +260,8 @@ TEST(ObservabilityConfigTest, BadValuesAreRefusedNamingTheKey) {
             "config persistence.fault_injection.rate: must be between 0 and 1; got 2");
   EXPECT_EQ(message("persistence: {fault_injection: {rate: often}}"),
             "config persistence.fault_injection.rate: must be a number between 0 and 1");
+  EXPECT_EQ(message("persistence: {fault_injection: {sync_delay: 2s}}"),
+            "config persistence.fault_injection.sync_delay: must be between 0s and 1s; got 2s");
 }
 
 // ---- A whole server ----

@@ -1,4 +1,4 @@
-// A minimal HTTP/1.0 GET for tests (scraping /metrics, querying a Prometheus server's API):
+// A minimal HTTP/1.0 client for tests (scraping /metrics, querying a Prometheus server's API):
 // one connection per request, read until the server closes it, with a time limit. Plain
 // sockets, so the tests check the server with a client that shares no code with it.
 #pragma once
@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 namespace tock::testing {
 
@@ -53,9 +54,11 @@ inline std::string UrlEncode(const std::string& text) {
   return out;
 }
 
-// GET `url` ("http://IP:PORT/path?query").
-inline HttpResult HttpGet(const std::string& url,
-                          std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
+// `method` `url` ("http://IP:PORT/path?query") with `body` and `headers` ("Name: value"
+// each; a body is sent with its Content-Length).
+inline HttpResult HttpSend(const std::string& method, const std::string& url,
+                           const std::string& body, const std::vector<std::string>& headers,
+                           std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
   HttpResult result;
   const std::string prefix = "http://";
   if (url.rfind(prefix, 0) != 0) {
@@ -77,8 +80,13 @@ inline HttpResult HttpGet(const std::string& url,
     result.error = "cannot connect to " + host_port;
     return result;
   }
-  const std::string request =
-      "GET " + target + " HTTP/1.0\r\nHost: " + host_port + "\r\nAccept: */*\r\n\r\n";
+  std::string request =
+      method + " " + target + " HTTP/1.0\r\nHost: " + host_port + "\r\nAccept: */*\r\n";
+  for (const std::string& header : headers) request += header + "\r\n";
+  if (!body.empty() || method != "GET") {
+    request += "Content-Length: " + std::to_string(body.size()) + "\r\n";
+  }
+  request += "\r\n" + body;
   if (send(fd, request.data(), request.size(), MSG_NOSIGNAL) !=
       static_cast<ssize_t>(request.size())) {
     close(fd);
@@ -119,6 +127,12 @@ inline HttpResult HttpGet(const std::string& url,
   }
   result.body = response.substr(end_of_headers + 4);
   return result;
+}
+
+// GET `url` ("http://IP:PORT/path?query").
+inline HttpResult HttpGet(const std::string& url,
+                          std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
+  return HttpSend("GET", url, "", {}, timeout);
 }
 
 }  // namespace tock::testing

@@ -88,13 +88,15 @@ void AddStartDev(CLI::App& group, CommandContext& ctx) {
   cmd->footer(
       "Takes every flag of tock-server(8). Without --config or --sqlite-synchronous, a\n"
       "database file is written with synchronous normal: it survives a crash of the server,\n"
-      "not power loss (tock-server's default is full).\n"
+      "not power loss (tock-server's default is full). Without --http-port or authorization,\n"
+      "Temporal's HTTP API is served on 127.0.0.1:7243 (or any free port when that is taken;\n"
+      "the banner shows it).\n"
       "\n"
       "Examples:\n"
       "  tock server start-dev\n"
       "  tock server start-dev --metrics-port 9090 --log-level debug\n"
       "  tock server start-dev --db-file tock.db --port 7233 --namespace orders\n"
-      "  tock server start-dev --http-port 8080   # the timer service over HTTP/JSON too\n"
+      "  tock server start-dev --http-port 8080   # Temporal's HTTP API there (default 7243)\n"
       "  tock server start-dev --archival-dir ./archive --enable-time-skipping\n");
   cmd->callback([&ctx, flags, options] {
     ctx.action = [flags, options]() { return StartDev(StartDevArguments(*flags, *options)); };

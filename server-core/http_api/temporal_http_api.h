@@ -1,0 +1,77 @@
+// Temporal's HTTP API (server 1.22+, port 7243 by convention) on tock-server's HTTP port:
+// every `google.api.http` binding of the pinned WorkflowService and OperatorService
+// (route_table.h), under /api/v1 and unprefixed, with Temporal's JSON (json_codec.h); and
+// Tock's own routes under /tock/v1 (proto/tock/http/v1/routes.proto).
+//
+// A request becomes the RPC's request message (the body for `body: "*"`, then the path's
+// variables; the query's parameters for the bindings without a body) and is called on this
+// server's own gRPC service through an in-process channel, with the caller's
+// `Authorization` and `Authorization-Extras` headers as metadata: the same authorizer, rate
+// limits, size limits and routing to other hosts as a gRPC client gets.
+//
+// Answers, as Temporal's (grpc-gateway's) do:
+//   200 with the response message as JSON;
+//   an error as google.rpc.Status JSON {"code", "message", "details": [{"@type", ...}]}
+//   with the HTTP status of its gRPC code (InvalidArgument, FailedPrecondition, OutOfRange
+//   400; Unauthenticated 401; PermissionDenied 403; NotFound 404; AlreadyExists and Aborted
+//   409; ResourceExhausted 429; Canceled 499; Unimplemented 501; Unavailable 503;
+//   DeadlineExceeded 504; others 500); an unknown path 404 and a known path with another
+//   method 405, in the same body.
+//   `?pretty` indents the JSON; `?noPayloadShorthand`, or an Accept of
+//   `application/json+no-payload-shorthand`, turns the payload shorthand off both ways.
+// GET /api/v1/swagger.json and /api/v1/openapi.yaml serve the pinned OpenAPI files.
+//
+// Thread safety: Handle runs concurrently on the HTTP server's threads; each call waits for
+// its RPC on the thread that runs it.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+
+#include <grpcpp/channel.h>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "server-core/http/http_server.h"
+#include "server-core/http_api/route_table.h"
+
+namespace tock::server::http_api {
+
+// The HTTP status of a gRPC status code (grpc-gateway's HTTPStatusFromCode).
+int HttpStatusOf(absl::StatusCode code);
+
+class TemporalHttpApi {
+ public:
+  // Long polls (GetWorkflowExecutionHistory with waitNewEvent) waiting at once; one more is
+  // refused (429): each holds an HTTP thread, and the port's other threads stay free for
+  // short calls. The HTTP server needs more threads than this.
+  static constexpr int kMaxLongPolls = 48;
+
+  // `channel`: this server's own gRPC service, in process (null until it serves: the call
+  // answers UNAVAILABLE). Calls wait at most `deadline` (long polls such as a history's
+  // waitNewEvent answer before it).
+  TemporalHttpApi(RouteTable routes, std::function<std::shared_ptr<grpc::Channel>()> channel,
+                  absl::Duration deadline = absl::Seconds(70));
+
+  // Adds the routes of every binding's first segment (with and without /api/v1) for each
+  // verb the table uses.
+  void Register(http::HttpServer& server);
+
+  http::HttpResponse Handle(const http::HttpRequest& request);
+
+ private:
+  // The error body and status of `status`.
+  http::HttpResponse Error(const absl::Status& status, bool pretty) const;
+
+  class LongPollSlot;
+
+  RouteTable routes_;
+  std::atomic<int> long_polls_{0};
+  std::function<std::shared_ptr<grpc::Channel>()> channel_;
+  absl::Duration deadline_;
+};
+
+}  // namespace tock::server::http_api
