@@ -849,7 +849,9 @@ class TockServerImpl : public TockServer {
     clusters_.reset();
     if (schedules_) schedules_->Shutdown();
     // No new timer requests over HTTP (the API uses the timer service, reset below), nor
-    // Temporal HTTP API calls.
+    // Temporal HTTP API calls: its long polls and event streams are ended first, since the
+    // HTTP server's Stop waits for its requests.
+    if (temporal_http_api_) temporal_http_api_->Stop();
     if (timer_http_) timer_http_->Stop();
     // No new timer attempts; callbacks in flight are answered "stopped" and their FIRING
     // rows sent again by the shards' next owner.

@@ -88,6 +88,18 @@ httplib::Server::Handler Adapt(HttpHandler handler) {
     for (size_t i = 1; i < in.matches.size(); ++i) request.path_groups.push_back(in.matches[i]);
     HttpResponse response = handler(request);
     out.status = response.status;
+    if (response.stream) {
+      out.set_chunked_content_provider(
+          response.content_type,
+          [stream = std::move(response.stream)](size_t, httplib::DataSink& sink) {
+            stream([&sink](std::string_view chunk) {
+              return sink.is_writable() && sink.write(chunk.data(), chunk.size());
+            });
+            sink.done();
+            return true;
+          });
+      return;
+    }
     out.set_content(std::move(response.body), response.content_type);
   };
 }

@@ -18,6 +18,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -39,6 +40,11 @@ struct HttpResponse {
   int status = 200;
   std::string content_type = "text/plain; charset=utf-8";
   std::string body;
+  // A streamed answer instead of `body` (server-sent events): `stream` writes the body in
+  // chunks as it goes, and `write` returns false once the client is gone (then `stream`
+  // should return). The request holds its worker thread until `stream` returns.
+  using Write = std::function<bool(std::string_view)>;
+  std::function<void(const Write& write)> stream;
 };
 
 using HttpHandler = std::function<HttpResponse(const HttpRequest&)>;

@@ -11,18 +11,23 @@
 #include <grpcpp/support/byte_buffer.h>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "google/protobuf/message.h"
 #include "google/protobuf/util/json_util.h"
 #include "lib/common/grpc_status.h"
 #include "lib/common/message_size.h"
+#include "server-core/http_api/history_summary.h"
 #include "server-core/http_api/json_codec.h"
 #include "server-core/http_api/openapi_files.h"
+#include "temporal/api/workflowservice/v1/request_response.pb.h"
 #include "tock/rpc/v1/status.pb.h"
 
 namespace tock::server::http_api {
 namespace {
+
+namespace wf = temporal::api::workflowservice::v1;
 
 constexpr absl::string_view kApiPrefix = "/api/v1";
 constexpr absl::string_view kJson = "application/json";
@@ -44,17 +49,21 @@ std::string RawPath(const http::HttpRequest& request) {
   return target.substr(0, target.find('?'));
 }
 
-// The RPC's answer, waited for on this thread.
-struct CallResult {
-  grpc::Status status;
-  grpc::ByteBuffer response;
-};
+}  // namespace
 
-CallResult CallInProcess(grpc::Channel& channel, const std::string& method,
-                         const grpc::ByteBuffer& request, const http::HttpRequest& http,
-                         absl::Duration deadline) {
+// `method` called in process with `http`'s authorization headers; the answer waited for on
+// this thread (Stop cancels it).
+TemporalHttpApi::CallResult TemporalHttpApi::CallInProcess(grpc::Channel& channel,
+                                                           const std::string& method,
+                                                           const grpc::ByteBuffer& request,
+                                                           const http::HttpRequest& http) {
   grpc::ClientContext context;
-  context.set_deadline(absl::ToChronoTime(absl::Now() + deadline));
+  context.set_deadline(absl::ToChronoTime(absl::Now() + deadline_));
+  {
+    std::lock_guard lock(calls_mu_);
+    if (stopping_) return {grpc::Status(grpc::StatusCode::UNAVAILABLE, "the server is stopping"), {}};
+    calls_.insert(&context);
+  }
   for (const char* name : {"authorization", "authorization-extras"}) {
     const std::string value = Header(http, name);
     if (!value.empty()) context.AddMetadata(name, value);
@@ -71,12 +80,20 @@ CallResult CallInProcess(grpc::Channel& channel, const std::string& method,
                    done = true;
                    cv.notify_one();
                  });
-  std::unique_lock lock(mu);
-  cv.wait(lock, [&] { return done; });
+  {
+    std::unique_lock lock(mu);
+    cv.wait(lock, [&] { return done; });
+  }
+  std::lock_guard lock(calls_mu_);
+  calls_.erase(&context);
   return result;
 }
 
-}  // namespace
+void TemporalHttpApi::Stop() {
+  std::lock_guard lock(calls_mu_);
+  stopping_ = true;
+  for (grpc::ClientContext* call : calls_) call->TryCancel();
+}
 
 // A place among the long polls, given back when it goes.
 class TemporalHttpApi::LongPollSlot {
@@ -132,7 +149,12 @@ void TemporalHttpApi::Register(http::HttpServer& server) {
   }
   const std::string pattern =
       absl::StrCat("(?:/api/v1)?/(?:", absl::StrJoin(firsts, "|"), ")(?:/.*)?");
-  // The OpenAPI files first: cpp-httplib takes a path's first matching route.
+  // The event stream and the OpenAPI files first: cpp-httplib takes a path's first matching
+  // route.
+  server.Route("GET", "/tock/v1/namespaces/[^/]+/workflows/[^/]+/events",
+               [this](const http::HttpRequest& request) { return StreamEvents(request); });
+  server.Route("GET", "/tock/v1/namespaces/[^/]+/workflows/[^/]+/summary",
+               [this](const http::HttpRequest& request) { return Summary(request); });
   server.Route("GET", "/api/v1/swagger\\.json", [](const http::HttpRequest&) {
     return http::HttpResponse{200, std::string(kJson), std::string(OpenApiV2Json())};
   });
@@ -179,6 +201,139 @@ http::HttpResponse TemporalHttpApi::Error(const absl::Status& status, bool prett
   }
   response.body = json.ok() ? *json : "{\"code\":13,\"message\":\"internal error\"}";
   return response;
+}
+
+namespace {
+
+// The history request of /tock/v1/namespaces/{namespace}/workflows/{workflowId}/<what>
+// (`?runId=`), or the error.
+absl::StatusOr<wf::GetWorkflowExecutionHistoryRequest> RunHistoryRequest(
+    const http::HttpRequest& request) {
+  static const std::regex kPath("/tock/v1/namespaces/([^/]+)/workflows/([^/]+)/[a-z]+");
+  std::smatch parts;
+  const std::string raw_path = RawPath(request);
+  std::optional<std::string> ns, workflow_id;
+  if (std::regex_match(raw_path, parts, kPath)) {
+    ns = PercentDecode(parts[1], false);
+    workflow_id = PercentDecode(parts[2], false);
+  }
+  if (!ns.has_value() || !workflow_id.has_value()) {
+    return absl::InvalidArgumentError("malformed percent-escape in the path");
+  }
+  wf::GetWorkflowExecutionHistoryRequest history;
+  history.set_namespace_(*ns);
+  history.mutable_execution()->set_workflow_id(*workflow_id);
+  if (auto run = request.query.find("runId"); run != request.query.end()) {
+    history.mutable_execution()->set_run_id(run->second);
+  }
+  return history;
+}
+
+}  // namespace
+
+http::HttpResponse TemporalHttpApi::Summary(const http::HttpRequest& request) {
+  absl::StatusOr<wf::GetWorkflowExecutionHistoryRequest> page_request = RunHistoryRequest(request);
+  if (!page_request.ok()) return Error(page_request.status(), false);
+  std::shared_ptr<grpc::Channel> channel = channel_();
+  if (channel == nullptr) return Error(absl::UnavailableError("the server is starting; call again"), false);
+  HistorySummary summary;
+  while (true) {
+    wf::GetWorkflowExecutionHistoryResponse page;
+    if (absl::Status s = CallHistory(*channel, *page_request, request, page); !s.ok()) {
+      return Error(s, false);
+    }
+    for (const auto& event : page.history().events()) summary.Add(event);
+    if (page.next_page_token().empty()) break;
+    page_request->set_next_page_token(page.next_page_token());
+  }
+  http::HttpResponse response;
+  response.content_type = std::string(kJson);
+  response.body = summary.Take().dump(HasQueryFlag(request, "pretty") ? 2 : -1, ' ',
+                                                false, nlohmann::json::error_handler_t::replace);
+  return response;
+}
+
+http::HttpResponse TemporalHttpApi::StreamEvents(const http::HttpRequest& request) {
+  absl::StatusOr<wf::GetWorkflowExecutionHistoryRequest> first = RunHistoryRequest(request);
+  if (!first.ok()) return Error(first.status(), false);
+  auto slot = std::make_shared<LongPollSlot>(long_polls_);
+  if (!slot->held()) {
+    return Error(absl::ResourceExhaustedError(absl::StrCat(
+                     "more than ", kMaxLongPolls,
+                     " long polls and event streams wait on this HTTP port; call again later")),
+                 false);
+  }
+  std::shared_ptr<grpc::Channel> channel = channel_();
+  if (channel == nullptr) return Error(absl::UnavailableError("the server is starting; call again"), false);
+  first->set_wait_new_event(true);
+  // Resumed after the last event the client saw (its Last-Event-ID, or ?after=N).
+  int64_t after = 0;
+  std::string resume = Header(request, "last-event-id");
+  if (auto it = request.query.find("after"); it != request.query.end()) resume = it->second;
+  if (!resume.empty() && (!absl::SimpleAtoi(resume, &after) || after < 0)) {
+    return Error(absl::InvalidArgumentError("Last-Event-ID and after must be an event id (a "
+                                            "non-negative integer)"),
+                 false);
+  }
+  const bool shorthand = !HasQueryFlag(request, "noPayloadShorthand");
+  // The first page answers at once (or with the error: no such workflow), before the stream
+  // starts, so that a bad request gets its status.
+  wf::GetWorkflowExecutionHistoryResponse page;
+  if (absl::Status s = CallHistory(*channel, *first, request, page); !s.ok()) return Error(s, false);
+
+  http::HttpResponse response;
+  response.content_type = "text/event-stream";
+  response.stream = [this, slot, channel, first = *first, page, after, shorthand,
+                     authorization = Header(request, "authorization"),
+                     extras = Header(request, "authorization-extras")](const http::HttpResponse::Write& write) mutable {
+    http::HttpRequest caller;  // the headers passed on with each long poll
+    if (!authorization.empty()) caller.headers.emplace("authorization", authorization);
+    if (!extras.empty()) caller.headers.emplace("authorization-extras", extras);
+    const absl::Time until = absl::Now() + kMaxStream;
+    while (true) {
+      for (const auto& event : page.history().events()) {
+        if (event.event_id() <= after) continue;
+        absl::StatusOr<std::string> json = ToJson(event, JsonOptions{shorthand, false});
+        if (!json.ok()) return;
+        after = event.event_id();
+        if (!write(absl::StrCat("id: ", after, "\nevent: history\ndata: ", *json, "\n\n"))) return;
+      }
+      if (page.next_page_token().empty()) {  // closed, and every event sent
+        write("event: end\ndata: {}\n\n");
+        return;
+      }
+      // A comment after each wait tells a gone client from a quiet workflow.
+      if (absl::Now() >= until || stopping() || !write(": waiting\n\n")) return;
+      wf::GetWorkflowExecutionHistoryRequest next = first;
+      next.set_next_page_token(page.next_page_token());
+      page.Clear();
+      if (!CallHistory(*channel, next, caller, page).ok()) {
+        write("event: error\ndata: {}\n\n");
+        return;
+      }
+    }
+  };
+  return response;
+}
+
+absl::Status TemporalHttpApi::CallHistory(grpc::Channel& channel,
+                                          const wf::GetWorkflowExecutionHistoryRequest& request,
+                                          const http::HttpRequest& http,
+                                          wf::GetWorkflowExecutionHistoryResponse& response) {
+  std::string serialized = request.SerializeAsString();
+  grpc::Slice slice(serialized);
+  grpc::ByteBuffer buffer(&slice, 1);
+  CallResult result = CallInProcess(
+      channel, "/temporal.api.workflowservice.v1.WorkflowService/GetWorkflowExecutionHistory",
+      buffer, http);
+  if (!result.status.ok()) return FromGrpcStatus(result.status);
+  std::vector<grpc::Slice> slices;
+  std::string bytes;
+  if (result.response.Dump(&slices).ok()) {
+    for (const grpc::Slice& s : slices) bytes.append(reinterpret_cast<const char*>(s.begin()), s.size());
+  }
+  if (!response.ParseFromString(bytes)) return absl::InternalError("the server's answer could not be read");
+  return absl::OkStatus();
 }
 
 http::HttpResponse TemporalHttpApi::Handle(const http::HttpRequest& request) {
@@ -260,7 +415,7 @@ http::HttpResponse TemporalHttpApi::Handle(const http::HttpRequest& request) {
   if (channel == nullptr) {
     return Error(absl::UnavailableError("the server is starting; call again"), pretty);
   }
-  CallResult result = CallInProcess(*channel, route.rpc, buffer, request, deadline_);
+  CallResult result = CallInProcess(*channel, route.rpc, buffer, request);
   if (!result.status.ok()) return Error(FromGrpcStatus(result.status), pretty);
   std::vector<grpc::Slice> slices;
   std::string bytes;

@@ -28,15 +28,20 @@
 #include <atomic>
 #include <functional>
 #include <map>
+#include <mutex>
+#include <set>
 #include <memory>
 #include <string>
 
 #include <grpcpp/channel.h>
+#include <grpcpp/client_context.h>
+#include <grpcpp/support/byte_buffer.h>
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "server-core/http/http_server.h"
 #include "server-core/http_api/route_table.h"
+#include "temporal/api/workflowservice/v1/request_response.pb.h"
 
 namespace tock::server::http_api {
 
@@ -62,14 +67,48 @@ class TemporalHttpApi {
 
   http::HttpResponse Handle(const http::HttpRequest& request);
 
+  // Cancels the calls in flight and ends the event streams, so that the HTTP server's Stop,
+  // which waits for its requests, returns at once. Later calls answer UNAVAILABLE.
+  void Stop();
+
+  // GET /tock/v1/namespaces/{namespace}/workflows/{workflowId}/events[?runId=][&after=N]:
+  // the run's history as server-sent events (`id: N`, `event: history`, `data:` the event's
+  // JSON), then every new event as it is written, until the run closes (`event: end`), the
+  // client goes, or kMaxStream passes (the client reconnects with Last-Event-ID and goes on
+  // after it). It counts among the long polls.
+  http::HttpResponse StreamEvents(const http::HttpRequest& request);
+  static constexpr absl::Duration kMaxStream = absl::Minutes(10);
+
+  // GET /tock/v1/namespaces/{namespace}/workflows/{workflowId}/summary[?runId=]: the run's
+  // history as a timeline without payloads (history_summary.h).
+  http::HttpResponse Summary(const http::HttpRequest& request);
+
  private:
   // The error body and status of `status`.
   http::HttpResponse Error(const absl::Status& status, bool pretty) const;
 
   class LongPollSlot;
+  struct CallResult {
+    grpc::Status status;
+    grpc::ByteBuffer response;
+  };
+  CallResult CallInProcess(grpc::Channel& channel, const std::string& method,
+                           const grpc::ByteBuffer& request, const http::HttpRequest& http);
+  bool stopping() {
+    std::lock_guard lock(calls_mu_);
+    return stopping_;
+  }
+  // GetWorkflowExecutionHistory in process, with `http`'s authorization headers.
+  absl::Status CallHistory(grpc::Channel& channel,
+                           const temporal::api::workflowservice::v1::GetWorkflowExecutionHistoryRequest& request,
+                           const http::HttpRequest& http,
+                           temporal::api::workflowservice::v1::GetWorkflowExecutionHistoryResponse& response);
 
   RouteTable routes_;
   std::atomic<int> long_polls_{0};
+  std::mutex calls_mu_;
+  bool stopping_ = false;                   // guarded by calls_mu_
+  std::set<grpc::ClientContext*> calls_;    // in flight; guarded by calls_mu_
   std::function<std::shared_ptr<grpc::Channel>()> channel_;
   absl::Duration deadline_;
 };

@@ -5,6 +5,9 @@
 #include <curl/curl.h>
 #include <gtest/gtest.h>
 
+#include <condition_variable>
+#include <functional>
+#include <mutex>
 #include <regex>
 #include <thread>
 
@@ -12,49 +15,36 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "tests/cli/cli_fixture.h"
+#include "tests/support/curl_call.h"
 #include "tests/support/eventually.h"
 
 namespace tock::testing {
 namespace {
 
-struct HttpAnswer {
-  long status = 0;
-  std::string body;
-  std::string content_type;
-  std::string error;
-};
-
-size_t Append(char* data, size_t size, size_t n, void* out) {
-  static_cast<std::string*>(out)->append(data, size * n);
-  return size * n;
-}
-
-HttpAnswer Call(const std::string& method, const std::string& url, const std::string& body,
-                const std::vector<std::string>& headers = {}) {
-  HttpAnswer answer;
+// An event stream read until `until` appears in it (then the read is cut), the stream ends,
+// or 30 s pass. `seen` is called with the text read so far after each chunk.
+std::string ReadStream(const std::string& url, const std::string& until,
+                       const std::function<void(const std::string&)>& seen = nullptr) {
+  struct State {
+    std::string text;
+    std::string until;
+    std::function<void(const std::string&)> seen;
+  } state{"", until, seen};
   CURL* curl = curl_easy_init();
-  curl_slist* list = curl_slist_append(nullptr, "Content-Type: application/json");
-  for (const std::string& h : headers) list = curl_slist_append(list, h.c_str());
   curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
-  curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method.c_str());
-  if (method != "GET") {
-    curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body.data());
-    curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
-  }
-  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, list);
-  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, Append);
-  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &answer.body);
+  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION,
+                   +[](char* data, size_t size, size_t n, void* out) -> size_t {
+                     auto* s = static_cast<State*>(out);
+                     s->text.append(data, size * n);
+                     if (s->seen) s->seen(s->text);
+                     return s->text.find(s->until) != std::string::npos ? 0 : size * n;
+                   });
+  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &state);
   curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, 30'000L);
   curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-  const CURLcode rc = curl_easy_perform(curl);
-  if (rc != CURLE_OK) answer.error = curl_easy_strerror(rc);
-  curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &answer.status);
-  char* type = nullptr;
-  curl_easy_getinfo(curl, CURLINFO_CONTENT_TYPE, &type);
-  if (type != nullptr) answer.content_type = type;
-  curl_slist_free_all(list);
+  curl_easy_perform(curl);
   curl_easy_cleanup(curl);
-  return answer;
+  return state.text;
 }
 
 class TemporalHttpApiTest : public CliTest {
@@ -72,7 +62,7 @@ class TemporalHttpApiTest : public CliTest {
   // `method` on `path` (under the port's root); the answer's JSON, expecting `status`.
   json Expect(const std::string& method, const std::string& path, long status,
               const std::string& body = "", const std::vector<std::string>& headers = {}) {
-    HttpAnswer a = Call(method, base_ + path, body, headers);
+    HttpAnswer a = CurlCall(method, base_ + path, body, headers);
     EXPECT_EQ(a.error, "");
     EXPECT_EQ(a.status, status) << method << " " << path << " " << body.substr(0, 300) << " -> "
                                 << a.body.substr(0, 2000);
@@ -135,7 +125,7 @@ TEST_F(TemporalHttpApiTest, AWorkflowStartedSignalledReadAndTerminatedOverHttp) 
     EXPECT_EQ(input["payloads"][0]["data"], absl::Base64Escape("\"hello\"")) << input.dump();
   }
   // ?pretty indents.
-  HttpAnswer pretty = Call("GET", base_ + "/api/v1/namespaces/default?pretty", "");
+  HttpAnswer pretty = CurlCall("GET", base_ + "/api/v1/namespaces/default?pretty", "");
   EXPECT_NE(pretty.body.find("\n  \"namespaceInfo\": {"), std::string::npos) << pretty.body;
 
   // Visibility: list and count with a query (query parameters, URL-encoded).
@@ -187,11 +177,11 @@ TEST_F(TemporalHttpApiTest, ErrorsAreTemporalsStatusBodiesWithTheirHttpStatuses)
   // The pinned OpenAPI description, as Temporal serves it.
   json swagger = Expect("GET", "/api/v1/swagger.json", 200);
   EXPECT_TRUE(swagger["paths"].contains("/api/v1/namespaces/{namespace}/workflows")) << swagger.dump().substr(0, 300);
-  HttpAnswer v3 = Call("GET", base_ + "/api/v1/openapi.yaml", "");
+  HttpAnswer v3 = CurlCall("GET", base_ + "/api/v1/openapi.yaml", "");
   EXPECT_EQ(v3.status, 200);
   EXPECT_NE(v3.body.find("\nopenapi: 3."), std::string::npos) << v3.body.substr(0, 200);
   // The timer API keeps its paths on the same port.
-  HttpAnswer timers = Call("POST", base_ + "/api/v1/timers/list", R"({"namespace": "default"})");
+  HttpAnswer timers = CurlCall("POST", base_ + "/api/v1/timers/list", R"({"namespace": "default"})");
   EXPECT_EQ(timers.status, 200) << timers.body;
 }
 
@@ -235,9 +225,56 @@ TEST_F(TemporalHttpApiTest, TocksOwnRoutesUnderTockV1) {
          R"({"workflowType": {"name": "T"}, "taskQueue": {"name": "q"}})");
   Expect("DELETE", "/tock/v1/namespaces/default/workflows/doomed", 200);
   EXPECT_TRUE(Eventually([&] {
-    return Call("GET", base_ + "/api/v1/namespaces/default/workflows/doomed", "").status == 404;
+    return CurlCall("GET", base_ + "/api/v1/namespaces/default/workflows/doomed", "").status == 404;
   })) << "the deleted workflow is gone";
   EXPECT_EQ(Expect("DELETE", "/tock/v1/namespaces/default/workflows/never-was", 404)["code"], 5);
+}
+
+// The run's events as server-sent events: the history first, then each new event as it is
+// written, then `end` once the run closes; resumed after the last event seen.
+TEST_F(TemporalHttpApiTest, AWorkflowsEventsStreamAsServerSentEvents) {
+  Expect("POST", "/api/v1/namespaces/default/workflows/sse", 200,
+         R"({"workflowType": {"name": "T"}, "taskQueue": {"name": "q"}, "input": ["in"]})");
+  const std::string url = base_ + "/tock/v1/namespaces/default/workflows/sse/events";
+  std::mutex mu;
+  std::condition_variable cv;
+  bool started = false;
+  std::string text;
+  std::thread reader([&] {
+    text = ReadStream(url, "EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED", [&](const std::string& so_far) {
+      if (so_far.find("EVENT_TYPE_WORKFLOW_TASK_SCHEDULED") == std::string::npos) return;
+      std::lock_guard lock(mu);
+      started = true;
+      cv.notify_one();
+    });
+  });
+  {
+    // The history so far has arrived: the signal below comes through the stream's long poll.
+    std::unique_lock lock(mu);
+    ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(30), [&] { return started; }));
+  }
+  Expect("POST", "/api/v1/namespaces/default/workflows/sse/signal/go", 200, R"({"input": [7]})");
+  reader.join();
+  EXPECT_EQ(text.rfind("id: 1\nevent: history\ndata: {", 0), 0u) << text.substr(0, 300);
+  EXPECT_NE(text.find(R"("input":["in"])"), std::string::npos) << "payload shorthand";
+  EXPECT_NE(text.find("\nid: 3\nevent: history\ndata: {"), std::string::npos) << text;
+  EXPECT_NE(text.find(R"("input":[7])"), std::string::npos) << text;
+
+  Expect("POST", "/api/v1/namespaces/default/workflows/sse/terminate", 200, R"({"reason": "r"})");
+  const std::string rest = ReadStream(url + "?after=3", "event: end\n");
+  EXPECT_EQ(rest.rfind("id: 4\nevent: history\n", 0), 0u) << rest;
+  EXPECT_NE(rest.find("EVENT_TYPE_WORKFLOW_EXECUTION_TERMINATED"), std::string::npos) << rest;
+  EXPECT_NE(rest.find("event: end\n"), std::string::npos) << rest;
+
+  EXPECT_EQ(Expect("GET", "/tock/v1/namespaces/default/workflows/nope/events", 404)["code"], 5);
+
+  // The same run as a timeline, without payloads.
+  json summary = Expect("GET", "/tock/v1/namespaces/default/workflows/sse/summary", 200);
+  EXPECT_EQ(summary["status"], "TERMINATED") << summary.dump();
+  EXPECT_EQ(summary["events"], 4);
+  ASSERT_EQ(summary["points"].size(), 1u) << summary.dump();
+  EXPECT_EQ(summary["points"][0]["name"], "go");
+  EXPECT_EQ(summary.dump().find("\"in\""), std::string::npos) << "no payloads";
 }
 
 TEST_F(TemporalHttpApiTest, SchedulesAndBatchJobs) {

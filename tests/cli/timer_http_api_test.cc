@@ -10,42 +10,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "tests/cli/cli_fixture.h"
+#include "tests/support/curl_call.h"
 #include "lib/common/time_format.h"
 #include "tests/support/callback_receiver.h"
 
 namespace tock::testing {
 namespace {
-
-struct HttpAnswer {
-  long status = 0;
-  std::string body;
-  std::string error;
-};
-
-size_t Append(char* data, size_t size, size_t n, void* out) {
-  static_cast<std::string*>(out)->append(data, size * n);
-  return size * n;
-}
-
-HttpAnswer Post(const std::string& url, const std::string& body) {
-  HttpAnswer answer;
-  CURL* curl = curl_easy_init();
-  curl_slist* headers = curl_slist_append(nullptr, "Content-Type: application/json");
-  curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
-  curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body.data());
-  curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
-  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
-  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, Append);
-  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &answer.body);
-  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, 30'000L);
-  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-  const CURLcode rc = curl_easy_perform(curl);
-  if (rc != CURLE_OK) answer.error = curl_easy_strerror(rc);
-  curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &answer.status);
-  curl_slist_free_all(headers);
-  curl_easy_cleanup(curl);
-  return answer;
-}
 
 class TimerHttpApiTest : public CliTest {
  protected:
@@ -69,7 +39,7 @@ class TimerHttpApiTest : public CliTest {
     return CallRaw(op, body.dump(), expected_status);
   }
   json CallRaw(const std::string& op, const std::string& body, long expected_status) {
-    HttpAnswer a = Post(absl::StrCat(base_, "/", op), body);
+    HttpAnswer a = CurlCall("POST", absl::StrCat(base_, "/", op), body);
     EXPECT_EQ(a.error, "");
     EXPECT_EQ(a.status, expected_status) << op << " " << body.substr(0, 300) << " -> " << a.body;
     if (a.body.empty()) return json();
@@ -166,7 +136,7 @@ TEST_F(TimerHttpApiTest, AClientKeepsItsConnectionForManyRequests) {
   const std::string url = absl::StrCat(base_, "/create");
   curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
   curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
-  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, Append);
+  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, AppendToString);
   curl_easy_setopt(curl, CURLOPT_WRITEDATA, &answer);
   curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, 30'000L);
   curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);

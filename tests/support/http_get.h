@@ -54,10 +54,10 @@ inline std::string UrlEncode(const std::string& text) {
   return out;
 }
 
-// `method` `url` ("http://IP:PORT/path?query") with `body` and `headers` ("Name: value"
+// `method` `url` ("http://IP:PORT/path?query") with `body` and `request_headers` ("Name: value"
 // each; a body is sent with its Content-Length).
 inline HttpResult HttpSend(const std::string& method, const std::string& url,
-                           const std::string& body, const std::vector<std::string>& headers,
+                           const std::string& body, const std::vector<std::string>& request_headers,
                            std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
   HttpResult result;
   const std::string prefix = "http://";
@@ -82,7 +82,7 @@ inline HttpResult HttpSend(const std::string& method, const std::string& url,
   }
   std::string request =
       method + " " + target + " HTTP/1.0\r\nHost: " + host_port + "\r\nAccept: */*\r\n";
-  for (const std::string& header : headers) request += header + "\r\n";
+  for (const std::string& header : request_headers) request += header + "\r\n";
   if (!body.empty() || method != "GET") {
     request += "Content-Length: " + std::to_string(body.size()) + "\r\n";
   }

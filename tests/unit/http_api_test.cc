@@ -10,6 +10,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "nlohmann/json.hpp"
+#include "server-core/http_api/history_summary.h"
 #include "server-core/http_api/json_codec.h"
 #include "server-core/http_api/route_table.h"
 #include "server-core/http_api/temporal_http_api.h"
@@ -252,6 +253,88 @@ TEST(HttpJsonTest, PathAndQueryValuesBindByProtoOrJsonNames) {
   const absl::Status long_name = SetFromText(&r, std::string(500, 'x'), {"1"});
   EXPECT_LT(long_name.message().size(), 200u) << "a long name is quoted in part";
   EXPECT_TRUE(absl::StrContains(long_name.message(), "(500 bytes)")) << long_name;
+}
+
+namespace history = temporal::api::history::v1;
+namespace enums = temporal::api::enums::v1;
+
+history::HistoryEvent Event(int64_t id, enums::EventType type) {
+  history::HistoryEvent e;
+  e.set_event_id(id);
+  e.set_event_type(type);
+  e.mutable_event_time()->set_seconds(1700000000 + id);
+  return e;
+}
+
+TEST(HttpHistorySummaryTest, SpansOfActivitiesTimersChildrenAndUpdatesWithoutPayloads) {
+  std::vector<history::HistoryEvent> events;
+  events.push_back(Event(1, enums::EVENT_TYPE_WORKFLOW_EXECUTION_STARTED));
+  auto scheduled = Event(5, enums::EVENT_TYPE_ACTIVITY_TASK_SCHEDULED);
+  scheduled.mutable_activity_task_scheduled_event_attributes()->set_activity_id("a1");
+  scheduled.mutable_activity_task_scheduled_event_attributes()->mutable_activity_type()->set_name("Charge");
+  *scheduled.mutable_activity_task_scheduled_event_attributes()->mutable_input()->add_payloads() =
+      JsonPlain("\"secret input\"");
+  events.push_back(scheduled);
+  auto started = Event(6, enums::EVENT_TYPE_ACTIVITY_TASK_STARTED);
+  started.mutable_activity_task_started_event_attributes()->set_scheduled_event_id(5);
+  started.mutable_activity_task_started_event_attributes()->set_attempt(3);
+  events.push_back(started);
+  auto failed = Event(7, enums::EVENT_TYPE_ACTIVITY_TASK_FAILED);
+  failed.mutable_activity_task_failed_event_attributes()->set_scheduled_event_id(5);
+  // 300 bytes of two-byte characters: cut at 200 bytes, on a character's boundary.
+  std::string long_message;
+  for (int i = 0; i < 150; ++i) long_message += "\xc3\xa9";
+  failed.mutable_activity_task_failed_event_attributes()->mutable_failure()->set_message(long_message);
+  events.push_back(failed);
+  auto timer = Event(8, enums::EVENT_TYPE_TIMER_STARTED);
+  timer.mutable_timer_started_event_attributes()->set_timer_id("t1");
+  events.push_back(timer);
+  auto fired = Event(9, enums::EVENT_TYPE_TIMER_FIRED);
+  fired.mutable_timer_fired_event_attributes()->set_started_event_id(8);
+  events.push_back(fired);
+  auto child = Event(10, enums::EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED);
+  child.mutable_start_child_workflow_execution_initiated_event_attributes()->set_workflow_id("kid");
+  events.push_back(child);
+  auto signal = Event(11, enums::EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED);
+  signal.mutable_workflow_execution_signaled_event_attributes()->set_signal_name("go");
+  events.push_back(signal);
+  auto accepted = Event(12, enums::EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED);
+  accepted.mutable_workflow_execution_update_accepted_event_attributes()->set_protocol_instance_id("u1");
+  accepted.mutable_workflow_execution_update_accepted_event_attributes()
+      ->mutable_accepted_request()->mutable_input()->set_name("SetPrice");
+  events.push_back(accepted);
+  auto done = Event(13, enums::EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED);
+  done.mutable_workflow_execution_update_completed_event_attributes()->set_accepted_event_id(12);
+  events.push_back(done);
+  events.push_back(Event(14, enums::EVENT_TYPE_WORKFLOW_EXECUTION_TERMINATED));
+
+  HistorySummary summary;
+  for (const auto& e : events) summary.Add(e);
+  const nlohmann::ordered_json s = summary.Take();
+  EXPECT_EQ(s["status"], "TERMINATED");
+  EXPECT_EQ(s["start"], "2023-11-14T22:13:21Z");
+  EXPECT_EQ(s["end"], "2023-11-14T22:13:34Z");
+  EXPECT_EQ(s["events"], 11);
+  ASSERT_EQ(s["spans"].size(), 4u) << s.dump();
+  const auto& activity = s["spans"][0];
+  EXPECT_EQ(activity["kind"], "activity");
+  EXPECT_EQ(activity["id"], "a1");
+  EXPECT_EQ(activity["name"], "Charge");
+  EXPECT_EQ(activity["eventId"], 5);
+  EXPECT_EQ(activity["started"], "2023-11-14T22:13:26Z");
+  EXPECT_EQ(activity["end"], "2023-11-14T22:13:27Z");
+  EXPECT_EQ(activity["status"], "FAILED");
+  EXPECT_EQ(activity["attempt"], 3);
+  EXPECT_EQ(activity["failure"].get<std::string>().size(), 200u);
+  EXPECT_EQ(s["spans"][1]["status"], "FIRED");
+  EXPECT_EQ(s["spans"][2]["kind"], "child");
+  EXPECT_EQ(s["spans"][2]["status"], "INITIATED");
+  EXPECT_FALSE(s["spans"][2].contains("end")) << "open when the run closed";
+  EXPECT_EQ(s["spans"][3]["name"], "SetPrice");
+  EXPECT_EQ(s["spans"][3]["status"], "COMPLETED");
+  ASSERT_EQ(s["points"].size(), 1u);
+  EXPECT_EQ(s["points"][0]["name"], "go");
+  EXPECT_EQ(s.dump().find("secret input"), std::string::npos) << "no payloads";
 }
 
 TEST(HttpJsonTest, GrpcCodesMapToTemporalsHttpStatuses) {
