@@ -9,6 +9,7 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
+#include "google/protobuf/util/json_util.h"
 #include "nlohmann/json.hpp"
 #include "server-core/http_api/history_summary.h"
 #include "server-core/http_api/json_codec.h"
@@ -134,6 +135,42 @@ TEST(HttpJsonTest, ProtoJsonRulesInt64AsStringsEnumNamesTimesAndBytes) {
   EXPECT_EQ(j["workflowExecutionInfo"]["status"], "WORKFLOW_EXECUTION_STATUS_RUNNING");
   EXPECT_EQ(j["workflowExecutionInfo"]["startTime"], "2023-11-14T22:13:20.123Z");
   EXPECT_EQ(json::parse(*ToJson(bytes, {}))["taskToken"], absl::Base64Escape(std::string("\xff\x00\x01", 3)));
+}
+
+// The JSON written from reflection is protobuf's own canonical JSON (the shorthand off).
+TEST(HttpJsonTest, WithoutTheShorthandTheJsonIsProtobufsOwn) {
+  wf::GetWorkflowExecutionHistoryResponse r;
+  auto* started = r.mutable_history()->add_events();
+  started->set_event_id(1);
+  started->set_event_type(temporal::api::enums::v1::EVENT_TYPE_WORKFLOW_EXECUTION_STARTED);
+  started->mutable_event_time()->set_seconds(1700000000);
+  started->mutable_event_time()->set_nanos(120000);
+  auto* a = started->mutable_workflow_execution_started_event_attributes();
+  a->mutable_workflow_type()->set_name("T \"quoted\" \xc3\xa9");
+  a->mutable_workflow_run_timeout()->set_seconds(90);
+  a->mutable_workflow_run_timeout()->set_nanos(500000000);
+  *a->mutable_input()->add_payloads() = JsonPlain("{\"a\": 1}");
+  (*a->mutable_memo()->mutable_fields())["k"] = JsonPlain("2");
+  a->set_attempt(3);
+  a->mutable_retry_policy()->set_backoff_coefficient(1.5);
+  a->mutable_retry_policy()->add_non_retryable_error_types("E1");
+  a->mutable_retry_policy()->add_non_retryable_error_types("E2");
+  r.set_next_page_token(std::string("\x00\xff", 2));
+  r.set_archived(true);
+  std::string theirs;
+  ASSERT_TRUE(google::protobuf::util::MessageToJsonString(r, &theirs).ok());
+  absl::StatusOr<std::string> ours = ToJson(r, {.payload_shorthand = false});
+  ASSERT_TRUE(ours.ok()) << ours.status();
+  EXPECT_EQ(json::parse(*ours), json::parse(theirs)) << *ours << "\n" << theirs;
+}
+
+TEST(HttpJsonTest, StringsAreEscapedAndInvalidUtf8Replaced) {
+  wf::StartWorkflowExecutionResponse r;
+  r.set_run_id(std::string("a\"b\\c\n\x01\xc3\xa9\xf0\x9f\x98\x80|\xff|\xc3|\xed\xa0\x80", 21));
+  absl::StatusOr<std::string> out = ToJson(r, {});
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(*out, "{\"runId\":\"a\\\"b\\\\c\\n\\u0001\xc3\xa9\xf0\x9f\x98\x80|\xef\xbf\xbd|\xef\xbf\xbd|"
+                  "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\"}");
 }
 
 TEST(HttpJsonTest, PayloadShorthandOutFromEveryPlaceAPayloadSits) {
