@@ -236,19 +236,19 @@ http::HttpResponse TemporalHttpApi::Summary(const http::HttpRequest& request) {
   if (!page_request.ok()) return Error(page_request.status(), false);
   std::shared_ptr<grpc::Channel> channel = channel_();
   if (channel == nullptr) return Error(absl::UnavailableError("the server is starting; call again"), false);
-  HistorySummary summary;
+  admin::HistorySpans spans;
   while (true) {
     wf::GetWorkflowExecutionHistoryResponse page;
     if (absl::Status s = CallHistory(*channel, *page_request, request, page); !s.ok()) {
       return Error(s, false);
     }
-    for (const auto& event : page.history().events()) summary.Add(event);
+    for (const auto& event : page.history().events()) spans.Add(event);
     if (page.next_page_token().empty()) break;
     page_request->set_next_page_token(page.next_page_token());
   }
   http::HttpResponse response;
   response.content_type = std::string(kJson);
-  response.body = summary.Take().dump(HasQueryFlag(request, "pretty") ? 2 : -1, ' ',
+  response.body = SummaryJson(spans).dump(HasQueryFlag(request, "pretty") ? 2 : -1, ' ',
                                                 false, nlohmann::json::error_handler_t::replace);
   return response;
 }

@@ -345,9 +345,9 @@ TEST(HttpHistorySummaryTest, SpansOfActivitiesTimersChildrenAndUpdatesWithoutPay
   events.push_back(done);
   events.push_back(Event(14, enums::EVENT_TYPE_WORKFLOW_EXECUTION_TERMINATED));
 
-  HistorySummary summary;
-  for (const auto& e : events) summary.Add(e);
-  const nlohmann::ordered_json s = summary.Take();
+  admin::HistorySpans spans;
+  for (const auto& e : events) spans.Add(e);
+  const nlohmann::ordered_json s = SummaryJson(spans);
   EXPECT_EQ(s["status"], "TERMINATED");
   EXPECT_EQ(s["start"], "2023-11-14T22:13:21Z");
   EXPECT_EQ(s["end"], "2023-11-14T22:13:34Z");

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "lib/admin/history_spans.h"
 #include "lib/common/duration.h"
 #include "lib/common/proto_time.h"
 #include "lib/common/time_format.h"
@@ -12,7 +13,6 @@
 namespace tock::cli::repl {
 namespace {
 
-namespace enums = temporal::api::enums::v1;
 using temporal::api::history::v1::HistoryEvent;
 
 std::string Seconds(absl::Duration d) { return absl::StrFormat("%.3fs", absl::ToDoubleSeconds(d)); }
@@ -20,121 +20,44 @@ std::string Seconds(absl::Duration d) { return absl::StrFormat("%.3fs", absl::To
 }  // namespace
 
 std::vector<TimelineRow> BuildTimeline(const std::vector<HistoryEvent>& events) {
+  admin::HistorySpans spans;
+  for (const HistoryEvent& e : events) spans.Add(e);
+  // The statuses as this view has always shown them.
+  static const std::map<std::string, std::string> kOutcome = {
+      {"COMPLETED", "Completed"},   {"FAILED", "Failed"},
+      {"TIMED_OUT", "TimedOut"},    {"CANCELED", "Canceled"},
+      {"TERMINATED", "Terminated"}, {"CONTINUED_AS_NEW", "ContinuedAsNew"},
+      {"FIRED", "Fired"},           {"START_FAILED", "StartFailed"}};
   std::vector<TimelineRow> rows;
-  if (events.empty()) return rows;
-  const absl::Time last = FromProtoTime(events.back().event_time());
-  std::map<int64_t, size_t> by_initiating_event;  // scheduled/started/initiated id -> row
-  auto open_row = [&](const HistoryEvent& e, std::string kind, std::string name) {
+  for (const admin::HistorySpan& span : spans.spans()) {
     TimelineRow row;
-    row.kind = std::move(kind);
-    row.name = std::move(name);
-    row.start = FromProtoTime(e.event_time());
-    row.end = last;
-    row.open = true;
-    row.outcome = "Running";
-    by_initiating_event[e.event_id()] = rows.size();
-    rows.push_back(std::move(row));
-  };
-  auto close_row = [&](int64_t initiating_id, const HistoryEvent& e, std::string outcome) {
-    auto it = by_initiating_event.find(initiating_id);
-    if (it == by_initiating_event.end()) return;
-    TimelineRow& row = rows[it->second];
-    row.end = FromProtoTime(e.event_time());
-    row.open = false;
-    row.outcome = std::move(outcome);
-  };
-  for (const HistoryEvent& e : events) {
-    switch (e.event_type()) {
-      case enums::EVENT_TYPE_WORKFLOW_EXECUTION_STARTED:
-        open_row(e, "workflow",
-                 e.workflow_execution_started_event_attributes().workflow_type().name());
+    switch (span.kind) {
+      case admin::HistorySpan::Kind::kWorkflow:
+        row.kind = "workflow";
+        row.name = span.name;
         break;
-      case enums::EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED:
-      case enums::EVENT_TYPE_WORKFLOW_EXECUTION_FAILED:
-      case enums::EVENT_TYPE_WORKFLOW_EXECUTION_TIMED_OUT:
-      case enums::EVENT_TYPE_WORKFLOW_EXECUTION_CANCELED:
-      case enums::EVENT_TYPE_WORKFLOW_EXECUTION_TERMINATED:
-      case enums::EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW: {
-        static const std::map<int, std::string> kOutcome = {
-            {enums::EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED, "Completed"},
-            {enums::EVENT_TYPE_WORKFLOW_EXECUTION_FAILED, "Failed"},
-            {enums::EVENT_TYPE_WORKFLOW_EXECUTION_TIMED_OUT, "TimedOut"},
-            {enums::EVENT_TYPE_WORKFLOW_EXECUTION_CANCELED, "Canceled"},
-            {enums::EVENT_TYPE_WORKFLOW_EXECUTION_TERMINATED, "Terminated"},
-            {enums::EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW, "ContinuedAsNew"}};
-        close_row(events.front().event_id(), e, kOutcome.at(e.event_type()));
+      case admin::HistorySpan::Kind::kActivity:
+        row.kind = "activity";
+        row.name = absl::StrCat(span.name, " #", span.id);
+        row.attempts = span.attempt;
         break;
-      }
-      case enums::EVENT_TYPE_ACTIVITY_TASK_SCHEDULED: {
-        const auto& a = e.activity_task_scheduled_event_attributes();
-        open_row(e, "activity", absl::StrCat(a.activity_type().name(), " #", a.activity_id()));
+      case admin::HistorySpan::Kind::kTimer:
+        row.kind = "timer";
+        row.name = absl::StrCat(span.id, " (", FormatHumanDuration(span.timer), ")");
         break;
-      }
-      case enums::EVENT_TYPE_ACTIVITY_TASK_STARTED: {
-        const auto& a = e.activity_task_started_event_attributes();
-        auto it = by_initiating_event.find(a.scheduled_event_id());
-        if (it != by_initiating_event.end()) rows[it->second].attempts = std::max(1, a.attempt());
+      case admin::HistorySpan::Kind::kChild:
+        row.kind = "child";
+        row.name = absl::StrCat(span.name, " ", span.id);
         break;
-      }
-      case enums::EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
-        close_row(e.activity_task_completed_event_attributes().scheduled_event_id(), e,
-                  "Completed");
-        break;
-      case enums::EVENT_TYPE_ACTIVITY_TASK_FAILED:
-        close_row(e.activity_task_failed_event_attributes().scheduled_event_id(), e, "Failed");
-        break;
-      case enums::EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT:
-        close_row(e.activity_task_timed_out_event_attributes().scheduled_event_id(), e, "TimedOut");
-        break;
-      case enums::EVENT_TYPE_ACTIVITY_TASK_CANCELED:
-        close_row(e.activity_task_canceled_event_attributes().scheduled_event_id(), e, "Canceled");
-        break;
-      case enums::EVENT_TYPE_TIMER_STARTED: {
-        const auto& t = e.timer_started_event_attributes();
-        open_row(
-            e, "timer",
-            absl::StrCat(t.timer_id(), " (",
-                         FormatHumanDuration(FromProtoDuration(t.start_to_fire_timeout())), ")"));
-        break;
-      }
-      case enums::EVENT_TYPE_TIMER_FIRED:
-        close_row(e.timer_fired_event_attributes().started_event_id(), e, "Fired");
-        break;
-      case enums::EVENT_TYPE_TIMER_CANCELED:
-        close_row(e.timer_canceled_event_attributes().started_event_id(), e, "Canceled");
-        break;
-      case enums::EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED: {
-        const auto& c = e.start_child_workflow_execution_initiated_event_attributes();
-        open_row(e, "child", absl::StrCat(c.workflow_type().name(), " ", c.workflow_id()));
-        break;
-      }
-      case enums::EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_FAILED:
-        close_row(e.start_child_workflow_execution_failed_event_attributes().initiated_event_id(),
-                  e, "StartFailed");
-        break;
-      case enums::EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_COMPLETED:
-        close_row(e.child_workflow_execution_completed_event_attributes().initiated_event_id(), e,
-                  "Completed");
-        break;
-      case enums::EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_FAILED:
-        close_row(e.child_workflow_execution_failed_event_attributes().initiated_event_id(), e,
-                  "Failed");
-        break;
-      case enums::EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_CANCELED:
-        close_row(e.child_workflow_execution_canceled_event_attributes().initiated_event_id(), e,
-                  "Canceled");
-        break;
-      case enums::EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_TIMED_OUT:
-        close_row(e.child_workflow_execution_timed_out_event_attributes().initiated_event_id(), e,
-                  "TimedOut");
-        break;
-      case enums::EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_TERMINATED:
-        close_row(e.child_workflow_execution_terminated_event_attributes().initiated_event_id(), e,
-                  "Terminated");
-        break;
-      default:
-        break;
+      case admin::HistorySpan::Kind::kUpdate:
+        continue;  // not a row of this view
     }
+    row.start = span.start;
+    row.open = !span.end.has_value();
+    row.end = span.end.value_or(spans.last_event_time());
+    auto outcome = kOutcome.find(span.status);
+    row.outcome = row.open || outcome == kOutcome.end() ? "Running" : outcome->second;
+    rows.push_back(std::move(row));
   }
   return rows;
 }
