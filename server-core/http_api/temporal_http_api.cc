@@ -32,6 +32,8 @@ namespace wf = temporal::api::workflowservice::v1;
 constexpr absl::string_view kApiPrefix = "/api/v1";
 constexpr absl::string_view kJson = "application/json";
 constexpr absl::string_view kNoShorthandMediaType = "application/json+no-payload-shorthand";
+const std::string kHistoryMethod =
+    "/temporal.api.workflowservice.v1.WorkflowService/GetWorkflowExecutionHistory";
 
 bool HasQueryFlag(const http::HttpRequest& request, const std::string& name) {
   auto it = request.query.find(name);
@@ -51,17 +53,22 @@ std::string RawPath(const http::HttpRequest& request) {
 
 }  // namespace
 
-// `method` called in process with `http`'s authorization headers; the answer waited for on
-// this thread (Stop cancels it).
-TemporalHttpApi::CallResult TemporalHttpApi::CallInProcess(grpc::Channel& channel,
-                                                           const std::string& method,
-                                                           const grpc::ByteBuffer& request,
-                                                           const http::HttpRequest& http) {
+// Waited for on this thread: the HTTP server's worker holds the call.
+absl::Status TemporalHttpApi::CallInProcess(grpc::Channel& channel, const std::string& method,
+                                            const google::protobuf::Message& in,
+                                            google::protobuf::Message* out,
+                                            const http::HttpRequest& http) {
+  std::string serialized;
+  if (!in.SerializeToString(&serialized)) {
+    return absl::InvalidArgumentError("the request could not be serialized");
+  }
+  grpc::Slice slice(serialized);
+  grpc::ByteBuffer request(&slice, 1), response;
   grpc::ClientContext context;
   context.set_deadline(absl::ToChronoTime(absl::Now() + deadline_));
   {
     std::lock_guard lock(calls_mu_);
-    if (stopping_) return {grpc::Status(grpc::StatusCode::UNAVAILABLE, "the server is stopping"), {}};
+    if (stopping_) return absl::UnavailableError("the server is stopping");
     calls_.insert(&context);
   }
   for (const char* name : {"authorization", "authorization-extras"}) {
@@ -69,14 +76,14 @@ TemporalHttpApi::CallResult TemporalHttpApi::CallInProcess(grpc::Channel& channe
     if (!value.empty()) context.AddMetadata(name, value);
   }
   grpc::GenericStub stub(std::shared_ptr<grpc::ChannelInterface>(&channel, [](auto*) {}));
-  CallResult result;
+  grpc::Status status;
   std::mutex mu;
   std::condition_variable cv;
   bool done = false;
-  stub.UnaryCall(&context, method, grpc::StubOptions(), &request, &result.response,
-                 [&](grpc::Status status) {
+  stub.UnaryCall(&context, method, grpc::StubOptions(), &request, &response,
+                 [&](grpc::Status s) {
                    std::lock_guard lock(mu);
-                   result.status = std::move(status);
+                   status = std::move(s);
                    done = true;
                    cv.notify_one();
                  });
@@ -84,9 +91,18 @@ TemporalHttpApi::CallResult TemporalHttpApi::CallInProcess(grpc::Channel& channe
     std::unique_lock lock(mu);
     cv.wait(lock, [&] { return done; });
   }
-  std::lock_guard lock(calls_mu_);
-  calls_.erase(&context);
-  return result;
+  {
+    std::lock_guard lock(calls_mu_);
+    calls_.erase(&context);
+  }
+  if (!status.ok()) return FromGrpcStatus(status);
+  std::vector<grpc::Slice> slices;
+  std::string bytes;
+  if (response.Dump(&slices).ok()) {
+    for (const grpc::Slice& s : slices) bytes.append(reinterpret_cast<const char*>(s.begin()), s.size());
+  }
+  if (!out->ParseFromString(bytes)) return absl::InternalError("the server's answer could not be read");
+  return absl::OkStatus();
 }
 
 void TemporalHttpApi::Stop() {
@@ -143,9 +159,7 @@ void TemporalHttpApi::Register(http::HttpServer& server) {
     verbs.insert(route.verb);
     std::string path = route.path;
     if (absl::StartsWith(path, kApiPrefix)) path = path.substr(kApiPrefix.size());
-    firsts.insert(path.substr(1, path.find('/', 1) == std::string::npos
-                                     ? std::string::npos
-                                     : path.find('/', 1) - 1));
+    firsts.insert(path.substr(1, path.find('/', 1) - 1));  // (npos - 1: to the end)
   }
   const std::string pattern =
       absl::StrCat("(?:/api/v1)?/(?:", absl::StrJoin(firsts, "|"), ")(?:/.*)?");
@@ -239,7 +253,7 @@ http::HttpResponse TemporalHttpApi::Summary(const http::HttpRequest& request) {
   admin::HistorySpans spans;
   while (true) {
     wf::GetWorkflowExecutionHistoryResponse page;
-    if (absl::Status s = CallHistory(*channel, *page_request, request, page); !s.ok()) {
+    if (absl::Status s = CallInProcess(*channel, kHistoryMethod, *page_request, &page, request); !s.ok()) {
       return Error(s, false);
     }
     for (const auto& event : page.history().events()) spans.Add(event);
@@ -279,7 +293,7 @@ http::HttpResponse TemporalHttpApi::StreamEvents(const http::HttpRequest& reques
   // The first page answers at once (or with the error: no such workflow), before the stream
   // starts, so that a bad request gets its status.
   wf::GetWorkflowExecutionHistoryResponse page;
-  if (absl::Status s = CallHistory(*channel, *first, request, page); !s.ok()) return Error(s, false);
+  if (absl::Status s = CallInProcess(*channel, kHistoryMethod, *first, &page, request); !s.ok()) return Error(s, false);
 
   http::HttpResponse response;
   response.content_type = "text/event-stream";
@@ -307,33 +321,13 @@ http::HttpResponse TemporalHttpApi::StreamEvents(const http::HttpRequest& reques
       wf::GetWorkflowExecutionHistoryRequest next = first;
       next.set_next_page_token(page.next_page_token());
       page.Clear();
-      if (!CallHistory(*channel, next, caller, page).ok()) {
+      if (!CallInProcess(*channel, kHistoryMethod, next, &page, caller).ok()) {
         write("event: error\ndata: {}\n\n");
         return;
       }
     }
   };
   return response;
-}
-
-absl::Status TemporalHttpApi::CallHistory(grpc::Channel& channel,
-                                          const wf::GetWorkflowExecutionHistoryRequest& request,
-                                          const http::HttpRequest& http,
-                                          wf::GetWorkflowExecutionHistoryResponse& response) {
-  std::string serialized = request.SerializeAsString();
-  grpc::Slice slice(serialized);
-  grpc::ByteBuffer buffer(&slice, 1);
-  CallResult result = CallInProcess(
-      channel, "/temporal.api.workflowservice.v1.WorkflowService/GetWorkflowExecutionHistory",
-      buffer, http);
-  if (!result.status.ok()) return FromGrpcStatus(result.status);
-  std::vector<grpc::Slice> slices;
-  std::string bytes;
-  if (result.response.Dump(&slices).ok()) {
-    for (const grpc::Slice& s : slices) bytes.append(reinterpret_cast<const char*>(s.begin()), s.size());
-  }
-  if (!response.ParseFromString(bytes)) return absl::InternalError("the server's answer could not be read");
-  return absl::OkStatus();
 }
 
 http::HttpResponse TemporalHttpApi::Handle(const http::HttpRequest& request) {
@@ -405,25 +399,12 @@ http::HttpResponse TemporalHttpApi::Handle(const http::HttpRequest& request) {
     }
   }
 
-  std::string serialized;
-  if (!in->SerializeToString(&serialized)) {
-    return Error(absl::InvalidArgumentError("the request could not be serialized"), pretty);
-  }
-  grpc::Slice slice(serialized);
-  grpc::ByteBuffer buffer(&slice, 1);
   std::shared_ptr<grpc::Channel> channel = channel_();
   if (channel == nullptr) {
     return Error(absl::UnavailableError("the server is starting; call again"), pretty);
   }
-  CallResult result = CallInProcess(*channel, route.rpc, buffer, request);
-  if (!result.status.ok()) return Error(FromGrpcStatus(result.status), pretty);
-  std::vector<grpc::Slice> slices;
-  std::string bytes;
-  if (result.response.Dump(&slices).ok()) {
-    for (const grpc::Slice& s : slices) bytes.append(reinterpret_cast<const char*>(s.begin()), s.size());
-  }
-  if (!out->ParseFromString(bytes)) {
-    return Error(absl::InternalError("the server's answer could not be read"), pretty);
+  if (absl::Status s = CallInProcess(*channel, route.rpc, *in, out.get(), request); !s.ok()) {
+    return Error(s, pretty);
   }
   absl::StatusOr<std::string> json = ToJson(*out, JsonOptions{shorthand, pretty});
   if (!json.ok()) return Error(json.status(), pretty);

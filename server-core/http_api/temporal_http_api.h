@@ -39,6 +39,7 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "google/protobuf/message.h"
 #include "server-core/http/http_server.h"
 #include "server-core/http_api/route_table.h"
 #include "temporal/api/workflowservice/v1/request_response.pb.h"
@@ -88,21 +89,15 @@ class TemporalHttpApi {
   http::HttpResponse Error(const absl::Status& status, bool pretty) const;
 
   class LongPollSlot;
-  struct CallResult {
-    grpc::Status status;
-    grpc::ByteBuffer response;
-  };
-  CallResult CallInProcess(grpc::Channel& channel, const std::string& method,
-                           const grpc::ByteBuffer& request, const http::HttpRequest& http);
+  // `method` called in process with `http`'s authorization headers: `in` sent, the answer
+  // read into `out`. Stop cancels it.
+  absl::Status CallInProcess(grpc::Channel& channel, const std::string& method,
+                             const google::protobuf::Message& in, google::protobuf::Message* out,
+                             const http::HttpRequest& http);
   bool stopping() {
     std::lock_guard lock(calls_mu_);
     return stopping_;
   }
-  // GetWorkflowExecutionHistory in process, with `http`'s authorization headers.
-  absl::Status CallHistory(grpc::Channel& channel,
-                           const temporal::api::workflowservice::v1::GetWorkflowExecutionHistoryRequest& request,
-                           const http::HttpRequest& http,
-                           temporal::api::workflowservice::v1::GetWorkflowExecutionHistoryResponse& response);
 
   RouteTable routes_;
   std::atomic<int> long_polls_{0};
