@@ -17,6 +17,7 @@ packages=(
   libspdlog-dev prometheus-cpp-dev libcpp-httplib-dev prometheus
   mandoc bash-completion zsh fish
   sqlite3 python3 curl
+  libsimdjson-dev
 )
 
 as_root() {

@@ -12,6 +12,7 @@
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/util/json_util.h"
 #include "nlohmann/json.hpp"
+#include "server-core/http_api/json_text.h"
 #include "temporal/api/common/v1/message.pb.h"
 
 namespace tock::server::http_api {
@@ -86,7 +87,7 @@ bool WellKnown(const Descriptor* d) { return absl::StartsWith(d->full_name(), "g
 // writer walks the message once and writes the JSON, the shorthand in place. Well-known
 // types other than Timestamp and Duration (rare in Temporal's messages) are written by
 // protobuf's printer and spliced in.
-class JsonWriter {
+class JsonWriter : public JsonText {
  public:
   explicit JsonWriter(bool shorthand) : shorthand_(shorthand) {}
 
@@ -110,8 +111,6 @@ class JsonWriter {
     return absl::OkStatus();
   }
 
-  std::string Take() { return std::move(out_); }
-
  private:
   absl::Status Field(const google::protobuf::Message& m, const FieldDescriptor* f, int depth) {
     const Reflection* r = m.GetReflection();
@@ -123,9 +122,7 @@ class JsonWriter {
       for (int i = 0; i < n; ++i) {
         const google::protobuf::Message& entry = r->GetRepeatedMessage(m, f, i);
         if (i > 0) out_.push_back(',');
-        std::string k;
-        Scalar(entry, key, -1, /*as_key=*/true, &k);
-        String(k);
+        String(MapKey(entry, key));
         out_.push_back(':');
         if (absl::Status s = Value(entry, value, -1, depth); !s.ok()) return s;
       }
@@ -149,7 +146,7 @@ class JsonWriter {
   absl::Status Value(const google::protobuf::Message& m, const FieldDescriptor* f, int index,
                      int depth) {
     if (f->cpp_type() != FieldDescriptor::CPPTYPE_MESSAGE) {
-      Scalar(m, f, index, false, nullptr);
+      Scalar(m, f, index);
       return absl::OkStatus();
     }
     const Reflection* r = m.GetReflection();
@@ -158,9 +155,9 @@ class JsonWriter {
     const Descriptor* type = sub.GetDescriptor();
     if (shorthand_ && (type == common_payload::descriptor() || type == common_payloads::descriptor())) {
       if (const auto* p = google::protobuf::DynamicCastToGenerated<common_payload>(&sub)) {
-        if (ShortPayloadText(*p)) return absl::OkStatus();
+        if (ShortPayload(*p)) return absl::OkStatus();
       } else if (const auto* list = google::protobuf::DynamicCastToGenerated<common_payloads>(&sub)) {
-        if (ShortPayloadsText(*list)) return absl::OkStatus();
+        if (ShortPayloads(*list)) return absl::OkStatus();
         // The whole list in the proto form, its payloads too.
         shorthand_ = false;
         absl::Status s = Message(sub, depth + 1);
@@ -171,123 +168,64 @@ class JsonWriter {
     return Message(sub, depth + 1);
   }
 
-  // A payload's short form written, or false (nothing written) when it has none.
-  bool ShortPayloadText(const common_payload& p) {
-    auto encoding = p.metadata().find("encoding");
-    if (encoding == p.metadata().end()) return false;
-    if (encoding->second == "binary/null") {
-      out_ += "null";
-      return true;
+  // A map entry's key as the text of a JSON object's key.
+  static std::string MapKey(const google::protobuf::Message& entry, const FieldDescriptor* f) {
+    const Reflection* r = entry.GetReflection();
+    switch (f->cpp_type()) {
+      case FieldDescriptor::CPPTYPE_INT32: return absl::StrCat(r->GetInt32(entry, f));
+      case FieldDescriptor::CPPTYPE_UINT32: return absl::StrCat(r->GetUInt32(entry, f));
+      case FieldDescriptor::CPPTYPE_INT64: return absl::StrCat(r->GetInt64(entry, f));
+      case FieldDescriptor::CPPTYPE_UINT64: return absl::StrCat(r->GetUInt64(entry, f));
+      case FieldDescriptor::CPPTYPE_BOOL: return r->GetBool(entry, f) ? "true" : "false";
+      default: return r->GetString(entry, f);
     }
-    if (encoding->second == "json/plain" && p.metadata().size() == 1) {
-      if (!json::accept(p.data())) return false;
-      out_ += p.data();
-      return true;
-    }
-    if (encoding->second == "json/protobuf" && p.metadata().size() == 2) {
-      auto type = p.metadata().find("messageType");
-      if (type == p.metadata().end() || type->second.empty()) return false;
-      const std::string& data = p.data();
-      const size_t open = data.find_first_not_of(" \t\r\n");
-      if (open == std::string::npos || data[open] != '{' || !json::accept(data)) return false;
-      const size_t next = data.find_first_not_of(" \t\r\n", open + 1);
-      out_.push_back('{');
-      String(std::string(kShorthandType));
-      out_.push_back(':');
-      String(type->second);
-      if (next != std::string::npos && data[next] != '}') out_.push_back(',');
-      out_.append(data, open + 1, std::string::npos);
-      return true;
-    }
-    return false;
   }
 
-  bool ShortPayloadsText(const common_payloads& list) {
-    for (const common_payload& p : list.payloads()) {
-      if (!HasShortForm(p)) return false;  // one without keeps the whole list in the proto form
-    }
-    out_.push_back('[');
-    for (int i = 0; i < list.payloads_size(); ++i) {
-      if (i > 0) out_.push_back(',');
-      ShortPayloadText(list.payloads(i));
-    }
-    out_.push_back(']');
-    return true;
-  }
-
-  bool HasShortForm(const common_payload& p) {
-    const size_t mark = out_.size();
-    const bool has = ShortPayloadText(p);
-    out_.resize(mark);
-    return has;
-  }
-
-  // A scalar field's value: into `key` for a map key (a string), else written.
-  void Scalar(const google::protobuf::Message& m, const FieldDescriptor* f, int index, bool as_key,
-              std::string* key) {
+  // A scalar field's value (element `index` of a repeated one; -1: singular).
+  void Scalar(const google::protobuf::Message& m, const FieldDescriptor* f, int index) {
     const Reflection* r = m.GetReflection();
     const bool rep = index >= 0;
-    std::string text;
-    bool quoted = as_key;
     switch (f->cpp_type()) {
       case FieldDescriptor::CPPTYPE_INT32:
-        text = absl::StrCat(rep ? r->GetRepeatedInt32(m, f, index) : r->GetInt32(m, f));
-        break;
+        absl::StrAppend(&out_, rep ? r->GetRepeatedInt32(m, f, index) : r->GetInt32(m, f));
+        return;
       case FieldDescriptor::CPPTYPE_UINT32:
-        text = absl::StrCat(rep ? r->GetRepeatedUInt32(m, f, index) : r->GetUInt32(m, f));
-        break;
+        absl::StrAppend(&out_, rep ? r->GetRepeatedUInt32(m, f, index) : r->GetUInt32(m, f));
+        return;
       case FieldDescriptor::CPPTYPE_INT64:
-        text = absl::StrCat(rep ? r->GetRepeatedInt64(m, f, index) : r->GetInt64(m, f));
-        quoted = true;
-        break;
+        absl::StrAppend(&out_, "\"", rep ? r->GetRepeatedInt64(m, f, index) : r->GetInt64(m, f), "\"");
+        return;
       case FieldDescriptor::CPPTYPE_UINT64:
-        text = absl::StrCat(rep ? r->GetRepeatedUInt64(m, f, index) : r->GetUInt64(m, f));
-        quoted = true;
-        break;
+        absl::StrAppend(&out_, "\"", rep ? r->GetRepeatedUInt64(m, f, index) : r->GetUInt64(m, f), "\"");
+        return;
       case FieldDescriptor::CPPTYPE_DOUBLE:
-      case FieldDescriptor::CPPTYPE_FLOAT: {
-        const double v = f->cpp_type() == FieldDescriptor::CPPTYPE_DOUBLE
-                             ? (rep ? r->GetRepeatedDouble(m, f, index) : r->GetDouble(m, f))
-                             : (rep ? r->GetRepeatedFloat(m, f, index) : r->GetFloat(m, f));
-        if (std::isnan(v)) {
-          text = "NaN", quoted = true;
-        } else if (std::isinf(v)) {
-          text = v > 0 ? "Infinity" : "-Infinity", quoted = true;
-        } else {
-          text = json(v).dump();
-        }
-        break;
-      }
+        Double(rep ? r->GetRepeatedDouble(m, f, index) : r->GetDouble(m, f));
+        return;
+      case FieldDescriptor::CPPTYPE_FLOAT:
+        Double(rep ? r->GetRepeatedFloat(m, f, index) : r->GetFloat(m, f));
+        return;
       case FieldDescriptor::CPPTYPE_BOOL:
-        text = (rep ? r->GetRepeatedBool(m, f, index) : r->GetBool(m, f)) ? "true" : "false";
-        break;
+        out_ += (rep ? r->GetRepeatedBool(m, f, index) : r->GetBool(m, f)) ? "true" : "false";
+        return;
       case FieldDescriptor::CPPTYPE_ENUM: {
         const int number = rep ? r->GetRepeatedEnumValue(m, f, index) : r->GetEnumValue(m, f);
         const google::protobuf::EnumValueDescriptor* v = f->enum_type()->FindValueByNumber(number);
-        if (v != nullptr) {
-          text = v->name(), quoted = true;
-        } else {
-          text = absl::StrCat(number);
-        }
-        break;
+        Enum(v != nullptr ? &v->name() : nullptr, number);
+        return;
       }
       case FieldDescriptor::CPPTYPE_STRING: {
         std::string scratch;
         const std::string& v = rep ? r->GetRepeatedStringReference(m, f, index, &scratch)
                                    : r->GetStringReference(m, f, &scratch);
-        text = f->type() == FieldDescriptor::TYPE_BYTES ? absl::Base64Escape(v) : v;
-        quoted = true;
-        break;
+        if (f->type() == FieldDescriptor::TYPE_BYTES) {
+          Base64(v);
+        } else {
+          String(v);
+        }
+        return;
       }
       case FieldDescriptor::CPPTYPE_MESSAGE:
-        break;
-    }
-    if (key != nullptr) {
-      *key = std::move(text);
-    } else if (quoted) {
-      String(text);
-    } else {
-      out_ += text;
+        return;
     }
   }
 
@@ -296,24 +234,9 @@ class JsonWriter {
     const std::string& name = m.GetDescriptor()->full_name();
     const Reflection* r = m.GetReflection();
     if (name == "google.protobuf.Timestamp" || name == "google.protobuf.Duration") {
-      const FieldDescriptor* sf = m.GetDescriptor()->FindFieldByName("seconds");
-      const FieldDescriptor* nf = m.GetDescriptor()->FindFieldByName("nanos");
-      const int64_t seconds = r->GetInt64(m, sf);
-      const int32_t nanos = r->GetInt32(m, nf);
-      if (name == "google.protobuf.Timestamp") {
-        const absl::Time t = absl::FromUnixSeconds(seconds) + absl::Nanoseconds(nanos);
-        out_.push_back('"');
-        out_ += absl::FormatTime("%Y-%m-%d%ET%H:%M:%S", t, absl::UTCTimeZone());
-        out_ += Fraction(nanos);
-        out_ += "Z\"";
-      } else {
-        const bool negative = seconds < 0 || nanos < 0;
-        out_.push_back('"');
-        if (negative) out_.push_back('-');
-        out_ += absl::StrCat(seconds < 0 ? -seconds : seconds);
-        out_ += Fraction(nanos < 0 ? -nanos : nanos);
-        out_ += "s\"";
-      }
+      const int64_t seconds = r->GetInt64(m, m.GetDescriptor()->FindFieldByNumber(1));
+      const int32_t nanos = r->GetInt32(m, m.GetDescriptor()->FindFieldByNumber(2));
+      name == "google.protobuf.Timestamp" ? Timestamp(seconds, nanos) : Duration(seconds, nanos);
       return absl::OkStatus();
     }
     std::string text;
@@ -325,96 +248,7 @@ class JsonWriter {
     return absl::OkStatus();
   }
 
-  // protobuf's rule: no fraction, or 3, 6 or 9 digits.
-  static std::string Fraction(int32_t nanos) {
-    if (nanos == 0) return "";
-    char buf[16];
-    if (nanos % 1'000'000 == 0) {
-      std::snprintf(buf, sizeof(buf), ".%03d", nanos / 1'000'000);
-    } else if (nanos % 1'000 == 0) {
-      std::snprintf(buf, sizeof(buf), ".%06d", nanos / 1'000);
-    } else {
-      std::snprintf(buf, sizeof(buf), ".%09d", nanos);
-    }
-    return buf;
-  }
-
-  // A JSON string: quotes, backslashes and control characters escaped, invalid UTF-8
-  // replaced by U+FFFD (as the rest of the API's output does).
-  void String(std::string_view text) {
-    out_.push_back('"');
-    size_t i = 0;
-    while (i < text.size()) {
-      const auto c = static_cast<unsigned char>(text[i]);
-      if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
-        // A run of plain ASCII at once.
-        size_t j = i + 1;
-        while (j < text.size()) {
-          const auto d = static_cast<unsigned char>(text[j]);
-          if (d < 0x20 || d >= 0x80 || d == '"' || d == '\\') break;
-          ++j;
-        }
-        out_.append(text.data() + i, j - i);
-        i = j;
-        continue;
-      }
-      if (c < 0x80) {
-        switch (c) {
-          case '"': out_ += "\\\""; break;
-          case '\\': out_ += "\\\\"; break;
-          case '\n': out_ += "\\n"; break;
-          case '\r': out_ += "\\r"; break;
-          case '\t': out_ += "\\t"; break;
-          case '\b': out_ += "\\b"; break;
-          case '\f': out_ += "\\f"; break;
-          default: {
-            char buf[8];
-            std::snprintf(buf, sizeof(buf), "\\u%04x", c);
-            out_ += buf;
-          }
-        }
-        ++i;
-        continue;
-      }
-      const size_t length = Utf8SequenceLength(text, i);
-      if (length == 0) {
-        out_ += "\xef\xbf\xbd";  // U+FFFD
-        ++i;
-      } else {
-        out_.append(text.data() + i, length);
-        i += length;
-      }
-    }
-    out_.push_back('"');
-  }
-
-  // The length of the valid UTF-8 sequence starting at text[i] (a byte >= 0x80), or 0.
-  static size_t Utf8SequenceLength(std::string_view text, size_t i) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    size_t length;
-    uint32_t min;
-    if (c >= 0xC2 && c <= 0xDF) {
-      length = 2, min = 0x80;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-      length = 3, min = 0x800;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-      length = 4, min = 0x10000;
-    } else {
-      return 0;
-    }
-    if (i + length > text.size()) return 0;
-    uint32_t code = c & (0xFF >> (length + 1));
-    for (size_t k = 1; k < length; ++k) {
-      const auto d = static_cast<unsigned char>(text[i + k]);
-      if ((d & 0xC0) != 0x80) return 0;
-      code = (code << 6) | (d & 0x3F);
-    }
-    if (code < min || code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF)) return 0;
-    return length;
-  }
-
   bool shorthand_;
-  std::string out_;
 };
 
 // ---- Input: the shorthand to the proto form ----

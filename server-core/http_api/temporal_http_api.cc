@@ -21,6 +21,7 @@
 #include "server-core/http_api/history_summary.h"
 #include "server-core/http_api/json_codec.h"
 #include "server-core/http_api/openapi_files.h"
+#include "server-core/http_api/wire_json.h"
 #include "temporal/api/workflowservice/v1/request_response.pb.h"
 #include "tock/rpc/v1/status.pb.h"
 
@@ -56,7 +57,7 @@ std::string RawPath(const http::HttpRequest& request) {
 // Waited for on this thread: the HTTP server's worker holds the call.
 absl::Status TemporalHttpApi::CallInProcess(grpc::Channel& channel, const std::string& method,
                                             const google::protobuf::Message& in,
-                                            google::protobuf::Message* out,
+                                            std::string* answer,
                                             const http::HttpRequest& http) {
   std::string serialized;
   if (!in.SerializeToString(&serialized)) {
@@ -97,10 +98,18 @@ absl::Status TemporalHttpApi::CallInProcess(grpc::Channel& channel, const std::s
   }
   if (!status.ok()) return FromGrpcStatus(status);
   std::vector<grpc::Slice> slices;
+  answer->clear();
+  if (!response.Dump(&slices).ok()) return absl::InternalError("the server's answer could not be read");
+  for (const grpc::Slice& s : slices) answer->append(reinterpret_cast<const char*>(s.begin()), s.size());
+  return absl::OkStatus();
+}
+
+absl::Status TemporalHttpApi::CallInProcess(grpc::Channel& channel, const std::string& method,
+                                            const google::protobuf::Message& in,
+                                            google::protobuf::Message* out,
+                                            const http::HttpRequest& http) {
   std::string bytes;
-  if (response.Dump(&slices).ok()) {
-    for (const grpc::Slice& s : slices) bytes.append(reinterpret_cast<const char*>(s.begin()), s.size());
-  }
+  if (absl::Status s = CallInProcess(channel, method, in, &bytes, http); !s.ok()) return s;
   if (!out->ParseFromString(bytes)) return absl::InternalError("the server's answer could not be read");
   return absl::OkStatus();
 }
@@ -350,7 +359,6 @@ http::HttpResponse TemporalHttpApi::Handle(const http::HttpRequest& request) {
   const google::protobuf::MethodDescriptor* method = route.method;
   auto& factory = *google::protobuf::MessageFactory::generated_factory();
   std::unique_ptr<google::protobuf::Message> in(factory.GetPrototype(method->input_type())->New());
-  std::unique_ptr<google::protobuf::Message> out(factory.GetPrototype(method->output_type())->New());
 
   // The body, then the path's variables (which win), then the query for a binding without
   // a body.
@@ -403,10 +411,12 @@ http::HttpResponse TemporalHttpApi::Handle(const http::HttpRequest& request) {
   if (channel == nullptr) {
     return Error(absl::UnavailableError("the server is starting; call again"), pretty);
   }
-  if (absl::Status s = CallInProcess(*channel, route.rpc, *in, out.get(), request); !s.ok()) {
+  std::string answer;
+  if (absl::Status s = CallInProcess(*channel, route.rpc, *in, &answer, request); !s.ok()) {
     return Error(s, pretty);
   }
-  absl::StatusOr<std::string> json = ToJson(*out, JsonOptions{shorthand, pretty});
+  absl::StatusOr<std::string> json =
+      WireToJson(method->output_type(), answer, JsonOptions{shorthand, pretty});
   if (!json.ok()) return Error(json.status(), pretty);
   http::HttpResponse response;
   response.content_type = std::string(kJson);

@@ -89,8 +89,12 @@ class TemporalHttpApi {
   http::HttpResponse Error(const absl::Status& status, bool pretty) const;
 
   class LongPollSlot;
-  // `method` called in process with `http`'s authorization headers: `in` sent, the answer
-  // read into `out`. Stop cancels it.
+  // `method` called in process with `http`'s authorization headers: `in` sent, the answer's
+  // wire bytes into `answer` (the routes write JSON from them: wire_json.h). Stop cancels it.
+  absl::Status CallInProcess(grpc::Channel& channel, const std::string& method,
+                             const google::protobuf::Message& in, std::string* answer,
+                             const http::HttpRequest& http);
+  // The same, the answer parsed into `out`.
   absl::Status CallInProcess(grpc::Channel& channel, const std::string& method,
                              const google::protobuf::Message& in, google::protobuf::Message* out,
                              const http::HttpRequest& http);
