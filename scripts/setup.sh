@@ -17,7 +17,7 @@ packages=(
   libspdlog-dev prometheus-cpp-dev libcpp-httplib-dev prometheus
   mandoc bash-completion zsh fish
   sqlite3 python3 curl
-  libsimdjson-dev
+  libsimdjson-dev chromium
 )
 
 as_root() {
@@ -38,7 +38,7 @@ fi
 
 # npm projects with committed lockfiles: install exactly what the lockfile says, once per
 # lockfile content.
-for dir in tests/sdk tests/s3; do
+for dir in tests/sdk tests/s3 tests/web; do
   [ -f "$dir/package-lock.json" ] || continue
   stamp="$dir/node_modules/.tock-lock-hash"
   want=$(sha256sum "$dir/package-lock.json" | cut -d' ' -f1)

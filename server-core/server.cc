@@ -23,6 +23,7 @@
 #include "server-core/history/history_engine.h"
 #include "server-core/history/shard_controller.h"
 #include "server-core/http/http_server.h"
+#include "server-core/console/console_routes.h"
 #include "server-core/http_api/temporal_http_api.h"
 #include "server-core/matching/matching_engine.h"
 #include "server-core/membership/monitor.h"
@@ -650,7 +651,16 @@ class TockServerImpl : public TockServer {
     if (!routes.ok()) return routes.status();
     temporal_http_api_ = std::make_unique<http_api::TemporalHttpApi>(
         std::move(*routes), [this] { return InProcessChannel(); });
+    temporal_http_api_->set_read_only(config_.console.read_only);
     temporal_http_api_->Register(*timer_http_);
+    if (config_.console.enabled) {
+      console::ConsoleOptions console;
+      console.codec_endpoint = config_.console.codec_endpoint;
+      console.read_only = config_.console.read_only;
+      console.auth_enabled = config_.authorization.has_value();
+      console.server_version = kTockVersion;
+      console::RegisterConsole(*timer_http_, console);
+    }
     absl::Status started = timer_http_->Start(config_.timer_http->ip, config_.timer_http->port);
     if (!started.ok() && config_.timer_http->any_port_if_taken) {
       started = timer_http_->Start(config_.timer_http->ip, 0);
@@ -830,6 +840,11 @@ class TockServerImpl : public TockServer {
                         timer_http_ ? absl::StrCat("  http api:   ", HttpScheme(), config_.timer_http->ip, ":",
                                                    timer_http_->port(), "/api/v1\n")
                                     : "",
+                        timer_http_ && config_.console.enabled
+                            ? absl::StrCat("  console:    ", HttpScheme(), config_.timer_http->ip, ":",
+                                           timer_http_->port(), "/",
+                                           config_.console.read_only ? " (read-only)" : "", "\n")
+                            : "",
                         TlsBannerLine(),
                         rate_limits_ ? absl::StrCat("  limits:     ", config_.rate_limits.Summary(), "\n") : "",
                         authorizer_ ? "  authz:      on (authorization:)\n" : "");

@@ -27,6 +27,9 @@ void ApplyEndpointFlags(const ServerFlags& f, ServerConfig& config) {
     }
     config.timer_http->port = *f.http_port;
   }
+  if (f.headless) config.console.enabled = false;
+  if (f.ui_codec_endpoint) config.console.codec_endpoint = *f.ui_codec_endpoint;
+  if (f.ui_read_only) config.console.read_only = true;
 }
 
 // A frontend flag creates tls.frontend, an internode flag tls.internode.

@@ -59,7 +59,17 @@ void AddFeatureFlags(CLI::App& app, ServerFlags& f, std::vector<CLI::Option*>& o
       "service's HTTP/JSON API (/api/v1/timers/create|get|update|delete|list) at "
       "http://IP:PORT, IP that of --ip (0: any free port; the banner shows it); overrides the "
       "config's timers.http. Off unless given here or there (start-dev: 7243, or any free "
-      "port when taken)"));
+      "port when taken). The web console is served at its root (http://IP:PORT/)"));
+  out.push_back(app.add_flag("--headless", f.headless,
+                             "No web console on the HTTP port, only the APIs (console.enabled: "
+                             "false)"));
+  out.push_back(app.add_option(
+      "--ui-codec-endpoint", f.ui_codec_endpoint,
+      "A codec server the console's browser asks to decode payloads (POST "
+      "ENDPOINT/decode, as Temporal's UI does); console.codec_endpoint"));
+  out.push_back(app.add_flag("--ui-read-only", f.ui_read_only,
+                             "The console shows no write actions and the HTTP API on its port "
+                             "refuses writes (405; queries still run); console.read_only"));
 }
 
 // The `tls:` section (config/tls_config.h), one flag per key. A frontend flag creates

@@ -33,6 +33,10 @@ struct ServerFlags {
   std::optional<std::string> dc_redirection_policy;
   std::optional<int> metrics_port;
   std::optional<int> http_port;
+  // The web console on the HTTP port (`console:`).
+  bool headless = false;
+  std::optional<std::string> ui_codec_endpoint;
+  bool ui_read_only = false;
   // The `tls:` section, one flag per key.
   struct Tls {
     std::optional<std::string> cert_file, key_file, client_ca_file;

@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "lib/common/duration.h"
@@ -293,6 +294,17 @@ absl::Status ValidateHttpEndpoints(const ServerConfig& config) {
     // With authorization: the timer routes refuse (they check no token) and Temporal's HTTP
     // API goes through the authorizer (timers/http_api.h).
   }
+  // The codec endpoint goes into the console's Content-Security-Policy header: an origin
+  // and path, nothing a header or a policy could be broken with.
+  if (const std::string& codec = config.console.codec_endpoint; !codec.empty()) {
+    const bool scheme = absl::StartsWith(codec, "http://") || absl::StartsWith(codec, "https://");
+    const bool plain = codec.size() <= 2048 && codec.find_first_of(" \t\r\n;,'\"") == std::string::npos;
+    if (!scheme || !plain) {
+      return FieldError("console.codec_endpoint",
+                        "must be an http:// or https:// URL of at most 2048 characters, without "
+                        "spaces, quotes, commas or semicolons");
+    }
+  }
   return absl::OkStatus();
 }
 
@@ -417,7 +429,7 @@ absl::StatusOr<ServerConfig> ParseServerConfig(const std::string& yaml_text) {
       root, "",
       {"listen", "persistence", "history", "cluster_metadata", "namespaces", "archival",
        "namespace_defaults", "metrics", "log", "limits", "membership", "dc_redirection_policy",
-       "timers", "tls", "authorization"}));
+       "timers", "tls", "authorization", "console"}));
   TOCK_CONFIG_RETURN_IF_ERROR(Read(root["dc_redirection_policy"], "dc_redirection_policy",
                                    "a string", &config.dc_redirection_policy));
   TOCK_CONFIG_RETURN_IF_ERROR(
@@ -474,6 +486,16 @@ absl::StatusOr<ServerConfig> ParseServerConfig(const std::string& yaml_text) {
   }
   if (const YAML::Node timers = root["timers"]) {
     TOCK_CONFIG_RETURN_IF_ERROR(ParseTimers(timers, config));
+  }
+  if (const YAML::Node console = root["console"]) {
+    TOCK_CONFIG_RETURN_IF_ERROR(CheckKeys(console, "console", {"enabled", "codec_endpoint", "read_only"}));
+    TOCK_CONFIG_RETURN_IF_ERROR(Read(console["enabled"], "console.enabled", "true or false",
+                                     &config.console.enabled));
+    TOCK_CONFIG_RETURN_IF_ERROR(Read(console["codec_endpoint"], "console.codec_endpoint",
+                                     "a string (http(s)://HOST[:PORT][/PATH])",
+                                     &config.console.codec_endpoint));
+    TOCK_CONFIG_RETURN_IF_ERROR(Read(console["read_only"], "console.read_only", "true or false",
+                                     &config.console.read_only));
   }
   if (const YAML::Node log = root["log"]) {
     TOCK_CONFIG_RETURN_IF_ERROR(CheckKeys(log, "log", {"level", "format", "file"}));

@@ -96,6 +96,16 @@ struct HttpEndpointConfig {
 // Temporal's convention for its HTTP API (a dev server serves it there unless taken).
 inline constexpr int kTemporalHttpPort = 7243;
 
+// `console:`: the web console, served on the HTTP port (`timers.http`, `--http-port`) beside
+// Temporal's HTTP API, at its root.
+struct ConsoleConfig {
+  bool enabled = true;         // console.enabled; --headless turns it off
+  std::string codec_endpoint;  // console.codec_endpoint (--ui-codec-endpoint): a codec server
+                               // the browser asks to decode payloads; "": none
+  bool read_only = false;      // console.read_only (--ui-read-only): the console and the HTTP
+                               // API on its port refuse writes (queries still run)
+};
+
 struct LogConfig {
   std::string level = "info";
   std::string format = "text";
@@ -134,6 +144,7 @@ struct ServerConfig {
   // Where the timer service's HTTP/JSON API is served (`timers.http`, `--http-port`); the
   // same shape as the metrics endpoint. Unset: gRPC only.
   std::optional<HttpEndpointConfig> timer_http;
+  ConsoleConfig console;
   // `timers.callbacks`: the restricted addresses timer callbacks may reach (`allow`; checked
   // by Validate) and the secrets they are signed with per namespace (`signing_secrets`).
   struct TimerCallbacks {

@@ -88,6 +88,7 @@ httplib::Server::Handler Adapt(HttpHandler handler) {
     for (size_t i = 1; i < in.matches.size(); ++i) request.path_groups.push_back(in.matches[i]);
     HttpResponse response = handler(request);
     out.status = response.status;
+    for (const auto& [name, value] : response.headers) out.set_header(name, value);
     if (response.stream) {
       out.set_chunked_content_provider(
           response.content_type,

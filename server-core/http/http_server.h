@@ -40,6 +40,7 @@ struct HttpResponse {
   int status = 200;
   std::string content_type = "text/plain; charset=utf-8";
   std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;  // besides Content-Type
   // A streamed answer instead of `body` (server-sent events): `stream` writes the body in
   // chunks as it goes, and `write` returns false once the client is gone (then `stream`
   // should return). The request holds its worker thread until `stream` returns.

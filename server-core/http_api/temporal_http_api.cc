@@ -357,6 +357,16 @@ http::HttpResponse TemporalHttpApi::Handle(const http::HttpRequest& request) {
   }
   const Route& route = *match->route;
   const google::protobuf::MethodDescriptor* method = route.method;
+  if (read_only_ && request.method != "GET" && method->name() != "QueryWorkflow" &&
+      method->name() != "PollWorkflowExecutionUpdate") {
+    http::HttpResponse response = Error(
+        absl::PermissionDeniedError(absl::StrCat(
+            "this server's HTTP API is read-only (--ui-read-only): ", method->name(),
+            " is not allowed; reads and queries are")),
+        pretty);
+    response.status = 405;
+    return response;
+  }
   auto& factory = *google::protobuf::MessageFactory::generated_factory();
   std::unique_ptr<google::protobuf::Message> in(factory.GetPrototype(method->input_type())->New());
 

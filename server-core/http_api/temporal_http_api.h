@@ -64,6 +64,10 @@ class TemporalHttpApi {
 
   // Adds the routes of every binding's first segment (with and without /api/v1) for each
   // verb the table uses.
+  // Read-only (--ui-read-only): every call but a GET, a query and an update's poll answers
+  // 405. Call before Register.
+  void set_read_only(bool read_only) { read_only_ = read_only; }
+
   void Register(http::HttpServer& server);
 
   http::HttpResponse Handle(const http::HttpRequest& request);
@@ -104,6 +108,7 @@ class TemporalHttpApi {
   }
 
   RouteTable routes_;
+  bool read_only_ = false;
   std::atomic<int> long_polls_{0};
   std::mutex calls_mu_;
   bool stopping_ = false;                   // guarded by calls_mu_

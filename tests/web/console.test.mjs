@@ -1,0 +1,417 @@
+// Tock's web console in a real browser (Debian's chromium, driven by playwright-core)
+// against a real tock-server whose runs were written through the official TypeScript
+// client: the list and its filters, a run's history views, the timeline, actions, a
+// 20,000-event history, dark mode, a reverse proxy's sub-path, accessibility (axe-core),
+// read-only mode and a read-only token. Screenshots of each page go to the artifacts.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { createServer, request as httpRequest } from 'node:http';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createRequire } from 'node:module';
+import { startServer } from './server.mjs';
+import { connect, richRun, longRun, start } from './histories.mjs';
+import { launch, newPage, screenshot } from './browser.mjs';
+import { makeIssuer } from './tokens.mjs';
+
+const require = createRequire(import.meta.url);
+const LONG_EVENTS = 20000;
+
+async function api(server, path, init = {}) {
+  const r = await fetch(`${server.http}/${path}`, { ...init, headers: { 'Content-Type': 'application/json', ...(init.headers || {}) } });
+  const text = await r.text();
+  return { status: r.status, headers: r.headers, json: text ? JSON.parse(text) : {} };
+}
+
+// Rows of a virtual list (only those in the page).
+const rows = (page, label) => page.getByRole('grid', { name: label }).getByRole('row');
+
+describe('the console', { timeout: 240_000 }, () => {
+  let server;
+  let client;
+  let browser;
+  before(async () => {
+    server = await startServer();
+    client = await connect(server.address);
+    await richRun(client.svc);
+    await longRun(client.svc, { events: LONG_EVENTS });
+    for (let i = 0; i < 24; i++) {
+      await start(client.svc, { id: `order-${String(i).padStart(2, '0')}`, type: i % 3 ? 'fulfil' : 'refund', queue: 'nobody-polls', input: { n: i } });
+    }
+    for (const id of ['order-00', 'order-01', 'order-02']) {
+      await client.svc.terminateWorkflowExecution({ namespace: 'default', workflowExecution: { workflowId: id }, reason: 'test' });
+    }
+    browser = await launch();
+  });
+  after(async () => {
+    await browser?.close();
+    await client?.close();
+    await server?.stop();
+  });
+
+  test('serves its page with a security policy, its files with ETags, and its settings', async () => {
+    const page = await fetch(server.console);
+    assert.equal(page.status, 200);
+    const policy = page.headers.get('content-security-policy');
+    assert.match(policy, /default-src 'self'/);
+    assert.match(policy, /script-src 'self' 'sha256-[A-Za-z0-9+/=]+'/);
+    const html = await page.text();
+    assert.match(html, /<script type="importmap">/);
+    const script = await fetch(new URL('assets/app/main.js', server.console));
+    assert.equal(script.status, 200);
+    assert.match(script.headers.get('content-type'), /javascript/);
+    const etag = script.headers.get('etag');
+    assert.match(etag, /^"[0-9a-f]{16}"$/);
+    const again = await fetch(new URL('assets/app/main.js', server.console), { headers: { 'If-None-Match': etag } });
+    assert.equal(again.status, 304);
+    assert.equal((await fetch(new URL('assets/nothing.js', server.console))).status, 404);
+    const settings = await api(server, 'api/v1/settings');
+    assert.equal(settings.status, 200);
+    assert.equal(settings.json.DefaultNamespace, 'default');
+    assert.equal(settings.json.DisableWriteActions, false);
+    assert.match(server.banner, /console:\s+http:\/\/127\.0\.0\.1:\d+\//);
+  });
+
+  test('lists the runs, filters them by status and by query (in the URL) and opens one', async () => {
+    const page = await newPage(browser);
+    await page.goto(`${server.console}#/namespaces/default/workflows`);
+    await page.getByRole('button', { name: /^All \d+/ }).waitFor();
+    await assert.doesNotReject(page.getByRole('button', { name: 'All 26' }).waitFor({ timeout: 5000 }));
+    await rows(page, 'Workflows').first().waitFor();
+    await screenshot(page, 'workflows');
+    await page.getByRole('button', { name: /^Terminated 3/ }).click();
+    await page.waitForURL(/status=Terminated/);
+    await page.waitForFunction(() => document.querySelectorAll('[aria-label="Workflows"] [role=row]').length === 3);
+    const terminated = await rows(page, 'Workflows').allInnerTexts();
+    assert.ok(terminated.every((t) => t.includes('Terminated')), terminated.join('\n'));
+    await page.getByRole('button', { name: /^All \d+/ }).click();
+    await page.getByLabel('Visibility query').fill('WorkflowType = "refund"');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await page.waitForURL(/query=WorkflowType/);
+    await page.waitForFunction(() => document.querySelectorAll('[aria-label="Workflows"] [role=row]').length === 8);
+    assert.ok((await rows(page, 'Workflows').allInnerTexts()).every((t) => t.includes('refund')));
+    // The URL alone brings the same view back.
+    const shared = page.url();
+    const other = await newPage(browser);
+    await other.goto(shared);
+    await other.waitForFunction(() => document.querySelectorAll('[aria-label="Workflows"] [role=row]').length === 8);
+    await other.context().close();
+    // Keyboard: the first row selected and opened with Enter.
+    await page.getByRole('grid', { name: 'Workflows' }).focus();
+    await page.keyboard.press('ArrowDown');
+    await page.keyboard.press('Enter');
+    await page.waitForURL(/#\/namespaces\/default\/workflows\/order-\d\d\//);
+    await page.getByRole('heading', { name: /order-\d\d/ }).waitFor();
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+  });
+
+  test("shows a run's history as a feed, compact and JSON, filters it and jumps to an event", async () => {
+    const page = await newPage(browser);
+    await page.goto(`${server.console}#/namespaces/default/workflows/order-rich`);
+    await page.getByText('Completed', { exact: true }).first().waitFor();
+    const events = rows(page, 'Events');
+    await events.filter({ hasText: 'WorkflowExecutionCompleted' }).waitFor();
+    assert.match(await page.locator('main').innerText(), /\{"order":42\}/); // input, in the payload shorthand
+    await screenshot(page, 'workflow-history');
+    await page.getByLabel('Category').selectOption('activity');
+    await page.waitForURL(/cat=activity/);
+    await page.waitForFunction(() => [...document.querySelectorAll('[aria-label="Events"] [role=row]')].every((r) => /ActivityTask/.test(r.textContent)));
+    assert.equal(await events.count(), 6); // scheduled, started, closed: twice
+    await page.getByLabel('Category').selectOption('');
+    await page.getByLabel('Failures only').check();
+    await page.waitForFunction(() => document.querySelectorAll('[aria-label="Events"] [role=row]').length === 1);
+    assert.match(await events.first().innerText(), /ActivityTaskFailed[\s\S]*no courier available/);
+    await page.getByLabel('Failures only').uncheck();
+    await page.getByLabel('Search in events').fill('left at the door');
+    await page.getByLabel('Search in events').press('Enter');
+    await page.waitForFunction(() => document.querySelectorAll('[aria-label="Events"] [role=row]').length === 1);
+    assert.match(await events.first().innerText(), /WorkflowExecutionSignaled/);
+    await page.getByLabel('Search in events').fill('');
+    await page.getByLabel('Search in events').press('Enter');
+    await page.getByLabel('Jump to event id').fill('5');
+    await page.getByRole('button', { name: 'Go' }).click();
+    await page.waitForURL(/event=5/);
+    await page.getByRole('heading', { name: /^5 ActivityTaskScheduled/ }).waitFor();
+    await page.getByRole('button', { name: 'Compact' }).click();
+    const compact = rows(page, 'Activities, timers, children, updates and signals');
+    await compact.filter({ hasText: 'charge' }).waitFor();
+    assert.match(await compact.filter({ hasText: 'ship' }).innerText(), /FAILED[\s\S]*no courier available/);
+    await screenshot(page, 'workflow-compact');
+    await page.getByRole('button', { name: 'JSON', exact: true }).click();
+    await events.filter({ hasText: '"eventType":"EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED"' }).waitFor();
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+  });
+
+  test("draws the run's activities and timer on the timeline and opens a bar's event", async () => {
+    const page = await newPage(browser);
+    await page.goto(`${server.console}#/namespaces/default/workflows/order-rich?tab=timeline`);
+    const canvas = page.getByRole('img', { name: /Timeline of 3 activities, timers, children and updates, and 1 signals/ });
+    await canvas.waitFor();
+    await page.waitForFunction(() => document.querySelector('.timeline canvas').dataset.bars === '3');
+    await screenshot(page, 'workflow-timeline');
+    // Zoom in with the keyboard, back with 0: still three bars drawn.
+    await canvas.focus();
+    await page.keyboard.press('+');
+    await page.keyboard.press('0');
+    assert.equal(await canvas.getAttribute('data-bars'), '3');
+    // A click on the timer's bar (the third lane) opens its event in the history.
+    const box = await canvas.boundingBox();
+    await page.mouse.click(box.x + box.width * 0.3, box.y + 28 + 22 * 2 + 11);
+    await page.waitForURL(/tab=history.*event=\d+|event=\d+.*tab=history/);
+    await page.getByRole('heading', { name: /TimerStarted/ }).waitFor();
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+  });
+
+  test('signals and terminates a running run from its page', async () => {
+    await start(client.svc, { id: 'to-stop', type: 'fulfil', queue: 'nobody-polls' });
+    const page = await newPage(browser);
+    await page.goto(`${server.console}#/namespaces/default/workflows/to-stop`);
+    await page.getByRole('button', { name: 'Signal…' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Signal the run' });
+    await dialog.getByLabel('Signal name').fill('approve');
+    await dialog.getByLabel(/Input/).fill('{"by": "ops"}');
+    await dialog.getByRole('button', { name: 'Send signal' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    const history = await api(server, 'api/v1/namespaces/default/workflows/to-stop/history');
+    const signaled = history.json.history.events.find((e) => e.eventType === 'EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED');
+    assert.ok(signaled, 'the signal is in the history');
+    assert.deepEqual(signaled.workflowExecutionSignaledEventAttributes.input, [{ by: 'ops' }]);
+    await rows(page, 'Events').filter({ hasText: 'WorkflowExecutionSignaled' }).waitFor();
+    // A bad JSON input is refused in the dialog, naming what is wrong.
+    await page.getByRole('button', { name: 'Signal…' }).click();
+    await dialog.getByLabel('Signal name').fill('approve');
+    await dialog.getByLabel(/Input/).fill('{by: ops}');
+    await dialog.getByRole('button', { name: 'Send signal' }).click();
+    await dialog.getByRole('alert').filter({ hasText: 'Input is not valid JSON' }).waitFor();
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    await page.getByRole('button', { name: 'Terminate…' }).click();
+    const terminate = page.getByRole('dialog', { name: 'Terminate the run' });
+    await terminate.getByLabel('Reason').fill('stopped from the browser');
+    await terminate.getByRole('button', { name: 'Terminate' }).click();
+    await page.locator('h1 .badge', { hasText: 'Terminated' }).waitFor();
+    const described = await api(server, 'api/v1/namespaces/default/workflows/to-stop');
+    assert.equal(described.json.workflowExecutionInfo.status, 'WORKFLOW_EXECUTION_STATUS_TERMINATED');
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+  });
+
+  test('a 20,000-event history: the newest rows first, a bounded page while it scrolls to the end', async () => {
+    const page = await newPage(browser);
+    await page.addInitScript(() => {
+      window.__longTasks = [];
+      new PerformanceObserver((list) => { for (const e of list.getEntries()) window.__longTasks.push(e.duration); })
+        .observe({ type: 'longtask', buffered: true });
+      // When the first event row appears, from the navigation's start.
+      new MutationObserver((_, observer) => {
+        if (document.querySelector('[aria-label="Events"] [role=row]')) {
+          window.__firstRowMs = performance.now();
+          observer.disconnect();
+        }
+      }).observe(document, { childList: true, subtree: true });
+    });
+    await page.goto(`${server.console}#/namespaces/default/workflows/long-history`);
+    const list = page.getByRole('grid', { name: 'Events' });
+    await list.waitFor();
+    await page.waitForFunction(() => window.__firstRowMs !== undefined);
+    // Newest first: the top row is the last event.
+    await page.waitForFunction(() => /MarkerRecorded|WorkflowTask/.test(document.querySelector('[aria-label="Events"] [role=row]').textContent));
+    const total = Number(await list.getAttribute('data-rows'));
+    assert.ok(total >= LONG_EVENTS - 10, `the list spans the whole history (${total} rows)`);
+    await page.waitForFunction(() => /of (\d+) events$/.test(document.querySelector('.toolbar [aria-live]').textContent) &&
+      !document.querySelector('.toolbar [aria-live]').textContent.includes('loading'), null, { timeout: 60_000 });
+    // Scroll to the oldest event, a screen at a time, checking the page holds a bounded
+    // number of rows throughout.
+    const before = await page.evaluate(() => window.__longTasks.length);
+    let most = 0;
+    for (let step = 0; step < 40; step++) {
+      most = Math.max(most, await page.evaluate((s) => {
+        const box = document.querySelector('[aria-label="Events"]');
+        box.scrollTop = (box.scrollHeight * s) / 39;
+        box.dispatchEvent(new Event('scroll'));
+        return box.querySelectorAll('[role=row]').length;
+      }, step));
+      await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => r())));
+    }
+    await rows(page, 'Events').filter({ hasText: 'WorkflowExecutionStarted' }).waitFor();
+    assert.ok(most < 120, `at most a screen of rows in the page (${most})`);
+    const measured = await page.evaluate((from) => ({ firstRowMs: Math.round(window.__firstRowMs),
+      longestTaskWhileScrollingMs: Math.round(Math.max(0, ...window.__longTasks.slice(from))) }), before);
+    // Timings are reported, not asserted (the machine is shared); bench/console_bench.mjs
+    // measures them against their targets.
+    console.log(`20,000-event history: ${JSON.stringify(measured)}`);
+    await screenshot(page, 'workflow-long-history');
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+  });
+
+  test('dark mode: chosen, or followed from the system', async () => {
+    const page = await newPage(browser, { colorScheme: 'dark' });
+    await page.goto(`${server.console}#/namespaces`);
+    await page.getByRole('table', { name: 'Namespaces' }).waitFor();
+    assert.equal(await page.evaluate(() => document.documentElement.dataset.theme), 'dark');
+    await screenshot(page, 'namespaces-dark');
+    await page.getByLabel('Theme').first().selectOption('light');
+    assert.equal(await page.evaluate(() => document.documentElement.dataset.theme), 'light');
+    const background = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+    assert.equal(background, 'rgb(247, 248, 250)');
+    await page.reload();
+    await page.getByRole('table', { name: 'Namespaces' }).waitFor();
+    assert.equal(await page.evaluate(() => document.documentElement.dataset.theme), 'light', 'the choice is kept');
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+  });
+
+  test('works under a sub-path of a reverse proxy with no configuration', async () => {
+    const upstream = new URL(server.http);
+    const proxy = createServer((req, res) => {
+      if (!req.url.startsWith('/ops/tock/')) { res.writeHead(404).end('not proxied'); return; }
+      const forward = httpRequest({ host: upstream.hostname, port: upstream.port, method: req.method,
+        path: req.url.slice('/ops/tock'.length), headers: req.headers }, (answer) => {
+        res.writeHead(answer.statusCode, answer.headers);
+        answer.pipe(res);
+      });
+      forward.on('error', () => res.writeHead(502).end());
+      req.pipe(forward);
+    });
+    await new Promise((r) => proxy.listen(0, '127.0.0.1', r));
+    try {
+      const page = await newPage(browser);
+      const requested = [];
+      page.on('request', (r) => requested.push(new URL(r.url()).pathname));
+      await page.goto(`http://127.0.0.1:${proxy.address().port}/ops/tock/#/namespaces/default/workflows`);
+      await rows(page, 'Workflows').first().waitFor();
+      await page.getByRole('link', { name: 'Overview' }).click();
+      await page.getByRole('table', { name: 'Hosts' }).waitFor();
+      assert.ok(requested.length > 5);
+      assert.deepEqual(requested.filter((p) => !p.startsWith('/ops/tock/')), [], 'every request stays under the sub-path');
+      assert.deepEqual(page.errors, []);
+      await page.context().close();
+    } finally {
+      proxy.close();
+    }
+  });
+
+  test('has no serious accessibility violations (axe-core) on its pages', async () => {
+    const axe = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+    // axe is injected as an inline script, which the console's policy forbids: this context
+    // alone bypasses it.
+    const page = await newPage(browser, { bypassCSP: true });
+    const pages = [
+      ['overview', '#/', 'table[aria-label="Hosts"]'],
+      ['namespaces', '#/namespaces', 'table[aria-label="Namespaces"]'],
+      ['namespace', '#/namespaces/default', 'table[aria-label="Search attributes"]'],
+      ['workflows', '#/namespaces/default/workflows', '[aria-label="Workflows"] [role=row]'],
+      ['history', '#/namespaces/default/workflows/order-rich', '[aria-label="Events"] [role=row]'],
+      ['timeline', '#/namespaces/default/workflows/order-rich?tab=timeline', '.timeline canvas[data-bars="3"]'],
+      ['settings', '#/settings', 'input[aria-label="Token"]'],
+    ];
+    const found = [];
+    for (const [name, hash, ready] of pages) {
+      await page.goto(`${server.console}${hash}`);
+      await page.locator(ready).first().waitFor();
+      if (name !== 'overview') await screenshot(page, `page-${name}`);
+      await page.addScriptTag({ content: axe });
+      const violations = await page.evaluate(async () => {
+        const r = await window.axe.run(document, { resultTypes: ['violations'] });
+        return r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')
+          .map((v) => `${v.id}: ${v.help} (${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join('; ')})`);
+      });
+      for (const v of violations) found.push(`${name}: ${v}`);
+    }
+    await screenshot(page, 'page-overview');
+    assert.deepEqual(found, []);
+    await page.context().close();
+  });
+});
+
+describe('read-only', { timeout: 120_000 }, () => {
+  let server;
+  let client;
+  let browser;
+  before(async () => {
+    server = await startServer({ args: ['--ui-read-only'] });
+    client = await connect(server.address);
+    await start(client.svc, { id: 'watched', type: 'fulfil', queue: 'nobody-polls' });
+    browser = await launch();
+  });
+  after(async () => {
+    await browser?.close();
+    await client?.close();
+    await server?.stop();
+  });
+
+  test('--ui-read-only: no write actions in the console, and the HTTP API refuses writes', async () => {
+    assert.match(server.banner, /console:\s+\S+ \(read-only\)/);
+    const settings = await api(server, 'api/v1/settings');
+    assert.equal(settings.json.DisableWriteActions, true);
+    const page = await newPage(browser);
+    await page.goto(`${server.console}#/namespaces/default/workflows/watched`);
+    await page.getByRole('heading', { name: /watched/ }).waitFor();
+    await rows(page, 'Events').first().waitFor();
+    for (const name of ['Signal…', 'Terminate…', 'Cancel…', 'Reset…', 'Delete…']) {
+      assert.equal(await page.getByRole('button', { name }).count(), 0, `${name} is hidden`);
+    }
+    await page.goto(`${server.console}#/namespaces/default/workflows`);
+    await rows(page, 'Workflows').first().waitFor();
+    assert.equal(await page.getByRole('button', { name: 'Start…' }).count(), 0);
+    await screenshot(page, 'read-only-workflows');
+    const refused = await api(server, 'api/v1/namespaces/default/workflows/watched/terminate', { method: 'POST', body: '{}' });
+    assert.equal(refused.status, 405);
+    assert.match(refused.json.message, /read-only \(--ui-read-only\): TerminateWorkflowExecution is not allowed/);
+    const described = await api(server, 'api/v1/namespaces/default/workflows/watched');
+    assert.equal(described.json.workflowExecutionInfo.status, 'WORKFLOW_EXECUTION_STATUS_RUNNING', 'nothing was terminated');
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+  });
+});
+
+describe('with authorization', { timeout: 120_000 }, () => {
+  let server;
+  let browser;
+  let issuer;
+  before(async () => {
+    const { mkdtempSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const dir = mkdtempSync(join(tmpdir(), 'tock-web-jwks-'));
+    issuer = makeIssuer(join(dir, 'jwks.json'));
+    server = await startServer({ config: `authorization:\n  jwks: ${join(dir, 'jwks.json')}\n  audience: tock\n` });
+    const admin = issuer.token(['temporal-system:admin']);
+    const connection = await connect(server.address, admin);
+    await start(connection.svc, { id: 'guarded', type: 'fulfil', queue: 'nobody-polls' });
+    await connection.close();
+    browser = await launch();
+  });
+  after(async () => {
+    await browser?.close();
+    await server?.stop();
+  });
+
+  test('a read-only token sees the runs, no write action, and the API refuses its writes', async () => {
+    const page = await newPage(browser);
+    await page.goto(`${server.console}#/settings`);
+    const reader = issuer.token(['default:read', 'temporal-system:read']);
+    await page.getByLabel('Token').fill(reader);
+    await page.getByRole('button', { name: 'Save token' }).click();
+    await page.goto(`${server.console}#/namespaces/default/workflows/guarded`);
+    await rows(page, 'Events').first().waitFor();
+    // A write it tries is refused by the API, and its button goes away.
+    await page.getByRole('button', { name: 'Terminate…' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Terminate the run' });
+    await dialog.getByRole('button', { name: 'Terminate' }).click();
+    await dialog.getByRole('alert').filter({ hasText: 'TerminateWorkflowExecution on namespace "default" needs the write role' }).waitFor();
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    await page.getByRole('button', { name: 'Terminate…' }).waitFor({ state: 'detached' });
+    const refused = await api(server, 'api/v1/namespaces/default/workflows/guarded/terminate',
+      { method: 'POST', body: '{}', headers: { Authorization: `Bearer ${reader}` } });
+    assert.equal(refused.status, 403);
+    // Without a token the console says to enter one.
+    await page.goto(`${server.console}#/settings`);
+    await page.getByRole('button', { name: 'Forget' }).click();
+    await page.goto(`${server.console}#/namespaces/default/workflows`);
+    await page.getByRole('alert').filter({ hasText: 'enter a token' }).first().waitFor();
+    await page.context().close();
+  });
+});

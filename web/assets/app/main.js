@@ -1,0 +1,91 @@
+// The console's entry: reads the server's settings, then draws the shell (top bar, side
+// navigation) around the page the URL names.
+import { render } from 'preact';
+import { effect } from '@preact/signals';
+import { html } from './html.js';
+import { call } from './api.js';
+import { route, href } from './router.js';
+import { settings, theme, timeZone, token, readOnly, applyTheme } from './state.js';
+import { Overview } from './pages/overview.js';
+import { Namespaces, NamespaceDetail } from './pages/namespaces.js';
+import { Workflows } from './pages/workflows.js';
+import { Workflow } from './pages/workflow.js';
+import { Settings } from './pages/settings.js';
+
+// The page for the URL's segments: [component, props, nav key].
+function pageFor(segments, query) {
+  const [a, ns, b, id, run] = segments;
+  if (a === 'namespaces' && ns && b === 'workflows' && id) {
+    return [Workflow, { ns, workflowId: id, runId: run || '', query }, 'workflows'];
+  }
+  if (a === 'namespaces' && ns && b === 'workflows') return [Workflows, { ns, query }, 'workflows'];
+  if (a === 'namespaces' && ns) return [NamespaceDetail, { ns, query }, 'namespaces'];
+  if (a === 'namespaces') return [Namespaces, { query }, 'namespaces'];
+  if (a === 'settings') return [Settings, { query }, 'settings'];
+  if (!a) return [Overview, { query }, 'overview'];
+  return [NotFound, { segments }, ''];
+}
+
+function NotFound({ segments }) {
+  return html`<h1>No such page</h1><p class="muted">#/${segments.join('/')} is not a page of this console.
+    <a href="#/">Overview</a></p>`;
+}
+
+// The namespace the pages work in: the URL's, else the last one used, else the server's default.
+function currentNamespace(segments) {
+  if (segments[0] === 'namespaces' && segments[1]) {
+    localStorage.setItem('tock.namespace', segments[1]);
+    return segments[1];
+  }
+  return localStorage.getItem('tock.namespace') || (settings.value && settings.value.DefaultNamespace) || 'default';
+}
+
+function Shell() {
+  const { segments, query } = route.value;
+  const [Page, props, nav] = pageFor(segments, query);
+  const ns = currentNamespace(segments);
+  const link = (key, label, target) => html`<a href=${target} aria-current=${nav === key ? 'page' : undefined}>${label}</a>`;
+  return html`<div class="shell">
+    <header class="topbar">
+      <a class="brand" href="#/">Tock</a>
+      <span class="muted">namespace <strong>${ns}</strong></span>
+      ${readOnly.value && html`<span class="badge" title="The server was started with --ui-read-only">read-only</span>`}
+      <span class="spacer"></span>
+      <label>Time zone
+        <select value=${timeZone.value} onChange=${(e) => { timeZone.value = e.currentTarget.value; }}>
+          <option value="local">Local</option><option value="UTC">UTC</option>
+          ${!['local', 'UTC'].includes(timeZone.value) && html`<option value=${timeZone.value}>${timeZone.value}</option>`}
+        </select></label>
+      <label>Theme
+        <select value=${theme.value} onChange=${(e) => { theme.value = e.currentTarget.value; }}>
+          <option value="system">System</option><option value="light">Light</option><option value="dark">Dark</option>
+        </select></label>
+      <a href="#/settings" title="Token, time zone and codec">${token.value ? 'Token set' : 'Settings'}</a>
+    </header>
+    <nav class="nav" aria-label="Console">
+      ${link('overview', 'Overview', '#/')}
+      ${link('namespaces', 'Namespaces', href(['namespaces']))}
+      <div class="group">${ns}</div>
+      ${link('workflows', 'Workflows', href(['namespaces', ns, 'workflows']))}
+      <div class="group">Console</div>
+      ${link('settings', 'Settings', href(['settings']))}
+    </nav>
+    <main id="main" class=${Page === Workflow || Page === Workflows ? 'fill' : ''}>
+      <${Page} ...${props} key=${segments.slice(0, 5).join('/')} />
+    </main>
+  </div>`;
+}
+
+async function boot() {
+  effect(applyTheme);
+  window.matchMedia('(prefers-color-scheme: dark)').addEventListener('change', applyTheme);
+  try {
+    settings.value = await call('api/v1/settings');
+  } catch {
+    settings.value = { DefaultNamespace: 'default' }; // a server without the console's settings
+  }
+  document.getElementById('app').replaceChildren();
+  render(html`<${Shell} />`, document.getElementById('app'));
+}
+
+boot();

@@ -1,0 +1,154 @@
+// Namespaces: the list, one namespace's detail, and the operator's actions on them
+// (register, retention, failover, search attributes, delete), each through the HTTP API so
+// that the server's own rules and messages apply.
+import { useState } from 'preact/hooks';
+import { html } from '../html.js';
+import { call, path } from '../api.js';
+import { href, navigate } from '../router.js';
+import { time, span, seconds, enumWords } from '../format.js';
+import { useLoad, ErrorBox, Facts, Dialog, ActionButton, noteRefusal } from '../ui.js';
+
+// "3d", "72h", "90m" or seconds as protobuf JSON's "259200s"; the server checks the range.
+export function durationJson(text) {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*(d|h|m|s)?\s*$/.exec(text);
+  if (!m) throw new Error(`"${text.slice(0, 40)}" is not a duration: use a number with d, h, m or s (3d, 72h)`);
+  const unit = { d: 86400, h: 3600, m: 60, s: 1 }[m[2] || 's'];
+  return `${Math.round(Number(m[1]) * unit)}s`;
+}
+
+const stateName = (s) => enumWords(s, 'NAMESPACE_STATE_');
+const archival = (s) => enumWords(s, 'ARCHIVAL_STATE_') || 'Disabled';
+
+export function Namespaces() {
+  const { data, error, reload } = useLoad((signal) => call('api/v1/namespaces', { params: { pageSize: 1000 }, signal }), []);
+  const [registering, setRegistering] = useState(false);
+  const [form, setForm] = useState({ name: '', retention: '3d', description: '' });
+  const list = (data && data.namespaces) || [];
+  const register = async () => {
+    try {
+      await call('api/v1/namespaces', { method: 'POST', body: {
+        namespace: form.name.trim(), workflowExecutionRetentionPeriod: durationJson(form.retention),
+        description: form.description } });
+    } catch (e) {
+      noteRefusal('RegisterNamespace', e);
+      throw e;
+    }
+    reload();
+  };
+  return html`
+    <h1>Namespaces
+      <${ActionButton} call="RegisterNamespace" class="primary" onClick=${() => setRegistering(true)}>Register<//>
+    </h1>
+    <${ErrorBox} error=${error} />
+    <table class="grid" aria-label="Namespaces">
+      <thead><tr><th>Name</th><th>State</th><th>Retention</th><th>Active cluster</th><th>History archival</th><th>Description</th></tr></thead>
+      <tbody>${list.map((n) => html`<tr>
+        <td><a href=${href(['namespaces', n.namespaceInfo.name])}>${n.namespaceInfo.name}</a></td>
+        <td>${stateName(n.namespaceInfo.state)}</td>
+        <td>${span(seconds(n.config && n.config.workflowExecutionRetentionTtl))}</td>
+        <td>${n.replicationConfig && n.replicationConfig.activeClusterName}</td>
+        <td>${archival(n.config && n.config.historyArchivalState)}</td>
+        <td>${n.namespaceInfo.description}</td></tr>`)}</tbody>
+    </table>
+    ${data && list.length === 0 && html`<p class="muted">No namespaces this token may read.</p>`}
+    <${Dialog} title="Register a namespace" open=${registering} onClose=${() => setRegistering(false)}
+      onSubmit=${register} submitLabel="Register">
+      <label>Name <input required value=${form.name} onInput=${(e) => setForm({ ...form, name: e.currentTarget.value })} /></label>
+      <label>Retention (1-30 days: 3d, 72h) <input value=${form.retention} onInput=${(e) => setForm({ ...form, retention: e.currentTarget.value })} /></label>
+      <label>Description <input value=${form.description} onInput=${(e) => setForm({ ...form, description: e.currentTarget.value })} /></label>
+    <//>`;
+}
+
+async function loadNamespace(ns, signal) {
+  const [detail, attributes, versions] = await Promise.all([
+    call(`api/v1/namespaces/${path(ns)}`, { signal }),
+    call(`api/v1/namespaces/${path(ns)}/search-attributes`, { signal }).catch(() => null),
+    call(`tock/v1/namespaces/${path(ns)}/versions`, { signal }).catch(() => null),
+  ]);
+  return { detail, attributes, versions };
+}
+
+export function NamespaceDetail({ ns }) {
+  const { data, error, reload } = useLoad((signal) => loadNamespace(ns, signal), [ns]);
+  const [dialog, setDialog] = useState('');
+  const [value, setValue] = useState('');
+  const [saType, setSaType] = useState('INDEXED_VALUE_TYPE_KEYWORD');
+  if (error) return html`<h1>${ns}</h1><${ErrorBox} error=${error} />`;
+  if (!data) return html`<h1>${ns}</h1><p class="muted">Loading…</p>`;
+  const { detail, attributes, versions } = data;
+  const info = detail.namespaceInfo || {};
+  const config = detail.config || {};
+  const replication = detail.replicationConfig || {};
+  const open = (name, initial = '') => { setValue(initial); setDialog(name); };
+  const act = (rpc, fn) => async () => {
+    try { await fn(); } catch (e) { noteRefusal(rpc, e); throw e; }
+    reload();
+  };
+  const update = (body) => call(`api/v1/namespaces/${path(ns)}/update`, { method: 'POST', body });
+  const custom = Object.entries((attributes && attributes.customAttributes) || {});
+  const system = Object.entries((attributes && attributes.systemAttributes) || {});
+  return html`
+    <div class="crumbs"><a href=${href(['namespaces'])}>Namespaces</a></div>
+    <h1>${info.name} <span class="badge">${stateName(info.state)}</span>
+      <a class="button" href=${href(['namespaces', ns, 'workflows'])}>Workflows</a>
+      <${ActionButton} call="UpdateNamespace" onClick=${() => open('retention', span(seconds(config.workflowExecutionRetentionTtl)).replace(/\s/g, ''))}>Retention…<//>
+      ${(replication.clusters || []).length > 1 && html`<${ActionButton} call="UpdateNamespace" onClick=${() => open('failover', replication.activeClusterName)}>Fail over…<//>`}
+      <${ActionButton} call="AddSearchAttributes" onClick=${() => open('attribute')}>Add search attribute…<//>
+      <${ActionButton} call="DeleteNamespace" class="danger" onClick=${() => open('delete')}>Delete…<//>
+    </h1>
+    <div class="panel"><${Facts} items=${[
+      ['Id', info.id], ['Description', info.description], ['Owner', info.ownerEmail],
+      ['Retention', span(seconds(config.workflowExecutionRetentionTtl))],
+      ['History archival', `${archival(config.historyArchivalState)} ${config.historyArchivalUri || ''}`],
+      ['Visibility archival', `${archival(config.visibilityArchivalState)} ${config.visibilityArchivalUri || ''}`],
+      ['Global', detail.isGlobalNamespace ? 'yes' : 'no'],
+      ['Active cluster', replication.activeClusterName],
+      ['Clusters', (replication.clusters || []).map((c) => c.clusterName).join(', ')],
+      ['Failover version', detail.failoverVersion],
+    ]} /></div>
+    <h2>Search attributes</h2>
+    <table class="grid" aria-label="Search attributes">
+      <thead><tr><th>Name</th><th>Type</th><th>Kind</th><th></th></tr></thead>
+      <tbody>${custom.map(([name, type]) => html`<tr><td>${name}</td><td>${enumWords(type, 'INDEXED_VALUE_TYPE_')}</td><td>custom</td>
+          <td><${ActionButton} call="RemoveSearchAttributes" class="danger" onClick=${() => open('remove-attribute', name)}>Remove<//></td></tr>`)}
+        ${system.map(([name, type]) => html`<tr><td>${name}</td><td>${enumWords(type, 'INDEXED_VALUE_TYPE_')}</td><td class="muted">system</td><td></td></tr>`)}
+      </tbody></table>
+    ${versions && html`<h2>Version history</h2>
+      <table class="grid" aria-label="Version history">
+        <thead><tr><th>Version</th><th>Operation</th><th>Valid from</th><th>Valid to</th><th>Active cluster</th></tr></thead>
+        <tbody>${(versions.versions || []).map((v) => html`<tr><td>${v.version}</td><td>${v.operation}</td>
+          <td>${time(v.validFrom)}</td><td>${v.validTo ? time(v.validTo) : html`<span class="muted">current</span>`}</td>
+          <td>${v.record && v.record.replicationConfig && v.record.replicationConfig.activeClusterName}</td></tr>`)}</tbody></table>`}
+
+    <${Dialog} title="Retention" open=${dialog === 'retention'} onClose=${() => setDialog('')} submitLabel="Save"
+      onSubmit=${act('UpdateNamespace', () => update({ config: { workflowExecutionRetentionTtl: durationJson(value) } }))}>
+      <label>Keep closed runs for (1-30 days: 3d, 72h) <input value=${value} onInput=${(e) => setValue(e.currentTarget.value)} /></label>
+    <//>
+    <${Dialog} title="Fail over" open=${dialog === 'failover'} onClose=${() => setDialog('')} submitLabel="Fail over" danger
+      onSubmit=${act('UpdateNamespace', () => update({ replicationConfig: { activeClusterName: value } }))}>
+      <label>Active cluster <select value=${value} onChange=${(e) => setValue(e.currentTarget.value)}>
+        ${(replication.clusters || []).map((c) => html`<option value=${c.clusterName}>${c.clusterName}</option>`)}</select></label>
+    <//>
+    <${Dialog} title="Add a search attribute" open=${dialog === 'attribute'} onClose=${() => setDialog('')} submitLabel="Add"
+      onSubmit=${act('AddSearchAttributes', () => call(`tock/v1/namespaces/${path(ns)}/search-attributes`,
+        { method: 'POST', body: { searchAttributes: { [value.trim()]: saType } } }))}>
+      <label>Name <input required value=${value} onInput=${(e) => setValue(e.currentTarget.value)} /></label>
+      <label>Type <select value=${saType} onChange=${(e) => setSaType(e.currentTarget.value)}>
+        ${['KEYWORD', 'TEXT', 'INT', 'DOUBLE', 'BOOL', 'DATETIME', 'KEYWORD_LIST'].map((t) =>
+          html`<option value=${`INDEXED_VALUE_TYPE_${t}`}>${enumWords(t)}</option>`)}</select></label>
+    <//>
+    <${Dialog} title=${`Remove search attribute ${value}`} open=${dialog === 'remove-attribute'} onClose=${() => setDialog('')}
+      submitLabel="Remove" danger onSubmit=${act('RemoveSearchAttributes', () => call(`tock/v1/namespaces/${path(ns)}/search-attributes/remove`,
+        { method: 'POST', body: { searchAttributes: [value] } }))}>
+      <p>Runs keep their values, but queries can no longer use ${value}.</p>
+    <//>
+    <${Dialog} title=${`Delete namespace ${ns}`} open=${dialog === 'delete'} onClose=${() => setDialog('')} submitLabel="Delete" danger
+      onSubmit=${async () => {
+        if (value !== ns) throw new Error(`type the namespace's name (${ns}) to delete it`);
+        try { await call(`tock/v1/namespaces/${path(ns)}`, { method: 'DELETE' }); } catch (e) { noteRefusal('DeleteNamespace', e); throw e; }
+        navigate(['namespaces']);
+      }}>
+      <p>Its workflows and their histories are deleted too. Type <strong>${ns}</strong> to confirm.</p>
+      <label>Name <input value=${value} onInput=${(e) => setValue(e.currentTarget.value)} /></label>
+    <//>`;
+}
