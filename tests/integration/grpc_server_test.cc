@@ -653,5 +653,28 @@ TEST(ServerConfigTest, PayloadLimitsStayBelowTheRequestLimit) {
   EXPECT_TRUE(parsed->Validate().ok()) << parsed->Validate();
 }
 
+TEST(ServerConfigTest, ConsoleSectionParsedAndItsCodecEndpointChecked) {
+  auto parsed = ParseServerConfig(
+      "console: {enabled: false, read_only: true, codec_endpoint: \"https://codec.example:8888/x\"}\n");
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_FALSE(parsed->console.enabled);
+  EXPECT_TRUE(parsed->console.read_only);
+  EXPECT_EQ(parsed->console.codec_endpoint, "https://codec.example:8888/x");
+  EXPECT_TRUE(parsed->Validate().ok()) << parsed->Validate();
+  EXPECT_TRUE(ParseServerConfig("").value().console.enabled);  // on by default
+  for (const char* bad : {"codec.example", "https://codec.example; script-src *",
+                          "https://a.example 'unsafe-inline'"}) {
+    parsed = ParseServerConfig(absl::StrCat("console: {codec_endpoint: \"", bad, "\"}\n"));
+    ASSERT_TRUE(parsed.ok()) << parsed.status();
+    EXPECT_EQ(parsed->Validate().message(),
+              "config console.codec_endpoint: must be an http:// or https:// URL of at most 2048 "
+              "characters, without spaces, quotes, commas or semicolons")
+        << bad;
+  }
+  const auto unknown = ParseServerConfig("console: {theme: dark}\n");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.status().message().find("console.theme"), std::string::npos) << unknown.status();
+}
+
 }  // namespace
 }  // namespace tock::server
