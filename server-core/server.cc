@@ -665,6 +665,7 @@ class TockServerImpl : public TockServer {
     if (!started.ok() && config_.timer_http->any_port_if_taken) {
       started = timer_http_->Start(config_.timer_http->ip, 0);
     }
+    if (started.ok() && config_.console.enabled) facts_.console_url = ConsoleUrl();
     return started;
   }
 
@@ -683,6 +684,10 @@ class TockServerImpl : public TockServer {
 
   std::string TimerHttpUrl() const {
     return absl::StrCat(HttpScheme(), config_.timer_http->ip, ":", timer_http_->port(), "/api/v1/timers");
+  }
+
+  std::string ConsoleUrl() const {
+    return absl::StrCat(HttpScheme(), config_.timer_http->ip, ":", timer_http_->port(), "/");
   }
 
   std::string HttpScheme() const {
@@ -841,8 +846,7 @@ class TockServerImpl : public TockServer {
                                                    timer_http_->port(), "/api/v1\n")
                                     : "",
                         timer_http_ && config_.console.enabled
-                            ? absl::StrCat("  console:    ", HttpScheme(), config_.timer_http->ip, ":",
-                                           timer_http_->port(), "/",
+                            ? absl::StrCat("  console:    ", ConsoleUrl(),
                                            config_.console.read_only ? " (read-only)" : "", "\n")
                             : "",
                         TlsBannerLine(),

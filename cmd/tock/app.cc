@@ -17,6 +17,7 @@
 #include "cmd/tock/commands/server.h"
 #include "cmd/tock/commands/shell.h"
 #include "cmd/tock/commands/timer.h"
+#include "cmd/tock/commands/web.h"
 #include "cmd/tock/commands/workflow.h"
 
 namespace tock::cli {
@@ -250,6 +251,7 @@ void BuildApp(CLI::App& app, CommandContext& ctx) {
   AddTimerCommands(app, ctx);
   AddArchivalCommands(app, ctx);
   AddServerCommands(app, ctx);
+  AddWebCommand(app, ctx);
   AddCompletionCommands(app, ctx);
   AddShellCommand(app, ctx);
   ApplyTreeRules(app);

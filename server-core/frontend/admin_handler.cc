@@ -35,6 +35,7 @@ void RegisterAdminServiceHandlers(rpc::Dispatcher& dispatcher,
         out.set_persistence_location(facts.persistence_location);
         out.set_server_version(kTockVersion);
         out.set_cluster_id(facts.cluster_id);
+        out.set_console_url(facts.console_url);
         *out.mutable_server_start_time() = ToProtoTime(facts.start_time);
         return absl::StatusOr<adm::DescribeClusterResponse>(out);
       });

@@ -23,6 +23,7 @@ struct ServerFacts {
   std::string persistence_engine;
   std::string persistence_location;
   absl::Time start_time;
+  std::string console_url;  // set before the gRPC port opens; "": no console
 };
 
 void RegisterWorkflowServiceHandlers(rpc::Dispatcher& dispatcher,

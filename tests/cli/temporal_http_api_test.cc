@@ -14,6 +14,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "cmd/tock/commands/web.h"
 #include "tests/cli/cli_fixture.h"
 #include "tests/support/curl_call.h"
 #include "tests/support/eventually.h"
@@ -298,6 +299,40 @@ TEST_F(TemporalHttpApiTest, SchedulesAndBatchJobs) {
   json job = Expect("GET", "/api/v1/namespaces/default/batch-operations/job-1", 200);
   EXPECT_EQ(job["jobId"], "job-1");
   EXPECT_EQ(job["operationType"], "BATCH_OPERATION_TYPE_TERMINATE");
+}
+
+// The console at the port's root, and `tock web` finding it through the server it talks to.
+TEST_F(TemporalHttpApiTest, TheConsoleIsServedAtTheRootAndTockWebFindsIt) {
+  std::smatch match;
+  const std::string& banner = server_->banner();
+  ASSERT_TRUE(std::regex_search(banner, match, std::regex(R"(\n  console:    (http://\S+/)\n)"))) << banner;
+  const std::string console = match[1];
+  EXPECT_EQ(console, base_ + "/");
+  HttpAnswer page = CurlCall("GET", console, "", {});
+  EXPECT_EQ(page.status, 200);
+  EXPECT_EQ(page.content_type, "text/html; charset=utf-8");
+  EXPECT_NE(page.body.find("assets/app/main.js"), std::string::npos);
+  EXPECT_EQ(CurlCall("GET", base_ + "/healthz", "", {}).body, "{\"status\":\"OK\"}");
+  json web = TockJson({"web", "--no-open"});
+  EXPECT_EQ(web["url"], console);
+  EXPECT_EQ(web["opened"], false);
+}
+
+TEST_F(CliTest, TockWebSaysWhenTheServerServesNoConsole) {
+  StartServer({"--http-port", "0", "--headless"});
+  EXPECT_EQ(server_->banner().find("console:"), std::string::npos) << server_->banner();
+  ProcessResult r = Tock({"web", "--no-open"});
+  EXPECT_EQ(r.exit_code, kExitNotFound) << r.out << r.err;
+  EXPECT_NE(r.err.find("serves no web console: start it with --http-port (tock server start-dev "
+                       "does) and without --headless"),
+            std::string::npos)
+      << r.err;
+}
+
+TEST(TockWebTest, AWildcardListeningAddressBecomesTheHostTockReaches) {
+  EXPECT_EQ(cli::ReachableConsoleUrl("http://0.0.0.0:7243/", "ops.example:7233"), "http://ops.example:7243/");
+  EXPECT_EQ(cli::ReachableConsoleUrl("https://[::]:8443/", "10.0.0.5:7233"), "https://10.0.0.5:8443/");
+  EXPECT_EQ(cli::ReachableConsoleUrl("http://127.0.0.1:7243/", "ops.example:7233"), "http://127.0.0.1:7243/");
 }
 
 }  // namespace

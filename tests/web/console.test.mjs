@@ -198,6 +198,72 @@ describe('the console', { timeout: 240_000 }, () => {
     await page.context().close();
   });
 
+  test('schedules: created from the form, paused and unpaused in bulk, triggered', async () => {
+    const page = await newPage(browser);
+    await page.goto(`${server.console}#/namespaces/default/schedules`);
+    await page.getByRole('table', { name: 'Schedules' }).waitFor();
+    for (const id of ['nightly', 'hourly']) {
+      await page.getByRole('button', { name: 'Create…' }).click();
+      const form = page.getByRole('dialog', { name: 'Create a schedule' });
+      await form.getByLabel('Schedule ID').fill(id);
+      await form.getByLabel(/^Every/).fill(id === 'nightly' ? '24h' : '1h');
+      await form.getByLabel('Workflow type').fill('report');
+      await form.getByLabel('Task queue').fill('nobody-polls');
+      await form.getByLabel(/^Input/).fill('{"scope": "all"}');
+      await form.getByRole('button', { name: 'Create' }).click();
+      await page.waitForURL(new RegExp(`#/namespaces/default/schedules/${id}$`));
+      await page.getByText(id === 'nightly' ? 'every 86400s' : 'every 3600s').waitFor();
+      await page.getByRole('link', { name: 'Schedules' }).first().click();
+    }
+    await page.getByRole('link', { name: 'nightly' }).waitFor();
+    await page.getByLabel('Select nightly').check();
+    await page.getByLabel('Select hourly').check();
+    await page.getByRole('button', { name: 'Pause 2', exact: true }).click();
+    await page.getByRole('row', { name: /nightly.*Paused/ }).waitFor();
+    await page.getByRole('row', { name: /hourly.*Paused/ }).waitFor();
+    const described = await api(server, 'api/v1/namespaces/default/schedules/hourly');
+    assert.equal(described.json.schedule.state.paused, true);
+    await page.getByLabel('Select hourly').check();
+    await page.getByRole('button', { name: 'Unpause 1', exact: true }).click();
+    await page.getByRole('row', { name: /hourly.*Active/ }).waitFor();
+    await screenshot(page, 'schedules');
+    await page.getByRole('link', { name: 'hourly' }).click();
+    await page.getByRole('button', { name: 'Trigger…' }).click();
+    await page.getByRole('dialog', { name: 'Trigger now' }).getByRole('button', { name: 'Trigger' }).click();
+    for (let i = 0; i < 100; i++) {
+      const r = await api(server, 'api/v1/namespaces/default/schedules/hourly');
+      if ((r.json.info.recentActions || []).length > 0) break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    await page.reload();
+    await page.getByRole('table', { name: 'Recent actions' }).getByRole('link', { name: /^hourly/ }).waitFor();
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+  });
+
+  test('a bulk terminate from the list: a preview count, then the batch job and its progress', async () => {
+    for (let i = 0; i < 5; i++) await start(client.svc, { id: `cleanup-${i}`, type: 'cleanup', queue: 'nobody-polls' });
+    const page = await newPage(browser);
+    await page.goto(`${server.console}#/namespaces/default/workflows?query=${encodeURIComponent('WorkflowType = "cleanup"')}`);
+    await page.waitForFunction(() => document.querySelectorAll('[aria-label="Workflows"] [role=row]').length === 5);
+    await page.getByRole('button', { name: 'Bulk action…' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Bulk action' });
+    await dialog.getByText('5 workflows match.').waitFor();
+    await dialog.getByLabel('Reason').fill('clean up');
+    await dialog.getByRole('button', { name: 'Start batch job' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    await page.getByRole('link', { name: 'Batch jobs' }).click();
+    const job = page.getByRole('table', { name: 'Batch jobs' }).getByRole('link', { name: /^tock-web-terminate-/ });
+    await job.waitFor();
+    await job.click();
+    await page.getByText('5 of 5 (0 failed)').waitFor({ timeout: 30_000 });
+    await screenshot(page, 'batch-job');
+    const left = await api(server, `api/v1/namespaces/default/workflow-count?query=${encodeURIComponent('WorkflowType = "cleanup" AND ExecutionStatus = "Running"')}`);
+    assert.equal(Number(left.json.count || 0), 0);
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+  });
+
   test('a 20,000-event history: the newest rows first, a bounded page while it scrolls to the end', async () => {
     const page = await newPage(browser);
     await page.addInitScript(() => {
@@ -307,6 +373,8 @@ describe('the console', { timeout: 240_000 }, () => {
       ['history', '#/namespaces/default/workflows/order-rich', '[aria-label="Events"] [role=row]'],
       ['timeline', '#/namespaces/default/workflows/order-rich?tab=timeline', '.timeline canvas[data-bars="3"]'],
       ['settings', '#/settings', 'input[aria-label="Token"]'],
+      ['schedules', '#/namespaces/default/schedules', 'table[aria-label="Schedules"]'],
+      ['task-queue', '#/namespaces/default/task-queues/q-rich', 'table[aria-label="Workflow tasks: pollers"]'],
     ];
     const found = [];
     for (const [name, hash, ready] of pages) {

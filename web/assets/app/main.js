@@ -11,6 +11,9 @@ import { Namespaces, NamespaceDetail } from './pages/namespaces.js';
 import { Workflows } from './pages/workflows.js';
 import { Workflow } from './pages/workflow.js';
 import { Settings } from './pages/settings.js';
+import { Schedules, ScheduleDetail } from './pages/schedules.js';
+import { Batches, BatchDetail } from './pages/batches.js';
+import { TaskQueues, TaskQueue } from './pages/task_queues.js';
 
 // The page for the URL's segments: [component, props, nav key].
 function pageFor(segments, query) {
@@ -19,6 +22,12 @@ function pageFor(segments, query) {
     return [Workflow, { ns, workflowId: id, runId: run || '', query }, 'workflows'];
   }
   if (a === 'namespaces' && ns && b === 'workflows') return [Workflows, { ns, query }, 'workflows'];
+  if (a === 'namespaces' && ns && b === 'schedules' && id) return [ScheduleDetail, { ns, id, query }, 'schedules'];
+  if (a === 'namespaces' && ns && b === 'schedules') return [Schedules, { ns, query }, 'schedules'];
+  if (a === 'namespaces' && ns && b === 'batches' && id) return [BatchDetail, { ns, id, query }, 'batches'];
+  if (a === 'namespaces' && ns && b === 'batches') return [Batches, { ns, query }, 'batches'];
+  if (a === 'namespaces' && ns && b === 'task-queues' && id) return [TaskQueue, { ns, queue: id, query }, 'task-queues'];
+  if (a === 'namespaces' && ns && b === 'task-queues') return [TaskQueues, { ns, query }, 'task-queues'];
   if (a === 'namespaces' && ns) return [NamespaceDetail, { ns, query }, 'namespaces'];
   if (a === 'namespaces') return [Namespaces, { query }, 'namespaces'];
   if (a === 'settings') return [Settings, { query }, 'settings'];
@@ -67,6 +76,9 @@ function Shell() {
       ${link('namespaces', 'Namespaces', href(['namespaces']))}
       <div class="group">${ns}</div>
       ${link('workflows', 'Workflows', href(['namespaces', ns, 'workflows']))}
+      ${link('schedules', 'Schedules', href(['namespaces', ns, 'schedules']))}
+      ${link('batches', 'Batch jobs', href(['namespaces', ns, 'batches']))}
+      ${link('task-queues', 'Task queues', href(['namespaces', ns, 'task-queues']))}
       <div class="group">Console</div>
       ${link('settings', 'Settings', href(['settings']))}
     </nav>
