@@ -65,6 +65,19 @@ TEST(ConsoleFilesTest, EveryModuleThePagesImportIsEmbedded) {
   }
 }
 
+TEST(ConsoleFilesTest, ThePagePreloadsEveryModule) {
+  std::string page;
+  for (const ConsoleFile& f : ConsoleFiles()) {
+    if (f.path == "index.html") page = std::string(f.bytes);
+  }
+  for (const ConsoleFile& f : ConsoleFiles()) {
+    const bool module = f.path.ends_with(".js") && !f.path.ends_with(".min.js");
+    if (!module && !f.path.ends_with(".mjs")) continue;
+    EXPECT_NE(page.find("<link rel=\"modulepreload\" href=\"" + std::string(f.path) + "\">"), std::string::npos)
+        << f.path << " is not preloaded by index.html";
+  }
+}
+
 TEST(ConsoleFilesTest, TheWholeConsoleIsUnder200KilobytesGzipped) {
   size_t raw = 0, gzipped = 0;
   for (const ConsoleFile& f : ConsoleFiles()) {

@@ -14,18 +14,26 @@ const TABS = [['history', 'History'], ['timeline', 'Timeline'], ['pending', 'Pen
   ['query', 'Queries'], ['stack', 'Stack trace']];
 
 async function loadRun(ns, workflowId, runId, signal) {
+  const describe = await call(`api/v1/namespaces/${path(ns)}/workflows/${path(workflowId)}`,
+    { params: { 'execution.runId': runId }, signal });
+  return { describe, run: describe.workflowExecutionInfo.execution.runId };
+}
+
+// The run's first and last events (its input; its result or failure), fetched beside the
+// history so that the page does not wait for them.
+async function loadEnds(ns, workflowId, run, signal) {
   const base = `api/v1/namespaces/${path(ns)}/workflows/${path(workflowId)}`;
-  const describe = await call(base, { params: { 'execution.runId': runId }, signal });
-  const run = describe.workflowExecutionInfo.execution.runId;
   const [first, last] = await Promise.all([
     call(`${base}/history`, { params: { 'execution.runId': run, maximumPageSize: 1 }, signal }),
     call(`${base}/history-reverse`, { params: { 'execution.runId': run, maximumPageSize: 1 }, signal }),
   ]);
-  return { describe, run, first: ((first.history || {}).events || [])[0], last: ((last.history || {}).events || [])[0] };
+  return { first: ((first.history || {}).events || [])[0], last: ((last.history || {}).events || [])[0] };
 }
 
 export function Workflow({ ns, workflowId, runId, query }) {
   const { data, error, reload } = useLoad((signal) => loadRun(ns, workflowId, runId, signal), [ns, workflowId, runId]);
+  const runKey = data ? `${data.run}/${data.describe.workflowExecutionInfo.status}` : '';
+  const ends = useLoad((signal) => (data ? loadEnds(ns, workflowId, data.run, signal) : Promise.resolve(null)), [runKey]);
   const [dialog, setDialog] = useState('');
   const tab = query.tab || 'history';
   if (error) return html`<h1>${workflowId}</h1><${ErrorBox} error=${error} />`;
@@ -33,8 +41,10 @@ export function Workflow({ ns, workflowId, runId, query }) {
   const info = data.describe.workflowExecutionInfo;
   const running = info.status === 'WORKFLOW_EXECUTION_STATUS_RUNNING';
   const run = data.run;
-  const [, started] = attributesOf(data.first || {});
-  const [, closed] = data.last && !running ? attributesOf(data.last) : ['', {}];
+  const firstEvent = ends.data && ends.data.first;
+  const lastEvent = ends.data && ends.data.last;
+  const [, started] = attributesOf(firstEvent || {});
+  const [, closed] = lastEvent && !running ? attributesOf(lastEvent) : ['', {}];
   const parent = info.parentExecution;
   const tabLink = (key, label) => html`<a role="tab" href=${href(['namespaces', ns, 'workflows', workflowId, run], { tab: key })}
     aria-selected=${tab === key}>${label}</a>`;
