@@ -43,3 +43,6 @@ trap './scripts/postgres.sh stop "$pgdir" >/dev/null' EXIT
 # over 16 connections on the same server; medians of 3 rounds taken in turn.
 ./build/bench/workflow_bench ./build/cmd/tock-server/tock-server 2000 8 \
   --postgres "$(./scripts/postgres.sh url "$pgdir")" --hosts 3 --rounds 3
+# Issue 36: the web console in chromium: a 20,000-event history's first rows and scrolling,
+# the list of 100,000 runs scrolled end to end (the npm packages of tests/web).
+TOCK_SERVER_BIN="$PWD/build/cmd/tock-server/tock-server" node bench/console_bench.mjs 100000

@@ -11,31 +11,9 @@
 #     C++ keyword), in its own file and in every reference to it;
 #   - temporal/api/export/v1 is left out (package `export` is a keyword too; nothing imports it).
 
+include(${CMAKE_CURRENT_LIST_DIR}/NpmPackages.cmake)
 set(TEMPORAL_API_NPM_DIR ${CMAKE_BINARY_DIR}/temporal-api-npm)
-set(TEMPORAL_API_LOCK ${CMAKE_SOURCE_DIR}/proto/temporal-api/package-lock.json)
-file(SHA256 ${TEMPORAL_API_LOCK} _temporal_lock_hash)
-set(_temporal_stamp ${TEMPORAL_API_NPM_DIR}/installed.stamp)
-set(_temporal_installed_hash "")
-if(EXISTS ${_temporal_stamp})
-  file(READ ${_temporal_stamp} _temporal_installed_hash)
-endif()
-
-if(NOT _temporal_installed_hash STREQUAL _temporal_lock_hash)
-  find_program(NPM_PROGRAM npm REQUIRED)
-  message(STATUS "Installing the pinned Temporal API protos with npm ci")
-  file(REMOVE_RECURSE ${TEMPORAL_API_NPM_DIR})
-  file(MAKE_DIRECTORY ${TEMPORAL_API_NPM_DIR})
-  file(COPY ${CMAKE_SOURCE_DIR}/proto/temporal-api/package.json ${TEMPORAL_API_LOCK}
-       DESTINATION ${TEMPORAL_API_NPM_DIR})
-  execute_process(
-    COMMAND ${NPM_PROGRAM} ci --ignore-scripts --no-audit --no-fund --loglevel=error
-    WORKING_DIRECTORY ${TEMPORAL_API_NPM_DIR}
-    RESULT_VARIABLE _npm_result)
-  if(NOT _npm_result EQUAL 0)
-    message(FATAL_ERROR "npm ci of the Temporal API protos failed (${_npm_result})")
-  endif()
-  file(WRITE ${_temporal_stamp} ${_temporal_lock_hash})
-endif()
+tock_npm_install(${CMAKE_SOURCE_DIR}/proto/temporal-api ${TEMPORAL_API_NPM_DIR} "the pinned Temporal API protos")
 
 set(_upstream ${TEMPORAL_API_NPM_DIR}/node_modules/@temporalio/core-bridge/sdk-core/crates/protos/protos/api_upstream)
 set(TEMPORAL_PROTO_DIR ${CMAKE_BINARY_DIR}/temporal-api-protos)

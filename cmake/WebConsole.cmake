@@ -1,6 +1,6 @@
 # The web console's files, embedded in tock-server (server-core/console).
 #
-# Its libraries (Preact, htm, signals, uPlot) come from npm, pinned with their integrity
+# Its libraries (Preact, htm, signals) come from npm, pinned with their integrity
 # hashes by web/package-lock.json, and are installed into the build directory at configure
 # time once per lockfile content, as the Temporal protos are (TemporalApi.cmake). The files
 # the browser loads - web/index.html, web/assets/** and the libraries' ES modules - are
@@ -8,29 +8,9 @@
 # changed file rebuilds that one object. No bundler: the browser resolves the libraries'
 # bare imports through the import map in web/index.html.
 
+include(${CMAKE_CURRENT_LIST_DIR}/NpmPackages.cmake)
 set(WEB_CONSOLE_NPM_DIR ${CMAKE_BINARY_DIR}/web-console-npm)
-set(_web_lock ${CMAKE_SOURCE_DIR}/web/package-lock.json)
-file(SHA256 ${_web_lock} _web_lock_hash)
-set(_web_stamp ${WEB_CONSOLE_NPM_DIR}/installed.stamp)
-set(_web_installed_hash "")
-if(EXISTS ${_web_stamp})
-  file(READ ${_web_stamp} _web_installed_hash)
-endif()
-if(NOT _web_installed_hash STREQUAL _web_lock_hash)
-  find_program(NPM_PROGRAM npm REQUIRED)
-  message(STATUS "Installing the web console's pinned libraries with npm ci")
-  file(REMOVE_RECURSE ${WEB_CONSOLE_NPM_DIR})
-  file(MAKE_DIRECTORY ${WEB_CONSOLE_NPM_DIR})
-  file(COPY ${CMAKE_SOURCE_DIR}/web/package.json ${_web_lock} DESTINATION ${WEB_CONSOLE_NPM_DIR})
-  execute_process(
-    COMMAND ${NPM_PROGRAM} ci --ignore-scripts --no-audit --no-fund --loglevel=error
-    WORKING_DIRECTORY ${WEB_CONSOLE_NPM_DIR}
-    RESULT_VARIABLE _web_npm_result)
-  if(NOT _web_npm_result EQUAL 0)
-    message(FATAL_ERROR "npm ci of the web console's libraries failed (${_web_npm_result})")
-  endif()
-  file(WRITE ${_web_stamp} ${_web_lock_hash})
-endif()
+tock_npm_install(${CMAKE_SOURCE_DIR}/web ${WEB_CONSOLE_NPM_DIR} "the web console's pinned libraries")
 
 # url path (under the console's root) -> file
 set(_nm ${WEB_CONSOLE_NPM_DIR}/node_modules)
@@ -40,9 +20,7 @@ set(_console_files
   "assets/vendor/preact-hooks.mjs=${_nm}/preact/hooks/dist/hooks.mjs"
   "assets/vendor/signals-core.mjs=${_nm}/@preact/signals-core/dist/signals-core.mjs"
   "assets/vendor/signals.mjs=${_nm}/@preact/signals/dist/signals.mjs"
-  "assets/vendor/htm.mjs=${_nm}/htm/dist/htm.mjs"
-  "assets/vendor/uPlot.iife.min.js=${_nm}/uplot/dist/uPlot.iife.min.js"
-  "assets/vendor/uPlot.min.css=${_nm}/uplot/dist/uPlot.min.css")
+  "assets/vendor/htm.mjs=${_nm}/htm/dist/htm.mjs")
 file(GLOB_RECURSE _console_sources CONFIGURE_DEPENDS RELATIVE ${CMAKE_SOURCE_DIR}/web
      ${CMAKE_SOURCE_DIR}/web/assets/*.js ${CMAKE_SOURCE_DIR}/web/assets/*.css
      ${CMAKE_SOURCE_DIR}/web/assets/*.svg)

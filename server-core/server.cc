@@ -24,6 +24,7 @@
 #include "server-core/history/shard_controller.h"
 #include "server-core/http/http_server.h"
 #include "server-core/console/console_routes.h"
+#include "server-core/security/whoami.h"
 #include "server-core/http_api/temporal_http_api.h"
 #include "server-core/matching/matching_engine.h"
 #include "server-core/membership/monitor.h"
@@ -374,6 +375,7 @@ class TockServerImpl : public TockServer {
   // AdminService, and the batch operations and schedules (started by StartOwnCalls).
   void RegisterAdminBatchAndScheduleHandlers() {
     frontend::RegisterAdminServiceHandlers(dispatcher_, *namespaces_, facts_);
+    security::RegisterWhoAmI(dispatcher_, [this] { return authorizer_.get(); });
     frontend::RegisterMutableStateHandler(dispatcher_, *namespaces_, *history_);
     // A batch runs on the host that owns its shard (all of them with one host).
     batches_ = std::make_unique<frontend::BatchOperations>(

@@ -195,8 +195,11 @@ absl::StatusOr<Permissions> Authorizer::FromToken(absl::string_view token) {
   return std::move(verified->permissions);
 }
 
-absl::Status Authorizer::Check(const Compiled& method, const rpc::CallContext& ctx,
-                               const grpc::ByteBuffer& payload) {
+namespace {
+
+// The call's authorization header (empty: none) and its verified client certificate's
+// subject (empty: none).
+std::pair<absl::string_view, std::string> Credentials(const rpc::CallContext& ctx) {
   absl::string_view authorization;
   std::string subject;
   if (ctx.grpc != nullptr) {
@@ -211,18 +214,24 @@ absl::Status Authorizer::Check(const Compiled& method, const rpc::CallContext& c
       }
     }
   }
+  return {authorization, std::move(subject)};
+}
+
+}  // namespace
+
+absl::Status Authorizer::Check(const Compiled& method, const rpc::CallContext& ctx,
+                               const grpc::ByteBuffer& payload) {
+  const auto [authorization, subject] = Credentials(ctx);
   return Check(method, authorization, subject, payload);
 }
 
-absl::Status Authorizer::Check(const Compiled& method, absl::string_view authorization,
-                               absl::string_view subject, const grpc::ByteBuffer& payload) {
-  if (method.rule.scope == Scope::kOpen) return absl::OkStatus();
-  const std::string namespace_name =
-      method.rule.scope == Scope::kNamespace ? ReadNamespaceField(payload, method.namespace_field)
-                                             : std::string();
-  auto unauthenticated = [&](absl::string_view why) {
-    return absl::UnauthenticatedError(absl::StrCat(Needs(method, namespace_name), ": ", why));
-  };
+absl::StatusOr<Permissions> Authorizer::Identify(const rpc::CallContext& ctx) {
+  const auto [authorization, subject] = Credentials(ctx);
+  return Identify(authorization, subject);
+}
+
+absl::StatusOr<Permissions> Authorizer::Identify(absl::string_view authorization,
+                                                 absl::string_view subject) {
   Permissions permissions;
   bool identified = false;
   if (!subject.empty()) {
@@ -233,32 +242,42 @@ absl::Status Authorizer::Check(const Compiled& method, absl::string_view authori
   }
   if (!authorization.empty()) {
     if (authorization.size() > kMaxHeaderBytes) {
-      return unauthenticated(absl::StrCat("the authorization header is longer than ",
-                                          kMaxHeaderBytes, " bytes"));
+      return absl::UnauthenticatedError(
+          absl::StrCat("the authorization header is longer than ", kMaxHeaderBytes, " bytes"));
     }
     constexpr absl::string_view kBearer = "Bearer ";
     if (authorization.size() <= kBearer.size() ||
         !absl::EqualsIgnoreCase(authorization.substr(0, kBearer.size()), kBearer)) {
-      return unauthenticated("the authorization header is not \"Bearer <token>\"");
+      return absl::UnauthenticatedError("the authorization header is not \"Bearer <token>\"");
     }
     absl::StatusOr<Permissions> from_token =
         FromToken(absl::StripAsciiWhitespace(authorization.substr(kBearer.size())));
-    if (!from_token.ok()) {
-      if (from_token.status().code() != absl::StatusCode::kUnauthenticated) {
-        return from_token.status();
-      }
-      return unauthenticated(from_token.status().message());
-    }
+    if (!from_token.ok()) return from_token.status();
     permissions.Merge(*from_token);
     identified = true;
   }
   if (!identified) {
-    return unauthenticated(
+    return absl::UnauthenticatedError(
         "no bearer token in the authorization header, and no client certificate with a "
         "configured subject");
   }
-  const Role held = method.rule.scope == Scope::kCluster ? permissions.system
-                                                         : permissions.On(namespace_name);
+  return permissions;
+}
+
+absl::Status Authorizer::Check(const Compiled& method, absl::string_view authorization,
+                               absl::string_view subject, const grpc::ByteBuffer& payload) {
+  if (method.rule.scope == Scope::kOpen) return absl::OkStatus();
+  const std::string namespace_name =
+      method.rule.scope == Scope::kNamespace ? ReadNamespaceField(payload, method.namespace_field)
+                                             : std::string();
+  absl::StatusOr<Permissions> permissions = Identify(authorization, subject);
+  if (!permissions.ok()) {
+    if (permissions.status().code() != absl::StatusCode::kUnauthenticated) return permissions.status();
+    return absl::UnauthenticatedError(
+        absl::StrCat(Needs(method, namespace_name), ": ", permissions.status().message()));
+  }
+  const Role held = method.rule.scope == Scope::kCluster ? permissions->system
+                                                         : permissions->On(namespace_name);
   if (held < method.rule.role) return absl::PermissionDeniedError(Needs(method, namespace_name));
   return absl::OkStatus();
 }

@@ -87,6 +87,11 @@ class Authorizer {
   absl::Status Check(const Compiled& method, const rpc::CallContext& ctx,
                      const grpc::ByteBuffer& payload);
 
+  // The roles of a caller with this header and certificate subject (the same reading as
+  // Check's). UNAUTHENTICATED with the reason alone when neither identifies it.
+  absl::StatusOr<Permissions> Identify(absl::string_view authorization, absl::string_view subject);
+  absl::StatusOr<Permissions> Identify(const rpc::CallContext& ctx);
+
  private:
   Authorizer(const AuthorizationConfig& config, Clock& clock, Logger& logger);
   absl::StatusOr<Permissions> FromToken(absl::string_view token);

@@ -180,6 +180,7 @@ const std::vector<Service>& Services() {
       {"tock.admin.v1.AdminService",
        {
            {"DescribeCluster", kSystemAdmin},
+           {"WhoAmI", kOpen},  // it reads the caller itself (security/whoami.h)
            {"GetNamespaceHistory", kSystemAdmin},
            {"DescribeNamespaceAsOf", kSystemAdmin},
            {"AdvanceTime", kSystemAdmin},

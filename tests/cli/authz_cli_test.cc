@@ -375,6 +375,35 @@ TEST_F(AuthzCliTest, TheHttpApiGoesThroughTheAuthorizerAndTheTimerHttpApiRefuses
                                   "Bearer " + Token({"default:admin"}));
   EXPECT_EQ(timers.status, 403) << timers.body;
   EXPECT_EQ(json::parse(timers.body)["error"], "FORBIDDEN") << timers.body;
+
+  // whoami: the caller's roles as the authorizer reads them (what the console hides by).
+  HttpResult who = HttpCall("GET", base + "/tock/v1/whoami", "",
+                            "Bearer " + Token({"default:read", "orders:write", "temporal-system:read"}));
+  ASSERT_EQ(who.status, 200) << who.body;
+  const json roles = json::parse(who.body);
+  EXPECT_EQ(roles["authorizationEnabled"], true);
+  EXPECT_EQ(roles["clusterRole"], "read");
+  EXPECT_EQ(roles["namespaceRoles"], json({{"orders", "write"}})) << who.body;  // above read only
+  HttpResult nobody = HttpCall("GET", base + "/tock/v1/whoami", "", "");
+  EXPECT_EQ(nobody.status, 401) << nobody.body;
+  EXPECT_EQ(json::parse(nobody.body)["message"],
+            "WhoAmI: no bearer token in the authorization header, and no client certificate with "
+            "a configured subject");
+  HttpResult forged = HttpCall("GET", base + "/tock/v1/whoami", "", "Bearer not-a-token");
+  EXPECT_EQ(forged.status, 401) << forged.body;
+}
+
+// Without authorization, whoami says so: every caller may make every call.
+TEST_F(AuthzCliTest, WhoAmIWithoutAuthorizationSaysAdminEverywhere) {
+  TempDir dir;
+  ServerProcess open(TOCK_SERVER_BIN);
+  ASSERT_TRUE(open.Start({"--db-file", dir.File("t.db"), "--http-port", "0"})) << open.error();
+  std::smatch match;
+  const std::string banner = open.banner();
+  ASSERT_TRUE(std::regex_search(banner, match, std::regex(R"(\n  http api:   (http://\S+)/api/v1\n)")));
+  HttpResult who = HttpSend("GET", std::string(match[1]) + "/tock/v1/whoami", "", {});
+  ASSERT_EQ(who.status, 200) << who.body;
+  EXPECT_EQ(json::parse(who.body), json({{"clusterRole", "admin"}})) << who.body;
 }
 
 // Without authorization.audience, a token the identity provider made for another service

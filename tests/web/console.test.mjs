@@ -264,12 +264,43 @@ describe('the console', { timeout: 240_000 }, () => {
     await page.context().close();
   });
 
+  test('imports a history file and browses it offline in the same views', async () => {
+    // The file a download makes: payloads in the proto form, as the SDK replayer reads them.
+    const history = await api(server, 'api/v1/namespaces/default/workflows/order-rich/history?noPayloadShorthand=true');
+    const file = JSON.stringify({ events: history.json.history.events });
+    const page = await newPage(browser);
+    await page.goto(`${server.console}#/import`);
+    await page.getByLabel('History file').setInputFiles({ name: 'not-history.json', mimeType: 'application/json', buffer: Buffer.from('{"runs": []}') });
+    await page.getByRole('alert').filter({ hasText: 'no events in the file' }).waitFor();
+    const requests = [];
+    page.on('request', (r) => requests.push(r.url()));
+    await page.getByLabel('History file').setInputFiles({ name: 'order-rich.json', mimeType: 'application/json', buffer: Buffer.from(file) });
+    await page.getByRole('heading', { name: 'order-rich.json: 20 events' }).waitFor();
+    assert.deepEqual(requests, [], 'nothing is asked of the server');
+    const events = rows(page, 'Events');
+    await events.filter({ hasText: 'ActivityTaskFailed' }).waitFor();
+    // Proto-form payloads shown short, as the server's shorthand shows them.
+    await page.getByLabel('Jump to event id').fill('1');
+    await page.getByRole('button', { name: 'Go' }).click();
+    await page.getByRole('heading', { name: /^1 WorkflowExecutionStarted/ }).waitFor();
+    assert.match(await page.locator('.detail pre').innerText(), /"input": \[\s*\{\s*"order": 42\s*\}\s*\]/);
+    await page.getByRole('button', { name: 'Compact' }).click();
+    await rows(page, 'Activities, timers, children, updates and signals').filter({ hasText: 'charge' }).waitFor();
+    await page.getByRole('tab', { name: 'Timeline' }).click();
+    await page.waitForFunction(() => document.querySelector('.timeline canvas') && document.querySelector('.timeline canvas').dataset.bars === '3');
+    await screenshot(page, 'import');
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+  });
+
   test('a 20,000-event history: the newest rows first, a bounded page while it scrolls to the end', async () => {
     const page = await newPage(browser);
     await page.addInitScript(() => {
       window.__longTasks = [];
-      new PerformanceObserver((list) => { for (const e of list.getEntries()) window.__longTasks.push(e.duration); })
-        .observe({ type: 'longtask', buffered: true });
+      for (const type of ['longtask', 'long-animation-frame']) {
+        new PerformanceObserver((list) => { for (const e of list.getEntries()) window.__longTasks.push(e.duration); })
+          .observe({ type, buffered: true });
+      }
       // When the first event row appears, from the navigation's start.
       new MutationObserver((_, observer) => {
         if (document.querySelector('[aria-label="Events"] [role=row]')) {
@@ -373,6 +404,7 @@ describe('the console', { timeout: 240_000 }, () => {
       ['history', '#/namespaces/default/workflows/order-rich', '[aria-label="Events"] [role=row]'],
       ['timeline', '#/namespaces/default/workflows/order-rich?tab=timeline', '.timeline canvas[data-bars="3"]'],
       ['settings', '#/settings', 'input[aria-label="Token"]'],
+      ['import', '#/import', 'input[aria-label="History file"]'],
       ['schedules', '#/namespaces/default/schedules', 'table[aria-label="Schedules"]'],
       ['task-queue', '#/namespaces/default/task-queues/q-rich', 'table[aria-label="Workflow tasks: pollers"]'],
     ];
@@ -457,29 +489,62 @@ describe('with authorization', { timeout: 120_000 }, () => {
     await server?.stop();
   });
 
-  test('a read-only token sees the runs, no write action, and the API refuses its writes', async () => {
-    const page = await newPage(browser);
+  async function useToken(page, permissions) {
     await page.goto(`${server.console}#/settings`);
-    const reader = issuer.token(['default:read', 'temporal-system:read']);
-    await page.getByLabel('Token').fill(reader);
+    const token = issuer.token(permissions);
+    await page.getByLabel('Token').fill(token);
     await page.getByRole('button', { name: 'Save token' }).click();
+    return token;
+  }
+
+  test('a read-only token sees the runs but no write action, and the API refuses its writes', async () => {
+    const page = await newPage(browser);
+    const reader = await useToken(page, ['default:read', 'temporal-system:read']);
     await page.goto(`${server.console}#/namespaces/default/workflows/guarded`);
     await rows(page, 'Events').first().waitFor();
-    // A write it tries is refused by the API, and its button goes away.
-    await page.getByRole('button', { name: 'Terminate…' }).click();
-    const dialog = page.getByRole('dialog', { name: 'Terminate the run' });
-    await dialog.getByRole('button', { name: 'Terminate' }).click();
-    await dialog.getByRole('alert').filter({ hasText: 'TerminateWorkflowExecution on namespace "default" needs the write role' }).waitFor();
-    await dialog.getByRole('button', { name: 'Cancel' }).click();
-    await page.getByRole('button', { name: 'Terminate…' }).waitFor({ state: 'detached' });
+    await page.getByRole('button', { name: 'Refresh' }).waitFor();
+    for (const name of ['Signal…', 'Terminate…', 'Cancel…', 'Reset…', 'Delete…']) {
+      assert.equal(await page.getByRole('button', { name }).count(), 0, `${name} is hidden from a reader`);
+    }
     const refused = await api(server, 'api/v1/namespaces/default/workflows/guarded/terminate',
       { method: 'POST', body: '{}', headers: { Authorization: `Bearer ${reader}` } });
     assert.equal(refused.status, 403);
+    assert.match(refused.json.message, /TerminateWorkflowExecution on namespace "default" needs the write role/);
+    // A writer sees the actions.
+    await useToken(page, ['default:write']);
+    await page.goto(`${server.console}#/namespaces/default/workflows/guarded`);
+    await page.getByRole('button', { name: 'Terminate…' }).waitFor();
     // Without a token the console says to enter one.
     await page.goto(`${server.console}#/settings`);
     await page.getByRole('button', { name: 'Forget' }).click();
     await page.goto(`${server.console}#/namespaces/default/workflows`);
     await page.getByRole('alert').filter({ hasText: 'enter a token' }).first().waitFor();
+    assert.deepEqual(page.errors.filter((e) => !/status of 40[13]/.test(e)), []);
+    await page.context().close();
+  });
+
+  test('a token scoped to namespaces lists those it has roles on', async () => {
+    const page = await newPage(browser);
+    await useToken(page, ['default:read']); // may not list namespaces (temporal-system:read)
+    await page.goto(`${server.console}#/namespaces`);
+    await page.getByText('The namespaces your token has roles on').waitFor();
+    const names = await page.getByRole('table', { name: 'Namespaces' }).locator('tbody tr').allInnerTexts();
+    assert.equal(names.length, 1);
+    assert.match(names[0], /^default/);
+    await page.context().close();
+  });
+
+  test("an action the server refuses is refused in its dialog, and its button then goes", async () => {
+    const page = await newPage(browser);
+    await useToken(page, ['orders:admin', 'temporal-system:read']); // admin of orders only
+    await page.goto(`${server.console}#/namespaces`);
+    await page.getByRole('button', { name: 'Register' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Register a namespace' });
+    await dialog.getByLabel('Name').fill('billing');
+    await dialog.getByRole('button', { name: 'Register' }).click();
+    await dialog.getByRole('alert').filter({ hasText: 'RegisterNamespace on namespace "billing" needs the admin role' }).waitFor();
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    await page.getByRole('button', { name: 'Register' }).waitFor({ state: 'detached' });
     await page.context().close();
   });
 });

@@ -10,12 +10,14 @@ import { withQuery } from './router.js';
 import { time, pretty, eventName, span, parseTime } from './format.js';
 import { VirtualList } from './virtual_list.js';
 import { ErrorBox, download } from './ui.js';
+import { summarize } from './summary.js';
 import { CATEGORIES, categoryOf, isFailure, activityTypeOf, summaryOf, loadHistory, followHistory } from './events.js';
 
 const CHUNK = 5000; // events tested per frame when a filter changes
 
-// The loaded events by id (index id-1), growing as pages and new events arrive.
-function useEvents(ns, workflowId, runId, running) {
+// The loaded events by id (index id-1), growing as pages and new events arrive; or, given
+// `imported` (a history read from a file), those.
+function useEvents(ns, workflowId, runId, running, imported) {
   const store = useRef({ byId: [], max: 0, loaded: 0 });
   const [version, setVersion] = useState(0);
   const [error, setError] = useState(null);
@@ -32,6 +34,12 @@ function useEvents(ns, workflowId, runId, running) {
       s.byId[id - 1] = e;
       if (id > s.max) s.max = id;
     };
+    if (imported) {
+      imported.forEach(put);
+      setVersion((v) => v + 1);
+      setComplete(true);
+      return () => {};
+    }
     let followed = false;
     const follow = () => {
       if (followed || !running) return;
@@ -45,7 +53,7 @@ function useEvents(ns, workflowId, runId, running) {
       follow(); // from the newest event the first page brought
     }, abort.signal).then(() => setComplete(true), (e) => { if (!abort.signal.aborted) setError(e); });
     return () => abort.abort();
-  }, [ns, workflowId, runId, running]);
+  }, [ns, workflowId, runId, running, imported]);
   return { store: store.current, version, error, complete };
 }
 
@@ -87,11 +95,13 @@ function useMatches(store, version, filter, order) {
   return active ? (matches || []) : null;
 }
 
-export function HistoryView({ ns, workflowId, runId, running, total, query }) {
+// `imported`: the events of a history file (no server: the compact view is computed here
+// and nothing is downloaded or followed).
+export function HistoryView({ ns, workflowId, runId, running, total, query, imported }) {
   const view = query.view || 'feed';
   const order = query.order || 'desc';
   const filter = { cat: query.cat || '', failed: query.failed || '', activity: query.activity || '', q: query.q || '' };
-  const { store, version, error, complete } = useEvents(ns, workflowId, runId, running);
+  const { store, version, error, complete } = useEvents(ns, workflowId, runId, running, imported);
   const matches = useMatches(store, version, filter, order);
   const count = matches ? matches.length : Math.max(store.max, Number(total || 0));
   const idAt = (i) => (matches ? matches[i] : order === 'asc' ? i + 1 : count - i);
@@ -150,12 +160,12 @@ export function HistoryView({ ns, workflowId, runId, running, total, query }) {
         <form onSubmit=${(e) => { e.preventDefault(); if (Number(jump) > 0) withQuery({ event: Number(jump), cat: '', failed: '', activity: '', q: '' }); }}>
           <input aria-label="Jump to event id" placeholder="Event id" size="8" value=${jump} onInput=${(e) => setJump(e.currentTarget.value)} />
           <button type="submit">Go</button></form>`}
-      <button type="button" onClick=${downloadHistory}>Download JSON</button>
+      ${!imported && html`<button type="button" onClick=${downloadHistory}>Download JSON</button>`}
       <span class="muted" aria-live="polite">${store.loaded} of ${Math.max(store.max, Number(total || 0))} events${complete ? '' : ' (loading)'}${matches ? `, ${matches.length} match` : ''}</span>
     </div>
     <${ErrorBox} error=${error} />
     ${view === 'compact'
-      ? html`<${CompactView} ns=${ns} workflowId=${workflowId} runId=${runId} version=${version} />`
+      ? html`<${CompactView} ns=${ns} workflowId=${workflowId} runId=${runId} version=${version} imported=${imported} />`
       : html`<div class="split">
           <div style="display:flex;flex-direction:column;min-height:0">
             <${VirtualList} id="events" label="Events" count=${count} rowHeight=${30}
@@ -169,16 +179,18 @@ export function HistoryView({ ns, workflowId, runId, running, total, query }) {
           </div></div>`}`;
 }
 
-// A row per activity, timer, child, update and signal: the server's summary of the run.
-function CompactView({ ns, workflowId, runId, version }) {
+// A row per activity, timer, child, update and signal: the server's summary of the run (or
+// the browser's, of an imported history).
+function CompactView({ ns, workflowId, runId, version, imported }) {
   const [summary, setSummary] = useState(null);
   const [error, setError] = useState(null);
   useEffect(() => {
+    if (imported) { setSummary(summarize(imported)); return undefined; }
     const abort = new AbortController();
     call(`tock/v1/namespaces/${path(ns)}/workflows/${path(workflowId)}/summary`, { params: { runId }, signal: abort.signal })
       .then(setSummary, (e) => { if (!abort.signal.aborted) setError(e); });
     return () => abort.abort();
-  }, [ns, workflowId, runId, Math.floor(version / 20)]);
+  }, [ns, workflowId, runId, Math.floor(version / 20), imported]);
   if (error) return html`<${ErrorBox} error=${error} />`;
   if (!summary) return html`<p class="muted">Loading…</p>`;
   const items = [...summary.spans.map((s) => ({ ...s, at: s.start })), ...summary.points.map((p) => ({ ...p, at: p.time, status: 'RECEIVED' }))]

@@ -5,7 +5,7 @@ import { effect } from '@preact/signals';
 import { html } from './html.js';
 import { call } from './api.js';
 import { route, href } from './router.js';
-import { settings, theme, timeZone, token, readOnly, applyTheme } from './state.js';
+import { settings, theme, timeZone, token, readOnly, applyTheme, whoami, currentNamespace } from './state.js';
 import { Overview } from './pages/overview.js';
 import { Namespaces, NamespaceDetail } from './pages/namespaces.js';
 import { Workflows } from './pages/workflows.js';
@@ -14,6 +14,7 @@ import { Settings } from './pages/settings.js';
 import { Schedules, ScheduleDetail } from './pages/schedules.js';
 import { Batches, BatchDetail } from './pages/batches.js';
 import { TaskQueues, TaskQueue } from './pages/task_queues.js';
+import { Import } from './pages/import.js';
 
 // The page for the URL's segments: [component, props, nav key].
 function pageFor(segments, query) {
@@ -31,6 +32,7 @@ function pageFor(segments, query) {
   if (a === 'namespaces' && ns) return [NamespaceDetail, { ns, query }, 'namespaces'];
   if (a === 'namespaces') return [Namespaces, { query }, 'namespaces'];
   if (a === 'settings') return [Settings, { query }, 'settings'];
+  if (a === 'import') return [Import, { query }, 'import'];
   if (!a) return [Overview, { query }, 'overview'];
   return [NotFound, { segments }, ''];
 }
@@ -41,7 +43,7 @@ function NotFound({ segments }) {
 }
 
 // The namespace the pages work in: the URL's, else the last one used, else the server's default.
-function currentNamespace(segments) {
+function namespaceOf(segments) {
   if (segments[0] === 'namespaces' && segments[1]) {
     localStorage.setItem('tock.namespace', segments[1]);
     return segments[1];
@@ -52,7 +54,8 @@ function currentNamespace(segments) {
 function Shell() {
   const { segments, query } = route.value;
   const [Page, props, nav] = pageFor(segments, query);
-  const ns = currentNamespace(segments);
+  const ns = namespaceOf(segments);
+  currentNamespace.value = ns;
   const link = (key, label, target) => html`<a href=${target} aria-current=${nav === key ? 'page' : undefined}>${label}</a>`;
   return html`<div class="shell">
     <header class="topbar">
@@ -80,9 +83,10 @@ function Shell() {
       ${link('batches', 'Batch jobs', href(['namespaces', ns, 'batches']))}
       ${link('task-queues', 'Task queues', href(['namespaces', ns, 'task-queues']))}
       <div class="group">Console</div>
+      ${link('import', 'Import a history', href(['import']))}
       ${link('settings', 'Settings', href(['settings']))}
     </nav>
-    <main id="main" class=${Page === Workflow || Page === Workflows ? 'fill' : ''}>
+    <main id="main" class=${Page === Workflow || Page === Workflows || Page === Import ? 'fill' : ''}>
       <${Page} ...${props} key=${segments.slice(0, 5).join('/')} />
     </main>
   </div>`;
@@ -96,6 +100,12 @@ async function boot() {
   } catch {
     settings.value = { DefaultNamespace: 'default' }; // a server without the console's settings
   }
+  // Who the token is, again whenever it changes (null when the server cannot say).
+  effect(() => {
+    const asked = token.value;
+    call('tock/v1/whoami').then((w) => { if (token.value === asked) whoami.value = w; },
+      () => { if (token.value === asked) whoami.value = null; });
+  });
   document.getElementById('app').replaceChildren();
   render(html`<${Shell} />`, document.getElementById('app'));
 }

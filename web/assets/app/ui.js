@@ -2,7 +2,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { html } from './html.js';
 import { ApiError } from './api.js';
-import { refused, readOnly } from './state.js';
+import { refused, readOnly, allowed } from './state.js';
 
 // Runs `load` (given an AbortSignal) when `deps` change: { data, error, loading, reload }.
 export function useLoad(load, deps) {
@@ -26,10 +26,11 @@ export function ErrorBox({ error }) {
   return html`<div class="error" role="alert">${error.message}${hint}</div>`;
 }
 
-// A write action's button: hidden in read-only mode and once the server refused the call to
-// this token (`call` names the RPC, e.g. "TerminateWorkflowExecution").
+// A write action's button: hidden in read-only mode, when the caller's roles do not reach
+// it, and once the server refused the call to this token (`call` names the RPC, e.g.
+// "TerminateWorkflowExecution").
 export function ActionButton({ call, children, ...props }) {
-  if (readOnly.value || refused.value.has(call)) return null;
+  if (readOnly.value || refused.value.has(call) || !allowed(call)) return null;
   return html`<button type="button" ...${props}>${children}</button>`;
 }
 

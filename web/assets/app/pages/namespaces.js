@@ -3,7 +3,8 @@
 // that the server's own rules and messages apply.
 import { useState } from 'preact/hooks';
 import { html } from '../html.js';
-import { call, path } from '../api.js';
+import { call, path, ApiError } from '../api.js';
+import { whoami } from '../state.js';
 import { href, navigate } from '../router.js';
 import { time, span, seconds, enumWords } from '../format.js';
 import { useLoad, ErrorBox, Facts, Dialog, ActionButton, noteRefusal } from '../ui.js';
@@ -19,8 +20,22 @@ export function durationJson(text) {
 const stateName = (s) => enumWords(s, 'NAMESPACE_STATE_');
 const archival = (s) => enumWords(s, 'ARCHIVAL_STATE_') || 'Disabled';
 
+// Every namespace; or, for a token that may not list them (ListNamespaces needs
+// temporal-system:read), those its roles name.
+async function loadNamespaces(signal, who) {
+  try {
+    return await call('api/v1/namespaces', { params: { pageSize: 1000 }, signal });
+  } catch (e) {
+    const names = Object.keys((who && who.namespaceRoles) || {});
+    if (!(e instanceof ApiError) || e.status !== 403 || names.length === 0) throw e;
+    const found = await Promise.all(names.sort().map((n) => call(`api/v1/namespaces/${path(n)}`, { signal }).catch(() => null)));
+    return { namespaces: found.filter(Boolean), scoped: true };
+  }
+}
+
 export function Namespaces() {
-  const { data, error, reload } = useLoad((signal) => call('api/v1/namespaces', { params: { pageSize: 1000 }, signal }), []);
+  const who = whoami.value;
+  const { data, error, reload } = useLoad((signal) => loadNamespaces(signal, who), [who]);
   const [registering, setRegistering] = useState(false);
   const [form, setForm] = useState({ name: '', retention: '3d', description: '' });
   const list = (data && data.namespaces) || [];
@@ -50,6 +65,7 @@ export function Namespaces() {
         <td>${archival(n.config && n.config.historyArchivalState)}</td>
         <td>${n.namespaceInfo.description}</td></tr>`)}</tbody>
     </table>
+    ${data && data.scoped && html`<p class="muted">The namespaces your token has roles on (it may not list them all).</p>`}
     ${data && list.length === 0 && html`<p class="muted">No namespaces this token may read.</p>`}
     <${Dialog} title="Register a namespace" open=${registering} onClose=${() => setRegistering(false)}
       onSubmit=${register} submitLabel="Register">
