@@ -195,11 +195,7 @@ absl::StatusOr<Permissions> Authorizer::FromToken(absl::string_view token) {
   return std::move(verified->permissions);
 }
 
-namespace {
-
-// The call's authorization header (empty: none) and its verified client certificate's
-// subject (empty: none).
-std::pair<absl::string_view, std::string> Credentials(const rpc::CallContext& ctx) {
+std::pair<absl::string_view, std::string> Authorizer::Credentials(const rpc::CallContext& ctx) {
   absl::string_view authorization;
   std::string subject;
   if (ctx.grpc != nullptr) {
@@ -216,8 +212,6 @@ std::pair<absl::string_view, std::string> Credentials(const rpc::CallContext& ct
   }
   return {authorization, std::move(subject)};
 }
-
-}  // namespace
 
 absl::Status Authorizer::Check(const Compiled& method, const rpc::CallContext& ctx,
                                const grpc::ByteBuffer& payload) {

@@ -91,6 +91,9 @@ class Authorizer {
   // Check's). UNAUTHENTICATED with the reason alone when neither identifies it.
   absl::StatusOr<Permissions> Identify(absl::string_view authorization, absl::string_view subject);
   absl::StatusOr<Permissions> Identify(const rpc::CallContext& ctx);
+  // The call's authorization header (empty: none) and verified client certificate subject
+  // (empty: none), as Check reads them.
+  static std::pair<absl::string_view, std::string> Credentials(const rpc::CallContext& ctx);
 
  private:
   Authorizer(const AuthorizationConfig& config, Clock& clock, Logger& logger);

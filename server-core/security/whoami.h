@@ -1,7 +1,8 @@
 // AdminService.WhoAmI (GET /tock/v1/whoami): the caller's roles as the authorizer reads its
 // token and client certificate, so that a client (the web console) can list the namespaces
 // it may read and leave out the actions it may not take. Open to every caller: it tells a
-// caller only about itself.
+// caller only about itself; one with neither token nor certificate holds no role, one whose
+// token does not verify is UNAUTHENTICATED.
 #pragma once
 
 #include <functional>
