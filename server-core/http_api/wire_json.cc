@@ -244,6 +244,16 @@ T Bits(uint64_t raw) {
   return value;
 }
 
+// `bytes` parsed as a message of `type`; null when they are not one.
+std::unique_ptr<google::protobuf::Message> Parsed(const Descriptor* type, std::string_view bytes) {
+  const google::protobuf::Message* prototype =
+      google::protobuf::MessageFactory::generated_factory()->GetPrototype(type);
+  if (prototype == nullptr) return nullptr;
+  std::unique_ptr<google::protobuf::Message> m(prototype->New());
+  if (!m->ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) return nullptr;
+  return m;
+}
+
 class Transcoder : public JsonText {
  public:
   explicit Transcoder(bool shorthand) : shorthand_(shorthand) {}
@@ -464,11 +474,8 @@ class Transcoder : public JsonText {
   }
 
   bool ByReflection(const TypeTable& t, std::string_view bytes) {
-    const google::protobuf::Message* prototype =
-        google::protobuf::MessageFactory::generated_factory()->GetPrototype(t.descriptor);
-    if (prototype == nullptr) return false;
-    std::unique_ptr<google::protobuf::Message> m(prototype->New());
-    if (!m->ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) return false;
+    std::unique_ptr<google::protobuf::Message> m = Parsed(t.descriptor, bytes);
+    if (m == nullptr) return false;
     absl::StatusOr<std::string> json = ToJson(*m, JsonOptions{shorthand_, false});
     if (!json.ok()) return false;
     out_ += *json;
@@ -494,13 +501,8 @@ absl::StatusOr<std::string> WireToJson(const Descriptor* type, std::string_view 
       return std::move(*json);
     }
   }
-  const google::protobuf::Message* prototype =
-      google::protobuf::MessageFactory::generated_factory()->GetPrototype(type);
-  if (prototype == nullptr) return absl::InternalError("the server's answer has no known type");
-  std::unique_ptr<google::protobuf::Message> m(prototype->New());
-  if (!m->ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
-    return absl::InternalError("the server's answer could not be read");
-  }
+  std::unique_ptr<google::protobuf::Message> m = Parsed(type, bytes);
+  if (m == nullptr) return absl::InternalError("the server's answer could not be read");
   return ToJson(*m, options);
 }
 

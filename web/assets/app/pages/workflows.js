@@ -3,7 +3,7 @@
 // export, start, and bulk actions through batch jobs with a preview count first.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { html } from '../html.js';
-import { call, path } from '../api.js';
+import { call, callAll, path } from '../api.js';
 import { href, navigate, withQuery } from '../router.js';
 import { time, statusName, statusClass } from '../format.js';
 import { VirtualList } from '../virtual_list.js';
@@ -196,16 +196,9 @@ function ExportDialog({ ns, query, loaded, done, open, onClose }) {
   const [what, setWhat] = useState('csv');
   const [scope, setScope] = useState('all');
   const submit = async () => {
-    let rows = loaded;
-    if (scope === 'all' && !done) {
-      rows = [];
-      let next = '';
-      do {
-        const page = await call(`api/v1/namespaces/${path(ns)}/workflows`, { params: { query, pageSize: 1000, nextPageToken: next } });
-        rows.push(...(page.executions || []));
-        next = page.nextPageToken || '';
-      } while (next && rows.length < 1000000);
-    }
+    const rows = scope === 'all' && !done
+      ? await callAll(`api/v1/namespaces/${path(ns)}/workflows`, 'executions', { params: { query, pageSize: 1000 }, limit: 1000000 })
+      : loaded;
     if (what === 'ids') {
       download(`${ns}-workflow-ids.txt`, 'text/plain', rows.map((r) => r.execution.workflowId).join('\n') + '\n');
     } else if (what === 'json') {
