@@ -1,6 +1,6 @@
 # The web console's files, embedded in tock-server (server-core/console).
 #
-# Its libraries (Preact, htm, signals) come from npm, pinned with their integrity
+# Its libraries (Preact, htm, signals, uPlot) come from npm, pinned with their integrity
 # hashes by web/package-lock.json, and are installed into the build directory at configure
 # time once per lockfile content, as the Temporal protos are (TemporalApi.cmake). The files
 # the browser loads - web/index.html, web/assets/** and the libraries' ES modules - are
@@ -20,7 +20,9 @@ set(_console_files
   "assets/vendor/preact-hooks.mjs=${_nm}/preact/hooks/dist/hooks.mjs"
   "assets/vendor/signals-core.mjs=${_nm}/@preact/signals-core/dist/signals-core.mjs"
   "assets/vendor/signals.mjs=${_nm}/@preact/signals/dist/signals.mjs"
-  "assets/vendor/htm.mjs=${_nm}/htm/dist/htm.mjs")
+  "assets/vendor/htm.mjs=${_nm}/htm/dist/htm.mjs"
+  "assets/vendor/uplot.mjs=${_nm}/uplot/dist/uPlot.esm.js"
+  "assets/vendor/uplot.css=${_nm}/uplot/dist/uPlot.min.css")
 file(GLOB_RECURSE _console_sources CONFIGURE_DEPENDS RELATIVE ${CMAKE_SOURCE_DIR}/web
      ${CMAKE_SOURCE_DIR}/web/assets/*.js ${CMAKE_SOURCE_DIR}/web/assets/*.css
      ${CMAKE_SOURCE_DIR}/web/assets/*.svg)

@@ -603,12 +603,17 @@ class TockServerImpl : public TockServer {
 
   // The metrics registry, the dispatcher's and the engines' handles, the fault injector.
   void InitObservability() {
-    if (config_.metrics.has_value() && !metrics_->enabled()) {
+    // The console's charts read this host's metrics, so serving it turns them on.
+    const bool console = config_.timer_http.has_value() && config_.console.enabled;
+    if ((config_.metrics.has_value() || console) && !metrics_->enabled()) {
       own_metrics_ = std::make_unique<MetricsRegistry>();
       metrics_ = own_metrics_.get();
     }
     dispatcher_.Observe(logger_, *metrics_);
     server_metrics_ = std::make_unique<ServerMetrics>(*metrics_);
+    const std::string backlog = "Tasks waiting in this host's task queues (the part in memory), by task type.";
+    workflow_backlog_ = metrics_->Gauge("task_backlog", backlog, {{"task_type", "Workflow"}});
+    activity_backlog_ = metrics_->Gauge("task_backlog", backlog, {{"task_type", "Activity"}});
     if (config_.persistence.fault_injection.rate > 0) {
       faults_ = std::make_unique<persistence::FaultInjector>(config_.persistence.fault_injection,
                                                               *metrics_, logger_);
@@ -626,8 +631,17 @@ class TockServerImpl : public TockServer {
   absl::Status StartHttp() {
     if (!config_.metrics.has_value()) return absl::OkStatus();
     http_ = std::make_unique<http::HttpServer>();
-    http::RouteMetrics(*http_, *metrics_);
+    http::RouteMetrics(*http_, [this] { return MetricsText(); });
     return http_->Start(config_.metrics->ip, config_.metrics->port);
+  }
+
+  // The metrics exposition, with the gauges read when asked (matching's backlog) set first.
+  std::string MetricsText() {
+    if (matching_) {
+      workflow_backlog_.Set(static_cast<double>(matching_->TotalBacklog(persistence::TaskKind::kWorkflow)));
+      activity_backlog_.Set(static_cast<double>(matching_->TotalBacklog(persistence::TaskKind::kActivity)));
+    }
+    return metrics_->TextExposition();
   }
 
   // The HTTP port, when configured (timers.http, --http-port): Temporal's HTTP API
@@ -654,6 +668,7 @@ class TockServerImpl : public TockServer {
     temporal_http_api_ = std::make_unique<http_api::TemporalHttpApi>(
         std::move(*routes), [this] { return InProcessChannel(); });
     temporal_http_api_->set_read_only(config_.console.read_only);
+    if (metrics_->enabled()) temporal_http_api_->set_metrics([this] { return MetricsText(); });
     temporal_http_api_->Register(*timer_http_);
     if (config_.console.enabled) {
       console::ConsoleOptions console;
@@ -874,6 +889,7 @@ class TockServerImpl : public TockServer {
     // HTTP server's Stop waits for its requests.
     if (temporal_http_api_) temporal_http_api_->Stop();
     if (timer_http_) timer_http_->Stop();
+    if (http_) http_->Stop();  // its exposition reads matching's backlog
     // No new timer attempts; callbacks in flight are answered "stopped" and their FIRING
     // rows sent again by the shards' next owner.
     if (timer_engine_) timer_engine_->Stop();
@@ -923,7 +939,6 @@ class TockServerImpl : public TockServer {
     peers_.reset();
     placement_.reset();
     persistence_.reset();
-    if (http_) http_->Stop();
     if (bound_port_ != 0) logger_.Info("tock-server stopped", {{"address", address()}});
     shut_down_ = true;
     done_.notify_all();
@@ -944,6 +959,7 @@ class TockServerImpl : public TockServer {
   MetricsRegistry* metrics_;
   std::unique_ptr<MetricsRegistry> own_metrics_;
   std::unique_ptr<ServerMetrics> server_metrics_;  // handed to the engines
+  metrics::Gauge workflow_backlog_, activity_backlog_;  // set from matching by MetricsText
   std::unique_ptr<persistence::FaultInjector> faults_;  // null: no fault injection
   // The given clock, moved forward only by AdvanceTime (with config_.time_skipping).
   OffsetClock clock_;

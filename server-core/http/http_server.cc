@@ -269,10 +269,14 @@ void HttpServer::Stop() {
 }
 
 void RouteMetrics(HttpServer& server, const MetricsRegistry& registry) {
-  server.Route("GET", "/metrics", [&registry](const HttpRequest&) {
+  RouteMetrics(server, [&registry] { return registry.TextExposition(); });
+}
+
+void RouteMetrics(HttpServer& server, std::function<std::string()> exposition) {
+  server.Route("GET", "/metrics", [exposition = std::move(exposition)](const HttpRequest&) {
     HttpResponse response;
     response.content_type = kPrometheusTextContentType;
-    response.body = registry.TextExposition();
+    response.body = exposition();
     return response;
   });
 }

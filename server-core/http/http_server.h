@@ -109,5 +109,7 @@ class HttpServer {
 // Adds `GET /metrics`: `registry`'s text exposition (format 0.0.4). `registry` must outlive
 // the server.
 void RouteMetrics(HttpServer& server, const MetricsRegistry& registry);
+// The same with the text from `exposition` (a server that sets gauges read on demand first).
+void RouteMetrics(HttpServer& server, std::function<std::string()> exposition);
 
 }  // namespace tock::server::http

@@ -18,6 +18,7 @@
 #include "google/protobuf/util/json_util.h"
 #include "lib/common/grpc_status.h"
 #include "lib/common/message_size.h"
+#include "lib/common/metrics.h"
 #include "server-core/http_api/history_summary.h"
 #include "server-core/http_api/json_codec.h"
 #include "server-core/http_api/openapi_files.h"
@@ -35,6 +36,8 @@ constexpr absl::string_view kJson = "application/json";
 constexpr absl::string_view kNoShorthandMediaType = "application/json+no-payload-shorthand";
 const std::string kHistoryMethod =
     "/temporal.api.workflowservice.v1.WorkflowService/GetWorkflowExecutionHistory";
+const std::string kClusterInfoMethod =
+    "/temporal.api.workflowservice.v1.WorkflowService/GetClusterInfo";
 
 bool HasQueryFlag(const http::HttpRequest& request, const std::string& name) {
   auto it = request.query.find(name);
@@ -178,6 +181,8 @@ void TemporalHttpApi::Register(http::HttpServer& server) {
                [this](const http::HttpRequest& request) { return StreamEvents(request); });
   server.Route("GET", "/tock/v1/namespaces/[^/]+/workflows/[^/]+/summary",
                [this](const http::HttpRequest& request) { return Summary(request); });
+  server.Route("GET", "/tock/v1/metrics",
+               [this](const http::HttpRequest& request) { return Metrics(request); });
   server.Route("GET", "/api/v1/swagger\\.json", [](const http::HttpRequest&) {
     return http::HttpResponse{200, std::string(kJson), std::string(OpenApiV2Json())};
   });
@@ -274,6 +279,19 @@ http::HttpResponse TemporalHttpApi::Summary(const http::HttpRequest& request) {
   response.body = SummaryJson(spans).dump(HasQueryFlag(request, "pretty") ? 2 : -1, ' ',
                                                 false, nlohmann::json::error_handler_t::replace);
   return response;
+}
+
+http::HttpResponse TemporalHttpApi::Metrics(const http::HttpRequest& request) {
+  if (!metrics_) return Error(absl::NotFoundError("this server keeps no metrics"), false);
+  std::shared_ptr<grpc::Channel> channel = channel_();
+  if (channel == nullptr) return Error(absl::UnavailableError("the server is starting; call again"), false);
+  std::string answer;  // unused: the call only asks whether the caller may read the cluster
+  if (absl::Status s = CallInProcess(*channel, kClusterInfoMethod, wf::GetClusterInfoRequest(),
+                                     &answer, request);
+      !s.ok()) {
+    return Error(s, false);
+  }
+  return http::HttpResponse{200, std::string(kPrometheusTextContentType), metrics_()};
 }
 
 http::HttpResponse TemporalHttpApi::StreamEvents(const http::HttpRequest& request) {

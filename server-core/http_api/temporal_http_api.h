@@ -67,6 +67,10 @@ class TemporalHttpApi {
   // Read-only (--ui-read-only): every call but a GET, a query and an update's poll answers
   // 405. Call before Register.
   void set_read_only(bool read_only) { read_only_ = read_only; }
+  // GET /tock/v1/metrics: `exposition`'s text (this host's metrics in Prometheus' format, the
+  // console's charts), to a caller who may read the cluster's info (GetClusterInfo is called
+  // in process with its headers first). Unset: the route answers 404. Call before Register.
+  void set_metrics(std::function<std::string()> exposition) { metrics_ = std::move(exposition); }
 
   void Register(http::HttpServer& server);
 
@@ -87,6 +91,8 @@ class TemporalHttpApi {
   // GET /tock/v1/namespaces/{namespace}/workflows/{workflowId}/summary[?runId=]: the run's
   // history as a timeline without payloads (history_summary.h).
   http::HttpResponse Summary(const http::HttpRequest& request);
+
+  http::HttpResponse Metrics(const http::HttpRequest& request);
 
  private:
   // The error body and status of `status`.
@@ -109,6 +115,7 @@ class TemporalHttpApi {
 
   RouteTable routes_;
   bool read_only_ = false;
+  std::function<std::string()> metrics_;
   std::atomic<int> long_polls_{0};
   std::mutex calls_mu_;
   bool stopping_ = false;                   // guarded by calls_mu_

@@ -494,4 +494,13 @@ size_t MatchingEngine::Backlog(const std::string& namespace_id, const std::strin
   return it == queues_.end() ? 0 : it->second.tasks.size();
 }
 
+size_t MatchingEngine::TotalBacklog(TaskKind kind) {
+  std::lock_guard lock(mu_);
+  size_t total = 0;
+  for (const auto& [key, queue] : queues_) {
+    if (std::get<2>(key) == kind) total += queue.tasks.size();
+  }
+  return total;
+}
+
 }  // namespace tock::server::matching

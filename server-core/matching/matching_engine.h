@@ -158,6 +158,9 @@ class MatchingEngine {
   std::vector<PollerInfo> Pollers(const std::string& namespace_id, const std::string& task_queue,
                                   TaskKind kind);
   size_t Backlog(const std::string& namespace_id, const std::string& task_queue, TaskKind kind);
+  // The tasks waiting in memory in every queue of `kind` (the console's backlog chart; the
+  // windows' sum, so at most the window per queue). One pass over the queues.
+  size_t TotalBacklog(TaskKind kind);
 
   // Queues held in memory. A queue with no task, no waiting poll and no poller seen in the
   // last kPollerMemory is forgotten (at most kSweepInterval later), so queues that clients

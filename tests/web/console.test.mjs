@@ -344,6 +344,26 @@ describe('the console', { timeout: 240_000 }, () => {
     await page.context().close();
   });
 
+  test("the overview charts this host's metrics live: starts per second, backlog", async () => {
+    const metrics = await fetch(`${server.http}/tock/v1/metrics`);
+    assert.equal(metrics.status, 200);
+    assert.match(await metrics.text(), /^task_backlog\{task_type="Workflow"\} \d+/m);
+    const page = await newPage(browser);
+    await page.goto(`${server.console}#/`);
+    const starts = page.locator('figure[aria-label="Workflow starts per second"]');
+    await starts.locator('canvas').waitFor();
+    await page.waitForFunction(() => Number(document.querySelector('figure[aria-label="Workflow starts per second"]').dataset.points) >= 1);
+    for (let i = 0; i < 5; i++) await start(client.svc, { id: `charted-${i}`, type: 'fulfil', queue: 'nobody-polls' });
+    // The next sample after the starts shows them (a rate over the 2 s between samples).
+    await page.waitForFunction(() => Number(document.querySelector('figure[aria-label="Workflow starts per second"]').dataset.last) > 0,
+      null, { timeout: 10_000 });
+    const backlog = await page.locator('figure[aria-label="Task backlog"]').getAttribute('data-last');
+    assert.ok(Number(backlog.split(',')[0]) >= 5, `workflow tasks wait on nobody-polls (backlog ${backlog})`);
+    await screenshot(page, 'page-overview-charts');
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+  });
+
   test('dark mode: chosen, or followed from the system', async () => {
     const page = await newPage(browser, { colorScheme: 'dark' });
     await page.goto(`${server.console}#/namespaces`);

@@ -35,7 +35,17 @@ function headers(extra) {
 
 // `relative`: 'api/v1/namespaces/...'; the answer's JSON, or an ApiError with the server's
 // message.
-export async function call(relative, { method = 'GET', params, body, signal } = {}) {
+export async function call(relative, options = {}) {
+  const text = await callText(relative, options);
+  try {
+    return text ? JSON.parse(text) : {};
+  } catch {
+    return {};
+  }
+}
+
+// The same, the answer's text as it came (the metrics' Prometheus text).
+export async function callText(relative, { method = 'GET', params, body, signal } = {}) {
   const init = { method, headers: headers(body === undefined ? {} : { 'Content-Type': 'application/json' }), signal };
   if (body !== undefined) init.body = JSON.stringify(body);
   let response;
@@ -46,17 +56,13 @@ export async function call(relative, { method = 'GET', params, body, signal } = 
     throw new ApiError(0, 14, `the server did not answer (${e.message})`);
   }
   const text = await response.text();
-  let json = null;
-  try {
-    json = text ? JSON.parse(text) : {};
-  } catch {
-    json = null;
-  }
   if (!response.ok) {
+    let json = null;
+    try { json = JSON.parse(text); } catch { /* not Temporal's error body */ }
     const message = json && typeof json.message === 'string' ? json.message : `${response.status} ${response.statusText}`;
     throw new ApiError(response.status, json && json.code, message);
   }
-  return json ?? {};
+  return text;
 }
 
 // Every page of a paged list call, item arrays concatenated (`field`), at most `limit` items.

@@ -1,9 +1,10 @@
 // The cluster at a glance: name, version, stores; the hosts and the shards each owns; the
-// clusters it replicates with.
+// clusters it replicates with; live charts of this host's metrics.
 import { html } from '../html.js';
 import { call } from '../api.js';
 import { time, span, seconds } from '../format.js';
 import { useLoad, ErrorBox, Facts } from '../ui.js';
+import { LiveCharts } from '../charts.js';
 
 async function loadOverview(signal) {
   const [info, system, members, shards, clusters] = await Promise.all([
@@ -36,6 +37,7 @@ export function Overview() {
         ['Capabilities', capabilities.join(', ')],
       ]} />
     </div>
+    <${LiveCharts} />
     ${members && html`<h2>Hosts</h2>
       <table class="grid" aria-label="Hosts">
         <thead><tr><th>Address</th><th>Alive</th><th>Shards</th><th>Up since</th><th>Heartbeat</th></tr></thead>
