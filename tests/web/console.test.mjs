@@ -427,6 +427,9 @@ describe('the console', { timeout: 240_000 }, () => {
       ['import', '#/import', 'input[aria-label="History file"]'],
       ['schedules', '#/namespaces/default/schedules', 'table[aria-label="Schedules"]'],
       ['task-queue', '#/namespaces/default/task-queues/q-rich', 'table[aria-label="Workflow tasks: pollers"]'],
+      ['archival-off', '#/namespaces/default/archival', 'text=does not archive this kind'],
+      ['replication-alone', '#/replication', 'table[aria-label="Global namespaces"]'],
+      ['timers', '#/namespaces/default/timers', 'table[aria-label="Timers"]'],
     ];
     const found = [];
     for (const [name, hash, ready] of pages) {

@@ -28,11 +28,13 @@ export function serverBinary() {
 
 // Resolves with { address (gRPC), http (http://IP:PORT), console (its URL or undefined),
 // dir, stop() } once the banner is out. `config`: YAML written to a file and passed with
-// --config; `args`: more flags.
-export async function startServer({ config, args = [] } = {}) {
+// --config (`config` may be a function of the directory, to name files in it); `args`: more
+// flags; `port`: the gRPC port (0: any).
+export async function startServer({ config, args = [], port = 0 } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'tock-web-'));
   dirs.add(dir);
-  const argv = ['--port', '0', '--http-port', '0', '--db-file', join(dir, 'tock.db'), ...args];
+  if (typeof config === 'function') config = config(dir);
+  const argv = ['--port', String(port), '--http-port', '0', '--db-file', join(dir, 'tock.db'), ...args];
   if (config) {
     writeFileSync(join(dir, 'server.yaml'), config);
     argv.push('--config', join(dir, 'server.yaml'));
@@ -66,4 +68,14 @@ export async function startServer({ config, args = [] } = {}) {
     dirs.delete(dir);
   };
   return { address, http, console: consoleUrl, dir, banner, pid: child.pid, stop, stderr: () => err };
+}
+
+// A port free on 127.0.0.1 now (for a server whose configuration must name its own address).
+export async function freePort() {
+  const { createServer } = await import('node:net');
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => { const { port } = probe.address(); probe.close(() => resolve(port)); });
+  });
 }

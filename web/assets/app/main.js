@@ -15,6 +15,9 @@ import { Schedules, ScheduleDetail } from './pages/schedules.js';
 import { Batches, BatchDetail } from './pages/batches.js';
 import { TaskQueues, TaskQueue } from './pages/task_queues.js';
 import { Import } from './pages/import.js';
+import { Archival, ArchivedRun } from './pages/archival.js';
+import { Replication } from './pages/replication.js';
+import { Timers } from './pages/timers.js';
 
 // The page for the URL's segments: [component, props, nav key].
 function pageFor(segments, query) {
@@ -29,8 +32,12 @@ function pageFor(segments, query) {
   if (a === 'namespaces' && ns && b === 'batches') return [Batches, { ns, query }, 'batches'];
   if (a === 'namespaces' && ns && b === 'task-queues' && id) return [TaskQueue, { ns, queue: id, query }, 'task-queues'];
   if (a === 'namespaces' && ns && b === 'task-queues') return [TaskQueues, { ns, query }, 'task-queues'];
+  if (a === 'namespaces' && ns && b === 'archival' && id && run) return [ArchivedRun, { ns, workflowId: id, runId: run, query }, 'archival'];
+  if (a === 'namespaces' && ns && b === 'archival') return [Archival, { ns, query }, 'archival'];
+  if (a === 'namespaces' && ns && b === 'timers') return [Timers, { ns, query }, 'timers'];
   if (a === 'namespaces' && ns) return [NamespaceDetail, { ns, query }, 'namespaces'];
   if (a === 'namespaces') return [Namespaces, { query }, 'namespaces'];
+  if (a === 'replication') return [Replication, { query }, 'replication'];
   if (a === 'settings') return [Settings, { query }, 'settings'];
   if (a === 'import') return [Import, { query }, 'import'];
   if (!a) return [Overview, { query }, 'overview'];
@@ -77,16 +84,19 @@ function Shell() {
     <nav class="nav" aria-label="Console">
       ${link('overview', 'Overview', '#/')}
       ${link('namespaces', 'Namespaces', href(['namespaces']))}
+      ${link('replication', 'Replication', href(['replication']))}
       <div class="group">${ns}</div>
       ${link('workflows', 'Workflows', href(['namespaces', ns, 'workflows']))}
       ${link('schedules', 'Schedules', href(['namespaces', ns, 'schedules']))}
       ${link('batches', 'Batch jobs', href(['namespaces', ns, 'batches']))}
       ${link('task-queues', 'Task queues', href(['namespaces', ns, 'task-queues']))}
+      ${link('archival', 'Archival', href(['namespaces', ns, 'archival']))}
+      ${link('timers', 'Timers', href(['namespaces', ns, 'timers']))}
       <div class="group">Console</div>
       ${link('import', 'Import a history', href(['import']))}
       ${link('settings', 'Settings', href(['settings']))}
     </nav>
-    <main id="main" class=${Page === Workflow || Page === Workflows || Page === Import ? 'fill' : ''}>
+    <main id="main" class=${[Workflow, Workflows, Import, ArchivedRun].includes(Page) ? 'fill' : ''}>
       <${Page} ...${props} key=${segments.slice(0, 5).join('/')} />
     </main>
   </div>`;

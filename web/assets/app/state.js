@@ -32,8 +32,12 @@ const NEEDS = {
   TerminateWorkflowExecution: 'write', ResetWorkflowExecution: 'write', DeleteWorkflowExecution: 'write',
   UpdateWorkflowExecution: 'write', StartBatchOperation: 'write', StopBatchOperation: 'write',
   CreateSchedule: 'write', UpdateSchedule: 'write', PatchSchedule: 'write', DeleteSchedule: 'write',
+  CreateTimer: 'write', DeleteTimer: 'write',
   UpdateNamespace: 'admin', AddSearchAttributes: 'admin', RemoveSearchAttributes: 'admin', DeleteNamespace: 'admin',
 };
+
+// Calls on the whole cluster (archival triggers, replication's DLQ): the cluster role only.
+const NEEDS_ON_CLUSTER = { TriggerArchival: 'admin', PurgeDLQMessages: 'admin', MergeDLQMessages: 'admin' };
 
 export const roleOn = (w, ns) => Math.max(ROLES.indexOf(w.clusterRole || ''), ROLES.indexOf((w.namespaceRoles || {})[ns] || ''));
 
@@ -43,6 +47,7 @@ export function allowed(call) {
   if (call === 'RegisterNamespace') { // admin on the name registered: any admin role may try
     return w.clusterRole === 'admin' || Object.values(w.namespaceRoles || {}).includes('admin');
   }
+  if (NEEDS_ON_CLUSTER[call]) return ROLES.indexOf(w.clusterRole || '') >= ROLES.indexOf(NEEDS_ON_CLUSTER[call]);
   const need = NEEDS[call];
   return !need || roleOn(w, currentNamespace.value) >= ROLES.indexOf(need);
 }

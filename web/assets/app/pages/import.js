@@ -86,7 +86,6 @@ export function Import({ query }) {
     }
   };
   const loaded = imported.value;
-  const tab = query.tab || 'history';
   return html`<h1>Import a history</h1>
     <div class=${over ? 'panel dropzone over' : 'panel dropzone'}
       onDragOver=${(e) => { e.preventDefault(); setOver(true); }} onDragLeave=${() => setOver(false)}
@@ -98,11 +97,17 @@ export function Import({ query }) {
     <${ErrorBox} error=${error} />
     ${loaded && html`
       <h2>${loaded.name}: ${loaded.events.length} events</h2>
-      <nav class="tabs" role="tablist" aria-label="Imported history views">
-        <a role="tab" href=${href(['import'], { ...query, tab: 'history' })} aria-selected=${tab === 'history'}>History</a>
-        <a role="tab" href=${href(['import'], { ...query, tab: 'timeline' })} aria-selected=${tab === 'timeline'}>Timeline</a>
-      </nav>
-      ${tab === 'timeline'
-        ? html`<${Timeline} summary=${summarize(loaded.events)} onOpen=${(id) => withQuery({ tab: 'history', view: 'feed', event: id }, { replace: false })} />`
-        : html`<${HistoryView} imported=${loaded.events} total=${loaded.events.length} query=${query} />`}`}`;
+      <${StaticHistory} events=${loaded.events} segments=${['import']} query=${query} label="Imported history views" />`}`;
+}
+
+// Events held in the page (a file's, an archive's) in the history and timeline views.
+export function StaticHistory({ events, segments, query, label }) {
+  const tab = query.tab || 'history';
+  return html`<nav class="tabs" role="tablist" aria-label=${label}>
+      <a role="tab" href=${href(segments, { ...query, tab: 'history' })} aria-selected=${tab === 'history'}>History</a>
+      <a role="tab" href=${href(segments, { ...query, tab: 'timeline' })} aria-selected=${tab === 'timeline'}>Timeline</a>
+    </nav>
+    ${tab === 'timeline'
+      ? html`<${Timeline} summary=${summarize(events)} onOpen=${(id) => withQuery({ tab: 'history', view: 'feed', event: id }, { replace: false })} />`
+      : html`<${HistoryView} imported=${events} total=${events.length} query=${query} />`}`;
 }

@@ -84,11 +84,33 @@ async function loadNamespace(ns, signal) {
   return { detail, attributes, versions };
 }
 
-export function NamespaceDetail({ ns }) {
+// The namespace as it was at `asOf` (RFC 3339): the version then valid and its settings.
+function AsOf({ ns, asOf }) {
+  const { data, error } = useLoad((signal) => call(`tock/v1/namespaces/${path(ns)}/as-of`, { params: { asOf }, signal }), [ns, asOf]);
+  if (error) return html`<${ErrorBox} error=${error} />`;
+  if (!data) return html`<p class="muted">Loading…</p>`;
+  const d = data.namespace || {};
+  const v = data.version || {};
+  return html`<div class="panel" aria-label="As of"><h3 style="margin-top:0">As of ${time(asOf)}: version ${v.version} (${v.operation})
+      <a class="button" href=${href(['namespaces', ns])}>Now</a></h3>
+    <${Facts} items=${[
+      ['Valid', `from ${time(v.validFrom)}${v.validTo ? ` to ${time(v.validTo)}` : ' (current)'}`],
+      ['State', stateName((d.namespaceInfo || {}).state)], ['Description', (d.namespaceInfo || {}).description],
+      ['Retention', span(seconds(d.config && d.config.workflowExecutionRetentionTtl))],
+      ['History archival', `${archival(d.config && d.config.historyArchivalState)} ${(d.config && d.config.historyArchivalUri) || ''}`],
+      ['Active cluster', d.replicationConfig && d.replicationConfig.activeClusterName],
+      ['Clusters', ((d.replicationConfig && d.replicationConfig.clusters) || []).map((c) => c.clusterName).join(', ')],
+      ['Failover version', d.failoverVersion],
+    ]} /></div>`;
+}
+
+export function NamespaceDetail({ ns, query = {} }) {
   const { data, error, reload } = useLoad((signal) => loadNamespace(ns, signal), [ns]);
+  const [asOfText, setAsOfText] = useState(query.asOf || '');
   const [dialog, setDialog] = useState('');
   const [value, setValue] = useState('');
   const [saType, setSaType] = useState('INDEXED_VALUE_TYPE_KEYWORD');
+  const [archivalForm, setArchivalForm] = useState({});
   if (error) return html`<h1>${ns}</h1><${ErrorBox} error=${error} />`;
   if (!data) return html`<h1>${ns}</h1><p class="muted">Loading…</p>`;
   const { detail, attributes, versions } = data;
@@ -109,6 +131,9 @@ export function NamespaceDetail({ ns }) {
       <a class="button" href=${href(['namespaces', ns, 'workflows'])}>Workflows</a>
       <${ActionButton} call="UpdateNamespace" onClick=${() => open('retention', span(seconds(config.workflowExecutionRetentionTtl)).replace(/\s/g, ''))}>Retention…<//>
       ${(replication.clusters || []).length > 1 && html`<${ActionButton} call="UpdateNamespace" onClick=${() => open('failover', replication.activeClusterName)}>Fail over…<//>`}
+      <${ActionButton} call="UpdateNamespace" onClick=${() => { setArchivalForm({
+        history: config.historyArchivalState === 'ARCHIVAL_STATE_ENABLED', historyUri: config.historyArchivalUri || '',
+        visibility: config.visibilityArchivalState === 'ARCHIVAL_STATE_ENABLED', visibilityUri: config.visibilityArchivalUri || '' }); setDialog('archival'); }}>Archival…<//>
       <${ActionButton} call="AddSearchAttributes" onClick=${() => open('attribute')}>Add search attribute…<//>
       <${ActionButton} call="DeleteNamespace" class="danger" onClick=${() => open('delete')}>Delete…<//>
     </h1>
@@ -130,15 +155,32 @@ export function NamespaceDetail({ ns }) {
         ${system.map(([name, type]) => html`<tr><td>${name}</td><td>${enumWords(type, 'INDEXED_VALUE_TYPE_')}</td><td class="muted">system</td><td></td></tr>`)}
       </tbody></table>
     ${versions && html`<h2>Version history</h2>
+      <form class="toolbar" onSubmit=${(e) => { e.preventDefault(); navigate(['namespaces', ns], { asOf: asOfText.trim() }); }}>
+        <label>As of <input aria-label="As of" placeholder="2026-11-01T00:00:00Z" value=${asOfText} onInput=${(e) => setAsOfText(e.currentTarget.value)} /></label>
+        <button type="submit">Show</button></form>
+      ${query.asOf && html`<${AsOf} ns=${ns} asOf=${query.asOf} />`}
       <table class="grid" aria-label="Version history">
         <thead><tr><th>Version</th><th>Operation</th><th>Valid from</th><th>Valid to</th><th>Active cluster</th></tr></thead>
-        <tbody>${(versions.versions || []).map((v) => html`<tr><td>${v.version}</td><td>${v.operation}</td>
+        <tbody>${(versions.versions || []).map((v) => html`<tr><td><a href=${href(['namespaces', ns], { asOf: v.validFrom })}
+            title="This version's settings">${v.version}</a></td><td>${v.operation}</td>
           <td>${time(v.validFrom)}</td><td>${v.validTo ? time(v.validTo) : html`<span class="muted">current</span>`}</td>
           <td>${v.record && v.record.replicationConfig && v.record.replicationConfig.activeClusterName}</td></tr>`)}</tbody></table>`}
 
     <${Dialog} title="Retention" open=${dialog === 'retention'} onClose=${() => setDialog('')} submitLabel="Save"
       onSubmit=${act('UpdateNamespace', () => update({ config: { workflowExecutionRetentionTtl: durationJson(value) } }))}>
       <label>Keep closed runs for (1-30 days: 3d, 72h) <input value=${value} onInput=${(e) => setValue(e.currentTarget.value)} /></label>
+    <//>
+    <${Dialog} title="Archival" open=${dialog === 'archival'} onClose=${() => setDialog('')} submitLabel="Save"
+      onSubmit=${act('UpdateNamespace', () => update({ config: {
+        historyArchivalState: archivalForm.history ? 'ARCHIVAL_STATE_ENABLED' : 'ARCHIVAL_STATE_DISABLED',
+        historyArchivalUri: archivalForm.historyUri.trim(),
+        visibilityArchivalState: archivalForm.visibility ? 'ARCHIVAL_STATE_ENABLED' : 'ARCHIVAL_STATE_DISABLED',
+        visibilityArchivalUri: archivalForm.visibilityUri.trim() } }))}>
+      <label><input type="checkbox" checked=${archivalForm.history} onChange=${(e) => setArchivalForm({ ...archivalForm, history: e.currentTarget.checked })} /> Archive histories</label>
+      <label>History URI (empty: the cluster's default; fixed once set) <input value=${archivalForm.historyUri} onInput=${(e) => setArchivalForm({ ...archivalForm, historyUri: e.currentTarget.value })} /></label>
+      <label><input type="checkbox" checked=${archivalForm.visibility} onChange=${(e) => setArchivalForm({ ...archivalForm, visibility: e.currentTarget.checked })} /> Archive visibility records</label>
+      <label>Visibility URI <input value=${archivalForm.visibilityUri} onInput=${(e) => setArchivalForm({ ...archivalForm, visibilityUri: e.currentTarget.value })} /></label>
+      <p class="muted"><a href=${href(['namespaces', ns, 'archival'])}>Archival status and archived runs</a></p>
     <//>
     <${Dialog} title="Fail over" open=${dialog === 'failover'} onClose=${() => setDialog('')} submitLabel="Fail over" danger
       onSubmit=${act('UpdateNamespace', () => update({ replicationConfig: { activeClusterName: value } }))}>
