@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createRequire } from 'node:module';
 import { startServer } from './server.mjs';
-import { connect, richRun, longRun, start } from './histories.mjs';
+import { connect, richRun, longRun, start, family } from './histories.mjs';
 import { launch, newPage, screenshot } from './browser.mjs';
 import { makeIssuer } from './tokens.mjs';
 
@@ -41,6 +41,7 @@ describe('the console', { timeout: 240_000 }, () => {
     for (const id of ['order-00', 'order-01', 'order-02']) {
       await client.svc.terminateWorkflowExecution({ namespace: 'default', workflowExecution: { workflowId: id }, reason: 'test' });
     }
+    await family(client.svc);
     browser = await launch();
   });
   after(async () => {
@@ -76,7 +77,7 @@ describe('the console', { timeout: 240_000 }, () => {
     const page = await newPage(browser);
     await page.goto(`${server.console}#/namespaces/default/workflows`);
     await page.getByRole('button', { name: /^All \d+/ }).waitFor();
-    await assert.doesNotReject(page.getByRole('button', { name: 'All 26' }).waitFor({ timeout: 5000 }));
+    await assert.doesNotReject(page.getByRole('button', { name: 'All 29' }).waitFor({ timeout: 5000 }));
     await rows(page, 'Workflows').first().waitFor();
     await screenshot(page, 'workflows');
     await page.getByRole('button', { name: /^Terminated 3/ }).click();
@@ -161,6 +162,50 @@ describe('the console', { timeout: 240_000 }, () => {
     await page.mouse.click(box.x + box.width * 0.3, box.y + 28 + 22 * 2 + 11);
     await page.waitForURL(/tab=history.*event=\d+|event=\d+.*tab=history/);
     await page.getByRole('heading', { name: /TimerStarted/ }).waitFor();
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+  });
+
+  test("a child's relationships: its parent above it, its own child below, each a link", async () => {
+    const page = await newPage(browser);
+    await page.goto(`${server.console}#/namespaces/default/workflows/family-child?tab=relationships`);
+    const tree = page.getByLabel('Relationships');
+    await tree.getByText('(this run)').waitFor();
+    const text = await tree.innerText();
+    assert.match(text, /^family household Running\s+family-child \(this run\)\s+family-grandchild member started/i);
+    await tree.getByRole('link', { name: 'family-grandchild' }).click();
+    await page.getByRole('heading', { name: /family-grandchild/ }).waitFor();
+    await page.getByRole('tab', { name: 'Relationships' }).click();
+    await tree.getByText('(this run)').waitFor();
+    assert.match(await tree.innerText(), /^family .*\s+family-child .*\s+family-grandchild \(this run\)/is);
+    await page.getByText('This run started no child workflow.').waitFor();
+    await screenshot(page, 'page-relationships');
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+  });
+
+  test('reset: the workflow task picked, a preview of what is kept, re-applied and dropped, then the new run', async () => {
+    await richRun(client.svc, { id: 'order-reset', queue: 'q-reset' });
+    const page = await newPage(browser);
+    await page.goto(`${server.console}#/namespaces/default/workflows/order-reset`);
+    await page.getByRole('button', { name: 'Reset…' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Reset the run' });
+    const preview = dialog.getByLabel('Reset preview');
+    await dialog.getByLabel(/Back to the workflow task/).selectOption('4');
+    await preview.getByText(/keeps 3 events/).waitFor();
+    assert.match(await preview.innerText(), /gets again: signal note\./);
+    assert.match(await preview.innerText(), /drops: .*\d+ activity.*\d+ timer/);
+    await dialog.getByLabel('Re-apply later signals').uncheck();
+    await preview.getByText('gets again: nothing.').waitFor();
+    await dialog.getByLabel('Re-apply later signals').check();
+    await dialog.getByRole('button', { name: 'Reset' }).click();
+    await page.waitForURL(/order-reset\/[0-9a-f-]{36}$/);
+    await page.getByRole('heading', { name: /order-reset\s+Running/ }).waitFor();
+    const newRun = decodeURIComponent(page.url().split('/').pop());
+    const history = await api(server, `api/v1/namespaces/default/workflows/order-reset/history?execution.runId=${newRun}`);
+    const types = history.json.history.events.map((e) => e.eventType);
+    assert.equal(types[3], 'EVENT_TYPE_WORKFLOW_TASK_FAILED', types.join(' '));
+    assert.ok(types.includes('EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED'), 'the signal was re-applied');
     assert.deepEqual(page.errors, []);
     await page.context().close();
   });

@@ -104,3 +104,25 @@ export async function longRun(svc, { ns = 'default', id = 'long-history', queue 
   }
   return runId;
 }
+
+const startChild = (workflowId, type, queue) => ({
+  commandType: CommandType.COMMAND_TYPE_START_CHILD_WORKFLOW_EXECUTION,
+  startChildWorkflowExecutionCommandAttributes: { namespace: 'default', workflowId, workflowType: { name: type }, taskQueue: { name: queue } },
+});
+
+// Three generations: `root` starts `${root}-child`, which starts `${root}-grandchild` (none
+// of them completes). Each workflow task is answered as it comes, in whatever order.
+export async function family(svc, { ns = 'default', root = 'family', queue = 'q-family' } = {}) {
+  await start(svc, { ns, id: root, type: 'household', queue });
+  const starts = { [root]: [`${root}-child`, 'member'], [`${root}-child`]: [`${root}-grandchild`, 'member'] };
+  const started = new Set();
+  for (let i = 0; i < 10 && started.size < 2; i++) {
+    const task = await pollWorkflowTask(svc, ns, queue);
+    const id = task.workflowExecution.workflowId;
+    const child = starts[id] && !started.has(id) ? starts[id] : null;
+    if (child) started.add(id);
+    await svc.respondWorkflowTaskCompleted({ namespace: ns, taskToken: task.taskToken, identity: IDENTITY,
+      commands: child ? [startChild(child[0], child[1], queue)] : [] });
+  }
+  if (started.size < 2) throw new Error('the family did not start its children');
+}

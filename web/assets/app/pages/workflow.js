@@ -8,10 +8,10 @@ import { time, span, statusName, statusClass, pretty, enumWords, parseTime } fro
 import { useLoad, ErrorBox, Facts, Dialog, ActionButton, noteRefusal, parseJsonInput } from '../ui.js';
 import { HistoryView } from '../history_view.js';
 import { Timeline } from '../timeline.js';
-import { attributesOf } from '../events.js';
+import { attributesOf, categoryOf } from '../events.js';
 
-const TABS = [['history', 'History'], ['timeline', 'Timeline'], ['pending', 'Pending activities'], ['workers', 'Workers'],
-  ['query', 'Queries'], ['stack', 'Stack trace']];
+const TABS = [['history', 'History'], ['timeline', 'Timeline'], ['pending', 'Pending activities'],
+  ['relationships', 'Relationships'], ['workers', 'Workers'], ['query', 'Queries'], ['stack', 'Stack trace']];
 
 async function loadRun(ns, workflowId, runId, signal) {
   const describe = await call(`api/v1/namespaces/${path(ns)}/workflows/${path(workflowId)}`,
@@ -93,6 +93,7 @@ export function Workflow({ ns, workflowId, runId, query }) {
       total=${info.historyLength} query=${query} />`}
     ${tab === 'timeline' && html`<${TimelineTab} ns=${ns} workflowId=${workflowId} runId=${run} />`}
     ${tab === 'pending' && html`<${PendingActivities} activities=${data.describe.pendingActivities || []} />`}
+    ${tab === 'relationships' && html`<${Relationships} ns=${ns} workflowId=${workflowId} runId=${run} parent=${parent} type=${info.type && info.type.name} status=${info.status} />`}
     ${tab === 'workers' && html`<${Workers} ns=${ns} queue=${info.taskQueue} />`}
     ${tab === 'query' && html`<${Queries} ns=${ns} workflowId=${workflowId} runId=${run} />`}
     ${tab === 'stack' && html`<${StackTrace} ns=${ns} workflowId=${workflowId} runId=${run} />`}
@@ -163,27 +164,94 @@ function UpdateDialog({ open, onClose, base, target, act }) {
   <//>`;
 }
 
-// Reset: pick the workflow task to go back to (the run's reset points, or any event id);
-// the preview says which events the new run keeps.
+// Reset: pick the workflow task to go back to (any completed, failed or timed-out workflow
+// task; the run's reset points are marked), and see first what the new run keeps, what it
+// gets again (signals, accepted updates: each can be left out) and what it drops, and
+// whether the server will refuse the point (a child still pending at it).
+const MAX_PREVIEW_EVENTS = 100000;
+const WFT_ENDS = new Set(['EVENT_TYPE_WORKFLOW_TASK_COMPLETED', 'EVENT_TYPE_WORKFLOW_TASK_FAILED', 'EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT']);
+const CHILD_ENDS = /^EVENT_TYPE_(START_CHILD_WORKFLOW_EXECUTION_FAILED|CHILD_WORKFLOW_EXECUTION_(COMPLETED|FAILED|CANCELED|TIMED_OUT|TERMINATED))$/;
+
+async function loadAllEvents(ns, workflowId, runId, signal) {
+  const events = [];
+  let next = '';
+  do {
+    const page = await call(`api/v1/namespaces/${path(ns)}/workflows/${path(workflowId)}/history`,
+      { params: { 'execution.runId': runId, maximumPageSize: 1000, nextPageToken: next }, signal });
+    events.push(...((page.history || {}).events || []));
+    next = page.nextPageToken || '';
+  } while (next && events.length < MAX_PREVIEW_EVENTS);
+  return events;
+}
+
+// What a reset to `point` does with `events` (the whole history, in order).
+export function resetPreview(events, point, { signals = true, updates = true } = {}) {
+  const kept = Math.max(0, point - 1);
+  const reapplied = [];
+  const dropped = {};
+  const pendingChildren = new Map();
+  for (const e of events) {
+    const id = Number(e.eventId);
+    const [, a] = attributesOf(e);
+    if (id < point) {
+      if (e.eventType === 'EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED') pendingChildren.set(id, a.workflowId);
+      if (CHILD_ENDS.test(e.eventType)) pendingChildren.delete(Number(a.initiatedEventId));
+      continue;
+    }
+    if (signals && e.eventType === 'EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED') { reapplied.push(`signal ${a.signalName}`); continue; }
+    if (updates && e.eventType === 'EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED') {
+      reapplied.push(`update ${(a.acceptedRequest && a.acceptedRequest.input && a.acceptedRequest.input.name) || ''}`.trim());
+      continue;
+    }
+    const category = categoryOf(e.eventType);
+    dropped[category] = (dropped[category] || 0) + 1;
+  }
+  return { kept, reapplied, dropped, pendingChildren: [...pendingChildren.values()] };
+}
+
 function ResetDialog({ open, onClose, base, workflowId, run, points, ns }) {
-  const [eventId, setEventId] = useState(points && points.length ? String(points[points.length - 1].firstWorkflowTaskCompletedId || '') : '');
+  const history = useLoad((signal) => (open ? loadAllEvents(ns, workflowId, run, signal) : Promise.resolve(null)), [open, ns, workflowId, run]);
+  const resetPoints = new Set((points || []).map((p) => String(p.firstWorkflowTaskCompletedId)));
+  const choices = (history.data || []).filter((e) => WFT_ENDS.has(e.eventType));
+  const [picked, setPicked] = useState('');
   const [reason, setReason] = useState('');
+  const [reapply, setReapply] = useState({ signals: true, updates: true });
+  const fallback = points && points.length ? String(points[points.length - 1].firstWorkflowTaskCompletedId || '')
+    : choices.length ? String(choices[choices.length - 1].eventId) : '';
+  const eventId = picked || fallback;
+  const preview = history.data && Number(eventId) >= 2 ? resetPreview(history.data, Number(eventId), reapply) : null;
   const submit = async () => {
     const id = Number(eventId);
     if (!Number.isInteger(id) || id < 2) throw new Error('pick a completed workflow task (an event id of 2 or more)');
+    const exclude = [];
+    if (!reapply.signals) exclude.push('RESET_REAPPLY_EXCLUDE_TYPE_SIGNAL');
+    if (!reapply.updates) exclude.push('RESET_REAPPLY_EXCLUDE_TYPE_UPDATE');
     let r;
     try {
       r = await call(`${base}/reset`, { method: 'POST', body: { workflowExecution: { workflowId, runId: run },
-        reason: reason || 'reset from the Tock console', workflowTaskFinishEventId: String(id), requestId: crypto.randomUUID() } });
+        reason: reason || 'reset from the Tock console', workflowTaskFinishEventId: String(id), requestId: crypto.randomUUID(),
+        resetReapplyExcludeTypes: exclude } });
     } catch (e) { noteRefusal('ResetWorkflowExecution', e); throw e; }
     navigate(['namespaces', ns, 'workflows', workflowId, r.runId]);
   };
+  const dropped = preview ? Object.entries(preview.dropped) : [];
   return html`<${Dialog} title="Reset the run" open=${open} onClose=${onClose} onSubmit=${submit} submitLabel="Reset" danger>
-    <label>Back to the workflow task finished at event
-      ${points && points.length ? html`<select value=${eventId} onChange=${(e) => setEventId(e.currentTarget.value)}>
-        ${points.map((p) => html`<option value=${p.firstWorkflowTaskCompletedId}>${p.firstWorkflowTaskCompletedId} (${time(p.createTime)}${p.binaryChecksum ? `, ${p.binaryChecksum}` : ''})</option>`)}</select>`
-        : html`<input value=${eventId} onInput=${(e) => setEventId(e.currentTarget.value)} />`}</label>
-    <p class="muted">The new run keeps events 1 to ${eventId || '…'} and the signals received after them; this run is terminated.</p>
+    <label>Back to the workflow task that ended at event
+      ${choices.length ? html`<select value=${eventId} onChange=${(e) => setPicked(e.currentTarget.value)}>
+        ${choices.map((e) => html`<option value=${e.eventId}>${e.eventId}: ${enumWords(e.eventType, 'EVENT_TYPE_WORKFLOW_TASK_')} ${time(e.eventTime)}${resetPoints.has(e.eventId) ? ' (reset point)' : ''}</option>`)}</select>`
+        : html`<input value=${eventId} onInput=${(e) => setPicked(e.currentTarget.value)} />`}</label>
+    <div class="toolbar">
+      <label><input type="checkbox" checked=${reapply.signals} onChange=${(e) => setReapply({ ...reapply, signals: e.currentTarget.checked })} /> Re-apply later signals</label>
+      <label><input type="checkbox" checked=${reapply.updates} onChange=${(e) => setReapply({ ...reapply, updates: e.currentTarget.checked })} /> Re-apply later updates</label>
+    </div>
+    <${ErrorBox} error=${history.error} />
+    ${!preview && !history.error && html`<p class="muted">${history.loading ? 'Reading the history…' : 'Pick an event.'}</p>`}
+    ${preview && html`<div class="panel" aria-label="Reset preview">
+      <p>The new run keeps <strong>${preview.kept}</strong> events (1 to ${preview.kept}), then a failed workflow task (reset) and a new one.</p>
+      <p>It gets again: ${preview.reapplied.length ? preview.reapplied.join(', ') : html`<span class="muted">nothing</span>`}.</p>
+      <p>It drops: ${dropped.length ? dropped.map(([c, n]) => `${n} ${c}`).join(', ') : html`<span class="muted">nothing</span>`} events.</p>
+      ${preview.pendingChildren.length > 0 && html`<p class="error" role="alert">The server refuses this point: child ${preview.pendingChildren.join(', ')} is still pending at it; pick a later workflow task.</p>`}
+      <p class="muted">This run is terminated (if it is running).</p></div>`}
     <label>Reason <input value=${reason} onInput=${(e) => setReason(e.currentTarget.value)} /></label>
   <//>`;
 }
@@ -209,6 +277,71 @@ function PendingActivities({ activities }) {
       <td>${time(a.nextAttemptScheduleTime || a.scheduledTime)}</td>
       <td>${time(a.lastHeartbeatTime)} ${a.heartbeatDetails !== undefined && html`<code>${JSON.stringify(a.heartbeatDetails)}</code>`}</td>
       <td>${a.lastWorkerIdentity}</td></tr>`)}</tbody></table>`;
+}
+
+// The run's family: its ancestors (parent after parent) and the tree of its children, their
+// children and so on, read from each run's summary (child spans). Bounded: MAX_DEPTH levels
+// down, MAX_NODES runs in all.
+const MAX_DEPTH = 5;
+const MAX_NODES = 200;
+const MAX_ANCESTORS = 20;
+
+async function loadFamily(ns, workflowId, runId, parent, signal) {
+  const ancestors = [];
+  for (let p = parent; p && ancestors.length < MAX_ANCESTORS;) {
+    const d = await call(`api/v1/namespaces/${path(ns)}/workflows/${path(p.workflowId)}`, { params: { 'execution.runId': p.runId }, signal })
+      .catch(() => null);
+    ancestors.unshift({ workflowId: p.workflowId, runId: p.runId, type: d && d.workflowExecutionInfo.type.name,
+      status: d && d.workflowExecutionInfo.status });
+    p = d && d.workflowExecutionInfo.parentExecution;
+  }
+  const root = { workflowId, runId, children: [] };
+  let level = [root];
+  let count = 1;
+  let cut = false;
+  for (let depth = 0; depth < MAX_DEPTH && level.length; depth++) {
+    const summaries = await Promise.all(level.map((node) => call(`tock/v1/namespaces/${path(ns)}/workflows/${path(node.workflowId)}/summary`,
+      { params: { runId: node.runId }, signal }).catch(() => null)));
+    const next = [];
+    level.forEach((node, i) => {
+      for (const span of ((summaries[i] || {}).spans || []).filter((x) => x.kind === 'child')) {
+        if (count >= MAX_NODES) { cut = true; break; }
+        const child = { workflowId: span.id, runId: '', type: span.name, status: span.status, children: [] };
+        node.children.push(child);
+        next.push(child);
+        count += 1;
+      }
+    });
+    level = next;
+    if (depth === MAX_DEPTH - 1 && next.length) cut = true;
+  }
+  return { ancestors, root, cut };
+}
+
+const spanStatus = (s) => (s || '').toLowerCase().replace(/_/g, ' ');
+
+function FamilyNode({ ns, node, self }) {
+  return html`<li>
+    ${self ? html`<strong class="mono">${node.workflowId}</strong> <span class="muted">(this run)</span>`
+      : html`<a class="mono" href=${href(['namespaces', ns, 'workflows', node.workflowId, node.runId].filter(Boolean))}>${node.workflowId}</a>${' '}
+        <span class="muted">${node.type}</span> <span class="badge">${spanStatus(node.status)}</span>`}
+    ${node.children.length > 0 && html`<ul>${node.children.map((c) => html`<${FamilyNode} ns=${ns} node=${c} />`)}</ul>`}
+  </li>`;
+}
+
+function Relationships({ ns, workflowId, runId, parent }) {
+  const { data, error } = useLoad((signal) => loadFamily(ns, workflowId, runId, parent, signal), [ns, workflowId, runId]);
+  if (error) return html`<${ErrorBox} error=${error} />`;
+  if (!data) return html`<p class="muted">Loading…</p>`;
+  // The ancestors nest down to this run, whose subtree follows.
+  let tree = html`<${FamilyNode} ns=${ns} node=${data.root} self />`;
+  for (const a of [...data.ancestors].reverse()) {
+    tree = html`<li><a class="mono" href=${href(['namespaces', ns, 'workflows', a.workflowId, a.runId])}>${a.workflowId}</a>${' '}
+      <span class="muted">${a.type}</span> <span class="badge">${statusName(a.status)}</span><ul>${tree}</ul></li>`;
+  }
+  return html`<div class="panel family" aria-label="Relationships"><ul>${tree}</ul></div>
+    ${data.root.children.length === 0 && html`<p class="muted">This run started no child workflow.</p>`}
+    ${data.cut && html`<p class="muted">The tree is cut at ${MAX_DEPTH} levels or ${MAX_NODES} runs; open a child to see below it.</p>`}`;
 }
 
 function Workers({ ns, queue }) {
