@@ -645,45 +645,62 @@ class TockServerImpl : public TockServer {
   }
 
   // The HTTP port, when configured (timers.http, --http-port): Temporal's HTTP API
-  // (http_api/) and the timer service's HTTP/JSON API (timers/http_api.h), on a server of its
-  // own, with threads for clients that keep their connections (cpp-httplib holds a thread
-  // per kept-alive connection) and for the HTTP API's long polls, bodies up to Temporal's
-  // 4 MiB, time to write a large history to a slow reader, and the frontend's TLS files when
-  // it serves TLS. The timer API's writes are forwarded to the owner of a shard through this
-  // server's own gRPC port when another host owns it.
+  // (http_api/), the timer service's HTTP/JSON API (timers/http_api.h) and the web console,
+  // on a server of its own (NewHttpServer). The timer API's writes are forwarded to the owner
+  // of a shard through this server's own gRPC port when another host owns it.
   absl::Status StartTimerHttp() {
     if (!config_.timer_http.has_value()) return absl::OkStatus();
     timer_http_api_ = std::make_unique<timers::TimerHttpApi>(
         *timer_service_, clock_, [this] { return dialer_->Dial(own_frontend_address()); });
-    http::HttpServerOptions options{http_api::TemporalHttpApi::kMaxLongPolls + 16, 256,
-                                    static_cast<size_t>(kMaxRequestBytes), 5};
-    if (const std::optional<rpc::FrontendTls>& tls = config_.tls.frontend; tls.has_value()) {
-      options.tls = http::HttpTls{tls->cert_file, tls->key_file, tls->client_ca_file,
-                                  tls->RequiresClientCertificate()};
-    }
-    timer_http_ = std::make_unique<http::HttpServer>(options);
-    timer_http_api_->Register(*timer_http_, config_.authorization.has_value());
     absl::StatusOr<http_api::RouteTable> routes = http_api::RouteTable::Served();
     if (!routes.ok()) return routes.status();
     temporal_http_api_ = std::make_unique<http_api::TemporalHttpApi>(
         std::move(*routes), [this] { return InProcessChannel(); });
     temporal_http_api_->set_read_only(config_.console.read_only);
     if (metrics_->enabled()) temporal_http_api_->set_metrics([this] { return MetricsText(); });
-    temporal_http_api_->Register(*timer_http_);
-    if (config_.console.enabled) {
-      console::ConsoleOptions console;
-      console.codec_endpoint = config_.console.codec_endpoint;
-      console.read_only = config_.console.read_only;
-      console.auth_enabled = config_.authorization.has_value();
-      console.server_version = kTockVersion;
-      console::RegisterConsole(*timer_http_, console);
-    }
+    // The console on the HTTP port, or on a listener of its own (console.port) that serves
+    // the APIs beside it (its page calls them relative to itself).
+    const bool own_listener = config_.console.enabled && config_.console.port.has_value();
+    timer_http_ = NewHttpServer(config_.console.enabled && !own_listener);
     absl::Status started = timer_http_->Start(config_.timer_http->ip, config_.timer_http->port);
     if (!started.ok() && config_.timer_http->any_port_if_taken) {
       started = timer_http_->Start(config_.timer_http->ip, 0);
     }
-    if (started.ok() && config_.console.enabled) facts_.console_url = ConsoleUrl();
-    return started;
+    if (!started.ok()) return started;
+    if (own_listener) {
+      ui_http_ = NewHttpServer(true);
+      if (absl::Status s = ui_http_->Start(ConsoleIp(), *config_.console.port); !s.ok()) return s;
+    }
+    if (config_.console.enabled) facts_.console_url = ConsoleUrl();
+    return absl::OkStatus();
+  }
+
+  // An HTTP server with the timer API and Temporal's HTTP API, and the console when
+  // `console`, under console.public_path too. Threads for clients that keep their
+  // connections (cpp-httplib holds a thread per kept-alive connection) and for the long
+  // polls, bodies up to Temporal's 4 MiB, 5 s to write a large history to a slow reader, the
+  // frontend's TLS files when it serves TLS.
+  std::unique_ptr<http::HttpServer> NewHttpServer(bool console) {
+    http::HttpServerOptions options{http_api::TemporalHttpApi::kMaxLongPolls + 16, 256,
+                                    static_cast<size_t>(kMaxRequestBytes), 5};
+    if (const std::optional<rpc::FrontendTls>& tls = config_.tls.frontend; tls.has_value()) {
+      options.tls = http::HttpTls{tls->cert_file, tls->key_file, tls->client_ca_file,
+                                  tls->RequiresClientCertificate()};
+    }
+    options.path_prefix = config_.console.public_path;
+    auto server = std::make_unique<http::HttpServer>(options);
+    timer_http_api_->Register(*server, config_.authorization.has_value());
+    temporal_http_api_->Register(*server);
+    if (console) {
+      console::ConsoleOptions o;
+      o.codec_endpoint = config_.console.codec_endpoint;
+      o.read_only = config_.console.read_only;
+      o.auth_enabled = config_.authorization.has_value();
+      o.server_version = kTockVersion;
+      o.public_path = config_.console.public_path;
+      console::RegisterConsole(*server, o);
+    }
+    return server;
   }
 
   // A channel to this server's own gRPC service without a socket (null before it is built):
@@ -703,8 +720,14 @@ class TockServerImpl : public TockServer {
     return absl::StrCat(HttpScheme(), config_.timer_http->ip, ":", timer_http_->port(), "/api/v1/timers");
   }
 
+  std::string ConsoleIp() const {
+    return config_.console.ip.empty() ? config_.timer_http->ip : config_.console.ip;
+  }
+
   std::string ConsoleUrl() const {
-    return absl::StrCat(HttpScheme(), config_.timer_http->ip, ":", timer_http_->port(), "/");
+    return ui_http_ ? absl::StrCat(HttpScheme(), ConsoleIp(), ":", ui_http_->port(), config_.console.public_path, "/")
+                    : absl::StrCat(HttpScheme(), config_.timer_http->ip, ":", timer_http_->port(),
+                                   config_.console.public_path, "/");
   }
 
   std::string HttpScheme() const {
@@ -889,6 +912,7 @@ class TockServerImpl : public TockServer {
     // HTTP server's Stop waits for its requests.
     if (temporal_http_api_) temporal_http_api_->Stop();
     if (timer_http_) timer_http_->Stop();
+    if (ui_http_) ui_http_->Stop();
     if (http_) http_->Stop();  // its exposition reads matching's backlog
     // No new timer attempts; callbacks in flight are answered "stopped" and their FIRING
     // rows sent again by the shards' next owner.
@@ -1019,6 +1043,7 @@ class TockServerImpl : public TockServer {
   std::unique_ptr<http::HttpServer> http_;  // null: metrics off
   std::unique_ptr<timers::TimerHttpApi> timer_http_api_;
   std::unique_ptr<http::HttpServer> timer_http_;  // null: no timers.http
+  std::unique_ptr<http::HttpServer> ui_http_;     // the console's own listener (console.port)
   std::unique_ptr<http_api::TemporalHttpApi> temporal_http_api_;
   std::mutex in_process_mu_;
   std::shared_ptr<grpc::Channel> in_process_channel_;

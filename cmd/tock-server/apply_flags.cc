@@ -30,6 +30,9 @@ void ApplyEndpointFlags(const ServerFlags& f, ServerConfig& config) {
   if (f.headless) config.console.enabled = false;
   if (f.ui_codec_endpoint) config.console.codec_endpoint = *f.ui_codec_endpoint;
   if (f.ui_read_only) config.console.read_only = true;
+  if (f.ui_public_path) config.console.public_path = PublicPath(*f.ui_public_path);
+  if (f.ui_port) config.console.port = *f.ui_port;
+  if (f.ui_ip) config.console.ip = *f.ui_ip;
 }
 
 // A frontend flag creates tls.frontend, an internode flag tls.internode.

@@ -67,6 +67,18 @@ void AddFeatureFlags(CLI::App& app, ServerFlags& f, std::vector<CLI::Option*>& o
       "--ui-codec-endpoint", f.ui_codec_endpoint,
       "A codec server the console's browser asks to decode payloads (POST "
       "ENDPOINT/decode, as Temporal's UI does); console.codec_endpoint"));
+  out.push_back(app.add_option(
+      "--ui-public-path", f.ui_public_path,
+      "Serve the console under this path (http://IP:PORT/PATH/, e.g. /tock); the HTTP API "
+      "answers under it too, and at the root; console.public_path"));
+  out.push_back(app.add_option(
+      "--ui-port", f.ui_port,
+      "Serve the console on a listener of its own at this port (0: any free one), with the "
+      "HTTP API beside it; the HTTP port then serves the APIs only; needs the HTTP port; "
+      "console.port"));
+  out.push_back(app.add_option(
+      "--ui-ip", f.ui_ip,
+      "The IP of the console's own listener (default: the HTTP port's); console.ip"));
   out.push_back(app.add_flag("--ui-read-only", f.ui_read_only,
                              "The console shows no write actions and the HTTP API on its port "
                              "refuses writes (405; queries still run); console.read_only"));

@@ -37,6 +37,9 @@ struct ServerFlags {
   bool headless = false;
   std::optional<std::string> ui_codec_endpoint;
   bool ui_read_only = false;
+  std::optional<std::string> ui_public_path;
+  std::optional<int> ui_port;
+  std::optional<std::string> ui_ip;
   // The `tls:` section, one flag per key.
   struct Tls {
     std::optional<std::string> cert_file, key_file, client_ca_file;

@@ -305,6 +305,33 @@ absl::Status ValidateHttpEndpoints(const ServerConfig& config) {
                         "spaces, quotes, commas or semicolons");
     }
   }
+  const ConsoleConfig& console = config.console;
+  if (const std::string& path = console.public_path; !path.empty()) {
+    const bool shaped = path.size() <= 200 && path[0] == '/' && path.back() != '/' &&
+                        path.find("//") == std::string::npos &&
+                        path.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                               "0123456789-_.~/") == std::string::npos &&
+                        path.find("/.") == std::string::npos;
+    if (!shaped) {
+      return FieldError("console.public_path",
+                        "must be a path such as /tock or /ops/tock: at most 200 characters, "
+                        "starting with '/', of letters, digits, '-', '_', '.', '~' and '/', no "
+                        "segment starting with '.', no trailing '/'");
+    }
+  }
+  if (console.port.has_value()) {
+    if (*console.port < 0 || *console.port > 65535) {
+      return FieldError("console.port", absl::StrCat("must be between 0 and 65535; got ", *console.port));
+    }
+    if (!console.enabled) {
+      return FieldError("console.port", "is set but the console is off (console.enabled: false, --headless)");
+    }
+    if (!config.timer_http.has_value()) {
+      return FieldError("console.port",
+                        "needs the HTTP port (--http-port, timers.http), whose API the console "
+                        "serves beside it");
+    }
+  }
   return absl::OkStatus();
 }
 
@@ -488,7 +515,18 @@ absl::StatusOr<ServerConfig> ParseServerConfig(const std::string& yaml_text) {
     TOCK_CONFIG_RETURN_IF_ERROR(ParseTimers(timers, config));
   }
   if (const YAML::Node console = root["console"]) {
-    TOCK_CONFIG_RETURN_IF_ERROR(CheckKeys(console, "console", {"enabled", "codec_endpoint", "read_only"}));
+    TOCK_CONFIG_RETURN_IF_ERROR(CheckKeys(
+        console, "console", {"enabled", "codec_endpoint", "read_only", "public_path", "port", "ip"}));
+    TOCK_CONFIG_RETURN_IF_ERROR(Read(console["public_path"], "console.public_path",
+                                     "a string (/PATH)", &config.console.public_path));
+    config.console.public_path = PublicPath(config.console.public_path);
+    TOCK_CONFIG_RETURN_IF_ERROR(Read(console["ip"], "console.ip", "a string (an IP address)",
+                                     &config.console.ip));
+    if (console["port"]) {
+      int port = 0;
+      TOCK_CONFIG_RETURN_IF_ERROR(Read(console["port"], "console.port", "an integer", &port));
+      config.console.port = port;
+    }
     TOCK_CONFIG_RETURN_IF_ERROR(Read(console["enabled"], "console.enabled", "true or false",
                                      &config.console.enabled));
     TOCK_CONFIG_RETURN_IF_ERROR(Read(console["codec_endpoint"], "console.codec_endpoint",

@@ -104,7 +104,21 @@ struct ConsoleConfig {
                                // the browser asks to decode payloads; "": none
   bool read_only = false;      // console.read_only (--ui-read-only): the console and the HTTP
                                // API on its port refuse writes (queries still run)
+  // console.public_path (--ui-public-path): the console at http://IP:PORT/PATH/ ("/tock", no
+  // trailing '/'; "": the root); the HTTP API answers under it too, and at the root.
+  std::string public_path;
+  // console.port and console.ip (--ui-port, --ui-ip): a listener of its own for the console
+  // (with the HTTP API beside it, which the page calls); unset: the HTTP port serves it.
+  // Needs the HTTP port. Port 0: any free one.
+  std::optional<int> port;
+  std::string ip;  // "": the HTTP port's
 };
+
+// A console path as given ("/tock/", "/") as console.public_path holds it ("/tock", "").
+inline std::string PublicPath(std::string path) {
+  while (!path.empty() && path.back() == '/') path.pop_back();
+  return path;
+}
 
 struct LogConfig {
   std::string level = "info";

@@ -107,7 +107,13 @@ std::string ContentSecurityPolicy(const ConsoleOptions& options) {
     if (file.path == "index.html") import_map = ImportMapHash(file.bytes);
   }
   std::string connect = "'self'";
-  if (!options.codec_endpoint.empty()) absl::StrAppend(&connect, " ", options.codec_endpoint);
+  if (const std::string& codec = options.codec_endpoint; !codec.empty()) {
+    // A source with a path matches that path alone unless it ends in '/': the page posts to
+    // ENDPOINT/decode, under it.
+    const size_t host = codec.find("://") + 3;
+    const bool has_path = codec.find('/', host) != std::string::npos;
+    absl::StrAppend(&connect, " ", codec, has_path && codec.back() != '/' ? "/" : "");
+  }
   return absl::StrCat("default-src 'self'; script-src 'self' ", import_map,
                       "; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; "
                       "connect-src ", connect,
@@ -130,6 +136,16 @@ void RegisterConsole(http::HttpServer& server, const ConsoleOptions& options) {
                  {{"Content-Security-Policy", policy}, {"Referrer-Policy", "no-referrer"}});
   };
   server.Route("GET", "/(?:index\\.html)?", page);
+  if (!options.public_path.empty()) {
+    // The empty pattern, with the server's optional prefix before it, is the prefix alone.
+    // A relative Location keeps a reverse proxy's own sub-path in front of it.
+    const std::string last = options.public_path.substr(options.public_path.rfind('/') + 1);
+    server.Route("GET", "", [location = absl::StrCat(last, "/")](const http::HttpRequest&) {
+      http::HttpResponse response{301, "text/plain; charset=utf-8", "the console is one level down\n"};
+      response.headers.emplace_back("Location", location);
+      return response;
+    });
+  }
   server.Route("GET", "/assets/(.+)", [files](const http::HttpRequest& request) {
     auto it = files->find(absl::StrCat("assets/", request.path_groups.empty() ? "" : request.path_groups[0]));
     if (it == files->end()) return http::HttpResponse{404, "text/plain; charset=utf-8", "no such file\n"};

@@ -23,6 +23,9 @@ struct ConsoleOptions {
   bool auth_enabled = false;   // the page asks for a token
   std::string default_namespace = "default";
   std::string server_version;
+  // The HTTP server's path_prefix ("/tock"; "": the root): `GET /tock` is sent on to
+  // `/tock/`, where the page's relative URLs resolve under the prefix.
+  std::string public_path;
 };
 
 // Registers the routes; call before the server starts.

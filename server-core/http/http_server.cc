@@ -6,6 +6,7 @@
 #include <cctype>
 #include <chrono>
 #include <condition_variable>
+#include <cstring>
 #include <deque>
 #include <mutex>
 #include <thread>
@@ -84,13 +85,30 @@ void AcceptGzipOnly(const httplib::Request& in) {
   it->second = it->second.find("gzip") != std::string::npos ? "gzip" : "identity";
 }
 
-httplib::Server::Handler Adapt(HttpHandler handler) {
-  return [handler = std::move(handler)](const httplib::Request& in, httplib::Response& out) {
+// `path` without `prefix` when it starts with it as whole segments ("/tock/x" -> "/x").
+std::string WithoutPrefix(const std::string& path, const std::string& prefix) {
+  if (prefix.empty() || path.compare(0, prefix.size(), prefix) != 0) return path;
+  if (path.size() == prefix.size()) return "/";
+  return path[prefix.size()] == '/' || path[prefix.size()] == '?' ? path.substr(prefix.size()) : path;
+}
+
+// `text` as a regular expression matching it literally.
+std::string RegexLiteral(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (std::strchr("\\^$.|?*+()[]{}", c) != nullptr) out.push_back('\\');
+    out.push_back(c);
+  }
+  return out;
+}
+
+httplib::Server::Handler Adapt(HttpHandler handler, const std::string& prefix) {
+  return [handler = std::move(handler), prefix](const httplib::Request& in, httplib::Response& out) {
     AcceptGzipOnly(in);
     HttpRequest request;
     request.method = in.method;
-    request.path = in.path;
-    request.target = in.target;
+    request.path = WithoutPrefix(in.path, prefix);
+    request.target = WithoutPrefix(in.target, prefix);
     for (const auto& [name, value] : in.headers) {
       std::string lower = name;
       for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -189,16 +207,20 @@ HttpServer::~HttpServer() { Stop(); }
 
 void HttpServer::Route(const std::string& method, const std::string& pattern, HttpHandler handler) {
   httplib::Server& s = *impl_->server;
+  const std::string& prefix = impl_->options.path_prefix;
+  // The prefix group captures nothing: the pattern's own groups keep their numbers.
+  const std::string full = prefix.empty() ? pattern : "(?:" + RegexLiteral(prefix) + ")?" + pattern;
+  httplib::Server::Handler adapted = Adapt(std::move(handler), prefix);
   if (method == "GET") {
-    s.Get(pattern, Adapt(std::move(handler)));
+    s.Get(full, std::move(adapted));
   } else if (method == "POST") {
-    s.Post(pattern, Adapt(std::move(handler)));
+    s.Post(full, std::move(adapted));
   } else if (method == "PUT") {
-    s.Put(pattern, Adapt(std::move(handler)));
+    s.Put(full, std::move(adapted));
   } else if (method == "PATCH") {
-    s.Patch(pattern, Adapt(std::move(handler)));
+    s.Patch(full, std::move(adapted));
   } else if (method == "DELETE") {
-    s.Delete(pattern, Adapt(std::move(handler)));
+    s.Delete(full, std::move(adapted));
   }
 }
 
@@ -211,7 +233,8 @@ void HttpServer::RewriteRefusals(
         // A route's own error answer has a body: left as it is.
         if (!out.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
         for (const auto& rewrite : impl_->rewrites) {
-          std::optional<HttpResponse> answer = rewrite(out.status, in.path);
+          std::optional<HttpResponse> answer =
+              rewrite(out.status, WithoutPrefix(in.path, impl_->options.path_prefix));
           if (!answer.has_value()) continue;
           out.status = answer->status;
           out.set_content(std::move(answer->body), answer->content_type);

@@ -66,6 +66,10 @@ struct HttpServerOptions {
   int io_timeout_seconds = 1;
   // HTTPS (TLS 1.2+) with these files, read once at start; unset: plaintext.
   std::optional<HttpTls> tls;
+  // A public path ("/tock", no trailing '/'; "": none): every route also answers under it,
+  // its handler seeing the path without it (a console served at http://host/tock/ calls its
+  // API relative to itself, and clients of the API at the root still find it there).
+  std::string path_prefix;
 };
 
 class HttpServer {
@@ -76,7 +80,8 @@ class HttpServer {
   HttpServer& operator=(const HttpServer&) = delete;
 
   // `method` "GET", "POST", "PUT", "PATCH" or "DELETE"; `pattern` is an ECMAScript regular expression
-  // matched against the whole path ("/metrics", "/timers/([^/]+)"). A handler that throws
+  // matched against the whole path ("/metrics", "/timers/([^/]+)"), with or without the
+  // options' path_prefix before it. A handler that throws
   // answers 500 without the exception's text. Unknown paths answer 404, known paths with
   // another method 404 as well (cpp-httplib routes by method first).
   void Route(const std::string& method, const std::string& pattern, HttpHandler handler);

@@ -676,5 +676,34 @@ TEST(ServerConfigTest, ConsoleSectionParsedAndItsCodecEndpointChecked) {
   EXPECT_NE(unknown.status().message().find("console.theme"), std::string::npos) << unknown.status();
 }
 
+TEST(ServerConfigTest, ConsolePublicPathAndOwnListenerChecked) {
+  const std::string http = "timers: {http: {ip: 127.0.0.1, port: 0}}\n";
+  auto parsed = ParseServerConfig(http + "console: {public_path: /ops/tock/, port: 8233, ip: 127.0.0.2}\n");
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->console.public_path, "/ops/tock");  // the trailing '/' dropped
+  EXPECT_EQ(parsed->console.port, 8233);
+  EXPECT_EQ(parsed->console.ip, "127.0.0.2");
+  EXPECT_TRUE(parsed->Validate().ok()) << parsed->Validate();
+  EXPECT_EQ(ParseServerConfig("console: {public_path: /}\n").value().console.public_path, "");
+  for (const char* bad : {"tock", "/a b", "/../x", "/a//b", "/.hidden", "/x?y=1"}) {
+    parsed = ParseServerConfig(absl::StrCat(http, "console: {public_path: \"", bad, "\"}\n"));
+    ASSERT_TRUE(parsed.ok()) << parsed.status();
+    EXPECT_EQ(parsed->Validate().message(),
+              "config console.public_path: must be a path such as /tock or /ops/tock: at most 200 "
+              "characters, starting with '/', of letters, digits, '-', '_', '.', '~' and '/', no "
+              "segment starting with '.', no trailing '/'")
+        << bad;
+  }
+  parsed = ParseServerConfig("console: {port: 8233}\n");
+  EXPECT_EQ(parsed->Validate().message(),
+            "config console.port: needs the HTTP port (--http-port, timers.http), whose API the "
+            "console serves beside it");
+  parsed = ParseServerConfig(http + "console: {port: 8233, enabled: false}\n");
+  EXPECT_EQ(parsed->Validate().message(),
+            "config console.port: is set but the console is off (console.enabled: false, --headless)");
+  parsed = ParseServerConfig(http + "console: {port: 70000}\n");
+  EXPECT_EQ(parsed->Validate().message(), "config console.port: must be between 0 and 65535; got 70000");
+}
+
 }  // namespace
 }  // namespace tock::server

@@ -97,6 +97,11 @@ TEST(ConsoleFilesTest, ThePolicyAllowsTheImportMapByItsHashAndTheCodecEndpoint) 
       << policy;
   EXPECT_NE(policy.find("connect-src 'self' https://codec.example:8888;"), std::string::npos) << policy;
   EXPECT_NE(policy.find("frame-ancestors 'none'"), std::string::npos);
+  // An endpoint with a path: the policy names the path's subtree, where ENDPOINT/decode is.
+  options.codec_endpoint = "https://codec.example/tenant-7";
+  EXPECT_NE(ContentSecurityPolicy(options).find("connect-src 'self' https://codec.example/tenant-7/;"),
+            std::string::npos)
+      << ContentSecurityPolicy(options);
 }
 
 }  // namespace

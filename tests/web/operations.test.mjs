@@ -2,10 +2,13 @@
 // a run archived now, the archive searched and a run read back in the history views),
 // replication between two clusters (remotes and shards, failover of a global namespace, the
 // DLQ read and purged), timers (created, inspected, deleted) and a namespace as it was at an
-// earlier time.
+// earlier time; the console under a public path on its own port; a codec server decoding
+// payloads in the browser.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startServer, freePort } from './server.mjs';
@@ -216,6 +219,111 @@ describe('timers and namespace history', { timeout: 120_000 }, () => {
     await asOf.getByText(/version 2 \(update\)/).waitFor();
     assert.match(await asOf.innerText(), /Retention\s+10d/);
     await screenshot(page, 'page-namespace-as-of');
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+  });
+});
+
+describe('a public path, on a listener of its own', { timeout: 60_000 }, () => {
+  let server;
+  let client;
+  let browser;
+  before(async () => {
+    server = await startServer({ args: ['--ui-public-path', '/ops/tock/', '--ui-port', '0'] });
+    client = await connect(server.address);
+    await start(client.svc, { id: 'pathed', type: 'fulfil', queue: 'nobody-polls' });
+    browser = await launch();
+  });
+  after(async () => {
+    await browser?.close();
+    await client?.close();
+    await server?.stop();
+  });
+
+  test('--ui-public-path and --ui-port: the console at /ops/tock/ of its own port, the APIs beside it', async () => {
+    const consoleUrl = new URL(server.console);
+    const httpPort = new URL(server.http).port;
+    assert.equal(consoleUrl.pathname, '/ops/tock/');
+    assert.notEqual(consoleUrl.port, httpPort, 'the console has a port of its own');
+    // The HTTP port keeps the APIs and serves no console.
+    assert.equal((await fetch(`${server.http}/`)).status, 404);
+    assert.equal((await fetch(`${server.http}/api/v1/namespaces/default/workflows/pathed`)).status, 200);
+    // The prefix alone is sent on to the console's page, relative to where it was asked.
+    const bare = await fetch(`${consoleUrl.origin}/ops/tock`, { redirect: 'manual' });
+    assert.equal(bare.status, 301);
+    assert.equal(bare.headers.get('location'), 'tock/');
+    const page = await newPage(browser);
+    const requested = [];
+    page.on('request', (r) => requested.push(new URL(r.url())));
+    await page.goto(`${consoleUrl.origin}/ops/tock#/namespaces/default/workflows`);
+    await page.getByRole('grid', { name: 'Workflows' }).getByRole('row').first().waitFor();
+    await page.getByRole('link', { name: 'pathed' }).first().click();
+    await page.getByRole('heading', { name: /pathed/ }).waitFor();
+    assert.ok(requested.length > 5);
+    assert.deepEqual(requested.filter((u) => u.port !== consoleUrl.port || !/^\/ops\/tock(\/|$)/.test(u.pathname)).map(String), [],
+      'every request goes to the console port under the public path');
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+  });
+});
+
+describe('a codec server', { timeout: 60_000 }, () => {
+  const rot13 = (s) => s.replace(/[a-z]/gi, (c) => String.fromCharCode((c <= 'Z' ? 65 : 97) + ((c.toLowerCase().charCodeAt(0) - 97 + 13) % 26)));
+  const b64 = (s) => Buffer.from(s).toString('base64');
+  const asked = [];
+  let codec;
+  let server;
+  let client;
+  let browser;
+  before(async () => {
+    // A codec server as Temporal's UI expects one: CORS, POST /decode, the namespace in X-Namespace.
+    codec = createServer((req, res) => {
+      res.setHeader('Access-Control-Allow-Origin', '*');
+      res.setHeader('Access-Control-Allow-Headers', 'content-type, x-namespace');
+      if (req.method === 'OPTIONS') { res.writeHead(204).end(); return; }
+      let body = '';
+      req.on('data', (d) => { body += d; });
+      req.on('end', () => {
+        asked.push({ path: req.url, namespace: req.headers['x-namespace'] });
+        const payloads = JSON.parse(body).payloads.map((p) => (Buffer.from(p.metadata.encoding, 'base64').toString() === 'binary/rot13'
+          ? { metadata: { encoding: b64('json/plain') }, data: b64(rot13(Buffer.from(p.data, 'base64').toString())) } : p));
+        res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ payloads }));
+      });
+    });
+    await new Promise((r) => codec.listen(0, '127.0.0.1', r));
+    server = await startServer({ args: ['--ui-codec-endpoint', `http://127.0.0.1:${codec.address().port}/codec`] });
+    client = await connect(server.address);
+    await client.svc.startWorkflowExecution({ namespace: 'default', workflowId: 'sealed', workflowType: { name: 'vault' },
+      taskQueue: { name: 'nobody-polls' }, requestId: randomUUID(), identity: 'tock-web-test',
+      input: { payloads: [{ metadata: { encoding: Buffer.from('binary/rot13') }, data: Buffer.from(rot13('{"secret":"swordfish"}')) }] } });
+    browser = await launch();
+  });
+  after(async () => {
+    await browser?.close();
+    await client?.close();
+    await server?.stop();
+    codec?.close();
+  });
+
+  test("--ui-codec-endpoint: the browser has the codec decode what the server cannot show", async () => {
+    // The server itself sends the payload as it is stored.
+    const raw = await api(server, 'api/v1/namespaces/default/workflows/sealed/history');
+    assert.equal(raw.json.history.events[0].workflowExecutionStartedEventAttributes.input.payloads[0].data, b64(rot13('{"secret":"swordfish"}')));
+    const page = await newPage(browser);
+    await page.goto(`${server.console}#/namespaces/default/workflows/sealed`);
+    await page.getByText('[{"secret":"swordfish"}]').first().waitFor(); // a plain list, as shorthand writes one
+    // The history's text search finds the decoded value.
+    await page.goto(`${server.console}#/namespaces/default/workflows/sealed?q=swordfish`);
+    await page.getByRole('grid', { name: 'Events' }).getByRole('row').first().waitFor();
+    assert.match(await page.getByRole('grid', { name: 'Events' }).getByRole('row').first().innerText(), /WorkflowExecutionStarted/);
+    assert.ok(asked.length > 0 && asked.every((a) => a.path === '/codec/decode' && a.namespace === 'default'), JSON.stringify(asked));
+    // A codec that fails: the payload stays as it was and the top bar says so.
+    codec.close();
+    await new Promise((r) => setTimeout(r, 50));
+    const again = await newPage(browser);
+    await again.goto(`${server.console}#/namespaces/default/workflows/sealed`);
+    await again.getByRole('status').filter({ hasText: 'codec failing' }).waitFor();
+    await again.context().close();
     assert.deepEqual(page.errors, []);
     await page.context().close();
   });

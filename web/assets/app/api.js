@@ -1,6 +1,7 @@
 // Calls to the server's HTTP API (Temporal's paths under api/v1, Tock's under tock/v1),
 // relative to the console's own location so that it works under any reverse-proxy sub-path.
 import { token } from './state.js';
+import { decodeAll } from './codec.js';
 
 // The console's root: this module is at <root>/assets/app/api.js.
 export const root = new URL('../../', import.meta.url);
@@ -35,13 +36,17 @@ function headers(extra) {
 
 // `relative`: 'api/v1/namespaces/...'; the answer's JSON, or an ApiError with the server's
 // message.
+// Payloads the server could not show as values are decoded by the codec server, if any.
 export async function call(relative, options = {}) {
   const text = await callText(relative, options);
+  let json;
   try {
-    return text ? JSON.parse(text) : {};
+    json = text ? JSON.parse(text) : {};
   } catch {
     return {};
   }
+  const ns = /namespaces\/([^/?]+)/.exec(relative);
+  return decodeAll(json, ns ? decodeURIComponent(ns[1]) : '');
 }
 
 // The same, the answer's text as it came (the metrics' Prometheus text).

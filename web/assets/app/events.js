@@ -3,6 +3,7 @@
 import { call, path, url } from './api.js';
 import { token } from './state.js';
 import { eventName } from './format.js';
+import { decodeAll } from './codec.js';
 
 export function attributesOf(event) {
   for (const key of Object.keys(event)) {
@@ -103,7 +104,7 @@ export async function followHistory(ns, workflowId, runId, after, onEvent, signa
         else if (line.startsWith('data:')) data += line.slice(5).trim();
       }
       if (kind === 'end') return;
-      if (kind === 'history' && data) onEvent(JSON.parse(data));
+      if (kind === 'history' && data) onEvent(await decodeAll(JSON.parse(data), ns));
     }
   }
 }

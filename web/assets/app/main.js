@@ -4,6 +4,7 @@ import { render } from 'preact';
 import { effect } from '@preact/signals';
 import { html } from './html.js';
 import { call } from './api.js';
+import { codecError } from './codec.js';
 import { route, href } from './router.js';
 import { settings, theme, timeZone, token, readOnly, applyTheme, whoami, currentNamespace } from './state.js';
 import { Overview } from './pages/overview.js';
@@ -69,6 +70,7 @@ function Shell() {
       <a class="brand" href="#/">Tock</a>
       <span class="muted">namespace <strong>${ns}</strong></span>
       ${readOnly.value && html`<span class="badge" title="The server was started with --ui-read-only">read-only</span>`}
+      ${codecError.value && html`<span class="badge bad" role="status" title=${codecError.value}>codec failing</span>`}
       <span class="spacer"></span>
       <label>Time zone
         <select value=${timeZone.value} onChange=${(e) => { timeZone.value = e.currentTarget.value; }}>

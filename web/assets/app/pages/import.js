@@ -10,43 +10,10 @@ import { HistoryView } from '../history_view.js';
 import { Timeline } from '../timeline.js';
 import { summarize } from '../summary.js';
 import { ErrorBox } from '../ui.js';
+import { shorten } from '../payloads.js';
 
 const MAX_BYTES = 256 * 1024 * 1024;
-const MAX_DEPTH = 100;
 const imported = signal(null); // { name, events }
-
-function decodeBase64(text) {
-  const bytes = Uint8Array.from(atob(text), (c) => c.charCodeAt(0));
-  return new TextDecoder().decode(bytes);
-}
-
-// A proto-form payload as its value (json/plain, binary/null), else as it is.
-function shortPayload(p) {
-  try {
-    const encoding = decodeBase64(p.metadata.encoding);
-    if (encoding === 'binary/null') return null;
-    if (encoding === 'json/plain' && Object.keys(p.metadata).length === 1) return JSON.parse(decodeBase64(p.data || ''));
-  } catch { /* not a payload this view can shorten */ }
-  return p;
-}
-
-function isProtoPayload(v) {
-  return v && typeof v === 'object' && !Array.isArray(v) && v.metadata && typeof v.metadata.encoding === 'string';
-}
-
-// Payloads shortened as the server's payload shorthand shortens them, to a bounded depth.
-export function shorten(value, depth = 0) {
-  if (depth > MAX_DEPTH || value === null || typeof value !== 'object') return value;
-  if (Array.isArray(value)) return value.map((v) => shorten(v, depth + 1));
-  if (isProtoPayload(value)) return shortPayload(value);
-  const keys = Object.keys(value);
-  if (keys.length === 1 && keys[0] === 'payloads' && Array.isArray(value.payloads) && value.payloads.every(isProtoPayload)) {
-    return value.payloads.map(shortPayload);
-  }
-  const out = {};
-  for (const k of keys) out[k] = shorten(value[k], depth + 1);
-  return out;
-}
 
 // "WorkflowExecutionStarted" (older tools) as "EVENT_TYPE_WORKFLOW_EXECUTION_STARTED".
 export function eventTypeName(t) {
