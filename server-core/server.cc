@@ -60,6 +60,7 @@
 #include "server-core/timers/timer_service.h"
 #include "server-core/worker/archiver.h"
 #include "server-core/worker/retention_scanner.h"
+#include "temporal/api/workflowservice/v1/request_response.pb.h"
 #include "tock/admin/v1/service.pb.h"
 
 namespace tock::server {
@@ -787,9 +788,10 @@ class TockServerImpl : public TockServer {
   }
 
   // `tock cluster members` and `tock cluster shards`: what the membership table and the
-  // shard rows say, as every host of the database sees it.
+  // shard rows say, as every host of the database sees it; and a queue's partitions.
   void RegisterMembership() {
     namespace pb = tock::admin::v1;
+    namespace wf = temporal::api::workflowservice::v1;
     dispatcher_.AddUnary<pb::ListClusterMembersRequest, pb::ListClusterMembersResponse>(
         "tock.admin.v1.AdminService/ListClusterMembers",
         [this](const pb::ListClusterMembersRequest&,
@@ -814,6 +816,45 @@ class TockServerImpl : public TockServer {
             const std::string owner = history::ShardOwner(h.address, h.host_id);
             for (const persistence::ShardRecord& r : *shards) owned += alive && r.owner == owner;
             m->set_shards_owned(owned);
+          }
+          return out;
+        });
+    // A queue's partitions: on hosts sharing a database every alive host holds the tasks of
+    // its own shards (routing/queue_partitions.h) and the ring names the root, which the
+    // polls that find nothing elsewhere reach. Temporal's keys: the root is the queue's name,
+    // the others /_sys/QUEUE/N (N from 1, hosts in address order). One host: the root only.
+    dispatcher_.AddUnary<wf::ListTaskQueuePartitionsRequest, wf::ListTaskQueuePartitionsResponse>(
+        "temporal.api.workflowservice.v1.WorkflowService/ListTaskQueuePartitions",
+        [this](const wf::ListTaskQueuePartitionsRequest& req,
+               const rpc::CallContext&) -> absl::StatusOr<wf::ListTaskQueuePartitionsResponse> {
+          const std::string& queue = req.task_queue().name();
+          if (queue.empty()) return absl::InvalidArgumentError("TaskQueue is not set on request.");
+          if (queue.size() > 1000) return absl::InvalidArgumentError("TaskQueue length exceeds limit.");
+          auto ns = namespaces_->Resolve(req.namespace_(), true, namespaces::NamespaceAccess::kRead);
+          if (!ns.ok()) return ns.status();
+          std::string root = advertise_address();
+          std::vector<std::string> others;
+          if (placement_ != nullptr) {
+            root = placement_->QueueOwner(ns->id, queue).value_or(advertise_address());
+            auto hosts = persistence_->membership().ListHosts(membership_->config().forget_after);
+            if (!hosts.ok()) return hosts.status();
+            for (const persistence::HostRecord& h : *hosts) {
+              if (h.heartbeat_age < config_.membership.cutoff && h.address != root) others.push_back(h.address);
+            }
+            std::sort(others.begin(), others.end());
+            others.erase(std::unique(others.begin(), others.end()), others.end());
+          }
+          wf::ListTaskQueuePartitionsResponse out;
+          for (auto* list : {out.mutable_workflow_task_queue_partitions(),
+                             out.mutable_activity_task_queue_partitions()}) {
+            auto* first = list->Add();
+            first->set_key(queue);
+            first->set_owner_host_name(root);
+            for (size_t i = 0; i < others.size(); ++i) {
+              auto* p = list->Add();
+              p->set_key(absl::StrCat("/_sys/", queue, "/", i + 1));
+              p->set_owner_host_name(others[i]);
+            }
           }
           return out;
         });

@@ -549,6 +549,13 @@ void RegisterWorkerHandlers(rpc::Dispatcher& dispatcher, namespaces::NamespaceEn
           poller->set_identity(p.identity);
           *poller->mutable_last_access_time() = ToProtoTime(p.last_access_time);
         }
+        // The backlog this host (the queue's root: the call is routed to it) holds in memory:
+        // approximate, as Temporal's is (at most the paging window; other hosts' partitions
+        // hold their own shards' tasks).
+        if (req.report_stats()) {
+          out.mutable_stats()->set_approximate_backlog_count(
+              static_cast<int64_t>(matching.Backlog(ns.id, req.task_queue().name(), kind)));
+        }
         return out;
       });
 }

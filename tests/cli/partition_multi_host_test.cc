@@ -188,6 +188,38 @@ TEST_F(PartitionTest, ATaskOfThisHostsShardGoesToThePollWaitingHere) {
   EXPECT_EQ(Metric(*b_, "host_calls_total"), host_calls_before_);
 }
 
+// ListTaskQueuePartitions names the queue's root (the ring's owner) first, under the queue's
+// name, then each other alive host's partition under Temporal's /_sys/QUEUE/N keys; every
+// host answers the same.
+TEST_F(PartitionTest, ThePartitionsListNameTheRootAndEveryOtherHost) {
+  ASSERT_NO_FATAL_FAILURE(StartWith("200ms"));
+  for (WorkflowStub* stub : {stub_a_.get(), stub_b_.get()}) {
+    grpc::ClientContext ctx;
+    Prepare(ctx, {});
+    wf::ListTaskQueuePartitionsRequest req;
+    req.set_namespace_("orders");
+    req.mutable_task_queue()->set_name(queue_);
+    wf::ListTaskQueuePartitionsResponse resp;
+    const grpc::Status status = stub->ListTaskQueuePartitions(&ctx, req, &resp);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+    for (const auto& list : {resp.workflow_task_queue_partitions(), resp.activity_task_queue_partitions()}) {
+      ASSERT_EQ(list.size(), 2) << resp.DebugString();
+      EXPECT_EQ(list[0].key(), queue_);
+      EXPECT_EQ(list[0].owner_host_name(), a_->address());  // queue_ is a's (QueueOn)
+      EXPECT_EQ(list[1].key(), "/_sys/" + queue_ + "/1");
+      EXPECT_EQ(list[1].owner_host_name(), b_->address());
+    }
+  }
+  grpc::ClientContext ctx;
+  Prepare(ctx, {});
+  wf::ListTaskQueuePartitionsRequest req;
+  req.set_namespace_("orders");
+  wf::ListTaskQueuePartitionsResponse resp;
+  const grpc::Status status = stub_a_->ListTaskQueuePartitions(&ctx, req, &resp);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(status.error_message(), "TaskQueue is not set on request.");
+}
+
 TEST_F(PartitionTest, WithoutPartitionsEveryPollAndTaskGoesToTheQueuesOwner) {
   ASSERT_NO_FATAL_FAILURE(StartWith("0s"));
   std::unique_ptr<Poll> first, second;

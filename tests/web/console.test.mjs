@@ -409,6 +409,21 @@ describe('the console', { timeout: 240_000 }, () => {
     await page.context().close();
   });
 
+  test("a task queue: its partitions (one host: the root alone), each kind's backlog and pollers", async () => {
+    const partitions = await api(server, 'tock/v1/namespaces/default/task-queues/nobody-polls/partitions');
+    assert.deepEqual(partitions.json.workflowTaskQueuePartitions, [{ key: 'nobody-polls', ownerHostName: server.address }]);
+    const page = await newPage(browser);
+    await page.goto(`${server.console}#/namespaces/default/task-queues/nobody-polls`);
+    const row = page.getByRole('table', { name: 'Partitions' }).locator('tbody tr');
+    await row.first().waitFor();
+    assert.match(await row.first().innerText(), new RegExp(`nobody-polls\\s+${server.address.replace(/\./g, '\\.')}\\s+root`));
+    const backlog = await page.getByText(/^Backlog: \d+/).first().innerText();
+    assert.ok(Number(/\d+/.exec(backlog)[0]) >= 5, backlog); // runs wait on this queue (no worker polls it)
+    await screenshot(page, 'page-task-queue');
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+  });
+
   test('dark mode: chosen, or followed from the system', async () => {
     const page = await newPage(browser, { colorScheme: 'dark' });
     await page.goto(`${server.console}#/namespaces`);

@@ -1,4 +1,5 @@
-// A task queue: the workers polling it (workflow and activity tasks) and its backlog.
+// A task queue: the workers polling it (workflow and activity tasks), its backlog and its
+// partitions with the hosts holding them.
 // Temporal's API lists no queues, so the page offers the queues of recent runs.
 import { useState } from 'preact/hooks';
 import { html } from '../html.js';
@@ -28,14 +29,20 @@ export function TaskQueue({ ns, queue }) {
   const { data, error, reload } = useLoad(async (signal) => {
     const get = (type) => call(`api/v1/namespaces/${path(ns)}/task-queues/${path(queue)}`,
       { params: { taskQueueType: type, reportStats: 'true' }, signal });
-    const [workflow, activity] = await Promise.all([get('TASK_QUEUE_TYPE_WORKFLOW'), get('TASK_QUEUE_TYPE_ACTIVITY')]);
-    return [['Workflow tasks', workflow], ['Activity tasks', activity]];
+    const [workflow, activity, partitions] = await Promise.all([get('TASK_QUEUE_TYPE_WORKFLOW'), get('TASK_QUEUE_TYPE_ACTIVITY'),
+      call(`tock/v1/namespaces/${path(ns)}/task-queues/${path(queue)}/partitions`, { signal }).catch(() => null)]);
+    return { kinds: [['Workflow tasks', workflow], ['Activity tasks', activity]], partitions };
   }, [ns, queue]);
   if (error) return html`<h1>${queue}</h1><${ErrorBox} error=${error} />`;
   if (!data) return html`<h1>${queue}</h1><p class="muted">Loading…</p>`;
   return html`<div class="crumbs"><a href=${href(['namespaces', ns, 'task-queues'])}>Task queues</a></div>
     <h1>${queue} <button type="button" onClick=${reload}>Refresh</button></h1>
-    ${data.map(([label, d]) => {
+    ${data.partitions && html`<h2>Partitions</h2>
+      <p class="muted">Each host holds the tasks of its own shards; the root also serves the polls that find nothing elsewhere.</p>
+      <table class="grid" aria-label="Partitions"><thead><tr><th>Partition</th><th>Host</th><th></th></tr></thead>
+        <tbody>${(data.partitions.workflowTaskQueuePartitions || []).map((p, i) => html`<tr><td class="mono">${p.key}</td>
+          <td class="mono">${p.ownerHostName}</td><td>${i === 0 ? 'root' : ''}</td></tr>`)}</tbody></table>`}
+    ${data.kinds.map(([label, d]) => {
       const stats = d.stats || (d.taskQueueStatus ? { approximateBacklogCount: d.taskQueueStatus.backlogCountHint } : {});
       return html`<h2>${label}</h2>
         <p>Backlog: <strong>${stats.approximateBacklogCount || 0}</strong>${stats.approximateBacklogAge ? `, oldest ${span(seconds(stats.approximateBacklogAge))}` : ''}
