@@ -309,6 +309,28 @@ describe('the console', { timeout: 240_000 }, () => {
     await page.context().close();
   });
 
+  test('a bulk reset: each closed run of the query goes back to its first workflow task and runs again', async () => {
+    for (let i = 0; i < 2; i++) await richRun(client.svc, { id: `bulk-reset-${i}`, queue: `q-bulk-reset-${i}` });
+    const query = 'WorkflowId IN ("bulk-reset-0", "bulk-reset-1")';
+    const page = await newPage(browser);
+    await page.goto(`${server.console}#/namespaces/default/workflows?query=${encodeURIComponent(query)}`);
+    await page.waitForFunction(() => document.querySelectorAll('[aria-label="Workflows"] [role=row]').length === 2);
+    await page.getByRole('button', { name: 'Bulk action…' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Bulk action' });
+    await dialog.getByText('2 workflows match.').waitFor();
+    await dialog.getByLabel('Action').selectOption('reset');
+    await dialog.getByLabel('Back to').selectOption('first');
+    await dialog.getByRole('button', { name: 'Start batch job' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    await page.getByRole('link', { name: 'Batch jobs' }).click();
+    await page.getByRole('table', { name: 'Batch jobs' }).getByRole('link', { name: /^tock-web-reset-/ }).click();
+    await page.getByText('2 of 2 (0 failed)').waitFor({ timeout: 30_000 });
+    const running = await api(server, `api/v1/namespaces/default/workflow-count?query=${encodeURIComponent(`${query} AND ExecutionStatus = "Running"`)}`);
+    assert.equal(Number(running.json.count || 0), 2, 'each run was reset into a new running run');
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+  });
+
   test('imports a history file and browses it offline in the same views', async () => {
     // The file a download makes: payloads in the proto form, as the SDK replayer reads them.
     const history = await api(server, 'api/v1/namespaces/default/workflows/order-rich/history?noPayloadShorthand=true');

@@ -225,6 +225,8 @@ const BATCH_KINDS = {
   terminate: ['Terminate', (reason) => ({ terminationOperation: {} , reason })],
   cancel: ['Cancel', (reason) => ({ cancellationOperation: {}, reason })],
   signal: ['Signal', (reason, signal) => ({ signalOperation: signal, reason })],
+  reset: ['Reset', (reason, signal, resetTo) => ({ resetOperation: { options: resetTo === 'first'
+    ? { firstWorkflowTask: {} } : { lastWorkflowTask: {} } }, reason })],
   delete: ['Delete', (reason) => ({ deletionOperation: {}, reason })],
 };
 
@@ -233,6 +235,7 @@ function BatchDialog({ ns, query, open, onClose }) {
   const [reason, setReason] = useState('');
   const [signalName, setSignalName] = useState('');
   const [input, setInput] = useState('');
+  const [resetTo, setResetTo] = useState('last');
   const [preview, setPreview] = useState(null);
   useEffect(() => {
     if (!open) return;
@@ -250,7 +253,7 @@ function BatchDialog({ ns, query, open, onClose }) {
       if (value !== undefined) signal.input = Array.isArray(value) ? value : [value];
     }
     const jobId = `tock-web-${kind}-${Date.now()}`;
-    const body = { visibilityQuery: query, jobId, ...BATCH_KINDS[kind][1](reason || `${kind} from the Tock console`, signal) };
+    const body = { visibilityQuery: query, jobId, ...BATCH_KINDS[kind][1](reason || `${kind} from the Tock console`, signal, resetTo) };
     try {
       await call(`api/v1/namespaces/${path(ns)}/batch-operations/${path(jobId)}`, { method: 'POST', body });
     } catch (e) { noteRefusal('StartBatchOperation', e); throw e; }
@@ -262,6 +265,10 @@ function BatchDialog({ ns, query, open, onClose }) {
       ${Object.entries(BATCH_KINDS).map(([k, [label]]) => html`<option value=${k}>${label}</option>`)}</select></label>
     ${kind === 'signal' && html`<label>Signal name <input required value=${signalName} onInput=${(e) => setSignalName(e.currentTarget.value)} /></label>
       <label>Input (JSON) <textarea value=${input} onInput=${(e) => setInput(e.currentTarget.value)}></textarea></label>`}
+    ${kind === 'reset' && html`<label>Back to <select value=${resetTo} onChange=${(e) => setResetTo(e.currentTarget.value)}>
+        <option value="last">each run's last completed workflow task</option>
+        <option value="first">each run's first workflow task</option></select></label>
+      <p class="muted">Each run's signals after the point are applied again; a running run is terminated and continues as the new run.</p>`}
     <label>Reason <input value=${reason} onInput=${(e) => setReason(e.currentTarget.value)} /></label>
   <//>`;
 }
