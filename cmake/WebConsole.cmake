@@ -21,7 +21,7 @@ set(_console_files
   "assets/vendor/signals-core.mjs=${_nm}/@preact/signals-core/dist/signals-core.mjs"
   "assets/vendor/signals.mjs=${_nm}/@preact/signals/dist/signals.mjs"
   "assets/vendor/htm.mjs=${_nm}/htm/dist/htm.mjs"
-  "assets/vendor/uplot.mjs=${_nm}/uplot/dist/uPlot.esm.js"
+  "assets/vendor/uplot.min.js=${_nm}/uplot/dist/uPlot.iife.min.js"
   "assets/vendor/uplot.css=${_nm}/uplot/dist/uPlot.min.css")
 file(GLOB_RECURSE _console_sources CONFIGURE_DEPENDS RELATIVE ${CMAKE_SOURCE_DIR}/web
      ${CMAKE_SOURCE_DIR}/web/assets/*.js ${CMAKE_SOURCE_DIR}/web/assets/*.css

@@ -9,19 +9,13 @@ import { createServer, request as httpRequest } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createRequire } from 'node:module';
-import { startServer } from './server.mjs';
+import { startServer, api } from './server.mjs';
 import { connect, richRun, longRun, start, family } from './histories.mjs';
 import { launch, newPage, screenshot } from './browser.mjs';
 import { makeIssuer } from './tokens.mjs';
 
 const require = createRequire(import.meta.url);
 const LONG_EVENTS = 20000;
-
-async function api(server, path, init = {}) {
-  const r = await fetch(`${server.http}/${path}`, { ...init, headers: { 'Content-Type': 'application/json', ...(init.headers || {}) } });
-  const text = await r.text();
-  return { status: r.status, headers: r.headers, json: text ? JSON.parse(text) : {} };
-}
 
 // Rows of a virtual list (only those in the page).
 const rows = (page, label) => page.getByRole('grid', { name: label }).getByRole('row');

@@ -11,15 +11,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startServer, freePort } from './server.mjs';
+import { startServer, freePort, api } from './server.mjs';
 import { connect, richRun, start } from './histories.mjs';
 import { launch, newPage, screenshot } from './browser.mjs';
-
-async function api(server, path, init = {}) {
-  const r = await fetch(`${server.http}/${path}`, { ...init, headers: { 'Content-Type': 'application/json', ...(init.headers || {}) } });
-  const text = await r.text();
-  return { status: r.status, json: text ? JSON.parse(text) : {} };
-}
 
 // Waits (at most `ms`) until `check` resolves truthy; its last value.
 async function until(check, what, ms = 15_000) {

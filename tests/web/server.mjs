@@ -79,3 +79,10 @@ export async function freePort() {
     probe.listen(0, '127.0.0.1', () => { const { port } = probe.address(); probe.close(() => resolve(port)); });
   });
 }
+
+// A call to the server's HTTP port: { status, headers, json } (the body parsed, {} when empty).
+export async function api(server, path, init = {}) {
+  const r = await fetch(`${server.http}/${path}`, { ...init, headers: { 'Content-Type': 'application/json', ...(init.headers || {}) } });
+  const text = await r.text();
+  return { status: r.status, headers: r.headers, json: text ? JSON.parse(text) : {} };
+}

@@ -1,10 +1,10 @@
 // The overview's live charts: this host's metrics (GET tock/v1/metrics, Prometheus' text),
 // sampled every few seconds while the page is open, turned into rates and averages between
-// samples, and drawn with uPlot.
+// samples, and drawn with uPlot (its minified build, a classic script loaded by the first
+// chart: no other page pays for it).
 import { useEffect, useRef, useState } from 'preact/hooks';
-import uPlot from 'uplot';
 import { html } from './html.js';
-import { callText } from './api.js';
+import { callText, root } from './api.js';
 import { timeZone, theme } from './state.js';
 
 // One sample's series: 'name{a="x",b="y"}' -> value. Comments and malformed lines are skipped.
@@ -98,6 +98,18 @@ export function useMetrics(everyMs = 2000, keep = 150) {
   return state;
 }
 
+let uPlotLoaded = null;
+function loadUPlot() {
+  uPlotLoaded ||= new Promise((resolve, reject) => {
+    const script = document.createElement('script');
+    script.src = new URL('assets/vendor/uplot.min.js', root).href;
+    script.onload = () => resolve(window.uPlot);
+    script.onerror = () => { uPlotLoaded = null; reject(new Error('the chart library did not load')); };
+    document.head.appendChild(script);
+  });
+  return uPlotLoaded;
+}
+
 const css = (name) => getComputedStyle(document.documentElement).getPropertyValue(name).trim();
 
 // One uPlot chart of `columns`, as wide as its box, in the theme's colours and the chosen
@@ -105,7 +117,12 @@ const css = (name) => getComputedStyle(document.documentElement).getPropertyValu
 export function Chart({ spec, columns }) {
   const box = useRef(null);
   const plot = useRef(null);
+  // (uPlot is a function: held in a box, or useState would call it.)
+  const [lib, setLib] = useState({ uPlot: window.uPlot || null });
+  useEffect(() => { if (!lib.uPlot) loadUPlot().then((uPlot) => setLib({ uPlot }), () => {}); }, []);
   useEffect(() => {
+    const { uPlot } = lib;
+    if (!uPlot) return undefined;
     const text = css('--text');
     const grid = css('--line');
     const colours = [css('--accent'), css('--warn')];
@@ -129,7 +146,7 @@ export function Chart({ spec, columns }) {
     const resize = new ResizeObserver(() => plot.current.setSize({ width: Math.max(200, box.current.clientWidth), height: 160 }));
     resize.observe(box.current);
     return () => { resize.disconnect(); plot.current.destroy(); plot.current = null; };
-  }, [theme.value, timeZone.value]);
+  }, [lib, theme.value, timeZone.value]);
   useEffect(() => { if (plot.current) plot.current.setData(columns); }, [columns]);
   // The newest point's values, for tests and tools reading the page.
   const last = columns.slice(1).map((c) => (c.length && c[c.length - 1] !== null ? c[c.length - 1] : '')).join(',');
