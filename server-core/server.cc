@@ -27,6 +27,7 @@
 #include "server-core/security/whoami.h"
 #include "server-core/http_api/temporal_http_api.h"
 #include "server-core/matching/matching_engine.h"
+#include "server-core/matching/worker_registry.h"
 #include "server-core/membership/monitor.h"
 #include "server-core/membership/ring_applier.h"
 #include "server-core/namespaces/namespace_engine.h"
@@ -336,6 +337,9 @@ class TockServerImpl : public TockServer {
     frontend::RegisterArchivedVisibilityHandlers(dispatcher_, *namespaces_, *archives_, clock_);
     frontend::RegisterVisibilityHandlers(dispatcher_, *namespaces_, persistence_->visibility());
     frontend::RegisterOperatorServiceHandlers(dispatcher_, *namespaces_);
+    frontend::RegisterGatedOffHandlers(dispatcher_);
+    worker_registry_ = std::make_unique<matching::WorkerRegistry>(clock_);
+    frontend::RegisterWorkerRegistryHandlers(dispatcher_, *namespaces_, *worker_registry_);
   }
 
   // Namespace and history replication with other clusters and their calls (started by
@@ -1024,6 +1028,7 @@ class TockServerImpl : public TockServer {
   MetricsRegistry* metrics_;
   std::unique_ptr<MetricsRegistry> own_metrics_;
   std::unique_ptr<ServerMetrics> server_metrics_;  // handed to the engines
+  std::unique_ptr<matching::WorkerRegistry> worker_registry_;  // workers' last heartbeats
   metrics::Gauge workflow_backlog_, activity_backlog_;  // set from matching by MetricsText
   std::unique_ptr<persistence::FaultInjector> faults_;  // null: no fault injection
   // The given clock, moved forward only by AdvanceTime (with config_.time_skipping).

@@ -30,6 +30,10 @@ void RegisterWorkflowServiceHandlers(rpc::Dispatcher& dispatcher,
                                      namespaces::NamespaceEngine& namespaces,
                                      const ServerFacts& facts);
 // Search attributes and namespace deletion (the remote-cluster calls: server-core/replication).
+// The calls Temporal's server keeps off by default, answered with its errors
+// (gated_off_handlers.cc).
+void RegisterGatedOffHandlers(rpc::Dispatcher& dispatcher);
+
 void RegisterOperatorServiceHandlers(rpc::Dispatcher& dispatcher,
                                      namespaces::NamespaceEngine& namespaces);
 }  // namespace tock::server::frontend
@@ -39,6 +43,7 @@ class HistoryEngine;
 }
 namespace tock::server::matching {
 class MatchingEngine;
+class WorkerRegistry;
 }
 namespace tock::server::archiver {
 class ArchiveRegistry;
@@ -52,6 +57,12 @@ void RegisterWorkflowRpcHandlers(rpc::Dispatcher& dispatcher,
                                  history::HistoryEngine& history,
                                  matching::MatchingEngine& matching, Clock& clock,
                                  archiver::ArchiveRegistry* archives = nullptr);
+
+// RecordWorkerHeartbeat, ListWorkers, CountWorkers, DescribeWorker
+// (worker_registry_handler.cc).
+void RegisterWorkerRegistryHandlers(rpc::Dispatcher& dispatcher,
+                                    namespaces::NamespaceEngine& namespaces,
+                                    matching::WorkerRegistry& registry);
 
 // List/Count of workflow executions over the visibility store.
 void RegisterVisibilityHandlers(rpc::Dispatcher& dispatcher,

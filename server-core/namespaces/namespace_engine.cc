@@ -108,7 +108,10 @@ static void SetCapabilities(temporal::api::namespace_::v1::NamespaceInfo& info,
   // tests/sdk/updates.test.mjs, history_engine_test.cc EngineFixture.*Update*.
   caps->set_sync_update(true);
   caps->set_async_update(true);
-  caps->set_worker_heartbeats(false);                   // RecordWorkerHeartbeat is not served
+  // RecordWorkerHeartbeat is kept and ListWorkers/CountWorkers/DescribeWorker read it
+  // (matching/worker_registry.h): grpc_server_test.cc
+  // GrpcServerTest.WorkersHeartbeatAndAreListedCountedAndDescribed, tests/sdk/workers.test.mjs.
+  caps->set_worker_heartbeats(true);
   caps->set_reported_problems_search_attribute(false);  // no TemporalReportedProblems
   caps->set_workflow_pause(false);         // Pause/UnpauseWorkflowExecution are not served
   caps->set_standalone_activities(false);  // *ActivityExecution are not served

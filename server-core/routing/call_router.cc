@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "lib/common/grpc_status.h"
 #include "server-core/history/task_token.h"
+#include "server-core/matching/worker_registry.h"
 #include "temporal/api/workflowservice/v1/request_response.pb.h"
 #include "tock/admin/v1/service.pb.h"
 
@@ -291,6 +292,17 @@ void CallRouter::ByQueue(rpc::Dispatcher& dispatcher, const char* method, bool p
         });
 }
 
+template <typename Request>
+void CallRouter::ByWorkerRegistry(rpc::Dispatcher& dispatcher, const char* method) {
+  Route(dispatcher, absl::StrCat(kWorkflowService, method), [this](const grpc::ByteBuffer& payload) {
+    Request req;
+    if (!ParseRequest(payload, &req)) return Target{};
+    std::string namespace_id = NamespaceId(req.namespace_());
+    if (namespace_id.empty()) return Target{};
+    return Target{Target::kQueue, 0, std::move(namespace_id), matching::WorkerRegistry::kRegistryQueue};
+  });
+}
+
 void CallRouter::Install(rpc::Dispatcher& d) {
   auto id = [](const auto& r) -> const std::string& { return r.workflow_id(); };
   auto execution = [](const auto& r) -> const std::string& {
@@ -356,6 +368,12 @@ void CallRouter::Install(rpc::Dispatcher& d) {
           if (namespace_id.empty() || req.task_queue().empty()) return Target{};
           return Target{Target::kQueue, 0, std::move(namespace_id), req.task_queue()};
         });
+
+  // A namespace's worker heartbeats are kept, listed and counted on one host.
+  ByWorkerRegistry<wf::RecordWorkerHeartbeatRequest>(d, "RecordWorkerHeartbeat");
+  ByWorkerRegistry<wf::ListWorkersRequest>(d, "ListWorkers");
+  ByWorkerRegistry<wf::CountWorkersRequest>(d, "CountWorkers");
+  ByWorkerRegistry<wf::DescribeWorkerRequest>(d, "DescribeWorker");
 
   // Events another cluster forwards to apply again (replication): to the workflow's owner.
   Route(d, "tock.admin.v1.AdminService/ReapplyEvents", [this](const grpc::ByteBuffer& payload) {

@@ -92,6 +92,9 @@ class CallRouter {
   void ByTaskToken(rpc::Dispatcher& dispatcher, const char* method);
   template <typename Request>
   void ByQueue(rpc::Dispatcher& dispatcher, const char* method, bool poll = false);
+  // To the host holding the namespace's worker registry (matching/worker_registry.h).
+  template <typename Request>
+  void ByWorkerRegistry(rpc::Dispatcher& dispatcher, const char* method);
   // A poll for a queue another host owns (the top of this file).
   void PollPartition(const rpc::CallContext& ctx, const grpc::ByteBuffer& payload,
                      std::shared_ptr<const rpc::RawHandler> local, rpc::RawResponder respond,

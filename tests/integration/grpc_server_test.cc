@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "lib/client/connection.h"
 #include "lib/common/status.h"
 #include "server-core/server.h"
@@ -99,6 +100,7 @@ TEST(GrpcServerTest, CapabilitiesSayExactlyWhatTockDoes) {
   namespace_caps.set_async_update(true);
   namespace_caps.set_worker_poll_complete_on_shutdown(true);
   namespace_caps.set_eager_workflow_start(true);
+  namespace_caps.set_worker_heartbeats(true);
   EXPECT_EQ(ns->namespace_info().capabilities().DebugString(), namespace_caps.DebugString());
   EXPECT_TRUE(ns->namespace_info().supports_schedules());
 }
@@ -110,11 +112,6 @@ TEST(GrpcServerTest, FalseCapabilitiesNameWhatTockDoesNotServe) {
   auto expect_unimplemented = [](const absl::Status& s, const std::string& capability) {
     EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented) << capability << ": " << s;
   };
-  wf::RecordWorkerHeartbeatRequest heartbeat;
-  heartbeat.set_namespace_("default");
-  expect_unimplemented(connection->Call(&wf::WorkflowService::Stub::RecordWorkerHeartbeat,
-                                        connection->workflow(), heartbeat).status(),
-                       "worker_heartbeats");
   wf::PauseWorkflowExecutionRequest pause;
   pause.set_namespace_("default");
   pause.set_workflow_id("any");
@@ -133,6 +130,121 @@ TEST(GrpcServerTest, FalseCapabilitiesNameWhatTockDoesNotServe) {
   expect_unimplemented(connection->Call(&wf::WorkflowService::Stub::PollNexusTaskQueue,
                                         connection->workflow(), nexus).status(),
                        "nexus");
+}
+
+// Worker heartbeats are kept per worker instance key (the last one wins) and read back by
+// ListWorkers (filtered by the query, paged), CountWorkers and DescribeWorker.
+TEST(GrpcServerTest, WorkersHeartbeatAndAreListedCountedAndDescribed) {
+  auto server = StartOrDie({});
+  auto connection = Connect(*server);
+  using W = wf::WorkflowService::Stub;
+  wf::RecordWorkerHeartbeatRequest record;
+  record.set_namespace_("default");
+  record.set_identity("process-1");
+  for (int i = 0; i < 3; ++i) {
+    temporal::api::worker::v1::WorkerHeartbeat* h = record.add_worker_heartbeat();
+    h->set_worker_instance_key(absl::StrCat("key-", i));
+    h->set_worker_identity(absl::StrCat("worker-", i));
+    h->set_task_queue(i == 2 ? "payments" : "orders");
+    h->set_sdk_name("temporal-typescript");
+    h->set_sdk_version("1.24.0");
+    h->mutable_host_info()->set_host_name("web-1");
+    h->set_status(temporal::api::enums::v1::WORKER_STATUS_RUNNING);
+    h->mutable_start_time()->set_seconds(1'800'000'000 + i);
+  }
+  ASSERT_TRUE(connection->Call(&W::RecordWorkerHeartbeat, connection->workflow(), record).ok());
+  // The same worker again: its entry is replaced, not added.
+  record.mutable_worker_heartbeat()->DeleteSubrange(1, 2);
+  record.mutable_worker_heartbeat(0)->set_status(temporal::api::enums::v1::WORKER_STATUS_SHUTTING_DOWN);
+  ASSERT_TRUE(connection->Call(&W::RecordWorkerHeartbeat, connection->workflow(), record).ok());
+
+  wf::CountWorkersRequest count;
+  count.set_namespace_("default");
+  EXPECT_EQ(connection->Call(&W::CountWorkers, connection->workflow(), count)->count(), 3);
+  count.set_query("TaskQueue = 'orders' AND WorkerStatus = 'Running'");
+  EXPECT_EQ(connection->Call(&W::CountWorkers, connection->workflow(), count)->count(), 1);
+  count.set_query("StartTime >= '2027-01-15T08:00:01Z' AND SdkName STARTS_WITH 'temporal-'");
+  EXPECT_EQ(connection->Call(&W::CountWorkers, connection->workflow(), count)->count(), 2);
+  count.set_query("Colour = 'red'");
+  const absl::Status bad = connection->Call(&W::CountWorkers, connection->workflow(), count).status();
+  EXPECT_EQ(bad.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.message().find("unknown field"), std::string::npos) << bad;
+
+  wf::ListWorkersRequest list;
+  list.set_namespace_("default");
+  list.set_page_size(2);
+  auto first = connection->Call(&W::ListWorkers, connection->workflow(), list);
+  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_EQ(first->workers_size(), 2);
+  EXPECT_EQ(first->workers(0).worker_instance_key(), "key-0");
+  EXPECT_EQ(first->workers(0).status(), temporal::api::enums::v1::WORKER_STATUS_SHUTTING_DOWN);
+  EXPECT_EQ(first->workers(0).host_name(), "web-1");
+  EXPECT_EQ(first->workers_info(1).worker_heartbeat().worker_identity(), "worker-1");
+  ASSERT_FALSE(first->next_page_token().empty());
+  list.set_next_page_token(first->next_page_token());
+  auto second = connection->Call(&W::ListWorkers, connection->workflow(), list);
+  ASSERT_TRUE(second.ok()) << second.status();
+  ASSERT_EQ(second->workers_size(), 1);
+  EXPECT_EQ(second->workers(0).task_queue(), "payments");
+  EXPECT_TRUE(second->next_page_token().empty());
+
+  wf::DescribeWorkerRequest describe;
+  describe.set_namespace_("default");
+  describe.set_worker_instance_key("key-2");
+  auto described = connection->Call(&W::DescribeWorker, connection->workflow(), describe);
+  ASSERT_TRUE(described.ok()) << described.status();
+  EXPECT_EQ(described->worker_info().worker_heartbeat().sdk_version(), "1.24.0");
+  describe.set_worker_instance_key("nobody");
+  EXPECT_EQ(connection->Call(&W::DescribeWorker, connection->workflow(), describe).status().code(),
+            absl::StatusCode::kNotFound);
+}
+
+// The calls Temporal's server keeps off by default get its answers, word for word
+// (reference/api_2026.md §3.1, §3.2, §3.3.9, §4.7, §7.3, §8.2).
+TEST(GrpcServerTest, CallsTemporalKeepsOffAnswerAsItsServerDoes) {
+  auto server = StartOrDie({});
+  auto connection = Connect(*server);
+  auto expect = [&](auto method, auto request, absl::StatusCode code, const std::string& message) {
+    request.set_namespace_("default");
+    const absl::Status s = connection->Call(method, connection->workflow(), request).status();
+    EXPECT_EQ(s.code(), code) << s;
+    EXPECT_EQ(s.message(), message);
+  };
+  using W = wf::WorkflowService::Stub;
+  const auto denied = absl::StatusCode::kPermissionDenied;
+  const auto unimplemented = absl::StatusCode::kUnimplemented;
+  const std::string v1 = "Worker versioning v0.1 (Version Set-based, deprecated) is disabled on this namespace.";
+  const std::string v2 = "Worker versioning v0.2 (Rules-based, deprecated) is disabled on this namespace.";
+  expect(&W::UpdateWorkerBuildIdCompatibility, wf::UpdateWorkerBuildIdCompatibilityRequest(), denied, v1);
+  expect(&W::GetWorkerBuildIdCompatibility, wf::GetWorkerBuildIdCompatibilityRequest(), denied, v1);
+  expect(&W::UpdateWorkerVersioningRules, wf::UpdateWorkerVersioningRulesRequest(), denied, v2);
+  expect(&W::GetWorkerVersioningRules, wf::GetWorkerVersioningRulesRequest(), denied, v2);
+  expect(&W::GetWorkerTaskReachability, wf::GetWorkerTaskReachabilityRequest(), denied, v2);
+  const std::string removed =
+      "Deployments are deprecated and no longer supported, use Worker Deployments instead";
+  expect(&W::DescribeDeployment, wf::DescribeDeploymentRequest(), unimplemented, removed);
+  expect(&W::ListDeployments, wf::ListDeploymentsRequest(), unimplemented, removed);
+  expect(&W::GetDeploymentReachability, wf::GetDeploymentReachabilityRequest(), unimplemented, removed);
+  expect(&W::GetCurrentDeployment, wf::GetCurrentDeploymentRequest(), unimplemented, removed);
+  expect(&W::SetCurrentDeployment, wf::SetCurrentDeploymentRequest(), unimplemented, removed);
+  expect(&W::UpdateWorkerDeploymentVersionComputeConfig,
+         wf::UpdateWorkerDeploymentVersionComputeConfigRequest(), unimplemented,
+         "server-scaled deployments are not supported");
+  expect(&W::FetchWorkerConfig, wf::FetchWorkerConfigRequest(), unimplemented,
+         "FetchWorkerConfig command is not enabled.");
+  expect(&W::UpdateWorkerConfig, wf::UpdateWorkerConfigRequest(), unimplemented,
+         "UpdateWorkerConfig command is not enabled.");
+  const std::string nexus = "Standalone Nexus operation is disabled";
+  expect(&W::StartNexusOperationExecution, wf::StartNexusOperationExecutionRequest(), unimplemented, nexus);
+  expect(&W::PollNexusOperationExecution, wf::PollNexusOperationExecutionRequest(), unimplemented, nexus);
+  expect(&W::CountNexusOperationExecutions, wf::CountNexusOperationExecutionsRequest(), unimplemented, nexus);
+  expect(&W::DeleteNexusOperationExecution, wf::DeleteNexusOperationExecutionRequest(), unimplemented, nexus);
+  expect(&W::CreateWorkflowRule, wf::CreateWorkflowRuleRequest(), unimplemented,
+         "method CreateWorkflowRule not supported");
+  expect(&W::ListWorkflowRules, wf::ListWorkflowRulesRequest(), unimplemented,
+         "method ListWorkflowRules not supported");
+  expect(&W::TriggerWorkflowRule, wf::TriggerWorkflowRuleRequest(), unimplemented,
+         "method TriggerWorkflowRule not supported");
 }
 
 wf::StartWorkflowExecutionRequest EagerStart(const std::string& workflow_id) {

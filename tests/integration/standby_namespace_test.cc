@@ -96,6 +96,19 @@ const std::map<std::string, Method>& Classification() {
       {"RespondQueryTaskCompleted", {Access::kRead}},
       {"ShutdownWorker", {Access::kRead}},
       {"ResetStickyTaskQueue", {Access::kRead}},
+      {"ListTaskQueuePartitions", {Access::kRead, R"(task_queue { name: "q" })"}},
+      // Workers' heartbeats: kept and read wherever the workers are.
+      {"RecordWorkerHeartbeat", {Access::kRead}},
+      {"ListWorkers", {Access::kRead}},
+      {"CountWorkers", {Access::kRead}},
+      {"DescribeWorker", {Access::kRead, R"(worker_instance_key: "k")"}},
+      // Legacy build-id versioning: refused as Temporal's server refuses it with the
+      // calls off (PERMISSION_DENIED), before anything about the namespace matters.
+      {"UpdateWorkerBuildIdCompatibility", {Access::kRead}},
+      {"GetWorkerBuildIdCompatibility", {Access::kRead}},
+      {"UpdateWorkerVersioningRules", {Access::kRead}},
+      {"GetWorkerVersioningRules", {Access::kRead}},
+      {"GetWorkerTaskReachability", {Access::kRead}},
   };
   return *table;
 }

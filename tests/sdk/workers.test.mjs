@@ -1,0 +1,74 @@
+// Worker heartbeats with a real TypeScript worker (core 1.24): DescribeNamespace says
+// worker_heartbeats, so the worker's runtime sends RecordWorkerHeartbeat every interval (1 s
+// here), and ListWorkers, CountWorkers and DescribeWorker show it: its SDK, host, task queue,
+// status and pollers; a query narrows the list.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { fileURLToPath } from 'node:url';
+import { Connection } from '@temporalio/client';
+import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import * as activities from './activities.mjs';
+import { clientRetries, startServer, uniqueName } from './server.mjs';
+
+const DEADLINE = { timeout: 60_000 };
+const WORKER_STATUS_RUNNING = 1;
+const workflowsPath = fileURLToPath(new URL('./workflows.js', import.meta.url));
+Runtime.install({ logger: new DefaultLogger('WARN'), workerHeartbeatInterval: '1s' });
+
+let server;
+let connection;
+
+before(async () => {
+  server = await startServer();
+  connection = await Connection.connect({ address: server.address, ...clientRetries() });
+}, DEADLINE);
+
+after(async () => {
+  try {
+    await connection?.close();
+  } finally {
+    await server?.stop();
+  }
+}, DEADLINE);
+
+// Calls `read` until `ok(answer)` (at most 20 s: the worker heartbeats every second).
+async function eventually(read, ok, what) {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    const answer = await read();
+    if (ok(answer)) return answer;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(answer)}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+test('a running worker heartbeats and is listed, counted and described', DEADLINE, async () => {
+  const service = connection.workflowService;
+  const taskQueue = uniqueName('heartbeats');
+  const native = await NativeConnection.connect({ address: server.address });
+  try {
+    const worker = await Worker.create({ connection: native, namespace: 'default', taskQueue, workflowsPath, activities });
+    await worker.runUntil(async () => {
+      const query = `TaskQueue = '${taskQueue}'`;
+      const listed = await eventually(() => service.listWorkers({ namespace: 'default', query }),
+        (r) => r.workers.length === 1, 'the worker in ListWorkers');
+      const w = listed.workers[0];
+      assert.equal(w.taskQueue, taskQueue);
+      assert.equal(w.sdkName, 'temporal-typescript');
+      assert.match(w.sdkVersion, /^1\.24\./);
+      assert.equal(w.status, WORKER_STATUS_RUNNING);
+      assert.ok(w.workerInstanceKey.length > 0 && w.hostName.length > 0, JSON.stringify(w));
+      const counted = await service.countWorkers({ namespace: 'default', query: `${query} AND WorkerStatus = 'Running'` });
+      assert.equal(Number(counted.count), 1);
+      const none = await service.countWorkers({ namespace: 'default', query: `${query} AND SdkName = 'temporal-go'` });
+      assert.equal(Number(none.count), 0);
+      const described = await service.describeWorker({ namespace: 'default', workerInstanceKey: w.workerInstanceKey });
+      const heartbeat = described.workerInfo.workerHeartbeat;
+      assert.equal(heartbeat.workerInstanceKey, w.workerInstanceKey);
+      assert.ok(heartbeat.heartbeatTime, 'the heartbeat carries its time');
+      assert.ok(heartbeat.workflowPollerInfo, 'and its pollers');
+    });
+  } finally {
+    await native.close();
+  }
+});
