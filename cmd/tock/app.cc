@@ -18,6 +18,7 @@
 #include "cmd/tock/commands/shell.h"
 #include "cmd/tock/commands/timer.h"
 #include "cmd/tock/commands/web.h"
+#include "cmd/tock/commands/worker.h"
 #include "cmd/tock/commands/workflow.h"
 
 namespace tock::cli {
@@ -161,7 +162,7 @@ int RunParsed(CLI::App& app, CommandContext& ctx,
   try {
     parse();
   } catch (const CLI::CallForHelp&) {
-    // `tock worker --help` is no request for tock's help: "worker" is not understood.
+    // `tock workr --help` is no request for tock's help: "workr" is not understood.
     if (int code = ReportUnknownWords(app, ctx); code != kExitOk) return code;
     // help() delegates to the chosen subcommand: `tock namespace register --help`.
     ctx.out << app.help();
@@ -247,6 +248,7 @@ void BuildApp(CLI::App& app, CommandContext& ctx) {
   AddActivityCommands(app, ctx);
   AddOperatorCommands(app, ctx);
   AddBatchCommands(app, ctx);
+  AddWorkerCommands(app, ctx);
   AddScheduleCommands(app, ctx);
   AddTimerCommands(app, ctx);
   AddArchivalCommands(app, ctx);

@@ -235,7 +235,7 @@ TEST_F(CliTest, UsageErrorsAreExitTwo) {
 }
 
 // What was not understood is named, with the closest command or flag when there is one,
-// exit 2, nothing on stdout: also with --help (`tock worker --help` printed tock's help, 0).
+// exit 2, nothing on stdout: also with --help (`tock workr --help` printed tock's help, 0).
 TEST_F(CliTest, UnknownCommandsAndFlagsAreNamedWithTheClosest) {
   struct Case {
     std::vector<std::string> args;
@@ -245,7 +245,7 @@ TEST_F(CliTest, UnknownCommandsAndFlagsAreNamedWithTheClosest) {
   const std::vector<Case> cases = {
       {{"wrkflow", "list"}, "unknown command \"wrkflow\" for \"tock\"; did you mean \"workflow\"?",
        "tock"},
-      {{"worker", "--help"}, "unknown command \"worker\" for \"tock\"; did you mean \"workflow\"?",
+      {{"workr", "--help"}, "unknown command \"workr\" for \"tock\"; did you mean \"worker\"?",
        "tock"},
       {{"workflow", "lsit"},
        "unknown command \"lsit\" for \"tock workflow\"; did you mean \"list\"?", "tock workflow"},
