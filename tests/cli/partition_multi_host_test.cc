@@ -220,6 +220,45 @@ TEST_F(PartitionTest, ThePartitionsListNameTheRootAndEveryOtherHost) {
   EXPECT_EQ(status.error_message(), "TaskQueue is not set on request.");
 }
 
+// A namespace's worker heartbeats live on one host (the owner of its registry's pseudo
+// queue): one sent through either host is listed, counted and described through both.
+TEST_F(PartitionTest, WorkerHeartbeatsSentToEitherHostAreSeenThroughBoth) {
+  ASSERT_NO_FATAL_FAILURE(StartWith("200ms"));
+  int key = 0;
+  for (WorkflowStub* stub : {stub_a_.get(), stub_b_.get()}) {
+    grpc::ClientContext ctx;
+    Prepare(ctx, {});
+    wf::RecordWorkerHeartbeatRequest req;
+    req.set_namespace_("orders");
+    auto* h = req.add_worker_heartbeat();
+    h->set_worker_instance_key(absl::StrCat("worker-", key++));
+    h->set_task_queue(queue_);
+    wf::RecordWorkerHeartbeatResponse resp;
+    const grpc::Status status = stub->RecordWorkerHeartbeat(&ctx, req, &resp);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+  }
+  for (WorkflowStub* stub : {stub_a_.get(), stub_b_.get()}) {
+    grpc::ClientContext ctx;
+    Prepare(ctx, {});
+    wf::ListWorkersRequest req;
+    req.set_namespace_("orders");
+    wf::ListWorkersResponse resp;
+    const grpc::Status status = stub->ListWorkers(&ctx, req, &resp);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+    ASSERT_EQ(resp.workers_size(), 2) << resp.DebugString();
+    EXPECT_EQ(resp.workers(0).worker_instance_key(), "worker-0");
+    EXPECT_EQ(resp.workers(1).worker_instance_key(), "worker-1");
+    grpc::ClientContext describe_ctx;
+    Prepare(describe_ctx, {});
+    wf::DescribeWorkerRequest describe;
+    describe.set_namespace_("orders");
+    describe.set_worker_instance_key("worker-1");
+    wf::DescribeWorkerResponse described;
+    EXPECT_TRUE(stub->DescribeWorker(&describe_ctx, describe, &described).ok());
+    EXPECT_EQ(described.worker_info().worker_heartbeat().task_queue(), queue_);
+  }
+}
+
 TEST_F(PartitionTest, WithoutPartitionsEveryPollAndTaskGoesToTheQueuesOwner) {
   ASSERT_NO_FATAL_FAILURE(StartWith("0s"));
   std::unique_ptr<Poll> first, second;
