@@ -1,6 +1,7 @@
 #include "server-core/server.h"
 
 #include <grpcpp/grpcpp.h>
+#include <grpcpp/impl/codegen/proto_utils.h>
 
 #include <algorithm>
 #include <condition_variable>
@@ -116,6 +117,7 @@ class TockServerImpl : public TockServer {
     RegisterAdminBatchAndScheduleHandlers();
     InitTimers();
     RouteCallsToOwners();
+    RecordFinalHeartbeats();
     if (absl::Status s = InstallCallWrappers(); !s.ok()) return s;
     if (absl::Status s = StartHttp(); !s.ok()) return s;
     if (absl::Status s = StartTimerHttp(); !s.ok()) return s;
@@ -408,6 +410,51 @@ class TockServerImpl : public TockServer {
                                                          config_.membership.partition_wait);
     call_router_->Install(dispatcher_);
     timers::RouteTimerCalls(*call_router_, dispatcher_, *timer_service_);
+  }
+
+  // A worker's last heartbeat (status Shutdown) comes with its ShutdownWorker, which goes to
+  // its queue's owner: the host that took the call keeps the heartbeat in the namespace's
+  // worker registry, or sends it to the host holding that registry. Around the routing, on
+  // the receiving host only.
+  void RecordFinalHeartbeats() {
+    dispatcher_.Wrap(
+        "temporal.api.workflowservice.v1.WorkflowService/ShutdownWorker",
+        [this](rpc::RawHandler handler) -> rpc::RawHandler {
+          return [this, handler = std::move(handler)](const rpc::CallContext& ctx,
+                                                      const grpc::ByteBuffer& payload,
+                                                      rpc::RawResponder respond) {
+            if (peers_ == nullptr || !peers_->FromPeer(ctx)) RecordFinalHeartbeat(payload);
+            handler(ctx, payload, std::move(respond));
+          };
+        });
+  }
+
+  void RecordFinalHeartbeat(const grpc::ByteBuffer& payload) {
+    namespace wf = temporal::api::workflowservice::v1;
+    wf::ShutdownWorkerRequest req;
+    grpc::ByteBuffer copy(payload);
+    if (!grpc::SerializationTraits<wf::ShutdownWorkerRequest>::Deserialize(&copy, &req).ok() ||
+        !req.has_worker_heartbeat()) {
+      return;
+    }
+    auto ns = namespaces_->Resolve(req.namespace_(), true, namespaces::NamespaceAccess::kRead);
+    if (!ns.ok()) return;  // the handler answers the error
+    const std::optional<std::string> owner =
+        placement_ != nullptr ? placement_->QueueOwner(ns->id, matching::WorkerRegistry::kRegistryQueue)
+                              : std::nullopt;
+    if (!owner.has_value()) {
+      worker_registry_->Record(ns->id, req.worker_heartbeat());
+      return;
+    }
+    wf::RecordWorkerHeartbeatRequest forward;
+    forward.set_namespace_(req.namespace_());
+    *forward.add_worker_heartbeat() = req.worker_heartbeat();
+    const std::string bytes = forward.SerializeAsString();
+    grpc::Slice slice(bytes);
+    const grpc::ByteBuffer buffer(&slice, 1);
+    // Best effort: a heartbeat lost here is replaced by the entry's TTL running out.
+    peers_->Forward(*owner, "temporal.api.workflowservice.v1.WorkflowService/RecordWorkerHeartbeat",
+                    buffer, absl::Now() + absl::Seconds(5), [](const grpc::Status&, grpc::ByteBuffer*) {});
   }
 
   // The dispatcher's wrappers, each installed around those before it: a call meets them in

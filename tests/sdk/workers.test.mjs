@@ -1,7 +1,7 @@
 // Worker heartbeats with a real TypeScript worker (core 1.24): DescribeNamespace says
 // worker_heartbeats, so the worker's runtime sends RecordWorkerHeartbeat every interval (1 s
 // here), and ListWorkers, CountWorkers and DescribeWorker show it: its SDK, host, task queue,
-// status and pollers; a query narrows the list.
+// status and pollers; a query narrows the list; its shutdown's last heartbeat says it stopped.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
@@ -12,6 +12,8 @@ import { clientRetries, startServer, uniqueName } from './server.mjs';
 
 const DEADLINE = { timeout: 60_000 };
 const WORKER_STATUS_RUNNING = 1;
+const WORKER_STATUS_SHUTTING_DOWN = 2;
+const WORKER_STATUS_SHUTDOWN = 3;
 const workflowsPath = fileURLToPath(new URL('./workflows.js', import.meta.url));
 Runtime.install({ logger: new DefaultLogger('WARN'), workerHeartbeatInterval: '1s' });
 
@@ -68,6 +70,12 @@ test('a running worker heartbeats and is listed, counted and described', DEADLIN
       assert.ok(heartbeat.heartbeatTime, 'the heartbeat carries its time');
       assert.ok(heartbeat.workflowPollerInfo, 'and its pollers');
     });
+    // Its shutdown (ShutdownWorker) carries its last heartbeat: the worker is listed as no
+    // longer running at once, not five minutes later.
+    const stopped = await service.listWorkers({ namespace: 'default', query: `TaskQueue = '${taskQueue}'` });
+    assert.equal(stopped.workers.length, 1);
+    assert.ok([WORKER_STATUS_SHUTTING_DOWN, WORKER_STATUS_SHUTDOWN].includes(stopped.workers[0].status),
+      `status ${stopped.workers[0].status}`);
   } finally {
     await native.close();
   }
