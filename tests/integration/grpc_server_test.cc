@@ -479,13 +479,13 @@ TEST(GrpcServerTest, StoppingTheServerEndsWaitingPollsPromptly) {
 TEST(GrpcServerTest, UnbuiltMethodsAnswerUnimplementedWithTheirName) {
   auto server = StartOrDie({});
   auto connection = Connect(*server);
-  wf::GetWorkerBuildIdCompatibilityRequest req;
+  wf::DescribeWorkerDeploymentRequest req;
   req.set_namespace_("default");
-  auto out = connection->Call(&wf::WorkflowService::Stub::GetWorkerBuildIdCompatibility,
+  auto out = connection->Call(&wf::WorkflowService::Stub::DescribeWorkerDeployment,
                               connection->workflow(), req);
   EXPECT_EQ(out.status().code(), absl::StatusCode::kUnimplemented);
   EXPECT_EQ(out.status().message(),
-            "Method temporal.api.workflowservice.v1.WorkflowService/GetWorkerBuildIdCompatibility "
+            "Method temporal.api.workflowservice.v1.WorkflowService/DescribeWorkerDeployment "
             "is unimplemented");
 }
 
