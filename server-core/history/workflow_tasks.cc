@@ -419,6 +419,14 @@ Mutation HistoryEngine::CompleteWorkflowTask(const wf::RespondWorkflowTaskComple
     // Replays depend on the SDK flags recorded here (reference/sdk_protocol.md P1).
     if (req.has_sdk_metadata()) *attrs->mutable_sdk_metadata() = req.sdk_metadata();
     if (req.has_metering_metadata()) *attrs->mutable_metering_metadata() = req.metering_metadata();
+    // A versioned worker's behaviour for the run and its version (Worker Deployments).
+    if (const auto& options = req.deployment_options();
+        options.worker_versioning_mode() == enums::WORKER_VERSIONING_MODE_VERSIONED) {
+      attrs->set_versioning_behavior(req.versioning_behavior());
+      attrs->set_worker_deployment_name(options.deployment_name());
+      attrs->mutable_deployment_version()->set_deployment_name(options.deployment_name());
+      attrs->mutable_deployment_version()->set_build_id(options.build_id());
+    }
     tx.state().set_last_completed_workflow_task_started_event_id(started);
     tx.state().clear_workflow_task();
     if (absl::Status sticky = ApplyStickyAttributes(tx, req, limits_); !sticky.ok()) return sticky;
@@ -464,8 +472,25 @@ absl::StatusOr<wf::RespondWorkflowTaskCompletedResponse> HistoryEngine::Workflow
   return std::move(c.out);
 }
 
+namespace {
+
+// A versioning behaviour needs a versioned worker to have one (Temporal's
+// respondworkflowtaskcompleted/api.go; reference/api_2026.md §3.3.5).
+absl::Status CheckVersioning(const wf::RespondWorkflowTaskCompletedRequest& req) {
+  if (req.versioning_behavior() != enums::VERSIONING_BEHAVIOR_UNSPECIFIED &&
+      req.deployment_options().worker_versioning_mode() != enums::WORKER_VERSIONING_MODE_VERSIONED) {
+    return absl::InvalidArgumentError(
+        "versioning behavior cannot be specified without deployment options being set with "
+        "versioned mode");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<wf::RespondWorkflowTaskCompletedResponse> HistoryEngine::RespondWorkflowTaskCompleted(
     const NamespaceRef& ns, const wf::RespondWorkflowTaskCompletedRequest& req) {
+  if (absl::Status s = CheckVersioning(req); !s.ok()) return s;
   absl::StatusOr<TaskToken> token = DecodeTaskTokenFor(req.task_token(), ns.id);
   if (!token.ok()) return token.status();
   WorkflowTaskCompletion c{.ns = ns, .token = std::move(*token)};
@@ -477,6 +502,7 @@ absl::StatusOr<wf::RespondWorkflowTaskCompletedResponse> HistoryEngine::RespondW
 void HistoryEngine::RespondWorkflowTaskCompletedAsync(
     const NamespaceRef& ns, const wf::RespondWorkflowTaskCompletedRequest& req,
     Answer<wf::RespondWorkflowTaskCompletedResponse> done) {
+  if (absl::Status s = CheckVersioning(req); !s.ok()) return done(s);
   absl::StatusOr<TaskToken> token = DecodeTaskTokenFor(req.task_token(), ns.id);
   if (!token.ok()) return done(token.status());
   auto c = std::make_shared<WorkflowTaskCompletion>();

@@ -199,6 +199,25 @@ TEST(GrpcServerTest, WorkersHeartbeatAndAreListedCountedAndDescribed) {
             absl::StatusCode::kNotFound);
 }
 
+// A versioning behaviour comes only from a versioned worker (its deployment options in
+// versioned mode), as Temporal's server requires; checked before the task token is read.
+TEST(GrpcServerTest, AVersioningBehaviourWithoutAVersionedWorkerIsRefused) {
+  auto server = StartOrDie({});
+  auto connection = Connect(*server);
+  wf::RespondWorkflowTaskCompletedRequest req;
+  req.set_namespace_("default");
+  req.set_task_token("not a token");
+  req.set_versioning_behavior(temporal::api::enums::v1::VERSIONING_BEHAVIOR_PINNED);
+  req.mutable_deployment_options()->set_worker_versioning_mode(
+      temporal::api::enums::v1::WORKER_VERSIONING_MODE_UNVERSIONED);
+  const absl::Status s = connection->Call(&wf::WorkflowService::Stub::RespondWorkflowTaskCompleted,
+                                          connection->workflow(), req).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_EQ(s.message(),
+            "versioning behavior cannot be specified without deployment options being set with "
+            "versioned mode");
+}
+
 // The calls Temporal's server keeps off by default get its answers, word for word
 // (reference/api_2026.md §3.1, §3.2, §3.3.9, §4.7, §7.3, §8.2).
 TEST(GrpcServerTest, CallsTemporalKeepsOffAnswerAsItsServerDoes) {

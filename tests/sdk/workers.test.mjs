@@ -5,7 +5,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
-import { Connection } from '@temporalio/client';
+import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import * as activities from './activities.mjs';
 import { clientRetries, startServer, uniqueName } from './server.mjs';
@@ -14,6 +14,7 @@ const DEADLINE = { timeout: 60_000 };
 const WORKER_STATUS_RUNNING = 1;
 const WORKER_STATUS_SHUTTING_DOWN = 2;
 const WORKER_STATUS_SHUTDOWN = 3;
+const VERSIONING_BEHAVIOR_PINNED = 1;
 const workflowsPath = fileURLToPath(new URL('./workflows.js', import.meta.url));
 Runtime.install({ logger: new DefaultLogger('WARN'), workerHeartbeatInterval: '1s' });
 
@@ -76,6 +77,35 @@ test('a running worker heartbeats and is listed, counted and described', DEADLIN
     assert.equal(stopped.workers.length, 1);
     assert.ok([WORKER_STATUS_SHUTTING_DOWN, WORKER_STATUS_SHUTDOWN].includes(stopped.workers[0].status),
       `status ${stopped.workers[0].status}`);
+  } finally {
+    await native.close();
+  }
+});
+
+// A worker of a Worker Deployment version (useWorkerVersioning) reports its versioning
+// behaviour and version with each workflow task it completes; the history keeps them on the
+// WorkflowTaskCompleted events (Temporal records them there: reference/api_2026.md §3.3.5).
+test('a versioned worker\'s behaviour and version are recorded on its workflow tasks', DEADLINE, async () => {
+  const taskQueue = uniqueName('versioned');
+  const native = await NativeConnection.connect({ address: server.address });
+  try {
+    const worker = await Worker.create({
+      connection: native, namespace: 'default', taskQueue, workflowsPath, activities,
+      workerDeploymentOptions: { version: { deploymentName: 'billing', buildId: 'v1' }, useWorkerVersioning: true,
+        defaultVersioningBehavior: 'PINNED' },
+    });
+    const client = new Client({ connection, namespace: 'default' });
+    const workflowId = uniqueName('pinned');
+    await worker.runUntil(client.workflow.execute('timerThenReturn', { taskQueue, workflowId, args: [10] }));
+    const history = await client.workflow.getHandle(workflowId).fetchHistory();
+    const completed = history.events.filter((e) => e.workflowTaskCompletedEventAttributes);
+    assert.ok(completed.length >= 1);
+    for (const e of completed) {
+      const a = e.workflowTaskCompletedEventAttributes;
+      assert.equal(a.versioningBehavior, VERSIONING_BEHAVIOR_PINNED);
+      assert.equal(a.deploymentVersion.deploymentName, 'billing');
+      assert.equal(a.deploymentVersion.buildId, 'v1');
+    }
   } finally {
     await native.close();
   }
