@@ -84,7 +84,8 @@ test('a running worker heartbeats and is listed, counted and described', DEADLIN
 
 // A worker of a Worker Deployment version (useWorkerVersioning) reports its versioning
 // behaviour and version with each workflow task it completes; the history keeps them on the
-// WorkflowTaskCompleted events (Temporal records them there: reference/api_2026.md §3.3.5).
+// WorkflowTaskCompleted events (Temporal records them there: reference/api_2026.md §3.3.5),
+// and the run's TemporalWorkerDeployment* search attributes name them.
 test('a versioned worker\'s behaviour and version are recorded on its workflow tasks', DEADLINE, async () => {
   const taskQueue = uniqueName('versioned');
   const native = await NativeConnection.connect({ address: server.address });
@@ -106,6 +107,13 @@ test('a versioned worker\'s behaviour and version are recorded on its workflow t
       assert.equal(a.deploymentVersion.deploymentName, 'billing');
       assert.equal(a.deploymentVersion.buildId, 'v1');
     }
+    // The run's search attributes name them as Temporal's server does.
+    const described = await connection.workflowService.describeWorkflowExecution({ namespace: 'default', execution: { workflowId } });
+    const fields = described.workflowExecutionInfo.searchAttributes.indexedFields;
+    const value = (name) => JSON.parse(Buffer.from(fields[name].data).toString());
+    assert.equal(value('TemporalWorkerDeployment'), 'billing');
+    assert.equal(value('TemporalWorkerDeploymentVersion'), 'billing:v1');
+    assert.equal(value('TemporalWorkflowVersioningBehavior'), 'Pinned');
   } finally {
     await native.close();
   }
