@@ -165,9 +165,10 @@ function UpdateDialog({ open, onClose, base, target, act }) {
 }
 
 // Reset: pick the workflow task to go back to (any completed, failed or timed-out workflow
-// task; the run's reset points are marked), and see first what the new run keeps, what it
-// gets again (signals, accepted updates: each can be left out) and what it drops, and
-// whether the server will refuse the point (a child still pending at it).
+// task; the run's reset points are marked; an event id typed when the history cannot be
+// read), and see first what the new run keeps, what it gets again (signals, accepted
+// updates: each can be left out) and what it drops, and whether the server will refuse the
+// point (a child still pending at it).
 const MAX_PREVIEW_EVENTS = 100000;
 const WFT_ENDS = new Set(['EVENT_TYPE_WORKFLOW_TASK_COMPLETED', 'EVENT_TYPE_WORKFLOW_TASK_FAILED', 'EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT']);
 const CHILD_ENDS = /^EVENT_TYPE_(START_CHILD_WORKFLOW_EXECUTION_FAILED|CHILD_WORKFLOW_EXECUTION_(COMPLETED|FAILED|CANCELED|TIMED_OUT|TERMINATED))$/;
@@ -236,10 +237,10 @@ function ResetDialog({ open, onClose, base, workflowId, run, points, ns }) {
   };
   const dropped = preview ? Object.entries(preview.dropped) : [];
   return html`<${Dialog} title="Reset the run" open=${open} onClose=${onClose} onSubmit=${submit} submitLabel="Reset" danger>
-    <label>Back to the workflow task that ended at event
+    ${(history.data || history.error) && html`<label>Back to the workflow task that ended at event
       ${choices.length ? html`<select value=${eventId} onChange=${(e) => setPicked(e.currentTarget.value)}>
         ${choices.map((e) => html`<option value=${e.eventId}>${e.eventId}: ${enumWords(e.eventType, 'EVENT_TYPE_WORKFLOW_TASK_')} ${time(e.eventTime)}${resetPoints.has(e.eventId) ? ' (reset point)' : ''}</option>`)}</select>`
-        : html`<input value=${eventId} onInput=${(e) => setPicked(e.currentTarget.value)} />`}</label>
+        : html`<input value=${eventId} onInput=${(e) => setPicked(e.currentTarget.value)} />`}</label>`}
     <div class="toolbar">
       <label><input type="checkbox" checked=${reapply.signals} onChange=${(e) => setReapply({ ...reapply, signals: e.currentTarget.checked })} /> Re-apply later signals</label>
       <label><input type="checkbox" checked=${reapply.updates} onChange=${(e) => setReapply({ ...reapply, updates: e.currentTarget.checked })} /> Re-apply later updates</label>
