@@ -449,9 +449,9 @@ class TockServerImpl : public TockServer {
     wf::RecordWorkerHeartbeatRequest forward;
     forward.set_namespace_(req.namespace_());
     *forward.add_worker_heartbeat() = req.worker_heartbeat();
-    const std::string bytes = forward.SerializeAsString();
-    grpc::Slice slice(bytes);
-    const grpc::ByteBuffer buffer(&slice, 1);
+    grpc::ByteBuffer buffer;
+    bool own = false;
+    if (!grpc::SerializationTraits<wf::RecordWorkerHeartbeatRequest>::Serialize(forward, &buffer, &own).ok()) return;
     // Best effort: a heartbeat lost here is replaced by the entry's TTL running out.
     peers_->Forward(*owner, "temporal.api.workflowservice.v1.WorkflowService/RecordWorkerHeartbeat",
                     buffer, absl::Now() + absl::Seconds(5), [](const grpc::Status&, grpc::ByteBuffer*) {});
@@ -870,9 +870,9 @@ class TockServerImpl : public TockServer {
           }
           return out;
         });
-    // A queue's partitions: on hosts sharing a database every alive host holds the tasks of
-    // its own shards (routing/queue_partitions.h) and the ring names the root, which the
-    // polls that find nothing elsewhere reach. Temporal's keys: the root is the queue's name,
+    // A queue's partitions: on hosts sharing a database every alive host on the ring holds
+    // the tasks of its own shards (routing/queue_partitions.h) and the ring names the root,
+    // which the polls that find nothing elsewhere reach. Temporal's keys: the root is the queue's name,
     // the others /_sys/QUEUE/N (N from 1, hosts in address order). One host: the root only.
     dispatcher_.AddUnary<wf::ListTaskQueuePartitionsRequest, wf::ListTaskQueuePartitionsResponse>(
         "temporal.api.workflowservice.v1.WorkflowService/ListTaskQueuePartitions",
@@ -887,13 +887,9 @@ class TockServerImpl : public TockServer {
           std::vector<std::string> others;
           if (placement_ != nullptr) {
             root = placement_->QueueOwner(ns->id, queue).value_or(advertise_address());
-            auto hosts = persistence_->membership().ListHosts(membership_->config().forget_after);
-            if (!hosts.ok()) return hosts.status();
-            for (const persistence::HostRecord& h : *hosts) {
-              if (h.heartbeat_age < config_.membership.cutoff && h.address != root) others.push_back(h.address);
+            for (std::string& host : placement_->Hosts()) {
+              if (host != root) others.push_back(std::move(host));
             }
-            std::sort(others.begin(), others.end());
-            others.erase(std::unique(others.begin(), others.end()), others.end());
           }
           wf::ListTaskQueuePartitionsResponse out;
           for (auto* list : {out.mutable_workflow_task_queue_partitions(),

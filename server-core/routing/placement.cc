@@ -1,5 +1,7 @@
 #include "server-core/routing/placement.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "server-core/history/shard_controller.h"
 
@@ -40,6 +42,14 @@ std::optional<std::string> Placement::QueueOwner(const std::string& namespace_id
   std::shared_ptr<const membership::HashRing> r = ring();
   if (r == nullptr) return std::nullopt;
   return Elsewhere(r->Lookup(absl::StrCat(namespace_id, "/", task_queue)));
+}
+
+std::vector<std::string> Placement::Hosts() const {
+  std::shared_ptr<const membership::HashRing> r = ring();
+  if (r == nullptr) return {};
+  std::vector<std::string> hosts = r->hosts();
+  std::sort(hosts.begin(), hosts.end());
+  return hosts;
 }
 
 }  // namespace tock::server::routing

@@ -14,6 +14,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
@@ -51,6 +52,10 @@ class Placement {
   std::optional<std::string> ShardOwner(int32_t shard_id) const;
   std::optional<std::string> QueueOwner(const std::string& namespace_id,
                                         const std::string& task_queue) const;
+
+  // The alive hosts on the ring (this one included), in address order; empty before the
+  // first ring.
+  std::vector<std::string> Hosts() const;
 
   const std::string& self() const { return self_; }
   int32_t shard_count() const { return shard_count_; }

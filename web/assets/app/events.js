@@ -78,6 +78,22 @@ export async function loadHistory(ns, workflowId, runId, onPage, signal, pageSiz
   } while (next && !signal.aborted);
 }
 
+// Every event of a run, oldest first, at most `max` (a page of 1000 at a time): { events,
+// archived } (archived: some page came from the history archive).
+export async function loadAllEvents(ns, workflowId, runId, signal, max = 100000) {
+  const events = [];
+  let next = '';
+  let archived = false;
+  do {
+    const page = await call(`api/v1/namespaces/${path(ns)}/workflows/${path(workflowId)}/history`,
+      { params: { 'execution.runId': runId, maximumPageSize: 1000, nextPageToken: next }, signal });
+    events.push(...((page.history || {}).events || []));
+    archived = archived || Boolean(page.archived);
+    next = page.nextPageToken || '';
+  } while (next && events.length < max);
+  return { events, archived };
+}
+
 // New events of a running run as they are written (server-sent events from
 // tock/v1/.../events, read with fetch so that the token goes with it). Returns when the run
 // closes, the stream ends or `signal` aborts.

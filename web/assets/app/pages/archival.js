@@ -9,6 +9,7 @@ import { href, withQuery } from '../router.js';
 import { time, statusName, statusClass } from '../format.js';
 import { useLoad, ErrorBox, Facts, Dialog, ActionButton, noteRefusal } from '../ui.js';
 import { StaticHistory } from './import.js';
+import { loadAllEvents } from '../events.js';
 
 const MAX_EVENTS = 200000; // an archived history is read whole into the page
 
@@ -77,28 +78,13 @@ export function Archival({ ns, query }) {
     <//>`;
 }
 
-// Every event of an archived run (read from the database while it is there, else from the
-// history archive), browsed in the page.
-async function loadArchivedRun(ns, workflowId, runId, signal) {
-  const events = [];
-  let next = '';
-  let archivedRead = false;
-  do {
-    const page = await call(`api/v1/namespaces/${path(ns)}/workflows/${path(workflowId)}/history`,
-      { params: { 'execution.runId': runId, nextPageToken: next }, signal });
-    events.push(...((page.history || {}).events || []));
-    archivedRead = archivedRead || Boolean(page.archived);
-    next = page.nextPageToken || '';
-  } while (next && events.length < MAX_EVENTS);
-  return { events, archivedRead };
-}
-
 export function ArchivedRun({ ns, workflowId, runId, query }) {
-  const { data, error } = useLoad((signal) => loadArchivedRun(ns, workflowId, runId, signal), [ns, workflowId, runId]);
+  // Read from the database while the run is there, else from the history archive.
+  const { data, error } = useLoad((signal) => loadAllEvents(ns, workflowId, runId, signal, MAX_EVENTS), [ns, workflowId, runId]);
   return html`<div class="crumbs"><a href=${href(['namespaces', ns, 'archival'], { list: '1' })}>Archival</a></div>
     <h1><span class="mono" style="font-size:18px">${workflowId}</span> <span class="muted mono" style="font-size:13px">${runId}</span></h1>
     <${ErrorBox} error=${error} />
     ${!data && !error && html`<p class="muted">Reading the history…</p>`}
-    ${data && html`<p class="muted">${data.events.length} events, read from ${data.archivedRead ? 'the archive' : 'the database (the run is still within its retention)'}.</p>
+    ${data && html`<p class="muted">${data.events.length} events, read from ${data.archived ? 'the archive' : 'the database (the run is still within its retention)'}.</p>
       <${StaticHistory} events=${data.events} segments=${['namespaces', ns, 'archival', workflowId, runId]} query=${query} label="Archived history views" />`}`;
 }

@@ -8,7 +8,7 @@ import { time, span, statusName, statusClass, pretty, enumWords, parseTime } fro
 import { useLoad, ErrorBox, Facts, Dialog, ActionButton, noteRefusal, parseJsonInput } from '../ui.js';
 import { HistoryView } from '../history_view.js';
 import { Timeline } from '../timeline.js';
-import { attributesOf, categoryOf } from '../events.js';
+import { attributesOf, categoryOf, loadAllEvents } from '../events.js';
 
 const TABS = [['history', 'History'], ['timeline', 'Timeline'], ['pending', 'Pending activities'],
   ['relationships', 'Relationships'], ['workers', 'Workers'], ['query', 'Queries'], ['stack', 'Stack trace']];
@@ -173,18 +173,6 @@ const MAX_PREVIEW_EVENTS = 100000;
 const WFT_ENDS = new Set(['EVENT_TYPE_WORKFLOW_TASK_COMPLETED', 'EVENT_TYPE_WORKFLOW_TASK_FAILED', 'EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT']);
 const CHILD_ENDS = /^EVENT_TYPE_(START_CHILD_WORKFLOW_EXECUTION_FAILED|CHILD_WORKFLOW_EXECUTION_(COMPLETED|FAILED|CANCELED|TIMED_OUT|TERMINATED))$/;
 
-async function loadAllEvents(ns, workflowId, runId, signal) {
-  const events = [];
-  let next = '';
-  do {
-    const page = await call(`api/v1/namespaces/${path(ns)}/workflows/${path(workflowId)}/history`,
-      { params: { 'execution.runId': runId, maximumPageSize: 1000, nextPageToken: next }, signal });
-    events.push(...((page.history || {}).events || []));
-    next = page.nextPageToken || '';
-  } while (next && events.length < MAX_PREVIEW_EVENTS);
-  return events;
-}
-
 // What a reset to `point` does with `events` (the whole history, in order).
 export function resetPreview(events, point, { signals = true, updates = true } = {}) {
   const kept = Math.max(0, point - 1);
@@ -211,7 +199,8 @@ export function resetPreview(events, point, { signals = true, updates = true } =
 }
 
 function ResetDialog({ open, onClose, base, workflowId, run, points, ns }) {
-  const history = useLoad((signal) => (open ? loadAllEvents(ns, workflowId, run, signal) : Promise.resolve(null)), [open, ns, workflowId, run]);
+  const history = useLoad((signal) => (open ? loadAllEvents(ns, workflowId, run, signal, MAX_PREVIEW_EVENTS).then((h) => h.events)
+    : Promise.resolve(null)), [open, ns, workflowId, run]);
   const resetPoints = new Set((points || []).map((p) => String(p.firstWorkflowTaskCompletedId)));
   const choices = (history.data || []).filter((e) => WFT_ENDS.has(e.eventType));
   const [picked, setPicked] = useState('');
