@@ -19,6 +19,7 @@
 #include "server-core/frontend/archived_reads.h"
 #include "server-core/frontend/batch_operations.h"
 #include "server-core/frontend/dc_redirection.h"
+#include "server-core/deployments/deployment_registry.h"
 #include "server-core/frontend/handlers.h"
 #include "server-core/frontend/handover_gate.h"
 #include "server-core/history/history_engine.h"
@@ -247,6 +248,16 @@ class TockServerImpl : public TockServer {
     timer_thread_ = std::make_unique<TimerThread>(clock_);
     matching_ = std::make_unique<matching::MatchingEngine>(clock_, *timer_thread_);
     matching_->SetMetrics(*server_metrics_);
+    // Worker Deployments: their routing steers matching; a change (here or read from another
+    // host's) matches the namespace's held tasks again.
+    deployments_ = std::make_unique<deployments::DeploymentRegistry>(
+        persistence_->deployments(), clock_, *timer_thread_, logger_);
+    matching_->SetRouting([this](const std::string& namespace_id) {
+      return deployments_->Routing(namespace_id);
+    });
+    deployments_->OnRoutingChanged(
+        [this](const std::string& namespace_id) { matching_->Rematch(namespace_id); });
+    deployments_->Start(nullptr);
     history_ = std::make_unique<history::HistoryEngine>(persistence_->executions(), *shards_,
                                                         *matching_, clock_, *timer_thread_,
                                                         logger_);
@@ -335,7 +346,8 @@ class TockServerImpl : public TockServer {
   void RegisterFrontendHandlers() {
     frontend::RegisterWorkflowServiceHandlers(dispatcher_, *namespaces_, facts_);
     frontend::RegisterWorkflowRpcHandlers(dispatcher_, *namespaces_, *history_, *matching_, clock_,
-                                          archives_.get());
+                                          archives_.get(), deployments_.get());
+    frontend::RegisterWorkerDeploymentHandlers(dispatcher_, *namespaces_, *deployments_);
     frontend::RegisterArchivedVisibilityHandlers(dispatcher_, *namespaces_, *archives_, clock_);
     frontend::RegisterVisibilityHandlers(dispatcher_, *namespaces_, persistence_->visibility());
     frontend::RegisterOperatorServiceHandlers(dispatcher_, *namespaces_);
@@ -1009,6 +1021,7 @@ class TockServerImpl : public TockServer {
     if (call_router_) call_router_->Stop();
     if (routed_history_) routed_history_->Stop();
     if (queue_partitions_) queue_partitions_->Stop();
+    if (deployments_) deployments_->Stop();
     if (matching_) matching_->ReleasePolls();
     if (handover_gate_) handover_gate_->Release();
     if (history_) history_->ReleaseWaiters();
@@ -1100,6 +1113,7 @@ class TockServerImpl : public TockServer {
   std::unique_ptr<membership::RingApplier> ring_applier_;      // with membership_
   std::unique_ptr<TimerThread> timer_thread_;
   std::unique_ptr<matching::MatchingEngine> matching_;
+  std::unique_ptr<deployments::DeploymentRegistry> deployments_;  // Worker Deployments
   std::unique_ptr<history::HistoryEngine> history_;
   // Which host owns what; with hosts sharing the database, the connections to the others,
   // the engine's reach to them and the routing of calls to the owner (server-core/routing).

@@ -48,6 +48,9 @@ class WorkerRegistry;
 namespace tock::server::archiver {
 class ArchiveRegistry;
 }
+namespace tock::server::deployments {
+class DeploymentRegistry;
+}
 
 namespace tock::server::frontend {
 
@@ -56,7 +59,13 @@ void RegisterWorkflowRpcHandlers(rpc::Dispatcher& dispatcher,
                                  namespaces::NamespaceEngine& namespaces,
                                  history::HistoryEngine& history,
                                  matching::MatchingEngine& matching, Clock& clock,
-                                 archiver::ArchiveRegistry* archives = nullptr);
+                                 archiver::ArchiveRegistry* archives = nullptr,
+                                 deployments::DeploymentRegistry* deployments = nullptr);
+
+// The Worker Deployment calls (worker_deployment_handler.cc).
+void RegisterWorkerDeploymentHandlers(rpc::Dispatcher& dispatcher,
+                                      namespaces::NamespaceEngine& namespaces,
+                                      deployments::DeploymentRegistry& registry);
 
 // RecordWorkerHeartbeat, ListWorkers, CountWorkers, DescribeWorker
 // (worker_registry_handler.cc).

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "lib/common/time_format.h"
+#include "server-core/deployments/deployment_registry.h"
 #include "server-core/frontend/archived_reads.h"
 #include "server-core/frontend/handlers.h"
 #include "server-core/history/history_engine.h"
@@ -63,6 +64,8 @@ class LongPoll : public std::enable_shared_from_this<LongPoll<Response>> {
 
   // The worker instance polling (worker_instance_key): its ShutdownWorker ends the poll.
   void SetWorker(std::string worker_key) { worker_key_ = std::move(worker_key); }
+  // A versioned worker's version ("deployment:build"): the poll takes only its tasks.
+  void SetVersion(std::string version) { version_ = std::move(version); }
 
   void Run(const std::shared_ptr<rpc::CancellationSignal>& cancellation) {
     auto self = this->shared_from_this();
@@ -92,7 +95,7 @@ class LongPoll : public std::enable_shared_from_this<LongPoll<Response>> {
       poll_id_ = matching_.Poll(
           namespace_id_, queue_, kind_, deadline_, identity_,
           [self](std::optional<persistence::TaskQueueTask> task) { self->OnTask(std::move(task)); },
-          queries_only_, worker_key_, prefer_);
+          queries_only_, worker_key_, prefer_, version_);
       lock.lock();
     } while (again_);
     in_next_ = false;
@@ -126,6 +129,7 @@ class LongPoll : public std::enable_shared_from_this<LongPoll<Response>> {
   const absl::Time deadline_;
   const std::string identity_;
   std::string worker_key_;
+  std::string version_;
   Start start_;
   GiveBack give_back_;
   matching::MatchingEngine::Prefer prefer_;
@@ -181,6 +185,38 @@ void AddNamespacedAsync(rpc::Dispatcher& dispatcher, namespaces::NamespaceEngine
       });
 }
 
+// The version a poll serves: "" for an unversioned worker. A versioned one's options are
+// checked as Temporal checks them (reference/api_2026.md §3.3.3), and its version registered
+// with the queue of a normal (not sticky) poll.
+absl::StatusOr<std::string> PollerVersion(deployments::DeploymentRegistry* registry,
+                                          const std::string& namespace_id,
+                                          const temporal::api::taskqueue::v1::TaskQueue& queue,
+                                          persistence::TaskKind kind,
+                                          const temporal::api::deployment::v1::WorkerDeploymentOptions& options,
+                                          bool has_options) {
+  const bool sticky = queue.kind() == enums::TASK_QUEUE_KIND_STICKY;
+  if (has_options && sticky && queue.normal_name().empty()) {
+    return absl::InvalidArgumentError(
+        "NormalName must be set on sticky queue when UseVersioning is true or DeploymentOptions "
+        "are set.");
+  }
+  if (options.worker_versioning_mode() != enums::WORKER_VERSIONING_MODE_VERSIONED) return "";
+  if (options.deployment_name().empty() || options.build_id().empty()) {
+    return absl::InvalidArgumentError("Deployment name and build id must be set together.");
+  }
+  if (absl::Status s = deployments::CheckDeploymentName(options.deployment_name()); !s.ok()) return s;
+  if (absl::Status s = deployments::CheckBuildId(options.build_id()); !s.ok()) return s;
+  if (registry == nullptr) return "";  // no Worker Deployments here: served as unversioned
+  if (!sticky) {
+    if (absl::Status s = registry->RegisterPoller(namespace_id, queue.name(), kind,
+                                                  options.deployment_name(), options.build_id());
+        !s.ok()) {
+      return s;
+    }
+  }
+  return deployments::VersionName(options.deployment_name(), options.build_id());
+}
+
 // Starting runs.
 void RegisterStartHandlers(rpc::Dispatcher& dispatcher, namespaces::NamespaceEngine& namespaces,
                            history::HistoryEngine& history) {
@@ -202,10 +238,10 @@ void RegisterStartHandlers(rpc::Dispatcher& dispatcher, namespaces::NamespaceEng
 // The workers' long polls for workflow and activity tasks.
 void RegisterPollHandlers(rpc::Dispatcher& dispatcher, namespaces::NamespaceEngine& namespaces,
                           history::HistoryEngine& history, matching::MatchingEngine& matching,
-                          Clock& clock) {
+                          Clock& clock, deployments::DeploymentRegistry* deployments) {
   dispatcher.AddAsync<wf::PollWorkflowTaskQueueRequest, wf::PollWorkflowTaskQueueResponse>(
       Method("PollWorkflowTaskQueue"),
-      [&](const wf::PollWorkflowTaskQueueRequest& req, const rpc::CallContext& ctx,
+      [&, deployments](const wf::PollWorkflowTaskQueueRequest& req, const rpc::CallContext& ctx,
           rpc::Responder<wf::PollWorkflowTaskQueueResponse> respond) {
         absl::StatusOr<namespaces::NamespaceEngine::Resolved> ns =
             namespaces.Resolve(req.namespace_(), true, namespaces::NamespaceAccess::kRead);
@@ -214,6 +250,10 @@ void RegisterPollHandlers(rpc::Dispatcher& dispatcher, namespaces::NamespaceEngi
           return respond(absl::InvalidArgumentError("TaskQueue is not set on request."));
         }
         history::NamespaceRef ref = Ref(*ns);
+        absl::StatusOr<std::string> version =
+            PollerVersion(deployments, ref.id, req.task_queue(), persistence::TaskKind::kWorkflow,
+                          req.deployment_options(), req.has_deployment_options());
+        if (!version.ok()) return respond(version.status());
         std::string identity = req.identity();
         auto poll = std::make_shared<LongPoll<wf::PollWorkflowTaskQueueResponse>>(
             matching, ref.id, req.task_queue().name(), persistence::TaskKind::kWorkflow,
@@ -229,12 +269,13 @@ void RegisterPollHandlers(rpc::Dispatcher& dispatcher, namespaces::NamespaceEngi
             [&history](persistence::TaskQueueTask task) { history.QueueTask(std::move(task)); },
             std::move(respond));
         poll->SetWorker(req.worker_instance_key());
+        poll->SetVersion(std::move(*version));
         poll->Run(ctx.cancellation);
       });
 
   dispatcher.AddAsync<wf::PollActivityTaskQueueRequest, wf::PollActivityTaskQueueResponse>(
       Method("PollActivityTaskQueue"),
-      [&](const wf::PollActivityTaskQueueRequest& req, const rpc::CallContext& ctx,
+      [&, deployments](const wf::PollActivityTaskQueueRequest& req, const rpc::CallContext& ctx,
           rpc::Responder<wf::PollActivityTaskQueueResponse> respond) {
         absl::StatusOr<namespaces::NamespaceEngine::Resolved> ns =
             namespaces.Resolve(req.namespace_(), true, namespaces::NamespaceAccess::kRead);
@@ -243,6 +284,10 @@ void RegisterPollHandlers(rpc::Dispatcher& dispatcher, namespaces::NamespaceEngi
           return respond(absl::InvalidArgumentError("TaskQueue is not set on request."));
         }
         history::NamespaceRef ref = Ref(*ns);
+        absl::StatusOr<std::string> version =
+            PollerVersion(deployments, ref.id, req.task_queue(), persistence::TaskKind::kActivity,
+                          req.deployment_options(), req.has_deployment_options());
+        if (!version.ok()) return respond(version.status());
         std::string identity = req.identity();
         auto poll = std::make_shared<LongPoll<wf::PollActivityTaskQueueResponse>>(
             matching, ref.id, req.task_queue().name(), persistence::TaskKind::kActivity,
@@ -255,6 +300,7 @@ void RegisterPollHandlers(rpc::Dispatcher& dispatcher, namespaces::NamespaceEngi
             [&history](persistence::TaskQueueTask task) { history.QueueTask(std::move(task)); },
             std::move(respond));
         poll->SetWorker(req.worker_instance_key());
+        poll->SetVersion(std::move(*version));
         poll->Run(ctx.cancellation);
       });
 }
@@ -566,9 +612,10 @@ void RegisterWorkflowRpcHandlers(rpc::Dispatcher& dispatcher,
                                  namespaces::NamespaceEngine& namespaces,
                                  history::HistoryEngine& history,
                                  matching::MatchingEngine& matching, Clock& clock,
-                                 archiver::ArchiveRegistry* archives) {
+                                 archiver::ArchiveRegistry* archives,
+                                 deployments::DeploymentRegistry* deployments) {
   RegisterStartHandlers(dispatcher, namespaces, history);
-  RegisterPollHandlers(dispatcher, namespaces, history, matching, clock);
+  RegisterPollHandlers(dispatcher, namespaces, history, matching, clock, deployments);
   RegisterTaskResponseHandlers(dispatcher, namespaces, history);
   RegisterRunChangeHandlers(dispatcher, namespaces, history);
   RegisterRunReadHandlers(dispatcher, namespaces, history, archives);

@@ -1,3 +1,4 @@
+#include "server-core/history/versioning.h"
 #include "server-core/history/history_engine.h"
 
 #include <algorithm>
@@ -1034,6 +1035,9 @@ absl::StatusOr<absl::Duration> HistoryEngine::ValidateStart(
       !s.ok()) {
     return s;
   }
+  if (req.has_versioning_override()) {
+    if (absl::Status s = CheckVersioningOverride(req.versioning_override()); !s.ok()) return s;
+  }
   // A cron workflow's first run waits for the schedule's first activation.
   if (req.cron_schedule().empty()) return absl::ZeroDuration();
   absl::StatusOr<CronSchedule> schedule = CronSchedule::Parse(req.cron_schedule());
@@ -1132,6 +1136,7 @@ HistoryEngine::NewRun HistoryEngine::NewRunOf(const wf::StartWorkflowExecutionRe
   if (req.has_retry_policy()) run.retry_policy = req.retry_policy();
   run.cron_schedule = req.cron_schedule();
   if (req.has_user_metadata()) run.user_metadata = req.user_metadata();
+  if (req.has_versioning_override()) run.versioning_override = req.versioning_override();
   // The first workflow task waits for the start delay as a retry's does for its backoff; a
   // signal before then dispatches it at once (the rest of the delay is skipped).
   run.first_task_backoff = std::max(FromProtoDuration(req.workflow_start_delay()), cron_wait);
@@ -1284,6 +1289,10 @@ std::unique_ptr<RunTransaction> HistoryEngine::BuildNewRun(const NamespaceRef& n
     tx->AddTimer(run_expires, timeout);
   }
   if (run.user_metadata) *started.mutable_user_metadata() = *run.user_metadata;
+  if (run.versioning_override) {
+    *attrs->mutable_versioning_override() = *run.versioning_override;
+    StartWithOverride(*tx, *run.versioning_override);
+  }
   if (run.signal) {
     // Signal-with-start: the signal is in the run's history before its first workflow task.
     HistoryEvent& e = tx->Append(enums::EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED);

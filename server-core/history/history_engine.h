@@ -514,6 +514,8 @@ class HistoryEngine : public ShardListener,
     temporal::api::enums::v1::ContinueAsNewInitiator initiator{};
     std::optional<tock::persistence::v1::ParentInfo> parent;
     std::optional<temporal::api::sdk::v1::UserMetadata> user_metadata;
+    // Worker Deployments: where the run's tasks go before a worker says (history/versioning.h).
+    std::optional<temporal::api::workflow::v1::VersioningOverride> versioning_override;
     int32_t attempt = 1;
     // Retry backoff, start delay, the wait for a cron schedule, or continue-as-new's backoff.
     absl::Duration first_task_backoff = absl::ZeroDuration();

@@ -1,3 +1,4 @@
+#include "server-core/history/versioning.h"
 #include "server-core/history/queries.h"
 
 #include "absl/strings/str_cat.h"
@@ -89,6 +90,11 @@ void QueryDispatcher::SendTask(const NamespaceRef& ns, const RunKey& key,
   task.task.set_task_queue(exec.task_queue());
   task.task.set_sticky(!exec.sticky_task_queue().empty());
   task.task.set_query_id(query_id);
+  // Answered by a worker of the run's version (deployments/deployment_routing.h).
+  if (EffectiveVersion v = EffectiveVersionOf(exec); !v.version.empty()) {
+    task.task.set_deployment_version(std::move(v.version));
+    task.task.set_pinned(v.pinned);
+  }
   engine_.QueueTask(std::move(task));
 }
 

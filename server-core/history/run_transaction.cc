@@ -1,3 +1,4 @@
+#include "server-core/history/versioning.h"
 #include "server-core/history/run_transaction.h"
 
 #include <algorithm>
@@ -267,6 +268,7 @@ void RunTransaction::QueueWorkflowTask(absl::Time scheduled) {
   task.task.set_task_queue(exec.task_queue());
   task.task.set_scheduled_event_id(wft->scheduled_event_id());
   task.task.set_attempt(wft->attempt());
+  SetTaskVersion(task.task);
   if (!wft->sticky()) {
     new_tasks_.push_back(std::move(task));
     return;
@@ -345,7 +347,15 @@ void RunTransaction::DispatchActivity(const tock::persistence::v1::ActivityInfo&
   task.task.set_scheduled_event_id(activity.scheduled_event_id());
   task.task.set_attempt(activity.attempt());
   task.task.set_stamp(activity.stamp());
+  SetTaskVersion(task.task);
   new_tasks_.push_back(std::move(task));
+}
+
+void RunTransaction::SetTaskVersion(TransferTask& task) const {
+  EffectiveVersion effective = EffectiveVersionOf(state_.execution());
+  if (effective.version.empty()) return;
+  task.set_deployment_version(std::move(effective.version));
+  task.set_pinned(effective.pinned);
 }
 
 void RunTransaction::AddTransferTask(TransferTask task) {
@@ -493,6 +503,7 @@ temporal::api::workflow::v1::WorkflowExecutionInfo ExecutionSummary(const Mutabl
   info.set_task_queue(exec.task_queue());
   info.set_history_size_bytes(exec.history_size_bytes());
   info.set_first_run_id(exec.first_execution_run_id());
+  if (exec.has_versioning_info()) *info.mutable_versioning_info() = exec.versioning_info();
   if (exec.has_parent()) {
     info.set_parent_namespace_id(exec.parent().namespace_id());
     info.mutable_parent_execution()->set_workflow_id(exec.parent().workflow_id());

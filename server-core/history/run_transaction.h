@@ -193,6 +193,9 @@ class RunTransaction {
   // with this change; on a sticky queue in memory only, with a durable schedule-to-start
   // timer counted from `scheduled`.
   void QueueWorkflowTask(absl::Time scheduled);
+  // A workflow or activity task of a run on a Worker Deployment version carries the run's
+  // effective version and whether it is pinned (history/versioning.h): matching routes by it.
+  void SetTaskVersion(tock::persistence::v1::TransferTask& task) const;
   // A durable timeout of the workflow task (its scheduled event and attempt), due at `when`.
   tock::persistence::v1::TimerKey WorkflowTaskTimer(temporal::api::enums::v1::TimeoutType type,
                                                     absl::Time when);

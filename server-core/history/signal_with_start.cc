@@ -38,6 +38,7 @@ wf::StartWorkflowExecutionRequest StartRequestOf(
   *start.mutable_search_attributes() = req.search_attributes();
   *start.mutable_header() = req.header();
   if (req.has_user_metadata()) *start.mutable_user_metadata() = req.user_metadata();
+  if (req.has_versioning_override()) *start.mutable_versioning_override() = req.versioning_override();
   return start;
 }
 

@@ -7,6 +7,7 @@
 #include "lib/common/time_format.h"
 #include "server-core/history/command_limits.h"
 #include "server-core/history/history_engine.h"
+#include "server-core/history/versioning.h"
 #include "lib/common/cron_schedule.h"
 #include "server-core/history/activity_retry.h"
 #include "server-core/history/activity_start.h"
@@ -290,51 +291,6 @@ void RecordMarker(RunTransaction& tx, const Command& command, int64_t completed_
   ev->set_workflow_task_completed_event_id(completed_id);
 }
 
-// `text` as a JSON string (a json/plain keyword payload's data).
-std::string JsonString(const std::string& text) {
-  std::string out = "\"";
-  for (unsigned char c : text) {
-    if (c == '"' || c == '\\') {
-      out.push_back('\\');
-      out.push_back(static_cast<char>(c));
-    } else if (c < 0x20) {
-      absl::StrAppend(&out, "\\u00", absl::Hex(c, absl::kZeroPad2));
-    } else {
-      out.push_back(static_cast<char>(c));
-    }
-  }
-  out.push_back('"');
-  return out;
-}
-
-// TemporalWorkerDeployment, TemporalWorkerDeploymentVersion ("name:build") and
-// TemporalWorkflowVersioningBehavior (Pinned, AutoUpgrade) of a run whose workflow task a
-// versioned worker completed, as Temporal's server sets them (describe shows them; they are
-// not indexed for queries yet: that needs visibility columns of their own). Visibility is
-// written only when one changed.
-void SetVersioningSearchAttributes(RunTransaction& tx, const std::string& deployment,
-                                   const std::string& build_id, enums::VersioningBehavior behavior) {
-  const std::string behavior_name = behavior == enums::VERSIONING_BEHAVIOR_PINNED         ? "Pinned"
-                                    : behavior == enums::VERSIONING_BEHAVIOR_AUTO_UPGRADE ? "AutoUpgrade"
-                                                                                          : "";
-  auto* fields = tx.state().mutable_execution()->mutable_search_attributes()->mutable_indexed_fields();
-  bool changed = false;
-  for (const auto& [name, value] :
-       {std::pair<const char*, std::string>{"TemporalWorkerDeployment", deployment},
-        {"TemporalWorkerDeploymentVersion", absl::StrCat(deployment, ":", build_id)},
-        {"TemporalWorkflowVersioningBehavior", behavior_name}}) {
-    if (value.empty()) continue;
-    temporal::api::common::v1::Payload payload;
-    (*payload.mutable_metadata())["encoding"] = "json/plain";
-    (*payload.mutable_metadata())["type"] = "Keyword";
-    payload.set_data(JsonString(value));
-    auto it = fields->find(name);
-    if (it != fields->end() && it->second.data() == payload.data()) continue;
-    (*fields)[name] = std::move(payload);
-    changed = true;
-  }
-  if (changed) tx.VisibilityChanged();
-}
 
 // UpsertWorkflowSearchAttributes: the event, and the run's search attributes (visibility).
 void UpsertSearchAttributes(RunTransaction& tx, const Command& command, int64_t completed_id) {
@@ -466,16 +422,8 @@ Mutation HistoryEngine::CompleteWorkflowTask(const wf::RespondWorkflowTaskComple
     if (req.has_sdk_metadata()) *attrs->mutable_sdk_metadata() = req.sdk_metadata();
     if (req.has_metering_metadata()) *attrs->mutable_metering_metadata() = req.metering_metadata();
     // A versioned worker's behaviour for the run and its version (Worker Deployments), on
-    // the event and in the run's search attributes.
-    if (const auto& options = req.deployment_options();
-        options.worker_versioning_mode() == enums::WORKER_VERSIONING_MODE_VERSIONED) {
-      attrs->set_versioning_behavior(req.versioning_behavior());
-      attrs->set_worker_deployment_name(options.deployment_name());
-      attrs->mutable_deployment_version()->set_deployment_name(options.deployment_name());
-      attrs->mutable_deployment_version()->set_build_id(options.build_id());
-      SetVersioningSearchAttributes(tx, options.deployment_name(), options.build_id(),
-                                    req.versioning_behavior());
-    }
+    // the event, in the run's versioning info and its search attributes.
+    RecordWorkerVersion(tx, req, *attrs);
     tx.state().set_last_completed_workflow_task_started_event_id(started);
     tx.state().clear_workflow_task();
     if (absl::Status sticky = ApplyStickyAttributes(tx, req, limits_); !sticky.ok()) return sticky;

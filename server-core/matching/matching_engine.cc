@@ -15,6 +15,37 @@ void MatchingEngine::SetTasksWaiting(TasksWaiting hook) {
   tasks_waiting_ = std::move(hook);
 }
 
+void MatchingEngine::SetRouting(RoutingOf routing) {
+  std::lock_guard lock(mu_);
+  routing_of_ = std::move(routing);
+}
+
+MatchingEngine::Routing MatchingEngine::RoutingLocked(const std::string& namespace_id) const {
+  return routing_of_ == nullptr ? nullptr : routing_of_(namespace_id);
+}
+
+std::string MatchingEngine::TargetOf(const Routing& routing, const TaskQueueTask& task) {
+  return routing == nullptr ? std::string() : routing->TargetOf(task);
+}
+
+bool MatchingEngine::StickyVersionMoved(const Routing& routing, const TaskQueueTask& task) {
+  return task.task.sticky() && !task.task.pinned() && routing != nullptr &&
+         routing->Versioned(task.task.task_queue(), task.kind) &&
+         TargetOf(routing, task) != task.task.deployment_version();
+}
+
+void MatchingEngine::Rematch(const std::string& namespace_id) {
+  std::vector<Handoff> handoffs;
+  {
+    std::lock_guard lock(mu_);
+    for (auto it = queues_.lower_bound(Key{namespace_id, "", TaskKind{}});
+         it != queues_.end() && std::get<0>(it->first) == namespace_id; ++it) {
+      if (!it->second.waiters.empty()) MatchLocked(it->first, it->second, handoffs);
+    }
+  }
+  Deliver(handoffs);
+}
+
 std::optional<MatchingEngine::Waiting> MatchingEngine::WaitingLocked(const Key& key,
                                                                      const Queue& q) const {
   if (tasks_waiting_ == nullptr || q.tasks.empty()) return std::nullopt;
@@ -45,17 +76,23 @@ void MatchingEngine::KeepLocked(Queue& q, TaskQueueTask task) {
   ++q.dropped;
 }
 
-TaskQueueTask MatchingEngine::TakeOldestLocked(Queue& q, const Prefer& prefer) {
-  auto it = q.tasks.begin();
-  if (prefer) {
-    int scanned = 0;
-    for (auto t = q.tasks.begin(); t != q.tasks.end() && scanned < kPreferScan; ++t, ++scanned) {
-      if (prefer(t->second)) {
-        it = t;
-        break;
-      }
-    }
+MatchingEngine::TaskIt MatchingEngine::FindForLocked(Queue& q, const Waiter& w,
+                                                     const Routing& routing) {
+  // Queries (id 0, never stored) come first in the window, so a queries-only poll finds
+  // one at once; a versioned poll may pass over the tasks of other versions.
+  auto first = std::find_if(q.tasks.begin(), q.tasks.end(),
+                            [&](const auto& t) { return MayTake(w, t.second, routing); });
+  if (!w.prefer || first == q.tasks.end()) return first;
+  int scanned = 0;
+  for (auto t = first; t != q.tasks.end() && scanned < kPreferScan; ++t) {
+    if (!MayTake(w, t->second, routing)) continue;
+    ++scanned;
+    if (w.prefer(t->second)) return t;
   }
+  return first;
+}
+
+TaskQueueTask MatchingEngine::TakeLocked(Queue& q, TaskIt it) {
   TaskQueueTask task = std::move(it->second);
   q.tasks.erase(it);
   if (loader_ != nullptr && task.task_id != 0) {
@@ -74,31 +111,27 @@ void MatchingEngine::ExpireHandedOutLocked(Queue& q, absl::Time now) {
   }
 }
 
-std::multimap<int64_t, TaskQueueTask>::iterator MatchingEngine::FindQueryLocked(Queue& q) {
-  auto [begin, end] = q.tasks.equal_range(0);
-  for (auto it = begin; it != end; ++it) {
-    if (it->second.task.kind() == tock::persistence::v1::TransferTask::KIND_QUERY) return it;
-  }
-  return q.tasks.end();
-}
-
 void MatchingEngine::MatchLocked(const Key& key, Queue& q, std::vector<Handoff>& out) {
-  // Oldest poll first; a queries-only poll (standby) is passed over while no query waits.
+  if (q.waiters.empty() || q.tasks.empty()) return;
+  const Routing routing = RoutingLocked(std::get<0>(key));
+  // Oldest poll first; a poll finding nothing it may take (a queries-only poll while no
+  // query waits, a version's poll while no task targets it) is passed over, and so are the
+  // later polls of its kind, found as empty-handed.
+  std::set<std::pair<bool, std::string>> empty_handed;
   for (auto w = q.waiters.begin(); w != q.waiters.end() && !q.tasks.empty();) {
-    TaskQueueTask task;
-    auto taker = w;
-    if (w->queries_only) {
-      auto query = FindQueryLocked(q);
-      if (query == q.tasks.end()) {
-        ++w;
-        continue;
-      }
-      task = std::move(query->second);
-      q.tasks.erase(query);
-    } else {
-      taker = Preferring(q.waiters, w, q.tasks.begin()->second);
-      task = TakeOldestLocked(q);
+    if (empty_handed.contains({w->queries_only, w->version})) {
+      ++w;
+      continue;
     }
+    auto it = FindForLocked(q, Waiter{.queries_only = w->queries_only, .version = w->version},
+                            routing);
+    if (it == q.tasks.end()) {
+      empty_handed.emplace(w->queries_only, w->version);
+      ++w;
+      continue;
+    }
+    auto taker = Preferring(q.waiters, w, it->second, routing);
+    TaskQueueTask task = TakeLocked(q, it);
     PendingPolls(std::get<2>(key)).Increment(-1);
     waiting_.erase(taker->id);
     UntrackLocked(std::get<0>(key), *taker);
@@ -112,16 +145,19 @@ void MatchingEngine::MatchLocked(const Key& key, Queue& q, std::vector<Handoff>&
   }
 }
 
-bool MatchingEngine::MayTake(const Waiter& w, const TaskQueueTask& task) {
-  return !w.queries_only ||
-         task.task.kind() == tock::persistence::v1::TransferTask::KIND_QUERY;
+bool MatchingEngine::MayTake(const Waiter& w, const TaskQueueTask& task, const Routing& routing) {
+  if (w.queries_only && task.task.kind() != tock::persistence::v1::TransferTask::KIND_QUERY) {
+    return false;
+  }
+  return task.task.sticky() || TargetOf(routing, task) == w.version;
 }
 
 std::list<MatchingEngine::Waiter>::iterator MatchingEngine::Preferring(
-    std::list<Waiter>& waiters, std::list<Waiter>::iterator first, const TaskQueueTask& task) {
+    std::list<Waiter>& waiters, std::list<Waiter>::iterator first, const TaskQueueTask& task,
+    const Routing& routing) {
   int scanned = 0;
   for (auto v = first; v != waiters.end() && scanned < kPreferScan; ++v, ++scanned) {
-    if (v->prefer && MayTake(*v, task) && v->prefer(task)) return v;
+    if (v->prefer && MayTake(*v, task, routing) && v->prefer(task)) return v;
   }
   return first;
 }
@@ -187,8 +223,11 @@ void MatchingEngine::AddTask(TaskQueueTask task, bool partition) {
   std::optional<Waiting> waiting;
   {
     std::lock_guard lock(mu_);
-    if (!partition && task.task.sticky() && !StickyWorkerPresentLocked(task, clock_.Now())) {
-      // Its worker is gone: any worker takes it from the normal queue, with the whole history.
+    if (!partition && task.task.sticky() &&
+        (!StickyWorkerPresentLocked(task, clock_.Now()) ||
+         StickyVersionMoved(RoutingLocked(task.namespace_id), task))) {
+      // Its worker is gone (or runs a version its run no longer goes to): a worker takes it
+      // from the normal queue, with the whole history.
       task.task_queue = task.task.task_queue();
       task.task.set_sticky(false);
     }
@@ -229,14 +268,15 @@ std::optional<TaskQueueTask> MatchingEngine::TakeToOffer(const std::string& name
   std::lock_guard lock(mu_);
   auto it = queues_.find(Key{namespace_id, task_queue, kind});
   if (it == queues_.end() || it->second.tasks.empty()) return std::nullopt;
-  return TakeOldestLocked(it->second);
+  return TakeLocked(it->second, it->second.tasks.begin());
 }
 
 MatchingEngine::PollId MatchingEngine::Poll(const std::string& namespace_id,
                                             const std::string& task_queue, TaskKind kind,
                                             absl::Time deadline, const std::string& identity,
                                             PollCallback done, bool queries_only,
-                                            const std::string& worker_key, Prefer prefer) {
+                                            const std::string& worker_key, Prefer prefer,
+                                            const std::string& version) {
   std::optional<TaskQueueTask> ready;
   std::optional<Load> load;
   bool answer_now = true;  // with a task, or with nothing while shutting down
@@ -249,21 +289,23 @@ MatchingEngine::PollId MatchingEngine::Poll(const std::string& namespace_id,
     Key key{namespace_id, task_queue, kind};
     Queue& q = QueueLocked(key);
     q.pollers[identity] = now;
-    auto query = queries_only ? FindQueryLocked(q) : q.tasks.end();
+    Waiter waiter{.id = id, .queries_only = queries_only, .worker_key = worker_key,
+                  .prefer = std::move(prefer), .version = version};
+    auto found = q.tasks.empty() ? q.tasks.end()
+                                 : FindForLocked(q, waiter, RoutingLocked(namespace_id));
     if (releasing_ || (!worker_key.empty() && ShutDownLocked(namespace_id, worker_key, now))) {
       // Shutting down (the server or this worker): answered below with nothing.
-    } else if (!queries_only && !q.tasks.empty()) {
-      ready = TakeOldestLocked(q, prefer);
-      load = StartLoadLocked(key, q, /*polling=*/true, now);
-    } else if (query != q.tasks.end()) {
-      ready = std::move(query->second);
-      q.tasks.erase(query);
+    } else if (found != q.tasks.end()) {
+      const bool query = found->second.task.kind() == tock::persistence::v1::TransferTask::KIND_QUERY;
+      ready = TakeLocked(q, found);
+      if (!query) load = StartLoadLocked(key, q, /*polling=*/true, now);
     } else {
       TimerThread::Id timer = timers_.Schedule(deadline, [this, id] {
         if (PollCallback expired = TakeWaiter(id)) expired(std::nullopt);
       });
-      q.waiters.push_back(
-          Waiter{id, std::move(done), timer, queries_only, worker_key, std::move(prefer)});
+      waiter.done = std::move(done);
+      waiter.timer = timer;
+      q.waiters.push_back(std::move(waiter));
       PendingPolls(kind).Increment();
       waiting_[id] = key;
       if (!worker_key.empty()) worker_polls_[{namespace_id, worker_key}].insert(id);
@@ -282,16 +324,18 @@ MatchingEngine::Offered MatchingEngine::Offer(TaskQueueTask& task) {
   {
     std::lock_guard lock(mu_);
     if (releasing_) return Offered::kNoPoll;
-    if (task.task.sticky() && !StickyWorkerPresentLocked(task, clock_.Now())) {
+    const Routing routing = RoutingLocked(task.namespace_id);
+    if (task.task.sticky() && (!StickyWorkerPresentLocked(task, clock_.Now()) ||
+                               StickyVersionMoved(routing, task))) {
       return Offered::kWorkerGone;
     }
     auto it = queues_.find(Key{task.namespace_id, task.task_queue, task.kind});
     if (it == queues_.end()) return Offered::kNoPoll;
     std::list<Waiter>& waiters = it->second.waiters;
     auto first = std::find_if(waiters.begin(), waiters.end(),
-                              [&](const Waiter& w) { return MayTake(w, task); });
+                              [&](const Waiter& w) { return MayTake(w, task, routing); });
     if (first == waiters.end()) return Offered::kNoPoll;
-    done = TakeWaiterLocked(Preferring(waiters, first, task)->id);
+    done = TakeWaiterLocked(Preferring(waiters, first, task, routing)->id);
   }
   done(std::move(task));
   return Offered::kTaken;

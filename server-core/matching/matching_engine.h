@@ -38,6 +38,7 @@
 
 #include "absl/status/statusor.h"
 #include "lib/common/timer_thread.h"
+#include "server-core/deployments/deployment_routing.h"
 #include "server-core/observability/server_metrics.h"
 #include "server-core/persistence/execution_store.h"
 
@@ -77,6 +78,17 @@ class MatchingEngine {
                                           const std::string& task_queue, TaskKind kind,
                                           const std::string& placing_queue)>;
   void SetTasksWaiting(TasksWaiting hook);
+  // Worker Deployments: the routing of a namespace's versioned queues
+  // (deployments/deployment_routing.h), read under this engine's lock. A task of a versioned
+  // queue goes only to the polls of its target version ("" the unversioned workers'); a
+  // sticky task goes to its sticky worker unless its unpinned run's target moved to another
+  // version, which sends it to the normal queue (as when its worker is gone). Without it
+  // (set once, before the first poll) no queue is versioned.
+  using RoutingOf = std::function<std::shared_ptr<const deployments::DeploymentRouting>(
+      const std::string& namespace_id)>;
+  void SetRouting(RoutingOf routing);
+  // The routing of a namespace changed: its held tasks are matched again with waiting polls.
+  void Rematch(const std::string& namespace_id);
 
   using PollId = uint64_t;
   using PollCallback = std::function<void(std::optional<TaskQueueTask>)>;
@@ -99,12 +111,13 @@ class MatchingEngine {
   // `prefer`: the poll takes a task it prefers among the kPreferScan oldest rather than the
   // oldest, and a task arriving goes to the oldest poll among the first kPreferScan waiting
   // that prefers it (a poll forwarded by another host prefers the tasks of its runs:
-  // routing/call_router.h).
+  // routing/call_router.h). `version`: the Worker Deployment version of a versioned poller
+  // ("deployment:build"; empty for an unversioned one), whose tasks it alone takes.
   using Prefer = std::function<bool(const TaskQueueTask&)>;
   PollId Poll(const std::string& namespace_id, const std::string& task_queue, TaskKind kind,
               absl::Time deadline, const std::string& identity, PollCallback done,
               bool queries_only = false, const std::string& worker_key = {},
-              Prefer prefer = nullptr);
+              Prefer prefer = nullptr, const std::string& version = {});
   static constexpr int kPreferScan = 32;
 
   // Hands `task` (of another host's partition of a queue this host owns) to a poll waiting on
@@ -183,6 +196,7 @@ class MatchingEngine {
     bool queries_only = false;
     std::string worker_key;  // empty: the poller named none
     Prefer prefer;
+    std::string version;  // a versioned poller's version; empty: unversioned
   };
   struct Queue {
     uint64_t incarnation = 0;  // tells a load in flight that the queue was forgotten
@@ -220,20 +234,30 @@ class MatchingEngine {
   // Keeps `task` in the window (without duplicating an id held); beyond the window the
   // newest task held leaves memory and the queue remembers the database holds more.
   void KeepLocked(Queue& q, TaskQueueTask task);
-  // Whether poll `w` may take `task` (a queries-only poll takes only queries).
-  static bool MayTake(const Waiter& w, const TaskQueueTask& task);
+  using Routing = std::shared_ptr<const deployments::DeploymentRouting>;
+  Routing RoutingLocked(const std::string& namespace_id) const;
+  // The version `task` goes to ("" the unversioned polls').
+  static std::string TargetOf(const Routing& routing, const TaskQueueTask& task);
+  // Whether poll `w` may take `task` (a queries-only poll takes only queries; a poll of
+  // another version than the task's target takes none of it; a sticky task goes to any poll
+  // of its sticky queue).
+  static bool MayTake(const Waiter& w, const TaskQueueTask& task, const Routing& routing);
+  // Whether the target of a sticky task's unpinned run moved to another version than the
+  // one its sticky worker runs: it then goes to its normal queue.
+  static bool StickyVersionMoved(const Routing& routing, const TaskQueueTask& task);
   // Among the kPreferScan polls from `first` on, the first that may take `task` and prefers
   // it (a poll another host forwarded prefers its own runs' tasks); `first` when none does.
   static std::list<Waiter>::iterator Preferring(std::list<Waiter>& waiters,
-                                                      std::list<Waiter>::iterator first,
-                                                      const TaskQueueTask& task);
-  // Pairs waiting polls with the oldest tasks held.
+                                                std::list<Waiter>::iterator first,
+                                                const TaskQueueTask& task, const Routing& routing);
+  // Pairs waiting polls with the oldest tasks each may take.
   void MatchLocked(const Key& key, Queue& q, std::vector<Handoff>& out);
-  // Takes the oldest task held (or one `prefer` prefers among the kPreferScan oldest),
-  // remembering that it was handed out.
-  TaskQueueTask TakeOldestLocked(Queue& q, const Prefer& prefer = nullptr);
-  // The oldest query task held (queries are never stored: they have id 0), or end().
-  static std::multimap<int64_t, TaskQueueTask>::iterator FindQueryLocked(Queue& q);
+  using TaskIt = std::multimap<int64_t, TaskQueueTask>::iterator;
+  // The oldest task held that `w` may take (or one it prefers among the kPreferScan oldest
+  // of those), or end().
+  TaskIt FindForLocked(Queue& q, const Waiter& w, const Routing& routing);
+  // Takes the task at `it`, remembering that it was handed out.
+  TaskQueueTask TakeLocked(Queue& q, TaskIt it);
   void ExpireHandedOutLocked(Queue& q, absl::Time now);
   // A read the queue needs now, marked in flight; nothing when it needs none.
   std::optional<Load> StartLoadLocked(const Key& key, Queue& q, bool polling, absl::Time now);
@@ -268,6 +292,7 @@ class MatchingEngine {
   std::mutex mu_;
   TaskLoader loader_;
   TasksWaiting tasks_waiting_;
+  RoutingOf routing_of_;
   std::map<Key, Queue> queues_;
   uint64_t next_incarnation_ = 1;
   std::map<PollId, Key> waiting_;  // open polls -> their queue

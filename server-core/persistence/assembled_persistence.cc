@@ -16,6 +16,7 @@ class AssembledPersistence final : public Persistence {
   ArchivalQueueStore& archival_queue() override { return *stores_.archival_queue; }
   BatchStore& batches() override { return *stores_.batches; }
   ScheduleStore& schedules() override { return *stores_.schedules; }
+  DeploymentStore& deployments() override { return *stores_.deployments; }
   ReplicationStore& replication() override { return *stores_.replication; }
   MembershipStore& membership() override { return *stores_.membership; }
   TimerStore& timers() override { return *stores_.timers; }

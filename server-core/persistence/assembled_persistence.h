@@ -19,6 +19,7 @@ struct Stores {
   std::unique_ptr<MembershipStore> membership;
   std::unique_ptr<BatchStore> batches;
   std::unique_ptr<ScheduleStore> schedules;
+  std::unique_ptr<DeploymentStore> deployments;
   std::unique_ptr<ReplicationStore> replication;
   std::unique_ptr<TimerStore> timers;
 };

@@ -9,6 +9,7 @@
 #include "absl/time/time.h"
 #include "server-core/persistence/archival_queue_store.h"
 #include "server-core/persistence/batch_store.h"
+#include "server-core/persistence/deployment_store.h"
 #include "server-core/persistence/schedule_store.h"
 #include "server-core/persistence/cluster_metadata_store.h"
 #include "server-core/persistence/execution_store.h"
@@ -64,6 +65,7 @@ class Persistence {
   virtual ArchivalQueueStore& archival_queue() = 0;
   virtual BatchStore& batches() = 0;
   virtual ScheduleStore& schedules() = 0;
+  virtual DeploymentStore& deployments() = 0;  // Worker Deployments (issue 37)
   virtual ReplicationStore& replication() = 0;
   virtual MembershipStore& membership() = 0;
   virtual TimerStore& timers() = 0;  // the timer service (issue 14)

@@ -97,7 +97,16 @@ test('a versioned worker\'s behaviour and version are recorded on its workflow t
     });
     const client = new Client({ connection, namespace: 'default' });
     const workflowId = uniqueName('pinned');
-    await worker.runUntil(client.workflow.execute('timerThenReturn', { taskQueue, workflowId, args: [10] }));
+    await worker.runUntil(async () => {
+      // A versioned worker gets tasks once its version is current (Temporal's rule): its
+      // first poll registered the version.
+      const service = connection.workflowService;
+      await eventually(() => service.describeWorkerDeployment({ namespace: 'default', deploymentName: 'billing' })
+        .catch(() => null), (r) => r !== null, 'the version registered by the worker\'s poll');
+      await service.setWorkerDeploymentCurrentVersion({ namespace: 'default', deploymentName: 'billing',
+        buildId: 'v1', identity: 'workers-test', ignoreMissingTaskQueues: true });
+      await client.workflow.execute('timerThenReturn', { taskQueue, workflowId, args: [10] });
+    });
     const history = await client.workflow.getHandle(workflowId).fetchHistory();
     const completed = history.events.filter((e) => e.workflowTaskCompletedEventAttributes);
     assert.ok(completed.length >= 1);

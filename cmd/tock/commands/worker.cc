@@ -4,6 +4,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "cmd/tock/commands/worker_deployment.h"
 #include "cmd/tock/output/history_format.h"
 #include "lib/common/proto_json.h"
 
@@ -189,16 +190,18 @@ void AddCount(CLI::App& group, CommandContext& ctx) {
 
 void AddWorkerCommands(CLI::App& app, CommandContext& ctx) {
   CLI::App* group = app.add_subcommand(
-      "worker", "The workers that heartbeat to the namespace: list, describe, count");
+      "worker", "Workers that heartbeat to the namespace (list, describe, count) and Worker Deployments");
   group->require_subcommand(1);
   group->footer(
       "Examples:\n"
       "  tock worker list --query \"TaskQueue = 'orders'\"\n"
       "  tock worker describe --worker-instance-key KEY\n"
-      "  tock worker count\n");
+      "  tock worker count\n"
+      "  tock worker deployment describe --name billing\n");
   AddList(*group, ctx);
   AddDescribe(*group, ctx);
   AddCount(*group, ctx);
+  AddWorkerDeploymentCommands(*group, ctx);
 }
 
 }  // namespace tock::cli

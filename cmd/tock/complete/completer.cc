@@ -371,7 +371,8 @@ const std::vector<Candidate>& Completer::Fetch(ValueKind kind, const GlobalOptio
   const bool per_namespace = kind == ValueKind::kWorkflowId || kind == ValueKind::kTaskQueue ||
                              kind == ValueKind::kSearchAttribute ||
                              kind == ValueKind::kSearchAttributeAssignment ||
-                             kind == ValueKind::kBatchJobId || kind == ValueKind::kScheduleId;
+                             kind == ValueKind::kBatchJobId || kind == ValueKind::kScheduleId ||
+                             kind == ValueKind::kDeployment;
   auto cache_key = [&](ValueKind k) {
     return absl::StrCat(connection_key, "|", std::string(ValueKindName(k)), "|",
                         per_namespace ? options.namespace_name : "");
@@ -389,6 +390,12 @@ const std::vector<Candidate>& Completer::Fetch(ValueKind kind, const GlobalOptio
   switch (kind) {
     case ValueKind::kScheduleId: {
       auto values = FetchSchedules(*connection, options.namespace_name, deadline, options_.limit);
+      CacheEntry& entry = cache_[cache_key(kind)];
+      entry = {now, values.ok() ? *std::move(values) : kNothing};
+      return entry.values;
+    }
+    case ValueKind::kDeployment: {
+      auto values = FetchDeployments(*connection, options.namespace_name, deadline, options_.limit);
       CacheEntry& entry = cache_[cache_key(kind)];
       entry = {now, values.ok() ? *std::move(values) : kNothing};
       return entry.values;

@@ -185,6 +185,27 @@ absl::StatusOr<std::vector<Candidate>> FetchSchedules(client::Connection& connec
   return out;
 }
 
+absl::StatusOr<std::vector<Candidate>> FetchDeployments(client::Connection& connection,
+                                                        const std::string& namespace_name,
+                                                        absl::Time deadline, int limit) {
+  std::vector<Candidate> out;
+  wf::ListWorkerDeploymentsRequest request;
+  request.set_namespace_(namespace_name);
+  request.set_page_size(limit);
+  do {
+    auto page = CallBy(connection, connection.workflow(),
+                       &wf::WorkflowService::Stub::ListWorkerDeployments, request, namespace_name,
+                       deadline);
+    if (!page.ok()) return page.status();
+    for (const auto& d : page->worker_deployments()) {
+      const std::string& current = d.routing_config().current_deployment_version().build_id();
+      out.push_back({d.name(), current.empty() ? "" : "current " + current});
+    }
+    request.set_next_page_token(page->next_page_token());
+  } while (!request.next_page_token().empty() && static_cast<int>(out.size()) < limit);
+  return out;
+}
+
 std::vector<Candidate> EventTypeNames() {
   std::vector<Candidate> out;
   const auto* descriptor = enums::EventType_descriptor();

@@ -49,6 +49,12 @@ absl::StatusOr<std::vector<Candidate>> FetchSchedules(client::Connection& connec
                                                       const std::string& namespace_name,
                                                       absl::Time deadline, int limit);
 
+// The namespace's Worker Deployment names (ListWorkerDeployments), by name, with the current
+// version's build id as description.
+absl::StatusOr<std::vector<Candidate>> FetchDeployments(client::Connection& connection,
+                                                        const std::string& namespace_name,
+                                                        absl::Time deadline, int limit);
+
 // temporal.api.enums.v1.EventType names as the Temporal CLI writes them (WorkflowExecutionStarted),
 // UNSPECIFIED left out; no server call.
 std::vector<Candidate> EventTypeNames();

@@ -28,6 +28,9 @@ const std::vector<ValueRule>& ValueRules() {
       {"schedule create", "--schedule-id", ValueKind::kNone},  // a new id
       {"schedule create", "--workflow-id", ValueKind::kNone},
       {"schedule update", "--workflow-id", ValueKind::kNone},
+      {"worker deployment", "--deployment-name", ValueKind::kDeployment},
+      {"worker deployment", "--name", ValueKind::kDeployment},
+      {"worker deployment create", "--name", ValueKind::kNone},  // a new name
       {"", "--active-cluster", ValueKind::kClusterName},
       {"", "--clusters", ValueKind::kClusterName},
       {"", "--tls-ca-cert", ValueKind::kFile},
@@ -61,6 +64,8 @@ std::string_view ValueKindName(ValueKind kind) {
       return "batch job id";
     case ValueKind::kScheduleId:
       return "schedule id";
+    case ValueKind::kDeployment:
+      return "worker deployment";
     case ValueKind::kFile:
       return "file";
   }

@@ -21,6 +21,7 @@ enum class ValueKind {
   kSearchAttributeAssignment,  // "NAME=" of each custom search attribute, to type a value after
   kBatchJobId,   // batch job ids, running first (server: ListBatchOperations)
   kScheduleId,   // schedule ids, by id (server: ListSchedules)
+  kDeployment,   // Worker Deployment names (server: ListWorkerDeployments)
   kFile,         // a local path
 };
 

@@ -427,6 +427,50 @@ class ObservedBatchStore : public BatchStore {
   const Op create_, update_, get_, list_, running_;
 };
 
+class ObservedDeploymentStore : public DeploymentStore {
+ public:
+  ObservedDeploymentStore(DeploymentStore& inner, Observer& o)
+      : inner_(inner),
+        o_(o),
+        create_(o.Resolve("DeploymentCreate")),
+        update_(o.Resolve("DeploymentUpdate")),
+        get_(o.Resolve("DeploymentGet")),
+        delete_(o.Resolve("DeploymentDelete")),
+        list_(o.Resolve("DeploymentList")),
+        list_all_(o.Resolve("DeploymentListAll")) {}
+
+  absl::Status Create(const WorkerDeploymentRecord& record) override {
+    return o_.Run(create_, [&] { return inner_.Create(record); });
+  }
+  absl::Status Update(const WorkerDeploymentRecord& record, int64_t revision) override {
+    return o_.Run(update_, [&] { return inner_.Update(record, revision); });
+  }
+  absl::StatusOr<StoredDeployment> Get(const std::string& namespace_id,
+                                       const std::string& name) override {
+    return o_.Run(get_, [&] { return inner_.Get(namespace_id, name); });
+  }
+  absl::Status Delete(const std::string& namespace_id, const std::string& name,
+                      int64_t revision) override {
+    return o_.Run(delete_, [&] { return inner_.Delete(namespace_id, name, revision); });
+  }
+  absl::StatusOr<std::vector<StoredDeployment>> List(const std::string& namespace_id,
+                                                     const std::string& after_name,
+                                                     int32_t limit) override {
+    return o_.Run(list_, [&] { return inner_.List(namespace_id, after_name, limit); });
+  }
+  absl::StatusOr<std::vector<StoredDeployment>> ListAll(const std::string& after_namespace_id,
+                                                        const std::string& after_name,
+                                                        int32_t limit) override {
+    return o_.Run(list_all_,
+                  [&] { return inner_.ListAll(after_namespace_id, after_name, limit); });
+  }
+
+ private:
+  DeploymentStore& inner_;
+  Observer& o_;
+  const Op create_, update_, get_, delete_, list_, list_all_;
+};
+
 class ObservedScheduleStore : public ScheduleStore {
  public:
   ObservedScheduleStore(ScheduleStore& inner, Observer& o)
@@ -686,6 +730,7 @@ class ObservedPersistence : public Persistence {
         membership_(inner_->membership(), observer_),
         batches_(inner_->batches(), observer_),
         schedules_(inner_->schedules(), observer_),
+        deployments_(inner_->deployments(), observer_),
         replication_(inner_->replication(), observer_),
         timers_(inner_->timers(), observer_),
         write_metrics_(metrics) {
@@ -701,6 +746,7 @@ class ObservedPersistence : public Persistence {
   MembershipStore& membership() override { return membership_; }
   BatchStore& batches() override { return batches_; }
   ScheduleStore& schedules() override { return schedules_; }
+  DeploymentStore& deployments() override { return deployments_; }
   ReplicationStore& replication() override { return replication_; }
   TimerStore& timers() override { return timers_; }
   std::string engine() const override { return inner_->engine(); }
@@ -719,6 +765,7 @@ class ObservedPersistence : public Persistence {
   ObservedMembershipStore membership_;
   ObservedBatchStore batches_;
   ObservedScheduleStore schedules_;
+  ObservedDeploymentStore deployments_;
   ObservedReplicationStore replication_;
   ObservedTimerStore timers_;
   WriteMetrics write_metrics_;

@@ -369,6 +369,19 @@ INSERT INTO history_batches(run_id, first_event_id, last_event_id, data)
   SELECT run_id, event_id, event_id, tock_history_entry(data) FROM history_events;
 DROP TABLE history_events;
 )sql"},
+      {19, "worker deployments: one record per deployment, changed by compare-and-swap on its revision",
+       R"sql(
+CREATE TABLE worker_deployments (
+  namespace_id TEXT COLLATE "C" NOT NULL,
+  name         TEXT COLLATE "C" NOT NULL,
+  revision     BIGINT NOT NULL,
+  record       BYTEA NOT NULL,
+  PRIMARY KEY (namespace_id, name)
+);
+COMMENT ON TABLE worker_deployments IS
+  'Worker Deployments: one row per deployment with its versions and routing config, rewritten by compare-and-swap on revision (1 when created, +1 by each update)';
+COMMENT ON COLUMN worker_deployments.record IS 'tock.persistence.v1.WorkerDeploymentRecord';
+)sql"},
   };
   return migrations;
 }

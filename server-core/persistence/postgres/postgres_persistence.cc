@@ -17,7 +17,7 @@ absl::StatusOr<std::unique_ptr<Persistence>> OpenPostgresPersistence(const std::
   Stores stores{NewPostgresNamespaceStore(db),    NewPostgresClusterMetadataStore(db),
                 NewPostgresExecutionStore(db),    NewPostgresVisibilityStore(db),
                 NewPostgresArchivalQueueStore(db), NewPostgresMembershipStore(db), NewPostgresBatchStore(db),
-                NewPostgresScheduleStore(db),     NewPostgresReplicationStore(db),
+                NewPostgresScheduleStore(db),     NewPostgresDeploymentStore(db),     NewPostgresReplicationStore(db),
                 NewPostgresTimerStore(db)};
   // postgresql://USER@HOST:PORT/DB: never the password.
   // Each COMMIT waits as the server's synchronous_commit says (on by default: flushed).

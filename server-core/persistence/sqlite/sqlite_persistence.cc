@@ -59,7 +59,7 @@ absl::StatusOr<std::unique_ptr<Persistence>> OpenSqlitePersistence(
   Stores stores{NewSqliteNamespaceStore(conn),    NewSqliteClusterMetadataStore(conn),
                 NewSqliteExecutionStore(conn),    NewSqliteVisibilityStore(conn),
                 NewSqliteArchivalQueueStore(conn), NewSqliteMembershipStore(conn), NewSqliteBatchStore(conn),
-                NewSqliteScheduleStore(conn),     NewSqliteReplicationStore(conn),
+                NewSqliteScheduleStore(conn),     NewSqliteDeploymentStore(conn),     NewSqliteReplicationStore(conn),
                 NewSqliteTimerStore(conn)};
   // One process only: a second tock-server on the same file is refused at open.
   BackendFacts facts{"sqlite", conn.location(), /*shared_by_hosts=*/false,

@@ -288,6 +288,16 @@ CREATE TABLE history_batches (
 ) WITHOUT ROWID;
 )sql",
        &CopyEventsIntoBatches},
+      {19, "worker deployments: one record per deployment, changed by compare-and-swap on its revision",
+       R"sql(
+CREATE TABLE worker_deployments (
+  namespace_id TEXT NOT NULL,
+  name         TEXT NOT NULL,
+  revision     INTEGER NOT NULL,   -- 1 when created, +1 by each update
+  record       BLOB NOT NULL,      -- tock.persistence.v1.WorkerDeploymentRecord
+  PRIMARY KEY (namespace_id, name)
+);
+)sql"},
   };
   return migrations;
 }

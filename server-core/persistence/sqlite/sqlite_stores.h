@@ -5,6 +5,7 @@
 
 #include "server-core/persistence/archival_queue_store.h"
 #include "server-core/persistence/batch_store.h"
+#include "server-core/persistence/deployment_store.h"
 #include "server-core/persistence/schedule_store.h"
 #include "server-core/persistence/cluster_metadata_store.h"
 #include "server-core/persistence/execution_store.h"
@@ -25,6 +26,7 @@ std::unique_ptr<ArchivalQueueStore> NewSqliteArchivalQueueStore(SqliteDb& db);
 std::unique_ptr<MembershipStore> NewSqliteMembershipStore(SqliteDb& db);
 std::unique_ptr<BatchStore> NewSqliteBatchStore(SqliteDb& db);
 std::unique_ptr<ScheduleStore> NewSqliteScheduleStore(SqliteDb& db);
+std::unique_ptr<DeploymentStore> NewSqliteDeploymentStore(SqliteDb& db);
 std::unique_ptr<ReplicationStore> NewSqliteReplicationStore(SqliteDb& db);
 std::unique_ptr<TimerStore> NewSqliteTimerStore(SqliteDb& db);
 

@@ -1,0 +1,145 @@
+// Worker Deployments with real TypeScript workers (core 1.24, workerDeploymentOptions with
+// useWorkerVersioning): two builds of one deployment register by polling; a versioned
+// worker gets tasks only once its version is current (Temporal's rule); after
+// SetWorkerDeploymentCurrentVersion new runs start on the new build while a run pinned to the
+// old one stays there and an auto-upgrade run moves; a ramp sends about its share of new runs
+// to the ramping build. Mirrors Temporal's features/deployment_versioning routing_pinned,
+// routing_auto_upgrade and routing_with_ramp.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { fileURLToPath } from 'node:url';
+import { Client, Connection } from '@temporalio/client';
+import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import * as activities from './activities.mjs';
+import { clientRetries, startServer, uniqueName } from './server.mjs';
+
+const DEADLINE = { timeout: 120_000 };
+const workflowsPath = fileURLToPath(new URL('./workflows.js', import.meta.url));
+const STATUS_CURRENT = 2;
+const STATUS_DRAINING = 4;
+Runtime.install({ logger: new DefaultLogger('WARN') });
+
+let server;
+let connection;
+let client;
+
+before(async () => {
+  server = await startServer();
+  connection = await Connection.connect({ address: server.address, ...clientRetries() });
+  client = new Client({ connection, namespace: 'default' });
+}, DEADLINE);
+
+after(async () => {
+  try {
+    await connection?.close();
+  } finally {
+    await server?.stop();
+  }
+}, DEADLINE);
+
+async function eventually(read, ok, what) {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const answer = await read().catch((e) => ({ error: e.message }));
+    if (ok(answer)) return answer;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(answer)}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+// Starts a worker of `buildId` (its default behaviour `behavior`) and waits until its
+// version has registered both of the queue's types (workflow and activity).
+async function startWorker(native, taskQueue, deploymentName, buildId, behavior) {
+  const worker = await Worker.create({
+    connection: native, namespace: 'default', taskQueue, workflowsPath, activities,
+    workerDeploymentOptions: { version: { deploymentName, buildId }, useWorkerVersioning: true,
+      defaultVersioningBehavior: behavior },
+  });
+  const running = worker.run();
+  await eventually(() => connection.workflowService.describeWorkerDeploymentVersion({
+    namespace: 'default', deploymentVersion: { deploymentName, buildId } }),
+  (r) => r.workerDeploymentVersionInfo?.taskQueueInfos?.length === 2, `${buildId} registered`);
+  return { worker, running };
+}
+
+async function setCurrent(deploymentName, buildId) {
+  const service = connection.workflowService;
+  const d = await service.describeWorkerDeployment({ namespace: 'default', deploymentName });
+  return service.setWorkerDeploymentCurrentVersion({ namespace: 'default', deploymentName, buildId,
+    conflictToken: d.conflictToken, identity: 'deployments-test' });
+}
+
+// The build that completed the run's last workflow task.
+async function lastBuild(workflowId) {
+  const history = await client.workflow.getHandle(workflowId).fetchHistory();
+  const completed = history.events.filter((e) => e.workflowTaskCompletedEventAttributes);
+  return completed.at(-1)?.workflowTaskCompletedEventAttributes.deploymentVersion?.buildId;
+}
+
+test('new runs follow the current version, pinned runs stay, auto-upgrade runs move', DEADLINE, async () => {
+  const taskQueue = uniqueName('deploy');
+  const deploymentName = uniqueName('billing');
+  const native = await NativeConnection.connect({ address: server.address });
+  const workers = [];
+  try {
+    workers.push(await startWorker(native, taskQueue, deploymentName, 'v1', 'PINNED'));
+    await setCurrent(deploymentName, 'v1');
+    const pinned = await client.workflow.start('waitForSignal', { taskQueue, workflowId: uniqueName('pinned') });
+    const upgrading = await client.workflow.start('waitForSignal', {
+      taskQueue, workflowId: uniqueName('upgrading'), versioningOverride: 'AUTO_UPGRADE' });
+    // Each ran its first task on v1 (a query makes sure the task was taken).
+    assert.equal(await pinned.query('status'), 'waiting');
+    assert.equal(await upgrading.query('status'), 'waiting');
+    assert.equal(await lastBuild(pinned.workflowId), 'v1');
+    assert.equal(await lastBuild(upgrading.workflowId), 'v1');
+
+    workers.push(await startWorker(native, taskQueue, deploymentName, 'v2', 'AUTO_UPGRADE'));
+    const set = await setCurrent(deploymentName, 'v2');
+    assert.equal(set.previousDeploymentVersion.buildId, 'v1');
+    const described = await connection.workflowService.describeWorkerDeployment({ namespace: 'default', deploymentName });
+    const status = (build) => described.workerDeploymentInfo.versionSummaries
+      .find((v) => v.deploymentVersion.buildId === build).status;
+    assert.equal(status('v2'), STATUS_CURRENT);
+    assert.equal(status('v1'), STATUS_DRAINING);
+
+    const fresh = await client.workflow.start('timerThenReturn', { taskQueue, workflowId: uniqueName('fresh'), args: [1] });
+    assert.equal(await fresh.result(), 1);
+    assert.equal(await lastBuild(fresh.workflowId), 'v2', 'a new run starts on the current version');
+
+    await pinned.signal('unblock');
+    await upgrading.signal('unblock');
+    assert.equal(await pinned.result(), 'unblocked');
+    assert.equal(await upgrading.result(), 'unblocked');
+    assert.equal(await lastBuild(pinned.workflowId), 'v1', 'the pinned run stayed on v1');
+    assert.equal(await lastBuild(upgrading.workflowId), 'v2', 'the auto-upgrade run moved to v2');
+  } finally {
+    for (const { worker } of workers) worker.shutdown();
+    await Promise.allSettled(workers.map((w) => w.running));
+    await native.close();
+  }
+});
+
+test('a ramp sends about its percentage of new runs to the ramping version', DEADLINE, async () => {
+  const taskQueue = uniqueName('ramp');
+  const deploymentName = uniqueName('billing');
+  const native = await NativeConnection.connect({ address: server.address });
+  const workers = [];
+  try {
+    workers.push(await startWorker(native, taskQueue, deploymentName, 'v1', 'PINNED'));
+    workers.push(await startWorker(native, taskQueue, deploymentName, 'v2', 'PINNED'));
+    await setCurrent(deploymentName, 'v1');
+    const d = await connection.workflowService.describeWorkerDeployment({ namespace: 'default', deploymentName });
+    await connection.workflowService.setWorkerDeploymentRampingVersion({ namespace: 'default', deploymentName,
+      buildId: 'v2', percentage: 50, conflictToken: d.conflictToken, identity: 'deployments-test' });
+    const ids = Array.from({ length: 40 }, (_, i) => `${taskQueue}-run-${i}`);
+    await Promise.all(ids.map((workflowId) => client.workflow.execute('timerThenReturn', { taskQueue, workflowId, args: [1] })));
+    const builds = await Promise.all(ids.map(lastBuild));
+    const ramped = builds.filter((b) => b === 'v2').length;
+    assert.equal(builds.filter((b) => b === 'v1').length + ramped, ids.length, builds.join(','));
+    assert.ok(ramped >= 8 && ramped <= 32, `${ramped} of ${ids.length} runs on the 50 % ramp`);
+  } finally {
+    for (const { worker } of workers) worker.shutdown();
+    await Promise.allSettled(workers.map((w) => w.running));
+    await native.close();
+  }
+});
