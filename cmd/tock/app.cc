@@ -237,6 +237,9 @@ void BuildApp(CLI::App& app, CommandContext& ctx) {
   app.add_option("--tls-key", o.tls_key, "Client key (PEM) for mutual TLS");
   app.add_option("--tls-server-name", o.tls_server_name, "Server name to verify");
   app.add_option("--api-key", o.api_key, "API key, sent as a bearer token (env TOCK_API_KEY): a JWT for a server with authorization");
+  app.add_option("--identity", o.identity,
+                 "The caller's identity in requests (history events, a Worker Deployment's "
+                 "manager identity); default tock");
   app.add_option("--color", o.color, "Color: auto, always or never (auto honours NO_COLOR)")
       ->check(CLI::IsMember({"auto", "always", "never"}))
       ->default_str(o.color);

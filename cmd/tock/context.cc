@@ -48,6 +48,7 @@ absl::StatusOr<client::ConnectionOptions> ToConnectionOptions(const GlobalOption
   o.address = options.address;
   o.timeout = *timeout;
   o.api_key = options.api_key;
+  if (!options.identity.empty()) o.identity = options.identity;
   // Any TLS file implies TLS: nobody means to send a client key in the clear.
   o.tls.enabled = options.tls || !options.tls_ca_cert.empty() || !options.tls_cert.empty() ||
                   !options.tls_key.empty() || !options.tls_server_name.empty();
@@ -63,7 +64,7 @@ absl::StatusOr<client::Connection*> CommandContext::connection() {
   if (!o.ok()) return o.status();
   std::string key = absl::StrCat(o->address, "|", o->tls.enabled, "|", o->tls.ca_cert_path, "|",
                                  o->tls.cert_path, "|", o->tls.key_path, "|",
-                                 o->tls.server_name, "|", o->api_key, "|",
+                                 o->tls.server_name, "|", o->api_key, "|", o->identity, "|",
                                  absl::FormatDuration(o->timeout));
   std::lock_guard lock(connection_mu_);
   if (connection_ == nullptr || key != connection_key_) {

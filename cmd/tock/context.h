@@ -29,6 +29,7 @@ struct GlobalOptions {
   std::string tls_key;
   std::string tls_server_name;
   std::string api_key;
+  std::string identity;  // the caller's identity in requests; empty: "tock"
   std::string color = "auto";  // auto: on a terminal unless NO_COLOR is set
 };
 

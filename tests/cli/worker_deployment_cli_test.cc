@@ -82,7 +82,7 @@ TEST_F(WorkerDeploymentCliTest, ListDescribeRouteAndDeleteVersions) {
 
   json meta = TockJson({"worker", "deployment", "update-version-metadata", "--deployment-name",
                         "billing", "--build-id", "v1", "--metadata", "ticket=\"OPS-12\""});
-  EXPECT_EQ(At(meta, "/metadata/entries/ticket/data"), "\"OPS-12\"") << meta.dump();
+  EXPECT_EQ(At(meta, "/metadata/entries/ticket"), "OPS-12") << meta.dump();
   r = Tock({"worker", "deployment", "update-version-metadata", "--deployment-name", "billing",
             "--build-id", "v1", "--metadata", "ticket"});
   EXPECT_EQ(r.exit_code, kExitUsage) << r.err;

@@ -498,13 +498,13 @@ TEST(GrpcServerTest, StoppingTheServerEndsWaitingPollsPromptly) {
 TEST(GrpcServerTest, UnbuiltMethodsAnswerUnimplementedWithTheirName) {
   auto server = StartOrDie({});
   auto connection = Connect(*server);
-  wf::DescribeWorkerDeploymentRequest req;
+  wf::PollNexusTaskQueueRequest req;
   req.set_namespace_("default");
-  auto out = connection->Call(&wf::WorkflowService::Stub::DescribeWorkerDeployment,
+  auto out = connection->Call(&wf::WorkflowService::Stub::PollNexusTaskQueue,
                               connection->workflow(), req);
   EXPECT_EQ(out.status().code(), absl::StatusCode::kUnimplemented);
   EXPECT_EQ(out.status().message(),
-            "Method temporal.api.workflowservice.v1.WorkflowService/DescribeWorkerDeployment "
+            "Method temporal.api.workflowservice.v1.WorkflowService/PollNexusTaskQueue "
             "is unimplemented");
 }
 

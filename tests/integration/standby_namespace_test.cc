@@ -102,6 +102,18 @@ const std::map<std::string, Method>& Classification() {
       {"ListWorkers", {Access::kRead}},
       {"CountWorkers", {Access::kRead}},
       {"DescribeWorker", {Access::kRead, R"(worker_instance_key: "k")"}},
+      // Worker Deployments: the routing is the active cluster's to change.
+      {"DescribeWorkerDeployment", {Access::kRead}},
+      {"ListWorkerDeployments", {Access::kRead}},
+      {"DescribeWorkerDeploymentVersion", {Access::kRead}},
+      {"SetWorkerDeploymentCurrentVersion", {Access::kWrite}},
+      {"SetWorkerDeploymentRampingVersion", {Access::kWrite}},
+      {"DeleteWorkerDeploymentVersion", {Access::kWrite}},
+      {"DeleteWorkerDeployment", {Access::kWrite}},
+      {"UpdateWorkerDeploymentVersionMetadata", {Access::kWrite}},
+      {"SetWorkerDeploymentManager", {Access::kWrite}},
+      {"CreateWorkerDeployment", {Access::kWrite}},
+      {"CreateWorkerDeploymentVersion", {Access::kWrite}},
       // Legacy build-id versioning: refused as Temporal's server refuses it with the
       // calls off (PERMISSION_DENIED), before anything about the namespace matters.
       {"UpdateWorkerBuildIdCompatibility", {Access::kRead}},

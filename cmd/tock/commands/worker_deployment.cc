@@ -246,7 +246,7 @@ void AddDescribeVersion(CLI::App& group, CommandContext& ctx) {
     for (const auto& [key, value] : info.metadata().entries()) {
       card.push_back({absl::StrCat("Metadata ", key), value.data()});
     }
-    printer.Object(ProtoToJson(*out), card);
+    printer.Object(DecodedJson(*out), card);
     return absl::OkStatus();
   });
 }
@@ -415,7 +415,7 @@ void AddUpdateMetadata(CLI::App& group, CommandContext& ctx) {
     if (!out.ok()) return out.status();
     CardRows card;
     for (const auto& [key, value] : out->metadata().entries()) card.push_back({key, value.data()});
-    printer.Object(ProtoToJson(*out), card);
+    printer.Object(DecodedJson(*out), card);
     return absl::OkStatus();
   });
 }
