@@ -257,7 +257,22 @@ class TockServerImpl : public TockServer {
     });
     deployments_->OnRoutingChanged(
         [this](const std::string& namespace_id) { matching_->Rematch(namespace_id); });
-    deployments_->Start(nullptr);
+    // Drainage: the open runs pinned to a version, counted by visibility as Temporal counts
+    // them (reference/api_2026.md §3.3.6).
+    deployments_->Start([this](const std::string& namespace_id,
+                               const std::string& version) -> absl::StatusOr<int64_t> {
+      using persistence::VisibilityField;
+      using persistence::VisibilityOp;
+      using persistence::VisibilityPredicate;
+      const VisibilityPredicate pinned = VisibilityPredicate::And(
+          {VisibilityPredicate::Of(VisibilityField::kWorkerDeploymentVersion, VisibilityOp::kEqual,
+                                   {version}),
+           VisibilityPredicate::Of(VisibilityField::kVersioningBehavior, VisibilityOp::kEqual,
+                                   {std::string("Pinned")}),
+           VisibilityPredicate::Of(VisibilityField::kExecutionStatus, VisibilityOp::kEqual,
+                                   {int64_t{temporal::api::enums::v1::WORKFLOW_EXECUTION_STATUS_RUNNING}})});
+      return persistence_->visibility().Count(namespace_id, pinned);
+    });
     history_ = std::make_unique<history::HistoryEngine>(persistence_->executions(), *shards_,
                                                         *matching_, clock_, *timer_thread_,
                                                         logger_);

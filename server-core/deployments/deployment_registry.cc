@@ -236,7 +236,7 @@ void DeploymentRegistry::Tick() {
   if (absl::Status s = Refresh(); !s.ok()) {
     logger_.Warn(absl::StrCat("worker deployments could not be read: ", s.message()));
   }
-  CheckDrainage();
+  if (count_pinned_ != nullptr) CheckDrainage(count_pinned_);
   std::lock_guard lock(mu_);
   ScheduleTick();
 }
@@ -928,8 +928,7 @@ absl::StatusOr<wf::CreateWorkerDeploymentVersionResponse> DeploymentRegistry::Cr
   return wf::CreateWorkerDeploymentVersionResponse();
 }
 
-void DeploymentRegistry::CheckDrainage() {
-  if (count_pinned_ == nullptr) return;
+void DeploymentRegistry::CheckDrainage(const CountPinned& count) {
   const absl::Time now = clock_.Now();
   // The versions due for a check, read from memory; each is then counted and written.
   std::vector<std::tuple<std::string, std::string, std::string>> due;  // ns, deployment, build
@@ -953,7 +952,7 @@ void DeploymentRegistry::CheckDrainage() {
   }
   for (const auto& [ns, name, build] : due) {
     if (stopping_) return;
-    absl::StatusOr<int64_t> open = count_pinned_(ns, VersionName(name, build));
+    absl::StatusOr<int64_t> open = count(ns, VersionName(name, build));
     if (!open.ok()) {
       logger_.Warn(absl::StrCat("the drainage of ", VersionName(name, build),
                                 " could not be checked: ", open.status().message()));

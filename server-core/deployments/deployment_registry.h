@@ -119,8 +119,9 @@ class DeploymentRegistry {
 
   // Reads every record again and rebuilds the routing of the namespaces that changed.
   absl::Status Refresh();
-  // Checks the DRAINING versions whose check is due (Start runs it with the refresh).
-  void CheckDrainage();
+  // Checks the DRAINING versions whose check is due with `count` (Start runs it with the
+  // refresh and its hook).
+  void CheckDrainage(const CountPinned& count);
 
  private:
   using Record = persistence::WorkerDeploymentRecord;

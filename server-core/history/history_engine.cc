@@ -905,9 +905,10 @@ void HistoryEngine::IndexSearchAttributes(persistence::Commit& commit,
     const auto& attributes = run.state.execution().search_attributes();
     if (!run.visibility || attributes.indexed_fields().empty()) continue;
     if (!schema) schema = SchemaOf(namespace_id);  // read only for runs with attributes
-    if (schema->custom().empty()) return;
-    run.visibility->custom_json =
-        persistence::CustomValuesJson(visibility::IndexedValues(attributes, *schema));
+    run.visibility->custom_json = persistence::CustomValuesJson(
+        schema->custom().empty() ? std::vector<persistence::CustomValue>{}
+                                 : visibility::IndexedValues(attributes, *schema),
+        visibility::VersioningValues(attributes));
   }
 }
 

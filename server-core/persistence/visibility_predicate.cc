@@ -52,14 +52,24 @@ std::string NormalizeText(std::string_view text) {
   return out;
 }
 
-std::string CustomValuesJson(const std::vector<CustomValue>& values) {
-  if (values.empty()) return "";
+std::string CustomValuesJson(const std::vector<CustomValue>& values,
+                             const std::vector<std::pair<std::string, std::string>>& system) {
+  if (values.empty() && system.empty()) return "";
   nlohmann::json object = nlohmann::json::object();
   for (const CustomValue& v : values) {
     const std::string name = CustomColumnName(v.column);
     std::visit([&](const auto& x) { object[name] = x; }, v.value);
   }
+  for (const auto& [column, value] : system) object[column] = value;
   return object.dump();
+}
+
+const std::vector<std::string>& VersioningColumns() {
+  static const auto* columns = new std::vector<std::string>{
+      VisibilityColumn(VisibilityField::kWorkerDeployment, {}),
+      VisibilityColumn(VisibilityField::kWorkerDeploymentVersion, {}),
+      VisibilityColumn(VisibilityField::kVersioningBehavior, {})};
+  return *columns;
 }
 
 std::string CustomSearchAttributeColumnsSql(bool postgres) {
@@ -121,6 +131,12 @@ std::string VisibilityColumn(VisibilityField field, const CustomColumn& custom) 
       return "close_ms";
     case VisibilityField::kExecutionTime:
       return "execution_ms";
+    case VisibilityField::kWorkerDeployment:
+      return "worker_deployment";
+    case VisibilityField::kWorkerDeploymentVersion:
+      return "deployment_version";
+    case VisibilityField::kVersioningBehavior:
+      return "versioning_behavior";
   }
   return "run_id";
 }
@@ -143,6 +159,12 @@ const char* VisibilityFieldName(VisibilityField field) {
       return "CloseTime";
     case VisibilityField::kExecutionTime:
       return "ExecutionTime";
+    case VisibilityField::kWorkerDeployment:
+      return "TemporalWorkerDeployment";
+    case VisibilityField::kWorkerDeploymentVersion:
+      return "TemporalWorkerDeploymentVersion";
+    case VisibilityField::kVersioningBehavior:
+      return "TemporalWorkflowVersioningBehavior";
     case VisibilityField::kCustom:
       return "a custom search attribute";
   }

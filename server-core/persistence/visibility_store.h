@@ -31,6 +31,12 @@ enum class VisibilityField {
   kStartTime,
   kCloseTime,  // absent while the run is open: every condition on it is then false
   kExecutionTime,
+  // The Worker Deployment attributes Temporal's server sets on a versioned run
+  // (TemporalWorkerDeployment, TemporalWorkerDeploymentVersion,
+  // TemporalWorkflowVersioningBehavior): keyword columns of their own, absent (NULL) when unset.
+  kWorkerDeployment,
+  kWorkerDeploymentVersion,
+  kVersioningBehavior,
   kCustom,  // a custom search attribute's column: VisibilityCondition::custom says which
 };
 
@@ -64,7 +70,10 @@ std::string NormalizeText(std::string_view text);
 // Whether the field's values are text (std::string) or numbers (int64_t).
 inline bool IsTextField(VisibilityField field) {
   return field == VisibilityField::kWorkflowId || field == VisibilityField::kWorkflowType ||
-         field == VisibilityField::kRunId || field == VisibilityField::kTaskQueue;
+         field == VisibilityField::kRunId || field == VisibilityField::kTaskQueue ||
+         field == VisibilityField::kWorkerDeployment ||
+         field == VisibilityField::kWorkerDeploymentVersion ||
+         field == VisibilityField::kVersioningBehavior;
 }
 
 enum class VisibilityOp {
@@ -169,7 +178,13 @@ struct CustomValue {
 // (doubles always written with a fraction or exponent, so that a backend reads them back
 // as floating point), or "" for none. Both backends write every custom column from it in the
 // statement that writes the record (absent keys are NULL).
-std::string CustomValuesJson(const std::vector<CustomValue>& values);
+// `system` adds the keyword columns of the Worker Deployment attributes (VersioningColumns)
+// to the same object, by column name.
+std::string CustomValuesJson(const std::vector<CustomValue>& values,
+                             const std::vector<std::pair<std::string, std::string>>& system = {});
+// The columns of kWorkerDeployment, kWorkerDeploymentVersion and kVersioningBehavior, written
+// from CustomValuesJson's object like the custom columns.
+const std::vector<std::string>& VersioningColumns();
 // The schema migration that adds the custom columns to the visibility table, with a partial
 // index (namespace, column, start, run) on each Keyword, Int, Double and Datetime column
 // where it is set (a run without the attribute costs no index entry); `postgres` picks

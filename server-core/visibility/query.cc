@@ -32,7 +32,7 @@ struct Field {
   persistence::CustomColumn custom = {};  // with kCustom
 };
 
-constexpr std::array<Field, 8> kFields = {{
+constexpr std::array<Field, 11> kFields = {{
     {"WorkflowId", VisibilityField::kWorkflowId, FieldKind::kText},
     {"WorkflowType", VisibilityField::kWorkflowType, FieldKind::kText},
     {"RunId", VisibilityField::kRunId, FieldKind::kText},
@@ -41,6 +41,9 @@ constexpr std::array<Field, 8> kFields = {{
     {"StartTime", VisibilityField::kStartTime, FieldKind::kTime},
     {"CloseTime", VisibilityField::kCloseTime, FieldKind::kTime},
     {"ExecutionTime", VisibilityField::kExecutionTime, FieldKind::kTime},
+    {"TemporalWorkerDeployment", VisibilityField::kWorkerDeployment, FieldKind::kText},
+    {"TemporalWorkerDeploymentVersion", VisibilityField::kWorkerDeploymentVersion, FieldKind::kText},
+    {"TemporalWorkflowVersioningBehavior", VisibilityField::kVersioningBehavior, FieldKind::kText},
 }};
 
 // temporal.api.enums.v1.WorkflowExecutionStatus by the names Temporal's queries use.
@@ -220,7 +223,8 @@ class Parser {
     return Invalid(absl::StrCat(
         "unknown field ", Quote(t.text), " at position ", t.position,
         "; fields: WorkflowId, WorkflowType, RunId, ExecutionStatus, TaskQueue, StartTime, "
-        "CloseTime, ExecutionTime and the namespace's custom search attributes"));
+        "CloseTime, ExecutionTime, TemporalWorkerDeployment, TemporalWorkerDeploymentVersion, "
+        "TemporalWorkflowVersioningBehavior and the namespace's custom search attributes"));
   }
 
   absl::Status NotAValue(const Token& t, const Field& field, absl::string_view expected) const {

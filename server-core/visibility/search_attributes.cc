@@ -219,6 +219,9 @@ const std::map<std::string, IndexedValueType, std::less<>>& SystemSearchAttribut
       {"ParentRunId", enums::INDEXED_VALUE_TYPE_KEYWORD},
       {"RootWorkflowId", enums::INDEXED_VALUE_TYPE_KEYWORD},
       {"RootRunId", enums::INDEXED_VALUE_TYPE_KEYWORD},
+      {"TemporalWorkerDeployment", enums::INDEXED_VALUE_TYPE_KEYWORD},
+      {"TemporalWorkerDeploymentVersion", enums::INDEXED_VALUE_TYPE_KEYWORD},
+      {"TemporalWorkflowVersioningBehavior", enums::INDEXED_VALUE_TYPE_KEYWORD},
   };
   return *names;
 }
@@ -294,6 +297,25 @@ std::vector<persistence::CustomValue> IndexedValues(
     nlohmann::json parsed;
     if (Decode(value, custom->column.type, &decoded, &parsed) != Decoded::kValue) continue;
     out.push_back({custom->column, std::move(decoded)});
+  }
+  return out;
+}
+
+std::vector<std::pair<std::string, std::string>> VersioningValues(
+    const temporal::api::common::v1::SearchAttributes& attributes) {
+  using persistence::VisibilityField;
+  static const std::pair<const char*, VisibilityField> kNames[] = {
+      {"TemporalWorkerDeployment", VisibilityField::kWorkerDeployment},
+      {"TemporalWorkerDeploymentVersion", VisibilityField::kWorkerDeploymentVersion},
+      {"TemporalWorkflowVersioningBehavior", VisibilityField::kVersioningBehavior}};
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& [name, field] : kNames) {
+    auto it = attributes.indexed_fields().find(name);
+    if (it == attributes.indexed_fields().end()) continue;
+    persistence::VisibilityValue decoded;
+    nlohmann::json parsed;
+    if (Decode(it->second, CustomType::kKeyword, &decoded, &parsed) != Decoded::kValue) continue;
+    out.emplace_back(persistence::VisibilityColumn(field, {}), std::get<std::string>(decoded));
   }
   return out;
 }

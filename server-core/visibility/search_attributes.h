@@ -83,6 +83,13 @@ std::vector<persistence::CustomValue> IndexedValues(
     const temporal::api::common::v1::SearchAttributes& attributes,
     const SearchAttributeSchema& schema);
 
+// The run's Worker Deployment attributes (TemporalWorkerDeployment,
+// TemporalWorkerDeploymentVersion, TemporalWorkflowVersioningBehavior) as (column, value) for
+// their visibility columns (persistence::VersioningColumns); those unset or not a keyword are
+// left out.
+std::vector<std::pair<std::string, std::string>> VersioningValues(
+    const temporal::api::common::v1::SearchAttributes& attributes);
+
 // A namespace's schema by namespace id, for the history engine (which knows ids only).
 // Implementations cache; an unknown id gives an empty schema.
 class SearchAttributeSchemas {

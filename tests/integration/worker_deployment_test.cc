@@ -190,6 +190,19 @@ TEST_F(WorkerDeploymentTest, TasksFollowTheCurrentVersionAndPinnedRunsStay) {
   EXPECT_EQ(info.behavior(), enums::VERSIONING_BEHAVIOR_PINNED);
   EXPECT_EQ(info.deployment_version().build_id(), "v1");
 
+  // The versioning attributes are queryable: drainage counts the pinned runs this way.
+  wf::CountWorkflowExecutionsRequest count;
+  count.set_namespace_("default");
+  count.set_query("TemporalWorkerDeploymentVersion = 'billing:v1' AND "
+                  "TemporalWorkflowVersioningBehavior = 'Pinned' AND ExecutionStatus = 'Running'");
+  auto counted = c_->Call(&W::CountWorkflowExecutions, c_->workflow(), count);
+  ASSERT_TRUE(counted.ok()) << counted.status();
+  EXPECT_EQ(counted->count(), 1);
+  count.set_query("TemporalWorkflowVersioningBehavior = 'AutoUpgrade'");
+  counted = c_->Call(&W::CountWorkflowExecutions, c_->workflow(), count);
+  ASSERT_TRUE(counted.ok()) << counted.status();
+  EXPECT_EQ(counted->count(), 1);
+
   auto d = Describe();
   ASSERT_TRUE(d.ok());
   set = SetCurrent("v2", d->conflict_token());

@@ -71,6 +71,11 @@ const std::string& VisibilityUpsertSql() {
       absl::StrAppend(&values, ", ($19::jsonb->>'", name, "')", cast);
       absl::StrAppend(&updates, ", ", name, " = EXCLUDED.", name);
     }
+    for (const std::string& name : VersioningColumns()) {
+      absl::StrAppend(&columns, ", ", name);
+      absl::StrAppend(&values, ", ($19::jsonb->>'", name, "')");
+      absl::StrAppend(&updates, ", ", name, " = EXCLUDED.", name);
+    }
     return new std::string(absl::StrCat(
         ", v AS (INSERT INTO visibility(namespace_id, run_id, workflow_id, workflow_type, "
         "task_queue, status, start_ms, execution_ms, close_ms, history_length, info",

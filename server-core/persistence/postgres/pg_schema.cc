@@ -382,6 +382,16 @@ COMMENT ON TABLE worker_deployments IS
   'Worker Deployments: one row per deployment with its versions and routing config, rewritten by compare-and-swap on revision (1 when created, +1 by each update)';
 COMMENT ON COLUMN worker_deployments.record IS 'tock.persistence.v1.WorkerDeploymentRecord';
 )sql"},
+      {20, "visibility: the Worker Deployment search attributes in columns of their own (queries, drainage)",
+       R"sql(
+ALTER TABLE visibility ADD COLUMN worker_deployment TEXT COLLATE "C";
+ALTER TABLE visibility ADD COLUMN deployment_version TEXT COLLATE "C";
+ALTER TABLE visibility ADD COLUMN versioning_behavior TEXT COLLATE "C";
+CREATE INDEX visibility_deployment_version ON visibility(namespace_id, deployment_version, status)
+  WHERE deployment_version IS NOT NULL;
+COMMENT ON COLUMN visibility.deployment_version IS
+  'TemporalWorkerDeploymentVersion (deployment:build) of a versioned run; NULL otherwise';
+)sql"},
   };
   return migrations;
 }

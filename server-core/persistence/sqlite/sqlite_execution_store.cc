@@ -22,6 +22,11 @@ const std::string& VisibilityUpsertSql() {
       absl::StrAppend(&values, ", json_extract(?12, '$.", name, "')");
       absl::StrAppend(&updates, ", ", name, " = excluded.", name);
     }
+    for (const std::string& name : VersioningColumns()) {
+      absl::StrAppend(&columns, ", ", name);
+      absl::StrAppend(&values, ", json_extract(?12, '$.", name, "')");
+      absl::StrAppend(&updates, ", ", name, " = excluded.", name);
+    }
     return new std::string(absl::StrCat(
         "INSERT INTO visibility(namespace_id, run_id, workflow_id, workflow_type, task_queue, "
         "status, start_ms, execution_ms, close_ms, history_length, info", columns,

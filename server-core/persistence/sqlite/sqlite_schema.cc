@@ -298,6 +298,14 @@ CREATE TABLE worker_deployments (
   PRIMARY KEY (namespace_id, name)
 );
 )sql"},
+      {20, "visibility: the Worker Deployment search attributes in columns of their own (queries, drainage)",
+       R"sql(
+ALTER TABLE visibility ADD COLUMN worker_deployment TEXT;
+ALTER TABLE visibility ADD COLUMN deployment_version TEXT;
+ALTER TABLE visibility ADD COLUMN versioning_behavior TEXT;
+CREATE INDEX visibility_deployment_version ON visibility(namespace_id, deployment_version, status)
+  WHERE deployment_version IS NOT NULL;
+)sql"},
   };
   return migrations;
 }
