@@ -168,6 +168,29 @@ void SetRoutingVersion(const std::string& deployment, const std::string& build_i
   }
 }
 
+// The build a routing call names: `build_id`, or the build of v0.31's version string; ""
+// for the unversioned workers.
+absl::StatusOr<std::string> RequestedBuild(const std::string& build_id, const std::string& legacy) {
+  if (!build_id.empty() || legacy.empty() || legacy == kUnversioned) return build_id;
+  absl::StatusOr<std::pair<std::string, std::string>> v = RequestedVersion({}, legacy);
+  if (!v.ok()) return v.status();
+  return v->second;
+}
+
+// The version a routing call makes current or ramping: nullptr for the unversioned workers;
+// a version no poller registered yet is NOT_FOUND, or created with `allow_no_pollers`.
+absl::StatusOr<VersionRecord*> RoutedVersion(persistence::WorkerDeploymentRecord& d,
+                                             const std::string& build, bool allow_no_pollers,
+                                             absl::Time now) {
+  if (build.empty()) return nullptr;
+  if (VersionRecord* v = FindVersion(d, build)) return v;
+  if (!allow_no_pollers) {
+    return absl::NotFoundError(
+        absl::StrFormat("build ID '%s' not found in Worker Deployment '%s'", build, d.name()));
+  }
+  return &AddVersion(d, build, enums::WORKER_DEPLOYMENT_VERSION_STATUS_INACTIVE, now);
+}
+
 }  // namespace
 
 absl::Status CheckDeploymentName(const std::string& name) {
@@ -572,12 +595,9 @@ absl::StatusOr<wf::SetWorkerDeploymentCurrentVersionResponse> DeploymentRegistry
   if (req.deployment_name().empty()) {
     return absl::InvalidArgumentError("deployment name cannot be empty");
   }
-  std::string build = req.build_id();
-  if (build.empty() && !req.version().empty() && req.version() != kUnversioned) {
-    absl::StatusOr<std::pair<std::string, std::string>> v = RequestedVersion({}, req.version());
-    if (!v.ok()) return v.status();
-    build = v->second;
-  }
+  absl::StatusOr<std::string> requested = RequestedBuild(req.build_id(), req.version());
+  if (!requested.ok()) return requested.status();
+  const std::string build = *std::move(requested);
   wf::SetWorkerDeploymentCurrentVersionResponse out;
   absl::StatusOr<Record> written = Apply(
       namespace_id, req.deployment_name(), /*create=*/req.allow_no_pollers(),
@@ -593,14 +613,9 @@ absl::StatusOr<wf::SetWorkerDeploymentCurrentVersionResponse> DeploymentRegistry
           return Change::kUnchanged;  // no-op: answered with the token as it is
         }
         if (absl::Status s = CheckToken(d, req.conflict_token()); !s.ok()) return s;
-        VersionRecord* target = build.empty() ? nullptr : FindVersion(d, build);
-        if (!build.empty() && target == nullptr) {
-          if (!req.allow_no_pollers()) {
-            return absl::NotFoundError(absl::StrFormat(
-                "build ID '%s' not found in Worker Deployment '%s'", build, d.name()));
-          }
-          target = &AddVersion(d, build, enums::WORKER_DEPLOYMENT_VERSION_STATUS_INACTIVE, now);
-        }
+        absl::StatusOr<VersionRecord*> routed = RoutedVersion(d, build, req.allow_no_pollers(), now);
+        if (!routed.ok()) return routed.status();
+        VersionRecord* target = *routed;
         if (absl::Status s = CheckManager(d, req.identity()); !s.ok()) return s;
         VersionRecord* old = previous.empty() ? nullptr : FindVersion(d, previous);
         if (target != nullptr && old != nullptr && target != old &&
@@ -647,12 +662,9 @@ absl::StatusOr<wf::SetWorkerDeploymentRampingVersionResponse> DeploymentRegistry
   if (!(req.percentage() >= 0 && req.percentage() <= 100)) {
     return absl::InvalidArgumentError("Percentage must be between 0 and 100 (inclusive)");
   }
-  std::string build = req.build_id();
-  if (build.empty() && !req.version().empty() && req.version() != kUnversioned) {
-    absl::StatusOr<std::pair<std::string, std::string>> v = RequestedVersion({}, req.version());
-    if (!v.ok()) return v.status();
-    build = v->second;
-  }
+  absl::StatusOr<std::string> requested = RequestedBuild(req.build_id(), req.version());
+  if (!requested.ok()) return requested.status();
+  const std::string build = *std::move(requested);
   // An empty build id with 0 % unsets the ramp; with more, ramps to the unversioned workers.
   const bool unset = build.empty() && req.percentage() == 0;
   wf::SetWorkerDeploymentRampingVersionResponse out;
@@ -679,14 +691,9 @@ absl::StatusOr<wf::SetWorkerDeploymentRampingVersionResponse> DeploymentRegistry
               "requested ramping version %s is already current",
               build.empty() ? std::string(kUnversioned) : VersionName(d.name(), build)));
         }
-        VersionRecord* target = build.empty() ? nullptr : FindVersion(d, build);
-        if (!build.empty() && target == nullptr) {
-          if (!req.allow_no_pollers()) {
-            return absl::NotFoundError(absl::StrFormat(
-                "build ID '%s' not found in Worker Deployment '%s'", build, d.name()));
-          }
-          target = &AddVersion(d, build, enums::WORKER_DEPLOYMENT_VERSION_STATUS_INACTIVE, now);
-        }
+        absl::StatusOr<VersionRecord*> routed = RoutedVersion(d, build, req.allow_no_pollers(), now);
+        if (!routed.ok()) return routed.status();
+        VersionRecord* target = *routed;
         if (absl::Status s = CheckManager(d, req.identity()); !s.ok()) return s;
         VersionRecord* cur = current.empty() ? nullptr : FindVersion(d, current);
         if (target != nullptr && cur != nullptr && !req.ignore_missing_task_queues() &&
