@@ -1,3 +1,4 @@
+#include "server-core/history/versioning.h"
 #include "server-core/history/replicated_events.h"
 
 #include <algorithm>
@@ -125,6 +126,7 @@ absl::Status ApplyStarted(RunTransaction& tx, const HistoryEvent& e) {
     wait.set_kind(TimerTask::KIND_WORKFLOW_BACKOFF);
     tx.AddTimer(now + backoff, wait);
   }
+  if (a.has_versioning_override()) StartWithOverride(tx, a.versioning_override());
   tx.VisibilityChanged();
   return absl::OkStatus();
 }
@@ -403,6 +405,7 @@ std::optional<absl::Status> ApplyWorkflowTaskEvent(RunTransaction& tx, const His
       }
       state.set_last_completed_workflow_task_started_event_id(a.started_event_id());
       EndWorkflowTask(tx);
+      ApplyCompletedVersioning(tx, a);
       return absl::OkStatus();
     }
     case enums::EVENT_TYPE_WORKFLOW_TASK_FAILED: {

@@ -25,6 +25,10 @@ void SetSearchAttributes(RunTransaction& tx) {
           ? info.versioning_override().pinned().version().deployment_name()
           : info.deployment_version().deployment_name();
   const char* behavior = effective.version.empty() ? "" : effective.pinned ? "Pinned" : "AutoUpgrade";
+  if (effective.version.empty() &&
+      !exec.search_attributes().indexed_fields().contains("TemporalWorkerDeploymentVersion")) {
+    return;  // unversioned, and never was: nothing to write (nor an empty message to add)
+  }
   auto* fields = tx.state().mutable_execution()->mutable_search_attributes()->mutable_indexed_fields();
   bool changed = false;
   for (const auto& [name, value] :
@@ -103,18 +107,27 @@ void RecordWorkerVersion(
     RunTransaction& tx,
     const temporal::api::workflowservice::v1::RespondWorkflowTaskCompletedRequest& req,
     temporal::api::history::v1::WorkflowTaskCompletedEventAttributes& completed) {
-  auto* info = tx.state().mutable_execution()->mutable_versioning_info();
   const auto& options = req.deployment_options();
   if (options.worker_versioning_mode() == enums::WORKER_VERSIONING_MODE_VERSIONED) {
     completed.set_versioning_behavior(req.versioning_behavior());
     completed.set_worker_deployment_name(options.deployment_name());
     completed.mutable_deployment_version()->set_deployment_name(options.deployment_name());
     completed.mutable_deployment_version()->set_build_id(options.build_id());
-    info->set_behavior(req.versioning_behavior());
-    info->mutable_deployment_version()->set_deployment_name(options.deployment_name());
-    info->mutable_deployment_version()->set_build_id(options.build_id());
-  } else if (info->behavior() != enums::VERSIONING_BEHAVIOR_UNSPECIFIED ||
-             info->has_deployment_version()) {
+  }
+  ApplyCompletedVersioning(tx, completed);
+}
+
+void ApplyCompletedVersioning(
+    RunTransaction& tx,
+    const temporal::api::history::v1::WorkflowTaskCompletedEventAttributes& completed) {
+  const auto& exec = tx.state().execution();
+  if (!completed.deployment_version().build_id().empty()) {
+    auto* info = tx.state().mutable_execution()->mutable_versioning_info();
+    info->set_behavior(completed.versioning_behavior());
+    *info->mutable_deployment_version() = completed.deployment_version();
+  } else if (exec.versioning_info().behavior() != enums::VERSIONING_BEHAVIOR_UNSPECIFIED ||
+             exec.versioning_info().has_deployment_version()) {
+    auto* info = tx.state().mutable_execution()->mutable_versioning_info();
     info->clear_behavior();
     info->clear_deployment_version();
   }

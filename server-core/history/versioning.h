@@ -37,5 +37,10 @@ void StartWithOverride(RunTransaction& tx,
 void RecordWorkerVersion(RunTransaction& tx,
                          const temporal::api::workflowservice::v1::RespondWorkflowTaskCompletedRequest& req,
                          temporal::api::history::v1::WorkflowTaskCompletedEventAttributes& completed);
+// What a WorkflowTaskCompleted event records of versioning, applied to the run: by the active
+// side after writing it (RecordWorkerVersion), by a standby replaying it.
+void ApplyCompletedVersioning(
+    RunTransaction& tx,
+    const temporal::api::history::v1::WorkflowTaskCompletedEventAttributes& completed);
 
 }  // namespace tock::server::history

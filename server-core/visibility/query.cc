@@ -223,8 +223,8 @@ class Parser {
     return Invalid(absl::StrCat(
         "unknown field ", Quote(t.text), " at position ", t.position,
         "; fields: WorkflowId, WorkflowType, RunId, ExecutionStatus, TaskQueue, StartTime, "
-        "CloseTime, ExecutionTime, TemporalWorkerDeployment, TemporalWorkerDeploymentVersion, "
-        "TemporalWorkflowVersioningBehavior and the namespace's custom search attributes"));
+        "CloseTime, ExecutionTime, the Worker Deployment attributes and the namespace's custom "
+        "search attributes"));
   }
 
   absl::Status NotAValue(const Token& t, const Field& field, absl::string_view expected) const {

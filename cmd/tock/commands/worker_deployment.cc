@@ -424,6 +424,10 @@ void AddManagerIdentity(CLI::App& group, CommandContext& ctx) {
   CLI::App* manager = group.add_subcommand(
       "manager-identity", "Who may change the deployment's routing: set or unset");
   manager->require_subcommand(1);
+  manager->footer(
+      "Examples:\n"
+      "  tock worker deployment manager-identity set --deployment-name billing --self --yes\n"
+      "  tock worker deployment manager-identity unset --deployment-name billing --yes\n");
   for (const bool set : {true, false}) {
     struct Flags {
       std::string deployment;
