@@ -348,6 +348,11 @@ void DeploymentRegistry::Install(const std::string& namespace_id, const std::str
   Tell({namespace_id});
 }
 
+void DeploymentRegistry::Modified(Record& d, const std::string& identity) {
+  d.set_last_modifier_identity(identity);
+  d.set_conflict_token(NewToken(d.conflict_token()));
+}
+
 std::string DeploymentRegistry::NewToken(const std::string& previous) {
   uint64_t prev = 0;
   for (unsigned char c : previous.substr(0, 8)) prev = (prev << 8) | c;
@@ -382,9 +387,12 @@ absl::StatusOr<DeploymentRegistry::Record> DeploymentRegistry::Apply(
     absl::StatusOr<Change> change = fn(record, created);
     if (!change.ok()) return change.status();
     if (*change == Change::kUnchanged) return record;
-    absl::Status wrote = created ? store_.Create(record) : store_.Update(record, revision);
+    const bool removing = *change == Change::kDelete && !created;
+    absl::Status wrote = removing  ? store_.Delete(namespace_id, name, revision)
+                         : created ? store_.Create(record)
+                                   : store_.Update(record, revision);
     if (wrote.ok()) {
-      Install(namespace_id, name, &record, revision + 1);
+      Install(namespace_id, name, removing ? nullptr : &record, revision + 1);
       return record;
     }
     // Another host's change (or creation) came first: read it and decide again.
@@ -645,8 +653,7 @@ absl::StatusOr<wf::SetWorkerDeploymentCurrentVersionResponse> DeploymentRegistry
                           rc->mutable_current_version());
         *rc->mutable_current_version_changed_time() = ToProtoTime(now);
         rc->set_revision_number(rc->revision_number() + 1);
-        d.set_last_modifier_identity(req.identity());
-        d.set_conflict_token(NewToken(d.conflict_token()));
+        Modified(d, req.identity());
         return Change::kWrite;
       });
   if (!written.ok()) return written.status();
@@ -727,8 +734,7 @@ absl::StatusOr<wf::SetWorkerDeploymentRampingVersionResponse> DeploymentRegistry
         }
         *rc->mutable_ramping_version_percentage_changed_time() = ToProtoTime(now);
         rc->set_revision_number(rc->revision_number() + 1);
-        d.set_last_modifier_identity(req.identity());
-        d.set_conflict_token(NewToken(d.conflict_token()));
+        Modified(d, req.identity());
         return Change::kWrite;
       });
   if (!written.ok()) return written.status();
@@ -782,29 +788,14 @@ absl::Status DeploymentRegistry::DeleteDeployment(const std::string& namespace_i
   if (req.deployment_name().empty()) {
     return absl::InvalidArgumentError("deployment name cannot be empty");
   }
-  for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
-    absl::StatusOr<persistence::StoredDeployment> stored =
-        store_.Get(namespace_id, req.deployment_name());
-    if (!stored.ok()) {
-      return stored.status().code() == absl::StatusCode::kNotFound
-                 ? DeploymentNotFound(req.deployment_name())
-                 : stored.status();
-    }
-    if (stored->record.versions_size() > 0) {
-      return absl::FailedPreconditionError("deployment has versions, can't be deleted");
-    }
-    absl::Status deleted = store_.Delete(namespace_id, req.deployment_name(), stored->revision);
-    if (deleted.ok()) {
-      Install(namespace_id, req.deployment_name(), nullptr, 0);
-      return absl::OkStatus();
-    }
-    if (deleted.code() != absl::StatusCode::kAborted) {
-      return deleted.code() == absl::StatusCode::kNotFound
-                 ? DeploymentNotFound(req.deployment_name())
-                 : deleted;
-    }
-  }
-  return absl::UnavailableError("the Worker Deployment is being changed by too many callers at once; retry");
+  return Apply(namespace_id, req.deployment_name(), /*create=*/false,
+               [](Record& d, bool) -> absl::StatusOr<Change> {
+                 if (d.versions_size() > 0) {
+                   return absl::FailedPreconditionError("deployment has versions, can't be deleted");
+                 }
+                 return Change::kDelete;
+               })
+      .status();
 }
 
 absl::StatusOr<wf::UpdateWorkerDeploymentVersionMetadataResponse>
@@ -859,8 +850,7 @@ absl::StatusOr<wf::SetWorkerDeploymentManagerResponse> DeploymentRegistry::SetMa
         if (absl::Status s = CheckToken(d, req.conflict_token()); !s.ok()) return s;
         if (absl::Status s = CheckManager(d, req.identity()); !s.ok()) return s;
         d.set_manager_identity(manager);
-        d.set_last_modifier_identity(req.identity());
-        d.set_conflict_token(NewToken(d.conflict_token()));
+        Modified(d, req.identity());
         return Change::kWrite;
       });
   if (!written.ok()) return written.status();

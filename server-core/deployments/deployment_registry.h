@@ -125,9 +125,9 @@ class DeploymentRegistry {
 
  private:
   using Record = persistence::WorkerDeploymentRecord;
-  // What a change function decides: write the record, or leave it (a no-op call answers
-  // success without a write, as Temporal does).
-  enum class Change { kWrite, kUnchanged };
+  // What a change function decides: write the record, leave it (a no-op call answers
+  // success without a write, as Temporal does), or delete it.
+  enum class Change { kWrite, kUnchanged, kDelete };
   using ChangeFn = std::function<absl::StatusOr<Change>(Record& record, bool created)>;
   // Reads the deployment (a new empty one when missing and `create`), applies `fn`, writes
   // it by compare-and-swap, again on a lost race; the record as written (or left). A missing
@@ -140,6 +140,8 @@ class DeploymentRegistry {
                int64_t revision);
   void RebuildLocked(const std::string& namespace_id);
   void Tell(const std::vector<std::string>& changed) const;
+  // A client's change: its identity as the last modifier, and a new conflict token.
+  void Modified(Record& d, const std::string& identity);
   // A new conflict token, after `previous` (the update time in nanoseconds, big-endian).
   std::string NewToken(const std::string& previous);
   void ScheduleTick();

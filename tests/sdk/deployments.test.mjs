@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import * as activities from './activities.mjs';
+import { eventually } from './clusters.mjs';
 import { clientRetries, hostsFromEnv, startHosts, startServer, uniqueName } from './server.mjs';
 
 const DEADLINE = { timeout: 120_000 };
@@ -42,16 +43,6 @@ after(async () => {
   }
 }, DEADLINE);
 
-async function eventually(read, ok, what) {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const answer = await read().catch((e) => ({ error: e.message }));
-    if (ok(answer)) return answer;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(answer)}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
-
 // Starts a worker of `buildId` (its default behaviour `behavior`) and waits until its
 // version has registered both of the queue's types (workflow and activity).
 async function startWorker(native, taskQueue, deploymentName, buildId, behavior) {
@@ -61,9 +52,11 @@ async function startWorker(native, taskQueue, deploymentName, buildId, behavior)
       defaultVersioningBehavior: behavior },
   });
   const running = worker.run();
-  await eventually(() => connection.workflowService.describeWorkerDeploymentVersion({
-    namespace: 'default', deploymentVersion: { deploymentName, buildId } }),
-  (r) => r.workerDeploymentVersionInfo?.taskQueueInfos?.length === 2, `${buildId} registered`);
+  await eventually(async () => {
+    const r = await connection.workflowService.describeWorkerDeploymentVersion({
+      namespace: 'default', deploymentVersion: { deploymentName, buildId } });
+    assert.equal(r.workerDeploymentVersionInfo.taskQueueInfos.length, 2);
+  }, { timeoutMs: 30_000, what: `${buildId} registered` });
   return { worker, running };
 }
 

@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import * as activities from './activities.mjs';
+import { eventually } from './clusters.mjs';
 import { clientRetries, startServer, uniqueName } from './server.mjs';
 
 const DEADLINE = { timeout: 60_000 };
@@ -34,17 +35,6 @@ after(async () => {
   }
 }, DEADLINE);
 
-// Calls `read` until `ok(answer)` (at most 20 s: the worker heartbeats every second).
-async function eventually(read, ok, what) {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const answer = await read();
-    if (ok(answer)) return answer;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(answer)}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
-
 test('a running worker heartbeats and is listed, counted and described', DEADLINE, async () => {
   const service = connection.workflowService;
   const taskQueue = uniqueName('heartbeats');
@@ -53,8 +43,12 @@ test('a running worker heartbeats and is listed, counted and described', DEADLIN
     const worker = await Worker.create({ connection: native, namespace: 'default', taskQueue, workflowsPath, activities });
     await worker.runUntil(async () => {
       const query = `TaskQueue = '${taskQueue}'`;
-      const listed = await eventually(() => service.listWorkers({ namespace: 'default', query }),
-        (r) => r.workers.length === 1, 'the worker in ListWorkers');
+      // The worker heartbeats every second.
+      const listed = await eventually(async () => {
+        const r = await service.listWorkers({ namespace: 'default', query });
+        assert.equal(r.workers.length, 1);
+        return r;
+      }, { timeoutMs: 20_000, what: 'the worker in ListWorkers' });
       const w = listed.workers[0];
       assert.equal(w.taskQueue, taskQueue);
       assert.equal(w.sdkName, 'temporal-typescript');
@@ -101,8 +95,8 @@ test('a versioned worker\'s behaviour and version are recorded on its workflow t
       // A versioned worker gets tasks once its version is current (Temporal's rule): its
       // first poll registered the version.
       const service = connection.workflowService;
-      await eventually(() => service.describeWorkerDeployment({ namespace: 'default', deploymentName: 'billing' })
-        .catch(() => null), (r) => r !== null, 'the version registered by the worker\'s poll');
+      await eventually(() => service.describeWorkerDeployment({ namespace: 'default', deploymentName: 'billing' }),
+        { timeoutMs: 20_000, what: 'the version registered by the worker\'s poll' });
       await service.setWorkerDeploymentCurrentVersion({ namespace: 'default', deploymentName: 'billing',
         buildId: 'v1', identity: 'workers-test', ignoreMissingTaskQueues: true });
       await client.workflow.execute('timerThenReturn', { taskQueue, workflowId, args: [10] });
