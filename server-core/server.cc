@@ -250,8 +250,13 @@ class TockServerImpl : public TockServer {
     matching_->SetMetrics(*server_metrics_);
     // Worker Deployments: their routing steers matching; a change (here or read from another
     // host's) matches the namespace's held tasks again.
+    deployments::DeploymentLimits deployment_limits;
+    if (shared_database_) {
+      // Two refreshes: one that began just before the write reads the old routing.
+      deployment_limits.routing_propagation = 2 * deployments::DeploymentRegistry::kRefreshInterval;
+    }
     deployments_ = std::make_unique<deployments::DeploymentRegistry>(
-        persistence_->deployments(), clock_, *timer_thread_, logger_);
+        persistence_->deployments(), clock_, *timer_thread_, logger_, deployment_limits);
     matching_->SetRouting([this](const std::string& namespace_id) {
       return deployments_->Routing(namespace_id);
     });

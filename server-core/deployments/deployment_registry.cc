@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
 #include "lib/common/ids.h"
 #include "lib/common/time_format.h"
 
@@ -348,6 +349,10 @@ void DeploymentRegistry::Install(const std::string& namespace_id, const std::str
   Tell({namespace_id});
 }
 
+void DeploymentRegistry::AwaitPropagation() const {
+  if (limits_.routing_propagation > absl::ZeroDuration()) absl::SleepFor(limits_.routing_propagation);
+}
+
 void DeploymentRegistry::Modified(Record& d, const std::string& identity) {
   d.set_last_modifier_identity(identity);
   d.set_conflict_token(NewToken(d.conflict_token()));
@@ -607,6 +612,7 @@ absl::StatusOr<wf::SetWorkerDeploymentCurrentVersionResponse> DeploymentRegistry
   if (!requested.ok()) return requested.status();
   const std::string build = *std::move(requested);
   wf::SetWorkerDeploymentCurrentVersionResponse out;
+  bool changed = false;  // written: not a no-op
   absl::StatusOr<Record> written = Apply(
       namespace_id, req.deployment_name(), /*create=*/req.allow_no_pollers(),
       [&](Record& d, bool) -> absl::StatusOr<Change> {
@@ -654,9 +660,11 @@ absl::StatusOr<wf::SetWorkerDeploymentCurrentVersionResponse> DeploymentRegistry
         *rc->mutable_current_version_changed_time() = ToProtoTime(now);
         rc->set_revision_number(rc->revision_number() + 1);
         Modified(d, req.identity());
+        changed = true;
         return Change::kWrite;
       });
   if (!written.ok()) return written.status();
+  if (changed) AwaitPropagation();
   out.set_conflict_token(written->conflict_token());
   return out;
 }
@@ -675,6 +683,7 @@ absl::StatusOr<wf::SetWorkerDeploymentRampingVersionResponse> DeploymentRegistry
   // An empty build id with 0 % unsets the ramp; with more, ramps to the unversioned workers.
   const bool unset = build.empty() && req.percentage() == 0;
   wf::SetWorkerDeploymentRampingVersionResponse out;
+  bool changed = false;  // written: not a no-op
   absl::StatusOr<Record> written = Apply(
       namespace_id, req.deployment_name(), /*create=*/req.allow_no_pollers(),
       [&](Record& d, bool) -> absl::StatusOr<Change> {
@@ -735,9 +744,11 @@ absl::StatusOr<wf::SetWorkerDeploymentRampingVersionResponse> DeploymentRegistry
         *rc->mutable_ramping_version_percentage_changed_time() = ToProtoTime(now);
         rc->set_revision_number(rc->revision_number() + 1);
         Modified(d, req.identity());
+        changed = true;
         return Change::kWrite;
       });
   if (!written.ok()) return written.status();
+  if (changed) AwaitPropagation();
   out.set_conflict_token(written->conflict_token());
   return out;
 }

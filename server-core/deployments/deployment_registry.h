@@ -56,6 +56,11 @@ struct DeploymentLimits {
   absl::Duration poller_ttl = absl::Minutes(5);  // matching.PollerHistoryTTL
   absl::Duration drainage_grace = absl::Minutes(3);
   absl::Duration drainage_refresh = absl::Minutes(3);
+  // With hosts sharing the database: how long a routing change (current or ramping version)
+  // waits before it answers, so that every host has read it by then (each reads every
+  // kRefreshInterval) and routes by it, as Temporal's answer waits for the task queues to have
+  // the new routing. Zero on one host, whose routing changes with the write.
+  absl::Duration routing_propagation = absl::ZeroDuration();
 };
 
 class DeploymentRegistry {
@@ -144,6 +149,8 @@ class DeploymentRegistry {
   void Modified(Record& d, const std::string& identity);
   // A new conflict token, after `previous` (the update time in nanoseconds, big-endian).
   std::string NewToken(const std::string& previous);
+  // After a routing change was written: waits limits_.routing_propagation (see there).
+  void AwaitPropagation() const;
   void ScheduleTick();
   void Tick();
 
