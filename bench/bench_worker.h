@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -51,13 +52,31 @@ grpc::Status WithRetries(Call call) {
 // The trivial worker's decision: schedule the activity first, complete once it returned. It
 // asks for the activity eagerly, as the SDKs do by default: a server that hands it back in
 // the completion's answer saves its trip through the activity queue.
+// A worker of a deployment version says which version it is on every poll and completion.
+struct WorkerVersion {
+  std::string deployment;  // empty: an unversioned worker
+  std::string build_id;
+  bool versioned() const { return !deployment.empty(); }
+  void Fill(temporal::api::deployment::v1::WorkerDeploymentOptions* options) const {
+    options->set_deployment_name(deployment);
+    options->set_build_id(build_id);
+    options->set_worker_versioning_mode(temporal::api::enums::v1::WORKER_VERSIONING_MODE_VERSIONED);
+  }
+};
+
 inline temporal::api::workflowservice::v1::RespondWorkflowTaskCompletedRequest Decide(
-    const std::string& ns, const temporal::api::workflowservice::v1::PollWorkflowTaskQueueResponse& task) {
+    const std::string& ns, const temporal::api::workflowservice::v1::PollWorkflowTaskQueueResponse& task,
+    const WorkerVersion& version = {}) {
   namespace enums = temporal::api::enums::v1;
   temporal::api::workflowservice::v1::RespondWorkflowTaskCompletedRequest req;
   req.set_namespace_(ns);
   req.set_task_token(task.task_token());
   req.set_identity("bench");
+  if (version.versioned()) {
+    // Pinned: the routing path that checks the run's own version on every task.
+    version.Fill(req.mutable_deployment_options());
+    req.set_versioning_behavior(enums::VERSIONING_BEHAVIOR_PINNED);
+  }
   bool activity_done = false;
   for (const auto& e : task.history().events()) {
     activity_done |= e.event_type() == enums::EVENT_TYPE_ACTIVITY_TASK_COMPLETED;
@@ -99,11 +118,34 @@ struct WorkflowLoad {
   int workflows = 0;
   int pollers = 8;  // of each kind
   int starters = 8;
+  // Versioned workers: their version is made current before the first start.
+  WorkerVersion version;
   // The stub caller k uses (starter k, workflow poller k, activity poller k + 1).
   std::function<WorkflowStub*(int)> stub_for;
   // Called once per workflow when the worker's completing call returned (optional).
   std::function<void(const std::string& workflow_id, Clock::time_point)> on_completed;
 };
+
+// Makes `version` its deployment's current version once its pollers registered it (their
+// first poll does); false if that did not happen within 30 s.
+inline bool MakeCurrent(WorkflowStub* stub, const std::string& ns, const WorkerVersion& version) {
+  namespace wf = temporal::api::workflowservice::v1;
+  wf::SetWorkerDeploymentCurrentVersionRequest req;
+  req.set_namespace_(ns);
+  req.set_deployment_name(version.deployment);
+  req.set_build_id(version.build_id);
+  req.set_identity("bench");
+  grpc::Status s;
+  for (const auto limit = Clock::now() + std::chrono::seconds(30); Clock::now() < limit;
+       std::this_thread::sleep_for(std::chrono::milliseconds(50))) {
+    grpc::ClientContext ctx;
+    wf::SetWorkerDeploymentCurrentVersionResponse resp;
+    s = stub->SetWorkerDeploymentCurrentVersion(&ctx, req, &resp);
+    if (s.ok()) return true;
+  }
+  std::fprintf(stderr, "SetWorkerDeploymentCurrentVersion: %s\n", s.error_message().c_str());
+  return false;
+}
 
 struct LoadResult {
   int completed = 0;
@@ -128,11 +170,12 @@ inline LoadResult RunWorkflows(const WorkflowLoad& load) {
       poll.set_namespace_(load.ns);
       poll.mutable_task_queue()->set_name(load.queue);
       poll.set_identity("bench");
+      if (load.version.versioned()) load.version.Fill(poll.mutable_deployment_options());
       grpc::ClientContext ctx;
       ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
       wf::PollWorkflowTaskQueueResponse task;
       if (!stub->PollWorkflowTaskQueue(&ctx, poll, &task).ok() || task.task_token().empty()) continue;
-      wf::RespondWorkflowTaskCompletedRequest req = Decide(load.ns, task);
+      wf::RespondWorkflowTaskCompletedRequest req = Decide(load.ns, task, load.version);
       wf::RespondWorkflowTaskCompletedResponse resp;
       grpc::Status s = WithRetries([&] {
         grpc::ClientContext rctx;
@@ -161,6 +204,7 @@ inline LoadResult RunWorkflows(const WorkflowLoad& load) {
       poll.set_namespace_(load.ns);
       poll.mutable_task_queue()->set_name(load.queue);
       poll.set_identity("bench");
+      if (load.version.versioned()) load.version.Fill(poll.mutable_deployment_options());
       grpc::ClientContext ctx;
       ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
       wf::PollActivityTaskQueueResponse task;
@@ -172,6 +216,11 @@ inline LoadResult RunWorkflows(const WorkflowLoad& load) {
   std::vector<std::thread> threads;
   for (int i = 0; i < load.pollers; ++i) threads.emplace_back(workflow_poller, load.stub_for(i));
   for (int i = 0; i < load.pollers; ++i) threads.emplace_back(activity_poller, load.stub_for(i + 1));
+  if (load.version.versioned() && !MakeCurrent(load.stub_for(0), load.ns, load.version)) {
+    done = true;
+    for (auto& t : threads) t.join();
+    return result;
+  }
   const auto begin = Clock::now();
   std::vector<std::thread> starters;
   std::atomic<int> next{0};

@@ -8,6 +8,8 @@ cd "$(dirname "$0")/.."
 ./build/bench/workflow_bench ./build/cmd/tock-server/tock-server 2000
 # Issue 35: eager activities against the same worker's activities through the queue.
 ./build/bench/workflow_bench ./build/cmd/tock-server/tock-server 2000 8 --eager
+# Issue 37: workers of a current deployment version (runs pinned) against unversioned ones.
+./build/bench/workflow_bench ./build/cmd/tock-server/tock-server 2000 8 --versioned
 ./build/bench/history_bench ./build/cmd/tock-server/tock-server
 ./build/bench/idle_memory_bench ./build/cmd/tock-server/tock-server 10000
 ./build/bench/repl_bench ./build/cmd/tock-server/tock-server ./build/cmd/tock/tock

@@ -14,7 +14,8 @@
 // connections on the same server (so the same durability settings); and N hosts against one.
 //
 // Usage: workflow_bench TOCK_SERVER [workflows] [pollers per kind] [--archive |
-//        --observability | --faults RATE | --eager | --handler-threads | --partitions]
+//        --observability | --faults RATE | --eager | --handler-threads | --partitions |
+//        --versioned]
 //        [--rounds N] [--postgres ADMIN_URL [--hosts N]] [--synchronous full|normal|both]
 //        [--sync-delay D]
 //   --sync-delay D (the default run): a slower disk for the server and the raw loop alike,
@@ -32,7 +33,10 @@
 //   --partitions (with --postgres): alternates rounds of N hosts whose workers' polls wait on
 //   their host's partition of the queue first (the default) and N hosts that send every
 //   poll to the queue's host (membership.partition_wait: 0s), and prints the ratio;
-//   --partition-wait D sets the first ones' wait (the server's default otherwise).
+//   --partition-wait D sets the first ones' wait (the server's default otherwise);
+//   --versioned: alternates rounds of workers of a Worker Deployment version (current, their
+//   runs pinned to it: matching routes each task by version) and unversioned workers, and
+//   prints the ratio (issue 37: at least 0.9).
 // The worker retries UNAVAILABLE and DEADLINE_EXCEEDED as the SDKs do (a call that failed
 // after its change was made then answers NOT_FOUND, which counts as done).
 #include <fcntl.h>
@@ -236,7 +240,8 @@ bool WaitForSettledRing(const std::string& address, size_t hosts) {
 // reach a host that forwards them to the run's or the queue's owner.
 Round RunRound(const std::string& binary, int workflows, int pollers, bool archive,
                const std::vector<std::string>& extra_args, const std::string& postgres_admin = "",
-               int hosts = 1, bool count = true, const std::string& membership_yaml = "") {
+               int hosts = 1, bool count = true, const std::string& membership_yaml = "",
+               const tock::bench::WorkerVersion& version = {}) {
   Round round;
   char dir_template[] = "/tmp/tock-bench-XXXXXX";
   const std::string dir = mkdtemp(dir_template);
@@ -295,6 +300,7 @@ Round RunRound(const std::string& binary, int workflows, int pollers, bool archi
   load.workflows = workflows;
   load.pollers = pollers;
   load.stub_for = stub_for;
+  load.version = version;
   auto read_counters = [&] {
     tock::bench::ServerCounters sum;
     for (const auto& server : servers) sum += tock::bench::ReadServerCounters(server.pid, server.banner_value);
@@ -389,7 +395,8 @@ int Compare(const std::string& binary, int workflows, int pollers, int rounds,
             const char* variant_name, const std::vector<std::string>& variant_args,
             bool count = true, const std::string& postgres_admin = "", int hosts = 1,
             const std::string& baseline_membership = "",
-            const std::string& variant_membership = "") {
+            const std::string& variant_membership = "",
+            const tock::bench::WorkerVersion& variant_version = {}) {
   std::vector<double> base, variant;
   bool all = true;
   for (int r = 0; r < rounds; ++r) {
@@ -397,7 +404,8 @@ int Compare(const std::string& binary, int workflows, int pollers, int rounds,
       const bool is_variant = (k == 0) == (r % 2 == 1);
       Round round = RunRound(binary, workflows, pollers, false,
                              is_variant ? variant_args : baseline_args, postgres_admin, hosts,
-                             count, is_variant ? variant_membership : baseline_membership);
+                             count, is_variant ? variant_membership : baseline_membership,
+                             is_variant ? variant_version : tock::bench::WorkerVersion{});
       all &= round.completed == workflows;
       (is_variant ? variant : base).push_back(round.rate());
       std::printf("round %d  %-28s %d of %d, %.0f workflows/s\n", r + 1,
@@ -553,7 +561,7 @@ int main(int argc, char** argv) {
   if (argc < 2) {
     std::cerr << "usage: workflow_bench TOCK_SERVER [workflows] [pollers per kind] "
                  "[--archive | --observability | --faults RATE | --eager | --handler-threads |\n"
-                 "  --partitions]\n"
+                 "  --partitions | --versioned]\n"
                  "  [--rounds N] "
                  "[--postgres ADMIN_URL [--hosts N]] [--synchronous full|normal|both]\n"
                  "  [--sync-delay D]\n"
@@ -569,6 +577,8 @@ int main(int argc, char** argv) {
                  "  --partitions: with --postgres, N hosts whose polls wait on their host's\n"
                  "    partition first (the default, or --partition-wait D) against polls sent to\n"
                  "    the queue's host\n"
+                 "  --versioned: ratio of workers of a current deployment version (runs pinned)\n"
+                 "    to unversioned workers\n"
                  "  --synchronous: the server's persistence.sqlite.synchronous in the default run\n"
                  "  (full: power-safe, tock-server's default; normal: process-crash-safe); both\n"
                  "  (the default) reports each against a raw SQLite loop in the same mode\n"
@@ -579,7 +589,7 @@ int main(int argc, char** argv) {
   const int workflows = argc > 2 ? std::stoi(argv[2]) : 2000;
   const int pollers = argc > 3 ? std::stoi(argv[3]) : 8;  // per kind (workflow, activity)
   bool archive = false, observability = false, eager = false, handler_threads = false,
-       partitions = false;
+       partitions = false, versioned = false;
   std::string fault_rate, postgres_admin, partition_wait, sync_delay;
   int rounds = 3, hosts = 3;
   bool rounds_given = false;
@@ -591,6 +601,7 @@ int main(int argc, char** argv) {
     if (a == "--eager") eager = true;
     if (a == "--handler-threads") handler_threads = true;
     if (a == "--partitions") partitions = true;
+    if (a == "--versioned") versioned = true;
     if (a == "--partition-wait" && i + 1 < argc) partition_wait = argv[++i];
     if (a == "--faults" && i + 1 < argc) fault_rate = argv[++i];
     if (a == "--rounds" && i + 1 < argc) rounds = std::stoi(argv[++i]);
@@ -647,6 +658,11 @@ int main(int argc, char** argv) {
                    {"--persistence-fault-rate", fault_rate, "--persistence-fault-seed", "7"});
   }
 
+  if (versioned) {
+    return Compare(binary, workflows, pollers, rounds, "unversioned workers", {},
+                   "versioned workers (pinned)", {}, true, "", 1, "", "",
+                   tock::bench::WorkerVersion{"bench-deployment", "build-1"});
+  }
   if (partitions) {
     if (postgres_admin.empty()) {
       std::cerr << "workflow_bench: --partitions needs --postgres ADMIN_URL\n";
