@@ -292,6 +292,17 @@ class TockServerImpl : public TockServer {
     history_->SetArchivalCheck(
         [this](const std::string& namespace_id) { return namespaces_->ArchivesById(namespace_id); });
     history_->SetSearchAttributeSchemas(*namespaces_);
+    history_->SetVersionRouting(
+        {.polls = [this](const std::string& namespace_id, const std::string& version,
+                         const std::string& task_queue) {
+           return deployments_->Routing(namespace_id)
+               ->Polls(version, task_queue, persistence::TaskKind::kWorkflow);
+         },
+         .target = [this](const std::string& namespace_id, const std::string& task_queue,
+                          const std::string& workflow_id) {
+           return deployments_->Routing(namespace_id)
+               ->UnpinnedTarget(task_queue, persistence::TaskKind::kWorkflow, workflow_id);
+         }});
     namespace_activity_ = std::make_unique<replication::NamespaceActivity>(
         persistence_->namespaces(), *namespaces_, RealClock());  // its cache ages in real time
     history_->SetNamespaceActivity(

@@ -62,10 +62,9 @@ class AnyShard {
   virtual absl::StatusOr<wf::PollWorkflowTaskQueueResponse> StartQueryTask(
       const NamespaceRef& ns, const persistence::TaskQueueTask& task) = 0;
 
-  // A child run of `parent` (ALREADY_EXISTS when its request id started one before).
+  // A child run of `child.parent()` (ALREADY_EXISTS when its request id started one before).
   virtual absl::StatusOr<wf::StartWorkflowExecutionResponse> StartChildWorkflow(
-      const NamespaceRef& ns, const wf::StartWorkflowExecutionRequest& req,
-      const tock::persistence::v1::ParentInfo& parent) = 0;
+      const NamespaceRef& ns, const tock::cluster::v1::StartChild& child) = 0;
   // The parent records that its child closed (NOT_FOUND when the parent is gone).
   virtual absl::Status RecordChildClosed(const tock::cluster::v1::ChildClosed& closed) = 0;
 

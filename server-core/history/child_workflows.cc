@@ -35,6 +35,9 @@ absl::Status HistoryEngine::ApplyStartChildCommand(RunTransaction& tx, const Nam
     return absl::UnimplementedError(
         "child workflows in another namespace are not supported by this server yet");
   }
+  if (a.has_versioning_override()) {
+    if (absl::Status s = CheckVersioningOverride(a.versioning_override()); !s.ok()) return s;
+  }
   HistoryEvent& e = tx.Append(enums::EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED);
   auto* ev = e.mutable_start_child_workflow_execution_initiated_event_attributes();
   ev->set_namespace_(ns.name);
@@ -56,6 +59,7 @@ absl::Status HistoryEngine::ApplyStartChildCommand(RunTransaction& tx, const Nam
   *ev->mutable_header() = a.header();
   *ev->mutable_memo() = a.memo();
   *ev->mutable_search_attributes() = a.search_attributes();
+  if (a.has_versioning_override()) *ev->mutable_versioning_override() = a.versioning_override();
 
   ChildExecutionInfo child;
   child.set_initiated_event_id(e.event_id());
@@ -160,7 +164,8 @@ absl::Status HistoryEngine::StartChild(const persistence::TaskQueueTask& task) {
   const NamespaceRef ns{a.namespace_id(), a.namespace_(), -1};
 
   // Start the child, unless a run with this request id exists already (a repeated task).
-  wf::StartWorkflowExecutionRequest start;
+  tock::cluster::v1::StartChild child;
+  wf::StartWorkflowExecutionRequest& start = *child.mutable_start();
   start.set_namespace_(a.namespace_());
   start.set_workflow_id(a.workflow_id());
   *start.mutable_workflow_type() = a.workflow_type();
@@ -176,14 +181,26 @@ absl::Status HistoryEngine::StartChild(const persistence::TaskQueueTask& task) {
   *start.mutable_header() = a.header();
   *start.mutable_memo() = a.memo();
   *start.mutable_search_attributes() = a.search_attributes();
-  tock::persistence::v1::ParentInfo parent_info;
+  // Worker Deployments: the child's own override, else the parent's pinned one; and the
+  // parent's version when the child's queue is polled by it (history/versioning.h).
+  const auto& parent_exec = parent_state->execution();
+  const auto polls = VersionPollsIn(parent.namespace_id);
+  std::optional<temporal::api::workflow::v1::VersioningOverride> override_ =
+      a.has_versioning_override() ? a.versioning_override()
+                                  : InheritOverride(parent_exec, a.task_queue().name(), polls);
+  if (override_) *start.mutable_versioning_override() = *override_;
+  const InheritedVersion inherited =
+      InheritVersion(parent_exec, nullptr, Successor::kChild, a.task_queue().name(), polls);
+  if (inherited.pinned) *child.mutable_inherited_pinned_version() = *inherited.pinned;
+  if (inherited.auto_upgrade) *child.mutable_inherited_auto_upgrade_info() = *inherited.auto_upgrade;
+  tock::persistence::v1::ParentInfo& parent_info = *child.mutable_parent();
   parent_info.set_namespace_(ns.name);
   parent_info.set_namespace_id(parent.namespace_id);
   parent_info.set_workflow_id(parent.workflow_id);
   parent_info.set_run_id(parent.run_id);
   parent_info.set_initiated_event_id(t.scheduled_event_id());
   absl::StatusOr<wf::StartWorkflowExecutionResponse> started =
-      any_shard_->StartChildWorkflow(ns, start, parent_info);
+      any_shard_->StartChildWorkflow(ns, child);
   if (!started.ok() && started.status().code() != absl::StatusCode::kAlreadyExists) {
     return started.status();
   }
@@ -271,9 +288,13 @@ absl::Status HistoryEngine::CloseExecution(const persistence::TaskQueueTask& tas
 }
 
 absl::StatusOr<wf::StartWorkflowExecutionResponse> HistoryEngine::StartChildWorkflow(
-    const NamespaceRef& ns, const wf::StartWorkflowExecutionRequest& req,
-    const tock::persistence::v1::ParentInfo& parent) {
-  return StartWorkflowWithParent(ns, req, parent);
+    const NamespaceRef& ns, const tock::cluster::v1::StartChild& child) {
+  InheritedVersion inherited;
+  if (child.has_inherited_pinned_version()) inherited.pinned = child.inherited_pinned_version();
+  if (child.has_inherited_auto_upgrade_info()) {
+    inherited.auto_upgrade = child.inherited_auto_upgrade_info();
+  }
+  return StartWorkflowWithParent(ns, child.start(), child.parent(), inherited);
 }
 
 absl::Status HistoryEngine::RecordChildClosed(const tock::cluster::v1::ChildClosed& closed) {

@@ -1017,14 +1017,14 @@ absl::StatusOr<wf::StartWorkflowExecutionResponse> HistoryEngine::StartWorkflow(
 
 absl::StatusOr<wf::StartWorkflowExecutionResponse> HistoryEngine::StartWorkflowWithParent(
     const NamespaceRef& ns, const wf::StartWorkflowExecutionRequest& req,
-    std::optional<tock::persistence::v1::ParentInfo> parent) {
+    std::optional<tock::persistence::v1::ParentInfo> parent, const InheritedVersion& inherited) {
   // One start time for the cron wait, the execution expiration and the run itself.
   const absl::Time now = clock_.Now();
   absl::StatusOr<absl::Duration> cron_wait = ValidateStart(ns, req, now);
   if (!cron_wait.ok()) return cron_wait.status();
   std::shared_ptr<std::mutex> id_lock = IdLock(ns.id, req.workflow_id());
   std::lock_guard lock(*id_lock);
-  return StartLocked(ns, req, std::move(parent), nullptr, now, *cron_wait);
+  return StartLocked(ns, req, std::move(parent), nullptr, now, *cron_wait, nullptr, inherited);
 }
 
 absl::StatusOr<absl::Duration> HistoryEngine::ValidateStart(
@@ -1150,7 +1150,8 @@ HistoryEngine::NewRun HistoryEngine::NewRunOf(const wf::StartWorkflowExecutionRe
 absl::StatusOr<wf::StartWorkflowExecutionResponse> HistoryEngine::StartLocked(
     const NamespaceRef& ns, const wf::StartWorkflowExecutionRequest& req,
     std::optional<tock::persistence::v1::ParentInfo> parent, const StartSignal* signal,
-    absl::Time now, absl::Duration cron_wait, const temporal::api::update::v1::Request* update) {
+    absl::Time now, absl::Duration cron_wait, const temporal::api::update::v1::Request* update,
+    const InheritedVersion& inherited) {
   absl::StatusOr<StartAdmission> admission = AdmitStart(ns, req);
   if (!admission.ok()) return admission.status();
   if (admission->answer.has_value()) return *admission->answer;
@@ -1162,6 +1163,7 @@ absl::StatusOr<wf::StartWorkflowExecutionResponse> HistoryEngine::StartLocked(
   const bool eager = req.request_eager_execution() && run.first_task_backoff == absl::ZeroDuration() &&
                      !parent.has_value() && eager_.workflow_start.On(ns.name);
   run.parent = std::move(parent);
+  run.inherited = inherited;
   if (signal != nullptr) run.signal = *signal;
   std::unique_ptr<RunTransaction> built = BuildNewRun(ns, run, now);
   RunTransaction& tx = *built;
@@ -1290,10 +1292,9 @@ std::unique_ptr<RunTransaction> HistoryEngine::BuildNewRun(const NamespaceRef& n
     tx->AddTimer(run_expires, timeout);
   }
   if (run.user_metadata) *started.mutable_user_metadata() = *run.user_metadata;
-  if (run.versioning_override) {
-    *attrs->mutable_versioning_override() = *run.versioning_override;
-    StartWithOverride(*tx, *run.versioning_override);
-  }
+  if (run.versioning_override) *attrs->mutable_versioning_override() = *run.versioning_override;
+  RecordInherited(run.inherited, *attrs);
+  ApplyStartedVersioning(*tx, *attrs);
   if (run.signal) {
     // Signal-with-start: the signal is in the run's history before its first workflow task.
     HistoryEvent& e = tx->Append(enums::EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED);
@@ -1356,7 +1357,8 @@ Mutation HistoryEngine::StartWorkflowTaskFor(WorkflowTaskStart& start) {
                                                               FromProtoTime(wft.scheduled_time()));
     // (A sticky task's schedule-to-start timer is retired in this commit rather than firing
     // later only to find the task started.)
-    const HistoryEvent& started = tx.StartWorkflowTask(start.identity);
+    const HistoryEvent& started =
+        tx.StartWorkflowTask(start.identity, TargetVersionChanged(tx.execution()));
     start.committed = tx.state();
     start.messages = updates_.MessagesFor(t.run_id(), wft.started_event_id());
     if (!t.speculative()) return absl::OkStatus();

@@ -47,6 +47,7 @@
 #include "server-core/history/task_token.h"
 #include "server-core/history/update_registry.h"
 #include "server-core/history/timer_queue.h"
+#include "server-core/history/versioning.h"
 #include "server-core/matching/matching_engine.h"
 #include "server-core/persistence/execution_store.h"
 #include "temporal/api/sdk/v1/user_metadata.pb.h"
@@ -106,6 +107,10 @@ class HistoryEngine : public ShardListener,
   // Whether a failover version is this cluster's (version % increment == its initial
   // version): conflict resolution terminates a losing run last written here, and turns one
   // last written elsewhere into a zombie (reference/replication.md §3.5 step 1).
+  // The namespaces' Worker Deployments, for what new runs inherit of a version and for
+  // WorkflowTaskStarted's target_worker_deployment_version_changed. Unset: nothing is
+  // inherited and no target changes.
+  void SetVersionRouting(VersionRouting routing) { version_routing_ = std::move(routing); }
   void SetOwnsVersion(std::function<bool(int64_t version)> owns) {
     replication_.SetOwnsVersion(std::move(owns));
   }
@@ -229,8 +234,7 @@ class HistoryEngine : public ShardListener,
     return queries_.StartTask(ns, task);
   }
   absl::StatusOr<wf::StartWorkflowExecutionResponse> StartChildWorkflow(
-      const NamespaceRef& ns, const wf::StartWorkflowExecutionRequest& req,
-      const tock::persistence::v1::ParentInfo& parent) override;
+      const NamespaceRef& ns, const tock::cluster::v1::StartChild& child) override;
   absl::Status RecordChildClosed(const tock::cluster::v1::ChildClosed& closed) override;
 
   absl::StatusOr<wf::RespondWorkflowTaskCompletedResponse> RespondWorkflowTaskCompleted(
@@ -516,6 +520,7 @@ class HistoryEngine : public ShardListener,
     std::optional<temporal::api::sdk::v1::UserMetadata> user_metadata;
     // Worker Deployments: where the run's tasks go before a worker says (history/versioning.h).
     std::optional<temporal::api::workflow::v1::VersioningOverride> versioning_override;
+    InheritedVersion inherited;  // of the parent's or the previous run's version
     int32_t attempt = 1;
     // Retry backoff, start delay, the wait for a cron schedule, or continue-as-new's backoff.
     absl::Duration first_task_backoff = absl::ZeroDuration();
@@ -536,7 +541,8 @@ class HistoryEngine : public ShardListener,
       const NamespaceRef& ns, const wf::StartWorkflowExecutionRequest& req,
       std::optional<tock::persistence::v1::ParentInfo> parent, const StartSignal* signal,
       absl::Time now, absl::Duration cron_wait,
-      const temporal::api::update::v1::Request* update = nullptr);
+      const temporal::api::update::v1::Request* update = nullptr,
+      const InheritedVersion& inherited = {});
   // What a start finds of the workflow's current run: an answer without a new run (a retry
   // of the start that made it, USE_EXISTING), or the run the new one replaces (none: the
   // workflow id is new). The conflict and reuse policies refuse here (ALREADY_EXISTS), and
@@ -561,7 +567,15 @@ class HistoryEngine : public ShardListener,
   void IndexSearchAttributes(persistence::Commit& commit, const std::string& namespace_id);
   // The next run of a closing run's workflow, like it (same type, input, timeouts, policy,
   // cron schedule); the caller sets what differs (attempt, initiator, backoff).
-  absl::StatusOr<NewRun> SuccessorOf(const tock::persistence::v1::ExecutionInfo& exec);
+  // `how`: a retry or a cron run (what it inherits of the run's version differs).
+  absl::StatusOr<NewRun> SuccessorOf(const tock::persistence::v1::ExecutionInfo& exec,
+                                     Successor how);
+  // Whether the namespace's routing has a version of `namespace_id` polling `task_queue`.
+  std::function<bool(const std::string& version, const std::string& task_queue)> VersionPollsIn(
+      const std::string& namespace_id) const;
+  // WorkflowTaskStarted's target_worker_deployment_version_changed: the run is pinned to a
+  // version and its task queue's target is now another one.
+  bool TargetVersionChanged(const tock::persistence::v1::ExecutionInfo& exec) const;
   // The next run of a cron schedule when the closing run has one: it waits for the schedule's
   // next activation (Temporal's backoff) and carries `result` or `failure`. Null without a
   // schedule or when the schedule has no next activation.
@@ -614,7 +628,7 @@ class HistoryEngine : public ShardListener,
   void NotifyHistoryWaiters(const std::string& run_id);
   absl::StatusOr<wf::StartWorkflowExecutionResponse> StartWorkflowWithParent(
       const NamespaceRef& ns, const wf::StartWorkflowExecutionRequest& req,
-      std::optional<tock::persistence::v1::ParentInfo> parent);
+      std::optional<tock::persistence::v1::ParentInfo> parent, const InheritedVersion& inherited = {});
   absl::Status ProcessTransferTaskOnce(const persistence::TaskQueueTask& task);
   // Processes the stored transfer tasks of `shards` (after a restart, or when shards were
   // taken from another host).
@@ -699,6 +713,7 @@ class HistoryEngine : public ShardListener,
   TaskSink task_sink_;
   QueueShards queue_shards_;  // none: every row
   ActivityOf activity_of_;
+  VersionRouting version_routing_;
   ReplicationApplier replication_;
   // Timers and transfer tasks of namespaces standby here, until they are active here.
   StandbyParking parking_;

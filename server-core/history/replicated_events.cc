@@ -126,7 +126,7 @@ absl::Status ApplyStarted(RunTransaction& tx, const HistoryEvent& e) {
     wait.set_kind(TimerTask::KIND_WORKFLOW_BACKOFF);
     tx.AddTimer(now + backoff, wait);
   }
-  if (a.has_versioning_override()) StartWithOverride(tx, a.versioning_override());
+  ApplyStartedVersioning(tx, a);
   tx.VisibilityChanged();
   return absl::OkStatus();
 }

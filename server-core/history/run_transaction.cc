@@ -294,7 +294,8 @@ tock::persistence::v1::TimerKey RunTransaction::WorkflowTaskTimer(enums::Timeout
   return AddTimer(when, timeout);
 }
 
-const HistoryEvent& RunTransaction::StartWorkflowTask(const std::string& identity) {
+const HistoryEvent& RunTransaction::StartWorkflowTask(const std::string& identity,
+                                                      bool target_changed) {
   auto* w = state_.mutable_workflow_task();
   RetireTimer(w->schedule_to_start_timer());
   HistoryEvent& started = Append(enums::EVENT_TYPE_WORKFLOW_TASK_STARTED);
@@ -303,6 +304,7 @@ const HistoryEvent& RunTransaction::StartWorkflowTask(const std::string& identit
   attrs->set_identity(identity);
   attrs->set_request_id(NewUuid());
   attrs->set_history_size_bytes(state_.execution().history_size_bytes());
+  if (target_changed) attrs->set_target_worker_deployment_version_changed(true);
   w->set_started_event_id(started.event_id());
   *w->mutable_started_time() = ToProtoTime(now_);
   w->set_identity(identity);

@@ -84,7 +84,8 @@ class RunTransaction {
   // Records the scheduled workflow task started by `identity` now: WorkflowTaskStarted, its
   // start-to-close timer, and a sticky task's schedule-to-start timer retired. Returns the
   // started event.
-  const HistoryEvent& StartWorkflowTask(const std::string& identity);
+  // `target_changed`: the event's target_worker_deployment_version_changed.
+  const HistoryEvent& StartWorkflowTask(const std::string& identity, bool target_changed = false);
   // Takes the scheduled workflow task's task back out of this change (an eager start hands
   // the task to the starter instead of a queue).
   void UnqueueWorkflowTask();

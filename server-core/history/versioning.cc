@@ -97,9 +97,71 @@ absl::Status CheckVersioningOverride(const VersioningOverride& o) {
   }
 }
 
-void StartWithOverride(RunTransaction& tx, const VersioningOverride& override_) {
-  *tx.state().mutable_execution()->mutable_versioning_info()->mutable_versioning_override() =
-      override_;
+InheritedVersion InheritVersion(
+    const tock::persistence::v1::ExecutionInfo& from,
+    const temporal::api::history::v1::WorkflowExecutionStartedEventAttributes* from_start,
+    Successor how, const std::string& task_queue,
+    const std::function<bool(const std::string&, const std::string&)>& polls,
+    enums::ContinueAsNewVersioningBehavior initial) {
+  InheritedVersion out;
+  const auto& info = from.versioning_info();
+  const std::string version = NameOf(info.deployment_version());
+  if (how == Successor::kCron || version.empty() || !polls || !polls(version, task_queue)) return out;
+  const bool pinned = info.behavior() == enums::VERSIONING_BEHAVIOR_PINNED;
+  const bool auto_upgrade = info.behavior() == enums::VERSIONING_BEHAVIOR_AUTO_UPGRADE;
+  if (how == Successor::kRetry) {
+    // Only what the retried run inherited, if its own behaviour is still that.
+    const bool inherited_pinned = from_start != nullptr && from_start->has_inherited_pinned_version();
+    const bool inherited_upgrade = from_start != nullptr && from_start->has_inherited_auto_upgrade_info();
+    if ((pinned && !inherited_pinned) || (auto_upgrade && !inherited_upgrade)) return out;
+  }
+  const bool upgrade_on_continue = how == Successor::kContinueAsNew &&
+                                   initial != enums::CONTINUE_AS_NEW_VERSIONING_BEHAVIOR_UNSPECIFIED;
+  if (pinned && !upgrade_on_continue) {
+    out.pinned = info.deployment_version();
+  } else if (pinned || auto_upgrade) {
+    out.auto_upgrade.emplace();
+    *out.auto_upgrade->mutable_source_deployment_version() = info.deployment_version();
+    if (upgrade_on_continue) out.auto_upgrade->set_continue_as_new_initial_versioning_behavior(initial);
+  }
+  return out;
+}
+
+std::optional<VersioningOverride> InheritOverride(
+    const tock::persistence::v1::ExecutionInfo& from, const std::string& task_queue,
+    const std::function<bool(const std::string&, const std::string&)>& polls) {
+  const VersioningOverride& o = from.versioning_info().versioning_override();
+  if (!o.has_pinned() || !polls || !polls(NameOf(o.pinned().version()), task_queue)) return std::nullopt;
+  return o;
+}
+
+void RecordInherited(const InheritedVersion& inherited,
+                     temporal::api::history::v1::WorkflowExecutionStartedEventAttributes& started) {
+  if (inherited.pinned) *started.mutable_inherited_pinned_version() = *inherited.pinned;
+  if (inherited.auto_upgrade) *started.mutable_inherited_auto_upgrade_info() = *inherited.auto_upgrade;
+}
+
+void ApplyStartedVersioning(
+    RunTransaction& tx,
+    const temporal::api::history::v1::WorkflowExecutionStartedEventAttributes& started) {
+  if (!started.has_versioning_override() && !started.has_inherited_pinned_version() &&
+      !started.has_inherited_auto_upgrade_info()) {
+    return;  // an unversioned start: no versioning info at all
+  }
+  auto* info = tx.state().mutable_execution()->mutable_versioning_info();
+  if (started.has_versioning_override()) {
+    *info->mutable_versioning_override() = started.versioning_override();
+  }
+  if (started.has_inherited_pinned_version()) {
+    info->set_behavior(enums::VERSIONING_BEHAVIOR_PINNED);
+    *info->mutable_deployment_version() = started.inherited_pinned_version();
+  } else if (started.has_inherited_auto_upgrade_info()) {
+    const auto& upgrade = started.inherited_auto_upgrade_info();
+    info->set_behavior(enums::VERSIONING_BEHAVIOR_AUTO_UPGRADE);
+    *info->mutable_deployment_version() = upgrade.source_deployment_version();
+    info->set_continue_as_new_initial_versioning_behavior(
+        upgrade.continue_as_new_initial_versioning_behavior());
+  }
   SetSearchAttributes(tx);
 }
 

@@ -522,7 +522,7 @@ void HistoryEngine::ReturnNewWorkflowTask(RunTransaction& tx, int64_t completed_
     return;
   }
   tx.UnqueueWorkflowTask();
-  tx.StartWorkflowTask(identity);
+  tx.StartWorkflowTask(identity, TargetVersionChanged(tx.execution()));
   std::vector<HistoryEvent> events;
   for (const HistoryEvent& e : tx.new_events()) {
     if (e.event_id() > completed_started) events.push_back(e);
@@ -653,6 +653,10 @@ void HistoryEngine::ContinueAsNew(RunTransaction& tx, const NamespaceRef& ns, co
   }
   if (a.has_last_completion_result()) next.last_completion_result = a.last_completion_result();
   if (a.has_failure()) next.continued_failure = a.failure();
+  const auto polls = VersionPollsIn(exec.namespace_id());
+  next.versioning_override = InheritOverride(exec, next.task_queue, polls);
+  next.inherited = InheritVersion(exec, nullptr, Successor::kContinueAsNew, next.task_queue, polls,
+                                  a.initial_versioning_behavior());
   std::unique_ptr<RunTransaction> following = BuildNewRun(ns, next, tx.now());
   const std::string new_run_id = following->execution().run_id();
 
@@ -673,6 +677,7 @@ void HistoryEngine::ContinueAsNew(RunTransaction& tx, const NamespaceRef& ns, co
   *ev->mutable_header() = a.header();
   *ev->mutable_memo() = next.memo;
   *ev->mutable_search_attributes() = next.search_attributes;
+  ev->set_initial_versioning_behavior(a.initial_versioning_behavior());
   tx.state().mutable_execution()->set_new_execution_run_id(new_run_id);
   tx.Close(enums::WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW);
   tx.SetFollowingRun(std::move(following));
@@ -704,7 +709,7 @@ absl::Status HistoryEngine::RespondWorkflowTaskFailed(const NamespaceRef& ns,
 }
 
 absl::StatusOr<HistoryEngine::NewRun> HistoryEngine::SuccessorOf(
-    const tock::persistence::v1::ExecutionInfo& exec) {
+    const tock::persistence::v1::ExecutionInfo& exec, Successor how) {
   absl::StatusOr<std::vector<HistoryEvent>> first = store_.ReadEvents(exec.run_id(), 1, 2, 1);
   if (!first.ok()) return first.status();
   if (first->empty()) return absl::InternalError("the start event is missing");
@@ -730,7 +735,27 @@ absl::StatusOr<HistoryEngine::NewRun> HistoryEngine::SuccessorOf(
   if (exec.has_workflow_execution_expiration_time()) {
     next.execution_expiration = FromProtoTime(exec.workflow_execution_expiration_time());
   }
+  const auto polls = VersionPollsIn(exec.namespace_id());
+  next.versioning_override = InheritOverride(exec, next.task_queue, polls);
+  next.inherited = InheritVersion(exec, &start, how, next.task_queue, polls);
   return next;
+}
+
+std::function<bool(const std::string&, const std::string&)> HistoryEngine::VersionPollsIn(
+    const std::string& namespace_id) const {
+  if (!version_routing_.polls) return nullptr;
+  return [this, namespace_id](const std::string& version, const std::string& task_queue) {
+    return version_routing_.polls(namespace_id, version, task_queue);
+  };
+}
+
+bool HistoryEngine::TargetVersionChanged(const tock::persistence::v1::ExecutionInfo& exec) const {
+  if (!version_routing_.target) return false;
+  const EffectiveVersion effective = EffectiveVersionOf(exec);
+  if (!effective.pinned) return false;
+  const std::string target =
+      version_routing_.target(exec.namespace_id(), exec.task_queue(), exec.workflow_id());
+  return !target.empty() && target != effective.version;
 }
 
 absl::StatusOr<std::unique_ptr<RunTransaction>> HistoryEngine::NextRunAfterFailure(
@@ -750,7 +775,7 @@ absl::StatusOr<std::unique_ptr<RunTransaction>> HistoryEngine::NextRunAfterFailu
       return nullptr;
     }
     if (backoff.ok()) {
-      absl::StatusOr<NewRun> next = SuccessorOf(exec);
+      absl::StatusOr<NewRun> next = SuccessorOf(exec, Successor::kRetry);
       if (!next.ok()) return next.status();
       next->initiator = enums::CONTINUE_AS_NEW_INITIATOR_RETRY;
       next->attempt = exec.attempt() + 1;
@@ -777,7 +802,7 @@ absl::StatusOr<std::unique_ptr<RunTransaction>> HistoryEngine::NextCronRun(
       tx.now() + wait >= FromProtoTime(exec.workflow_execution_expiration_time())) {
     return nullptr;  // the execution timeout ends the schedule
   }
-  absl::StatusOr<NewRun> next = SuccessorOf(exec);
+  absl::StatusOr<NewRun> next = SuccessorOf(exec, Successor::kCron);
   if (!next.ok()) return next.status();
   next->initiator = enums::CONTINUE_AS_NEW_INITIATOR_CRON_SCHEDULE;
   next->attempt = 1;

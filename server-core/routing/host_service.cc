@@ -34,8 +34,7 @@ absl::StatusOr<cluster::HistoryResponse> Execute(history::HistoryEngine& history
     case cluster::HistoryRequest::kStartQueryTask:
       return Serialized(history.StartQueryTask(ns, FromWire(req.start_query_task().task())));
     case cluster::HistoryRequest::kStartChild:
-      return Serialized(history.StartChildWorkflow(ns, req.start_child().start(),
-                                                   req.start_child().parent()));
+      return Serialized(history.StartChildWorkflow(ns, req.start_child()));
     case cluster::HistoryRequest::kChildClosed:
       return Serialized(history.RecordChildClosed(req.child_closed()));
     case cluster::HistoryRequest::kSignal:

@@ -163,14 +163,12 @@ absl::StatusOr<wf::PollWorkflowTaskQueueResponse> RoutedHistory::StartQueryTask(
 }
 
 absl::StatusOr<wf::StartWorkflowExecutionResponse> RoutedHistory::StartChildWorkflow(
-    const history::NamespaceRef& ns, const wf::StartWorkflowExecutionRequest& start,
-    const tock::persistence::v1::ParentInfo& parent) {
+    const history::NamespaceRef& ns, const cluster::StartChild& child) {
   cluster::HistoryRequest req = WithNamespace(ns);
-  *req.mutable_start_child()->mutable_start() = start;
-  *req.mutable_start_child()->mutable_parent() = parent;
+  *req.mutable_start_child() = child;
   return OnOwner<wf::StartWorkflowExecutionResponse>(
-      ns.id, start.workflow_id(), req,
-      [&] { return local_.StartChildWorkflow(ns, start, parent); });
+      ns.id, child.start().workflow_id(), req,
+      [&] { return local_.StartChildWorkflow(ns, child); });
 }
 
 absl::Status RoutedHistory::RecordChildClosed(const cluster::ChildClosed& closed) {

@@ -50,8 +50,7 @@ class RoutedHistory : public history::AnyShard {
   absl::StatusOr<wf::PollWorkflowTaskQueueResponse> StartQueryTask(
       const history::NamespaceRef& ns, const persistence::TaskQueueTask& task) override;
   absl::StatusOr<wf::StartWorkflowExecutionResponse> StartChildWorkflow(
-      const history::NamespaceRef& ns, const wf::StartWorkflowExecutionRequest& req,
-      const tock::persistence::v1::ParentInfo& parent) override;
+      const history::NamespaceRef& ns, const tock::cluster::v1::StartChild& child) override;
   absl::Status RecordChildClosed(const tock::cluster::v1::ChildClosed& closed) override;
   absl::Status SignalWorkflow(const history::NamespaceRef& ns,
                               const wf::SignalWorkflowExecutionRequest& req) override;

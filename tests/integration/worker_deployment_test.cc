@@ -4,6 +4,9 @@
 // the routing calls with conflict tokens and the manager identity, and each call's errors.
 #include <gtest/gtest.h>
 
+#include <map>
+#include <vector>
+
 #include "absl/strings/str_cat.h"
 #include "lib/client/connection.h"
 #include "server-core/server.h"
@@ -63,13 +66,16 @@ class WorkerDeploymentTest : public ::testing::Test {
     return started.ok() ? started->run_id() : "";
   }
 
-  // Completes `task` as a worker of `build` with `behavior`, leaving the run open.
+  // Completes `task` as a worker of `build` with `behavior` and `commands` (none: the run
+  // stays open).
   void Complete(const wf::PollWorkflowTaskQueueResponse& task, const std::string& build,
-                enums::VersioningBehavior behavior) {
+                enums::VersioningBehavior behavior,
+                const std::vector<temporal::api::command::v1::Command>& commands = {}) {
     wf::RespondWorkflowTaskCompletedRequest done;
     done.set_namespace_("default");
     done.set_task_token(task.task_token());
     done.set_identity("worker-" + build);
+    for (const auto& command : commands) *done.add_commands() = command;
     auto* options = done.mutable_deployment_options();
     options->set_deployment_name("billing");
     options->set_build_id(build);
@@ -222,6 +228,92 @@ TEST_F(WorkerDeploymentTest, TasksFollowTheCurrentVersionAndPinnedRunsStay) {
   task = Poll("v1");
   ASSERT_TRUE(task.ok());
   EXPECT_EQ(task->workflow_execution().workflow_id(), "pinned") << "a pinned run stays on v1";
+}
+
+// What a run's own version passes on (Temporal's TestPinnedCaN_*, TestChildWf_*): a pinned
+// run's child and its continue-as-new start pinned to its version, though another is current;
+// a continue-as-new asking for AUTO_UPGRADE starts on the current version; and a pinned run's
+// workflow task says when its queue's target version is another one.
+TEST_F(WorkerDeploymentTest, ChildrenAndContinuedRunsInheritAPinnedVersion) {
+  namespace command = temporal::api::command::v1;
+  ASSERT_TRUE(Poll("v1").ok());
+  ASSERT_TRUE(Poll("v2").ok());
+  ASSERT_TRUE(SetCurrent("v1").ok());
+  Start("parent");
+  auto task = Poll("v1");
+  ASSERT_TRUE(task.ok());
+  ASSERT_EQ(task->workflow_execution().workflow_id(), "parent");
+  auto last_started = [](const wf::PollWorkflowTaskQueueResponse& t) {
+    return t.history().events(t.history().events_size() - 1).workflow_task_started_event_attributes();
+  };
+  EXPECT_FALSE(last_started(*task).target_worker_deployment_version_changed());
+  Complete(*task, "v1", enums::VERSIONING_BEHAVIOR_PINNED);
+
+  auto d = Describe();
+  ASSERT_TRUE(d.ok());
+  ASSERT_TRUE(SetCurrent("v2", d->conflict_token()).ok());
+  Signal("parent");
+  task = Poll("v1");
+  ASSERT_TRUE(task.ok());
+  ASSERT_EQ(task->workflow_execution().workflow_id(), "parent");
+  EXPECT_TRUE(last_started(*task).target_worker_deployment_version_changed())
+      << "the pinned run's queue now targets v2";
+  command::Command start_child;
+  start_child.set_command_type(enums::COMMAND_TYPE_START_CHILD_WORKFLOW_EXECUTION);
+  auto* child = start_child.mutable_start_child_workflow_execution_command_attributes();
+  child->set_workflow_id("child");
+  child->mutable_workflow_type()->set_name("invoice-line");
+  Complete(*task, "v1", enums::VERSIONING_BEHAVIOR_PINNED, {start_child});
+
+  // The child's first task and the parent's next one (its child started) both go to v1.
+  std::map<std::string, wf::PollWorkflowTaskQueueResponse> tasks;
+  for (int i = 0; i < 4 && tasks.size() < 2; ++i) {
+    task = Poll("v1");
+    ASSERT_TRUE(task.ok());
+    if (!task->task_token().empty()) tasks[task->workflow_execution().workflow_id()] = *task;
+  }
+  ASSERT_TRUE(tasks.contains("child") && tasks.contains("parent"));
+  const auto& child_started =
+      tasks["child"].history().events(0).workflow_execution_started_event_attributes();
+  EXPECT_EQ(child_started.inherited_pinned_version().build_id(), "v1");
+  Complete(tasks["child"], "v1", enums::VERSIONING_BEHAVIOR_PINNED);
+
+  // Continue-as-new keeps the pinned version...
+  command::Command continue_as_new;
+  continue_as_new.set_command_type(enums::COMMAND_TYPE_CONTINUE_AS_NEW_WORKFLOW_EXECUTION);
+  continue_as_new.mutable_continue_as_new_workflow_execution_command_attributes()
+      ->mutable_workflow_type()->set_name("invoice");
+  Complete(tasks["parent"], "v1", enums::VERSIONING_BEHAVIOR_PINNED, {continue_as_new});
+  task = Poll("v1");
+  ASSERT_TRUE(task.ok());
+  ASSERT_EQ(task->workflow_execution().workflow_id(), "parent");
+  EXPECT_EQ(task->history().events(0).workflow_execution_started_event_attributes()
+                .inherited_pinned_version().build_id(), "v1");
+
+  // ...unless it asks to upgrade: the next run starts auto-upgrade, on the current version.
+  continue_as_new.mutable_continue_as_new_workflow_execution_command_attributes()
+      ->set_initial_versioning_behavior(enums::CONTINUE_AS_NEW_VERSIONING_BEHAVIOR_AUTO_UPGRADE);
+  Complete(*task, "v1", enums::VERSIONING_BEHAVIOR_PINNED, {continue_as_new});
+  task = Poll("v2");
+  ASSERT_TRUE(task.ok());
+  ASSERT_EQ(task->workflow_execution().workflow_id(), "parent");
+  const auto& upgraded = task->history().events(0).workflow_execution_started_event_attributes();
+  EXPECT_FALSE(upgraded.has_inherited_pinned_version());
+  EXPECT_EQ(upgraded.inherited_auto_upgrade_info().source_deployment_version().build_id(), "v1");
+  EXPECT_EQ(upgraded.inherited_auto_upgrade_info().continue_as_new_initial_versioning_behavior(),
+            enums::CONTINUE_AS_NEW_VERSIONING_BEHAVIOR_AUTO_UPGRADE);
+
+  // The child's run is pinned to v1 until a worker says otherwise.
+  Complete(*task, "v2", enums::VERSIONING_BEHAVIOR_PINNED);
+  wf::DescribeWorkflowExecutionRequest describe;
+  describe.set_namespace_("default");
+  describe.mutable_execution()->set_workflow_id("child");
+  auto described = c_->Call(&W::DescribeWorkflowExecution, c_->workflow(), describe);
+  ASSERT_TRUE(described.ok()) << described.status();
+  EXPECT_EQ(described->workflow_execution_info().versioning_info().behavior(),
+            enums::VERSIONING_BEHAVIOR_PINNED);
+  EXPECT_EQ(described->workflow_execution_info().versioning_info().deployment_version().build_id(),
+            "v1");
 }
 
 // A pinned override at start sends the run's first task to that version though another is

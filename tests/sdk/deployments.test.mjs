@@ -3,7 +3,8 @@
 // worker gets tasks only once its version is current (Temporal's rule); after
 // SetWorkerDeploymentCurrentVersion new runs start on the new build while a run pinned to the
 // old one stays there and an auto-upgrade run moves; a ramp sends about its share of new runs
-// to the ramping build. Mirrors Temporal's features/deployment_versioning routing_pinned,
+// to the ramping build; a pinned run's child and continue-as-new inherit its version.
+// Mirrors Temporal's features/deployment_versioning routing_pinned,
 // routing_auto_upgrade and routing_with_ramp.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -110,6 +111,37 @@ test('new runs follow the current version, pinned runs stay, auto-upgrade runs m
     assert.equal(await upgrading.result(), 'unblocked');
     assert.equal(await lastBuild(pinned.workflowId), 'v1', 'the pinned run stayed on v1');
     assert.equal(await lastBuild(upgrading.workflowId), 'v2', 'the auto-upgrade run moved to v2');
+  } finally {
+    for (const { worker } of workers) worker.shutdown();
+    await Promise.allSettled(workers.map((w) => w.running));
+    await native.close();
+  }
+});
+
+test('a pinned run passes its version to its child and its continuation, unless it upgrades', DEADLINE, async () => {
+  const taskQueue = uniqueName('family');
+  const deploymentName = uniqueName('billing');
+  const native = await NativeConnection.connect({ address: server.workerAddress ?? server.address });
+  const workers = [];
+  try {
+    workers.push(await startWorker(native, taskQueue, deploymentName, 'v1', 'PINNED'));
+    await setCurrent(deploymentName, 'v1');
+    const stay = await client.workflow.start('pinnedFamily', { taskQueue, workflowId: uniqueName('stay'), args: [false] });
+    const up = await client.workflow.start('pinnedFamily', { taskQueue, workflowId: uniqueName('up'), args: [true] });
+    assert.equal(await stay.query('status'), 'waiting');
+    assert.equal(await up.query('status'), 'waiting');
+
+    workers.push(await startWorker(native, taskQueue, deploymentName, 'v2', 'AUTO_UPGRADE'));
+    await setCurrent(deploymentName, 'v2');
+    await stay.signal('unblock');
+    await up.signal('unblock');
+    // The continued runs return what workflowInfo().targetWorkerDeploymentVersionChanged said.
+    assert.equal(await stay.result(), true, 'the pinned run saw its queue target v2');
+    assert.equal(await up.result(), true);
+    assert.equal(await lastBuild(`${stay.workflowId}-child`), 'v1', 'the child inherited v1');
+    assert.equal(await lastBuild(`${up.workflowId}-child`), 'v1', 'the child inherited v1');
+    assert.equal(await lastBuild(stay.workflowId), 'v1', 'continue-as-new stayed on v1');
+    assert.equal(await lastBuild(up.workflowId), 'v2', 'continue-as-new with AUTO_UPGRADE moved to v2');
   } finally {
     for (const { worker } of workers) worker.shutdown();
     await Promise.allSettled(workers.map((w) => w.running));

@@ -9,6 +9,7 @@ import {
   executeChild,
   getExternalWorkflowHandle,
   isCancellation,
+  makeContinueAsNewFunc,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
@@ -225,4 +226,26 @@ export async function stepsAroundATick(steps) {
 export async function slowLocalActivity(ms) {
   const { waitFor } = proxyLocalActivities({ startToCloseTimeout: '60 seconds' });
   return await waitFor(ms);
+}
+
+// Worker Deployments: a pinned run's family. After 'unblock' it runs a child to completion,
+// then continues as new as `echo` of whether its workflow task saw its queue's target version
+// move (asking to upgrade when `upgrade`). The test reads which build ran what from histories.
+export async function pinnedFamily(upgrade) {
+  let unblocked = false;
+  setHandler(status, () => (unblocked ? 'unblocked' : 'waiting'));
+  setHandler(unblock, () => {
+    unblocked = true;
+  });
+  await condition(() => unblocked);
+  const changed = workflowInfo().targetWorkerDeploymentVersionChanged;
+  await executeChild(timerThenReturn, { workflowId: `${workflowInfo().workflowId}-child`, args: [1] });
+  await makeContinueAsNewFunc({
+    workflowType: 'echo',
+    initialVersioningBehavior: upgrade ? 'AUTO_UPGRADE' : undefined,
+  })(changed);
+}
+
+export async function echo(value) {
+  return value;
 }
