@@ -378,10 +378,14 @@ class TockServerImpl : public TockServer {
     frontend::RegisterWorkflowServiceHandlers(dispatcher_, *namespaces_, facts_);
     frontend::RegisterWorkflowRpcHandlers(dispatcher_, *namespaces_, *history_, *matching_, clock_,
                                           archives_.get(), deployments_.get());
-    frontend::RegisterWorkerDeploymentHandlers(dispatcher_, *namespaces_, *deployments_);
+    frontend::RegisterWorkerDeploymentHandlers(dispatcher_, *namespaces_, *deployments_, clock_);
     frontend::RegisterArchivedVisibilityHandlers(dispatcher_, *namespaces_, *archives_, clock_);
     frontend::RegisterVisibilityHandlers(dispatcher_, *namespaces_, persistence_->visibility());
-    frontend::RegisterOperatorServiceHandlers(dispatcher_, *namespaces_);
+    nexus_endpoints_ = std::make_unique<nexus::EndpointRegistry>(
+        persistence_->nexus_endpoints(), persistence_->namespaces(), clock_);
+    frontend::RegisterOperatorServiceHandlers(dispatcher_, *namespaces_, *nexus_endpoints_);
+    nexus_tasks_ = std::make_unique<nexus::NexusTaskQueues>(clock_, *timer_thread_);
+    frontend::RegisterNexusTaskHandlers(dispatcher_, *namespaces_, *nexus_tasks_, clock_);
     frontend::RegisterGatedOffHandlers(dispatcher_);
     worker_registry_ = std::make_unique<matching::WorkerRegistry>(clock_);
     frontend::RegisterWorkerRegistryHandlers(dispatcher_, *namespaces_, *worker_registry_);
@@ -1054,6 +1058,7 @@ class TockServerImpl : public TockServer {
     if (queue_partitions_) queue_partitions_->Stop();
     if (deployments_) deployments_->Stop();
     if (matching_) matching_->ReleasePolls();
+    if (nexus_tasks_) nexus_tasks_->ReleasePolls();
     if (handover_gate_) handover_gate_->Release();
     if (history_) history_->ReleaseWaiters();
     if (acceptor_) acceptor_->Stop();  // no new connections
@@ -1075,6 +1080,7 @@ class TockServerImpl : public TockServer {
     // Timers next: their callbacks use the history engine, and the engine's timer queue
     // uses the timer thread.
     if (history_) history_->StopBackground();
+    nexus_tasks_.reset();  // its expiries run on the timer thread; polls were answered above
     timer_thread_.reset();
     retention_.reset();
     batches_.reset();
@@ -1145,6 +1151,8 @@ class TockServerImpl : public TockServer {
   std::unique_ptr<TimerThread> timer_thread_;
   std::unique_ptr<matching::MatchingEngine> matching_;
   std::unique_ptr<deployments::DeploymentRegistry> deployments_;  // Worker Deployments
+  std::unique_ptr<nexus::EndpointRegistry> nexus_endpoints_;      // cluster-global
+  std::unique_ptr<nexus::NexusTaskQueues> nexus_tasks_;           // never stored
   std::unique_ptr<history::HistoryEngine> history_;
   // Which host owns what; with hosts sharing the database, the connections to the others,
   // the engine's reach to them and the routing of calls to the owner (server-core/routing).

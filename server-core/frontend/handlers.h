@@ -8,6 +8,8 @@
 #include "absl/time/time.h"
 #include "lib/common/clock.h"
 #include "server-core/namespaces/namespace_engine.h"
+#include "server-core/nexus/endpoint_registry.h"
+#include "server-core/nexus/nexus_task_queues.h"
 #include "server-core/persistence/visibility_store.h"
 #include "server-core/rpc/dispatcher.h"
 
@@ -34,8 +36,14 @@ void RegisterWorkflowServiceHandlers(rpc::Dispatcher& dispatcher,
 // (gated_off_handlers.cc).
 void RegisterGatedOffHandlers(rpc::Dispatcher& dispatcher);
 
+// The handler side of Nexus: PollNexusTaskQueue, RespondNexusTaskCompleted/Failed
+// (nexus_task_handler.cc).
+void RegisterNexusTaskHandlers(rpc::Dispatcher& dispatcher, namespaces::NamespaceEngine& namespaces,
+                               nexus::NexusTaskQueues& queues, Clock& clock);
+// Also the Nexus endpoint registry's five calls (cluster-global: no namespace to resolve).
 void RegisterOperatorServiceHandlers(rpc::Dispatcher& dispatcher,
-                                     namespaces::NamespaceEngine& namespaces);
+                                     namespaces::NamespaceEngine& namespaces,
+                                     nexus::EndpointRegistry& endpoints);
 }  // namespace tock::server::frontend
 
 namespace tock::server::history {
@@ -65,7 +73,7 @@ void RegisterWorkflowRpcHandlers(rpc::Dispatcher& dispatcher,
 // The Worker Deployment calls (worker_deployment_handler.cc).
 void RegisterWorkerDeploymentHandlers(rpc::Dispatcher& dispatcher,
                                       namespaces::NamespaceEngine& namespaces,
-                                      deployments::DeploymentRegistry& registry);
+                                      deployments::DeploymentRegistry& registry, Clock& clock);
 
 // RecordWorkerHeartbeat, ListWorkers, CountWorkers, DescribeWorker
 // (worker_registry_handler.cc).

@@ -3,6 +3,7 @@
 // reads; changes as writes (a standby namespace's are sent to its active cluster first).
 #include "absl/strings/str_cat.h"
 #include "server-core/deployments/deployment_registry.h"
+#include "server-core/deployments/read_limiter.h"
 #include "server-core/frontend/handlers.h"
 
 namespace tock::server::frontend {
@@ -34,18 +35,28 @@ void Add(rpc::Dispatcher& dispatcher, namespaces::NamespaceEngine& namespaces, c
 
 void RegisterWorkerDeploymentHandlers(rpc::Dispatcher& dispatcher,
                                       namespaces::NamespaceEngine& namespaces,
-                                      deployments::DeploymentRegistry& registry) {
+                                      deployments::DeploymentRegistry& registry, Clock& clock) {
   using A = namespaces::NamespaceAccess;
   auto& r = registry;
+  // The two Describe reads are rate-limited per namespace (deployments/read_limiter.h).
+  auto reads = std::make_shared<deployments::ReadLimiter>(clock);
   Add<wf::DescribeWorkerDeploymentRequest, wf::DescribeWorkerDeploymentResponse>(
       dispatcher, namespaces, "DescribeWorkerDeployment", A::kRead,
-      [&r](const std::string& ns, const auto& req) { return r.Describe(ns, req); });
+      [&r, reads](const std::string& ns, const auto& req)
+          -> absl::StatusOr<wf::DescribeWorkerDeploymentResponse> {
+        if (absl::Status s = reads->Admit(ns, req.namespace_()); !s.ok()) return s;
+        return r.Describe(ns, req);
+      });
   Add<wf::ListWorkerDeploymentsRequest, wf::ListWorkerDeploymentsResponse>(
       dispatcher, namespaces, "ListWorkerDeployments", A::kRead,
       [&r](const std::string& ns, const auto& req) { return r.List(ns, req); });
   Add<wf::DescribeWorkerDeploymentVersionRequest, wf::DescribeWorkerDeploymentVersionResponse>(
       dispatcher, namespaces, "DescribeWorkerDeploymentVersion", A::kRead,
-      [&r](const std::string& ns, const auto& req) { return r.DescribeVersion(ns, req); });
+      [&r, reads](const std::string& ns, const auto& req)
+          -> absl::StatusOr<wf::DescribeWorkerDeploymentVersionResponse> {
+        if (absl::Status s = reads->Admit(ns, req.namespace_()); !s.ok()) return s;
+        return r.DescribeVersion(ns, req);
+      });
   Add<wf::SetWorkerDeploymentCurrentVersionRequest, wf::SetWorkerDeploymentCurrentVersionResponse>(
       dispatcher, namespaces, "SetWorkerDeploymentCurrentVersion", A::kWrite,
       [&r](const std::string& ns, const auto& req) { return r.SetCurrent(ns, req); });

@@ -20,6 +20,7 @@ class AssembledPersistence final : public Persistence {
   ReplicationStore& replication() override { return *stores_.replication; }
   MembershipStore& membership() override { return *stores_.membership; }
   TimerStore& timers() override { return *stores_.timers; }
+  NexusEndpointStore& nexus_endpoints() override { return *stores_.nexus_endpoints; }
   std::string engine() const override { return facts_.engine; }
   std::string location() const override { return facts_.location; }
   bool shared_by_hosts() const override { return facts_.shared_by_hosts; }

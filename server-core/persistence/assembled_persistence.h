@@ -22,6 +22,7 @@ struct Stores {
   std::unique_ptr<DeploymentStore> deployments;
   std::unique_ptr<ReplicationStore> replication;
   std::unique_ptr<TimerStore> timers;
+  std::unique_ptr<NexusEndpointStore> nexus_endpoints;
 };
 
 // What describes a backend: its engine name, the location banners show (never a password),

@@ -10,6 +10,7 @@
 #include "server-core/persistence/archival_queue_store.h"
 #include "server-core/persistence/batch_store.h"
 #include "server-core/persistence/deployment_store.h"
+#include "server-core/persistence/nexus_endpoint_store.h"
 #include "server-core/persistence/schedule_store.h"
 #include "server-core/persistence/cluster_metadata_store.h"
 #include "server-core/persistence/execution_store.h"
@@ -69,6 +70,7 @@ class Persistence {
   virtual ReplicationStore& replication() = 0;
   virtual MembershipStore& membership() = 0;
   virtual TimerStore& timers() = 0;  // the timer service (issue 14)
+  virtual NexusEndpointStore& nexus_endpoints() = 0;  // cluster-global (issue 37)
   // For banners and DescribeCluster: "sqlite", and the file or ":memory:"; or "postgres",
   // and postgresql://USER@HOST:PORT/DB (never the password).
   virtual std::string engine() const = 0;

@@ -8,6 +8,7 @@
 #include "lib/common/grpc_status.h"
 #include "server-core/history/task_token.h"
 #include "server-core/matching/worker_registry.h"
+#include "server-core/nexus/nexus_task_queues.h"
 #include "temporal/api/workflowservice/v1/request_response.pb.h"
 #include "tock/admin/v1/service.pb.h"
 
@@ -293,6 +294,17 @@ void CallRouter::ByQueue(rpc::Dispatcher& dispatcher, const char* method, bool p
 }
 
 template <typename Request>
+void CallRouter::ByNexusToken(rpc::Dispatcher& dispatcher, const char* method) {
+  Route(dispatcher, absl::StrCat(kWorkflowService, method), [](const grpc::ByteBuffer& payload) {
+    Request req;
+    if (!ParseRequest(payload, &req)) return Target{};
+    auto queue = nexus::NexusTaskQueues::QueueOfToken(req.task_token());
+    if (!queue.has_value()) return Target{};  // the handler answers the error
+    return Target{Target::kQueue, 0, std::move(queue->first), std::move(queue->second)};
+  });
+}
+
+template <typename Request>
 void CallRouter::ByWorkerRegistry(rpc::Dispatcher& dispatcher, const char* method) {
   Route(dispatcher, absl::StrCat(kWorkflowService, method), [this](const grpc::ByteBuffer& payload) {
     Request req;
@@ -359,6 +371,10 @@ void CallRouter::Install(rpc::Dispatcher& d) {
   ByQueue<wf::PollWorkflowTaskQueueRequest>(d, "PollWorkflowTaskQueue", /*poll=*/true);
   ByQueue<wf::PollActivityTaskQueueRequest>(d, "PollActivityTaskQueue", /*poll=*/true);
   ByQueue<wf::DescribeTaskQueueRequest>(d, "DescribeTaskQueue");
+  // Nexus tasks wait in memory on their queue's owner; polls and answers go there.
+  ByQueue<wf::PollNexusTaskQueueRequest>(d, "PollNexusTaskQueue");
+  ByNexusToken<wf::RespondNexusTaskCompletedRequest>(d, "RespondNexusTaskCompleted");
+  ByNexusToken<wf::RespondNexusTaskFailedRequest>(d, "RespondNexusTaskFailed");
   // A worker's shutdown ends its polls, which wait on the owner of its queue.
   Route(d, absl::StrCat(kWorkflowService, "ShutdownWorker"),
         [this](const grpc::ByteBuffer& payload) {

@@ -92,6 +92,10 @@ class CallRouter {
   void ByTaskToken(rpc::Dispatcher& dispatcher, const char* method);
   template <typename Request>
   void ByQueue(rpc::Dispatcher& dispatcher, const char* method, bool poll = false);
+  // A worker's answer to a Nexus task: to the owner of the queue its token names, where the
+  // dispatch waits (nexus/nexus_task_queues.h).
+  template <typename Request>
+  void ByNexusToken(rpc::Dispatcher& dispatcher, const char* method);
   // To the host holding the namespace's worker registry (matching/worker_registry.h).
   template <typename Request>
   void ByWorkerRegistry(rpc::Dispatcher& dispatcher, const char* method);

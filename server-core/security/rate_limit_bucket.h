@@ -22,9 +22,9 @@ namespace tock::server::security {
 
 class RateLimitBucket {
  public:
-  // `rate` tokens per second, at least 1.
-  explicit RateLimitBucket(int64_t rate)
-      : rate_(rate), interval_ns_(kSecondNs / rate), burst_ns_(interval_ns_ * rate) {}
+  // `rate` tokens per second, at least 1; it holds `burst_seconds` seconds' worth.
+  explicit RateLimitBucket(int64_t rate, int64_t burst_seconds = 1)
+      : rate_(rate), interval_ns_(kSecondNs / rate), burst_ns_(interval_ns_ * rate * burst_seconds) {}
 
   // Takes a token at `now_ns` (nanoseconds on any clock that does not go back much; a clock
   // that goes back only makes the bucket stricter for that long). False: none left.

@@ -124,12 +124,12 @@ TEST(GrpcServerTest, FalseCapabilitiesNameWhatTockDoesNotServe) {
   expect_unimplemented(connection->Call(&wf::WorkflowService::Stub::StartActivityExecution,
                                         connection->workflow(), activity).status(),
                        "standalone_activities");
-  wf::PollNexusTaskQueueRequest nexus;
+  wf::StartNexusOperationExecutionRequest nexus;
   nexus.set_namespace_("default");
-  nexus.mutable_task_queue()->set_name("any");
-  expect_unimplemented(connection->Call(&wf::WorkflowService::Stub::PollNexusTaskQueue,
+  nexus.set_operation_id("any");
+  expect_unimplemented(connection->Call(&wf::WorkflowService::Stub::StartNexusOperationExecution,
                                         connection->workflow(), nexus).status(),
-                       "nexus");
+                       "standalone_nexus_operation");
 }
 
 // Worker heartbeats are kept per worker instance key (the last one wins) and read back by
@@ -498,13 +498,12 @@ TEST(GrpcServerTest, StoppingTheServerEndsWaitingPollsPromptly) {
 TEST(GrpcServerTest, UnbuiltMethodsAnswerUnimplementedWithTheirName) {
   auto server = StartOrDie({});
   auto connection = Connect(*server);
-  wf::PollNexusTaskQueueRequest req;
+  wf::PauseActivityRequest req;
   req.set_namespace_("default");
-  auto out = connection->Call(&wf::WorkflowService::Stub::PollNexusTaskQueue,
-                              connection->workflow(), req);
+  auto out = connection->Call(&wf::WorkflowService::Stub::PauseActivity, connection->workflow(), req);
   EXPECT_EQ(out.status().code(), absl::StatusCode::kUnimplemented);
   EXPECT_EQ(out.status().message(),
-            "Method temporal.api.workflowservice.v1.WorkflowService/PollNexusTaskQueue "
+            "Method temporal.api.workflowservice.v1.WorkflowService/PauseActivity "
             "is unimplemented");
 }
 

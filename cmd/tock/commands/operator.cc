@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "cmd/tock/commands/confirm.h"
+#include "cmd/tock/commands/nexus_endpoint.h"
 #include "cmd/tock/commands/search_attributes.h"
 #include "lib/common/proto_json.h"
 
@@ -156,12 +157,15 @@ void AddRemove(CLI::App& group, CommandContext& ctx) {
 
 void AddOperatorCommands(CLI::App& app, CommandContext& ctx) {
   CLI::App* group = app.add_subcommand(
-      "operator", "Operate a namespace's search attributes (Temporal's OperatorService)");
+      "operator",
+      "Operate a namespace's search attributes and the cluster's Nexus endpoints (Temporal's "
+      "OperatorService)");
   group->require_subcommand(1);
   group->footer(
       "Examples:\n"
       "  tock operator search-attribute create --name CustomerId --type Keyword\n"
-      "  tock operator search-attribute list\n");
+      "  tock operator search-attribute list\n"
+      "  tock operator nexus endpoint list\n");
   CLI::App* sa = group->add_subcommand(
       "search-attribute", "Create, list and remove the custom search attributes of a namespace");
   sa->require_subcommand(1);
@@ -176,6 +180,7 @@ void AddOperatorCommands(CLI::App& app, CommandContext& ctx) {
   AddCreate(*sa, ctx);
   AddList(*sa, ctx);
   AddRemove(*sa, ctx);
+  AddNexusEndpointCommands(*group, ctx);
 }
 
 }  // namespace tock::cli

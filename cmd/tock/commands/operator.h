@@ -1,5 +1,6 @@
 // `tock operator search-attribute create|list|remove`: the custom search attributes of a
-// namespace, through the Temporal OperatorService.
+// namespace, through the Temporal OperatorService; and `tock operator nexus endpoint ...`
+// (nexus_endpoint.h).
 #pragma once
 
 #include <CLI/CLI.hpp>

@@ -400,6 +400,12 @@ const std::vector<Candidate>& Completer::Fetch(ValueKind kind, const GlobalOptio
       entry = {now, values.ok() ? *std::move(values) : kNothing};
       return entry.values;
     }
+    case ValueKind::kNexusEndpoint: {
+      auto values = FetchNexusEndpoints(*connection, deadline, options_.limit);
+      CacheEntry& entry = cache_[cache_key(kind)];
+      entry = {now, values.ok() ? *std::move(values) : kNothing};
+      return entry.values;
+    }
     case ValueKind::kBatchJobId: {
       auto values = FetchBatchJobs(*connection, options.namespace_name, deadline, options_.limit);
       CacheEntry& entry = cache_[cache_key(kind)];

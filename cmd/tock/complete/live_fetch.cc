@@ -206,6 +206,29 @@ absl::StatusOr<std::vector<Candidate>> FetchDeployments(client::Connection& conn
   return out;
 }
 
+absl::StatusOr<std::vector<Candidate>> FetchNexusEndpoints(client::Connection& connection,
+                                                           absl::Time deadline, int limit) {
+  std::vector<Candidate> out;
+  op::ListNexusEndpointsRequest request;
+  request.set_page_size(std::min(limit, 1000));
+  do {
+    auto page = CallBy(connection, connection.operator_service(),
+                       &op::OperatorService::Stub::ListNexusEndpoints, request, "", deadline);
+    if (!page.ok()) return page.status();
+    for (const auto& e : page->endpoints()) {
+      const auto& target = e.spec().target();
+      out.push_back({e.spec().name(), target.has_worker() ? target.worker().namespace_() + "/" +
+                                                                target.worker().task_queue()
+                                                          : target.external().url()});
+    }
+    request.set_next_page_token(page->next_page_token());
+  } while (!request.next_page_token().empty() && static_cast<int>(out.size()) < limit);
+  // Listed by id (random): offered by name.
+  std::sort(out.begin(), out.end(),
+            [](const Candidate& a, const Candidate& b) { return a.value < b.value; });
+  return out;
+}
+
 std::vector<Candidate> EventTypeNames() {
   std::vector<Candidate> out;
   const auto* descriptor = enums::EventType_descriptor();

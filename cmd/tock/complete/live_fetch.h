@@ -55,6 +55,11 @@ absl::StatusOr<std::vector<Candidate>> FetchDeployments(client::Connection& conn
                                                         const std::string& namespace_name,
                                                         absl::Time deadline, int limit);
 
+// The cluster's Nexus endpoint names (ListNexusEndpoints), by name, with the target as
+// description.
+absl::StatusOr<std::vector<Candidate>> FetchNexusEndpoints(client::Connection& connection,
+                                                           absl::Time deadline, int limit);
+
 // temporal.api.enums.v1.EventType names as the Temporal CLI writes them (WorkflowExecutionStarted),
 // UNSPECIFIED left out; no server call.
 std::vector<Candidate> EventTypeNames();

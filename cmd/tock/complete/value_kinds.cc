@@ -31,6 +31,9 @@ const std::vector<ValueRule>& ValueRules() {
       {"worker deployment", "--deployment-name", ValueKind::kDeployment},
       {"worker deployment", "--name", ValueKind::kDeployment},
       {"worker deployment create", "--name", ValueKind::kNone},  // a new name
+      {"operator nexus endpoint", "--name", ValueKind::kNexusEndpoint},
+      {"operator nexus endpoint create", "--name", ValueKind::kNone},  // a new name
+      {"operator nexus endpoint", "--target-namespace", ValueKind::kNamespace},
       {"", "--active-cluster", ValueKind::kClusterName},
       {"", "--clusters", ValueKind::kClusterName},
       {"", "--tls-ca-cert", ValueKind::kFile},
@@ -66,6 +69,8 @@ std::string_view ValueKindName(ValueKind kind) {
       return "schedule id";
     case ValueKind::kDeployment:
       return "worker deployment";
+    case ValueKind::kNexusEndpoint:
+      return "nexus endpoint";
     case ValueKind::kFile:
       return "file";
   }

@@ -22,6 +22,7 @@ enum class ValueKind {
   kBatchJobId,   // batch job ids, running first (server: ListBatchOperations)
   kScheduleId,   // schedule ids, by id (server: ListSchedules)
   kDeployment,   // Worker Deployment names (server: ListWorkerDeployments)
+  kNexusEndpoint,  // Nexus endpoint names, cluster-wide (server: OperatorService.ListNexusEndpoints)
   kFile,         // a local path
 };
 

@@ -471,6 +471,43 @@ class ObservedDeploymentStore : public DeploymentStore {
   const Op create_, update_, get_, delete_, list_, list_all_;
 };
 
+class ObservedNexusEndpointStore : public NexusEndpointStore {
+ public:
+  ObservedNexusEndpointStore(NexusEndpointStore& inner, Observer& o)
+      : inner_(inner),
+        o_(o),
+        create_(o.Resolve("NexusEndpointCreate")),
+        update_(o.Resolve("NexusEndpointUpdate")),
+        get_(o.Resolve("NexusEndpointGet")),
+        delete_(o.Resolve("NexusEndpointDelete")),
+        list_(o.Resolve("NexusEndpointList")) {}
+
+  absl::Status Create(const NexusEndpoint& endpoint) override {
+    return o_.Run(create_, [&] { return inner_.Create(endpoint); });
+  }
+  absl::Status Update(const NexusEndpoint& endpoint, int64_t version) override {
+    return o_.Run(update_, [&] { return inner_.Update(endpoint, version); });
+  }
+  absl::StatusOr<NexusEndpoint> Get(const std::string& id) override {
+    return o_.Run(get_, [&] { return inner_.Get(id); });
+  }
+  absl::StatusOr<NexusEndpoint> GetByName(const std::string& name) override {
+    return o_.Run(get_, [&] { return inner_.GetByName(name); });
+  }
+  absl::Status Delete(const std::string& id) override {
+    return o_.Run(delete_, [&] { return inner_.Delete(id); });
+  }
+  absl::StatusOr<std::vector<NexusEndpoint>> List(const std::string& after_id,
+                                                  int32_t limit) override {
+    return o_.Run(list_, [&] { return inner_.List(after_id, limit); });
+  }
+
+ private:
+  NexusEndpointStore& inner_;
+  Observer& o_;
+  const Op create_, update_, get_, delete_, list_;
+};
+
 class ObservedScheduleStore : public ScheduleStore {
  public:
   ObservedScheduleStore(ScheduleStore& inner, Observer& o)
@@ -733,6 +770,7 @@ class ObservedPersistence : public Persistence {
         deployments_(inner_->deployments(), observer_),
         replication_(inner_->replication(), observer_),
         timers_(inner_->timers(), observer_),
+        nexus_endpoints_(inner_->nexus_endpoints(), observer_),
         write_metrics_(metrics) {
     if (metrics.enabled()) inner_->executions().SetWriteObserver(&write_metrics_);
   }
@@ -749,6 +787,7 @@ class ObservedPersistence : public Persistence {
   DeploymentStore& deployments() override { return deployments_; }
   ReplicationStore& replication() override { return replication_; }
   TimerStore& timers() override { return timers_; }
+  NexusEndpointStore& nexus_endpoints() override { return nexus_endpoints_; }
   std::string engine() const override { return inner_->engine(); }
   std::string location() const override { return inner_->location(); }
   bool shared_by_hosts() const override { return inner_->shared_by_hosts(); }
@@ -768,6 +807,7 @@ class ObservedPersistence : public Persistence {
   ObservedDeploymentStore deployments_;
   ObservedReplicationStore replication_;
   ObservedTimerStore timers_;
+  ObservedNexusEndpointStore nexus_endpoints_;
   WriteMetrics write_metrics_;
 };
 

@@ -392,6 +392,19 @@ CREATE INDEX visibility_deployment_version ON visibility(namespace_id, deploymen
 COMMENT ON COLUMN visibility.deployment_version IS
   'TemporalWorkerDeploymentVersion (deployment:build) of a versioned run; NULL otherwise';
 )sql"},
+      {21, "Nexus endpoints: cluster-global, by id with a unique name",
+       R"sql(
+CREATE TABLE nexus_endpoints (
+  id      TEXT COLLATE "C" PRIMARY KEY,
+  name    TEXT COLLATE "C" NOT NULL UNIQUE,
+  version BIGINT NOT NULL,
+  record  BYTEA NOT NULL
+);
+COMMENT ON TABLE nexus_endpoints IS
+  'Nexus endpoints (cluster-global): one row per endpoint by id (a UUID), its name unique, its version 1 when created and +1 by each update (compare-and-swap)';
+COMMENT ON COLUMN nexus_endpoints.record IS
+  'temporal.api.nexus.v1.Endpoint, a worker target naming its namespace by id';
+)sql"},
   };
   return migrations;
 }

@@ -8,6 +8,7 @@
 #include "server-core/persistence/archival_queue_store.h"
 #include "server-core/persistence/batch_store.h"
 #include "server-core/persistence/deployment_store.h"
+#include "server-core/persistence/nexus_endpoint_store.h"
 #include "server-core/persistence/schedule_store.h"
 #include "server-core/persistence/cluster_metadata_store.h"
 #include "server-core/persistence/execution_store.h"
@@ -28,6 +29,7 @@ std::unique_ptr<ArchivalQueueStore> NewPostgresArchivalQueueStore(PgPool& pool);
 std::unique_ptr<BatchStore> NewPostgresBatchStore(PgPool& pool);
 std::unique_ptr<ScheduleStore> NewPostgresScheduleStore(PgPool& pool);
 std::unique_ptr<DeploymentStore> NewPostgresDeploymentStore(PgPool& pool);
+std::unique_ptr<NexusEndpointStore> NewPostgresNexusEndpointStore(PgPool& pool);
 std::unique_ptr<ReplicationStore> NewPostgresReplicationStore(PgPool& pool);
 std::unique_ptr<MembershipStore> NewPostgresMembershipStore(PgPool& pool);
 std::unique_ptr<TimerStore> NewPostgresTimerStore(PgPool& pool);

@@ -18,7 +18,7 @@ absl::StatusOr<std::unique_ptr<Persistence>> OpenPostgresPersistence(const std::
                 NewPostgresExecutionStore(db),    NewPostgresVisibilityStore(db),
                 NewPostgresArchivalQueueStore(db), NewPostgresMembershipStore(db), NewPostgresBatchStore(db),
                 NewPostgresScheduleStore(db),     NewPostgresDeploymentStore(db),     NewPostgresReplicationStore(db),
-                NewPostgresTimerStore(db)};
+                NewPostgresTimerStore(db),        NewPostgresNexusEndpointStore(db)};
   // postgresql://USER@HOST:PORT/DB: never the password.
   // Each COMMIT waits as the server's synchronous_commit says (on by default: flushed).
   BackendFacts facts{"postgres", db.location(), /*shared_by_hosts=*/true,

@@ -60,7 +60,7 @@ absl::StatusOr<std::unique_ptr<Persistence>> OpenSqlitePersistence(
                 NewSqliteExecutionStore(conn),    NewSqliteVisibilityStore(conn),
                 NewSqliteArchivalQueueStore(conn), NewSqliteMembershipStore(conn), NewSqliteBatchStore(conn),
                 NewSqliteScheduleStore(conn),     NewSqliteDeploymentStore(conn),     NewSqliteReplicationStore(conn),
-                NewSqliteTimerStore(conn)};
+                NewSqliteTimerStore(conn),        NewSqliteNexusEndpointStore(conn)};
   // One process only: a second tock-server on the same file is refused at open.
   BackendFacts facts{"sqlite", conn.location(), /*shared_by_hosts=*/false,
                      std::move(*durability)};

@@ -306,6 +306,15 @@ ALTER TABLE visibility ADD COLUMN versioning_behavior TEXT;
 CREATE INDEX visibility_deployment_version ON visibility(namespace_id, deployment_version, status)
   WHERE deployment_version IS NOT NULL;
 )sql"},
+      {21, "Nexus endpoints: cluster-global, by id with a unique name",
+       R"sql(
+CREATE TABLE nexus_endpoints (
+  id      TEXT PRIMARY KEY,   -- a UUID
+  name    TEXT NOT NULL UNIQUE,
+  version INTEGER NOT NULL,   -- 1 when created, +1 by each update
+  record  BLOB NOT NULL       -- temporal.api.nexus.v1.Endpoint (worker target by namespace id)
+);
+)sql"},
   };
   return migrations;
 }

@@ -10,6 +10,7 @@
 #include "server-core/persistence/cluster_metadata_store.h"
 #include "server-core/persistence/execution_store.h"
 #include "server-core/persistence/membership_store.h"
+#include "server-core/persistence/nexus_endpoint_store.h"
 #include "server-core/persistence/visibility_store.h"
 #include "server-core/persistence/namespace_store.h"
 #include "server-core/persistence/replication_store.h"
@@ -27,6 +28,7 @@ std::unique_ptr<MembershipStore> NewSqliteMembershipStore(SqliteDb& db);
 std::unique_ptr<BatchStore> NewSqliteBatchStore(SqliteDb& db);
 std::unique_ptr<ScheduleStore> NewSqliteScheduleStore(SqliteDb& db);
 std::unique_ptr<DeploymentStore> NewSqliteDeploymentStore(SqliteDb& db);
+std::unique_ptr<NexusEndpointStore> NewSqliteNexusEndpointStore(SqliteDb& db);
 std::unique_ptr<ReplicationStore> NewSqliteReplicationStore(SqliteDb& db);
 std::unique_ptr<TimerStore> NewSqliteTimerStore(SqliteDb& db);
 
