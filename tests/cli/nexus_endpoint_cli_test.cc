@@ -21,8 +21,15 @@ TEST_F(NexusEndpointCliTest, CreateGetListUpdateDelete) {
   EXPECT_EQ(At(created, "/spec/target/worker/namespace"), "default") << created.dump();
   EXPECT_EQ(At(created, "/version"), "1") << created.dump();
   r = Tock({"operator", "nexus", "endpoint", "create", "--name", "partner", "--target-url",
-            "https://nexus.example.com"});
+            "https://nexus.example.com", "--description-file", dir_.File("absent.md")});
+  EXPECT_EQ(r.exit_code, kExitUsage) << r.err;
+  EXPECT_NE(r.err.find("--description-file: cannot read"), std::string::npos) << r.err;
+  r = Tock({"operator", "nexus", "endpoint", "create", "--name", "partner", "--target-url",
+            "https://nexus.example.com", "--description-file",
+            dir_.Write("partner.md", "# Partner API\n")});
   ASSERT_EQ(r.exit_code, kExitOk) << r.err;
+  json partner = TockJson({"operator", "nexus", "endpoint", "get", "--name", "partner"});
+  EXPECT_EQ(At(partner, "/spec/description"), "# Partner API\n") << partner.dump();
 
   r = Tock({"operator", "nexus", "endpoint", "get", "--name", "payments", "-o", "card"});
   ASSERT_EQ(r.exit_code, kExitOk) << r.err;

@@ -26,7 +26,7 @@ TEST_F(CompleteCliTest, CommandsAndSearchAttributeTypes) {
   EXPECT_NE(top.find("\nactivity\t"), std::string::npos) << top;
   EXPECT_EQ(Complete({"operator", ""}),
             "search-attribute\tCreate, list and remove the custom search attributes of a "
-            "namespace\n");
+            "namespace\nnexus\tOperate the cluster's Nexus endpoints\n");
   EXPECT_EQ(Complete({"operator", "search-attribute", "re"}),
             "remove\tRemove custom search attributes from the namespace (asks first)\n");
   EXPECT_EQ(Complete({"activity", ""}),

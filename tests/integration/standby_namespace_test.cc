@@ -97,6 +97,10 @@ const std::map<std::string, Method>& Classification() {
       {"ShutdownWorker", {Access::kRead}},
       {"ResetStickyTaskQueue", {Access::kRead}},
       {"ListTaskQueuePartitions", {Access::kRead, R"(task_queue { name: "q" })"}},
+      // Nexus handlers poll and answer wherever they run.
+      {"PollNexusTaskQueue", {Access::kRead, R"(task_queue { name: "q" })"}},
+      {"RespondNexusTaskCompleted", {Access::kRead}},
+      {"RespondNexusTaskFailed", {Access::kRead}},
       // Workers' heartbeats: kept and read wherever the workers are.
       {"RecordWorkerHeartbeat", {Access::kRead}},
       {"ListWorkers", {Access::kRead}},

@@ -61,6 +61,25 @@ async function startWorker(native, taskQueue, deploymentName, buildId, behavior)
   return { worker, running };
 }
 
+// Runs `body({ taskQueue, deploymentName, start })` on a fresh task queue and deployment;
+// `start(buildId, behavior)` starts a worker of that build. The workers stop after.
+async function withDeployment(prefix, body) {
+  const taskQueue = uniqueName(prefix);
+  const deploymentName = uniqueName('billing');
+  const native = await NativeConnection.connect({ address: server.workerAddress ?? server.address });
+  const workers = [];
+  const start = async (buildId, behavior) => {
+    workers.push(await startWorker(native, taskQueue, deploymentName, buildId, behavior));
+  };
+  try {
+    await body({ taskQueue, deploymentName, start });
+  } finally {
+    for (const { worker } of workers) worker.shutdown();
+    await Promise.allSettled(workers.map((w) => w.running));
+    await native.close();
+  }
+}
+
 async function setCurrent(deploymentName, buildId) {
   const service = connection.workflowService;
   const d = await service.describeWorkerDeployment({ namespace: 'default', deploymentName });
@@ -75,101 +94,71 @@ async function lastBuild(workflowId) {
   return completed.at(-1)?.workflowTaskCompletedEventAttributes.deploymentVersion?.buildId;
 }
 
-test('new runs follow the current version, pinned runs stay, auto-upgrade runs move', DEADLINE, async () => {
-  const taskQueue = uniqueName('deploy');
-  const deploymentName = uniqueName('billing');
-  const native = await NativeConnection.connect({ address: server.workerAddress ?? server.address });
-  const workers = [];
-  try {
-    workers.push(await startWorker(native, taskQueue, deploymentName, 'v1', 'PINNED'));
-    await setCurrent(deploymentName, 'v1');
-    const pinned = await client.workflow.start('waitForSignal', { taskQueue, workflowId: uniqueName('pinned') });
-    const upgrading = await client.workflow.start('waitForSignal', {
-      taskQueue, workflowId: uniqueName('upgrading'), versioningOverride: 'AUTO_UPGRADE' });
-    // Each ran its first task on v1 (a query makes sure the task was taken).
-    assert.equal(await pinned.query('status'), 'waiting');
-    assert.equal(await upgrading.query('status'), 'waiting');
-    assert.equal(await lastBuild(pinned.workflowId), 'v1');
-    assert.equal(await lastBuild(upgrading.workflowId), 'v1');
+test('new runs follow the current version, pinned runs stay, auto-upgrade runs move', DEADLINE, () => withDeployment('deploy', async ({ taskQueue, deploymentName, start }) => {
+  await start('v1', 'PINNED');
+  await setCurrent(deploymentName, 'v1');
+  const pinned = await client.workflow.start('waitForSignal', { taskQueue, workflowId: uniqueName('pinned') });
+  const upgrading = await client.workflow.start('waitForSignal', {
+    taskQueue, workflowId: uniqueName('upgrading'), versioningOverride: 'AUTO_UPGRADE' });
+  // Each ran its first task on v1 (a query makes sure the task was taken).
+  assert.equal(await pinned.query('status'), 'waiting');
+  assert.equal(await upgrading.query('status'), 'waiting');
+  assert.equal(await lastBuild(pinned.workflowId), 'v1');
+  assert.equal(await lastBuild(upgrading.workflowId), 'v1');
 
-    workers.push(await startWorker(native, taskQueue, deploymentName, 'v2', 'AUTO_UPGRADE'));
-    const set = await setCurrent(deploymentName, 'v2');
-    assert.equal(set.previousDeploymentVersion.buildId, 'v1');
-    const described = await connection.workflowService.describeWorkerDeployment({ namespace: 'default', deploymentName });
-    const status = (build) => described.workerDeploymentInfo.versionSummaries
-      .find((v) => v.deploymentVersion.buildId === build).status;
-    assert.equal(status('v2'), STATUS_CURRENT);
-    assert.equal(status('v1'), STATUS_DRAINING);
+  await start('v2', 'AUTO_UPGRADE');
+  const set = await setCurrent(deploymentName, 'v2');
+  assert.equal(set.previousDeploymentVersion.buildId, 'v1');
+  const described = await connection.workflowService.describeWorkerDeployment({ namespace: 'default', deploymentName });
+  const status = (build) => described.workerDeploymentInfo.versionSummaries
+    .find((v) => v.deploymentVersion.buildId === build).status;
+  assert.equal(status('v2'), STATUS_CURRENT);
+  assert.equal(status('v1'), STATUS_DRAINING);
 
-    const fresh = await client.workflow.start('timerThenReturn', { taskQueue, workflowId: uniqueName('fresh'), args: [1] });
-    assert.ok(await fresh.result() >= 1, 'the run slept and returned');
-    assert.equal(await lastBuild(fresh.workflowId), 'v2', 'a new run starts on the current version');
+  const fresh = await client.workflow.start('timerThenReturn', { taskQueue, workflowId: uniqueName('fresh'), args: [1] });
+  assert.ok(await fresh.result() >= 1, 'the run slept and returned');
+  assert.equal(await lastBuild(fresh.workflowId), 'v2', 'a new run starts on the current version');
 
-    await pinned.signal('unblock');
-    await upgrading.signal('unblock');
-    assert.equal(await pinned.result(), 'unblocked');
-    assert.equal(await upgrading.result(), 'unblocked');
-    assert.equal(await lastBuild(pinned.workflowId), 'v1', 'the pinned run stayed on v1');
-    assert.equal(await lastBuild(upgrading.workflowId), 'v2', 'the auto-upgrade run moved to v2');
-  } finally {
-    for (const { worker } of workers) worker.shutdown();
-    await Promise.allSettled(workers.map((w) => w.running));
-    await native.close();
-  }
-});
+  await pinned.signal('unblock');
+  await upgrading.signal('unblock');
+  assert.equal(await pinned.result(), 'unblocked');
+  assert.equal(await upgrading.result(), 'unblocked');
+  assert.equal(await lastBuild(pinned.workflowId), 'v1', 'the pinned run stayed on v1');
+  assert.equal(await lastBuild(upgrading.workflowId), 'v2', 'the auto-upgrade run moved to v2');
+}));
 
-test('a pinned run passes its version to its child and its continuation, unless it upgrades', DEADLINE, async () => {
-  const taskQueue = uniqueName('family');
-  const deploymentName = uniqueName('billing');
-  const native = await NativeConnection.connect({ address: server.workerAddress ?? server.address });
-  const workers = [];
-  try {
-    workers.push(await startWorker(native, taskQueue, deploymentName, 'v1', 'PINNED'));
-    await setCurrent(deploymentName, 'v1');
-    const stay = await client.workflow.start('pinnedFamily', { taskQueue, workflowId: uniqueName('stay'), args: [false] });
-    const up = await client.workflow.start('pinnedFamily', { taskQueue, workflowId: uniqueName('up'), args: [true] });
-    assert.equal(await stay.query('status'), 'waiting');
-    assert.equal(await up.query('status'), 'waiting');
+test('a pinned run passes its version to its child and its continuation, unless it upgrades', DEADLINE, () => withDeployment('family', async ({ taskQueue, deploymentName, start }) => {
+  await start('v1', 'PINNED');
+  await setCurrent(deploymentName, 'v1');
+  const stay = await client.workflow.start('pinnedFamily', { taskQueue, workflowId: uniqueName('stay'), args: [false] });
+  const up = await client.workflow.start('pinnedFamily', { taskQueue, workflowId: uniqueName('up'), args: [true] });
+  assert.equal(await stay.query('status'), 'waiting');
+  assert.equal(await up.query('status'), 'waiting');
 
-    workers.push(await startWorker(native, taskQueue, deploymentName, 'v2', 'AUTO_UPGRADE'));
-    await setCurrent(deploymentName, 'v2');
-    await stay.signal('unblock');
-    await up.signal('unblock');
-    // The continued runs return what workflowInfo().targetWorkerDeploymentVersionChanged said.
-    assert.equal(await stay.result(), true, 'the pinned run saw its queue target v2');
-    assert.equal(await up.result(), true);
-    assert.equal(await lastBuild(`${stay.workflowId}-child`), 'v1', 'the child inherited v1');
-    assert.equal(await lastBuild(`${up.workflowId}-child`), 'v1', 'the child inherited v1');
-    assert.equal(await lastBuild(stay.workflowId), 'v1', 'continue-as-new stayed on v1');
-    assert.equal(await lastBuild(up.workflowId), 'v2', 'continue-as-new with AUTO_UPGRADE moved to v2');
-  } finally {
-    for (const { worker } of workers) worker.shutdown();
-    await Promise.allSettled(workers.map((w) => w.running));
-    await native.close();
-  }
-});
+  await start('v2', 'AUTO_UPGRADE');
+  await setCurrent(deploymentName, 'v2');
+  await stay.signal('unblock');
+  await up.signal('unblock');
+  // The continued runs return what workflowInfo().targetWorkerDeploymentVersionChanged said.
+  assert.equal(await stay.result(), true, 'the pinned run saw its queue target v2');
+  assert.equal(await up.result(), true);
+  assert.equal(await lastBuild(`${stay.workflowId}-child`), 'v1', 'the child inherited v1');
+  assert.equal(await lastBuild(`${up.workflowId}-child`), 'v1', 'the child inherited v1');
+  assert.equal(await lastBuild(stay.workflowId), 'v1', 'continue-as-new stayed on v1');
+  assert.equal(await lastBuild(up.workflowId), 'v2', 'continue-as-new with AUTO_UPGRADE moved to v2');
+}));
 
-test('a ramp sends about its percentage of new runs to the ramping version', DEADLINE, async () => {
-  const taskQueue = uniqueName('ramp');
-  const deploymentName = uniqueName('billing');
-  const native = await NativeConnection.connect({ address: server.workerAddress ?? server.address });
-  const workers = [];
-  try {
-    workers.push(await startWorker(native, taskQueue, deploymentName, 'v1', 'PINNED'));
-    workers.push(await startWorker(native, taskQueue, deploymentName, 'v2', 'PINNED'));
-    await setCurrent(deploymentName, 'v1');
-    const d = await connection.workflowService.describeWorkerDeployment({ namespace: 'default', deploymentName });
-    await connection.workflowService.setWorkerDeploymentRampingVersion({ namespace: 'default', deploymentName,
-      buildId: 'v2', percentage: 50, conflictToken: d.conflictToken, identity: 'deployments-test' });
-    const ids = Array.from({ length: 40 }, (_, i) => `${taskQueue}-run-${i}`);
-    await Promise.all(ids.map((workflowId) => client.workflow.execute('timerThenReturn', { taskQueue, workflowId, args: [1] })));
-    const builds = await Promise.all(ids.map(lastBuild));
-    const ramped = builds.filter((b) => b === 'v2').length;
-    assert.equal(builds.filter((b) => b === 'v1').length + ramped, ids.length, builds.join(','));
-    assert.ok(ramped >= 8 && ramped <= 32, `${ramped} of ${ids.length} runs on the 50 % ramp`);
-  } finally {
-    for (const { worker } of workers) worker.shutdown();
-    await Promise.allSettled(workers.map((w) => w.running));
-    await native.close();
-  }
-});
+test('a ramp sends about its percentage of new runs to the ramping version', DEADLINE, () => withDeployment('ramp', async ({ taskQueue, deploymentName, start }) => {
+  await start('v1', 'PINNED');
+  await start('v2', 'PINNED');
+  await setCurrent(deploymentName, 'v1');
+  const d = await connection.workflowService.describeWorkerDeployment({ namespace: 'default', deploymentName });
+  await connection.workflowService.setWorkerDeploymentRampingVersion({ namespace: 'default', deploymentName,
+    buildId: 'v2', percentage: 50, conflictToken: d.conflictToken, identity: 'deployments-test' });
+  const ids = Array.from({ length: 40 }, (_, i) => `${taskQueue}-run-${i}`);
+  await Promise.all(ids.map((workflowId) => client.workflow.execute('timerThenReturn', { taskQueue, workflowId, args: [1] })));
+  const builds = await Promise.all(ids.map(lastBuild));
+  const ramped = builds.filter((b) => b === 'v2').length;
+  assert.equal(builds.filter((b) => b === 'v1').length + ramped, ids.length, builds.join(','));
+  assert.ok(ramped >= 8 && ramped <= 32, `${ramped} of ${ids.length} runs on the 50 % ramp`);
+}));

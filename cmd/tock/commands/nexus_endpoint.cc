@@ -1,15 +1,15 @@
 #include "cmd/tock/commands/nexus_endpoint.h"
 
 #include <fstream>
+#include <iterator>
 #include <memory>
-#include <sstream>
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "cmd/tock/commands/act.h"
 #include "cmd/tock/commands/confirm.h"
 #include "cmd/tock/output/history_format.h"
 #include "lib/admin/payloads.h"
-#include "lib/common/proto_json.h"
 
 namespace tock::cli {
 namespace {
@@ -73,8 +73,7 @@ void AddSpecFlags(CLI::App* cmd, SpecFlags& f) {
   cmd->add_option("--target-url", f.target_url,
                   "An external Nexus server's URL instead of workers (http or https)");
   cmd->add_option("--description", f.description, "Description (markdown)");
-  cmd->add_option("--description-file", f.description_file, "Read the description from a file")
-      ->check(CLI::ExistingFile);
+  cmd->add_option("--description-file", f.description_file, "Read the description from a file");
 }
 
 // Applies the flags given to `spec` (create: an empty one). INVALID_ARGUMENT for flags that
@@ -101,10 +100,12 @@ absl::Status ApplySpecFlags(const SpecFlags& f, nexus::EndpointSpec& spec) {
   }
   if (!f.description.empty()) spec = WithDescription(spec, f.description);
   if (!f.description_file.empty()) {
-    std::ifstream in(f.description_file);
-    std::stringstream text;
-    text << in.rdbuf();
-    spec = WithDescription(spec, text.str());
+    std::ifstream in(f.description_file, std::ios::binary);
+    if (!in) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--description-file: cannot read ", admin::EchoQuoted(f.description_file)));
+    }
+    spec = WithDescription(spec, std::string(std::istreambuf_iterator<char>(in), {}));
   }
   if (f.unset_description) spec.clear_description();
   return absl::OkStatus();
@@ -123,24 +124,11 @@ absl::StatusOr<nexus::Endpoint> FindByName(client::Connection& c, const std::str
   return out->endpoints(0);
 }
 
-template <typename Call>
-void Act(CLI::App* cmd, CommandContext& ctx, Call call) {
-  cmd->callback([&ctx, call] {
-    ctx.action = [&ctx, call]() -> absl::Status {
-      auto c = ctx.connection();
-      if (!c.ok()) return c.status();
-      auto printer = ctx.printer();
-      if (!printer.ok()) return printer.status();
-      return call(**c, *printer);
-    };
-  });
-}
-
 void AddCreate(CLI::App& group, CommandContext& ctx) {
   auto f = std::make_shared<SpecFlags>();
   CLI::App* cmd = group.add_subcommand("create", "Create a Nexus endpoint");
   AddSpecFlags(cmd, *f);
-  cmd->footer("-o json prints the endpoint.\n\nExamples:\n"
+  cmd->footer("-o json prints the endpoint (its description decoded).\n\nExamples:\n"
               "  tock operator nexus endpoint create --name payments --target-namespace billing "
               "--target-task-queue payments-handlers\n"
               "  tock operator nexus endpoint create --name partner --target-url "
@@ -150,7 +138,7 @@ void AddCreate(CLI::App& group, CommandContext& ctx) {
     if (absl::Status s = ApplySpecFlags(*f, *req.mutable_spec()); !s.ok()) return s;
     auto out = c.Call(&Stub::CreateNexusEndpoint, c.operator_service(), req);
     if (!out.ok()) return out.status();
-    printer.Object(ProtoToJson(out->endpoint()), Card(out->endpoint()));
+    printer.Object(DecodedJson(out->endpoint()), Card(out->endpoint()));
     return absl::OkStatus();
   });
 }
@@ -159,12 +147,12 @@ void AddGet(CLI::App& group, CommandContext& ctx) {
   auto name = std::make_shared<std::string>();
   CLI::App* cmd = group.add_subcommand("get", "Show a Nexus endpoint");
   cmd->add_option("--name", *name, "The endpoint's name")->required();
-  cmd->footer("-o json prints the endpoint.\n\nExamples:\n"
+  cmd->footer("-o json prints the endpoint (its description decoded).\n\nExamples:\n"
               "  tock operator nexus endpoint get --name payments\n");
   Act(cmd, ctx, [name](client::Connection& c, Printer& printer) -> absl::Status {
     absl::StatusOr<nexus::Endpoint> e = FindByName(c, *name);
     if (!e.ok()) return e.status();
-    printer.Object(ProtoToJson(*e), Card(*e));
+    printer.Object(DecodedJson(*e), Card(*e));
     return absl::OkStatus();
   });
 }
@@ -185,7 +173,7 @@ void AddList(CLI::App& group, CommandContext& ctx) {
         break;
       }
       for (const auto& e : page->endpoints()) {
-        printer.Row(ProtoToJson(e), {e.spec().name(), TargetText(e.spec()), std::to_string(e.version()),
+        printer.Row(DecodedJson(e), {e.spec().name(), TargetText(e.spec()), std::to_string(e.version()),
                                      DescriptionText(e.spec()), e.id()});
       }
       req.set_next_page_token(page->next_page_token());
@@ -220,7 +208,7 @@ void AddUpdate(CLI::App& group, CommandContext& ctx) {
     if (absl::Status s = ApplySpecFlags(*f, *req.mutable_spec()); !s.ok()) return s;
     auto out = c.Call(&Stub::UpdateNexusEndpoint, c.operator_service(), req);
     if (!out.ok()) return out.status();
-    printer.Object(ProtoToJson(out->endpoint()), Card(out->endpoint()));
+    printer.Object(DecodedJson(out->endpoint()), Card(out->endpoint()));
     return absl::OkStatus();
   });
 }

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "cmd/tock/commands/act.h"
 #include "cmd/tock/commands/confirm.h"
 #include "cmd/tock/output/history_format.h"
 #include "lib/admin/payloads.h"
@@ -83,21 +84,6 @@ absl::StatusOr<std::string> ConflictToken(CommandContext& ctx, client::Connectio
   if (out.ok()) return out->conflict_token();
   if (allow_missing && out.status().code() == absl::StatusCode::kNotFound) return std::string();
   return out.status();
-}
-
-// Runs `call(connection, printer)` as the command's action.
-template <typename Call>
-void Act(CLI::App* cmd, CommandContext& ctx, Call call) {
-  cmd->callback([&ctx, cmd, call] {
-    (void)cmd;
-    ctx.action = [&ctx, call]() -> absl::Status {
-      auto c = ctx.connection();
-      if (!c.ok()) return c.status();
-      auto printer = ctx.printer();
-      if (!printer.ok()) return printer.status();
-      return call(**c, *printer);
-    };
-  });
 }
 
 void AddList(CLI::App& group, CommandContext& ctx) {
