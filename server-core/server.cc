@@ -376,15 +376,15 @@ class TockServerImpl : public TockServer {
   // WorkflowService and OperatorService: runs, task queues, visibility (archived too).
   void RegisterFrontendHandlers() {
     frontend::RegisterWorkflowServiceHandlers(dispatcher_, *namespaces_, facts_);
+    nexus_tasks_ = std::make_unique<nexus::NexusTaskQueues>(clock_, *timer_thread_);
     frontend::RegisterWorkflowRpcHandlers(dispatcher_, *namespaces_, *history_, *matching_, clock_,
-                                          archives_.get(), deployments_.get());
+                                          archives_.get(), deployments_.get(), nexus_tasks_.get());
     frontend::RegisterWorkerDeploymentHandlers(dispatcher_, *namespaces_, *deployments_, clock_);
     frontend::RegisterArchivedVisibilityHandlers(dispatcher_, *namespaces_, *archives_, clock_);
     frontend::RegisterVisibilityHandlers(dispatcher_, *namespaces_, persistence_->visibility());
     nexus_endpoints_ = std::make_unique<nexus::EndpointRegistry>(
         persistence_->nexus_endpoints(), persistence_->namespaces(), clock_);
     frontend::RegisterOperatorServiceHandlers(dispatcher_, *namespaces_, *nexus_endpoints_);
-    nexus_tasks_ = std::make_unique<nexus::NexusTaskQueues>(clock_, *timer_thread_);
     frontend::RegisterNexusTaskHandlers(dispatcher_, *namespaces_, *nexus_tasks_, clock_);
     frontend::RegisterGatedOffHandlers(dispatcher_);
     worker_registry_ = std::make_unique<matching::WorkerRegistry>(clock_);

@@ -68,7 +68,8 @@ void RegisterWorkflowRpcHandlers(rpc::Dispatcher& dispatcher,
                                  history::HistoryEngine& history,
                                  matching::MatchingEngine& matching, Clock& clock,
                                  archiver::ArchiveRegistry* archives = nullptr,
-                                 deployments::DeploymentRegistry* deployments = nullptr);
+                                 deployments::DeploymentRegistry* deployments = nullptr,
+                                 nexus::NexusTaskQueues* nexus_tasks = nullptr);
 
 // The Worker Deployment calls (worker_deployment_handler.cc).
 void RegisterWorkerDeploymentHandlers(rpc::Dispatcher& dispatcher,

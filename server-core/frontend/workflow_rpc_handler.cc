@@ -570,7 +570,7 @@ void RegisterActivityByIdHandlers(rpc::Dispatcher& dispatcher,
 
 // The workers themselves: shutdown, sticky queues, the pollers of a queue.
 void RegisterWorkerHandlers(rpc::Dispatcher& dispatcher, namespaces::NamespaceEngine& namespaces,
-                            matching::MatchingEngine& matching) {
+                            matching::MatchingEngine& matching, nexus::NexusTaskQueues* nexus_tasks) {
   // The worker's waiting polls answer empty now (namespace capability
   // worker_poll_complete_on_shutdown), and the workflow tasks waiting on its sticky queue go
   // to their normal queues (so do later ones: no worker polls it any more). The router sends
@@ -586,6 +586,21 @@ void RegisterWorkerHandlers(rpc::Dispatcher& dispatcher, namespaces::NamespaceEn
       dispatcher, namespaces, "DescribeTaskQueue", true, namespaces::NamespaceAccess::kRead,
       [&](const history::NamespaceRef& ns, const wf::DescribeTaskQueueRequest& req)
           -> absl::StatusOr<wf::DescribeTaskQueueResponse> {
+        if (req.task_queue_type() == enums::TASK_QUEUE_TYPE_NEXUS) {
+          // Nexus queues live in memory on this host (the queue's owner: the call is routed).
+          wf::DescribeTaskQueueResponse out;
+          if (nexus_tasks == nullptr) return out;
+          for (const auto& [identity, last] : nexus_tasks->Pollers(ns.id, req.task_queue().name())) {
+            auto* poller = out.add_pollers();
+            poller->set_identity(identity);
+            *poller->mutable_last_access_time() = ToProtoTime(last);
+          }
+          if (req.report_stats()) {
+            out.mutable_stats()->set_approximate_backlog_count(static_cast<int64_t>(
+                nexus_tasks->WaitingDispatches(ns.id, req.task_queue().name())));
+          }
+          return out;
+        }
         auto kind = req.task_queue_type() == enums::TASK_QUEUE_TYPE_ACTIVITY
                         ? persistence::TaskKind::kActivity
                         : persistence::TaskKind::kWorkflow;
@@ -613,14 +628,15 @@ void RegisterWorkflowRpcHandlers(rpc::Dispatcher& dispatcher,
                                  history::HistoryEngine& history,
                                  matching::MatchingEngine& matching, Clock& clock,
                                  archiver::ArchiveRegistry* archives,
-                                 deployments::DeploymentRegistry* deployments) {
+                                 deployments::DeploymentRegistry* deployments,
+                                 nexus::NexusTaskQueues* nexus_tasks) {
   RegisterStartHandlers(dispatcher, namespaces, history);
   RegisterPollHandlers(dispatcher, namespaces, history, matching, clock, deployments);
   RegisterTaskResponseHandlers(dispatcher, namespaces, history);
   RegisterRunChangeHandlers(dispatcher, namespaces, history);
   RegisterRunReadHandlers(dispatcher, namespaces, history, archives);
   RegisterActivityByIdHandlers(dispatcher, namespaces, history);
-  RegisterWorkerHandlers(dispatcher, namespaces, matching);
+  RegisterWorkerHandlers(dispatcher, namespaces, matching, nexus_tasks);
 }
 
 }  // namespace tock::server::frontend

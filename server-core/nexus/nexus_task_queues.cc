@@ -1,5 +1,6 @@
 #include "server-core/nexus/nexus_task_queues.h"
 
+#include <algorithm>
 #include <utility>
 #include <vector>
 
@@ -97,13 +98,14 @@ void NexusTaskQueues::Dispatch(const std::string& namespace_id, const std::strin
 }
 
 uint64_t NexusTaskQueues::Poll(const std::string& namespace_id, const std::string& task_queue,
-                               absl::Time deadline, PollDone done) {
+                               const std::string& identity, absl::Time deadline, PollDone done) {
   const QueueKey key{namespace_id, task_queue};
   std::shared_ptr<Task> task;
   uint64_t id = 0;
   {
     std::lock_guard lock(mu_);
     id = next_id_++;
+    RecordPoller(key, identity);
     Queue& queue = queues_[key];
     if (queue.tasks.empty()) {
       WaitingPoll& waiting = queue.polls.emplace_back();
@@ -215,6 +217,41 @@ absl::Status NexusTaskQueues::Fail(const std::string& namespace_id, const std::s
   if (!done.ok()) return done.status();
   (*done)(NexusAnswer{std::nullopt, failure});
   return absl::OkStatus();
+}
+
+void NexusTaskQueues::RecordPoller(const QueueKey& key, const std::string& identity) {
+  const absl::Time now = clock_.Now();
+  if (!pollers_.contains(key) && pollers_.size() >= kMaxPolledQueues) {
+    // Forget every queue not polled lately; still full: this queue's pollers go unrecorded.
+    for (auto q = pollers_.begin(); q != pollers_.end();) {
+      std::erase_if(q->second, [&](const auto& p) { return p.second < now - kPollerMemory; });
+      q = q->second.empty() ? pollers_.erase(q) : std::next(q);
+    }
+    if (pollers_.size() >= kMaxPolledQueues) return;
+  }
+  std::map<std::string, absl::Time>& seen = pollers_[key];
+  seen[identity] = now;
+  if (seen.size() <= kMaxPollersPerQueue) return;
+  // Over the bound: forget the stale, then the oldest.
+  std::erase_if(seen, [&](const auto& p) { return p.second < now - kPollerMemory; });
+  while (seen.size() > kMaxPollersPerQueue) {
+    seen.erase(std::min_element(seen.begin(), seen.end(), [](const auto& a, const auto& b) {
+      return a.second < b.second;
+    }));
+  }
+}
+
+std::vector<std::pair<std::string, absl::Time>> NexusTaskQueues::Pollers(
+    const std::string& namespace_id, const std::string& task_queue) {
+  std::lock_guard lock(mu_);
+  std::vector<std::pair<std::string, absl::Time>> out;
+  auto it = pollers_.find({namespace_id, task_queue});
+  if (it == pollers_.end()) return out;
+  const absl::Time cutoff = clock_.Now() - kPollerMemory;
+  std::erase_if(it->second, [&](const auto& p) { return p.second < cutoff; });
+  out.assign(it->second.begin(), it->second.end());
+  if (it->second.empty()) pollers_.erase(it);
+  return out;
 }
 
 size_t NexusTaskQueues::WaitingDispatches(const std::string& namespace_id,

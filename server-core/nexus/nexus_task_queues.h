@@ -19,6 +19,8 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "lib/common/clock.h"
@@ -57,10 +59,10 @@ class NexusTaskQueues {
   void Dispatch(const std::string& namespace_id, const std::string& task_queue,
                 temporal::api::nexus::v1::Request request, absl::Time deadline, Done done);
 
-  // A long poll: `done` gets the next task (with its token) or, at `deadline`, an empty
-  // response. Returns an id for CancelPoll.
+  // A long poll of the worker `identity`: `done` gets the next task (with its token) or, at
+  // `deadline`, an empty response. Returns an id for CancelPoll.
   uint64_t Poll(const std::string& namespace_id, const std::string& task_queue,
-                absl::Time deadline, PollDone done);
+                const std::string& identity, absl::Time deadline, PollDone done);
   // The poller went away: its poll ends (answered empty) and takes no task.
   void CancelPoll(uint64_t poll_id);
 
@@ -74,6 +76,14 @@ class NexusTaskQueues {
   // The (namespace id, task queue) a task token names, or nothing for a malformed token
   // (how hosts route a worker's answer to the host of its queue).
   static std::optional<std::pair<std::string, std::string>> QueueOfToken(const std::string& token);
+
+  // The workers that polled the queue within kPollerMemory, with their last poll
+  // (DescribeTaskQueue of type NEXUS).
+  static constexpr absl::Duration kPollerMemory = absl::Minutes(5);
+  static constexpr size_t kMaxPollersPerQueue = 1000;
+  static constexpr size_t kMaxPolledQueues = 100000;
+  std::vector<std::pair<std::string, absl::Time>> Pollers(const std::string& namespace_id,
+                                                          const std::string& task_queue);
 
   // The queues' waiting dispatches and polls (tests, DescribeTaskQueue).
   size_t WaitingDispatches(const std::string& namespace_id, const std::string& task_queue);
@@ -101,6 +111,7 @@ class NexusTaskQueues {
   // Hands `task` to `poll` (the lock is not held).
   void Deliver(const std::shared_ptr<Task>& task, WaitingPoll poll);
   void ExpireTask(const std::string& token);
+  void RecordPoller(const QueueKey& key, const std::string& identity);  // the lock is held
   void ExpirePoll(const QueueKey& key, uint64_t poll_id);
   absl::StatusOr<Done> Take(const std::string& namespace_id, const std::string& token);
 
@@ -112,6 +123,8 @@ class NexusTaskQueues {
   // Every task until answered or expired (taken or not), by token, with its queue.
   std::map<std::string, std::pair<QueueKey, std::shared_ptr<Task>>> tasks_;
   std::map<uint64_t, QueueKey> polls_;  // waiting polls' queues
+  // Who polled each queue lately: identity -> last poll (forgotten after kPollerMemory).
+  std::map<QueueKey, std::map<std::string, absl::Time>> pollers_;
 };
 
 }  // namespace tock::server::nexus

@@ -1,6 +1,7 @@
 // The handler side's task RPCs over real gRPC (reference/api_2026.md §4.3): a
-// PollNexusTaskQueue with nothing dispatched answers empty before its caller's deadline, and
-// the worker's answers are checked as Temporal checks them. The dispatch and the round trip
+// PollNexusTaskQueue with nothing dispatched answers empty before its caller's deadline (and
+// its poller is listed by DescribeTaskQueue of type NEXUS), and the worker's answers are
+// checked as Temporal checks them. The dispatch and the round trip
 // are covered on a manual clock in tests/unit/nexus_task_queues_test.cc.
 #include <gtest/gtest.h>
 
@@ -35,6 +36,22 @@ TEST(NexusTaskTest, PollsAnswerEmptyAndAnswersAreChecked) {
   ASSERT_TRUE(polled.ok()) << polled.status();
   EXPECT_TRUE(polled->task_token().empty()) << "nothing was dispatched";
   EXPECT_GE(absl::Now() - before, absl::Milliseconds(1000)) << "it waited";
+
+  // The queue's pollers and backlog, as DescribeTaskQueue shows a Nexus queue.
+  wf::DescribeTaskQueueRequest describe;
+  describe.set_namespace_("default");
+  describe.mutable_task_queue()->set_name("payments-handlers");
+  describe.set_task_queue_type(temporal::api::enums::v1::TASK_QUEUE_TYPE_NEXUS);
+  describe.set_report_stats(true);
+  auto described = (*c)->Call(&W::DescribeTaskQueue, (*c)->workflow(), describe);
+  ASSERT_TRUE(described.ok()) << described.status();
+  ASSERT_EQ(described->pollers_size(), 1);
+  EXPECT_EQ(described->pollers(0).identity(), "handler");
+  EXPECT_EQ(described->stats().approximate_backlog_count(), 0);
+  describe.set_task_queue_type(temporal::api::enums::v1::TASK_QUEUE_TYPE_WORKFLOW);
+  described = (*c)->Call(&W::DescribeTaskQueue, (*c)->workflow(), describe);
+  ASSERT_TRUE(described.ok());
+  EXPECT_EQ(described->pollers_size(), 0) << "no workflow poller";
 
   wf::RespondNexusTaskCompletedRequest done;
   done.set_namespace_("default");

@@ -43,7 +43,7 @@ class NexusTaskQueuesTest : public ::testing::Test {
   }
   std::future<absl::StatusOr<wf::PollNexusTaskQueueResponse>> Poll(uint64_t* id = nullptr) {
     auto promise = std::make_shared<std::promise<absl::StatusOr<wf::PollNexusTaskQueueResponse>>>();
-    const uint64_t poll = queues_.Poll("ns", "q", clock_.Now() + absl::Seconds(60),
+    const uint64_t poll = queues_.Poll("ns", "q", "handler-1", clock_.Now() + absl::Seconds(60),
                                        [promise](auto out) { promise->set_value(std::move(out)); });
     if (id != nullptr) *id = poll;
     return promise->get_future();
@@ -134,6 +134,12 @@ TEST_F(NexusTaskQueuesTest, DeadlinesEndDispatchesAndPolls) {
   EXPECT_TRUE(expiring.get()->task_token().empty());
   auto waiting = Dispatch("c");
   EXPECT_EQ(queues_.WaitingDispatches("ns", "q"), 1u) << "no poll is left to take it";
+
+  // Its pollers are remembered for five minutes after their last poll.
+  ASSERT_EQ(queues_.Pollers("ns", "q").size(), 1u);
+  EXPECT_EQ(queues_.Pollers("ns", "q")[0].first, "handler-1");
+  Advance(NexusTaskQueues::kPollerMemory);
+  EXPECT_TRUE(queues_.Pollers("ns", "q").empty());
 }
 
 TEST_F(NexusTaskQueuesTest, AnswersAreChecked) {
