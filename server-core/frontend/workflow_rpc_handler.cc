@@ -584,7 +584,8 @@ void RegisterWorkerHandlers(rpc::Dispatcher& dispatcher, namespaces::NamespaceEn
       });
   AddNamespaced<wf::DescribeTaskQueueRequest, wf::DescribeTaskQueueResponse>(
       dispatcher, namespaces, "DescribeTaskQueue", true, namespaces::NamespaceAccess::kRead,
-      [&](const history::NamespaceRef& ns, const wf::DescribeTaskQueueRequest& req)
+      // (`nexus_tasks` by value: this function's parameter is gone when the call comes.)
+      [&matching, nexus_tasks](const history::NamespaceRef& ns, const wf::DescribeTaskQueueRequest& req)
           -> absl::StatusOr<wf::DescribeTaskQueueResponse> {
         if (req.task_queue_type() == enums::TASK_QUEUE_TYPE_NEXUS) {
           // Nexus queues live in memory on this host (the queue's owner: the call is routed).
