@@ -31,7 +31,7 @@ void RegisterNexusTaskHandlers(rpc::Dispatcher& dispatcher, namespaces::Namespac
         const absl::Time deadline = std::min(ctx.deadline - kPollMargin, clock.Now() + kMaxPoll);
         auto shared = std::make_shared<rpc::Responder<wf::PollNexusTaskQueueResponse>>(std::move(respond));
         const uint64_t id = queues.Poll(
-            ns->id, req.task_queue().name(), req.identity(), deadline,
+            ns->id, req.task_queue().name(), req.identity(), req.worker_instance_key(), deadline,
             [shared](absl::StatusOr<wf::PollNexusTaskQueueResponse> out) { (*shared)(std::move(out)); });
         if (ctx.cancellation) ctx.cancellation->OnCancel([&queues, id] { queues.CancelPoll(id); });
       });

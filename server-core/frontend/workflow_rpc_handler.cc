@@ -571,14 +571,15 @@ void RegisterActivityByIdHandlers(rpc::Dispatcher& dispatcher,
 // The workers themselves: shutdown, sticky queues, the pollers of a queue.
 void RegisterWorkerHandlers(rpc::Dispatcher& dispatcher, namespaces::NamespaceEngine& namespaces,
                             matching::MatchingEngine& matching, nexus::NexusTaskQueues* nexus_tasks) {
-  // The worker's waiting polls answer empty now (namespace capability
+  // The worker's waiting polls (Nexus ones too) answer empty now (namespace capability
   // worker_poll_complete_on_shutdown), and the workflow tasks waiting on its sticky queue go
   // to their normal queues (so do later ones: no worker polls it any more). The router sends
   // the call to the owner of `task_queue`, where the worker's polls and its sticky queue are.
   AddNamespaced<wf::ShutdownWorkerRequest, wf::ShutdownWorkerResponse>(
       dispatcher, namespaces, "ShutdownWorker", true, namespaces::NamespaceAccess::kRead,
-      [&](const history::NamespaceRef& ns, const wf::ShutdownWorkerRequest& req) {
+      [&matching, nexus_tasks](const history::NamespaceRef& ns, const wf::ShutdownWorkerRequest& req) {
         matching.ReleaseWorkerPolls(ns.id, req.worker_instance_key());
+        if (nexus_tasks != nullptr) nexus_tasks->ReleaseWorkerPolls(ns.id, req.worker_instance_key());
         matching.ReleaseStickyQueue(ns.id, req.sticky_task_queue());
         return absl::OkStatus();
       });

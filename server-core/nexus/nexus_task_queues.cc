@@ -98,7 +98,9 @@ void NexusTaskQueues::Dispatch(const std::string& namespace_id, const std::strin
 }
 
 uint64_t NexusTaskQueues::Poll(const std::string& namespace_id, const std::string& task_queue,
-                               const std::string& identity, absl::Time deadline, PollDone done) {
+                               const std::string& identity,
+                               const std::string& worker_instance_key, absl::Time deadline,
+                               PollDone done) {
   const QueueKey key{namespace_id, task_queue};
   std::shared_ptr<Task> task;
   uint64_t id = 0;
@@ -110,6 +112,7 @@ uint64_t NexusTaskQueues::Poll(const std::string& namespace_id, const std::strin
     if (queue.tasks.empty()) {
       WaitingPoll& waiting = queue.polls.emplace_back();
       waiting.id = id;
+      waiting.worker_instance_key = worker_instance_key;
       waiting.done = std::move(done);
       waiting.timer = timers_.Schedule(deadline, [this, key, id] { ExpirePoll(key, id); });
       polls_[id] = key;
@@ -142,6 +145,26 @@ void NexusTaskQueues::CancelPoll(uint64_t poll_id) {
     key = it->second;
   }
   ExpirePoll(key, poll_id);
+}
+
+void NexusTaskQueues::ReleaseWorkerPolls(const std::string& namespace_id,
+                                         const std::string& worker_instance_key) {
+  if (worker_instance_key.empty()) return;
+  std::vector<PollDone> released;
+  {
+    std::lock_guard lock(mu_);
+    for (auto& [key, queue] : queues_) {
+      if (key.first != namespace_id) continue;
+      std::erase_if(queue.polls, [&](WaitingPoll& p) {
+        if (p.worker_instance_key != worker_instance_key) return false;
+        timers_.Cancel(p.timer);
+        polls_.erase(p.id);
+        released.push_back(std::move(p.done));
+        return true;
+      });
+    }
+  }
+  for (PollDone& done : released) done(wf::PollNexusTaskQueueResponse());
 }
 
 void NexusTaskQueues::ExpirePoll(const QueueKey& key, uint64_t poll_id) {

@@ -59,10 +59,14 @@ class NexusTaskQueues {
   void Dispatch(const std::string& namespace_id, const std::string& task_queue,
                 temporal::api::nexus::v1::Request request, absl::Time deadline, Done done);
 
-  // A long poll of the worker `identity`: `done` gets the next task (with its token) or, at
-  // `deadline`, an empty response. Returns an id for CancelPoll.
+  // A long poll of the worker `identity` (its `worker_instance_key`, may be empty): `done`
+  // gets the next task (with its token) or, at `deadline`, an empty response. Returns an id
+  // for CancelPoll.
   uint64_t Poll(const std::string& namespace_id, const std::string& task_queue,
-                const std::string& identity, absl::Time deadline, PollDone done);
+                const std::string& identity, const std::string& worker_instance_key,
+                absl::Time deadline, PollDone done);
+  // The worker is shutting down (ShutdownWorker): its waiting polls answer empty now.
+  void ReleaseWorkerPolls(const std::string& namespace_id, const std::string& worker_instance_key);
   // The poller went away: its poll ends (answered empty) and takes no task.
   void CancelPoll(uint64_t poll_id);
 
@@ -99,6 +103,7 @@ class NexusTaskQueues {
   };
   struct WaitingPoll {
     uint64_t id = 0;
+    std::string worker_instance_key;
     PollDone done;
     TimerThread::Id timer = 0;
   };

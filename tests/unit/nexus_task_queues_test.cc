@@ -43,7 +43,7 @@ class NexusTaskQueuesTest : public ::testing::Test {
   }
   std::future<absl::StatusOr<wf::PollNexusTaskQueueResponse>> Poll(uint64_t* id = nullptr) {
     auto promise = std::make_shared<std::promise<absl::StatusOr<wf::PollNexusTaskQueueResponse>>>();
-    const uint64_t poll = queues_.Poll("ns", "q", "handler-1", clock_.Now() + absl::Seconds(60),
+    const uint64_t poll = queues_.Poll("ns", "q", "handler-1", "worker-1", clock_.Now() + absl::Seconds(60),
                                        [promise](auto out) { promise->set_value(std::move(out)); });
     if (id != nullptr) *id = poll;
     return promise->get_future();
@@ -140,6 +140,16 @@ TEST_F(NexusTaskQueuesTest, DeadlinesEndDispatchesAndPolls) {
   EXPECT_EQ(queues_.Pollers("ns", "q")[0].first, "handler-1");
   Advance(NexusTaskQueues::kPollerMemory);
   EXPECT_TRUE(queues_.Pollers("ns", "q").empty());
+}
+
+TEST_F(NexusTaskQueuesTest, AWorkersShutdownEndsItsPolls) {
+  auto shutting = Poll();  // of worker-1
+  queues_.ReleaseWorkerPolls("ns", "worker-2");
+  EXPECT_EQ(queues_.WaitingPolls("ns", "q"), 1u) << "another worker's shutdown";
+  queues_.ReleaseWorkerPolls("ns", "worker-1");
+  ASSERT_EQ(shutting.wait_for(kWait), std::future_status::ready);
+  EXPECT_TRUE(shutting.get()->task_token().empty());
+  EXPECT_EQ(queues_.WaitingPolls("ns", "q"), 0u);
 }
 
 TEST_F(NexusTaskQueuesTest, AnswersAreChecked) {
