@@ -847,8 +847,10 @@ TEST(TimerQueueTest, PagesStoredTimersInAndFiresEachOnce) {
     while (absl::Now() < until) {
       {
         std::lock_guard lock(mu);
+        // The stored timers due by now ("soon" aside: counting it let the last step end one
+        // short, and Stop came before the last timer fired).
         const int due = std::min(kTimers, (step + 1) * 30);
-        if (static_cast<int>(fired.size()) >= due) break;
+        if (static_cast<int>(fired.size() - fired.count("soon")) >= due) break;
       }
       absl::SleepFor(absl::Milliseconds(2));
     }
