@@ -36,6 +36,10 @@ void RegisterWorkflowServiceHandlers(rpc::Dispatcher& dispatcher,
 // (gated_off_handlers.cc).
 void RegisterGatedOffHandlers(rpc::Dispatcher& dispatcher);
 
+// How long a worker's long poll may wait: until a second before the caller gives up, at most
+// a minute; on this host's partition of another host's queue, until the router's limit.
+absl::Time PollDeadline(const rpc::CallContext& ctx, absl::Time now);
+
 // The handler side of Nexus: PollNexusTaskQueue, RespondNexusTaskCompleted/Failed
 // (nexus_task_handler.cc).
 void RegisterNexusTaskHandlers(rpc::Dispatcher& dispatcher, namespaces::NamespaceEngine& namespaces,

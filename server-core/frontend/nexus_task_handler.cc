@@ -11,8 +11,6 @@ namespace tock::server::frontend {
 namespace {
 
 constexpr char kService[] = "temporal.api.workflowservice.v1.WorkflowService/";
-constexpr absl::Duration kMaxPoll = absl::Seconds(60);
-constexpr absl::Duration kPollMargin = absl::Seconds(1);
 
 }  // namespace
 
@@ -28,7 +26,7 @@ void RegisterNexusTaskHandlers(rpc::Dispatcher& dispatcher, namespaces::Namespac
         if (req.task_queue().name().empty()) {
           return respond(absl::InvalidArgumentError("TaskQueue is not set on request."));
         }
-        const absl::Time deadline = std::min(ctx.deadline - kPollMargin, clock.Now() + kMaxPoll);
+        const absl::Time deadline = PollDeadline(ctx, clock.Now());
         auto shared = std::make_shared<rpc::Responder<wf::PollNexusTaskQueueResponse>>(std::move(respond));
         const uint64_t id = queues.Poll(
             ns->id, req.task_queue().name(), req.identity(), req.worker_instance_key(), deadline,

@@ -20,12 +20,14 @@ constexpr absl::Duration kPollMargin = absl::Seconds(1);
 
 std::string Method(const char* name) { return std::string(kService) + name; }
 
-// How long a poll may wait: until a second before the caller gives up, at most a minute; on
-// this host's partition of another host's queue, until the router's limit.
+}  // namespace
+
 absl::Time PollDeadline(const rpc::CallContext& ctx, absl::Time now) {
   const absl::Time deadline = std::min(ctx.deadline - kPollMargin, now + kMaxPoll);
   return ctx.partition_until ? std::min(deadline, *ctx.partition_until) : deadline;
 }
+
+namespace {
 
 // Runs one long poll: waits for a task, starts it in history (a stale task is skipped and
 // the poll goes on), and answers the default response when the deadline passes.

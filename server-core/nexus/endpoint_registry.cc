@@ -100,12 +100,19 @@ absl::StatusOr<EndpointSpec> EndpointRegistry::Validated(const EndpointSpec& spe
   return stored;
 }
 
-NexusEndpoint EndpointRegistry::Rendered(NexusEndpoint stored) {
+NexusEndpoint EndpointRegistry::Rendered(NexusEndpoint stored,
+                                        std::map<std::string, std::string>* names) {
   if (stored.spec().target().has_worker()) {
     auto* worker = stored.mutable_spec()->mutable_target()->mutable_worker();
-    absl::StatusOr<persistence::NamespaceVersion> ns = namespaces_.GetNamespaceById(worker->namespace_());
-    // A deleted namespace leaves its id, which names nothing here any more.
-    if (ns.ok()) worker->set_namespace_(ns->record.info().name());
+    const std::string id = worker->namespace_();
+    if (names != nullptr && names->contains(id)) {
+      worker->set_namespace_(names->at(id));
+    } else if (absl::StatusOr<persistence::NamespaceVersion> ns = namespaces_.GetNamespaceById(id);
+               ns.ok()) {
+      // (A deleted namespace leaves its id, which names nothing here any more.)
+      worker->set_namespace_(ns->record.info().name());
+      if (names != nullptr) (*names)[id] = worker->namespace_();
+    }
   }
   stored.set_url_prefix(absl::StrCat("/nexus/endpoints/", stored.id(), "/services"));
   return stored;
@@ -220,7 +227,8 @@ absl::StatusOr<op::ListNexusEndpointsResponse> EndpointRegistry::List(
   if (!page.ok()) return page.status();
   // The token of the next page is the last id of this one.
   if (static_cast<int32_t>(page->size()) == size) out.set_next_page_token(page->back().id());
-  for (auto& e : *page) *out.add_endpoints() = Rendered(std::move(e));
+  std::map<std::string, std::string> names;
+  for (auto& e : *page) *out.add_endpoints() = Rendered(std::move(e), &names);
   return out;
 }
 

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -51,8 +52,10 @@ class EndpointRegistry {
   // INVALID_ARGUMENT with every issue, or FAILED_PRECONDITION for an unknown namespace.
   absl::StatusOr<temporal::api::nexus::v1::EndpointSpec> Validated(
       const temporal::api::nexus::v1::EndpointSpec& spec);
-  // A stored endpoint as clients see it: the namespace by name, its URL prefix.
-  persistence::NexusEndpoint Rendered(persistence::NexusEndpoint stored);
+  // A stored endpoint as clients see it: the namespace by name, its URL prefix. `names`
+  // (namespace id -> name) keeps the lookups of one page to one read per namespace.
+  persistence::NexusEndpoint Rendered(persistence::NexusEndpoint stored,
+                                      std::map<std::string, std::string>* names = nullptr);
 
   persistence::NexusEndpointStore& store_;
   persistence::NamespaceStore& namespaces_;

@@ -38,18 +38,14 @@ std::string TargetText(const nexus::EndpointSpec& spec) {
   return spec.target().external().url();
 }
 
-std::string Time(const google::protobuf::Timestamp& t) {
-  return t.seconds() == 0 && t.nanos() == 0 ? "" : TimestampText(t);
-}
-
 CardRows Card(const nexus::Endpoint& e) {
   return {{"Name", e.spec().name()},
           {"Id", e.id()},
           {"Version", std::to_string(e.version())},
           {"Target", TargetText(e.spec())},
           {"Description", DescriptionText(e.spec())},
-          {"Created", Time(e.created_time())},
-          {"Last modified", Time(e.last_modified_time())},
+          {"Created", TimestampText(e.created_time())},
+          {"Last modified", TimestampText(e.last_modified_time())},
           {"URL prefix", e.url_prefix()}};
 }
 

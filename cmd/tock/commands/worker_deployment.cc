@@ -19,10 +19,6 @@ namespace dep = temporal::api::deployment::v1;
 namespace enums = temporal::api::enums::v1;
 using Stub = wf::WorkflowService::Stub;
 
-std::string Time(const google::protobuf::Timestamp& t) {
-  return t.seconds() == 0 && t.nanos() == 0 ? "" : TimestampText(t);
-}
-
 std::string VersionText(const dep::WorkerDeploymentVersion& v) {
   return v.build_id().empty() ? "(unversioned)" : absl::StrCat(v.deployment_name(), ":", v.build_id());
 }
@@ -106,7 +102,7 @@ void AddList(CLI::App& group, CommandContext& ctx) {
         printer.Row(ProtoToJson(d),
                     {d.name(), rc.current_version().empty() ? "" : VersionText(rc.current_deployment_version()),
                      Ramping(rc), d.latest_version_summary().deployment_version().build_id(),
-                     Time(d.create_time())});
+                     TimestampText(d.create_time())});
       }
       req.set_next_page_token(page->next_page_token());
     } while (!req.next_page_token().empty());
@@ -132,15 +128,15 @@ void AddDescribe(CLI::App& group, CommandContext& ctx) {
     const auto& info = out->worker_deployment_info();
     const auto& rc = info.routing_config();
     CardRows card{{"Name", info.name()},
-                  {"Created", Time(info.create_time())},
+                  {"Created", TimestampText(info.create_time())},
                   {"Current version", rc.current_version().empty() ? "" : VersionText(rc.current_deployment_version())},
                   {"Ramping version", Ramping(rc)},
-                  {"Routing changed", Time(rc.current_version_changed_time())},
+                  {"Routing changed", TimestampText(rc.current_version_changed_time())},
                   {"Manager identity", info.manager_identity()},
                   {"Last modified by", info.last_modifier_identity()}};
     for (const auto& v : info.version_summaries()) {
       card.push_back({absl::StrCat("Version ", v.deployment_version().build_id()),
-                      absl::StrCat(StatusName(v.status()), ", created ", Time(v.create_time()))});
+                      absl::StrCat(StatusName(v.status()), ", created ", TimestampText(v.create_time()))});
     }
     printer.Object(ProtoToJson(*out), card);
     return absl::OkStatus();
@@ -220,11 +216,11 @@ void AddDescribeVersion(CLI::App& group, CommandContext& ctx) {
     const auto& info = out->worker_deployment_version_info();
     CardRows card{{"Version", VersionText(info.deployment_version())},
                   {"Status", StatusName(info.status())},
-                  {"Created", Time(info.create_time())},
-                  {"Current since", Time(info.current_since_time())},
-                  {"Ramping since", Time(info.ramping_since_time())},
+                  {"Created", TimestampText(info.create_time())},
+                  {"Current since", TimestampText(info.current_since_time())},
+                  {"Ramping since", TimestampText(info.ramping_since_time())},
                   {"Ramp", info.ramp_percentage() > 0 ? absl::StrCat(info.ramp_percentage(), "%") : ""},
-                  {"Routing changed", Time(info.routing_changed_time())},
+                  {"Routing changed", TimestampText(info.routing_changed_time())},
                   {"Last modified by", info.last_modifier_identity()}};
     for (const auto& tq : info.task_queue_infos()) {
       card.push_back({absl::StrCat("Task queue (", TypeName(tq.type()), ")"), tq.name()});
